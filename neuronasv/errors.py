@@ -1,0 +1,134 @@
+"""The one exception tree of neuronasv.
+
+Every error the package raises on purpose derives from :class:`NeuronasvError`; the CLI
+catches that base class, prints ``error: <message>`` (plus ``hint: ...`` when the
+exception carries one) and exits with the exception's ``exit_code``. Anything else that
+escapes is a bug and keeps its traceback.
+
+Tree::
+
+    NeuronasvError                 exit 2   base class; carries an optional ``hint``
+    ├── UsageError                 exit 2   bad command-line arguments or configuration
+    ├── BackendUnavailable         exit 3   the requested backend cannot run here
+    │                                       (no GPU, torch_neuronx missing or the PyPI stub)
+    ├── CaptureError               exit 4   the profiler captured nothing usable: empty
+    │                                       capture, device time 0 on an accelerator
+    ├── ResultsError               exit 5   results on disk are unreadable
+    │   ├── CorruptResultsError             truncated / invalid JSON, NaN where a number
+    │   │                                   is required, wrong types
+    │   └── SchemaVersionError              a schema version this code does not know
+    ├── IncomparableError          exit 6   base and head differ in machine, backend or
+    │                                       device model (``--force`` overrides)
+    ├── StoreError                 exit 7   git / results-branch failures (push retries
+    │                                       exhausted, not a git repo, ...)
+    ├── GitHubError                exit 8   GitHub API failures
+    │   ├── GitHubPermissionError           403 without rate-limit signals: token lacks
+    │   │                                   a permission (hint names ``permissions:``)
+    │   └── GitHubRateLimitError            rate limit still exhausted after bounded waits
+    └── RegressionFound            exit 1   ``--fail-on`` matched a confirmed regression
+                                            (not a failure of the tool itself)
+
+Exit codes 0 (success) and 1 (a regression under ``--fail-on``) are the ones CI scripts
+branch on; 2-8 mean the tool could not do its job.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BackendUnavailable",
+    "CaptureError",
+    "CorruptResultsError",
+    "GitHubError",
+    "GitHubPermissionError",
+    "GitHubRateLimitError",
+    "IncomparableError",
+    "NeuronasvError",
+    "RegressionFound",
+    "ResultsError",
+    "SchemaVersionError",
+    "StoreError",
+    "UsageError",
+]
+
+
+class NeuronasvError(Exception):
+    """Base class of every deliberate neuronasv error.
+
+    Args:
+        message: what went wrong, in one sentence a user can act on.
+        hint: optional next step ("install torch-neuronx from the Neuron repository").
+    """
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(NeuronasvError):
+    """Bad arguments or configuration."""
+
+    exit_code = 2
+
+
+class BackendUnavailable(NeuronasvError):
+    """The requested backend cannot run on this machine."""
+
+    exit_code = 3
+
+
+class CaptureError(NeuronasvError):
+    """The profiler captured nothing usable (empty capture, zero device time)."""
+
+    exit_code = 4
+
+
+class ResultsError(NeuronasvError):
+    """Results on disk cannot be used."""
+
+    exit_code = 5
+
+
+class CorruptResultsError(ResultsError):
+    """A results file is truncated, not JSON, or holds values of the wrong kind."""
+
+
+class SchemaVersionError(ResultsError):
+    """A document declares a schema version this code does not understand."""
+
+
+class IncomparableError(NeuronasvError):
+    """Base and head were measured on different machines, backends or devices."""
+
+    exit_code = 6
+
+
+class StoreError(NeuronasvError):
+    """The git results store failed (push retries exhausted, not a repository, ...)."""
+
+    exit_code = 7
+
+
+class GitHubError(NeuronasvError):
+    """A GitHub API call failed."""
+
+    exit_code = 8
+
+
+class GitHubPermissionError(GitHubError):
+    """403 without rate-limit signals: the token lacks a permission."""
+
+
+class GitHubRateLimitError(GitHubError):
+    """The rate limit stayed exhausted after the bounded waits."""
+
+
+class RegressionFound(NeuronasvError):
+    """A confirmed regression matched ``--fail-on``; the tool itself worked."""
+
+    exit_code = 1

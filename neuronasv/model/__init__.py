@@ -1,0 +1,49 @@
+"""Frozen, versioned data types that flow between the stages.
+
+measure -> ``profile`` -> store (asv results + ``sidecar``) -> ``history`` -> analyse ->
+``findings`` -> report / publish.
+"""
+
+from __future__ import annotations
+
+from neuronasv.model.findings import (
+    FINDINGS_SCHEMA_VERSION,
+    ChangePoint,
+    EnvChange,
+    Finding,
+    FindingsDocument,
+    OpContribution,
+    RunRef,
+    SeriesId,
+)
+from neuronasv.model.history import History, Point, Series
+from neuronasv.model.profile import (
+    PROFILE_SCHEMA_VERSION,
+    CanaryReading,
+    OpProfile,
+    ProfileDocument,
+    WorkloadProfile,
+)
+from neuronasv.model.sidecar import SIDECAR_SCHEMA_VERSION, RunSidecar, sidecar_path
+
+__all__ = [
+    "FINDINGS_SCHEMA_VERSION",
+    "PROFILE_SCHEMA_VERSION",
+    "SIDECAR_SCHEMA_VERSION",
+    "CanaryReading",
+    "ChangePoint",
+    "EnvChange",
+    "Finding",
+    "FindingsDocument",
+    "History",
+    "OpContribution",
+    "OpProfile",
+    "Point",
+    "ProfileDocument",
+    "RunRef",
+    "RunSidecar",
+    "Series",
+    "SeriesId",
+    "WorkloadProfile",
+    "sidecar_path",
+]

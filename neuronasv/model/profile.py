@@ -1,0 +1,229 @@
+"""Measured device time: the output of the Measure stage.
+
+``ProfileDocument`` is what ``neuronasv profile --json`` writes and what the asv plugin and
+the run sidecars embed. All times are microseconds, one entry per *sample*; a sample is one
+profiler cycle of the schedule (wait, warmup, active) and its value is the mean over that
+cycle's active iterations, so every series is "per iteration".
+
+Schema history (``PROFILE_SCHEMA_VERSION``):
+  1 — first version: workloads with device_time_us samples and per-op self device/CPU time,
+      calls per iteration, optional roofline fields, optional canary reading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from neuronasv.errors import CorruptResultsError
+from neuronasv.model import _codec
+
+__all__ = [
+    "PROFILE_SCHEMA_VERSION",
+    "CanaryReading",
+    "OpProfile",
+    "ProfileDocument",
+    "WorkloadProfile",
+]
+
+PROFILE_SCHEMA_VERSION = 1
+_KIND = "neuronasv.profile"
+
+
+@dataclass(frozen=True)
+class OpProfile:
+    """One operator of one workload.
+
+    Attributes:
+        op: stable op identity (``aten::mul``; compiled graphs without their hash).
+        calls_per_iter: calls per iteration (profiler count / iterations).
+        self_device_time_us: self device time per iteration, one value per sample.
+        self_cpu_time_us: self CPU time per iteration, one value per sample.
+        flops: floating-point operations per iteration, when known.
+        bytes: bytes moved per iteration (reads + writes), when known.
+        roofline_fraction: achieved fraction of the device's peak, when known.
+    """
+
+    op: str
+    calls_per_iter: float
+    self_device_time_us: tuple[float, ...]
+    self_cpu_time_us: tuple[float, ...]
+    flops: float | None = None
+    bytes: float | None = None
+    roofline_fraction: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "calls_per_iter": self.calls_per_iter,
+            "self_device_time_us": list(self.self_device_time_us),
+            "self_cpu_time_us": list(self.self_cpu_time_us),
+            "flops": self.flops,
+            "bytes": self.bytes,
+            "roofline_fraction": self.roofline_fraction,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, source: str) -> OpProfile:
+        if not isinstance(data, Mapping):
+            raise CorruptResultsError(f"{source}: op entry must be an object")
+        op = _codec.field(data, "op", str, source)
+        src = f"{source} op {op!r}"
+        return cls(
+            op=op,
+            calls_per_iter=float(_codec.field(data, "calls_per_iter", (int, float), src)),
+            self_device_time_us=_codec.finite_floats(
+                data.get("self_device_time_us"), "self_device_time_us", src
+            ),
+            self_cpu_time_us=_codec.finite_floats(
+                data.get("self_cpu_time_us"), "self_cpu_time_us", src
+            ),
+            flops=_codec.optional_float(data, "flops", src),
+            bytes=_codec.optional_float(data, "bytes", src),
+            roofline_fraction=_codec.optional_float(data, "roofline_fraction", src),
+        )
+
+
+@dataclass(frozen=True)
+class CanaryReading:
+    """Device-health canary: a fixed reference kernel timed at run start and end (µs)."""
+
+    name: str
+    start_us: tuple[float, ...]
+    end_us: tuple[float, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "start_us": list(self.start_us), "end_us": list(self.end_us)}
+
+    @classmethod
+    def from_json(cls, data: Any, source: str) -> CanaryReading:
+        if not isinstance(data, Mapping):
+            raise CorruptResultsError(f"{source}: canary must be an object")
+        return cls(
+            name=_codec.field(data, "name", str, source),
+            start_us=_codec.finite_floats(data.get("start_us"), "canary.start_us", source),
+            end_us=_codec.finite_floats(data.get("end_us"), "canary.end_us", source),
+        )
+
+
+@dataclass(frozen=True)
+class WorkloadProfile:
+    """Device time of one workload at one (shape, dtype) on one backend.
+
+    Attributes:
+        name: workload name, e.g. ``rmsnorm.naive``.
+        backend: ``cpu``, ``cuda`` or ``neuron``.
+        shape: shape label, e.g. ``4x512``.
+        dtype: dtype label, e.g. ``bfloat16``.
+        device_time_us: total self device time per iteration, one value per sample.
+        ops: per-op breakdown, sorted by total self device time, largest first.
+        device_time_is_cpu: True on the CPU backend, where "device time" is self CPU time.
+        iterations_per_sample: active iterations averaged into one sample.
+        warnings: noise or capture warnings for people (e.g. IQR/median > 10 %).
+        trace_files: exported traces, relative to the trace directory.
+        canary: device-health canary reading, when it ran.
+    """
+
+    name: str
+    backend: str
+    shape: str
+    dtype: str
+    device_time_us: tuple[float, ...]
+    ops: tuple[OpProfile, ...]
+    device_time_is_cpu: bool = False
+    iterations_per_sample: int = 1
+    warnings: tuple[str, ...] = ()
+    trace_files: tuple[str, ...] = ()
+    canary: CanaryReading | None = None
+
+    @property
+    def key(self) -> str:
+        """``name[shape,dtype]``: unique within one document."""
+        return f"{self.name}[{self.shape},{self.dtype}]"
+
+    def op(self, name: str) -> OpProfile | None:
+        return next((o for o in self.ops if o.op == name), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "backend": self.backend,
+            "shape": self.shape,
+            "dtype": self.dtype,
+            "device_time_us": list(self.device_time_us),
+            "device_time_is_cpu": self.device_time_is_cpu,
+            "iterations_per_sample": self.iterations_per_sample,
+            "ops": [o.to_json() for o in self.ops],
+            "warnings": list(self.warnings),
+            "trace_files": list(self.trace_files),
+            "canary": self.canary.to_json() if self.canary else None,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, source: str) -> WorkloadProfile:
+        if not isinstance(data, Mapping):
+            raise CorruptResultsError(f"{source}: workload entry must be an object")
+        name = _codec.field(data, "name", str, source)
+        src = f"{source} workload {name!r}"
+        ops_raw = _codec.field(data, "ops", list, src)
+        canary_raw = data.get("canary")
+        return cls(
+            name=name,
+            backend=_codec.field(data, "backend", str, src),
+            shape=_codec.field(data, "shape", str, src),
+            dtype=_codec.field(data, "dtype", str, src),
+            device_time_us=_codec.finite_floats(data.get("device_time_us"), "device_time_us", src),
+            ops=tuple(OpProfile.from_json(o, src) for o in ops_raw),
+            device_time_is_cpu=bool(data.get("device_time_is_cpu", False)),
+            iterations_per_sample=int(data.get("iterations_per_sample", 1)),
+            warnings=tuple(str(w) for w in data.get("warnings", [])),
+            trace_files=tuple(str(t) for t in data.get("trace_files", [])),
+            canary=CanaryReading.from_json(canary_raw, src) if canary_raw is not None else None,
+        )
+
+
+@dataclass(frozen=True)
+class ProfileDocument:
+    """A set of workload profiles from one process, with the environment fingerprint."""
+
+    backend: str
+    workloads: tuple[WorkloadProfile, ...]
+    fingerprint: Mapping[str, str] = field(default_factory=dict)
+    created: str = ""
+    schema_version: int = PROFILE_SCHEMA_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": _KIND,
+            "schema_version": PROFILE_SCHEMA_VERSION,
+            "backend": self.backend,
+            "created": self.created,
+            "fingerprint": dict(self.fingerprint),
+            "workloads": [w.to_json() for w in self.workloads],
+        }
+
+    def dumps(self) -> str:
+        return _codec.dumps(self.to_json())
+
+    @classmethod
+    def from_json(cls, data: Any, source: str = "<profile>") -> ProfileDocument:
+        doc = _codec.check_schema(
+            data, kind=_KIND, supported=(PROFILE_SCHEMA_VERSION,), source=source
+        )
+        fp = doc.get("fingerprint", {})
+        if not isinstance(fp, Mapping):
+            raise CorruptResultsError(f"{source}: fingerprint must be an object")
+        return cls(
+            backend=_codec.field(doc, "backend", str, source),
+            created=str(doc.get("created", "")),
+            fingerprint={str(k): str(v) for k, v in fp.items()},
+            workloads=tuple(
+                WorkloadProfile.from_json(w, source)
+                for w in _codec.field(doc, "workloads", list, source)
+            ),
+        )
+
+    @classmethod
+    def loads(cls, text: str, source: str = "<profile>") -> ProfileDocument:
+        return cls.from_json(_codec.loads(text, source=source), source)
