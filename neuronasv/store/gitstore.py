@@ -1,0 +1,523 @@
+"""The results branch: asv results kept on a git branch, written safely by many runners.
+
+Layout on the branch (default ``benchmark-results``) is asv's results folder itself, so a
+worktree of the branch *is* a results directory ``asv compare``/``asv publish`` can read::
+
+    benchmarks.json
+    <machine>/machine.json
+    <machine>/<hash8>-<env>.json          one file per (machine, commit, environment)
+    <machine>/<hash8>-<env>.neuronasv     its sidecar (fingerprint, op tables, trace index)
+
+Writing is fetch → add → commit → push, built with plumbing on a *temporary index* in the
+caller's repository: the user's checkout, index and HEAD are never touched, only objects and
+a short-lived private ref (``refs/neuronasv-tmp/...``, deleted afterwards) are added.
+
+Why a retry loop and not a lock: several runners (a sharded matrix, a backfill, a PR that
+merged meanwhile) push to the same branch; GitHub has no lock and a workflow ``concurrency``
+group *drops* queued runs, which would lose results. So a rejected (non-fast-forward) push
+re-fetches the new tip, re-applies our files onto it and pushes again, after an exponential
+backoff with jitter, a bounded number of times. Never a force-push: that is how results get
+lost. Writing is idempotent: each file's path is its identity, so re-running a commit
+replaces its own file, and a write that changes nothing makes no commit.
+
+Everything that talks to the world (git, sleep, clock, randomness) is injected so tests run
+real git against a local bare remote without sleeping on the wall clock.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Protocol
+
+from neuronasv.errors import StoreError
+
+__all__ = [
+    "DEFAULT_BRANCH",
+    "GitResult",
+    "GitRunner",
+    "PushReport",
+    "ResultsStore",
+    "SubprocessGit",
+    "collect_result_files",
+    "result_commit_prefix",
+]
+
+DEFAULT_BRANCH = "benchmark-results"
+_TMP_REF_PREFIX = "refs/neuronasv-tmp/"
+# asv names a result file <hash8>-<env>.json; the sidecar shares the stem.
+_RESULT_RE = re.compile(r"^(?P<hash>[0-9a-f]{8})-(?P<env>.+)\.(?:json|neuronasv)$")
+# Messages git prints when a push lost a race (remote moved on) or a ref lock was
+# contended: worth a re-fetch and another try. Anything else (auth, missing repo) is not.
+_RETRYABLE = (
+    "non-fast-forward",
+    "fetch first",
+    "[rejected]",
+    "failed to update ref",
+    "cannot lock ref",
+    "incorrect old value",
+    "failed to lock",
+    "but expected",  # "ref ... is at X but expected Y": it moved under us
+    "remote end hung up",
+    "connection reset",
+    "timed out",
+    "rpc failed",
+)
+_MISSING_BRANCH = ("couldn't find remote ref", "could not find remote ref")
+
+
+@dataclass(frozen=True)
+class GitResult:
+    """Outcome of one git invocation (stdout as bytes: blobs are not always text)."""
+
+    returncode: int
+    stdout: bytes
+    stderr: str
+
+    @property
+    def text(self) -> str:
+        return self.stdout.decode("utf-8", errors="replace")
+
+
+class GitRunner(Protocol):
+    """Runs ``git <args>``; injectable so tests can interpose on (say) the first push."""
+
+    def __call__(
+        self,
+        args: Sequence[str],
+        *,
+        cwd: str,
+        env: Mapping[str, str] | None = None,
+        input: bytes | None = None,
+    ) -> GitResult: ...
+
+
+class SubprocessGit:
+    """The real git, as a subprocess. ``env`` entries are added to the inherited environment.
+
+    ``GIT_TERMINAL_PROMPT=0`` so a missing credential fails fast instead of waiting for a
+    password on a CI runner with no terminal.
+    """
+
+    def __init__(self, executable: str = "git", timeout: float = 600.0) -> None:
+        self.executable = executable
+        self.timeout = timeout
+
+    def __call__(
+        self,
+        args: Sequence[str],
+        *,
+        cwd: str,
+        env: Mapping[str, str] | None = None,
+        input: bytes | None = None,
+    ) -> GitResult:
+        full_env = dict(os.environ)
+        full_env["GIT_TERMINAL_PROMPT"] = "0"
+        if env:
+            full_env.update(env)
+        try:
+            proc = subprocess.run(
+                [self.executable, *args],
+                cwd=cwd,
+                env=full_env,
+                input=input,
+                capture_output=True,
+                timeout=self.timeout,
+                check=False,
+            )
+        except FileNotFoundError as exc:
+            raise StoreError(
+                "git is not installed or not on PATH", hint="install git to use the results store"
+            ) from exc
+        except subprocess.TimeoutExpired:
+            return GitResult(124, b"", f"git {args[0] if args else ''} timed out")
+        return GitResult(proc.returncode, proc.stdout, proc.stderr.decode("utf-8", "replace"))
+
+
+@dataclass(frozen=True)
+class PushReport:
+    """What a :meth:`ResultsStore.write` did.
+
+    Attributes:
+        commit: the results-branch commit that holds the files (new, or the existing tip
+            when nothing changed).
+        changed: False when the branch already held exactly these bytes (no commit made).
+        attempts: push attempts made (1 = no race).
+        files: branch paths written.
+    """
+
+    commit: str
+    changed: bool
+    attempts: int
+    files: tuple[str, ...] = ()
+
+
+def result_commit_prefix(path: str) -> str | None:
+    """``machine/abcd1234-env.json`` → ``abcd1234`` (None for machine.json etc.)."""
+    m = _RESULT_RE.match(PurePosixPath(path).name)
+    return m.group("hash") if m else None
+
+
+def collect_result_files(
+    results_dir: str | os.PathLike[str],
+    *,
+    machine: str | None = None,
+    commits: Iterable[str] = (),
+) -> dict[str, Path]:
+    """Find the files of an asv results folder that belong on the results branch.
+
+    Takes ``benchmarks.json``, each ``<machine>/machine.json`` and every
+    ``<machine>/<hash8>-<env>.json`` with its ``.neuronasv`` sidecar; anything else (traces,
+    caches, html) stays local. ``machine`` and ``commits`` (full or ≥ 8-char prefixes)
+    narrow the selection.
+
+    Returns:
+        branch path (posix, relative) → local file.
+    """
+    root = Path(results_dir)
+    if not root.is_dir():
+        raise StoreError(f"results folder {root} does not exist", hint="run `neuronasv run` first")
+    prefixes = {c.strip().lower()[:8] for c in commits if c.strip()}
+    for p in prefixes:
+        if not re.fullmatch(r"[0-9a-f]{8}", p):
+            raise StoreError(f"{p!r} is not a commit hash (need at least 8 hex digits)")
+    out: dict[str, Path] = {}
+    if (root / "benchmarks.json").is_file():
+        out["benchmarks.json"] = root / "benchmarks.json"
+    for mdir in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()):
+        if machine is not None and mdir.name != machine:
+            continue
+        if mdir.name.startswith("."):
+            continue
+        for f in sorted(mdir.iterdir()):
+            if not f.is_file() or f.is_symlink():
+                continue
+            rel = f"{mdir.name}/{f.name}"
+            if f.name == "machine.json":
+                out[rel] = f
+                continue
+            h = result_commit_prefix(f.name)
+            if h is None or (prefixes and h not in prefixes):
+                continue
+            out[rel] = f
+    return out
+
+
+def _check_branch_path(path: str) -> str:
+    """Refuse paths that could escape the folder they are written into."""
+    p = PurePosixPath(path)
+    if p.is_absolute() or not p.parts or any(part in ("", ".", "..") for part in p.parts):
+        raise StoreError(f"refusing unsafe results path {path!r}")
+    if any(c in path for c in ("\n", "\t", "\\", "\0")):
+        raise StoreError(f"refusing results path with control characters: {path!r}")
+    return p.as_posix()
+
+
+@dataclass
+class ResultsStore:
+    """A results branch in a git repository, reached through ``remote``.
+
+    Args:
+        repo: a git working copy or bare repository used for objects and the temporary
+            index (the caller's checkout; it is not modified).
+        remote: remote name or URL the branch lives on.
+        branch: branch name (default ``benchmark-results``).
+        git: git runner (default: the real git).
+        sleep: called with seconds between retries (inject a no-op in tests).
+        clock: monotonic seconds, for the overall ``deadline``.
+        rng: randomness for jitter.
+        max_attempts: push attempts before giving up (each re-fetches and re-applies).
+        base_delay, max_delay: backoff delay = min(max_delay, base_delay·2^k), jittered
+            to between half and all of it so racing writers spread out.
+        deadline: seconds after which no further attempt is started.
+        author: (name, email) used when the repository has no identity configured.
+        env: extra environment for every git call (e.g. ``GIT_CONFIG_*`` carrying an
+            ``http.extraheader`` so credentials never land in ``.git/config``).
+    """
+
+    repo: str | os.PathLike[str]
+    remote: str = "origin"
+    branch: str = DEFAULT_BRANCH
+    git: GitRunner = field(default_factory=SubprocessGit)
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+    rng: random.Random = field(default_factory=random.Random)
+    max_attempts: int = 8
+    base_delay: float = 1.0
+    max_delay: float = 30.0
+    deadline: float = 900.0
+    author: tuple[str, str] = ("neuronasv", "neuronasv@users.noreply.github.com")
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[A-Za-z0-9._/-]+", self.branch) or ".." in self.branch:
+            raise StoreError(f"invalid results branch name {self.branch!r}")
+        if self.max_attempts < 1:
+            raise StoreError("max_attempts must be at least 1")
+        self._cwd = os.fspath(self.repo)
+        res = self._git(["rev-parse", "--git-dir"], check=False)
+        if res.returncode != 0:
+            raise StoreError(
+                f"{self._cwd} is not a git repository",
+                hint="run the store from a clone of the project (or pass --repo)",
+            )
+
+    # -- low level -------------------------------------------------------------------------
+
+    def _git(
+        self,
+        args: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        input: bytes | None = None,
+        check: bool = True,
+    ) -> GitResult:
+        merged = dict(self.env)
+        if env:
+            merged.update(env)
+        res = self.git(args, cwd=self._cwd, env=merged or None, input=input)
+        if check and res.returncode != 0:
+            raise StoreError(
+                f"git {' '.join(args[:2])} failed (exit {res.returncode}): "
+                f"{_redact(res.stderr).strip()[:500]}"
+            )
+        return res
+
+    def _fetch_tip(self) -> str | None:
+        """Fetch the branch into a private ref; its commit, or None if it does not exist."""
+        ref = f"{_TMP_REF_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        try:
+            res = self._git(
+                [
+                    "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
+                    "--no-recurse-submodules", self.remote, f"+refs/heads/{self.branch}:{ref}",
+                ],
+                check=False,
+            )
+            if res.returncode != 0:
+                low = res.stderr.lower()
+                if any(s in low for s in _MISSING_BRANCH):
+                    return None
+                raise _Retryable(res.stderr) if _is_retryable(low) else StoreError(
+                    f"cannot fetch {self.branch!r} from {_redact(self.remote)}: "
+                    f"{_redact(res.stderr).strip()[:500]}"
+                )
+            return self._git(["rev-parse", "--verify", f"{ref}^{{commit}}"]).text.strip()
+        finally:
+            self._git(["update-ref", "-d", ref], check=False)
+
+    def _identity_env(self) -> dict[str, str]:
+        env: dict[str, str] = {}
+        if "GIT_AUTHOR_NAME" not in os.environ and self._git(
+            ["config", "user.name"], check=False
+        ).returncode != 0:
+            env["GIT_AUTHOR_NAME"] = env["GIT_COMMITTER_NAME"] = self.author[0]
+        if "GIT_AUTHOR_EMAIL" not in os.environ and self._git(
+            ["config", "user.email"], check=False
+        ).returncode != 0:
+            env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"] = self.author[1]
+        return env
+
+    def _build_commit(
+        self, tip: str | None, blobs: Mapping[str, str], message: str, ident: Mapping[str, str]
+    ) -> str | None:
+        """Tip's tree plus our blobs on a temporary index; None when nothing would change."""
+        with tempfile.TemporaryDirectory(prefix="neuronasv-index-") as tmp:
+            ienv = {"GIT_INDEX_FILE": os.path.join(tmp, "index")}
+            if tip is not None:
+                self._git(["read-tree", tip], env=ienv)
+            else:
+                self._git(["read-tree", "--empty"], env=ienv)
+            info = "".join(f"100644 {sha}\t{path}\n" for path, sha in sorted(blobs.items()))
+            self._git(["update-index", "--add", "--index-info"], env=ienv, input=info.encode())
+            tree = self._git(["write-tree"], env=ienv).text.strip()
+        if tip is not None:
+            old_tree = self._git(["rev-parse", f"{tip}^{{tree}}"]).text.strip()
+            if old_tree == tree:
+                return None
+        args = ["commit-tree", tree, "-m", message]
+        if tip is not None:
+            args[2:2] = ["-p", tip]
+        return self._git(args, env=ident).text.strip()
+
+    def _hash_objects(self, files: Mapping[str, bytes]) -> dict[str, str]:
+        """Write each payload as a blob (one git call per file keeps bytes exact)."""
+        out: dict[str, str] = {}
+        for path, data in files.items():
+            out[path] = self._git(["hash-object", "-w", "--stdin"], input=data).text.strip()
+        return out
+
+    def _backoff(self, attempt: int) -> float:
+        cap = min(self.max_delay, self.base_delay * (2 ** (attempt - 1)))
+        return cap / 2 + self.rng.uniform(0, cap / 2)
+
+    # -- public API ------------------------------------------------------------------------
+
+    def tip(self) -> str | None:
+        """The branch's current commit on the remote (None when it does not exist yet)."""
+        return self._with_retries(self._fetch_tip)
+
+    def write(self, files: Mapping[str, bytes | os.PathLike[str]], message: str) -> PushReport:
+        """Put ``files`` (branch path → bytes, or a local file's path) on the branch, safely.
+
+        Other files on the branch are kept; a file at the same path is replaced (so a
+        re-run of a commit replaces its own result). Retries lost races as described in
+        the module docstring; never force-pushes.
+
+        Raises:
+            StoreError: retries exhausted, or a non-retryable git failure (auth, no repo).
+        """
+        if not files:
+            raise StoreError("nothing to store: no result files selected")
+        payload: dict[str, bytes] = {}
+        for path, value in files.items():
+            safe = _check_branch_path(path)
+            if isinstance(value, (bytes, bytearray)):
+                payload[safe] = bytes(value)
+            else:  # a local file
+                payload[safe] = Path(value).read_bytes()
+        blobs = self._hash_objects(payload)
+        ident = self._identity_env()
+        start = self.clock()
+        attempt = 0
+        last_error = ""
+        while True:
+            attempt += 1
+            try:
+                tip = self._fetch_tip()
+                commit = self._build_commit(tip, blobs, message, ident)
+                if commit is None:
+                    assert tip is not None
+                    return PushReport(tip, False, attempt, tuple(sorted(blobs)))
+                res = self._git(
+                    ["push", "--quiet", "--no-verify", self.remote,
+                     f"{commit}:refs/heads/{self.branch}"],
+                    check=False,
+                )
+                if res.returncode == 0:
+                    return PushReport(commit, True, attempt, tuple(sorted(blobs)))
+                if not _is_retryable(res.stderr.lower()):
+                    raise StoreError(
+                        f"push to {_redact(self.remote)} {self.branch!r} failed: "
+                        f"{_redact(res.stderr).strip()[:500]}",
+                        hint="check the token has `contents: write` on this repository",
+                    )
+                last_error = res.stderr
+            except _Retryable as exc:
+                last_error = str(exc)
+            if attempt >= self.max_attempts or self.clock() - start > self.deadline:
+                raise StoreError(
+                    f"gave up storing results on {self.branch!r} after {attempt} attempts"
+                    " (the branch kept moving or git kept failing): "
+                    f"{_redact(last_error).strip()[:300]}",
+                    hint="re-run the job; nothing was force-pushed and no result was lost",
+                )
+            self.sleep(self._backoff(attempt))
+
+    def list_files(self) -> list[str]:
+        """Paths of every file on the branch (empty when the branch does not exist)."""
+        tip = self.tip()
+        if tip is None:
+            return []
+        out = self._git(["ls-tree", "-r", "-z", "--name-only", tip]).stdout
+        return [p.decode("utf-8", "replace") for p in out.split(b"\0") if p]
+
+    def missing_commits(self, commits: Sequence[str], machine: str) -> list[str]:
+        """The commits (in the given order) that have no result file for ``machine``."""
+        have = {
+            result_commit_prefix(p)
+            for p in self.list_files()
+            if p.startswith(f"{machine}/") and p.endswith(".json")
+        }
+        return [c for c in commits if c.lower()[:8] not in have]
+
+    def pull(
+        self, dest: str | os.PathLike[str], *, machine: str | None = None
+    ) -> list[str]:
+        """Copy the branch's files into ``dest`` (an asv results folder), by path.
+
+        Files already in ``dest`` that the branch does not hold are left alone, so local
+        results not yet pushed survive a pull. Symlinks and submodules on the branch are
+        skipped (a results branch has none; a planted one must not write outside dest).
+
+        Returns:
+            the relative paths written.
+        """
+        tip = self.tip()
+        if tip is None:
+            raise StoreError(
+                f"results branch {self.branch!r} does not exist on {_redact(self.remote)}",
+                hint="push results first: `neuronasv store push`",
+            )
+        listing = self._git(["ls-tree", "-r", "-z", "--full-tree", tip]).stdout
+        entries: list[tuple[str, str]] = []
+        for raw in listing.split(b"\0"):
+            if not raw:
+                continue
+            meta, _, name = raw.partition(b"\t")
+            mode, kind, sha = meta.decode().split()
+            path = name.decode("utf-8", "replace")
+            if kind != "blob" or mode not in ("100644", "100755"):
+                continue
+            if machine is not None and "/" in path and not path.startswith(f"{machine}/"):
+                continue
+            entries.append((_check_branch_path(path), sha))
+        root = Path(dest)
+        root.mkdir(parents=True, exist_ok=True)
+        batch = self._git(
+            ["cat-file", "--batch"], input="".join(f"{sha}\n" for _, sha in entries).encode()
+        ).stdout
+        pos = 0
+        written: list[str] = []
+        for path, sha in entries:
+            header_end = batch.index(b"\n", pos)
+            got_sha, _kind, size_s = batch[pos:header_end].decode().split()
+            if got_sha != sha:
+                raise StoreError(f"git cat-file returned {got_sha} for {sha} ({path})")
+            size = int(size_s)
+            data = batch[header_end + 1 : header_end + 1 + size]
+            pos = header_end + 1 + size + 1  # trailing newline after each object
+            target = root / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(target.name + ".tmp-neuronasv")
+            tmp.write_bytes(data)
+            os.replace(tmp, target)  # atomic: a reader never sees half a file
+            written.append(path)
+        return written
+
+    def _with_retries(self, fn: Callable[[], str | None]) -> str | None:
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return fn()
+            except _Retryable as exc:
+                if attempt >= self.max_attempts:
+                    msg = _redact(str(exc)).strip()[:300]
+                    raise StoreError(f"git kept failing: {msg}") from exc
+                self.sleep(self._backoff(attempt))
+
+
+class _Retryable(Exception):
+    """A transient git failure (lost race, lock contention, network blip)."""
+
+
+def _is_retryable(stderr_lower: str) -> bool:
+    return any(s in stderr_lower for s in _RETRYABLE)
+
+
+_CRED_RE = re.compile(r"(https?://)[^/@\s]+@")
+_HEADER_RE = re.compile(r"(authorization:\s*\w+\s+)\S+", re.IGNORECASE)
+
+
+def _redact(text: str) -> str:
+    """Strip credentials from URLs and headers before text reaches a log."""
+    return _HEADER_RE.sub(r"\1***", _CRED_RE.sub(r"\1***@", text))

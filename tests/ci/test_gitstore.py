@@ -1,0 +1,284 @@
+"""The results branch store against real git and a local bare remote."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pytest
+
+from neuronasv.errors import StoreError
+from neuronasv.store.gitstore import (
+    GitResult,
+    ResultsStore,
+    SubprocessGit,
+    collect_result_files,
+    result_commit_prefix,
+)
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(cwd: Path, *args: str, input: bytes | None = None) -> str:
+    env = {**os.environ, **GIT_ENV}
+    out = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, input=input, capture_output=True, check=True
+    )
+    return out.stdout.decode()
+
+
+@pytest.fixture()
+def remote(tmp_path: Path) -> Path:
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "--bare", "-q", "-b", "main", str(bare)], check=True)
+    return bare
+
+
+def clone(remote: Path, dest: Path) -> Path:
+    subprocess.run(["git", "clone", "-q", str(remote), str(dest)], check=True,
+                   capture_output=True)
+    return dest
+
+
+def no_sleep(_seconds: float) -> None:
+    """Injected sleeper: never waits on the wall clock."""
+
+
+def branch_files(remote: Path, branch: str = "benchmark-results") -> dict[str, bytes]:
+    names = git(remote, "ls-tree", "-r", "--name-only", branch).split()
+    return {n: subprocess.run(["git", "show", f"{branch}:{n}"], cwd=remote,
+                              capture_output=True, check=True).stdout for n in names}
+
+
+def store(repo: Path, remote: Path, **kw: object) -> ResultsStore:
+    return ResultsStore(repo, remote=str(remote), sleep=no_sleep, env=GIT_ENV, **kw)  # type: ignore[arg-type]
+
+
+def test_first_write_creates_branch_and_leaves_checkout_untouched(
+    tmp_path: Path, remote: Path
+) -> None:
+    work = clone(remote, tmp_path / "work")
+    (work / "code.py").write_text("x = 1\n")
+    git(work, "add", "code.py")
+    git(work, "commit", "-q", "-m", "code")
+    (work / "code.py").write_text("x = 2  # dirty, unstaged\n")
+    (work / "staged.txt").write_text("staged\n")
+    git(work, "add", "staged.txt")
+    before = (git(work, "status", "--porcelain"), git(work, "rev-parse", "HEAD"),
+              git(work, "symbolic-ref", "HEAD"))
+
+    rep = store(work, remote).write(
+        {"m1/abcd1234-py.json": b'{"a": 1}\n', "m1/machine.json": b"{}\n"}, "results m1"
+    )
+
+    assert rep.changed and rep.attempts == 1
+    assert branch_files(remote) == {"m1/abcd1234-py.json": b'{"a": 1}\n',
+                                    "m1/machine.json": b"{}\n"}
+    after = (git(work, "status", "--porcelain"), git(work, "rev-parse", "HEAD"),
+             git(work, "symbolic-ref", "HEAD"))
+    assert after == before
+    assert git(work, "for-each-ref", "refs/neuronasv-tmp/") == ""  # no temp ref left behind
+
+
+def test_rewrite_is_idempotent_and_replaces_own_file(tmp_path: Path, remote: Path) -> None:
+    work = clone(remote, tmp_path / "work")
+    s = store(work, remote)
+    s.write({"m/aaaaaaaa-py.json": b"v1", "m/bbbbbbbb-py.json": b"other"}, "one")
+    n_commits = git(remote, "rev-list", "--count", "benchmark-results").strip()
+
+    again = s.write({"m/aaaaaaaa-py.json": b"v1"}, "same again")
+    assert not again.changed
+    assert git(remote, "rev-list", "--count", "benchmark-results").strip() == n_commits
+
+    rerun = s.write({"m/aaaaaaaa-py.json": b"v2"}, "re-run of the same commit")
+    assert rerun.changed
+    files = branch_files(remote)
+    assert files == {"m/aaaaaaaa-py.json": b"v2", "m/bbbbbbbb-py.json": b"other"}
+
+
+class RacingGit:
+    """A git runner that lets another writer win the race just before our first push."""
+
+    def __init__(self, inner: SubprocessGit, rival: ResultsStore) -> None:
+        self.inner = inner
+        self.rival = rival
+        self.pushes = 0
+        self.rejections: list[str] = []
+
+    def __call__(
+        self,
+        args: Sequence[str],
+        *,
+        cwd: str,
+        env: Mapping[str, str] | None = None,
+        input: bytes | None = None,
+    ) -> GitResult:
+        if args and args[0] == "push":
+            self.pushes += 1
+            if self.pushes == 1:
+                self.rival.write({"rival/cccccccc-py.json": b"rival"}, "rival wins")
+        res = self.inner(args, cwd=cwd, env=env, input=input)
+        if args and args[0] == "push" and res.returncode != 0:
+            self.rejections.append(res.stderr)
+        return res
+
+
+def test_rejected_push_refetches_reapplies_and_retries(tmp_path: Path, remote: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    b = clone(remote, tmp_path / "b")
+    store(a, remote).write({"base/dddddddd-py.json": b"base"}, "seed the branch")
+    rival = store(b, remote)
+    racing = RacingGit(SubprocessGit(), rival)
+    delays: list[float] = []
+    s = ResultsStore(a, remote=str(remote), git=racing, sleep=delays.append, env=GIT_ENV,
+                     base_delay=0.5, max_delay=4.0)
+
+    rep = s.write({"mine/eeeeeeee-py.json": b"mine"}, "mine")
+
+    assert rep.attempts == 2 and rep.changed
+    assert len(racing.rejections) == 1
+    low = racing.rejections[0].lower()
+    assert "rejected" in low or "fetch first" in low or "non-fast-forward" in low
+    assert len(delays) == 1 and 0.25 <= delays[0] <= 0.5  # first backoff: jittered in [cap/2, cap]
+    assert set(branch_files(remote)) == {
+        "base/dddddddd-py.json", "rival/cccccccc-py.json", "mine/eeeeeeee-py.json"
+    }
+    # History is linear: the rival's commit is an ancestor of ours (nothing force-pushed).
+    rival_commit = git(
+        remote, "log", "--format=%H", "-1", "benchmark-results", "--", "rival"
+    ).strip()
+    git(remote, "merge-base", "--is-ancestor", rival_commit, "benchmark-results")
+
+
+def test_retries_are_bounded(tmp_path: Path, remote: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+
+    class AlwaysRejected(SubprocessGit):
+        def __call__(self, args, *, cwd, env=None, input=None):  # type: ignore[no-untyped-def]
+            if args[0] == "push":
+                return GitResult(1, b"", " ! [rejected] x -> y (fetch first)\n")
+            return super().__call__(args, cwd=cwd, env=env, input=input)
+
+    delays: list[float] = []
+    s = ResultsStore(a, remote=str(remote), git=AlwaysRejected(), sleep=delays.append,
+                     env=GIT_ENV, max_attempts=4, base_delay=1.0, max_delay=3.0)
+    with pytest.raises(StoreError, match="after 4 attempts"):
+        s.write({"m/aaaaaaaa-py.json": b"x"}, "x")
+    assert len(delays) == 3
+    assert delays[2] <= 3.0 and delays[1] >= 1.0  # exponential, capped
+
+
+def test_non_retryable_failure_is_reported_at_once(tmp_path: Path) -> None:
+    work = tmp_path / "w"
+    work.mkdir()
+    git(work, "init", "-q")
+    s = ResultsStore(work, remote=str(tmp_path / "no-such-remote.git"), sleep=no_sleep,
+                     env=GIT_ENV)
+    with pytest.raises(StoreError, match="cannot fetch"):
+        s.write({"m/aaaaaaaa-py.json": b"x"}, "x")
+
+
+def test_eight_concurrent_writers_keep_all_results(tmp_path: Path, remote: Path) -> None:
+    seed = clone(remote, tmp_path / "seed")
+    store(seed, remote).write({"benchmarks.json": b"{}"}, "seed")
+    writers = [clone(remote, tmp_path / f"w{i}") for i in range(8)]
+    barrier = threading.Barrier(8)
+    reports: list[object] = [None] * 8
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        s = ResultsStore(writers[i], remote=str(remote), sleep=lambda _s: None, env=GIT_ENV,
+                         max_attempts=60, base_delay=0.001, max_delay=0.01)
+        barrier.wait()
+        try:
+            reports[i] = s.write(
+                {f"runner{i}/{i:08x}-py.json": f'{{"writer": {i}}}'.encode(),
+                 f"runner{i}/{i:08x}-py.neuronasv": b"{}",
+                 "benchmarks.json": b"{}"},
+                f"writer {i}",
+            )
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    assert not errors, errors
+    files = branch_files(remote)
+    for i in range(8):
+        assert files[f"runner{i}/{i:08x}-py.json"] == f'{{"writer": {i}}}'.encode()
+        assert f"runner{i}/{i:08x}-py.neuronasv" in files
+    assert len(files) == 17
+    # 1 seed + 8 writers, one linear chain: every writer's commit is on the branch.
+    assert git(remote, "rev-list", "--count", "benchmark-results").strip() == "9"
+    for rep in reports:
+        git(remote, "merge-base", "--is-ancestor", rep.commit, "benchmark-results")  # type: ignore[attr-defined]
+
+
+def test_pull_list_and_missing(tmp_path: Path, remote: Path) -> None:
+    work = clone(remote, tmp_path / "work")
+    s = store(work, remote)
+    with pytest.raises(StoreError, match="does not exist"):
+        s.pull(tmp_path / "out")
+    assert s.list_files() == []
+    s.write({"m/aaaaaaaa-py.json": b"A", "m/aaaaaaaa-py.neuronasv": b"S",
+             "other/bbbbbbbb-py.json": b"B", "benchmarks.json": b"{}"}, "x")
+    out = tmp_path / "out"
+    (out / "m").mkdir(parents=True)
+    (out / "m" / "local-only.json").write_text("kept")
+    written = s.pull(out, machine="m")
+    assert sorted(written) == ["benchmarks.json", "m/aaaaaaaa-py.json", "m/aaaaaaaa-py.neuronasv"]
+    assert (out / "m" / "aaaaaaaa-py.json").read_bytes() == b"A"
+    assert (out / "m" / "local-only.json").read_text() == "kept"
+    assert not (out / "other").exists()
+    full = "aaaaaaaa" + "0" * 32
+    other = "cccccccc" + "1" * 32
+    assert s.missing_commits([full, other], "m") == [other]
+    assert s.missing_commits([full], "nobody") == [full]
+
+
+def test_collect_result_files_selects_layout(tmp_path: Path) -> None:
+    root = tmp_path / "results"
+    (root / "m").mkdir(parents=True)
+    for name in ("machine.json", "aaaaaaaa-py.json", "aaaaaaaa-py.neuronasv",
+                 "bbbbbbbb-py.json", "notes.txt"):
+        (root / "m" / name).write_text("x")
+    (root / "benchmarks.json").write_text("{}")
+    (root / "m" / "traces").mkdir()
+    got = collect_result_files(root, commits=["aaaaaaaa1234"])
+    assert sorted(got) == ["benchmarks.json", "m/aaaaaaaa-py.json", "m/aaaaaaaa-py.neuronasv",
+                           "m/machine.json"]
+    assert len(collect_result_files(root)) == 5
+    assert result_commit_prefix("m/bbbbbbbb-existing-py3.11.json") == "bbbbbbbb"
+    with pytest.raises(StoreError, match="not a commit hash"):
+        collect_result_files(root, commits=["xyz"])
+
+
+@pytest.mark.parametrize("bad", ["../evil.json", "/abs.json", "a/../../b", "a\nb"])
+def test_unsafe_paths_refused(tmp_path: Path, remote: Path, bad: str) -> None:
+    work = clone(remote, tmp_path / "work")
+    with pytest.raises(StoreError, match=r"unsafe|control"):
+        store(work, remote).write({bad: b"x"}, "x")
+
+
+def test_credentials_are_redacted_from_errors(tmp_path: Path) -> None:
+    work = tmp_path / "w"
+    work.mkdir()
+    git(work, "init", "-q")
+    s = ResultsStore(work, remote="https://user:s3cr3t-token@127.0.0.1:9/x.git",
+                     sleep=no_sleep, env=GIT_ENV, max_attempts=2)
+    with pytest.raises(StoreError) as info:
+        s.write({"m/aaaaaaaa-py.json": b"x"}, "x")
+    assert "s3cr3t-token" not in str(info.value)
