@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from neuronasv.model.findings import SeriesId
+from neuronasv.model.profile import WorkloadProfile
 
 __all__ = ["History", "Point", "Series"]
 
@@ -61,12 +62,15 @@ class History:
         commits: commit order, oldest first (from git when available, else asv's dates).
         fingerprints: (machine, commit) -> environment fingerprint, from sidecars.
         load_errors: "path: reason" for every file that could not be read.
+        profiles: (machine, commit) -> the sidecar's full op tables (empty without
+            sidecars); attribution reads them for per-op deltas and new/removed ops.
     """
 
     series: tuple[Series, ...]
     commits: tuple[str, ...] = ()
     fingerprints: Mapping[tuple[str, str], Mapping[str, str]] = field(default_factory=dict)
     load_errors: tuple[str, ...] = ()
+    profiles: Mapping[tuple[str, str], tuple[WorkloadProfile, ...]] = field(default_factory=dict)
 
     @property
     def machines(self) -> tuple[str, ...]:
