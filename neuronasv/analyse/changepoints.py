@@ -1,0 +1,255 @@
+"""History mode: change points over a branch's commits (pure, numpy/scipy only).
+
+Method: the core of Apache Otava (formerly Hunter) — e-divisive means with a t-test:
+
+1. **Candidates.** Over sliding windows of ``window`` points (stride ``window // 2``), the
+   split that maximises the e-divisive energy statistic (Matteson & James 2014, alpha = 1)
+   is tested with Welch's t-test between the two sides; if ``p < max_pvalue`` it is kept
+   and both sides are split again (binary segmentation).
+2. **Pruning.** Over the whole series, each candidate is re-tested against its neighbouring
+   segments; the weakest one (largest p, or a relative change of means below
+   ``min_magnitude``) is dropped and the rest re-tested, until all pass. Duplicates found
+   by overlapping windows fall out here.
+
+Why not a library: ``apache-otava`` pins numpy 2.2 / scipy < 1.17 and pulls database and
+Slack clients (it is our oracle in ``bench/eval_detection.py``, in its own venv);
+``ruptures`` offers PELT/binary segmentation with penalties, not p-values, and the report
+needs a p-value per change. The core is ~100 lines here.
+
+A change point is **open** when it is a regression whose shift is still in effect at the
+latest commit: the last segment's level is at least half the shift above the old level.
+When the environment fingerprint changed between the two commits around a change point,
+the change lists those keys and the reason names them (likely cause).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats as _sps
+
+from neuronasv.analyse.acks import Acknowledgement, match_ack
+from neuronasv.analyse.pairwise import env_changes
+from neuronasv.model import ChangePoint, FindingsDocument, History, RunRef
+
+__all__ = ["CPSettings", "RawChange", "detect", "detect_history", "energy_split"]
+
+
+@dataclass(frozen=True)
+class CPSettings:
+    """Change-point settings (Otava's names; defaults: window 50, p 0.001)."""
+
+    window: int = 50
+    max_pvalue: float = 0.001
+    min_magnitude: float = 0.02
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "method": "e-divisive means + Welch t-test (Apache Otava core)",
+            "window": self.window,
+            "max_pvalue": self.max_pvalue,
+            "min_magnitude": self.min_magnitude,
+            "open": "regression still at least half in effect at the latest commit",
+        }
+
+
+@dataclass(frozen=True)
+class RawChange:
+    """A change point in a plain value sequence: ``index`` is the first point of the new level."""
+
+    index: int
+    p_value: float
+    before: float
+    after: float
+
+    @property
+    def magnitude(self) -> float:
+        return abs(self.after / self.before - 1.0) if self.before else math.inf
+
+
+def energy_split(x: np.ndarray, min_size: int = 2) -> tuple[int, float] | None:
+    """The split index maximising the e-divisive statistic, and its value (None if too short)."""
+    n = x.size
+    if n < 2 * min_size:
+        return None
+    d = np.abs(x[:, None] - x[None, :])
+    s = np.zeros((n + 1, n + 1))
+    s[1:, 1:] = d.cumsum(0).cumsum(1)
+
+    def block(a: int, b: int, c: int, e: int) -> float:
+        return float(s[b, e] - s[a, e] - s[b, c] + s[a, c])
+
+    best: tuple[int, float] | None = None
+    for t in range(min_size, n - min_size + 1):
+        m, k = t, n - t
+        between = block(0, t, t, n) * 2.0 / (m * k)
+        within_l = block(0, t, 0, t) / (m * (m - 1))  # ordered sum / m(m-1) = mean pair dist
+        within_r = block(t, n, t, n) / (k * (k - 1))
+        q = m * k / n * (between - within_l - within_r)
+        if best is None or q > best[1]:
+            best = (t, q)
+    return best
+
+
+def _ttest(left: np.ndarray, right: np.ndarray) -> float:
+    if left.size < 2 or right.size < 2:
+        return 1.0
+    sl, sr = left.std(ddof=1), right.std(ddof=1)
+    if sl == 0.0 and sr == 0.0:
+        return 0.0 if left.mean() != right.mean() else 1.0
+    p = float(_sps.ttest_ind(left, right, equal_var=False).pvalue)
+    return 1.0 if math.isnan(p) else p
+
+
+def _segment(x: np.ndarray, lo: int, hi: int, st: CPSettings, out: set[int]) -> None:
+    found = energy_split(x[lo:hi])
+    if found is None:
+        return
+    t = lo + found[0]
+    if _ttest(x[lo:t], x[t:hi]) < st.max_pvalue:
+        out.add(t)
+        _segment(x, lo, t, st, out)
+        _segment(x, t, hi, st, out)
+
+
+def _score(x: np.ndarray, cps: list[int], i: int) -> RawChange:
+    lo = cps[i - 1] if i > 0 else 0
+    hi = cps[i + 1] if i + 1 < len(cps) else x.size
+    t = cps[i]
+    left, right = x[lo:t], x[t:hi]
+    return RawChange(t, _ttest(left, right), float(left.mean()), float(right.mean()))
+
+
+def detect(values: Sequence[float], settings: CPSettings = CPSettings()) -> list[RawChange]:
+    """Change points of one value sequence (oldest first).
+
+    Args:
+        values: one value per commit, no gaps (drop missing values before).
+        settings: window, max p-value, min magnitude.
+
+    Returns:
+        Change points sorted by index, each with its p-value and the means around it.
+    """
+    x = np.asarray(values, dtype=float)
+    n = x.size
+    if n < 4:
+        return []
+    w = max(8, settings.window)
+    cands: set[int] = set()
+    starts = range(0, max(1, n - w // 2), max(1, w // 2)) if n > w else [0]
+    for start in starts:
+        _segment(x, start, min(n, start + w), settings, cands)
+    cps = sorted(cands)
+    while cps:
+        scored = [_score(x, cps, i) for i in range(len(cps))]
+        # Weakest first: failing magnitude, then the largest p.
+        weakest = max(
+            range(len(scored)),
+            key=lambda i: (scored[i].magnitude < settings.min_magnitude, scored[i].p_value),
+        )
+        w_cp = scored[weakest]
+        if w_cp.p_value >= settings.max_pvalue or w_cp.magnitude < settings.min_magnitude:
+            cps.pop(weakest)
+            continue
+        return scored
+    return []
+
+
+def detect_history(
+    history: History,
+    *,
+    machine: str | None = None,
+    settings: CPSettings = CPSettings(),
+    acks: Iterable[Acknowledgement] = (),
+    created: str = "",
+) -> FindingsDocument:
+    """Change points of every series of a history (mode ``history``).
+
+    Args:
+        history: from the loader (points in commit order).
+        machine: only this machine.
+        settings: detection settings.
+        acks: acknowledgements (matched against ``commit_after``).
+        created: timestamp to record.
+
+    Returns:
+        A findings document whose ``change_points`` are sorted open first, then by
+        magnitude; ``head`` is the latest commit.
+    """
+    ack_list = list(acks)
+    out: list[ChangePoint] = []
+    for s in history.series:
+        if machine is not None and s.machine != machine:
+            continue
+        pts = [p for p in s.points if p.value is not None and math.isfinite(p.value)]
+        raw = detect([p.value for p in pts if p.value is not None], settings)
+        if not raw:
+            continue
+        last_level = raw[-1].after
+        for rc in raw:
+            before_c, after_c = pts[rc.index - 1].commit, pts[rc.index].commit
+            ratio = rc.after / rc.before if rc.before else math.inf
+            kind = "regression" if ratio > 1.0 else "improvement"
+            still = rc.before and (last_level - rc.before) / (rc.after - rc.before) >= 0.5
+            is_open = kind == "regression" and bool(still)
+            fb = history.fingerprints.get((s.machine, before_c))
+            fa = history.fingerprints.get((s.machine, after_c))
+            envs = env_changes(fb, fa) if fb is not None and fa is not None else ()
+            reason = (
+                f"{(ratio - 1) * 100:+.1f} % between {before_c[:8]} and {after_c[:8]}"
+                f" (t-test p={rc.p_value:.2g})"
+            )
+            if envs:
+                named = ", ".join(f"{e.key} {e.before} → {e.after}" for e in envs)
+                reason += f"; coincides with an environment change ({named}): likely the cause"
+            ack = match_ack(ack_list, s.series, after_c)
+            out.append(
+                ChangePoint(
+                    series=s.series,
+                    machine=s.machine,
+                    commit_before=before_c,
+                    commit_after=after_c,
+                    index=rc.index,
+                    before=rc.before,
+                    after=rc.after,
+                    ratio=ratio,
+                    p_value=rc.p_value,
+                    unit=s.unit,
+                    kind=kind,  # type: ignore[arg-type]
+                    open=is_open,
+                    env_changes=envs,
+                    acknowledged=ack.reason if ack else None,
+                    reason=reason,
+                )
+            )
+    out.sort(key=lambda c: (not c.open, -abs(c.ratio - 1.0), c.series.label))
+    latest = history.commits[-1] if history.commits else None
+    head_machine = machine or (history.machines[0] if len(history.machines) == 1 else "")
+    head = (
+        RunRef(
+            commit=latest,
+            machine=head_machine,
+            fingerprint=dict(_latest_fp(history.fingerprints, head_machine, latest)),
+        )
+        if latest
+        else None
+    )
+    return FindingsDocument(
+        mode="history",
+        base=None,
+        head=head,
+        change_points=tuple(out),
+        settings=settings.to_json(),
+        load_errors=history.load_errors,
+        created=created,
+    )
+
+
+def _latest_fp(
+    fps: Mapping[tuple[str, str], Mapping[str, str]], machine: str, commit: str
+) -> Mapping[str, str]:
+    return fps.get((machine, commit), {})
