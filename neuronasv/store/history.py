@@ -40,9 +40,12 @@ __all__ = [
     "HistoryCache",
     "ParsedEntry",
     "ParsedFile",
+    "default_results_dir",
     "git_commit_order",
+    "git_runner_for",
     "load_history",
     "parse_result_file",
+    "resolve_commit",
     "stat_key",
 ]
 
@@ -512,3 +515,64 @@ def load_history(
         load_errors=tuple(errors),
         profiles=profiles,
     )
+
+
+def default_results_dir(root: str | os.PathLike[str] = ".") -> str:
+    """``results_dir`` from ``<root>/asv.conf.json`` (asv's default ``results`` otherwise)."""
+    r = os.fspath(root)
+    conf = os.path.join(r, "asv.conf.json")
+    try:
+        with open(conf, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError:
+        return os.path.join(r, "results")
+    # asv allows // comments in asv.conf.json; drop whole-line ones before parsing.
+    lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("//")]
+    try:
+        data = json.loads("\n".join(lines))
+    except ValueError:
+        return os.path.join(r, "results")
+    rd = data.get("results_dir", "results") if isinstance(data, dict) else "results"
+    return os.path.join(r, str(rd))
+
+
+def resolve_commit(ref: str, history: History, git: GitRunner | None = None) -> str:
+    """A commit-ish (branch, tag, full or prefix hash) -> the full hash that has results.
+
+    Git resolves it when a runner is given; otherwise (or when git does not know it) a
+    unique prefix of a commit in ``history`` is accepted.
+
+    Raises:
+        UsageError: unknown or ambiguous.
+    """
+    from neuronasv.errors import UsageError
+
+    if git is not None:
+        try:
+            full = git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"]).strip()
+        except StoreError:
+            full = ""
+        if full:
+            return full
+    low = ref.lower()
+    hits = [c for c in history.commits if c.lower().startswith(low)]
+    if len(hits) == 1:
+        return hits[0]
+    if len(hits) > 1:
+        raise UsageError(f"{ref!r} is ambiguous: {', '.join(h[:12] for h in hits[:5])}")
+    raise UsageError(
+        f"no results for {ref!r}"
+        + ("" if git is not None else " (no git repository to resolve names; give a hash)"),
+        hint="run `neuronasv run` for that commit, or check --results-dir and --machine",
+    )
+
+
+def git_runner_for(repo: str | os.PathLike[str]) -> GitRunner | None:
+    """A git runner for ``repo`` when it is a git work tree or git dir, else None."""
+    r = os.fspath(repo)
+    if os.path.isdir(os.path.join(r, ".git")) or os.path.isfile(os.path.join(r, "HEAD")):
+        return _default_git(r)
+    proc = subprocess.run(
+        ["git", "-C", r, "rev-parse", "--git-dir"], capture_output=True, text=True, check=False
+    )
+    return _default_git(r) if proc.returncode == 0 else None

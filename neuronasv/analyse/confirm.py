@@ -1,0 +1,244 @@
+"""Confirmation: re-measure base and head interleaved (ABAB) and keep what survives.
+
+A suspected regression from a PR comparison may be a fluke of the moment base and head
+were measured (thermal state, a noisy neighbour). :func:`confirm` re-measures only the
+suspected workloads, alternating base and head ``rounds`` times on the same machine, so
+slow drifts hit both sides alike, then judges the pooled re-measured samples with the
+same test, rules and Holm correction (over the re-measured series). A finding is
+confirmed when the re-measurement gives the same verdict; ``Finding.confirmed`` is set
+either way and the reason says what the re-measurement showed.
+
+The measurement is injected (:data:`Runner`): tests pass a function; the CLI passes
+:class:`WorktreeProfileRunner`, which checks out both commits as git worktrees and runs
+``python -m neuronasv profile --json`` in each (that command writes a
+``model.ProfileDocument``), with the worktree's own code on ``PYTHONPATH``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from neuronasv.analyse.pairwise import PairInput, Settings, judge
+from neuronasv.errors import CaptureError, StoreError
+from neuronasv.model import Finding, FindingsDocument, Point, ProfileDocument, SeriesId
+
+__all__ = [
+    "Runner",
+    "WorktreeProfileRunner",
+    "confirm",
+    "samples_from_profile",
+    "suspects",
+]
+
+#: ``runner(side, series, round_index) -> {series: samples}``; ``side`` is "base" or
+#: "head"; samples are in the series' unit (seconds for device time).
+Runner = Callable[[str, Sequence[SeriesId], int], Mapping[SeriesId, Sequence[float]]]
+
+
+def suspects(doc: FindingsDocument, *, include_noisy: bool = False) -> list[Finding]:
+    """Findings worth re-measuring: unacknowledged regressions (and noisy ones if asked)."""
+    kinds = ("regression", "noisy") if include_noisy else ("regression",)
+    return [f for f in doc.findings if f.verdict in kinds and f.acknowledged is None]
+
+
+def confirm(
+    doc: FindingsDocument,
+    runner: Runner,
+    *,
+    rounds: int = 2,
+    settings: Settings | None = None,
+    include_noisy: bool = False,
+) -> FindingsDocument:
+    """Re-measure suspected series ABAB and set ``confirmed`` on them.
+
+    Args:
+        doc: a compare document.
+        runner: measures one side for the given series.
+        rounds: ABAB repetitions (2 = base, head, base, head).
+        settings: test settings (default: those of a plain comparison).
+        include_noisy: also re-measure ``noisy`` findings (a surviving one becomes a
+            confirmed regression/improvement).
+
+    Returns:
+        The document with ``confirmed`` set on the re-measured findings.
+    """
+    st = settings or Settings()
+    todo = suspects(doc, include_noisy=include_noisy)
+    if not todo:
+        return doc
+    wanted = [f.series for f in todo]
+    pooled: dict[str, dict[SeriesId, list[float]]] = {"base": {}, "head": {}}
+    for r in range(rounds):
+        for side in ("base", "head"):
+            got = runner(side, wanted, r)
+            for sid in wanted:
+                pooled[side].setdefault(sid, []).extend(float(x) for x in got.get(sid, ()))
+    pairs = []
+    for f in todo:
+        b, h = pooled["base"][f.series], pooled["head"][f.series]
+        pairs.append(
+            PairInput(
+                series=f.series,
+                unit=f.unit,
+                base=Point("base", 0, _median(b), tuple(b)) if b else None,
+                head=Point("head", 1, _median(h), tuple(h)) if h else None,
+            )
+        )
+    again = {p.series: g for p, g in zip(pairs, judge(pairs, st), strict=True)}
+    out = []
+    for f in doc.findings:
+        g = again.get(f.series)
+        if g is None or f not in todo:
+            out.append(f)
+            continue
+        if f.verdict == "noisy":
+            ok = g.verdict in ("regression", "improvement")
+            verdict = g.verdict if ok else f.verdict
+        else:
+            ok = g.verdict == f.verdict
+            verdict = f.verdict
+        note = (
+            f"{'confirmed' if ok else 'not confirmed'} by {rounds}× interleaved"
+            f" re-measurement (ABAB, n={g.n_base}/{g.n_head}): {g.reason}"
+        )
+        out.append(
+            replace(
+                f,
+                verdict=verdict,
+                confirmed=ok,
+                reason=f"{f.reason}; {note}",
+                warnings=f.warnings + (() if ok else ("not confirmed on re-measurement",)),
+            )
+        )
+    return replace(
+        doc,
+        findings=tuple(out),
+        settings={**doc.settings, "confirm": f"ABAB x{rounds}, same machine"},
+    )
+
+
+def _median(xs: Sequence[float]) -> float:
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2.0
+
+
+def samples_from_profile(
+    doc: ProfileDocument, series: Iterable[SeriesId], unit: str = "seconds"
+) -> dict[SeriesId, list[float]]:
+    """Samples per series from a profile document (µs -> the series unit)."""
+    k = 1e-6 if unit == "seconds" else 1.0
+    out: dict[SeriesId, list[float]] = {}
+    for sid in series:
+        for w in doc.workloads:
+            if (w.name, w.shape, w.dtype) != (sid.workload, sid.shape, sid.dtype):
+                continue
+            if sid.op is None:
+                out[sid] = [x * k for x in w.device_time_us]
+            else:
+                o = w.op(sid.op)
+                if o is not None:
+                    out[sid] = [x * k for x in o.self_device_time_us]
+    return out
+
+
+CommandRunner = Callable[[Sequence[str], str, Mapping[str, str]], int]
+
+
+def _run_cmd(cmd: Sequence[str], cwd: str, env: Mapping[str, str]) -> int:
+    return subprocess.run(list(cmd), cwd=cwd, env=dict(env), check=False).returncode
+
+
+@dataclass
+class WorktreeProfileRunner:
+    """Measure base and head from git worktrees with ``python -m neuronasv profile``.
+
+    Attributes:
+        repo: the git work tree holding both commits.
+        base, head: full commit hashes.
+        backend: backend name passed to ``profile --backend``.
+        samples: samples per round (``profile --samples``).
+        python: interpreter (default: this one, whose packages the worktrees share).
+        workdir: where worktrees and JSON files go (default: a temporary folder).
+        run_cmd: injected process runner ``(argv, cwd, env) -> returncode`` (tests).
+    """
+
+    repo: str
+    base: str
+    head: str
+    backend: str = "auto"
+    samples: int = 10
+    python: str = sys.executable
+    workdir: str | None = None
+    run_cmd: CommandRunner = _run_cmd
+    _trees: dict[str, str] = field(default_factory=dict)
+
+    def _tree(self, side: str) -> str:
+        if side not in self._trees:
+            root = self.workdir or tempfile.mkdtemp(prefix="neuronasv-confirm-")
+            self.workdir = root
+            path = os.path.join(root, side)
+            commit = self.base if side == "base" else self.head
+            if not os.path.isdir(path):
+                rc = self.run_cmd(
+                    ["git", "-C", self.repo, "worktree", "add", "--detach", path, commit],
+                    self.repo,
+                    os.environ,
+                )
+                if rc != 0:
+                    raise StoreError(f"git worktree add {commit[:12]} failed (exit {rc})")
+            self._trees[side] = path
+        return self._trees[side]
+
+    def __call__(
+        self, side: str, series: Sequence[SeriesId], round_index: int
+    ) -> Mapping[SeriesId, Sequence[float]]:
+        tree = self._tree(side)
+        out: dict[SeriesId, list[float]] = {}
+        groups = sorted({(s.workload, s.shape, s.dtype) for s in series if s.workload})
+        for wl, shape, dtype in groups:
+            assert wl is not None
+            target = os.path.join(
+                self.workdir or tree, f"{side}-{round_index}-{wl}-{shape}-{dtype}.json"
+            )
+            cmd = [
+                self.python,
+                "-m",
+                "neuronasv",
+                "profile",
+                "--backend",
+                self.backend,
+                "--variant",
+                wl,
+                "--samples",
+                str(self.samples),
+                "--json",
+                target,
+            ]
+            if shape:
+                cmd += ["--shape", shape]
+            if dtype:
+                cmd += ["--dtype", dtype]
+            env = {**os.environ, "PYTHONPATH": tree}
+            rc = self.run_cmd(cmd, tree, env)
+            if rc != 0 or not os.path.exists(target):
+                raise CaptureError(f"re-measuring {wl} at {side} failed (exit {rc})")
+            with open(target, encoding="utf-8") as fh:
+                doc = ProfileDocument.loads(fh.read(), source=target)
+            out.update(samples_from_profile(doc, series))
+        return out
+
+    def close(self) -> None:
+        """Remove the worktrees (best effort)."""
+        for path in self._trees.values():
+            self.run_cmd(
+                ["git", "-C", self.repo, "worktree", "remove", "--force", path],
+                self.repo,
+                os.environ,
+            )
+        self._trees.clear()

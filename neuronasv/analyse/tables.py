@@ -1,0 +1,196 @@
+"""Plain text and simple markdown tables of a findings document (the CLI's own output).
+
+The PR comment renderer lives in ``neuronasv.report``; this is the terminal table of
+``neuronasv compare`` / ``regressions``. Untrusted names go through
+``neuronasv.report.escape`` (control/bidi characters, markdown punctuation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from neuronasv.analyse.attribution import format_delta, headline
+from neuronasv.model import ChangePoint, Finding, FindingsDocument
+from neuronasv.report.escape import clean, md_code, md_text
+
+__all__ = ["VERDICT_ORDER", "compare_markdown", "compare_text", "history_text", "sort_findings"]
+
+VERDICT_ORDER = ("regression", "failed", "noisy", "improvement", "new", "removed", "unchanged")
+
+
+def sort_findings(findings: Sequence[Finding]) -> list[Finding]:
+    """Most important first: verdict order, then size of the change, then label."""
+    return sorted(
+        findings,
+        key=lambda f: (
+            VERDICT_ORDER.index(f.verdict),
+            f.acknowledged is not None,
+            -abs((f.ratio or 1.0) - 1.0),
+            f.series.label,
+        ),
+    )
+
+
+def _pct(r: float | None) -> str:
+    if r is None:
+        return "n/a"
+    v = (r - 1.0) * 100
+    return f"{v:+.1f}%" if abs(v) < 10 else f"{v:+.0f}%"
+
+
+def _ci(f: Finding) -> str:
+    if f.ci_low is None or f.ci_high is None:
+        return ""
+    return f"{_pct(f.ci_low)}..{_pct(f.ci_high)}"
+
+
+def _p(p: float | None) -> str:
+    return "" if p is None else (f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}")
+
+
+def _verdict(f: Finding) -> str:
+    v: str = f.verdict
+    if f.acknowledged is not None:
+        v += " (ack)"
+    if f.confirmed is True:
+        v += " ✓"
+    elif f.confirmed is False:
+        v += " (unconfirmed)"
+    return v
+
+
+def _summary(doc: FindingsDocument) -> str:
+    counts = [f"{doc.count(v)} {v}" for v in VERDICT_ORDER if doc.count(v)]
+    acked = sum(1 for f in doc.findings if f.acknowledged is not None)
+    if acked:
+        counts.append(f"{acked} acknowledged")
+    return ", ".join(counts) or "no series"
+
+
+def compare_text(doc: FindingsDocument, *, show_unchanged: bool = True) -> str:
+    """The terminal table of a compare document."""
+    b, h = doc.base, doc.head
+    lines = []
+    if b and h:
+        lines.append(
+            f"compare {clean(b.label or b.commit[:8])} ({b.commit[:8]}, {clean(b.machine)})"
+            f" -> {clean(h.label or h.commit[:8])} ({h.commit[:8]}, {clean(h.machine)})"
+        )
+    st = doc.settings
+    lines.append(
+        f"rules: {', '.join(st.get('rules', []))}; {st.get('test', '')};"
+        f" {st.get('correction', '')} at alpha {st.get('alpha', '')}"
+    )
+    for e in doc.env_changes:
+        lines.append(
+            f"environment changed: {clean(e.key)} {clean(str(e.before))} -> {clean(str(e.after))}"
+        )
+    for err in doc.load_errors:
+        lines.append(f"load error: {clean(err, max_len=400)}")
+    rows = [("verdict", "change", "95% CI", "p(Holm)", "noise", "series")]
+    for f in sort_findings(doc.findings):
+        if not show_unchanged and f.verdict == "unchanged":
+            continue
+        noise = max((x for x in (f.noise_base, f.noise_head) if x is not None), default=None)
+        rows.append(
+            (
+                _verdict(f),
+                _pct(f.ratio),
+                _ci(f),
+                _p(f.p_adjusted),
+                "" if noise is None else f"{noise * 100:.0f}%",
+                clean(f.series.label),
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    lines.append("")
+    for r in rows:
+        lines.append(
+            "  ".join(c.ljust(w) for c, w in zip(r[:5], widths, strict=True)) + "  " + r[5]
+        )
+    moved = [f for f in sort_findings(doc.findings) if f.verdict in ("regression", "improvement")]
+    if moved:
+        lines.append("")
+        for f in moved:
+            ack = f" [acknowledged: {clean(f.acknowledged)}]" if f.acknowledged else ""
+            lines.append(f"{f.verdict}: {clean(headline(f), max_len=400)}{ack}")
+    lines.append("")
+    lines.append(f"summary: {_summary(doc)}")
+    return "\n".join(lines) + "\n"
+
+
+def compare_markdown(doc: FindingsDocument) -> str:
+    """A simple markdown table (the PR comment proper is ``neuronasv.report``'s)."""
+    lines = [
+        "| verdict | change | 95% CI | p (Holm) | series |",
+        "|---|---:|---|---:|---|",
+    ]
+    for f in sort_findings(doc.findings):
+        lines.append(
+            f"| {md_text(_verdict(f))} | {_pct(f.ratio)} | {_ci(f)} | {_p(f.p_adjusted)} |"
+            f" {md_code(f.series.label, in_table=True)} |"
+        )
+    moved = [f for f in sort_findings(doc.findings) if f.verdict in ("regression", "improvement")]
+    out = "\n".join(lines) + "\n"
+    if moved:
+        out += "\n" + "\n".join(f"- {md_text(headline(f), max_len=400)}" for f in moved) + "\n"
+    return out + f"\n{md_text(_summary(doc))}\n"
+
+
+def _level(x: float, unit: str) -> str:
+    return format_delta(x, unit).lstrip("+") if unit == "seconds" else f"{x:.4g}"
+
+
+def _cp_row(c: ChangePoint) -> tuple[str, ...]:
+    state = "open" if c.open else ""
+    if c.acknowledged is not None:
+        state = (state + " ack").strip()
+    return (
+        c.kind,
+        state,
+        _pct(c.ratio),
+        f"{c.commit_before[:8]}..{c.commit_after[:8]}",
+        f"{_level(c.before, c.unit)} -> {_level(c.after, c.unit)}",
+        f"{c.p_value:.1e}",
+        clean(c.machine),
+        clean(c.series.label),
+    )
+
+
+def history_text(doc: FindingsDocument, *, only_open: bool = False) -> str:
+    """The terminal table of a history document."""
+    lines = []
+    st = doc.settings
+    lines.append(
+        f"change points: {st.get('method', '')}, window {st.get('window')},"
+        f" p < {st.get('max_pvalue')}, min magnitude {st.get('min_magnitude')}"
+    )
+    for err in doc.load_errors:
+        lines.append(f"load error: {clean(err, max_len=400)}")
+    cps = [c for c in doc.change_points if c.open or not only_open]
+    rows: list[tuple[str, ...]] = [
+        ("kind", "state", "change", "commits", "level", "p", "machine", "series")
+    ]
+    rows += [_cp_row(c) for c in cps]
+    widths = [max(len(r[i]) for r in rows) for i in range(7)]
+    lines.append("")
+    for r in rows:
+        lines.append(
+            "  ".join(c.ljust(w) for c, w in zip(r[:7], widths, strict=True)) + "  " + r[7]
+        )
+    env = [c for c in cps if c.env_changes]
+    if env:
+        lines.append("")
+        for c in env:
+            named = ", ".join(
+                f"{clean(e.key)} {clean(str(e.before))} -> {clean(str(e.after))}"
+                for e in c.env_changes
+            )
+            lines.append(
+                f"{clean(c.series.label)} at {c.commit_after[:8]}: environment changed"
+                f" ({named}): likely the cause"
+            )
+    n_open = sum(1 for c in doc.change_points if c.open and c.acknowledged is None)
+    lines.append("")
+    lines.append(f"summary: {len(doc.change_points)} change points, {n_open} open regressions")
+    return "\n".join(lines) + "\n"

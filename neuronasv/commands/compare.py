@@ -1,0 +1,131 @@
+"""``neuronasv compare BASE HEAD``: verdicts for every series between two commits.
+
+Exit codes: 0 done (regressions may be listed), 1 an unacknowledged regression matched
+``--fail-on`` (and was not disproved by ``confirm``), 2 usage, 5 unreadable results,
+6 base and head incomparable (different machine, backend or device model; ``--force``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import sys
+
+from neuronasv.analyse.acks import ACKS_PATH, load_acks
+from neuronasv.analyse.pairwise import Settings, compare
+from neuronasv.analyse.rules import Rule, RuleSet
+from neuronasv.analyse.tables import compare_markdown, compare_text
+from neuronasv.errors import RegressionFound
+from neuronasv.model import FindingsDocument
+from neuronasv.store.history import (
+    default_results_dir,
+    git_runner_for,
+    load_history,
+    resolve_commit,
+)
+
+__all__ = ["add_parser", "failing", "run"]
+
+
+def add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--results-dir", help="asv results folder (default: asv.conf.json's)")
+    p.add_argument("--machine", help="asv machine name (default: the one with both commits)")
+    p.add_argument("--repo", default=".", help="git repository for names and order (.)")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "compare",
+        help="base vs head verdicts with p-values, CIs and op attribution",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("base", metavar="BASE", help="commit-ish (branch, tag, hash or prefix)")
+    p.add_argument("head", metavar="HEAD", help="commit-ish (branch, tag, hash or prefix)")
+    add_common(p)
+    p.add_argument("--head-machine", help="head measured on another machine (needs --force)")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    p.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="[PATTERN=]RULE",
+        help="minimum effect, e.g. 'median:5%%' or '*aten::add*=median:20%%' (repeatable)",
+    )
+    p.add_argument("--alpha", type=float, default=0.01, help="family-wise alpha (0.01)")
+    p.add_argument(
+        "--fail-on",
+        metavar="RULE",
+        help="exit 1 if an unacknowledged regression exceeds RULE (e.g. 'median:5%%')",
+    )
+    p.add_argument("--acks", help=f"acknowledgements file (default: REPO/{ACKS_PATH})")
+    p.add_argument("--force", action="store_true", help="compare across machines/devices")
+    p.add_argument("--out", help="write the output to this file instead of stdout")
+    p.set_defaults(func=run)
+
+
+def failing(doc: FindingsDocument, rule: Rule) -> list[str]:
+    """Labels of unacknowledged regressions beyond ``rule`` not disproved by confirm."""
+    out = []
+    for f in doc.findings:
+        if f.verdict != "regression" or f.acknowledged is not None or f.confirmed is False:
+            continue
+        if f.base is not None and f.head is not None and rule.exceeded(f.base, f.head):
+            out.append(f.series.label)
+    return out
+
+
+def render(doc: FindingsDocument, fmt: str) -> str:
+    if fmt == "json":
+        return doc.dumps()
+    if fmt == "markdown":
+        return compare_markdown(doc) if doc.mode == "compare" else doc.dumps()
+    return compare_text(doc)
+
+
+def emit(text: str, out: str | None) -> None:
+    if out:
+        tmp = out + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, out)
+    else:
+        sys.stdout.write(text)
+
+
+def run(args: argparse.Namespace) -> int:
+    fail_rule = Rule.parse(args.fail_on) if args.fail_on else None
+    rules = RuleSet.parse(args.rule)
+    git = git_runner_for(args.repo)
+    history = load_history(
+        args.results_dir or default_results_dir(args.repo),
+        machine=None,
+        repo=args.repo if git is not None else None,
+    )
+    base = resolve_commit(args.base, history, git)
+    head = resolve_commit(args.head, history, git)
+    acks = load_acks(args.acks or os.path.join(args.repo, ACKS_PATH))
+    doc = compare(
+        history,
+        base,
+        head,
+        machine=args.machine,
+        head_machine=args.head_machine,
+        settings=Settings(rules=rules, alpha=args.alpha),
+        acks=acks,
+        force=args.force,
+        base_label=args.base,
+        head_label=args.head,
+        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    )
+    emit(render(doc, args.format), args.out)
+    if fail_rule is not None:
+        bad = failing(doc, fail_rule)
+        if bad:
+            raise RegressionFound(
+                f"{len(bad)} regression(s) beyond --fail-on {fail_rule.text}: "
+                + ", ".join(bad[:5])
+                + (" ..." if len(bad) > 5 else "")
+            )
+    return 0

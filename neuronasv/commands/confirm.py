@@ -1,0 +1,69 @@
+"""``neuronasv confirm --findings FILE``: re-measure suspected regressions ABAB.
+
+Reads a compare document (``neuronasv compare --format json``), checks out base and head
+as git worktrees, re-profiles only the suspected workloads alternately (base, head, base,
+head, ...) on this machine with ``python -m neuronasv profile --json``, and writes the
+document back with ``confirmed`` set. Exit codes: 0 done, 1 a confirmed regression
+matched ``--fail-on``, 2 usage, 4 capture failed, 5 unreadable findings, 7 git failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from neuronasv.analyse.confirm import WorktreeProfileRunner, confirm
+from neuronasv.analyse.rules import Rule
+from neuronasv.commands.compare import emit, failing, render
+from neuronasv.errors import RegressionFound, UsageError
+from neuronasv.model import FindingsDocument
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "confirm",
+        help="re-measure suspected regressions interleaved (ABAB) and confirm survivors",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--findings", required=True, help="compare document (JSON)")
+    p.add_argument("--repo", default=".", help="git work tree with both commits (.)")
+    p.add_argument("--rounds", type=int, default=2, help="ABAB repetitions (2)")
+    p.add_argument("--samples", type=int, default=10, help="samples per side per round")
+    p.add_argument("--backend", default="auto")
+    p.add_argument("--include-noisy", action="store_true")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    p.add_argument("--fail-on", metavar="RULE")
+    p.add_argument("--out")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    with open(args.findings, encoding="utf-8") as fh:
+        doc = FindingsDocument.loads(fh.read(), source=args.findings)
+    if doc.mode != "compare" or doc.base is None or doc.head is None:
+        raise UsageError(f"{args.findings}: not a compare document")
+    if args.rounds < 1:
+        raise UsageError("--rounds must be at least 1")
+    runner = WorktreeProfileRunner(
+        repo=args.repo,
+        base=doc.base.commit,
+        head=doc.head.commit,
+        backend=args.backend,
+        samples=args.samples,
+    )
+    try:
+        doc = confirm(doc, runner, rounds=args.rounds, include_noisy=args.include_noisy)
+    finally:
+        runner.close()
+    emit(render(doc, args.format), args.out)
+    if args.fail_on:
+        bad = [
+            label
+            for label in failing(doc, Rule.parse(args.fail_on))
+            if any(f.series.label == label and f.confirmed for f in doc.findings)
+        ]
+        if bad:
+            raise RegressionFound(f"{len(bad)} confirmed regression(s): " + ", ".join(bad[:5]))
+    return 0
