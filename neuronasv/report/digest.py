@@ -1,0 +1,266 @@
+"""Organise a findings document for people: counts, headline, sections in a stable order.
+
+Every renderer (PR comment, job summary, annotations, terminal, commit status) starts from
+one :class:`Digest`, so they all tell the same story in the same order. Pure: no I/O.
+
+Order is deterministic: regressions worst first, improvements best first, the rest by
+series label; ties broken by the label, then the params, so equal documents give equal
+text byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from neuronasv.model.findings import (
+    ChangePoint,
+    EnvChange,
+    Finding,
+    FindingsDocument,
+    OpContribution,
+    SeriesId,
+)
+
+__all__ = [
+    "Digest",
+    "attribution_parts",
+    "attribution_sentence",
+    "digest",
+    "group_label",
+    "plural",
+]
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 regression``, ``2 regressions``."""
+    return f"{n} {word if n == 1 else (words or word + 's')}"
+
+
+def group_label(series: SeriesId) -> str:
+    """The series without its op: ``rmsnorm.naive 4x512 bfloat16`` or ``bench(p1, p2)``."""
+    if series.workload is not None:
+        return " ".join(p for p in (series.workload, series.shape or "", series.dtype or "") if p)
+    return series.label
+
+
+def _series_key(s: SeriesId) -> tuple[str, str, str]:
+    return (group_label(s), "" if s.op is None else s.op, "\x1f".join(s.params))
+
+
+def _change(f: Finding) -> float:
+    return 0.0 if f.ratio is None else f.ratio - 1.0
+
+
+@dataclass(frozen=True)
+class Digest:
+    """A findings document sorted into what a reader needs, with a one-line headline.
+
+    Attributes:
+        doc: the document.
+        machine: where head ran (or base, or ``unknown machine``).
+        headline: ``2 regressions, 1 improvement, 40 unchanged on trn2-runner`` (plain
+            text with the machine name inside: escape before printing).
+        also: the smaller counts (``3 noisy, 1 new``), empty when there are none.
+        regressions, improvements, noisy, failed, unchanged, new, removed: unacknowledged
+            findings by verdict, each list in reading order.
+        acknowledged: findings with a matching acknowledgement, any verdict.
+        warnings: ``(series, warning)`` for every finding warning, in reading order.
+        env_changes: document-level changes plus those attached to change points, deduplicated.
+        open_regressions, closed_regressions, change_improvements: change points (history).
+        acknowledged_changes: change points with an acknowledgement.
+    """
+
+    doc: FindingsDocument
+    machine: str
+    headline: str
+    also: str
+    regressions: tuple[Finding, ...]
+    improvements: tuple[Finding, ...]
+    noisy: tuple[Finding, ...]
+    failed: tuple[Finding, ...]
+    unchanged: tuple[Finding, ...]
+    new: tuple[Finding, ...]
+    removed: tuple[Finding, ...]
+    acknowledged: tuple[Finding, ...]
+    warnings: tuple[tuple[SeriesId, str], ...]
+    env_changes: tuple[EnvChange, ...]
+    open_regressions: tuple[ChangePoint, ...]
+    closed_regressions: tuple[ChangePoint, ...]
+    change_improvements: tuple[ChangePoint, ...]
+    acknowledged_changes: tuple[ChangePoint, ...]
+
+    @property
+    def worst(self) -> Finding | ChangePoint | None:
+        """The finding or change point a reader should look at first."""
+        if self.regressions:
+            return self.regressions[0]
+        if self.open_regressions:
+            return self.open_regressions[0]
+        return None
+
+    @property
+    def has_regressions(self) -> bool:
+        return bool(self.regressions or self.open_regressions)
+
+
+def _grouped(findings: Sequence[Finding], worst_first: Callable[[Finding], float]) -> list[Finding]:
+    """Findings grouped by workload (group order: worst member first), total before ops."""
+    groups: dict[str, list[Finding]] = {}
+    for f in findings:
+        groups.setdefault(group_label(f.series), []).append(f)
+    for members in groups.values():
+        members.sort(key=lambda f: (f.series.op is not None, worst_first(f), _series_key(f.series)))
+    ordered = sorted(groups.items(), key=lambda kv: (min(worst_first(f) for f in kv[1]), kv[0]))
+    return [f for _, members in ordered for f in members]
+
+
+def _cp_key(c: ChangePoint) -> tuple[float, tuple[str, str, str], str]:
+    return (-abs(c.ratio - 1.0), _series_key(c.series), c.commit_after)
+
+
+def digest(doc: FindingsDocument) -> Digest:
+    """Sort ``doc`` into a :class:`Digest` (pure, deterministic)."""
+    live = [f for f in doc.findings if f.acknowledged is None]
+
+    def of(verdict: str) -> list[Finding]:
+        return [f for f in live if f.verdict == verdict]
+
+    regressions = _grouped(of("regression"), lambda f: -_change(f))
+    improvements = _grouped(of("improvement"), _change)
+    by_label = lambda fs: sorted(fs, key=lambda f: _series_key(f.series))  # noqa: E731
+    noisy, failed = by_label(of("noisy")), by_label(of("failed"))
+    unchanged, new, removed = (
+        by_label(of("unchanged")),
+        by_label(of("new")),
+        by_label(of("removed")),
+    )
+    acknowledged = by_label([f for f in doc.findings if f.acknowledged is not None])
+
+    ordered = regressions + improvements + noisy + failed + new + removed + unchanged
+    warnings = tuple((f.series, w) for f in ordered for w in f.warnings)
+
+    env: list[EnvChange] = list(doc.env_changes)
+    seen = {(e.key, e.before, e.after) for e in env}
+    cps = sorted(doc.change_points, key=_cp_key)
+    for c in cps:
+        for e in c.env_changes:
+            if (e.key, e.before, e.after) not in seen:
+                seen.add((e.key, e.before, e.after))
+                env.append(e)
+
+    live_cps = [c for c in cps if c.acknowledged is None]
+    open_regs = tuple(c for c in live_cps if c.kind == "regression" and c.open)
+    closed_regs = tuple(c for c in live_cps if c.kind == "regression" and not c.open)
+    cp_improvements = tuple(c for c in live_cps if c.kind == "improvement")
+    ack_cps = tuple(c for c in cps if c.acknowledged is not None)
+
+    machine = (
+        (doc.head.machine if doc.head else None)
+        or (doc.base.machine if doc.base else None)
+        or (cps[0].machine if cps else None)
+        or "unknown machine"
+    )
+
+    extra: list[str] = []
+    if doc.mode == "history":
+        parts = [plural(len(open_regs), "open regression")]
+        if closed_regs:
+            parts.append(f"{len(closed_regs)} fixed")
+        parts.append(plural(len(cp_improvements), "improvement"))
+        if ack_cps:
+            parts.append(f"{len(ack_cps)} acknowledged")
+        headline = f"{', '.join(parts)} on {machine}"
+    else:
+        parts = [
+            plural(len(regressions), "regression"),
+            plural(len(improvements), "improvement"),
+            f"{len(unchanged)} unchanged",
+        ]
+        if failed:
+            parts.append(f"{len(failed)} failed")
+        headline = f"{', '.join(parts)} on {machine}"
+        for n, word in (
+            (len(noisy), "noisy"),
+            (len(new), "new"),
+            (len(removed), "removed"),
+            (len(acknowledged), "acknowledged"),
+        ):
+            if n:
+                extra.append(f"{n} {word}")
+
+    return Digest(
+        doc=doc,
+        machine=machine,
+        headline=headline,
+        also=", ".join(extra),
+        regressions=tuple(regressions),
+        improvements=tuple(improvements),
+        noisy=tuple(noisy),
+        failed=tuple(failed),
+        unchanged=tuple(unchanged),
+        new=tuple(new),
+        removed=tuple(removed),
+        acknowledged=tuple(acknowledged),
+        warnings=warnings,
+        env_changes=tuple(env),
+        open_regressions=open_regs,
+        closed_regressions=closed_regs,
+        change_improvements=cp_improvements,
+        acknowledged_changes=ack_cps,
+    )
+
+
+def attribution_parts(f: Finding, *, max_ops: int = 3) -> tuple[list[OpContribution], int]:
+    """The ops that explain a total's change, biggest contribution first.
+
+    Returns:
+        ``([contribution, ...], hidden)``: at most ``max_ops`` entries and the
+        number left out. Contributions whose delta has the opposite sign of the total's
+        change are skipped (they offset it; they do not explain it).
+    """
+    sign = 1.0 if _change(f) >= 0 else -1.0
+    contribs = [a for a in f.attribution if a.delta * sign > 0]
+    contribs.sort(key=lambda a: (-abs(a.delta), a.op))
+    shown = contribs[:max_ops]
+    return shown, len(contribs) - len(shown)
+
+
+def attribution_sentence(
+    f: Finding,
+    *,
+    code: Callable[[str], str] = lambda s: s,
+    strong: Callable[[str], str] = lambda s: s,
+    max_ops: int = 3,
+) -> str | None:
+    """Which ops explain a workload total's change, as one sentence (None if unknown).
+
+    ``rmsnorm.naive 4x512 bfloat16 +18.2 %: aten::mul explains 79 % (2.35 ms → 2.95 ms,
+    3 → 4 calls); aten::add 15 % (410 µs → 520 µs, 1 call).``
+
+    Args:
+        f: a workload-total finding with ``attribution``.
+        code: wraps untrusted names (op, series); pass an escaper for markdown.
+        strong: wraps the change figure (``**...**`` in markdown).
+        max_ops: how many ops to name.
+    """
+    from neuronasv.report.units import format_calls, format_delta_pct, format_pair
+
+    shown, hidden = attribution_parts(f, max_ops=max_ops)
+    if not shown:
+        return None
+    bits = []
+    for i, a in enumerate(shown):
+        detail = format_pair(a.base, a.head, f.unit)
+        calls = format_calls(a.calls_base, a.calls_head)
+        if calls:
+            detail += f", {calls} call{'' if calls == '1' else 's'}"
+        verb = " explains " if i == 0 else " "
+        bits.append(f"{code(a.op)}{verb}{a.share * 100:.0f} % ({detail})")
+    more = f"; {plural(hidden, 'more op')}" if hidden else ""
+    return (
+        f"{code(group_label(f.series))} {strong(format_delta_pct(f.ratio))}: "
+        + "; ".join(bits)
+        + more
+        + "."
+    )

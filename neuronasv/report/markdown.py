@@ -1,0 +1,553 @@
+"""The sticky PR comment (GitHub markdown), rendered from a findings document.
+
+Layout, top to bottom: hidden marker, a headline a maintainer reads in ten seconds, the
+base/head line, regressions (table + op attribution), a small history chart of the worst
+series when values are given, improvements, failures, noise warnings, environment
+changes, acknowledged shifts, unreadable results; then everything else in collapsed
+``<details>``; links; a footer.
+
+Guarantees:
+
+- Deterministic: the same document (and arguments) gives the same bytes — no clocks, no
+  dict-order or set-order dependence.
+- Safe: every string from code or people (op names, params, branch labels, machine names,
+  acknowledgement reasons, URLs) passes through :mod:`neuronasv.report.escape`.
+- Bounded: at most ``max_chars`` characters (default 60,000, under GitHub's 65,536). When
+  the full text is longer, whole rows are dropped from the least important section first
+  (the unchanged list, then settings, ...) and a note links the full report; the headline,
+  links and marker are never dropped.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from neuronasv import __version__
+from neuronasv.model.findings import ChangePoint, Finding, FindingsDocument, RunRef
+from neuronasv.report.digest import (
+    Digest,
+    attribution_sentence,
+    digest,
+    group_label,
+    plural,
+)
+from neuronasv.report.escape import md_code, md_text, mermaid_label, safe_url
+from neuronasv.report.units import (
+    TIME_UNITS,
+    format_calls,
+    format_ci,
+    format_delta_pct,
+    format_p,
+    format_pair,
+    pick_time_scale,
+)
+
+__all__ = [
+    "COMMENT_MAX_CHARS",
+    "MARKER",
+    "TRIMMED_MAX_CHARS",
+    "attribution_markdown",
+    "comment_marker",
+    "render_comment",
+    "render_comment_trimmed",
+    "render_markdown",
+]
+
+#: Hidden marker that identifies our sticky comment (together with its author).
+MARKER = "<!-- neuronasv:comment -->"
+#: Budget for the comment body; GitHub refuses bodies over 65,536 characters.
+COMMENT_MAX_CHARS = 60_000
+#: Budget of the fallback sent after GitHub answers 422 "body is too long".
+TRIMMED_MAX_CHARS = 16_000
+
+_KEY_OK = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
+def comment_marker(key: str | None = None) -> str:
+    """The hidden marker; a ``key`` (e.g. the machine) gives one sticky comment per key.
+
+    Raises:
+        ValueError: ``key`` is not 1–64 characters of ``A-Za-z0-9._-``.
+    """
+    if key is None:
+        return MARKER
+    if not _KEY_OK.fullmatch(key):
+        raise ValueError(f"comment key {key!r} must be 1-64 characters of A-Za-z0-9._-")
+    return f"<!-- neuronasv:comment:{key} -->"
+
+
+@dataclass
+class _Section:
+    """Lines of one section; ``rows`` may be dropped from the end when over budget."""
+
+    name: str
+    head: list[str]
+    rows: list[str] = field(default_factory=list)
+    tail: list[str] = field(default_factory=list)
+    rank: int = 0  # 0 = never trimmed; otherwise lower ranks are trimmed first
+    dropped: int = 0
+    note: str = ""
+
+    def text(self) -> str:
+        lines = [*self.head, *self.rows]
+        if self.note:
+            lines += ["", self.note]
+        return "\n".join(lines + self.tail)
+
+
+# --------------------------------------------------------------------------- cells
+
+
+def _pct_cell(f: Finding) -> str:
+    text = format_delta_pct(f.ratio)
+    return f"**{text}**" if f.verdict in ("regression", "improvement") else text
+
+
+def _series_cells(f: Finding | ChangePoint) -> tuple[str, str]:
+    s = f.series
+    bench = md_code(group_label(s), in_table=True)
+    if s.workload is None:
+        return bench, ""
+    return bench, ("_total_" if s.op is None else md_code(s.op, in_table=True))
+
+
+def _confirmed(f: Finding) -> str:
+    return {True: "✓", False: "✗ not reproduced", None: ""}[f.confirmed]
+
+
+def _finding_row(f: Finding, *, confirmed_col: bool) -> str:
+    bench, op = _series_cells(f)
+    cells = [
+        bench,
+        op,
+        format_pair(f.base, f.head, f.unit),
+        _pct_cell(f),
+        format_ci(f.ci_low, f.ci_high),
+        format_p(f.p_adjusted if f.p_adjusted is not None else f.p_value),
+        format_calls(f.calls_base, f.calls_head),
+    ]
+    if confirmed_col:
+        cells.append(_confirmed(f))
+    return "| " + " | ".join(cells) + " |"
+
+
+def _finding_table(fs: Sequence[Finding]) -> tuple[list[str], list[str]]:
+    confirmed_col = any(f.confirmed is not None for f in fs)
+    cols = ["Benchmark", "Op", "Base → Head", "Δ", "CI of Δ", "p", "Calls"]
+    if confirmed_col:
+        cols.append("Re-run")
+    head = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    return head, [_finding_row(f, confirmed_col=confirmed_col) for f in fs]
+
+
+def attribution_markdown(f: Finding, *, max_ops: int = 3) -> str | None:
+    """One markdown sentence: which ops explain a workload total's change (None if none).
+
+    ```rmsnorm.naive 4x512 bfloat16`` **+18.2 %**: ``aten::mul`` explains 79 % (2.35 ms →
+    2.95 ms, 3 → 4 calls); ``aten::add`` 15 % (...).``
+    """
+    return attribution_sentence(f, code=md_code, strong=lambda s: f"**{s}**", max_ops=max_ops)
+
+
+# ------------------------------------------------------------------------- sections
+
+
+def _links_line(doc: FindingsDocument, report_url: str | None) -> str:
+    links: list[str] = []
+    named = (
+        ("History", doc.links.get("history_url")),
+        ("Full report", report_url),
+        ("Base trace", doc.base.trace_url if doc.base else None),
+        ("Head trace", doc.head.trace_url if doc.head else None),
+    )
+    for name, url in named:
+        safe = safe_url(url)
+        if safe:
+            links.append(f"[{name}]({safe})")
+    for key in sorted(doc.links):
+        if key in ("history_url", "report_url"):
+            continue
+        safe = safe_url(doc.links[key])
+        if safe:
+            links.append(f"[{md_text(key.removesuffix('_url').replace('_', ' '))}]({safe})")
+    return " · ".join(links)
+
+
+def _side(ref: RunRef | None, word: str) -> str:
+    if ref is None:
+        return ""
+    text = f"{word} {md_code(ref.commit[:10])}"
+    if ref.label:
+        text += f" ({md_code(ref.label, max_len=60)})"
+    return text
+
+
+def _context_line(d: Digest) -> str:
+    doc = d.doc
+    bits = []
+    if doc.mode == "compare" and (doc.base or doc.head):
+        bits.append(" → ".join(b for b in (_side(doc.base, "Base"), _side(doc.head, "head")) if b))
+    elif doc.head:
+        bits.append(_side(doc.head, "Latest"))
+    bits.append(f"machine {md_code(d.machine, max_len=60)}")
+    fp = doc.head.fingerprint if doc.head else {}
+    backend = fp.get("backend")
+    if backend and backend != "none":
+        text = f"backend {md_code(backend, max_len=20)}"
+        if backend == "cpu":
+            text += " (device time = CPU self time)"
+        bits.append(text)
+    return " · ".join(b for b in bits if b)
+
+
+def _icon(d: Digest) -> str:
+    if d.has_regressions:
+        return ":red_circle:"
+    if d.failed or d.noisy or d.doc.load_errors:
+        return ":yellow_circle:"
+    if d.improvements or d.change_improvements:
+        return ":green_circle:"
+    return ":white_check_mark:"
+
+
+def _chart(d: Digest, history: Mapping[str, Sequence[float]] | None) -> list[str]:
+    worst = d.worst
+    if not history or worst is None:
+        return []
+    values = [v for v in history.get(worst.series.label, ()) if math.isfinite(v)][-40:]
+    if len(values) < 2:
+        return []
+    unit = worst.unit
+    if unit.lower() in TIME_UNITS:
+        factor, suffix = pick_time_scale(max(abs(v) for v in values) or 1.0)
+    else:
+        factor, suffix = 1.0, unit
+    label = mermaid_label(f"{worst.series.label} · {suffix}")
+    nums = ", ".join(f"{v / factor:.4g}" for v in values)
+    return [
+        f"**History of {md_code(worst.series.label)}** (oldest → newest):",
+        "",
+        "```mermaid",
+        "xychart-beta",
+        f'    title "{label}"',
+        f'    x-axis "commit" 1 --> {len(values)}',
+        f'    y-axis "{mermaid_label(suffix)}"',
+        f"    line [{nums}]",
+        "```",
+    ]
+
+
+def _change_point_rows(cps: Sequence[ChangePoint]) -> tuple[list[str], list[str]]:
+    head = [
+        "| Benchmark | Op | Commits | Before → After | Δ | p | Environment |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    rows = []
+    for c in cps:
+        bench, op = _series_cells(c)
+        commits = f"{md_code(c.commit_before[:10])}…{md_code(c.commit_after[:10])}"
+        env = ", ".join(md_code(e.key, in_table=True, max_len=40) for e in c.env_changes)
+        rows.append(
+            f"| {bench} | {op} | {commits} | {format_pair(c.before, c.after, c.unit)} "
+            f"| **{format_delta_pct(c.ratio)}** | {format_p(c.p_value)} | {env} |"
+        )
+    return head, rows
+
+
+def _sections(
+    d: Digest,
+    *,
+    marker: str | None,
+    history: Mapping[str, Sequence[float]] | None,
+    report_url: str | None,
+    details: bool,
+    title: str,
+    level: int,
+) -> list[_Section]:
+    doc = d.doc
+    h2, h3 = "#" * level, "#" * (level + 1)
+    out: list[_Section] = []
+
+    top = [marker] if marker else []
+    top.append(f"{h2} {_icon(d)} {md_text(title)}: {md_text(d.headline, max_len=300)}")
+    top += ["", _context_line(d)]
+    if d.also:
+        top[-1] += f" · also {md_text(d.also)}"
+    out.append(_Section("headline", top))
+
+    if doc.mode == "compare":
+        if d.regressions:
+            head, rows = _finding_table(d.regressions)
+            out.append(_Section("regressions", [f"{h3} Regressions", "", *head], rows, rank=10))
+            attrib = [a for f in d.regressions if (a := attribution_markdown(f))]
+            if attrib:
+                out.append(
+                    _Section(
+                        "attribution",
+                        ["**Where the time went:**", ""],
+                        [f"- {a}" for a in attrib],
+                        rank=9,
+                    )
+                )
+        chart = _chart(d, history)
+        if chart:
+            out.append(_Section("chart", chart, rank=3))
+        if d.improvements:
+            head, rows = _finding_table(d.improvements)
+            out.append(_Section("improvements", [f"{h3} Improvements", "", *head], rows, rank=8))
+        if d.failed:
+            rows = [
+                f"- {md_code(f.series.label)}: "
+                f"{md_text(f.reason or 'benchmark failed', max_len=300)}"
+                for f in d.failed
+            ]
+            out.append(_Section("failed", [f"{h3} Failed", ""], rows, rank=8))
+    else:
+        for name, title_text, cps, rank in (
+            ("open", "Open regressions", d.open_regressions, 10),
+            ("fixed", "Regressions since fixed", d.closed_regressions, 6),
+            ("cp-improvements", "Improvements", d.change_improvements, 7),
+        ):
+            if cps:
+                head, rows = _change_point_rows(cps)
+                out.append(_Section(name, [f"{h3} {title_text}", "", *head], rows, rank=rank))
+        chart = _chart(d, history)
+        if chart:
+            out.append(_Section("chart", chart, rank=3))
+
+    noise_rows = []
+    for f in d.noisy:
+        noise = ", ".join(
+            f"{side} {v * 100:.0f} %"
+            for side, v in (("base", f.noise_base), ("head", f.noise_head))
+            if v is not None
+        )
+        why = md_text(f.reason, max_len=300) if f.reason else "too noisy for a verdict"
+        rows_text = f"- {md_code(f.series.label)}: {why}" + (
+            f" (IQR/median {noise})" if noise else ""
+        )
+        noise_rows.append(rows_text)
+    noise_rows += [f"- {md_code(s.label)}: {md_text(w, max_len=300)}" for s, w in d.warnings]
+    if noise_rows:
+        out.append(_Section("noise", [f"{h3} Noise warnings", ""], noise_rows, rank=5))
+
+    if d.env_changes:
+        head = [
+            f"{h3} Environment changes",
+            "",
+            "Base and head ran in different environments; a shift may come from these:"
+            if doc.mode == "compare"
+            else "The environment changed at these change points:",
+            "",
+            "| Key | Base | Head |",
+            "|---|---|---|",
+        ]
+        rows = [
+            f"| {md_code(e.key, in_table=True, max_len=40)} "
+            f"| {md_code(e.before or 'none', in_table=True)} "
+            f"| {md_code(e.after or 'none', in_table=True)} |"
+            for e in d.env_changes
+        ]
+        out.append(_Section("env", head, rows, rank=6))
+
+    ack_rows = []
+    for f in d.acknowledged:
+        ack_rows.append(
+            f"- {md_code(f.series.label)} {format_delta_pct(f.ratio)} ({f.verdict}): "
+            f"{md_text(f.acknowledged or '', max_len=300)}"
+        )
+    for c in d.acknowledged_changes:
+        ack_rows.append(
+            f"- {md_code(c.series.label)} {format_delta_pct(c.ratio)} ({c.kind} at "
+            f"{md_code(c.commit_after[:10])}): {md_text(c.acknowledged or '', max_len=300)}"
+        )
+    if ack_rows:
+        out.append(_Section("acks", [f"{h3} Acknowledged shifts", ""], ack_rows, rank=4))
+
+    if doc.load_errors:
+        rows = [f"- {md_text(e, max_len=300)}" for e in doc.load_errors]
+        out.append(
+            _Section("load-errors", [f"{h3} Results that could not be read", ""], rows, rank=7)
+        )
+
+    rest = [*d.new, *d.removed, *d.unchanged]
+    if details and rest:
+        summary = ", ".join(
+            f"{n} {word}"
+            for n, word in (
+                (len(d.unchanged), "unchanged"),
+                (len(d.new), "new"),
+                (len(d.removed), "removed"),
+            )
+            if n
+        )
+        head = [
+            f"<details><summary>{summary}</summary>",
+            "",
+            "| Benchmark | Op | Base → Head | Δ | Verdict |",
+            "|---|---|---|---|---|",
+        ]
+        rows = []
+        for f in rest:
+            bench, op = _series_cells(f)
+            rows.append(
+                f"| {bench} | {op} | {format_pair(f.base, f.head, f.unit)} "
+                f"| {format_delta_pct(f.ratio)} | {f.verdict} |"
+            )
+        out.append(_Section("details", head, rows, tail=["", "</details>"], rank=1))
+
+    if details and doc.settings:
+        rows = [
+            f"- {md_code(str(k), max_len=40)}: {md_code(_setting(doc.settings[k]), max_len=120)}"
+            for k in sorted(doc.settings, key=str)
+        ]
+        out.append(
+            _Section(
+                "settings",
+                ["<details><summary>Settings</summary>", ""],
+                rows,
+                tail=["", "</details>"],
+                rank=2,
+            )
+        )
+
+    footer = []
+    links = _links_line(doc, report_url)
+    if links:
+        footer.append(links)
+    footer.append(f"<sub>neuronasv {__version__}</sub>")
+    out.append(_Section("footer", ["\n\n".join(footer)]))
+    return out
+
+
+def _setting(value: object) -> str:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value))
+    return str(value)
+
+
+# --------------------------------------------------------------------------- budget
+
+
+def _join(sections: Sequence[_Section]) -> str:
+    return "\n\n".join(s.text() for s in sections) + "\n"
+
+
+def _fit(sections: list[_Section], max_chars: int, report_url: str | None) -> str:
+    """Drop rows (least important section first) until the text fits ``max_chars``."""
+    text = _join(sections)
+    if len(text) <= max_chars:
+        return text
+    where = f"the [full report]({report_url})" if report_url else "the full report"
+    for sec in sorted((s for s in sections if s.rank), key=lambda s: (s.rank, s.name)):
+        while sec.rows and len(text) > max_chars:
+            # Drop enough rows in one go, then re-measure (the note's length changes).
+            over = len(text) - max_chars
+            cut, n = 0, 0
+            while sec.rows and cut <= over:
+                cut += len(sec.rows.pop()) + 1
+                n += 1
+            sec.dropped += n
+            sec.note = f"_… {plural(sec.dropped, 'more row')} in {where}._"
+            text = _join(sections)
+        if len(text) <= max_chars:
+            return text
+        if not sec.rows:
+            # Nothing left to show but the heading: replace the section with one line.
+            sec.head = [
+                f"_{md_text(sec.name)}: {plural(sec.dropped, 'row')} omitted, see {where}._"
+            ]
+            sec.note, sec.tail = "", []
+            text = _join(sections)
+            if len(text) <= max_chars:
+                return text
+    # Only never-trimmed parts remain and they are still too long: cut hard (cannot happen
+    # with the built-in length caps unless max_chars is tiny).
+    return text[: max_chars - 1] + "\n"
+
+
+# --------------------------------------------------------------------------- public
+
+
+def render_markdown(
+    doc: FindingsDocument,
+    *,
+    history: Mapping[str, Sequence[float]] | None = None,
+    marker: str | None = None,
+    max_chars: int = COMMENT_MAX_CHARS,
+    report_url: str | None = None,
+    details: bool = True,
+    title: str = "neuronasv",
+    heading_level: int = 2,
+) -> str:
+    """Render a findings document as GitHub markdown (the engine under comment and summary).
+
+    Args:
+        doc: the findings document.
+        history: optional past values per series label (oldest first, ending with head);
+            the worst series gets a mermaid ``xychart-beta`` line chart when present.
+        marker: hidden first line (``None`` for none).
+        max_chars: character budget; rows are trimmed by section to fit.
+        report_url: link for "see the full report" (defaults to ``doc.links["report_url"]``).
+        details: include the collapsed unchanged list and settings.
+        title: word before the headline.
+        heading_level: markdown level of the headline (2 → ``##``).
+
+    Returns:
+        The markdown text, ending with a newline, at most ``max_chars`` characters.
+    """
+    d = digest(doc)
+    url = safe_url(report_url or doc.links.get("report_url"))
+    sections = _sections(
+        d,
+        marker=marker,
+        history=history,
+        report_url=url,
+        details=details,
+        title=title,
+        level=heading_level,
+    )
+    return _fit(sections, max_chars, url)
+
+
+def render_comment(
+    doc: FindingsDocument,
+    *,
+    history: Mapping[str, Sequence[float]] | None = None,
+    marker: str = MARKER,
+    max_chars: int = COMMENT_MAX_CHARS,
+    report_url: str | None = None,
+) -> str:
+    """The sticky PR comment: hidden ``marker`` first, at most ``max_chars`` characters.
+
+    Args:
+        doc: the findings document (compare mode; history mode renders change points).
+        history: optional ``{series label: [values oldest → head]}`` for the worst series'
+            chart (values in the finding's unit, e.g. seconds).
+        marker: hidden marker (see :func:`comment_marker`).
+        max_chars: budget (GitHub's hard limit is 65,536).
+        report_url: where the untrimmed report lives (job summary, Pages); defaults to
+            ``doc.links["report_url"]``.
+    """
+    return render_markdown(
+        doc, history=history, marker=marker, max_chars=max_chars, report_url=report_url
+    )
+
+
+def render_comment_trimmed(
+    doc: FindingsDocument,
+    *,
+    marker: str = MARKER,
+    max_chars: int = TRIMMED_MAX_CHARS,
+    report_url: str | None = None,
+) -> str:
+    """The short form sent when GitHub rejects the full comment (422 "body is too long").
+
+    No chart, no collapsed lists, a smaller budget; headline, regressions and links stay.
+    """
+    return render_markdown(
+        doc, marker=marker, max_chars=max_chars, report_url=report_url, details=False
+    )
