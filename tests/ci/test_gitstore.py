@@ -282,3 +282,63 @@ def test_credentials_are_redacted_from_errors(tmp_path: Path) -> None:
     with pytest.raises(StoreError) as info:
         s.write({"m/aaaaaaaa-py.json": b"x"}, "x")
     assert "s3cr3t-token" not in str(info.value)
+
+
+def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None,
+            stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    import sys
+
+    full = {**os.environ, **GIT_ENV, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "neuronasv", "store", *args], cwd=cwd,
+                          env=full, input=stdin, capture_output=True, text=True, check=False)
+
+
+def test_store_cli_push_pull_missing(tmp_path: Path, remote: Path) -> None:
+    work = clone(remote, tmp_path / "work")
+    results = tmp_path / "results"
+    (results / "m1").mkdir(parents=True)
+    (results / "benchmarks.json").write_text("{}")
+    (results / "m1" / "machine.json").write_text('{"machine": "m1"}')
+    (results / "m1" / "abcdef12-existing-py.json").write_text('{"r": 1}')
+    (results / "m1" / "abcdef12-existing-py.neuronasv").write_text('{"s": 1}')
+
+    r = run_cli("push", "--remote", str(remote), "--results-dir", str(results), cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("stored: 4 files on benchmark-results at ")
+    r = run_cli("push", "--remote", str(remote), "--results-dir", str(results), cwd=work)
+    assert r.returncode == 0 and r.stdout.startswith("already stored (no change): 4 files")
+
+    out = tmp_path / "pulled"
+    r = run_cli("pull", "--remote", str(remote), "--out", str(out), cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"pulled 4 files from benchmark-results into {out}\n"
+    assert (out / "m1" / "abcdef12-existing-py.json").read_text() == '{"r": 1}'
+
+    have, lack = "abcdef12" + "0" * 32, "12345678" + "0" * 32
+    r = run_cli("missing", "--remote", str(remote), "--machine", "m1", cwd=work,
+                stdin=f"{have}\n{lack}\n")
+    assert r.returncode == 0 and r.stdout == f"{lack}\n"
+
+    r = run_cli("push", "--remote", str(remote), "--results-dir", str(tmp_path / "nope"),
+                cwd=work)
+    assert r.returncode == 7 and "does not exist" in r.stderr
+
+
+def test_token_env_goes_to_git_config_env_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    import base64
+
+    from neuronasv.commands.store import token_git_env
+    from neuronasv.errors import UsageError
+
+    monkeypatch.setenv("MY_TOKEN", "ghs_secret")
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "2")
+    monkeypatch.setenv("GITHUB_SERVER_URL", "https://ghe.example.invalid/")
+    env = token_git_env("MY_TOKEN")
+    assert env["GIT_CONFIG_COUNT"] == "3"
+    assert env["GIT_CONFIG_KEY_2"] == "http.https://ghe.example.invalid/.extraheader"
+    value = env["GIT_CONFIG_VALUE_2"]
+    assert value.startswith("AUTHORIZATION: basic ") and "ghs_secret" not in value
+    assert base64.b64decode(value.split()[-1]) == b"x-access-token:ghs_secret"
+    monkeypatch.delenv("MY_TOKEN")
+    with pytest.raises(UsageError, match="MY_TOKEN"):
+        token_git_env("MY_TOKEN")

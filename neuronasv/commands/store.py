@@ -1,0 +1,145 @@
+"""``neuronasv store``: move results between a local asv results folder and the results branch.
+
+    neuronasv store push [--results-dir DIR] [--machine M] [--commit HASH ...]
+    neuronasv store pull [--out DIR] [--machine M]
+    neuronasv store missing --machine M [COMMIT ...]      (commits with no stored result)
+    neuronasv store list
+
+Common options: ``--repo`` (a git checkout used for objects; untouched), ``--remote``
+(name or URL, default ``origin``), ``--branch`` (default ``benchmark-results``) and
+``--token-env VAR``: take a token from that environment variable and hand it to git as an
+HTTP header through ``GIT_CONFIG_*`` variables, so it never lands in ``.git/config`` (the
+workflows check out with ``persist-credentials: false``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import sys
+from pathlib import Path
+
+from neuronasv.errors import StoreError, UsageError
+from neuronasv.store.gitstore import DEFAULT_BRANCH, ResultsStore, collect_result_files
+
+DEFAULT_RESULTS_DIR = ".asv/results"
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "store",
+        help="push results to / pull results from the results branch",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--repo", default=".", help="git checkout to work from (default: .)")
+    common.add_argument("--remote", default="origin", help="remote name or URL (default: origin)")
+    common.add_argument("--branch", default=DEFAULT_BRANCH,
+                        help=f"results branch (default: {DEFAULT_BRANCH})")
+    common.add_argument("--token-env", metavar="VAR",
+                        help="environment variable holding a token for HTTPS git (CI)")
+    common.add_argument("--max-attempts", type=int, default=8,
+                        help="push attempts before giving up (default: 8)")
+    sub = p.add_subparsers(dest="store_command", metavar="ACTION", required=True)
+
+    push = sub.add_parser("push", parents=[common], help="store local results on the branch")
+    push.add_argument("--results-dir", help="asv results folder (default: from asv.conf.json)")
+    push.add_argument("--machine", help="only this machine's results")
+    push.add_argument("--commit", action="append", default=[], metavar="HASH",
+                      help="only results of this commit (repeatable)")
+    push.add_argument("--message", help="commit message on the results branch")
+
+    pull = sub.add_parser("pull", parents=[common], help="copy the branch's results locally")
+    pull.add_argument("--out", help="destination results folder (default: from asv.conf.json)")
+    pull.add_argument("--machine", help="only this machine's results")
+
+    missing = sub.add_parser("missing", parents=[common],
+                             help="print the given commits that have no stored result")
+    missing.add_argument("--machine", required=True)
+    missing.add_argument("commits", nargs="*", metavar="COMMIT",
+                         help="full commit hashes (default: read from standard input)")
+
+    sub.add_parser("list", parents=[common], help="list the files on the branch")
+    p.set_defaults(func=run)
+
+
+def results_dir_from_config(start: str = ".") -> str:
+    """``results_dir`` of ``asv.conf.json`` in ``start`` (asv's default when absent)."""
+    conf = Path(start) / "asv.conf.json"
+    if conf.is_file():
+        try:
+            value = json.loads(_strip_comments(conf.read_text(encoding="utf-8"))).get("results_dir")
+        except (ValueError, AttributeError):
+            value = None
+        if isinstance(value, str) and value:
+            return str(Path(start) / value)
+    return str(Path(start) / DEFAULT_RESULTS_DIR)
+
+
+def _strip_comments(text: str) -> str:
+    """asv.conf.json may hold ``//`` comment lines; JSON does not."""
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
+
+
+def token_git_env(var: str) -> dict[str, str]:
+    """``GIT_CONFIG_*`` entries that send ``$var`` as GitHub's basic-auth header.
+
+    The same mechanism actions/checkout uses (``http.<server>/.extraheader``), but only in
+    the environment of our own git processes.
+    """
+    token = os.environ.get(var, "")
+    if not token:
+        raise UsageError(f"--token-env {var}: the variable is empty or not set")
+    server = os.environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    n = int(os.environ.get("GIT_CONFIG_COUNT", "0") or 0)
+    return {
+        "GIT_CONFIG_COUNT": str(n + 1),
+        f"GIT_CONFIG_KEY_{n}": f"http.{server}/.extraheader",
+        f"GIT_CONFIG_VALUE_{n}": f"AUTHORIZATION: basic {basic}",
+    }
+
+
+def _store(args: argparse.Namespace) -> ResultsStore:
+    env = token_git_env(args.token_env) if args.token_env else {}
+    return ResultsStore(args.repo, remote=args.remote, branch=args.branch, env=env,
+                        max_attempts=args.max_attempts)
+
+
+def run(args: argparse.Namespace) -> int:
+    action = args.store_command
+    if action == "push":
+        results_dir = args.results_dir or results_dir_from_config(args.repo)
+        files = collect_result_files(results_dir, machine=args.machine, commits=args.commit)
+        if not any(p.endswith((".json", ".neuronasv")) and "/" in p and
+                   not p.endswith("/machine.json") for p in files):
+            raise StoreError(f"no result files to push under {results_dir}"
+                             + (f" for machine {args.machine}" if args.machine else ""),
+                             hint="run `neuronasv run` first, or check --results-dir")
+        machines = sorted({p.split("/", 1)[0] for p in files if "/" in p})
+        message = args.message or (
+            f"neuronasv: {len(files)} result files from {', '.join(machines)}"
+        )
+        rep = _store(args).write(files, message)
+        state = "stored" if rep.changed else "already stored (no change)"
+        print(f"{state}: {len(rep.files)} files on {args.branch} at {rep.commit[:12]}"
+              f" after {rep.attempts} attempt(s)")
+        return 0
+    if action == "pull":
+        out = args.out or results_dir_from_config(args.repo)
+        written = _store(args).pull(out, machine=args.machine)
+        print(f"pulled {len(written)} files from {args.branch} into {out}")
+        return 0
+    if action == "missing":
+        commits = args.commits or sys.stdin.read().split()
+        for c in _store(args).missing_commits(commits, args.machine):
+            print(c)
+        return 0
+    if action == "list":
+        for path in _store(args).list_files():
+            print(path)
+        return 0
+    raise UsageError(f"unknown store action {action!r}")
