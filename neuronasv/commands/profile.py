@@ -1,0 +1,251 @@
+"""``neuronasv profile``: the seed's study — an op table per workload, sorted by device time.
+
+Progress goes to stderr; the tables and the comparison line go to stdout; ``--json`` writes
+a :class:`neuronasv.model.ProfileDocument` (with the environment fingerprint).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from neuronasv.errors import UsageError
+from neuronasv.model.profile import ProfileDocument, WorkloadProfile
+
+__all__ = ["DEFAULT_VARIANTS", "add_parser", "comparison_line", "render_profile", "run"]
+
+DEFAULT_VARIANTS: tuple[str, ...] = ("naive", "fused", "compiled")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "profile",
+        help="profile workloads: device time per op (RMSNorm variants by default)",
+        description=(
+            "Run workloads under torch.profiler and print, per workload, an op table sorted"
+            " by self device time, then compare them. On the CPU backend device time is the"
+            " ops' self CPU time."
+        ),
+    )
+    p.add_argument("--backend", default="auto", help="auto (default), cpu, cuda or neuron")
+    p.add_argument(
+        "--variant",
+        action="append",
+        choices=DEFAULT_VARIANTS,
+        help="RMSNorm variant (repeatable; default: all three)",
+    )
+    p.add_argument(
+        "--workload",
+        action="append",
+        metavar="NAME",
+        help="workload by registry name, e.g. rmsnorm.fused (repeatable; see --list)",
+    )
+    p.add_argument("--list", action="store_true", help="list registered workloads and exit")
+    p.add_argument("--shape", default=None, help="shape, e.g. 4x512 (default: the workload's)")
+    p.add_argument("--dtype", default="bfloat16", help="dtype (default bfloat16)")
+    p.add_argument("--samples", type=int, default=10, help="samples (profiler cycles), default 10")
+    p.add_argument(
+        "--active", type=int, default=1, help="iterations averaged per sample (default 1)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="input seed (default 0)")
+    p.add_argument("--json", metavar="FILE", help="write the profile document (JSON) here")
+    p.add_argument("--trace-dir", metavar="DIR", help="export traces here (one per workload)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.set_defaults(func=run)
+    return p
+
+
+def _selected(args: argparse.Namespace) -> list[str]:
+    names: list[str] = list(args.workload or [])
+    names += [f"rmsnorm.{v}" for v in (args.variant or [])]
+    if not names:
+        names = [f"rmsnorm.{v}" for v in DEFAULT_VARIANTS]
+    seen: list[str] = []
+    for n in names:
+        if n not in seen:
+            seen.append(n)
+    return seen
+
+
+def _safe(text: str) -> str:
+    """Op names come from the profiler (and user code): show control characters escaped."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(text))
+
+
+def _median(values: Sequence[float]) -> float:
+    from neuronasv.measure.profiling import _median as med
+
+    return med(values)
+
+
+def _fmt_us(us: float) -> str:
+    if us >= 1000:
+        return f"{us / 1000:.3f} ms"
+    return f"{us:.2f} µs"
+
+
+def render_profile(profile: WorkloadProfile, console: Any) -> None:
+    """Print one workload's op table (rich) to ``console``."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from neuronasv.measure.profiling import spread
+
+    n = len(profile.device_time_us)
+    total = _median(profile.device_time_us)
+    what = (
+        "self CPU time (CPU backend: the CPU is the device)"
+        if profile.device_time_is_cpu
+        else "self device time"
+    )
+    title = Text(
+        f"{_safe(profile.name)} [{profile.shape}, {profile.dtype}] on {profile.backend}: "
+        f"{_fmt_us(total)} per iteration (median of {n} samples, IQR/median "
+        f"{spread(profile.device_time_us):.0%})"
+    )
+    table = Table(title=title, title_justify="left", caption=f"device time = {what}; per iteration"
+                  f" ({profile.iterations_per_sample} per sample)", caption_justify="left")
+    table.add_column("op", overflow="fold")
+    table.add_column("calls/iter", justify="right")
+    table.add_column("self device" if not profile.device_time_is_cpu else "self device (=CPU)",
+                     justify="right")
+    table.add_column("%", justify="right")
+    table.add_column("per call", justify="right")
+    table.add_column("IQR/median", justify="right")
+    table.add_column("self CPU", justify="right")
+    for op in profile.ops:
+        dev = _median(op.self_device_time_us)
+        share = dev / total if total else 0.0
+        per_call = dev / op.calls_per_iter if op.calls_per_iter else dev
+        table.add_row(
+            Text(_safe(op.op)),
+            f"{op.calls_per_iter:g}",
+            _fmt_us(dev),
+            f"{share:.1%}",
+            _fmt_us(per_call),
+            f"{spread(op.self_device_time_us):.0%}",
+            _fmt_us(_median(op.self_cpu_time_us)),
+        )
+    console.print(table)
+    for w in profile.warnings:
+        console.print(Text(f"warning: {_safe(w)}"))
+    for t in profile.trace_files:
+        console.print(Text(f"trace: {_safe(t)}"))
+
+
+def comparison_line(profiles: Sequence[WorkloadProfile]) -> str | None:
+    """``"rmsnorm.fused is 2.10x faster than rmsnorm.naive; rmsnorm.compiled 1.40x slower"``.
+
+    The first profile is the baseline; ratios are of median device time per iteration.
+    """
+    if len(profiles) < 2:
+        return None
+    base = profiles[0]
+    base_t = _median(base.device_time_us)
+    parts = []
+    for i, p in enumerate(profiles[1:]):
+        t = _median(p.device_time_us)
+        if t <= 0 or base_t <= 0:
+            continue
+        ratio = base_t / t
+        word = "faster" if ratio >= 1 else "slower"
+        factor = ratio if ratio >= 1 else 1 / ratio
+        if i == 0:
+            parts.append(f"{p.name} is {factor:.2f}x {word} than {base.name}")
+        else:
+            parts.append(f"{p.name} {factor:.2f}x {word}")
+    if not parts:
+        return None
+    unit = " (CPU self time)" if base.device_time_is_cpu else " (device time)"
+    return "; ".join(parts) + unit
+
+
+def _write_json(path: str, doc: ProfileDocument) -> None:
+    text = doc.dumps()
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from neuronasv.measure import backends, workloads
+    from neuronasv.measure.fingerprint import collect_fingerprint
+    from neuronasv.measure.profiling import profile_workload
+
+    console = Console(
+        highlight=False, width=None if sys.stdout.isatty() else 120, soft_wrap=False
+    )
+    if args.list:
+        for w in workloads.all_workloads():
+            console.print(_list_line(w.name, w.description, w.default_shape))
+        return 0
+    if args.samples < 1:
+        raise UsageError(f"--samples must be at least 1, got {args.samples}")
+    if args.active < 1:
+        raise UsageError(f"--active must be at least 1, got {args.active}")
+    selected = [workloads.get(n) for n in _selected(args)]
+    workloads.parse_dtype(args.dtype)
+    if args.shape is not None:
+        workloads.parse_shape(args.shape)
+    backend = backends.get_backend(args.backend)
+
+    def progress(msg: str) -> None:
+        if not args.quiet:
+            print(f"  {msg}", file=sys.stderr, flush=True)
+
+    if backend.device_time_is_cpu:
+        header = f"backend: {backend.name} — device time = self CPU time (the CPU is the device)"
+    else:
+        header = (
+            f"backend: {backend.name} ({backend.device}) — device time from the profiler's"
+            " device activity"
+        )
+    console.print(header)
+    profiles: list[WorkloadProfile] = []
+    for w in selected:
+        reason = w.skip_reason(backend)
+        if reason:
+            console.print(f"skipped {w.name}: {_safe(reason)}")
+            continue
+        prof = profile_workload(
+            w,
+            backend,
+            shape=args.shape or w.default_shape,
+            dtype=args.dtype,
+            samples=args.samples,
+            active=args.active,
+            seed=args.seed,
+            trace_dir=args.trace_dir,
+            progress=progress,
+        )
+        profiles.append(prof)
+        console.print()
+        render_profile(prof, console)
+    line = comparison_line(profiles)
+    if line:
+        console.print()
+        console.print(line)
+    if args.json:
+        doc = ProfileDocument(
+            backend=backend.name,
+            workloads=tuple(profiles),
+            fingerprint=collect_fingerprint(backend),
+            created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        )
+        _write_json(args.json, doc)
+        print(f"wrote {args.json}", file=sys.stderr)
+    return 0
+
+
+def _list_line(name: str, description: str, shape: str) -> Any:
+    """One ``--list`` line as rich Text (no markup interpretation)."""
+    from rich.text import Text
+
+    return Text(f"{name:<22} {shape:<12} {description}")

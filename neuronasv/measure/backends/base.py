@@ -1,0 +1,72 @@
+"""What every backend tells the profiler: device, activities, sync, profiler config."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from torch.profiler import ProfilerActivity
+
+__all__ = ["Backend", "TraceHook"]
+
+#: ``on_trace_ready`` callable: receives the ``torch.profiler.profile`` object.
+TraceHook = Callable[[Any], None]
+
+
+class Backend(ABC):
+    """One place torch code can run and be profiled.
+
+    Attributes:
+        name: ``"cpu"``, ``"cuda"`` or ``"neuron"``.
+        device: torch device string the workload's tensors go to.
+        device_time_is_cpu: True when there is no separate device clock and "device time"
+            is the ops' self CPU time (the CPU backend). Every output says so.
+        min_warmup: iterations to run before profiling (compile, caches, NEFF loading).
+    """
+
+    name: str = ""
+    device: str = "cpu"
+    device_time_is_cpu: bool = False
+    min_warmup: int = 3
+
+    @abstractmethod
+    def activities(self) -> list[ProfilerActivity]:
+        """``torch.profiler.ProfilerActivity`` values to record."""
+
+    @abstractmethod
+    def synchronize(self) -> None:
+        """Wait until the device has finished all queued work."""
+
+    def profiler_kwargs(self, trace_dir: str | None) -> dict[str, Any]:
+        """Extra keyword arguments for ``torch.profiler.profile``.
+
+        May contain ``on_trace_ready`` (a backend's own trace exporter): the profiling core
+        calls it from its per-cycle handler instead of passing it on. ``trace_dir`` is the
+        folder for this workload's backend-specific trace files (None = none wanted).
+        """
+        return {}
+
+    @abstractmethod
+    def describe(self) -> dict[str, str]:
+        """Versions and device facts for the environment fingerprint (strings only)."""
+
+    @abstractmethod
+    def is_available(self) -> bool:
+        """True when this backend can run here."""
+
+    def unavailable_reason(self) -> str | None:
+        """Why :meth:`is_available` is False (None when available)."""
+        return None
+
+    def install_hint(self) -> str | None:
+        """What to install or do to make this backend available (None when available)."""
+        return None
+
+    def capture_hint(self) -> str | None:
+        """What to check when a capture shows no device time (for the CaptureError hint)."""
+        return None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} device={self.device!r}>"

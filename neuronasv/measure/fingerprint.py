@@ -1,0 +1,120 @@
+"""The environment fingerprint stored with every profile: what could change a timing.
+
+Keys are fixed (``FINGERPRINT_KEYS``) so the analysis can name what changed between two
+runs ("torch 2.13.0 -> 2.14.0"); a value is ``"none"`` when the thing is absent.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from neuronasv.measure.backends.base import Backend
+
+__all__ = ["FINGERPRINT_KEYS", "NONE", "collect_fingerprint"]
+
+FINGERPRINT_KEYS: tuple[str, ...] = (
+    "backend",
+    "python",
+    "torch",
+    "torch_neuronx",
+    "neuronx_cc",
+    "cuda",
+    "driver",
+    "device_model",
+    "cpu_model",
+    "platform",
+)
+NONE = "none"
+
+Runner = Callable[[list[str]], str | None]
+
+
+def _run(cmd: list[str]) -> str | None:
+    """First line of a command's stdout, or None (missing tool, error, timeout)."""
+    if shutil.which(cmd[0]) is None:
+        return None
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    line = out.stdout.strip().splitlines()
+    return line[0].strip() if line else None
+
+
+def _dist_version(*names: str) -> str:
+    for name in names:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return NONE
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if line.lower().startswith(("model name", "hardware")):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or NONE
+
+
+def _instance_type() -> str | None:
+    # EC2 (Trainium hosts) exposes the instance type as the DMI product name.
+    try:
+        text = Path("/sys/devices/virtual/dmi/id/product_name").read_text().strip()
+    except OSError:
+        return None
+    return text or None
+
+
+def _neuron_driver() -> str | None:
+    try:
+        text = Path("/sys/module/neuron/version").read_text().strip()
+    except OSError:
+        return None
+    return text or None
+
+
+def collect_fingerprint(backend: Backend, *, run: Runner = _run) -> dict[str, str]:
+    """Versions and hardware facts for ``backend``'s environment.
+
+    Args:
+        backend: the backend the profile ran on.
+        run: command runner returning the first stdout line or None (injected in tests).
+
+    Returns:
+        A dict with exactly :data:`FINGERPRINT_KEYS`; absent things read ``"none"``.
+    """
+    import torch
+
+    described = backend.describe()
+    cpu_model = _cpu_model()
+    fp = dict.fromkeys(FINGERPRINT_KEYS, NONE)
+    fp["backend"] = backend.name
+    fp["python"] = platform.python_version()
+    fp["torch"] = str(torch.__version__)
+    fp["torch_neuronx"] = _dist_version("torch-neuronx", "torch_neuronx")
+    fp["neuronx_cc"] = _dist_version("neuronx-cc", "neuronx_cc")
+    fp["cuda"] = str(torch.version.cuda) if torch.version.cuda else NONE
+    fp["cpu_model"] = cpu_model
+    fp["platform"] = platform.platform()
+    if backend.name == "cuda":
+        query = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
+        fp["driver"] = run(query) or NONE
+        fp["device_model"] = described.get("device_model", NONE)
+    elif backend.name == "neuron":
+        fp["torch_neuronx"] = described.get("torch_neuronx", fp["torch_neuronx"])
+        fp["driver"] = _neuron_driver() or NONE
+        fp["device_model"] = _instance_type() or "neuron"
+    else:
+        fp["device_model"] = cpu_model
+    return {k: (str(v).strip() or NONE) for k, v in fp.items()}

@@ -1,0 +1,509 @@
+"""Run a workload under ``torch.profiler`` and turn ``key_averages()`` into device time.
+
+One *sample* is one profiler cycle of the seed's schedule — ``wait=2, warmup=1,
+active=K`` — repeated N times; ``on_trace_ready`` fires once per cycle with only that
+cycle's events, and each sample is that cycle's time divided by its K active iterations
+(so every figure is "per iteration"). The device is synchronised before every
+``prof.step()`` so the tracer never closes a cycle while work is still queued.
+
+How device time is read (all µs, from ``key_averages()`` entries):
+
+- **Per op** = the entry's ``self_device_time_total`` (self, so nested ops never count
+  twice: ``aten::linear`` does not also own its ``aten::addmm`` kernel), over host-side
+  (``DeviceType.CPU``) entries, which carry the kernels they launched. Profiler bookkeeping
+  (``ProfilerStep*``, ``profiler::*``, ``[memory]``) is not an op.
+- **Per workload** = the sum of the op rows. Kernels that no kept op launched (e.g. from
+  inside ``ProfilerStep*`` itself) go to one extra row, :data:`UNATTRIBUTED_OP`, so the rows
+  still add up to torch's own device total (device-type, non-annotation entries plus
+  legacy host entries: the rule of ``EventList.table``).
+- **CPU backend**: there is no device clock; "device time" is each op's
+  ``self_cpu_time_total`` and the result says ``device_time_is_cpu=True``.
+
+An accelerator sample with zero device time, or a cycle with no events, is a failed
+capture and raises :class:`neuronasv.errors.CaptureError` naming the workload — never a
+result that looks like a speed-up.
+
+Op names are normalised (:func:`normalize_op_name`) so compiled graphs keep one identity
+across runs and commits (``## Call CompiledFxGraph <hash> ##`` -> ``## Call
+CompiledFxGraph``).
+
+Kineto prints ``USDT ... profiler_start/stop`` lines on file descriptor 2 at every cycle;
+:func:`quiet_kineto_stderr` captures fd 2 around profiler start/step/stop and passes on
+everything except those lines, so real errors still reach the user.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+import sys
+import tempfile
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from neuronasv.errors import BackendUnavailable, CaptureError, UsageError
+from neuronasv.measure.backends.base import Backend
+from neuronasv.measure.workloads import Workload, dtype_name, parse_dtype, parse_shape, shape_label
+from neuronasv.model.profile import OpProfile, WorkloadProfile
+
+__all__ = [
+    "BOOKKEEPING_PREFIXES",
+    "NOISE_THRESHOLD",
+    "UNATTRIBUTED_OP",
+    "CycleStats",
+    "OpSample",
+    "extract_cycle",
+    "is_bookkeeping",
+    "normalize_op_name",
+    "op_input_shapes",
+    "profile_workload",
+    "quiet_kineto_stderr",
+    "spread",
+    "summarize_cycles",
+    "trace_file_stem",
+]
+
+#: Rows that are profiler bookkeeping, not work.
+BOOKKEEPING_PREFIXES: tuple[str, ...] = (
+    "ProfilerStep",
+    "profiler::",
+    "[memory]",
+    "[OutOfMemory]",
+)
+#: Row for device time whose launching op was not kept (see module docstring).
+UNATTRIBUTED_OP = "[unattributed device time]"
+#: IQR/median above which a series is flagged noisy (torch.utils.benchmark uses 10 %).
+NOISE_THRESHOLD = 0.10
+# Below this, device time that no op claims is rounding, not a kernel.
+_UNATTRIBUTED_EPS_US = 1e-3
+
+_WAIT = 2
+_WARMUP = 1
+
+_COMPILED_FX_RE = re.compile(r"^## Call CompiledFxGraph\s+\S+(\s+##)?\s*$")
+# Inductor/FX cache keys: long lowercase base32/hex tokens with at least one digit.
+_HASH_TOKEN_RE = re.compile(r"\b(?=[a-z0-9]*[0-9])(?=[a-z0-9]*[a-z])[a-z0-9]{32,}\b")
+_ADDRESS_RE = re.compile(r"0x[0-9a-fA-F]{6,}")
+_KINETO_NOISE_RE = re.compile(
+    r"^(USDT:.*profiler_(start|stop)\b|STAGE:.*ActivityProfilerController|"
+    r"\[W[0-9 :.]*CPUAllocator)"
+)
+_CYCLE_WARNING = ".*Profiler clears events at the end of each cycle"
+
+
+def normalize_op_name(name: str) -> str:
+    """A stable identity for a profiler row name.
+
+    Strips what changes between runs and commits but not the work: the FX graph hash of
+    ``## Call CompiledFxGraph <hash> ##``, other long hash tokens, and memory addresses.
+    ``Torch-Compiled Region: 0/0`` is kept as is (frame/recompile ids are stable for a
+    given program).
+    """
+    text = str(name).strip()
+    if _COMPILED_FX_RE.match(text):
+        return "## Call CompiledFxGraph"
+    text = _HASH_TOKEN_RE.sub("<hash>", text)
+    return _ADDRESS_RE.sub("0x?", text)
+
+
+def is_bookkeeping(name: str) -> bool:
+    """True for profiler rows that are not work (``ProfilerStep*`` and friends)."""
+    return name.startswith(BOOKKEEPING_PREFIXES)
+
+
+@dataclass(frozen=True)
+class OpSample:
+    """One op's totals within one profiler cycle (µs, summed over the active iterations)."""
+
+    self_device_us: float
+    self_cpu_us: float
+    count: int
+
+
+@dataclass(frozen=True)
+class CycleStats:
+    """One cycle's ops (normalised names) and its device total (µs, whole cycle)."""
+
+    ops: dict[str, OpSample]
+    device_time_us: float
+
+
+def _device_kind(entry: Any) -> str:
+    """``"cpu"`` for host-side rows, ``"device"`` for kernel rows, by ``device_type``."""
+    dtype = getattr(entry, "device_type", None)
+    kind = getattr(dtype, "name", str(dtype)) if dtype is not None else "CPU"
+    return "cpu" if kind.endswith("CPU") else "device"
+
+
+def extract_cycle(events: Iterable[Any], *, device_time_is_cpu: bool) -> CycleStats:
+    """Turn one cycle's ``key_averages()`` into per-op totals.
+
+    Args:
+        events: ``FunctionEventAvg`` entries (or ``FunctionEvent``: anything with ``key``,
+            ``count``, ``self_cpu_time_total``, ``self_device_time_total``,
+            ``device_type``).
+        device_time_is_cpu: read self CPU time as device time (CPU backend).
+    """
+    ops: dict[str, list[float]] = {}
+    torch_device_total = 0.0
+    for entry in events:
+        key = str(entry.key)
+        self_cpu = float(entry.self_cpu_time_total or 0.0)
+        self_dev = float(entry.self_device_time_total or 0.0)
+        if _device_kind(entry) == "device":
+            # A kernel row: the same time is already on the host op that launched it.
+            if not getattr(entry, "is_user_annotation", False):
+                torch_device_total += self_dev
+            continue
+        if getattr(entry, "is_legacy", False):
+            torch_device_total += self_dev
+        if is_bookkeeping(key):
+            continue
+        name = normalize_op_name(key)
+        acc = ops.setdefault(name, [0.0, 0.0, 0.0])
+        acc[0] += self_cpu if device_time_is_cpu else self_dev
+        acc[1] += self_cpu
+        acc[2] += int(entry.count)
+    samples = {
+        name: OpSample(self_device_us=v[0], self_cpu_us=v[1], count=int(v[2]))
+        for name, v in ops.items()
+    }
+    attributed = sum(s.self_device_us for s in samples.values())
+    if not device_time_is_cpu and torch_device_total - attributed > _UNATTRIBUTED_EPS_US:
+        samples[UNATTRIBUTED_OP] = OpSample(
+            self_device_us=torch_device_total - attributed, self_cpu_us=0.0, count=0
+        )
+        attributed = torch_device_total
+    return CycleStats(ops=samples, device_time_us=attributed)
+
+
+def _quantile(sorted_values: Sequence[float], q: float) -> float:
+    pos = (len(sorted_values) - 1) * q
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def spread(values: Sequence[float]) -> float:
+    """IQR / median (linear quantiles); 0.0 for fewer than 2 values or a zero median."""
+    if len(values) < 2:
+        return 0.0
+    s = sorted(values)
+    median = _quantile(s, 0.5)
+    if median == 0:
+        return 0.0
+    return (_quantile(s, 0.75) - _quantile(s, 0.25)) / abs(median)
+
+
+def _median(values: Sequence[float]) -> float:
+    return _quantile(sorted(values), 0.5) if values else 0.0
+
+
+def summarize_cycles(
+    name: str,
+    backend: str,
+    shape: str,
+    dtype: str,
+    cycles: Sequence[CycleStats],
+    *,
+    active: int,
+    device_time_is_cpu: bool,
+    trace_files: Sequence[str] = (),
+    capture_hint: str | None = None,
+) -> WorkloadProfile:
+    """Build the :class:`WorkloadProfile` from per-cycle stats (pure).
+
+    Raises:
+        CaptureError: no cycles, a cycle without events, or (on an accelerator) a sample
+            with zero device time.
+    """
+    where = f"{name} [{shape},{dtype}] on {backend}"
+    if not cycles:
+        raise CaptureError(f"{where}: the profiler delivered no samples (empty capture)")
+    for i, cycle in enumerate(cycles, 1):
+        if not cycle.ops:
+            raise CaptureError(
+                f"{where}: sample {i} of {len(cycles)} captured no events (empty capture)",
+                hint=capture_hint,
+            )
+        if cycle.device_time_us <= 0:
+            what = "self CPU time" if device_time_is_cpu else "device time"
+            raise CaptureError(
+                f"{where}: sample {i} of {len(cycles)} recorded no {what}; zero device time"
+                " is a failed capture, not a speed-up",
+                hint=capture_hint,
+            )
+    n = len(cycles)
+    totals = tuple(c.device_time_us / active for c in cycles)
+    names: list[str] = []
+    for cycle in cycles:
+        names.extend(op for op in cycle.ops if op not in names)
+    ops: list[OpProfile] = []
+    for op in names:
+        dev = tuple(c.ops[op].self_device_us / active if op in c.ops else 0.0 for c in cycles)
+        cpu = tuple(c.ops[op].self_cpu_us / active if op in c.ops else 0.0 for c in cycles)
+        if not device_time_is_cpu and not any(dev):
+            continue  # host-only rows (runtime calls, allocations) have no device time
+        count = sum(c.ops[op].count for c in cycles if op in c.ops)
+        ops.append(
+            OpProfile(
+                op=op,
+                calls_per_iter=count / (n * active),
+                self_device_time_us=dev,
+                self_cpu_time_us=cpu,
+            )
+        )
+    ops.sort(key=lambda o: (-sum(o.self_device_time_us), o.op))
+    warnings_out: list[str] = []
+    total_spread = spread(totals)
+    if total_spread > NOISE_THRESHOLD:
+        warnings_out.append(
+            f"noisy: device time IQR/median = {total_spread:.0%} > {NOISE_THRESHOLD:.0%}"
+            f" over {n} samples (more --samples or --active iterations per sample help)"
+        )
+    total_median = _median(totals)
+    noisy_ops = []
+    for o in ops:
+        share = _median(o.self_device_time_us) / total_median if total_median else 0.0
+        op_spread = spread(o.self_device_time_us)
+        if share >= 0.05 and op_spread > NOISE_THRESHOLD:
+            noisy_ops.append(f"{o.op} {op_spread:.0%}")
+    if noisy_ops:
+        warnings_out.append(
+            f"noisy ops (IQR/median > {NOISE_THRESHOLD:.0%}): " + ", ".join(noisy_ops)
+        )
+    return WorkloadProfile(
+        name=name,
+        backend=backend,
+        shape=shape,
+        dtype=dtype,
+        device_time_us=totals,
+        ops=tuple(ops),
+        device_time_is_cpu=device_time_is_cpu,
+        iterations_per_sample=active,
+        warnings=tuple(warnings_out),
+        trace_files=tuple(trace_files),
+    )
+
+
+@contextlib.contextmanager
+def quiet_kineto_stderr() -> Iterator[None]:
+    """Capture file descriptor 2 and re-emit it without Kineto's per-cycle chatter.
+
+    Kineto writes from C++ straight to fd 2, so ``sys.stderr`` redirection cannot catch
+    it; this swaps fd 2 for a temporary file for the duration and afterwards writes every
+    line that is not known noise back to the real stderr (real errors stay visible).
+    """
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no fd 2 (daemonised): nothing to protect
+        yield
+        return
+    buf = tempfile.TemporaryFile()  # noqa: SIM115 - must outlive the dup2 dance below
+    try:
+        os.dup2(buf.fileno(), 2)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(Exception):
+                sys.stderr.flush()
+            os.dup2(saved, 2)
+        buf.seek(0)
+        text = buf.read().decode("utf-8", errors="replace")
+    finally:
+        os.close(saved)
+        buf.close()
+    kept = [ln for ln in text.splitlines(keepends=True) if not _KINETO_NOISE_RE.match(ln)]
+    if kept:
+        sys.stderr.write("".join(kept))
+        sys.stderr.flush()
+
+
+def trace_file_stem(name: str, shape: str, dtype: str) -> str:
+    """File-system-safe stem for one workload's trace files (``rmsnorm.naive-4x512-bfloat16``)."""
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", f"{name}-{shape}-{dtype}")
+
+
+def _warm_up(
+    workload: Workload,
+    backend: Backend,
+    step: Callable[[], object],
+    progress: Callable[[str], None] | None,
+    label: str,
+) -> None:
+    import torch
+
+    n = max(backend.min_warmup, 3)
+    if progress:
+        extra = ", compiling" if workload.compiled else ""
+        progress(f"{label}: warming up ({n} iterations{extra})")
+    # Same grad mode as the measured steps: grad mode is a dynamo guard, and a mismatch
+    # would recompile inside the profiled window (``Torch-Compiled Region: 0/1``).
+    with torch.no_grad():
+        for _ in range(n):
+            step()
+    backend.synchronize()
+
+
+def profile_workload(
+    workload: Workload,
+    backend: Backend,
+    *,
+    shape: str,
+    dtype: str,
+    samples: int = 10,
+    active: int = 1,
+    seed: int = 0,
+    trace_dir: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> WorkloadProfile:
+    """Profile ``workload`` on ``backend``: device time per sample, per workload and per op.
+
+    Args:
+        workload: what to run.
+        backend: where (see :func:`neuronasv.measure.backends.get_backend`).
+        shape: shape label, e.g. ``"4x512"``.
+        dtype: dtype label, e.g. ``"bfloat16"``.
+        samples: profiler cycles (one sample each).
+        active: iterations per cycle averaged into one sample.
+        seed: input seed (identical inputs for every variant).
+        trace_dir: when given, export a chrome trace of the last cycle (and, on Neuron,
+            the Neuron trace directory) there; names land in ``trace_files`` (relative).
+        progress: called with short human-readable progress lines.
+
+    Raises:
+        UsageError: bad shape, dtype, samples or active.
+        BackendUnavailable: the workload cannot run on this backend (``skip_reason``).
+        CaptureError: empty capture, or zero device time on an accelerator.
+    """
+    import torch
+    from torch.profiler import profile, schedule
+
+    if samples < 1:
+        raise UsageError(f"samples must be at least 1, got {samples}")
+    if active < 1:
+        raise UsageError(f"active must be at least 1, got {active}")
+    dims = parse_shape(shape)
+    tdtype = parse_dtype(dtype)
+    shape_s, dtype_s = shape_label(dims), dtype_name(dtype)
+    label = f"{workload.name} [{shape_s},{dtype_s}]"
+    reason = workload.skip_reason(backend)
+    if reason:
+        raise BackendUnavailable(f"{workload.name} cannot run on {backend.name}: {reason}")
+
+    step = workload.build(dims, tdtype, backend.device, seed)
+    _warm_up(workload, backend, step, progress, label)
+
+    stem = trace_file_stem(workload.name, shape_s, dtype_s)
+    trace_files: list[str] = []
+    cycles: list[CycleStats] = []
+    with contextlib.ExitStack() as stack:
+        if trace_dir is not None:
+            os.makedirs(trace_dir, exist_ok=True)
+            backend_dir = os.path.join(trace_dir, stem)
+        else:
+            backend_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="neuronasv-"))
+        kwargs = dict(backend.profiler_kwargs(backend_dir))
+        backend_hook = kwargs.pop("on_trace_ready", None)
+
+        def on_cycle(prof: Any) -> None:
+            if backend_hook is not None:
+                # The backend's exporter (NeuronProfiler) runs first, as in the documented
+                # setup, so anything it correlates is in place before we read the events.
+                try:
+                    backend_hook(prof)
+                except Exception as exc:
+                    raise CaptureError(
+                        f"{label}: the {backend.name} trace exporter failed:"
+                        f" {type(exc).__name__}: {exc}",
+                        hint=backend.capture_hint(),
+                    ) from exc
+            if trace_dir is not None and len(cycles) == samples - 1:
+                path = os.path.join(trace_dir, f"{stem}.json")
+                prof.export_chrome_trace(path)
+                trace_files.append(os.path.basename(path))
+                if backend_hook is not None and os.path.isdir(backend_dir):
+                    trace_files.append(os.path.basename(backend_dir))
+            cycles.append(
+                extract_cycle(prof.key_averages(), device_time_is_cpu=backend.device_time_is_cpu)
+            )
+
+        prof = profile(
+            activities=backend.activities(),
+            schedule=schedule(wait=_WAIT, warmup=_WARMUP, active=active, repeat=samples),
+            on_trace_ready=on_cycle,
+            **kwargs,
+        )
+        with warnings.catch_warnings():
+            # Per-cycle event clearing is exactly what we want; torch warns about it once.
+            warnings.filterwarnings("ignore", message=_CYCLE_WARNING)
+            with quiet_kineto_stderr():
+                prof.start()
+            try:
+                with torch.no_grad():
+                    for _ in range(samples * (_WAIT + _WARMUP + active)):
+                        before = len(cycles)
+                        step()
+                        backend.synchronize()
+                        with quiet_kineto_stderr():
+                            prof.step()
+                        if progress and len(cycles) > before:
+                            progress(f"{label}: sample {len(cycles)}/{samples}")
+            finally:
+                with quiet_kineto_stderr():
+                    prof.stop()
+
+    return summarize_cycles(
+        workload.name,
+        backend.name,
+        shape_s,
+        dtype_s,
+        cycles,
+        active=active,
+        device_time_is_cpu=backend.device_time_is_cpu,
+        trace_files=trace_files,
+        capture_hint=backend.capture_hint(),
+    )
+
+
+def op_input_shapes(
+    workload: Workload, backend: Backend, *, shape: str, dtype: str, seed: int = 0
+) -> dict[str, list[list[Any]]]:
+    """Input shapes each op saw in one iteration (for FLOP/byte estimates, e.g. a roofline).
+
+    Runs the workload once more with ``record_shapes=True`` (host activity only, so no
+    device capture is needed) and returns ``{op: [input_shapes, ...]}`` with the distinct
+    ``input_shapes`` lists torch reports for that op (one list entry per call signature).
+    Op names are normalised like :func:`profile_workload`'s.
+    """
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    dims = parse_shape(shape)
+    step = workload.build(dims, parse_dtype(dtype), backend.device, seed)
+    _warm_up(workload, backend, step, None, workload.name)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_CYCLE_WARNING)
+        with quiet_kineto_stderr(), profile(
+            activities=[ProfilerActivity.CPU], record_shapes=True
+        ) as prof, torch.no_grad():
+            step()
+            backend.synchronize()
+        with quiet_kineto_stderr():
+            averages = prof.key_averages(group_by_input_shapes=True)
+    out: dict[str, list[list[Any]]] = {}
+    for entry in averages:
+        key = str(entry.key)
+        if is_bookkeeping(key) or _device_kind(entry) == "device":
+            continue
+        shapes = list(entry.input_shapes or [])
+        bucket = out.setdefault(normalize_op_name(key), [])
+        if shapes not in bucket:
+            bucket.append(shapes)
+    return out
