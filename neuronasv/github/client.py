@@ -1,0 +1,483 @@
+"""A small GitHub REST client on ``requests`` that survives GitHub's limits and faults.
+
+Configuration comes from the Actions environment (:meth:`GitHubClient.from_env`):
+``GITHUB_API_URL`` (GitHub Enterprise Server works: ``https://ghe.example/api/v3``),
+``GITHUB_REPOSITORY`` (``owner/name``) and ``GITHUB_TOKEN``. The token is sent only in the
+``Authorization`` header, only to the configured API origin, and never appears in a repr,
+log line or exception message (messages built from responses are redacted as well).
+
+Behaviour, following GitHub's published rules for REST clients:
+
+- ``retry-after`` is honoured; with ``x-ratelimit-remaining: 0`` the client waits until
+  ``x-ratelimit-reset``; a 403/429 that says "rate limit" but carries neither header waits
+  at least 60 s, then backs off exponentially with jitter.
+- 5xx answers, connection failures and timeouts are retried with exponential backoff and
+  jitter — except for non-idempotent writes (POST), where a timeout or 5xx may have been
+  applied: those raise :class:`AmbiguousWriteError` so the caller can look before it
+  retries (a comment is never duplicated, see :mod:`neuronasv.github.comments`).
+- Writes are spaced at least ``min_write_interval`` (1 s) apart.
+- Every wait is bounded (``max_single_wait``, ``max_total_wait``, ``max_attempts``); when a
+  bound is hit the client raises :class:`~neuronasv.errors.GitHubRateLimitError` or
+  :class:`~neuronasv.errors.GitHubError` instead of hanging a CI job.
+- A 403 without rate-limit signals is :class:`~neuronasv.errors.GitHubPermissionError`
+  whose hint names the workflow's ``permissions:`` entry the call needs.
+- 422 is :class:`GitHubValidationError` (``too_long`` tells "body is too long").
+
+The clock (epoch seconds) and the sleeper are injected, so tests never sleep: they
+record the requested sleeps and assert on them.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json as jsonlib
+import logging
+import os
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+
+from neuronasv import __version__
+from neuronasv.errors import (
+    GitHubError,
+    GitHubPermissionError,
+    GitHubRateLimitError,
+    UsageError,
+)
+
+__all__ = [
+    "ACTIONS_BOT",
+    "API_VERSION",
+    "DEFAULT_API_URL",
+    "AmbiguousWriteError",
+    "GitHubClient",
+    "GitHubValidationError",
+    "RetryPolicy",
+]
+
+log = logging.getLogger("neuronasv.github")
+
+DEFAULT_API_URL = "https://api.github.com"
+API_VERSION = "2022-11-28"
+#: Author of comments made with an Actions ``GITHUB_TOKEN`` (its ``/user`` is forbidden).
+ACTIONS_BOT = "github-actions[bot]"
+
+_IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"})
+_RETRY_STATUS = frozenset({500, 502, 503, 504})
+
+
+class AmbiguousWriteError(GitHubError):
+    """A write timed out or got a 5xx after it was sent: it may or may not have happened.
+
+    The caller must check the server's state before repeating it.
+    """
+
+
+class GitHubValidationError(GitHubError):
+    """GitHub answered 422 Unprocessable Entity.
+
+    Attributes:
+        too_long: the error says a field (a comment body) is too long.
+    """
+
+    def __init__(self, message: str, *, too_long: bool = False, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.too_long = too_long
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounds on retries and waits (seconds).
+
+    Attributes:
+        max_attempts: tries per request, all causes together.
+        backoff_base: first backoff after a 5xx/timeout; doubles each retry.
+        backoff_max: cap of one 5xx/timeout backoff.
+        jitter: extra random fraction added to computed waits (0.25 = up to +25 %).
+        min_rate_limit_wait: first wait after a 403/429 rate limit without headers.
+        max_single_wait: a longer required wait (a far ``x-ratelimit-reset``) fails at once.
+        max_total_wait: all waits of one request together.
+        min_write_interval: minimum spacing of writes (POST/PATCH/PUT/DELETE).
+    """
+
+    max_attempts: int = 6
+    backoff_base: float = 1.0
+    backoff_max: float = 60.0
+    jitter: float = 0.25
+    min_rate_limit_wait: float = 60.0
+    max_single_wait: float = 900.0
+    max_total_wait: float = 1800.0
+    min_write_interval: float = 1.0
+
+
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return parts.scheme.lower(), parts.netloc.lower()
+
+
+class GitHubClient:
+    """GitHub REST client bound to one repository.
+
+    Args:
+        token: the token (None = anonymous, for dry runs and public reads).
+        repository: ``owner/name``.
+        api_url: REST base URL (``GITHUB_API_URL``).
+        session: a ``requests.Session`` (a new one by default).
+        clock: epoch seconds (``time.time``); used for ``x-ratelimit-reset`` and spacing.
+        sleeper: ``time.sleep``-like; every wait goes through it.
+        timeout: ``(connect, read)`` seconds per HTTP request.
+        policy: retry bounds.
+        rng: random source for jitter (seed it in tests).
+    """
+
+    def __init__(
+        self,
+        token: str | None,
+        repository: str,
+        *,
+        api_url: str = DEFAULT_API_URL,
+        session: requests.Session | None = None,
+        clock: Callable[[], float] = time.time,
+        sleeper: Callable[[float], None] = time.sleep,
+        timeout: float | tuple[float, float] = (10.0, 30.0),
+        policy: RetryPolicy | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        owner, sep, name = repository.partition("/")
+        if not (sep and owner and name) or "/" in name or any(c.isspace() for c in repository):
+            raise UsageError(f"repository must be 'owner/name', got {repository!r}")
+        scheme, netloc = _origin(api_url)
+        if scheme not in ("http", "https") or not netloc:
+            raise UsageError(f"GITHUB_API_URL must be an http(s) URL, got {api_url!r}")
+        self.repository = repository
+        self.api_url = api_url.rstrip("/")
+        self._token = token or None
+        self._session = session or requests.Session()
+        self._clock = clock
+        self._sleep = sleeper
+        self._timeout = timeout
+        self.policy = policy or RetryPolicy()
+        self._rng = rng or random.Random()
+        self._last_write: float | None = None
+        self._login_asked = False
+        self._login: str | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **kwargs: Any) -> GitHubClient:
+        """Build a client from ``GITHUB_API_URL``, ``GITHUB_REPOSITORY`` and ``GITHUB_TOKEN``.
+
+        Raises:
+            UsageError: ``GITHUB_REPOSITORY`` is not set.
+        """
+        env = os.environ if environ is None else environ
+        repo = env.get("GITHUB_REPOSITORY", "")
+        if not repo:
+            raise UsageError(
+                "GITHUB_REPOSITORY is not set",
+                hint="set it to owner/name (GitHub Actions sets it for you) or use --repo",
+            )
+        return cls(
+            env.get("GITHUB_TOKEN") or None,
+            repo,
+            api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
+            **kwargs,
+        )
+
+    @property
+    def has_token(self) -> bool:
+        return self._token is not None
+
+    def __repr__(self) -> str:
+        token = "***" if self._token else "None"
+        return (
+            f"GitHubClient(api_url={self.api_url!r}, repository={self.repository!r}, token={token})"
+        )
+
+    # ------------------------------------------------------------------ helpers
+
+    def redact(self, text: str) -> str:
+        """``text`` with the token (if any) replaced by ``***``."""
+        return text.replace(self._token, "***") if self._token else text
+
+    def repo_path(self, suffix: str) -> str:
+        """``/repos/owner/name`` + ``suffix``."""
+        return f"/repos/{self.repository}{suffix}"
+
+    def _url(self, path: str) -> str:
+        if path.startswith(("http://", "https://")):
+            # Pagination links come from the server: never send the token elsewhere.
+            if _origin(path) != _origin(self.api_url) or not path.startswith(self.api_url):
+                raise GitHubError(
+                    f"refusing to follow a link outside {self.api_url}: {self.redact(path)[:200]}"
+                )
+            return path
+        return f"{self.api_url}/{path.lstrip('/')}"
+
+    def _headers(self) -> dict[str, str]:
+        headers = {
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": API_VERSION,
+            "User-Agent": f"neuronasv/{__version__}",
+        }
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
+        return headers
+
+    def _jittered(self, wait: float) -> float:
+        return wait * (1.0 + self.policy.jitter * self._rng.random())
+
+    def _space_writes(self) -> None:
+        if self._last_write is None:
+            return
+        elapsed = self._clock() - self._last_write
+        gap = min(self.policy.min_write_interval, self.policy.min_write_interval - elapsed)
+        if gap > 0:
+            log.debug("spacing writes: waiting %.2f s", gap)
+            self._sleep(gap)
+
+    def _message(self, resp: requests.Response) -> str:
+        try:
+            data = resp.json()
+        except ValueError:
+            return self.redact(resp.text[:300].strip()) or resp.reason or ""
+        if isinstance(data, Mapping):
+            msg = str(data.get("message", ""))
+            errors = data.get("errors")
+            if isinstance(errors, list):
+                details = [
+                    str(e.get("message") or e.get("code") or "")
+                    if isinstance(e, Mapping)
+                    else str(e)
+                    for e in errors
+                ]
+                details = [d for d in details if d]
+                if details:
+                    msg += ": " + "; ".join(details)
+            return self.redact(msg[:500])
+        return self.redact(str(data)[:300])
+
+    def _rate_limit_wait(self, resp: requests.Response, unsignalled: int) -> float | None:
+        """Seconds to wait if ``resp`` is a rate limit, else None."""
+        h = resp.headers
+        retry_after = h.get("retry-after")
+        if retry_after is not None:
+            try:
+                return max(0.0, float(retry_after))
+            except ValueError:
+                when = email.utils.parsedate_to_datetime(retry_after)
+                if when is not None:
+                    return max(0.0, when.timestamp() - self._clock())
+        if h.get("x-ratelimit-remaining") == "0" and h.get("x-ratelimit-reset"):
+            try:
+                reset = float(h["x-ratelimit-reset"])
+            except ValueError:
+                reset = self._clock() + self.policy.min_rate_limit_wait
+            # +1 s: the reset second itself may still count against the old window.
+            return max(0.0, reset - self._clock()) + 1.0
+        if resp.status_code == 429 or (
+            resp.status_code == 403 and "rate limit" in self._message(resp).lower()
+        ):
+            return self.policy.min_rate_limit_wait * (2.0**unsignalled)
+        return None
+
+    # ------------------------------------------------------------------ requests
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: Mapping[str, Any] | None = None,
+        allow: Sequence[int] = (),
+        idempotent: bool | None = None,
+        permission: str | None = None,
+    ) -> requests.Response:
+        """Send one API request with retries; return the response (2xx or in ``allow``).
+
+        Args:
+            method: HTTP method.
+            path: ``/repos/...`` (joined to ``api_url``) or an absolute same-origin URL.
+            json: JSON body.
+            params: query parameters.
+            allow: non-2xx statuses to return instead of raising (e.g. 403 on ``/user``).
+            idempotent: whether repeating the request is harmless; default: every method
+                but POST.
+            permission: the workflow permission this call needs (``pull-requests: write``),
+                named in the hint of a permission error.
+
+        Raises:
+            GitHubPermissionError: 401, or 403 without rate-limit signals.
+            GitHubRateLimitError: still rate limited after the bounded waits.
+            GitHubValidationError: 422.
+            AmbiguousWriteError: a non-idempotent write timed out or got a 5xx.
+            GitHubError: other failures (404, retries exhausted, ...).
+        """
+        method = method.upper()
+        url = self._url(path)
+        shown = self.redact(urlsplit(url).path)
+        if idempotent is None:
+            idempotent = method in _IDEMPOTENT
+        is_write = method not in ("GET", "HEAD", "OPTIONS")
+        policy = self.policy
+        waited = 0.0
+        unsignalled = 0
+        attempt = 0
+        while True:
+            attempt += 1
+            if is_write:
+                self._space_writes()
+            try:
+                resp = self._session.request(
+                    method,
+                    url,
+                    headers=self._headers(),
+                    json=json,
+                    params=params,
+                    timeout=self._timeout,
+                    allow_redirects=False,
+                )
+                failure = None
+            except requests.RequestException as exc:
+                resp, failure = None, exc
+            finally:
+                if is_write:
+                    self._last_write = self._clock()
+
+            if resp is None:
+                assert failure is not None
+                what = f"{type(failure).__name__}: {self.redact(str(failure))[:300]}"
+                sent = not isinstance(failure, requests.ConnectTimeout)
+                log.debug("%s %s failed: %s", method, shown, what)
+                if sent and not idempotent:
+                    raise AmbiguousWriteError(
+                        f"{method} {shown} may or may not have been applied ({what})"
+                    ) from None
+                wait = min(policy.backoff_max, policy.backoff_base * 2.0 ** (attempt - 1))
+                reason = what
+                limit_error: type[GitHubError] = GitHubError
+            else:
+                status = resp.status_code
+                log.debug("%s %s -> %d", method, shown, status)
+                if 200 <= status < 300 or status in allow:
+                    return resp
+                rl_wait = self._rate_limit_wait(resp, unsignalled) if status in (403, 429) else None
+                if rl_wait is not None:
+                    if not (
+                        resp.headers.get("retry-after")
+                        or resp.headers.get("x-ratelimit-remaining") == "0"
+                    ):
+                        unsignalled += 1
+                    wait, reason, limit_error = (
+                        rl_wait,
+                        f"rate limited ({status})",
+                        GitHubRateLimitError,
+                    )
+                    if wait > policy.max_single_wait:
+                        raise GitHubRateLimitError(
+                            f"{method} {shown}: rate limited; GitHub asks to wait {wait:.0f} s,"
+                            f" more than the {policy.max_single_wait:.0f} s allowed",
+                            hint="retry later, or use a token with a larger quota",
+                        )
+                elif status in _RETRY_STATUS:
+                    if not idempotent:
+                        raise AmbiguousWriteError(
+                            f"{method} {shown} got {status} {resp.reason}; it may have been applied"
+                        )
+                    wait = min(policy.backoff_max, policy.backoff_base * 2.0 ** (attempt - 1))
+                    reason, limit_error = f"{status} {resp.reason}", GitHubError
+                else:
+                    raise self._error(method, shown, resp, permission)
+
+            wait = self._jittered(wait)
+            if attempt >= policy.max_attempts or waited + wait > policy.max_total_wait:
+                raise limit_error(
+                    f"{method} {shown}: giving up after {attempt} attempts and {waited:.0f} s"
+                    f" of waiting (last: {reason})",
+                    hint="GitHub may be degraded (https://www.githubstatus.com); re-run the job",
+                )
+            log.info("%s %s: %s; retrying in %.1f s", method, shown, reason, wait)
+            self._sleep(wait)
+            waited += wait
+
+    def _error(
+        self, method: str, shown: str, resp: requests.Response, permission: str | None
+    ) -> GitHubError:
+        status, msg = resp.status_code, self._message(resp)
+        head = f"{method} {shown}: {status} {resp.reason}" + (f": {msg}" if msg else "")
+        if status == 401:
+            return GitHubPermissionError(head, hint="GITHUB_TOKEN is missing, expired or invalid")
+        if status == 403:
+            need = permission or "the permission this call needs"
+            return GitHubPermissionError(
+                head,
+                hint=(
+                    f"grant it in the workflow's `permissions:` block ({need}); pull requests"
+                    " from forks get a read-only token, so comment from a `workflow_run` job"
+                ),
+            )
+        if status == 422:
+            low = msg.lower()
+            return GitHubValidationError(head, too_long="too long" in low or "is too large" in low)
+        if status == 404:
+            return GitHubError(
+                head,
+                hint=f"check GITHUB_REPOSITORY ({self.repository}) and the number/SHA; a token"
+                " without access also sees 404",
+            )
+        return GitHubError(head)
+
+    def get_json(self, path: str, **kwargs: Any) -> Any:
+        """GET ``path`` and decode its JSON."""
+        return self._decode(self.request("GET", path, **kwargs))
+
+    def _decode(self, resp: requests.Response) -> Any:
+        try:
+            return resp.json()
+        except ValueError:
+            raise GitHubError(
+                f"{urlsplit(resp.url).path}: response is not JSON ({resp.status_code})"
+            ) from None
+
+    def paginate(
+        self, path: str, params: Mapping[str, Any] | None = None, *, max_pages: int = 100
+    ) -> Iterator[Any]:
+        """Yield the items of a list endpoint across all pages (``Link: rel="next"``)."""
+        url: str = path
+        query: Mapping[str, Any] | None = {**(params or {}), "per_page": 100}
+        for _ in range(max_pages):
+            resp = self.request("GET", url, params=query)
+            data = self._decode(resp)
+            if not isinstance(data, list):
+                raise GitHubError(f"{urlsplit(resp.url).path}: expected a JSON list")
+            yield from data
+            nxt = resp.links.get("next", {}).get("url")
+            if not nxt:
+                return
+            url, query = nxt, None  # the next link carries the query already
+        raise GitHubError(f"{path}: more than {max_pages} pages; stopping")
+
+    def login(self) -> str | None:
+        """The token's own login (``GET /user``), or None when ``/user`` is forbidden.
+
+        An Actions ``GITHUB_TOKEN`` (an installation token) gets 403/404 there; its
+        comments are authored by :data:`ACTIONS_BOT`.
+        """
+        if not self._login_asked:
+            resp = self.request("GET", "/user", allow=(403, 404))
+            login = None
+            if resp.status_code == 200:
+                data = self._decode(resp)
+                if isinstance(data, Mapping) and isinstance(data.get("login"), str):
+                    login = data["login"]
+            self._login, self._login_asked = login, True
+        return self._login
+
+    def dumps(self, obj: Any) -> str:
+        """JSON for logs and dry runs (redacted)."""
+        return self.redact(jsonlib.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False))

@@ -1,0 +1,219 @@
+"""The sticky PR comment: one comment of ours per PR (and marker), updated in place.
+
+"Ours" means both: the body contains our hidden marker **and** the author is the token's
+own login (``GET /user``) or, for an Actions ``GITHUB_TOKEN`` whose ``/user`` is
+forbidden, ``github-actions[bot]``. Anyone can paste the marker into a comment; only the
+author check makes it safe to edit.
+
+All pages of the PR's comments are read (``per_page=100``, ``Link`` header), so a PR with
+hundreds of comments still finds ours. If a create times out after GitHub stored it, the
+comments are listed again before any retry, so a retry never duplicates. If several
+comments of ours exist (an older tool, a race), the oldest is kept and the rest deleted.
+If GitHub answers 422 "body is too long", the trimmed body is sent instead.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from neuronasv.errors import GitHubError, UsageError
+from neuronasv.github.client import (
+    ACTIONS_BOT,
+    AmbiguousWriteError,
+    GitHubClient,
+    GitHubValidationError,
+)
+
+__all__ = [
+    "PERMISSION",
+    "CommentResult",
+    "comment_authors",
+    "find_own_comments",
+    "planned_requests",
+    "upsert_comment",
+]
+
+log = logging.getLogger("neuronasv.github")
+
+#: The workflow permission comments need (named in permission errors).
+PERMISSION = "pull-requests: write (or issues: write)"
+
+
+@dataclass(frozen=True)
+class CommentResult:
+    """What :func:`upsert_comment` did.
+
+    Attributes:
+        action: ``created``, ``updated`` or ``unchanged`` (body already current).
+        comment_id: the id of our comment.
+        html_url: its web address when GitHub returned one.
+        trimmed: the trimmed body was sent (422 "body is too long").
+        deleted: ids of duplicate comments of ours that were removed.
+    """
+
+    action: Literal["created", "updated", "unchanged"]
+    comment_id: int
+    html_url: str | None = None
+    trimmed: bool = False
+    deleted: tuple[int, ...] = ()
+
+
+def _check_pr(pr: int) -> int:
+    if isinstance(pr, bool) or not isinstance(pr, int) or pr <= 0:
+        raise UsageError(f"PR number must be a positive integer, got {pr!r}")
+    return pr
+
+
+def comment_authors(client: GitHubClient, authors: Sequence[str] | None = None) -> tuple[str, ...]:
+    """Logins whose marker comments count as ours: ``authors``, or the token's own login,
+    or ``github-actions[bot]`` when ``/user`` is forbidden (Actions token)."""
+    if authors:
+        return tuple(authors)
+    login = client.login()
+    return (login,) if login else (ACTIONS_BOT,)
+
+
+def _is_ours(c: Any, marker: str, authors: Sequence[str]) -> bool:
+    if not isinstance(c, Mapping):
+        return False
+    user = c.get("user")
+    login = user.get("login") if isinstance(user, Mapping) else None
+    body = c.get("body")
+    return isinstance(body, str) and marker in body and login in authors
+
+
+def find_own_comments(
+    client: GitHubClient, pr: int, marker: str, authors: Sequence[str]
+) -> list[Mapping[str, Any]]:
+    """Our marker comments on ``pr`` across all pages, oldest first."""
+    path = client.repo_path(f"/issues/{_check_pr(pr)}/comments")
+    ours = [c for c in client.paginate(path) if _is_ours(c, marker, authors)]
+    return sorted(ours, key=lambda c: int(c.get("id", 0)))
+
+
+def planned_requests(repository: str, pr: int, body: str) -> list[dict[str, Any]]:
+    """What :func:`upsert_comment` sends when no comment of ours exists (for dry runs).
+
+    When one exists, the same body goes as ``PATCH /repos/{repo}/issues/comments/{id}``.
+    """
+    return [
+        {
+            "method": "POST",
+            "path": f"/repos/{repository}/issues/{_check_pr(pr)}/comments",
+            "json": {"body": body},
+            "note": f"or PATCH /repos/{repository}/issues/comments/{{id}} when ours exists",
+        }
+    ]
+
+
+def _write(
+    client: GitHubClient, method: str, path: str, body: str, trimmed_body: str | None
+) -> tuple[Mapping[str, Any], bool]:
+    """POST/PATCH ``body``; on 422 "too long" send ``trimmed_body`` once."""
+    try:
+        resp = client.request(method, path, json={"body": body}, permission=PERMISSION)
+        return resp.json(), False
+    except GitHubValidationError as exc:
+        if not (exc.too_long and trimmed_body is not None and trimmed_body != body):
+            raise
+        log.warning(
+            "comment body too long for GitHub (%d characters); sending the trimmed form", len(body)
+        )
+        resp = client.request(method, path, json={"body": trimmed_body}, permission=PERMISSION)
+        return resp.json(), True
+
+
+def upsert_comment(
+    client: GitHubClient,
+    pr: int,
+    body: str,
+    *,
+    marker: str,
+    trimmed_body: str | None = None,
+    authors: Sequence[str] | None = None,
+    max_create_attempts: int = 3,
+) -> CommentResult:
+    """Create or update our sticky comment on ``pr``.
+
+    Args:
+        client: the GitHub client.
+        pr: pull request number.
+        body: the comment; must contain ``marker``.
+        marker: the hidden marker that identifies our comment.
+        trimmed_body: shorter body (also containing ``marker``) for 422 "body is too long".
+        authors: logins that count as ours (default: see :func:`comment_authors`).
+        max_create_attempts: creates tried after ambiguous failures (with a re-list each).
+
+    Raises:
+        UsageError: the body lacks the marker, or ``pr`` is not a positive integer.
+        GitHubError: and subclasses, from the client.
+    """
+    _check_pr(pr)
+    for text in (body, trimmed_body):
+        if text is not None and marker not in text:
+            raise UsageError(
+                "the comment body must contain the marker, or it cannot be found again"
+            )
+    who = comment_authors(client, authors)
+
+    def update(existing: Sequence[Mapping[str, Any]]) -> CommentResult:
+        keep, extra = existing[0], existing[1:]
+        deleted = []
+        for c in extra:
+            client.request(
+                "DELETE",
+                client.repo_path(f"/issues/comments/{int(c['id'])}"),
+                allow=(404,),
+                permission=PERMISSION,
+            )
+            deleted.append(int(c["id"]))
+        cid = int(keep["id"])
+        if keep.get("body") in (body, trimmed_body):
+            return CommentResult(
+                "unchanged", cid, keep.get("html_url"), keep.get("body") != body, tuple(deleted)
+            )
+        data, trimmed = _write(
+            client, "PATCH", client.repo_path(f"/issues/comments/{cid}"), body, trimmed_body
+        )
+        return CommentResult("updated", cid, data.get("html_url"), trimmed, tuple(deleted))
+
+    existing = find_own_comments(client, pr, marker, who)
+    if existing:
+        return update(existing)
+
+    create_path = client.repo_path(f"/issues/{pr}/comments")
+    last: GitHubError | None = None
+    for attempt in range(1, max_create_attempts + 1):
+        try:
+            data, trimmed = _write(client, "POST", create_path, body, trimmed_body)
+            return CommentResult("created", int(data["id"]), data.get("html_url"), trimmed)
+        except AmbiguousWriteError as exc:
+            last = exc
+            log.warning(
+                "creating the comment may have failed (%s); checking before retrying "
+                "(attempt %d of %d)",
+                exc.message,
+                attempt,
+                max_create_attempts,
+            )
+            existing = find_own_comments(client, pr, marker, who)
+            if existing:
+                result = update(existing)
+                # Our timed-out create did land: report it as what it was.
+                if result.action == "unchanged":
+                    result = CommentResult(
+                        "created",
+                        result.comment_id,
+                        result.html_url,
+                        result.trimmed,
+                        result.deleted,
+                    )
+                return result
+    assert last is not None
+    raise GitHubError(
+        f"could not create the comment on PR {pr}: {last.message}",
+        hint="GitHub may be degraded; re-run the job",
+    )

@@ -1,0 +1,109 @@
+"""GitHub Actions workflow-command annotations (``::warning title=...::message``).
+
+GitHub shows at most 10 annotations of each kind (error, warning, notice) per step, so
+each kind is capped at ``max_per_kind``; when more exist, the last slot says how many more
+and points to the job summary. Messages are one line: untrusted text is cleaned and then
+escaped the way ``@actions/core`` escapes workflow commands.
+
+Kinds: ``warning`` for regressions (worst first), environment changes and unreadable
+results; ``notice`` for improvements and noisy series; ``error`` for benchmarks that
+failed. Whether a regression fails the job is ``--fail-on``'s business, not ours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from neuronasv.model.findings import ChangePoint, Finding, FindingsDocument
+from neuronasv.report.digest import attribution_sentence, digest
+from neuronasv.report.escape import clean, workflow_data, workflow_property
+from neuronasv.report.units import format_ci, format_delta_pct, format_p, format_pair
+
+__all__ = ["MAX_PER_KIND", "annotation", "render_annotations"]
+
+MAX_PER_KIND = 10
+
+
+def annotation(kind: str, title: str, message: str) -> str:
+    """One workflow command line, escaped (``kind`` is error, warning or notice)."""
+    if kind not in ("error", "warning", "notice"):
+        raise ValueError(f"unknown annotation kind {kind!r}")
+    return (
+        f"::{kind} title={workflow_property(clean(title, max_len=200))}"
+        f"::{workflow_data(clean(message, max_len=900))}"
+    )
+
+
+def _finding_message(f: Finding) -> str:
+    parts = [
+        f"{f.series.label}: {format_pair(f.base, f.head, f.unit)} ({format_delta_pct(f.ratio)}"
+    ]
+    ci = format_ci(f.ci_low, f.ci_high)
+    if ci:
+        parts.append(f", CI {ci}")
+    p = format_p(f.p_adjusted if f.p_adjusted is not None else f.p_value)
+    if p:
+        parts.append(f", p={p}")
+    parts.append(")")
+    text = "".join(parts)
+    attrib = attribution_sentence(f)
+    if attrib:
+        text += " " + attrib.split(": ", 1)[-1]
+    return text
+
+
+def _cp_message(c: ChangePoint) -> str:
+    return (
+        f"{c.series.label}: {format_pair(c.before, c.after, c.unit)} "
+        f"({format_delta_pct(c.ratio)}, p={format_p(c.p_value)}) between "
+        f"{c.commit_before[:10]} and {c.commit_after[:10]}"
+    )
+
+
+def _cap(kind: str, items: Sequence[tuple[str, str]], limit: int) -> list[str]:
+    if len(items) <= limit:
+        return [annotation(kind, t, m) for t, m in items]
+    keep = [annotation(kind, t, m) for t, m in items[: limit - 1]]
+    rest = len(items) - (limit - 1)
+    keep.append(annotation(kind, f"{rest} more", f"{rest} more {kind}s: see the job summary"))
+    return keep
+
+
+def render_annotations(doc: FindingsDocument, *, max_per_kind: int = MAX_PER_KIND) -> list[str]:
+    """Workflow-command lines for ``doc``, at most ``max_per_kind`` per kind, deterministic."""
+    d = digest(doc)
+    warnings: list[tuple[str, str]] = []
+    notices: list[tuple[str, str]] = []
+    errors: list[tuple[str, str]] = []
+    for f in d.regressions:
+        warnings.append(
+            (f"Regression {format_delta_pct(f.ratio)}: {f.series.label}", _finding_message(f))
+        )
+    for c in d.open_regressions:
+        warnings.append(
+            (f"Open regression {format_delta_pct(c.ratio)}: {c.series.label}", _cp_message(c))
+        )
+    if d.env_changes:
+        changes = "; ".join(
+            f"{e.key}: {e.before or 'none'} → {e.after or 'none'}" for e in d.env_changes
+        )
+        warnings.append(("Environment changed", changes))
+    for e in doc.load_errors:
+        warnings.append(("Results not read", e))
+    for f in d.improvements:
+        notices.append(
+            (f"Improvement {format_delta_pct(f.ratio)}: {f.series.label}", _finding_message(f))
+        )
+    for c in d.change_improvements:
+        notices.append(
+            (f"Improvement {format_delta_pct(c.ratio)}: {c.series.label}", _cp_message(c))
+        )
+    for f in d.noisy:
+        notices.append((f"Noisy: {f.series.label}", f.reason or "too noisy for a verdict"))
+    for f in d.failed:
+        errors.append((f"Benchmark failed: {f.series.label}", f.reason or "benchmark failed"))
+    return (
+        _cap("error", errors, max_per_kind)
+        + _cap("warning", warnings, max_per_kind)
+        + _cap("notice", notices, max_per_kind)
+    )

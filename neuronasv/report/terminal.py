@@ -1,0 +1,145 @@
+"""A terminal view of a findings document (rich tables), for people running neuronasv locally.
+
+Untrusted text is passed to rich as :class:`rich.text.Text` objects, never as markup, so
+an op called ``[bold red]x`` prints literally; control characters are cleaned first.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from neuronasv.model.findings import ChangePoint, Finding, FindingsDocument
+from neuronasv.report.digest import Digest, attribution_sentence, digest, group_label
+from neuronasv.report.escape import clean
+from neuronasv.report.units import (
+    format_calls,
+    format_ci,
+    format_delta_pct,
+    format_p,
+    format_pair,
+)
+
+__all__ = ["render_terminal", "terminal_text"]
+
+_STYLE = {
+    "regression": "bold red",
+    "improvement": "bold green",
+    "noisy": "yellow",
+    "failed": "bold magenta",
+}
+
+
+def _t(text: str, style: str = "") -> Text:
+    return Text(clean(text, max_len=200), style=style)
+
+
+def _findings_table(title: str, fs: Sequence[Finding], style: str) -> Table:
+    table = Table(title=title, title_justify="left", title_style=style, expand=False)
+    for col in ("Benchmark", "Op", "Base → Head", "Δ", "CI of Δ", "p", "Calls"):
+        table.add_column(col, no_wrap=col in ("Δ", "p"))
+    for f in fs:
+        op = "" if f.series.workload is None else (f.series.op or "total")
+        table.add_row(
+            _t(group_label(f.series)),
+            _t(op),
+            format_pair(f.base, f.head, f.unit),
+            Text(format_delta_pct(f.ratio), style=_STYLE.get(f.verdict, "")),
+            format_ci(f.ci_low, f.ci_high),
+            format_p(f.p_adjusted if f.p_adjusted is not None else f.p_value),
+            format_calls(f.calls_base, f.calls_head),
+        )
+    return table
+
+
+def _cp_table(title: str, cps: Sequence[ChangePoint], style: str) -> Table:
+    table = Table(title=title, title_justify="left", title_style=style)
+    for col in ("Series", "Commits", "Before → After", "Δ", "p"):
+        table.add_column(col)
+    for c in cps:
+        table.add_row(
+            _t(c.series.label),
+            _t(f"{c.commit_before[:10]}..{c.commit_after[:10]}"),
+            format_pair(c.before, c.after, c.unit),
+            Text(format_delta_pct(c.ratio), style=_STYLE[c.kind]),
+            format_p(c.p_value),
+        )
+    return table
+
+
+def _renderables(d: Digest, show_unchanged: bool) -> list[object]:
+    style = "bold red" if d.has_regressions else "bold green"
+    out: list[object] = [Text.assemble(("neuronasv: ", "bold"), _t(d.headline, style))]
+    if d.also:
+        out.append(Text(f"also {d.also}", style="dim"))
+    if d.regressions:
+        out.append(_findings_table("Regressions", d.regressions, "bold red"))
+        for f in d.regressions:
+            sentence = attribution_sentence(f)
+            if sentence:
+                out.append(Text.assemble("  → ", _t(sentence)))
+    if d.open_regressions:
+        out.append(_cp_table("Open regressions", d.open_regressions, "bold red"))
+    if d.improvements:
+        out.append(_findings_table("Improvements", d.improvements, "bold green"))
+    if d.change_improvements:
+        out.append(_cp_table("Improvements", d.change_improvements, "bold green"))
+    for f in d.failed:
+        out.append(Text.assemble(("failed: ", "bold magenta"), _t(f"{f.series.label}: {f.reason}")))
+    for f in d.noisy:
+        out.append(Text.assemble(("noisy: ", "yellow"), _t(f"{f.series.label}: {f.reason}")))
+    for s, w in d.warnings:
+        out.append(Text.assemble(("warning: ", "yellow"), _t(f"{s.label}: {w}")))
+    for e in d.env_changes:
+        out.append(
+            Text.assemble(
+                ("environment: ", "yellow"),
+                _t(f"{e.key} {e.before or 'none'} → {e.after or 'none'}"),
+            )
+        )
+    for f in d.acknowledged:
+        out.append(
+            Text.assemble(
+                ("acknowledged: ", "dim"),
+                _t(f"{f.series.label} {format_delta_pct(f.ratio)}: {f.acknowledged}"),
+            )
+        )
+    for c in d.acknowledged_changes:
+        out.append(
+            Text.assemble(
+                ("acknowledged: ", "dim"),
+                _t(f"{c.series.label} {format_delta_pct(c.ratio)}: {c.acknowledged}"),
+            )
+        )
+    for err in d.doc.load_errors:
+        out.append(Text.assemble(("not read: ", "yellow"), _t(err, "")))
+    if show_unchanged and (d.unchanged or d.new or d.removed):
+        out.append(_findings_table("Other series", [*d.new, *d.removed, *d.unchanged], "bold"))
+    return out
+
+
+def render_terminal(
+    doc: FindingsDocument, console: Console | None = None, *, show_unchanged: bool = False
+) -> None:
+    """Print the findings to ``console`` (default: a new stdout console)."""
+    console = console or Console()
+    console.print(Group(*_renderables(digest(doc), show_unchanged)))  # type: ignore[arg-type]
+
+
+def terminal_text(doc: FindingsDocument, *, width: int = 120, show_unchanged: bool = False) -> str:
+    """The terminal view as plain text (no colour), e.g. for tests and logs."""
+    buf = io.StringIO()
+    console = Console(
+        file=buf,
+        width=width,
+        color_system=None,
+        force_terminal=False,
+        legacy_windows=False,
+        highlight=False,
+    )
+    render_terminal(doc, console, show_unchanged=show_unchanged)
+    return buf.getvalue()
