@@ -1,0 +1,361 @@
+"""Builds ``devtime_`` benchmark classes from the measure workload registry.
+
+One class per workload (``rmsnorm.naive`` -> ``rmsnorm.Naive``), two benchmarks each:
+
+* ``devtime_total(shape, dtype)`` — the workload's total self device time per iteration;
+* ``devtime_op(shape, dtype, op)`` — one series per op (self device time per iteration).
+
+One profiled run per (workload, shape, dtype) feeds the total and every op series: the
+class's ``setup_cache`` profiles each (shape, dtype) once and asv hands that cache to every
+parameter combination. Ops absent from a (shape, dtype) in this commit raise
+``NotImplementedError`` in ``setup`` (asv: skipped, ``n/a``), never zeros.
+
+**Op lists are fixed at import** (asv requires it): they come from ``ops.json`` next to this
+file, keyed by backend then workload, written by ``python -m benchmarks._ops --update`` (a
+quick profile). A static list keeps every commit's params identical and the import free of
+torch (asv imports the suite in every benchmark process). An op that appears only in a
+later commit has no asv series until ``ops.json`` is refreshed, but ``neuronasv run`` keeps
+the full op table of every run in the sidecar, so the analysis reports it as *new*.
+
+Import stays light: the registry loads workload modules without importing torch; torch,
+the backend and the profiler are imported only inside ``setup_cache``.
+
+Environment variables (all optional; ``neuronasv run`` sets the first ones):
+
+``NEURONASV_BACKEND``      backend name (default ``auto``)
+``NEURONASV_SHAPES``       comma list overriding the shapes (e.g. ``4x512``)
+``NEURONASV_DTYPES``       comma list overriding the dtypes (e.g. ``float32``)
+``NEURONASV_SAMPLES``      samples per profile (default ``repeat * rounds``)
+``NEURONASV_QUICK``        ``1``: minimal profile (what ``neuronasv run --quick`` sets)
+``NEURONASV_LARGE``        ``1``: add the accelerator shapes even on the CPU
+                           (``0``: leave them out on accelerators too)
+``NEURONASV_PROFILE_OUT``  folder for each profile's JSON (the run sidecar reads it)
+``NEURONASV_TRACE_DIR``    folder for profiler traces (kept only when set)
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import sys
+import traceback
+import types
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+__all__ = [
+    "DEFAULT_DTYPES",
+    "OPS_FILE",
+    "build_suite",
+    "class_name",
+    "import_backend_name",
+    "load_ops",
+    "profile_key",
+]
+
+DEFAULT_DTYPES: tuple[str, ...] = ("bfloat16", "float32")
+OPS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ops.json")
+
+#: Samples per (workload, shape, dtype) profile, per round. Budget: on the 2-core CPU CI
+#: machine the whole default suite (3 variants x 3 shapes x 2 dtypes) must stay within a
+#: few minutes per commit; see docs/asv.md for the measured wall time.
+DEFAULT_REPEAT = 10
+#: Profiled iterations averaged into one sample (several per profiler cycle: each cycle's
+#: start/stop costs tens of ms on the CPU).
+DEFAULT_ACTIVE = 3
+#: torch.compile of every (shape, dtype) runs inside setup_cache.
+SETUP_CACHE_TIMEOUT = 1800.0
+
+
+def _env_list(name: str) -> list[str] | None:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    return [p.strip() for p in raw.split(",") if p.strip()]
+
+
+def import_backend_name() -> str:
+    """The backend this process will profile on, guessed without importing torch.
+
+    ``NEURONASV_BACKEND`` wins (``neuronasv run`` resolves ``auto`` itself and sets it);
+    otherwise Neuron when ``torch_neuronx`` is installed, CUDA when an NVIDIA device node
+    exists, else the CPU. Only the op lists and default shapes depend on this guess;
+    ``setup_cache`` resolves the real backend.
+    """
+    name = os.environ.get("NEURONASV_BACKEND", "auto").strip().lower() or "auto"
+    if name != "auto":
+        return name
+    if importlib.util.find_spec("torch_neuronx") is not None:
+        return "neuron"
+    if os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/nvidia0"):
+        return "cuda"
+    return "cpu"
+
+
+def load_ops(path: str = OPS_FILE) -> dict[str, dict[str, list[str]]]:
+    """``ops.json`` -> ``{backend: {workload: [op, ...]}}`` (empty when missing).
+
+    A broken file must not break the whole suite's import: it is reported on stderr and
+    the suite falls back to totals only.
+    """
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+        backends = data["backends"]
+        return {
+            str(b): {str(w): [str(o) for o in ops] for w, ops in table.items()}
+            for b, table in backends.items()
+        }
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        print(f"neuronasv suite: ignoring unreadable {path}: {exc}", file=sys.stderr)
+        return {}
+
+
+def class_name(workload: str, tag: str) -> str:
+    """``rmsnorm.naive`` (tag ``rmsnorm``) -> ``Naive``; other names CamelCased whole."""
+    rest = workload[len(tag) + 1 :] if workload.startswith(tag + ".") else workload
+    parts = [p for p in re.split(r"[^A-Za-z0-9]+", rest) if p]
+    name = "".join(p[:1].upper() + p[1:] for p in parts) or "Workload"
+    return name if name[0].isalpha() else "W" + name
+
+
+def profile_key(workload: str, shape: str, dtype: str) -> str:
+    """``rmsnorm.naive[4x512,bfloat16]``, the same key as ``WorkloadProfile.key``."""
+    return f"{workload}[{shape},{dtype}]"
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
+
+
+def _samples(repeat: int, rounds: int) -> int:
+    if os.environ.get("NEURONASV_QUICK", "") not in ("", "0"):
+        return 2
+    env = os.environ.get("NEURONASV_SAMPLES", "").strip()
+    if env:
+        return max(1, int(env))
+    return max(1, int(repeat)) * max(1, int(rounds))
+
+
+def _write_json(folder: str, name: str, payload: dict[str, Any]) -> None:
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f".{name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(payload, fh, allow_nan=False)
+    os.replace(tmp, os.path.join(folder, name))
+
+
+def _fresh_compile(workload: Any) -> None:
+    """Forget earlier compilations so every (shape, dtype) compiles as frame ``0/0``.
+
+    Dynamo numbers recompilations (``Torch-Compiled Region: 0/3``); without a reset the op
+    names of a compiled workload would depend on which shapes ran before it in this
+    process (``--bench``, ``NEURONASV_SHAPES``), and its series would not line up.
+    """
+    if getattr(workload, "compiled", False):
+        import torch
+
+        torch._dynamo.reset()
+
+
+def _profile_workload(suite: Any) -> dict[str, Any]:
+    """Body of every class's ``setup_cache``: profile each (shape, dtype) once.
+
+    Returns only builtins (the pickle is loaded by light benchmark processes). A failure of
+    one (shape, dtype) is recorded for that entry and the others still run.
+    """
+    out_dir = os.environ.get("NEURONASV_PROFILE_OUT") or None
+    trace_root = os.environ.get("NEURONASV_TRACE_DIR") or None
+    results: dict[str, dict[str, Any]] = {}
+    keys = [(s, d) for s in suite.shapes for d in suite.dtypes]
+
+    def fail(shape: str, dtype: str, error: str) -> None:
+        results[f"{shape}|{dtype}"] = {"error": error}
+        if out_dir:
+            key = profile_key(suite.workload, shape, dtype)
+            _write_json(out_dir, _safe(key) + ".json", {"key": key, "error": error})
+
+    try:
+        from neuronasv.measure import backends, profiling, workloads
+
+        backend = backends.get_backend(os.environ.get("NEURONASV_BACKEND", "auto") or "auto")
+        workload = workloads.get(suite.workload)
+    except Exception as exc:  # the commit's measure code may be broken: say so per entry
+        error = f"{type(exc).__name__}: {exc}"
+        for shape, dtype in keys:
+            fail(shape, dtype, error)
+        return {"workload": suite.workload, "results": results}
+
+    skip = workload.skip_reason(backend)
+    samples = _samples(suite.repeat, suite.rounds)
+    for shape, dtype in keys:
+        key = profile_key(suite.workload, shape, dtype)
+        if skip:
+            results[f"{shape}|{dtype}"] = {"skip": skip}
+            continue
+        try:
+            _fresh_compile(workload)
+            prof = profiling.profile_workload(
+                workload,
+                backend,
+                shape=shape,
+                dtype=dtype,
+                samples=samples,
+                active=suite.active,
+                trace_dir=trace_root,
+            )
+        except Exception as exc:  # one failing (shape, dtype) must not lose the others
+            tb = traceback.format_exc(limit=3)
+            fail(shape, dtype, f"{type(exc).__name__}: {exc}\n{tb}")
+            continue
+        results[f"{shape}|{dtype}"] = {
+            "total": [us * 1e-6 for us in prof.device_time_us],
+            "ops": {op.op: [us * 1e-6 for us in op.self_device_time_us] for op in prof.ops},
+        }
+        if out_dir:
+            _write_json(out_dir, _safe(key) + ".json", {"key": key, "profile": prof.to_json()})
+    return {"workload": suite.workload, "backend": backend.name, "results": results}
+
+
+class _DevtimeSuite:
+    """Base of the generated classes (underscore: asv must not collect it)."""
+
+    workload = ""
+    shapes: Sequence[str] = ()
+    dtypes: Sequence[str] = ()
+    # asv attributes. repeat = samples per round; rounds split the cached samples.
+    repeat = DEFAULT_REPEAT
+    rounds = 1
+    active = DEFAULT_ACTIVE
+    timeout = 120.0
+    # Explicit version: the series stay comparable across commits unless the meaning of
+    # the numbers changes (bump it then), independent of edits to this file.
+    version = "devtime-1"
+
+    def setup(self, cache: dict[str, Any], shape: str, dtype: str, op: str | None = None) -> None:
+        entry = cache["results"].get(f"{shape}|{dtype}")
+        if entry is None:
+            raise NotImplementedError(f"{self.workload} {shape} {dtype} was not profiled")
+        if "skip" in entry:
+            raise NotImplementedError(entry["skip"])
+        if op is not None and "ops" in entry and op not in entry["ops"]:
+            raise NotImplementedError(f"{op} does not run in {self.workload} {shape} {dtype}")
+
+    @staticmethod
+    def _entry(cache: dict[str, Any], shape: str, dtype: str) -> dict[str, Any]:
+        entry: dict[str, Any] = cache["results"][f"{shape}|{dtype}"]
+        if "error" in entry:
+            raise RuntimeError(f"profiling failed: {entry['error']}")
+        return entry
+
+
+def _make_class(
+    workload: str,
+    tag: str,
+    module: str,
+    cls_name: str,
+    shapes: Sequence[str],
+    dtypes: Sequence[str],
+    ops: Sequence[str],
+) -> type:
+    def setup_cache(self: _DevtimeSuite) -> dict[str, Any]:
+        return _profile_workload(self)
+
+    # asv keys setup_cache by "<module>:<line>", so every generated class would share one
+    # cache (one profile for all workloads). A per-class module name gives each its own
+    # key ("rmsnorm.Naive:<line>") while the source stays inspectable.
+    cache_module = f"{module}.{cls_name}"
+    sys.modules.setdefault(cache_module, types.ModuleType(cache_module))
+    setup_cache.__module__ = cache_module
+    setup_cache.timeout = SETUP_CACHE_TIMEOUT  # type: ignore[attr-defined]
+
+    def devtime_total(
+        self: _DevtimeSuite, cache: dict[str, Any], shape: str, dtype: str
+    ) -> list[float]:
+        return list(self._entry(cache, shape, dtype)["total"])
+
+    devtime_total.params = [list(shapes), list(dtypes)]  # type: ignore[attr-defined]
+    devtime_total.param_names = ["shape", "dtype"]  # type: ignore[attr-defined]
+    # Collected by asv_runner into benchmarks.json: how `neuronasv run` maps series.
+    devtime_total.neuronasv_workload = workload  # type: ignore[attr-defined]
+    devtime_total.neuronasv_series = "total"  # type: ignore[attr-defined]
+    body: dict[str, Any] = {
+        "workload": workload,
+        "shapes": tuple(shapes),
+        "dtypes": tuple(dtypes),
+        "setup_cache": setup_cache,
+        "devtime_total": devtime_total,
+        "__module__": module,
+        "__doc__": f"Device time of {workload} (total and per op).",
+    }
+    if ops:
+
+        def devtime_op(
+            self: _DevtimeSuite, cache: dict[str, Any], shape: str, dtype: str, op: str
+        ) -> list[float]:
+            return list(self._entry(cache, shape, dtype)["ops"][op])
+
+        devtime_op.params = [list(shapes), list(dtypes), list(ops)]  # type: ignore[attr-defined]
+        devtime_op.param_names = ["shape", "dtype", "op"]  # type: ignore[attr-defined]
+        devtime_op.neuronasv_workload = workload  # type: ignore[attr-defined]
+        devtime_op.neuronasv_series = "op"  # type: ignore[attr-defined]
+        body["devtime_op"] = devtime_op
+    return type(cls_name, (_DevtimeSuite,), body)
+
+
+def _shapes(
+    backend: str, cpu_shapes: Sequence[str], accelerator_shapes: Sequence[str]
+) -> list[str]:
+    override = _env_list("NEURONASV_SHAPES")
+    if override:
+        return override
+    large = os.environ.get("NEURONASV_LARGE", "").strip()
+    want_large = large == "1" if large else backend != "cpu"
+    return list(cpu_shapes) + (list(accelerator_shapes) if want_large else [])
+
+
+def build_suite(
+    tag: str,
+    *,
+    module: str,
+    cpu_shapes: Sequence[str],
+    accelerator_shapes: Sequence[str] = (),
+    dtypes: Iterable[str] = DEFAULT_DTYPES,
+) -> dict[str, type]:
+    """Benchmark classes for every registered workload tagged ``tag``.
+
+    Use from a suite module (adding a workload family is this one line)::
+
+        globals().update(build_suite("rmsnorm", module=__name__, cpu_shapes=["4x512"]))
+
+    Args:
+        tag: workload tag to select from the registry (``rmsnorm``, ``transformer``).
+        module: the calling module's ``__name__`` (asv names benchmarks after it).
+        cpu_shapes: shapes for every backend (keep them quick on a CPU).
+        accelerator_shapes: extra shapes on CUDA / Neuron (or with ``NEURONASV_LARGE=1``).
+        dtypes: dtype labels (``NEURONASV_DTYPES`` overrides).
+
+    Returns:
+        ``{class name: class}`` for the module's globals.
+    """
+    from neuronasv.measure import workloads as registry
+
+    backend = import_backend_name()
+    ops_table = load_ops().get(backend, {})
+    shapes = _shapes(backend, cpu_shapes, accelerator_shapes)
+    dts = _env_list("NEURONASV_DTYPES") or list(dtypes)
+    classes: dict[str, type] = {}
+    for w in registry.all_workloads():
+        if tag not in w.tags:
+            continue
+        name = class_name(w.name, tag)
+        if name in classes:
+            name = class_name(w.name, "")
+        classes[name] = _make_class(
+            w.name, tag, module, name, shapes, dts, ops_table.get(w.name, [])
+        )
+    return classes
