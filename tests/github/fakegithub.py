@@ -188,7 +188,8 @@ class FakeGitHub:
 
     def start(self) -> FakeGitHub:
         self._thread = threading.Thread(
-            target=self._server.serve_forever, daemon=True, name="fakegithub"
+            # A short poll interval: shutdown() waits up to one interval.
+            target=self._server.serve_forever, args=(0.02,), daemon=True, name="fakegithub"
         )
         self._thread.start()
         return self
