@@ -1,0 +1,819 @@
+"""Roofline: FLOPs and bytes per op from input shapes, and the fraction of the device's peak.
+
+For every profiled op we estimate the work it must do — floating-point operations and the
+bytes it must move between main memory and the chip (reads + writes, each tensor once) —
+from the shapes and dtypes the profiler records (``record_shapes=True``), and compare the
+op's measured self device time with the time the device would need at its peak:
+
+    ideal_time = max(sum_dtype(flops_dtype / peak_flops_dtype), bytes / peak_bandwidth)
+    roofline_fraction = ideal_time / measured_time
+
+so an op that is memory-bound reports its fraction of peak bandwidth, a compute-bound one
+its fraction of peak FLOP/s ("aten::mul at 31 % of HBM peak"). ``None`` means unknown: an
+op this module has no formula for, an op whose work is done by child ops (``aten::linear``
+delegates to ``aten::mm``), or an op with zero time or zero work.
+
+Formulas (per call):
+  * elementwise (``add``, ``mul``, ``silu``, ...): 1 FLOP per output element; bytes = every
+    tensor input + the output (broadcast shape). Copies/fills move bytes with 0 FLOPs.
+  * reductions (``sum``, ``amax``, ...): 1 FLOP per input element; bytes = input + output.
+  * softmax: 5 FLOPs per element; bytes = input + output.
+  * matmul family (``mm``, ``addmm``, ``bmm``, ``baddbmm``, ``matmul``, ``linear``):
+    2·M·K·N per batch; bytes = both operands (+ bias) + output. When the profiler's
+    ``with_flops`` count is non-zero for an event it is used for FLOPs (they agree; tested).
+  * scaled-dot-product attention (forward kernels of every backend): 4·B·H·L·S·E, scaled
+    by the share of (query, key) pairs a causal mask keeps; bytes = q + k + v + output
+    (the FlashAttention ideal, no L×S matrix in memory). Backward: 2.5× the forward FLOPs.
+  * RMSNorm / LayerNorm fused kernels: 4 (8) FLOPs per element; bytes = input + weight
+    (+ bias) + output.
+  * views and allocations (``view``, ``transpose``, ``empty``, ...): 0 FLOPs, 0 bytes.
+
+Bytes assume each tensor crosses the memory boundary once: caches make small working sets
+faster than that (fractions above 1.0 on the CPU preset mean "served from cache"), and
+unfused chains re-read what a fused kernel would keep on chip — which is exactly what the
+fraction is meant to show.
+
+"Self" semantics: like self time, an op's FLOPs/bytes are counted on the innermost op that
+does the work. An event is treated as a composite (its children carry the cost) when its
+descendants already account for more than 10 % of its own FLOPs — or, for ops that only
+move data, of its own bytes. See :func:`costs_from_events`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from statistics import median
+from typing import Any
+
+from neuronasv.errors import UsageError
+from neuronasv.measure.peaks import PEAK_ENV, PEAKS, Peak, neuroncore_peak, parse_peak_override
+from neuronasv.model.profile import OpProfile, WorkloadProfile
+
+__all__ = [
+    "OpCost",
+    "RooflinePoint",
+    "annotate",
+    "capture_op_costs",
+    "costs_from_events",
+    "dtype_label",
+    "measure_cpu_peak",
+    "op_cost",
+    "peak_for",
+    "roofline_fraction",
+    "roofline_point",
+]
+
+# --- dtypes -----------------------------------------------------------------------------
+
+# Profiler ``input_dtypes`` strings (C++ type names) and torch names -> (label, itemsize).
+_DTYPES: dict[str, tuple[str, int]] = {
+    "float": ("float32", 4),
+    "float32": ("float32", 4),
+    "torch.float32": ("float32", 4),
+    "double": ("float64", 8),
+    "float64": ("float64", 8),
+    "torch.float64": ("float64", 8),
+    "c10::BFloat16": ("bfloat16", 2),
+    "bfloat16": ("bfloat16", 2),
+    "torch.bfloat16": ("bfloat16", 2),
+    "c10::Half": ("float16", 2),
+    "float16": ("float16", 2),
+    "torch.float16": ("float16", 2),
+    "c10::Float8_e4m3fn": ("float8_e4m3fn", 1),
+    "c10::Float8_e5m2": ("float8_e5m2", 1),
+    "long int": ("int64", 8),
+    "int64": ("int64", 8),
+    "int": ("int32", 4),
+    "int32": ("int32", 4),
+    "short int": ("int16", 2),
+    "signed char": ("int8", 1),
+    "unsigned char": ("uint8", 1),
+    "bool": ("bool", 1),
+}
+
+
+def dtype_label(dtype: Any) -> str:
+    """Normalise a dtype (``torch.bfloat16``, ``"c10::BFloat16"``, ``"bfloat16"``) to a label."""
+    text = str(dtype)
+    return _DTYPES.get(text, (text.removeprefix("torch."), 0))[0]
+
+
+def _itemsize(dtype: str) -> int | None:
+    entry = _DTYPES.get(dtype)
+    return entry[1] if entry else None
+
+
+# --- per-op cost ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OpCost:
+    """Work of one op per iteration (or per call, from :func:`op_cost`).
+
+    Attributes:
+        flops: floating-point operations, or None when unknown.
+        bytes: bytes moved to/from main memory (reads + writes), or None when unknown.
+        flops_by_dtype: FLOPs split by the dtype they run in (for the dtype's peak).
+    """
+
+    flops: float | None
+    bytes: float | None
+    flops_by_dtype: Mapping[str, float] = field(default_factory=dict, hash=False)
+
+    @property
+    def known(self) -> bool:
+        return self.flops is not None or self.bytes is not None
+
+
+_UNKNOWN = OpCost(None, None)
+_ZERO = OpCost(0.0, 0.0)
+
+
+def _ops(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_VIEW_OPS = _ops(
+    """
+    view reshape _reshape_alias _unsafe_view transpose t permute expand expand_as
+    as_strided slice select unsqueeze squeeze split split_with_sizes chunk narrow unbind
+    detach alias resolve_conj resolve_neg empty empty_like empty_strided result_type
+    lift_fresh _to_copy to contiguous clone zeros_like ones_like full_like zeros ones full
+    is_nonzero item _local_scalar_dense
+    """
+)
+# Ops above that *may* move data do it through child ops (copy_, fill_): they get zero
+# self-cost so the child carries the work; ``to``/``clone`` on their own never launch a
+# kernel without a ``copy_`` child.
+
+_ELEMENTWISE_1 = _ops(
+    """
+    add sub mul div true_divide pow rsqrt sqrt exp exp2 log log2 log1p expm1 neg reciprocal
+    silu sigmoid tanh relu gelu sin cos abs sign maximum minimum where clamp clamp_min
+    clamp_max addcmul addcdiv lerp square rsub erf softplus hardtanh leaky_relu elu mish
+    floor ceil round trunc frac fmod remainder floor_divide eq ne gt lt ge le logical_not
+    logical_and logical_or bitwise_and bitwise_or bitwise_not masked_fill mul_ add_
+    silu_backward sigmoid_backward tanh_backward gelu_backward threshold_backward
+    hardtanh_backward pow_backward
+    """
+)
+_REDUCTIONS = _ops(
+    """
+    sum mean amax amin max min prod norm linalg_vector_norm var std var_mean std_mean
+    logsumexp any all argmax argmin
+    """
+)
+_SOFTMAX = _ops(
+    """
+    softmax _softmax log_softmax _log_softmax
+    """
+)
+_SOFTMAX_BWD = _ops(
+    """
+    _softmax_backward_data _log_softmax_backward_data
+    """
+)
+
+# Attention entry points: name -> (layout, index of is_causal in the arguments, causal
+# value meaning "causal", backward?). Layout "bhle" = (batch, heads, seq, head_dim) as in
+# F.scaled_dot_product_attention; "blhe" = (batch, seq, heads, head_dim) as the flash /
+# memory-efficient CUDA kernels take it. Indices follow the ATen schemas
+# (aten/src/ATen/native/native_functions.yaml).
+_ATTENTION: dict[str, tuple[str, int, Any, bool]] = {
+    "scaled_dot_product_attention": ("bhle", 5, True, False),
+    "_scaled_dot_product_attention_math": ("bhle", 5, True, False),
+    "_scaled_dot_product_flash_attention": ("bhle", 4, True, False),
+    "_scaled_dot_product_flash_attention_for_cpu": ("bhle", 4, True, False),
+    "_scaled_dot_product_efficient_attention": ("bhle", 6, True, False),
+    "_scaled_dot_product_cudnn_attention": ("bhle", 6, True, False),
+    "_flash_attention_forward": ("blhe", 8, True, False),
+    "_efficient_attention_forward": ("blhe", 9, 1, False),
+    "_scaled_dot_product_flash_attention_backward": ("bhle", 11, True, True),
+    "_scaled_dot_product_flash_attention_for_cpu_backward": ("bhle", 7, True, True),
+    "_scaled_dot_product_efficient_attention_backward": ("bhle", 11, True, True),
+    "_scaled_dot_product_cudnn_attention_backward": ("bhle", 11, True, True),
+    "_flash_attention_backward": ("blhe", 11, True, True),
+    "_efficient_attention_backward": ("blhe", 14, 1, True),
+}
+
+
+@dataclass(frozen=True)
+class _Tensor:
+    shape: tuple[int, ...]
+    dtype: str
+    itemsize: int
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel * self.itemsize
+
+
+def _tensors(
+    input_shapes: Sequence[Any], input_dtypes: Sequence[str] | None, default: str
+) -> list[_Tensor | None]:
+    """One entry per argument: a tensor, or None for a non-tensor argument."""
+    out: list[_Tensor | None] = []
+    dsize = _itemsize(default) or 4
+    for i, shape in enumerate(input_shapes):
+        raw = input_dtypes[i] if input_dtypes is not None and i < len(input_dtypes) else None
+        if isinstance(shape, (list, tuple)) and shape and isinstance(shape[0], (list, tuple)):
+            # A TensorList argument (cat/stack): keep the first; callers needing all read
+            # them through _tensor_list.
+            shape = shape[0]
+        if not isinstance(shape, (list, tuple)) or not all(isinstance(d, int) for d in shape):
+            out.append(None)
+            continue
+        if raw is not None:
+            size = _itemsize(raw)
+            if size is None:  # "Scalar", "ScalarList", "" ...: not a tensor
+                out.append(None)
+                continue
+            out.append(_Tensor(tuple(shape), _DTYPES[raw][0], size))
+        elif shape:
+            out.append(_Tensor(tuple(shape), dtype_label(default), dsize))
+        else:
+            out.append(None)  # without dtypes a [] is a scalar argument
+    return out
+
+
+def _broadcast(shapes: Iterable[tuple[int, ...]]) -> tuple[int, ...] | None:
+    result: list[int] = []
+    for shape in shapes:
+        for i in range(1, len(shape) + 1):
+            d = shape[-i]
+            if i > len(result):
+                result.insert(0, d)
+            elif result[-i] == 1:
+                result[-i] = d
+            elif d not in (1, result[-i]):
+                return None
+    return tuple(result)
+
+
+def _concrete(concrete_inputs: Sequence[Any] | None, index: int) -> Any:
+    if concrete_inputs is None or index >= len(concrete_inputs):
+        return None
+    return concrete_inputs[index]
+
+
+def _cost(flops: float, nbytes: float, dtype: str) -> OpCost:
+    return OpCost(float(flops), float(nbytes), {dtype: float(flops)} if flops else {})
+
+
+def _matmul_cost(name: str, ts: list[_Tensor | None]) -> OpCost | None:
+    tensors = [t for t in ts if t is not None]
+    if name == "mm" and len(tensors) >= 2:
+        a, b = tensors[0], tensors[1]
+        if len(a.shape) != 2 or len(b.shape) != 2:
+            return None
+        m, k, n = a.shape[0], a.shape[1], b.shape[1]
+        return _cost(2 * m * k * n, a.nbytes + b.nbytes + m * n * a.itemsize, a.dtype)
+    if name in ("addmm", "_addmm_activation") and len(tensors) >= 3:
+        bias, a, b = tensors[0], tensors[1], tensors[2]
+        if len(a.shape) != 2 or len(b.shape) != 2:
+            return None
+        m, k, n = a.shape[0], a.shape[1], b.shape[1]
+        return _cost(2 * m * k * n, bias.nbytes + a.nbytes + b.nbytes + m * n * a.itemsize,
+                     a.dtype)
+    if name == "bmm" and len(tensors) >= 2:
+        a, b = tensors[0], tensors[1]
+        if len(a.shape) != 3 or len(b.shape) != 3:
+            return None
+        bt, m, k, n = a.shape[0], a.shape[1], a.shape[2], b.shape[2]
+        return _cost(2 * bt * m * k * n, a.nbytes + b.nbytes + bt * m * n * a.itemsize, a.dtype)
+    if name == "baddbmm" and len(tensors) >= 3:
+        c, a, b = tensors[0], tensors[1], tensors[2]
+        if len(a.shape) != 3 or len(b.shape) != 3:
+            return None
+        bt, m, k, n = a.shape[0], a.shape[1], a.shape[2], b.shape[2]
+        return _cost(2 * bt * m * k * n, c.nbytes + a.nbytes + b.nbytes + bt * m * n * a.itemsize,
+                     a.dtype)
+    if name == "matmul" and len(tensors) >= 2:
+        a, b = tensors[0], tensors[1]
+        sa = a.shape if len(a.shape) > 1 else (1, *a.shape)
+        sb = b.shape if len(b.shape) > 1 else (*b.shape, 1)
+        batch = _broadcast([sa[:-2], sb[:-2]])
+        if batch is None or sa[-1] != sb[-2]:
+            return None
+        m, k, n = sa[-2], sa[-1], sb[-1]
+        nb = math.prod(batch)
+        return _cost(2 * nb * m * k * n, a.nbytes + b.nbytes + nb * m * n * a.itemsize, a.dtype)
+    if name == "linear" and len(tensors) >= 2:
+        x, w = tensors[0], tensors[1]
+        if len(w.shape) != 2 or not x.shape or x.shape[-1] != w.shape[1]:
+            return None
+        rows = math.prod(x.shape[:-1])
+        n, k = w.shape
+        bias_bytes = tensors[2].nbytes if len(tensors) > 2 else 0
+        return _cost(2 * rows * k * n, x.nbytes + w.nbytes + bias_bytes + rows * n * x.itemsize,
+                     x.dtype)
+    return None
+
+
+def _causal_share(lq: int, lk: int) -> float:
+    """Share of (query, key) pairs kept by torch's top-left-aligned causal mask."""
+    if lq <= 0 or lk <= 0:
+        return 1.0
+    kept = lq * (lq + 1) // 2 if lk >= lq else lk * (lk + 1) // 2 + (lq - lk) * lk
+    return kept / (lq * lk)
+
+
+def _attention_cost(
+    name: str, ts: list[_Tensor | None], concrete_inputs: Sequence[Any] | None
+) -> OpCost | None:
+    layout, causal_idx, causal_value, backward = _ATTENTION[name]
+    tensors = [t for t in ts if t is not None]
+    # Forward: (q, k, v, ...). Backward: (grad_out, q, k, v, ..., out, ...).
+    base = 1 if backward else 0
+    if len(tensors) < base + 3:
+        return None
+    q, k, v = tensors[base], tensors[base + 1], tensors[base + 2]
+    if len(q.shape) != 4 or len(k.shape) != 4 or len(v.shape) != 4:
+        return None
+    if layout == "bhle":
+        b, h, lq, e = q.shape
+        lk, ev = k.shape[2], v.shape[3]
+    else:
+        b, lq, h, e = q.shape
+        lk, ev = k.shape[1], v.shape[3]
+    share = _causal_share(lq, lk) if _concrete(concrete_inputs, causal_idx) == causal_value else 1.0
+    fwd = 2.0 * b * h * lq * lk * (e + ev) * share
+    out_bytes = b * h * lq * ev * q.itemsize
+    if backward:
+        # grad_out + q + k + v + out read; dq + dk + dv written.
+        nbytes = 2 * out_bytes + 2 * (q.nbytes + k.nbytes + v.nbytes)
+        return _cost(2.5 * fwd, nbytes, q.dtype)
+    return _cost(fwd, q.nbytes + k.nbytes + v.nbytes + out_bytes, q.dtype)
+
+
+def _reduced_numel(
+    t: _Tensor, concrete_inputs: Sequence[Any] | None, others: list[_Tensor]
+) -> int:
+    dims = _concrete(concrete_inputs, 1)
+    if isinstance(dims, int) and not isinstance(dims, bool):
+        dims = [dims]
+    if isinstance(dims, (list, tuple)) and dims and all(isinstance(d, int) for d in dims):
+        nd = len(t.shape)
+        keep = [s for i, s in enumerate(t.shape) if i not in {d % nd for d in dims}]
+        return math.prod(keep) if keep else 1
+    if others:  # an out= tensor was recorded
+        return others[0].numel
+    return 1
+
+
+def op_cost(
+    op: str,
+    input_shapes: Sequence[Any],
+    dtype: Any = "float32",
+    *,
+    input_dtypes: Sequence[str] | None = None,
+    concrete_inputs: Sequence[Any] | None = None,
+) -> OpCost:
+    """FLOPs and bytes of one call of ``op`` (the *total* work, children included).
+
+    Args:
+        op: profiler op name, ``"aten::mm"`` (other namespaces are unknown).
+        input_shapes: the profiler's ``input_shapes`` (``[]`` for scalars).
+        dtype: dtype for tensors when ``input_dtypes`` is absent (the workload's dtype).
+        input_dtypes: the profiler's ``input_dtypes`` (``"c10::BFloat16"``, ``"Scalar"``);
+            tells tensors from scalars and gives each tensor its itemsize.
+        concrete_inputs: the profiler's ``concrete_inputs`` (scalar argument values:
+            reduction dims, ``is_causal``).
+
+    Returns:
+        An :class:`OpCost`; ``OpCost(None, None)`` when the op has no formula.
+    """
+    if not op.startswith("aten::"):
+        return _UNKNOWN
+    name = op.removeprefix("aten::").split(".", 1)[0]
+    if name in _VIEW_OPS:
+        return _ZERO
+    ts = _tensors(input_shapes, input_dtypes, str(dtype))
+    tensors = [t for t in ts if t is not None]
+    if name in _ATTENTION:
+        return _attention_cost(name, ts, concrete_inputs) or _UNKNOWN
+    matmul = _matmul_cost(name, ts)
+    if matmul is not None:
+        return matmul
+    if not tensors:
+        return _UNKNOWN
+    first = tensors[0]
+    if name in ("copy_",):
+        src = tensors[1] if len(tensors) > 1 else first
+        return _cost(0, first.nbytes + src.nbytes, first.dtype)
+    if name in ("fill_", "zero_"):
+        return _cost(0, first.nbytes, first.dtype)
+    if name in ("cat", "stack"):
+        shapes = input_shapes[0] if input_shapes else []
+        if not (isinstance(shapes, (list, tuple)) and shapes
+                and all(isinstance(s, (list, tuple)) for s in shapes)):
+            return _UNKNOWN
+        total = sum(math.prod(s) for s in shapes) * first.itemsize
+        return _cost(0, 2 * total, first.dtype)
+    if name in _ELEMENTWISE_1 or name.rstrip("_") in _ELEMENTWISE_1:
+        if name.endswith("_"):  # in place: the output is the first argument
+            out_numel, out_size = first.numel, first.itemsize
+        else:
+            shape = _broadcast(t.shape for t in tensors)
+            if shape is None:
+                return _UNKNOWN
+            out_numel = math.prod(shape)
+            out_size = max(t.itemsize for t in tensors if t.numel > 1) if any(
+                t.numel > 1 for t in tensors) else first.itemsize
+        reads = sum(t.nbytes for t in tensors)
+        dt = max(tensors, key=lambda t: t.numel).dtype
+        return _cost(out_numel, reads + out_numel * out_size, dt)
+    if name in _REDUCTIONS:
+        out = _reduced_numel(first, concrete_inputs, tensors[1:])
+        return _cost(first.numel, first.nbytes + out * first.itemsize, first.dtype)
+    if name in _SOFTMAX:
+        return _cost(5 * first.numel, 2 * first.nbytes, first.dtype)
+    if name in _SOFTMAX_BWD:
+        return _cost(3 * first.numel, 3 * first.nbytes, first.dtype)
+    if name in ("_fused_rms_norm", "rms_norm", "native_layer_norm", "layer_norm"):
+        extra = sum(t.nbytes for t in tensors[1:])
+        per = 4 if "rms" in name else 8
+        return _cost(per * first.numel, 2 * first.nbytes + extra, first.dtype)
+    if name in ("_fused_rms_norm_backward", "native_layer_norm_backward"):
+        # grad_out, input read; grad_input written; small per-row stats and weights.
+        small = sum(t.nbytes for t in tensors[2:])
+        return _cost(8 * first.numel, 3 * first.nbytes + 2 * small, first.dtype)
+    return _UNKNOWN
+
+
+# --- events -> per-op costs -------------------------------------------------------------
+
+_DELEGATE_SHARE = 0.1
+
+
+def _is_cpu_event(event: Any) -> bool:
+    device_type = getattr(event, "device_type", None)
+    return device_type is None or str(device_type).endswith("CPU")
+
+
+def _event_own_cost(event: Any, default_dtype: str) -> OpCost:
+    cost = op_cost(
+        event.name,
+        getattr(event, "input_shapes", None) or [],
+        default_dtype,
+        input_dtypes=getattr(event, "input_dtypes", None) or None,
+        concrete_inputs=getattr(event, "concrete_inputs", None) or None,
+    )
+    profiler_flops = getattr(event, "flops", 0) or 0
+    if profiler_flops > 0 and cost.bytes is not None:
+        # The profiler's with_flops count (mm/addmm/bmm/mul/add/conv) wins for FLOPs.
+        dt = next(iter(cost.flops_by_dtype), dtype_label(default_dtype))
+        cost = OpCost(float(profiler_flops), cost.bytes, {dt: float(profiler_flops)})
+    return cost
+
+
+def costs_from_events(
+    events: Iterable[Any],
+    iterations: int,
+    *,
+    default_dtype: Any = "float32",
+    op_name: Callable[[Any], str] | None = None,
+) -> dict[str, OpCost]:
+    """Per-op FLOPs/bytes per iteration from profiler events, with "self" semantics.
+
+    Args:
+        events: ``FunctionEvent`` objects (``prof.events()``, or one step's events) captured
+            with ``record_shapes=True`` (``with_flops=True`` helps); device-side events are
+            ignored. Children are read from ``cpu_children``.
+        iterations: iterations the events span (costs are divided by it).
+        default_dtype: dtype for tensors whose dtype the profiler did not record.
+        op_name: the op identity used in the profile (default: ``event.key``), so costs
+            land on the same names as :class:`~neuronasv.model.OpProfile` entries.
+
+    Returns:
+        ``{op: OpCost}``; an op is ``OpCost(None, None)`` when any of its events has no
+        formula, or when all of its events delegate their work to child ops.
+    """
+    if iterations <= 0:
+        raise UsageError(f"iterations must be positive, got {iterations}")
+    name_of = op_name or (lambda e: e.key)
+    cpu_events = [e for e in events if _is_cpu_event(e)]
+    own: dict[int, OpCost] = {}
+    below: dict[int, tuple[float, float]] = {}  # counted (flops, bytes) under an event
+    counted: dict[int, bool] = {}
+
+    def visit(e: Any) -> tuple[float, float]:
+        key = id(e)
+        if key in below:
+            return below[key]
+        f_sum = b_sum = 0.0
+        for child in getattr(e, "cpu_children", None) or ():
+            cf, cb = visit(child)
+            f_sum += cf
+            b_sum += cb
+            c_own = own[id(child)]
+            if counted[id(child)]:
+                f_sum += c_own.flops or 0.0
+                b_sum += c_own.bytes or 0.0
+        cost = _event_own_cost(e, str(default_dtype))
+        own[key] = cost
+        if cost.flops:
+            # An op that computes is composite when its children do the computing: a
+            # fill or scalar copy underneath (zeros for gradients) does not take over.
+            delegated = f_sum > _DELEGATE_SHARE * cost.flops
+        else:
+            delegated = b_sum > _DELEGATE_SHARE * (cost.bytes or 0.0)
+        counted[key] = cost.known and not delegated
+        # Unknown ops with costed children still count as "carried by children".
+        below[key] = (f_sum, b_sum)
+        return below[key]
+
+    for e in cpu_events:
+        visit(e)
+
+    flops: dict[str, float] = {}
+    nbytes: dict[str, float] = {}
+    by_dtype: dict[str, dict[str, float]] = {}
+    unknown: set[str] = set()
+    seen: set[str] = set()
+    for e in cpu_events:
+        name = name_of(e)
+        seen.add(name)
+        cost = own[id(e)]
+        if counted[id(e)]:
+            flops[name] = flops.get(name, 0.0) + (cost.flops or 0.0)
+            nbytes[name] = nbytes.get(name, 0.0) + (cost.bytes or 0.0)
+            dts = by_dtype.setdefault(name, {})
+            for dt, f in cost.flops_by_dtype.items():
+                dts[dt] = dts.get(dt, 0.0) + f
+        elif not cost.known and below[id(e)] == (0.0, 0.0):
+            unknown.add(name)
+    result: dict[str, OpCost] = {}
+    for name in seen:
+        if name in unknown or name not in flops:
+            result[name] = _UNKNOWN
+        else:
+            result[name] = OpCost(
+                flops[name] / iterations,
+                nbytes[name] / iterations,
+                {dt: f / iterations for dt, f in by_dtype.get(name, {}).items()},
+            )
+    return result
+
+
+def capture_op_costs(
+    step: Callable[[], object],
+    *,
+    iterations: int = 1,
+    default_dtype: Any = "float32",
+    synchronize: Callable[[], None] | None = None,
+) -> dict[str, OpCost]:
+    """Run ``step`` under a host-only profiler with shapes and FLOPs; return per-op costs.
+
+    A separate pass from the timed profile on purpose: ``record_shapes`` and
+    ``with_flops`` add host overhead that must not land in the measured times. The step
+    should be warmed up already (compiled workloads compile on their first calls). Runs
+    under ``torch.no_grad()`` like the timed loop, so the same ops run. Op names are
+    normalised as in :func:`neuronasv.measure.profiling.normalize_op_name`.
+    """
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    from neuronasv.measure.profiling import is_bookkeeping, normalize_op_name, quiet_kineto_stderr
+
+    with quiet_kineto_stderr(), profile(
+        activities=[ProfilerActivity.CPU], record_shapes=True, with_flops=True
+    ) as prof, torch.no_grad():
+        for _ in range(iterations):
+            step()
+        if synchronize is not None:
+            synchronize()
+    with quiet_kineto_stderr():
+        events = [e for e in prof.events() if not is_bookkeeping(e.name)]
+    return costs_from_events(
+        events,
+        iterations,
+        default_dtype=default_dtype,
+        op_name=lambda e: normalize_op_name(e.key),
+    )
+
+
+# --- peaks ------------------------------------------------------------------------------
+
+_cpu_peak_lock = threading.Lock()
+_cpu_peak_cache: dict[tuple[int, tuple[str, ...]], Peak] = {}
+
+
+def _best_seconds(fn: Callable[[], object], repeats: int, clock: Callable[[], float]) -> float:
+    fn()  # warm-up: first-touch page faults, kernel selection
+    best = math.inf
+    for _ in range(repeats):
+        t0 = clock()
+        fn()
+        best = min(best, clock() - t0)
+    return max(best, 1e-9)
+
+
+def _copy_fn(n: int) -> Callable[[], object]:
+    import torch
+
+    src = torch.ones(n, dtype=torch.float32)
+    dst = torch.empty_like(src)
+    return lambda: dst.copy_(src)
+
+
+def _mm_fn(a: Any, b: Any) -> Callable[[], object]:
+    import torch
+
+    return lambda: torch.mm(a, b)
+
+
+def measure_cpu_peak(
+    dtypes: Sequence[str] = ("float32", "bfloat16"),
+    *,
+    copy_mib: int = 64,
+    clock: Callable[[], float] = time.perf_counter,
+    refresh: bool = False,
+) -> Peak:
+    """Measure this CPU's memory bandwidth and matmul throughput (cached per process).
+
+    Bandwidth: best of 5 ``dst.copy_(src)`` over ``copy_mib`` MiB (bytes read + written),
+    large enough to leave the caches. Throughput: best of 3 square matmuls per dtype, the
+    size grown from 256 until one call takes ~20 ms (bf16 matmul without AVX512-BF16/AMX
+    is ~60x slower than fp32, so a fixed size would either waste seconds or measure
+    overhead). Runs under the current ``torch.get_num_threads()`` — the cache is keyed on
+    it. Takes about a second. Override with ``NEURONASV_PEAK``.
+    """
+    import torch
+
+    threads = torch.get_num_threads()
+    key = (threads, tuple(dtypes))
+    with _cpu_peak_lock:
+        if not refresh and key in _cpu_peak_cache:
+            return _cpu_peak_cache[key]
+        n = copy_mib * 2**20 // 4
+        bw = 2 * n * 4 / _best_seconds(_copy_fn(n), 5, clock)
+        flops: dict[str, float] = {}
+        for label in dtypes:
+            dt = getattr(torch, label, None)
+            if not isinstance(dt, torch.dtype):
+                raise UsageError(f"measure_cpu_peak: unknown dtype {label!r}")
+            size = 256
+            while True:
+                a = torch.ones(size, size, dtype=dt)
+                b = torch.ones(size, size, dtype=dt)
+                seconds = _best_seconds(_mm_fn(a, b), 1, clock)
+                if seconds > 0.02 or size >= 2048:
+                    break
+                size *= 2
+            seconds = _best_seconds(_mm_fn(a, b), 3, clock)
+            flops[dtype_label(label)] = 2 * size**3 / seconds
+        peak = Peak(
+            name=f"cpu ({threads} thread{'s' if threads != 1 else ''}, measured)",
+            memory_bytes_per_s=bw,
+            flops_per_s=flops,
+            source=f"measured: {copy_mib} MiB copy, square matmul per dtype",
+            measured=True,
+        )
+        _cpu_peak_cache[key] = peak
+        return peak
+
+
+def _neuron_chip(fingerprint: Mapping[str, str]) -> str | None:
+    text = " ".join(fingerprint.get(k, "") for k in ("device_model", "instance_type", "platform"))
+    text = text.lower()
+    if "trn2" in text or "trainium2" in text:
+        return "trn2"
+    if "trn1" in text or "trainium" in text:
+        return "trn1"
+    return None
+
+
+def _cuda_peak_key(device_model: str) -> str | None:
+    model = device_model.upper()
+    for gpu in ("H200", "H100"):
+        if gpu in model:
+            if "NVL" in model:
+                return f"{gpu.lower()}-nvl"
+            if "PCIE" in model:
+                return f"{gpu.lower()}-pcie" if gpu == "H100" else "h200-nvl"
+            return f"{gpu.lower()}-sxm"
+    return None
+
+
+def peak_for(
+    backend: Any,
+    fingerprint: Mapping[str, str] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+) -> Peak | None:
+    """The roof for ``backend`` on this machine, or None when unknown.
+
+    Order: ``NEURONASV_PEAK`` (a table key or ``bw=...,bfloat16=...``); then by backend:
+    ``cpu`` -> :func:`measure_cpu_peak`; ``cuda`` -> the table entry matching the
+    fingerprint's ``device_model`` (H100 SXM/PCIe/NVL, H200 SXM/NVL); ``neuron`` -> one
+    logical NeuronCore of trn1/trn2 (logical size from ``NEURON_LOGICAL_NC_CONFIG``).
+
+    Args:
+        backend: a Backend (its ``name`` is read) or a backend name.
+        fingerprint: :func:`neuronasv.measure.fingerprint.collect_fingerprint` output.
+        env: environment (default ``os.environ``), injectable for tests.
+    """
+    env = os.environ if env is None else env
+    override = env.get(PEAK_ENV)
+    if override:
+        return parse_peak_override(override)
+    name = backend if isinstance(backend, str) else getattr(backend, "name", "")
+    fp = fingerprint or {}
+    if name == "cpu":
+        return measure_cpu_peak()
+    if name == "cuda":
+        key = _cuda_peak_key(fp.get("device_model", ""))
+        return PEAKS[key] if key else None
+    if name == "neuron":
+        chip = _neuron_chip(fp)
+        if chip is None:
+            return None
+        lnc_text = env.get("NEURON_LOGICAL_NC_CONFIG", "")
+        lnc = int(lnc_text) if lnc_text.isdigit() else None
+        return neuroncore_peak(chip, lnc)
+    return None
+
+
+# --- fractions --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RooflinePoint:
+    """Achieved rates of one op against a peak.
+
+    Attributes:
+        bytes_per_s: achieved bandwidth, or None.
+        flops_per_s: achieved FLOP/s, or None.
+        fraction: ideal time at peak / measured time, or None.
+        bound: ``"memory"`` or ``"compute"``: which roof the ideal time comes from.
+    """
+
+    bytes_per_s: float | None
+    flops_per_s: float | None
+    fraction: float | None
+    bound: str | None
+
+
+def roofline_point(cost: OpCost, time_us: float, peak: Peak | None) -> RooflinePoint:
+    """Achieved bandwidth/throughput and the fraction of ``peak`` for ``time_us`` per iteration."""
+    if time_us <= 0 or not math.isfinite(time_us):
+        return RooflinePoint(None, None, None, None)
+    seconds = time_us * 1e-6
+    bw = cost.bytes / seconds if cost.bytes is not None else None
+    fl = cost.flops / seconds if cost.flops is not None else None
+    if peak is None:
+        return RooflinePoint(bw, fl, None, None)
+    mem_t = cost.bytes / peak.memory_bytes_per_s if cost.bytes and peak.memory_bytes_per_s else 0.0
+    comp_t = 0.0
+    for dt, f in cost.flops_by_dtype.items():
+        pf = peak.flops_for(dt)
+        if pf and f:
+            comp_t += f / pf
+    ideal = max(mem_t, comp_t)
+    if ideal <= 0:
+        return RooflinePoint(bw, fl, None, None)
+    return RooflinePoint(bw, fl, ideal / seconds, "memory" if mem_t >= comp_t else "compute")
+
+
+def roofline_fraction(cost: OpCost, time_us: float, peak: Peak | None) -> float | None:
+    """``ideal time at peak / measured time`` (None when unknown); see :func:`roofline_point`."""
+    return roofline_point(cost, time_us, peak).fraction
+
+
+def annotate(
+    profile: WorkloadProfile, op_costs: Mapping[str, OpCost], peak: Peak | None
+) -> WorkloadProfile:
+    """Fill ``flops``, ``bytes`` and ``roofline_fraction`` of every op in ``profile``.
+
+    The fraction uses the op's median self device time per iteration. Ops missing from
+    ``op_costs`` (or unknown there) keep ``None``.
+
+    Returns:
+        A new :class:`WorkloadProfile` (the input is frozen and left unchanged).
+    """
+    ops: list[OpProfile] = []
+    for op in profile.ops:
+        cost = op_costs.get(op.op, _UNKNOWN)
+        if not cost.known:
+            ops.append(replace(op, flops=None, bytes=None, roofline_fraction=None))
+            continue
+        times = [t for t in op.self_device_time_us if math.isfinite(t)]
+        frac = roofline_fraction(cost, median(times), peak) if times else None
+        work = (cost.flops or 0.0) + (cost.bytes or 0.0)
+        ops.append(replace(
+            op,
+            flops=cost.flops,
+            bytes=cost.bytes,
+            roofline_fraction=frac if work > 0 else None,
+        ))
+    return replace(profile, ops=tuple(ops))
