@@ -1,0 +1,66 @@
+"""``neuronasv run [COMMIT ...]``: the asv suite per commit, with samples and sidecars."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from neuronasv.store.asvrun import RunOptions, run_commits
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "run",
+        help="run the asv suite for commits (default HEAD), samples recorded",
+        description=(
+            "Benchmark the code as of each COMMIT (a temporary git worktree per commit) with"
+            " asv (--set-commit-hash, --record-samples), store complete machine info, and"
+            " write a .neuronasv sidecar next to each asv results file (environment"
+            " fingerprint, full op tables, series map, traces, failures)."
+        ),
+    )
+    p.add_argument("commits", nargs="*", metavar="COMMIT", help="revisions (default: HEAD)")
+    p.add_argument("--machine", help="asv machine name (default: this host's name)")
+    p.add_argument("--results-dir", help="asv results folder (default: .asv/results)")
+    p.add_argument("--bench", metavar="REGEX", help="only benchmarks matching (asv --bench)")
+    p.add_argument("--quick", action="store_true", help="smoke test: one sample, minimal profile")
+    p.add_argument(
+        "--keep-traces",
+        action="store_true",
+        help="keep profiler traces under .asv/traces/<machine>/<hash8>/",
+    )
+    p.add_argument("--traces-dir", help="trace store (default: .asv/traces)")
+    p.add_argument("--backend", default="auto", help="auto, cpu, cuda or neuron")
+    p.add_argument("--repo", default=os.getcwd(), help="git checkout (default: current dir)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    def progress(line: str) -> None:
+        print(line, flush=True)
+
+    outcomes = run_commits(
+        RunOptions(
+            repo=args.repo,
+            commits=tuple(args.commits) or ("HEAD",),
+            machine=args.machine,
+            results_dir=args.results_dir,
+            traces_dir=args.traces_dir,
+            bench=args.bench,
+            quick=args.quick,
+            keep_traces=args.keep_traces,
+            backend=args.backend,
+            python=sys.executable,
+        ),
+        progress=progress,
+    )
+    failed = sum(len(o.failures) for o in outcomes)
+    print(
+        f"{len(outcomes)} commit(s) benchmarked"
+        + (f"; {failed} failed benchmark(s), see the lines above" if failed else ""),
+        flush=True,
+    )
+    return 0

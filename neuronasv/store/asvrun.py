@@ -1,0 +1,509 @@
+"""``neuronasv run``: the asv suite for the code *as of* each commit, plus a sidecar per result.
+
+For each commit, in order:
+
+1. ``git worktree add --detach`` a temporary tree at that commit (asv's ``existing``
+   environment never checks anything out).
+2. Write a private asv config: the tree's ``asv.conf.json`` (or the checkout's) with
+   ``benchmark_dir`` pointing into the tree and ``repo`` / ``results_dir`` / ``html_dir``
+   pointing at the checkout's folders (absolute), environment ``existing``.
+3. Run ``asv run --set-commit-hash <sha> --record-samples --machine <name>`` with
+   ``ASV_PYTHONPATH=<tree>`` (asv drops ``PYTHONPATH`` and passes ``ASV_PYTHONPATH`` on), so
+   the benchmark processes import the tree's ``neuronasv`` and suite, not the installed
+   editable copy. asv's progress lines are streamed with a ``[i/N sha8]`` prefix; Kineto's
+   per-cycle stderr chatter is dropped.
+4. Write the sidecar (``model.RunSidecar``) next to asv's results file: environment
+   fingerprint, every profile's full op table (written by the suite's ``setup_cache`` into
+   ``NEURONASV_PROFILE_OUT``), the map from every asv (benchmark, params) to
+   ``SeriesId(workload, shape, dtype, op)``, traces and failures.
+
+A failing benchmark (or a whole failing commit) does not stop the others: asv keeps the
+results of the benchmarks that ran, and the remaining commits still run. Commits that
+produced no results file at all are reported together at the end (:class:`StoreError`).
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime as _dt
+import glob
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from neuronasv.errors import CorruptResultsError, StoreError
+from neuronasv.model import RunSidecar, SeriesId, WorkloadProfile, sidecar_path
+from neuronasv.store.machine import machine_info, save_machine
+from neuronasv.store.worktree import GitRunner, detached_worktree, rev_parse, run_git, subject
+
+__all__ = [
+    "DEFAULT_RESULTS_DIR",
+    "DEFAULT_TRACES_DIR",
+    "CommitRun",
+    "RunOptions",
+    "asv_command",
+    "build_series",
+    "is_noise",
+    "read_profiles",
+    "run_commits",
+]
+
+DEFAULT_RESULTS_DIR = os.path.join(".asv", "results")
+DEFAULT_HTML_DIR = os.path.join(".asv", "html")
+#: Outside the results folder on purpose: asv walks it and tries to load every ``*.json``.
+DEFAULT_TRACES_DIR = os.path.join(".asv", "traces")
+
+# Kineto writes these from C++ to fd 2 once per profiler cycle; they are not errors.
+_NOISE_RE = re.compile(
+    r"(USDT:.*profiler_(start|stop)\b|STAGE:.*ActivityProfilerController|"
+    r"\[W[0-9 :.]*CPUAllocator|Profiler clears events at the end of each cycle|^\s*_warn_once\()"
+)
+
+Progress = Callable[[str], None]
+Clock = Callable[[], _dt.datetime]
+
+
+def _utcnow() -> _dt.datetime:
+    return _dt.datetime.now(_dt.timezone.utc)
+
+
+def is_noise(line: str) -> bool:
+    """True for profiler chatter that must not reach users' output."""
+    return bool(_NOISE_RE.search(line))
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What ``neuronasv run`` does.
+
+    Attributes:
+        repo: the git checkout (its top level); results and traces go under it by default.
+        commits: revisions to benchmark, in order (default ``HEAD``).
+        machine: asv machine name (default: the host name, as asv does).
+        results_dir: asv results folder (default: the config's ``results_dir``,
+            ``.asv/results``).
+        traces_dir: trace store (default ``.asv/traces``), used with ``keep_traces``.
+        bench: asv ``--bench`` regular expression.
+        quick: asv ``--quick`` and a minimal profile (a smoke test, not a measurement).
+        keep_traces: keep profiler traces at ``<traces_dir>/<machine>/<hash8>/``.
+        backend: measure backend (``auto``, ``cpu``, ``cuda``, ``neuron``).
+        python: interpreter for asv and the benchmarks (the ``existing`` environment).
+        extra_env: extra environment variables for asv and the benchmark processes.
+    """
+
+    repo: str
+    commits: tuple[str, ...] = ("HEAD",)
+    machine: str | None = None
+    results_dir: str | None = None
+    traces_dir: str | None = None
+    bench: str | None = None
+    quick: bool = False
+    keep_traces: bool = False
+    backend: str = "auto"
+    python: str = field(default_factory=lambda: sys.executable)
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CommitRun:
+    """Outcome of one commit."""
+
+    commit: str
+    result_file: str | None
+    sidecar_file: str | None
+    series: int = 0
+    failures: Mapping[str, str] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.result_file is not None
+
+
+def _load_conf(path: str) -> dict[str, Any]:
+    from asv import util as asv_util
+
+    try:
+        data = asv_util.load_json(path, js_comments=True)
+    except Exception as exc:  # asv raises its own UserError / ValueError types
+        raise CorruptResultsError(f"{path}: cannot read the asv config: {exc}") from exc
+    if not isinstance(data, dict):
+        raise CorruptResultsError(f"{path}: the asv config must be a JSON object")
+    return data
+
+
+def _repo_conf(repo: str) -> dict[str, Any]:
+    path = os.path.join(repo, "asv.conf.json")
+    return _load_conf(path) if os.path.isfile(path) else {}
+
+
+def asv_command(opts: RunOptions, conf_path: str, sha: str, machine: str) -> list[str]:
+    """The ``asv run`` command line for one commit."""
+    cmd = [
+        opts.python, "-m", "asv", "run",
+        "--config", conf_path,
+        "--set-commit-hash", sha,
+        "--record-samples",
+        "--machine", machine,
+        "-E", f"existing:{opts.python}",
+        "--show-stderr",
+    ]  # fmt: skip
+    if opts.quick:
+        cmd.append("--quick")
+    if opts.bench:
+        cmd += ["--bench", opts.bench]
+    return cmd
+
+
+def _unrepr(text: str) -> str:
+    """asv stores params as ``repr`` strings (``"'4x512'"``); get the value back."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+    return str(value)
+
+
+def build_series(
+    results: Mapping[str, Any], benchmarks: Mapping[str, Any]
+) -> tuple[list[SeriesId], dict[str, str]]:
+    """Every (benchmark, params) of an asv results file as a ``SeriesId``, plus failures.
+
+    ``benchmarks`` is asv's ``benchmarks.json`` of that run: the suite tags its benchmarks
+    with ``neuronasv_workload`` / ``neuronasv_series`` (``total`` or ``op``), so no name is
+    parsed. Other benchmarks get a plain ``SeriesId``. Failed combinations (asv ``null``,
+    as opposed to ``NaN`` = skipped) are returned as ``{"bench(params)": "failed"}``.
+    """
+    cols = results.get("result_columns")
+    table = results.get("results")
+    if not isinstance(cols, list) or not isinstance(table, Mapping):
+        raise CorruptResultsError("asv results file has no result_columns/results")
+    ridx, pidx = cols.index("result"), cols.index("params")
+    series: list[SeriesId] = []
+    failed: dict[str, str] = {}
+    for name in sorted(table):
+        row = table[name]
+        params = row[pidx] if len(row) > pidx and row[pidx] else []
+        values = row[ridx] if len(row) > ridx else None
+        meta = benchmarks.get(name, {}) if isinstance(benchmarks.get(name), Mapping) else {}
+        workload = meta.get("neuronasv_workload")
+        kind = meta.get("neuronasv_series")
+        combos = list(itertools.product(*params)) if params else [()]
+        for i, combo in enumerate(combos):
+            combo = tuple(str(c) for c in combo)
+            if isinstance(workload, str) and len(combo) >= 2:
+                op = _unrepr(combo[2]) if kind == "op" and len(combo) >= 3 else None
+                sid = SeriesId(
+                    benchmark=name,
+                    params=combo,
+                    workload=workload,
+                    shape=_unrepr(combo[0]),
+                    dtype=_unrepr(combo[1]),
+                    op=op,
+                )
+            else:
+                sid = SeriesId(benchmark=name, params=combo)
+            series.append(sid)
+            value = values[i] if isinstance(values, list) and i < len(values) else None
+            if value is None:
+                failed[f"{name}({', '.join(combo)})" if combo else name] = "failed"
+    return series, failed
+
+
+def read_profiles(folder: str) -> tuple[list[WorkloadProfile], dict[str, str]]:
+    """The suite's per-(workload, shape, dtype) outputs: profiles and failures."""
+    profiles: list[WorkloadProfile] = []
+    failures: dict[str, str] = {}
+    for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                doc = json.load(fh)
+            key = str(doc["key"])
+            if "error" in doc:
+                failures[key] = str(doc["error"])
+            else:
+                profiles.append(WorkloadProfile.from_json(doc["profile"], path))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            failures[os.path.basename(path)] = f"unreadable profile output: {exc}"
+    return profiles, failures
+
+
+def _stream(
+    cmd: Sequence[str], *, cwd: str, env: Mapping[str, str], prefix: str, progress: Progress
+) -> int:
+    proc = subprocess.Popen(
+        list(cmd),
+        cwd=cwd,
+        env=dict(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+        bufsize=1,
+    )
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.strip() and not is_noise(line):
+                progress(f"{prefix} {line.rstrip()}")
+        return proc.wait()
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+
+
+def _find_result(results_dir: str, machine: str, sha: str, since: float) -> str | None:
+    pattern = os.path.join(results_dir, machine, f"{sha[:8]}-*.json")
+    found = [p for p in glob.glob(pattern) if os.path.getmtime(p) >= since - 1]
+    return max(found, key=os.path.getmtime) if found else None
+
+
+def _resolve_dir(repo: str, value: str | None, conf_value: Any, default: str) -> str:
+    chosen = value or (conf_value if isinstance(conf_value, str) and conf_value else default)
+    return os.path.abspath(chosen if os.path.isabs(chosen) else os.path.join(repo, chosen))
+
+
+def run_commits(
+    opts: RunOptions,
+    *,
+    progress: Progress = print,
+    git: GitRunner = run_git,
+    clock: Clock = _utcnow,
+    fingerprint: Mapping[str, str] | None = None,
+) -> list[CommitRun]:
+    """Benchmark every commit of ``opts``; see the module docstring.
+
+    Args:
+        opts: what to run.
+        progress: receives one line per progress event (asv's lines, prefixed).
+        git: git runner (injected in tests).
+        clock: time source for the sidecars' ``created``.
+        fingerprint: environment fingerprint; collected from the backend when None.
+
+    Raises:
+        StoreError: a revision is not a commit (before anything runs), or at the end when
+            some commits produced no asv results file (the others are kept).
+    """
+    repo = os.path.abspath(git(["rev-parse", "--show-toplevel"], opts.repo).strip())
+    shas = [rev_parse(repo, c, git) for c in (opts.commits or ("HEAD",))]
+    base_conf = _repo_conf(repo)
+    results_dir = _resolve_dir(
+        repo, opts.results_dir, base_conf.get("results_dir"), DEFAULT_RESULTS_DIR
+    )
+    html_dir = _resolve_dir(repo, None, base_conf.get("html_dir"), DEFAULT_HTML_DIR)
+    traces_root = _resolve_dir(repo, opts.traces_dir, None, DEFAULT_TRACES_DIR)
+
+    backend_name = opts.backend
+    if fingerprint is None:
+        from neuronasv.measure.backends import get_backend
+        from neuronasv.measure.fingerprint import collect_fingerprint
+
+        backend = get_backend(opts.backend)
+        backend_name = backend.name
+        fingerprint = collect_fingerprint(backend)
+    else:
+        backend_name = fingerprint.get("backend", opts.backend)
+    info = machine_info(opts.machine, fingerprint)
+    machine = info["machine"]
+    save_machine(info)
+    progress(
+        f"machine {machine}: {info['cpu']}, {info['num_cpu']} CPUs, {info['arch']},"
+        f" {info['os']}; backend {backend_name}; results in {results_dir}"
+    )
+
+    outcomes: list[CommitRun] = []
+    for i, sha in enumerate(shas, 1):
+        prefix = f"[{i}/{len(shas)} {sha[:8]}]"
+        progress(f"{prefix} commit {sha[:8]} {subject(repo, sha, git)}".rstrip())
+        outcome = _run_one(
+            opts,
+            repo=repo,
+            sha=sha,
+            machine=machine,
+            backend_name=backend_name,
+            fingerprint=fingerprint,
+            base_conf=base_conf,
+            results_dir=results_dir,
+            html_dir=html_dir,
+            traces_root=traces_root,
+            prefix=prefix,
+            progress=progress,
+            git=git,
+            clock=clock,
+        )
+        outcomes.append(outcome)
+        if outcome.ok:
+            note = f", {len(outcome.failures)} failed" if outcome.failures else ""
+            progress(f"{prefix} done: {outcome.series} series{note} -> {outcome.result_file}")
+        else:
+            progress(f"{prefix} no results: {outcome.error}")
+    missing = [o for o in outcomes if not o.ok]
+    if missing:
+        raise StoreError(
+            f"{len(missing)} of {len(outcomes)} commits produced no asv results: "
+            + "; ".join(f"{o.commit[:8]} ({o.error})" for o in missing),
+            hint="the other commits' results are kept; rerun with the failing commit alone",
+        )
+    return outcomes
+
+
+def _run_one(
+    opts: RunOptions,
+    *,
+    repo: str,
+    sha: str,
+    machine: str,
+    backend_name: str,
+    fingerprint: Mapping[str, str],
+    base_conf: Mapping[str, Any],
+    results_dir: str,
+    html_dir: str,
+    traces_root: str,
+    prefix: str,
+    progress: Progress,
+    git: GitRunner,
+    clock: Clock,
+) -> CommitRun:
+    with (
+        tempfile.TemporaryDirectory(prefix="neuronasv-run-") as work,
+        detached_worktree(repo, sha, parent=work, git=git) as tree,
+    ):
+        suite = os.path.join(tree, "benchmarks")
+        conf_file = os.path.join(tree, "asv.conf.json")
+        conf = dict(_load_conf(conf_file) if os.path.isfile(conf_file) else base_conf)
+        if not os.path.isdir(suite):
+            # Older commits predate the suite: measure their code with today's suite, as
+            # asv itself does for every commit.
+            suite = os.path.join(repo, str(base_conf.get("benchmark_dir", "benchmarks")))
+            progress(f"{prefix} this commit has no benchmarks/; using the checkout's suite")
+        else:
+            suite = os.path.join(tree, str(conf.get("benchmark_dir", "benchmarks")))
+        conf.update(
+            version=1,
+            project=str(conf.get("project", "neuronasv")),
+            repo=repo,
+            dvcs="git",
+            environment_type="existing",
+            benchmark_dir=os.path.abspath(suite),
+            results_dir=results_dir,
+            html_dir=html_dir,
+            env_dir=os.path.join(work, "env"),
+        )
+        conf.setdefault("branches", ["main"])
+        conf.pop("matrix", None)
+        conf_path = os.path.join(work, "asv.conf.json")
+        with open(conf_path, "w", encoding="utf-8") as fh:
+            json.dump(conf, fh, indent=2)
+
+        profile_out = os.path.join(work, "profiles")
+        env = dict(os.environ)
+        env.update(opts.extra_env)
+        pypath = [tree] + [p for p in env.get("ASV_PYTHONPATH", "").split(os.pathsep) if p]
+        env["ASV_PYTHONPATH"] = os.pathsep.join(pypath)
+        env["NEURONASV_BACKEND"] = backend_name
+        env["NEURONASV_PROFILE_OUT"] = profile_out
+        env.pop("NEURONASV_TRACE_DIR", None)
+        trace_dir = os.path.join(traces_root, machine, sha[:8])
+        if opts.keep_traces:
+            env["NEURONASV_TRACE_DIR"] = trace_dir
+        if opts.quick:
+            env["NEURONASV_QUICK"] = "1"
+
+        started = time.time()
+        try:
+            rc = _stream(
+                asv_command(opts, conf_path, sha, machine),
+                cwd=work,
+                env=env,
+                prefix=prefix,
+                progress=progress,
+            )
+        except OSError as exc:
+            return CommitRun(sha, None, None, error=f"cannot run asv: {exc}")
+        result_file = _find_result(results_dir, machine, sha, started)
+        if result_file is None:
+            return CommitRun(sha, None, None, error=f"asv exited with {rc} and wrote no results")
+        sidecar, failures = _write_sidecar(
+            result_file,
+            results_dir=results_dir,
+            machine=machine,
+            sha=sha,
+            fingerprint=fingerprint,
+            profile_out=profile_out,
+            traces_root=traces_root if opts.keep_traces else None,
+            trace_dir=trace_dir,
+            clock=clock,
+        )
+        return CommitRun(
+            sha,
+            result_file,
+            sidecar_path(result_file),
+            series=len(sidecar.series),
+            failures=failures,
+        )
+
+
+def _write_sidecar(
+    result_file: str,
+    *,
+    results_dir: str,
+    machine: str,
+    sha: str,
+    fingerprint: Mapping[str, str],
+    profile_out: str,
+    traces_root: str | None,
+    trace_dir: str,
+    clock: Clock,
+) -> tuple[RunSidecar, dict[str, str]]:
+    try:
+        with open(result_file, encoding="utf-8") as fh:
+            results = json.load(fh)  # asv writes bare NaN; Python's json reads it
+    except (OSError, ValueError) as exc:
+        raise CorruptResultsError(f"{result_file}: unreadable asv results: {exc}") from exc
+    bench_file = os.path.join(results_dir, "benchmarks.json")
+    try:
+        with open(bench_file, encoding="utf-8") as fh:
+            benchmarks = json.load(fh)
+    except (OSError, ValueError):
+        benchmarks = {}
+    series, failed = build_series(results, benchmarks)
+    profiles, failures = read_profiles(profile_out)
+    # A failed series explained by its profile's failure is not listed twice.
+    explained = {
+        s.benchmark + "(" + ", ".join(s.params) + ")"
+        for s in series
+        if s.workload and f"{s.workload}[{s.shape},{s.dtype}]" in failures
+    }
+    failures.update({k: v for k, v in failed.items() if k not in explained})
+    traces: dict[str, str] = {}
+    if traces_root is not None:
+        for p in profiles:
+            if p.trace_files:
+                path = os.path.join(trace_dir, p.trace_files[0])
+                traces[p.key] = os.path.relpath(path, traces_root)
+    sidecar = RunSidecar(
+        machine=machine,
+        commit_hash=sha,
+        env_name=str(results.get("env_name", "")),
+        fingerprint=dict(fingerprint),
+        profiles=tuple(profiles),
+        series=tuple(series),
+        traces=traces,
+        failures=failures,
+        created=clock().isoformat(timespec="seconds"),
+    )
+    path = sidecar_path(result_file)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(sidecar.dumps())
+    os.replace(tmp, path)
+    return sidecar, failures
