@@ -128,8 +128,8 @@ def test_attention_backward_keeps_its_cost_despite_gradient_fills() -> None:
     assert bwd.flops == pytest.approx(2.5 * (fwd.flops or 0))
 
 
-def _ev(name: str, shapes: list[Any], children: tuple[Any, ...] = (), key: str | None = None) -> Any:
-    return SimpleNamespace(name=name, key=key or name, input_shapes=shapes, input_dtypes=None,
+def _ev(name: str, shapes: list[Any], children: tuple[Any, ...] = ()) -> Any:
+    return SimpleNamespace(name=name, key=name, input_shapes=shapes, input_dtypes=None,
                            concrete_inputs=None, cpu_children=list(children), flops=0,
                            device_type=None)
 
