@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from neuronasv.analyse.attribution import headline
 from neuronasv.model.findings import ChangePoint, Finding, FindingsDocument
-from neuronasv.report.digest import attribution_sentence, digest
+from neuronasv.report.digest import digest
 from neuronasv.report.escape import clean, workflow_data, workflow_property
-from neuronasv.report.units import format_ci, format_delta_pct, format_p, format_pair
+from neuronasv.report.units import format_delta_pct, format_p, format_pair
 
 __all__ = ["MAX_PER_KIND", "annotation", "render_annotations"]
 
@@ -35,21 +36,10 @@ def annotation(kind: str, title: str, message: str) -> str:
 
 
 def _finding_message(f: Finding) -> str:
-    parts = [
-        f"{f.series.label}: {format_pair(f.base, f.head, f.unit)} ({format_delta_pct(f.ratio)}"
-    ]
-    ci = format_ci(f.ci_low, f.ci_high)
-    if ci:
-        parts.append(f", CI {ci}")
+    # The Analyse stage's sentence (same words as ``neuronasv compare``), plus the numbers.
+    text = f"{headline(f)} — {format_pair(f.base, f.head, f.unit)}"
     p = format_p(f.p_adjusted if f.p_adjusted is not None else f.p_value)
-    if p:
-        parts.append(f", p={p}")
-    parts.append(")")
-    text = "".join(parts)
-    attrib = attribution_sentence(f)
-    if attrib:
-        text += " " + attrib.split(": ", 1)[-1]
-    return text
+    return f"{text}, p={p}" if p else text
 
 
 def _cp_message(c: ChangePoint) -> str:

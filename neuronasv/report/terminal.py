@@ -13,8 +13,9 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from neuronasv.analyse.attribution import headline
 from neuronasv.model.findings import ChangePoint, Finding, FindingsDocument
-from neuronasv.report.digest import Digest, attribution_sentence, digest, group_label
+from neuronasv.report.digest import Digest, digest, group_label
 from neuronasv.report.escape import clean
 from neuronasv.report.units import (
     format_calls,
@@ -79,9 +80,8 @@ def _renderables(d: Digest, show_unchanged: bool) -> list[object]:
     if d.regressions:
         out.append(_findings_table("Regressions", d.regressions, "bold red"))
         for f in d.regressions:
-            sentence = attribution_sentence(f)
-            if sentence:
-                out.append(Text.assemble("  → ", _t(sentence)))
+            if f.attribution:
+                out.append(Text.assemble("  → ", _t(headline(f), "")))
     if d.open_regressions:
         out.append(_cp_table("Open regressions", d.open_regressions, "bold red"))
     if d.improvements:

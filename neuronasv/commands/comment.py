@@ -1,0 +1,109 @@
+"""``neuronasv comment --pr N --report FINDINGS.json``: the sticky PR comment.
+
+Creates our comment on the PR or updates it in place (found by hidden marker and author,
+across all pages). With ``--dry-run``, or when ``GITHUB_TOKEN`` is not set, nothing is
+sent: the request that would be sent (method, path, JSON body) is written to stdout or
+``--out``. Environment: ``GITHUB_API_URL``, ``GITHUB_REPOSITORY``, ``GITHUB_TOKEN``.
+
+Exit codes: 0 done, 2 usage, 5 unreadable findings, 8 GitHub refused (permission errors
+carry a hint about the workflow's ``permissions:``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from neuronasv.errors import UsageError
+from neuronasv.github.client import DEFAULT_API_URL, GitHubClient
+from neuronasv.github.comments import planned_requests, upsert_comment
+from neuronasv.github.dryrun import dry_run_text, write_text
+from neuronasv.report.load import load_findings, load_history_values
+from neuronasv.report.markdown import comment_marker, render_comment, render_comment_trimmed
+
+__all__ = ["add_parser", "positive_int", "run"]
+
+
+def positive_int(text: str) -> int:
+    """argparse type: a positive decimal integer (PR numbers come from untrusted events)."""
+    if not text.isdigit() or int(text) <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return int(text)
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "comment",
+        help="create or update the sticky PR comment from a findings document",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--pr", type=positive_int, required=True, help="pull request number")
+    p.add_argument(
+        "--report",
+        required=True,
+        metavar="FINDINGS.json",
+        help="findings document from `neuronasv compare --format json`",
+    )
+    p.add_argument("--dry-run", action="store_true", help="write what would be sent; send nothing")
+    p.add_argument("--out", metavar="FILE", help="dry-run output file (default: stdout)")
+    p.add_argument("--body-out", metavar="FILE", help="also write the rendered markdown here")
+    p.add_argument("--key", help="one sticky comment per KEY (e.g. the machine); A-Za-z0-9._-")
+    p.add_argument("--report-url", help="link to the full report (default: the document's)")
+    p.add_argument(
+        "--history",
+        metavar="FILE",
+        help="JSON {series label: [values oldest→newest]} for the chart",
+    )
+    p.add_argument(
+        "--author",
+        action="append",
+        default=[],
+        metavar="LOGIN",
+        help="login whose marker comments are ours (default: the token's own,"
+        " or github-actions[bot])",
+    )
+    p.add_argument("--repo", help="owner/name (default: $GITHUB_REPOSITORY)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    doc = load_findings(args.report)
+    history = load_history_values(args.history) if args.history else None
+    try:
+        marker = comment_marker(args.key)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    body = render_comment(doc, history=history, marker=marker, report_url=args.report_url)
+    trimmed = render_comment_trimmed(doc, marker=marker, report_url=args.report_url)
+    if args.body_out:
+        write_text(body, args.body_out)
+
+    env = dict(os.environ)
+    if args.repo:
+        env["GITHUB_REPOSITORY"] = args.repo
+    token = env.get("GITHUB_TOKEN")
+    if args.dry_run or not token:
+        reason = "--dry-run" if args.dry_run else "GITHUB_TOKEN is not set"
+        repo = env.get("GITHUB_REPOSITORY") or "{owner}/{repo}"
+        text = dry_run_text(
+            planned_requests(repo, args.pr, body),
+            api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
+            reason=reason,
+        )
+        write_text(text, args.out)
+        if not args.dry_run:
+            print(f"neuronasv comment: {reason}; dry run, nothing sent", file=sys.stderr)
+        return 0
+
+    client = GitHubClient.from_env(env)
+    result = upsert_comment(
+        client, args.pr, body, marker=marker, trimmed_body=trimmed, authors=args.author or None
+    )
+    where = f" {result.html_url}" if result.html_url else ""
+    extra = " (trimmed form: GitHub refused the full length)" if result.trimmed else ""
+    print(f"comment {result.action}: #{result.comment_id}{where}{extra}")
+    if result.deleted:
+        print(f"removed {len(result.deleted)} duplicate comment(s) of ours")
+    return 0

@@ -1,0 +1,93 @@
+"""``neuronasv status --sha SHA --report FINDINGS.json``: commit status (+ check run).
+
+State ``failure`` for an unacknowledged regression, ``error`` when benchmarks failed or
+results were unreadable, else ``success``; the description is the findings headline.
+``--check-run`` also creates a check run when the token can (GitHub App or Actions token
+with ``checks: write``); when it cannot, that is reported and the status still stands.
+``--dry-run`` (or no ``GITHUB_TOKEN``) writes the requests instead of sending them.
+
+Exit codes: 0 done, 2 usage, 5 unreadable findings, 8 GitHub refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from neuronasv.github.client import DEFAULT_API_URL, GitHubClient
+from neuronasv.github.dryrun import dry_run_text, write_text
+from neuronasv.github.statuses import (
+    DEFAULT_CONTEXT,
+    check_run_payload,
+    check_sha,
+    publish_status,
+    status_payload,
+)
+from neuronasv.report.load import load_findings
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "status",
+        help="set the commit status (and optionally a check run) from a findings document",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--sha", required=True, help="full 40-hex commit SHA")
+    p.add_argument("--report", required=True, metavar="FINDINGS.json")
+    p.add_argument("--context", default=DEFAULT_CONTEXT, help="status context (neuronasv)")
+    p.add_argument("--target-url", help="status link (default: the document's report_url)")
+    p.add_argument("--check-run", action="store_true", help="also create a check run")
+    p.add_argument("--dry-run", action="store_true", help="write what would be sent; send nothing")
+    p.add_argument("--out", metavar="FILE", help="dry-run output file (default: stdout)")
+    p.add_argument("--repo", help="owner/name (default: $GITHUB_REPOSITORY)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    sha = check_sha(args.sha)
+    doc = load_findings(args.report)
+    env = dict(os.environ)
+    if args.repo:
+        env["GITHUB_REPOSITORY"] = args.repo
+    token = env.get("GITHUB_TOKEN")
+    if args.dry_run or not token:
+        repo = env.get("GITHUB_REPOSITORY") or "{owner}/{repo}"
+        reqs = [
+            {
+                "method": "POST",
+                "path": f"/repos/{repo}/statuses/{sha}",
+                "json": status_payload(doc, context=args.context, target_url=args.target_url),
+            }
+        ]
+        if args.check_run:
+            reqs.append(
+                {
+                    "method": "POST",
+                    "path": f"/repos/{repo}/check-runs",
+                    "json": check_run_payload(
+                        doc, sha, name=args.context, details_url=args.target_url
+                    ),
+                }
+            )
+        reason = "--dry-run" if args.dry_run else "GITHUB_TOKEN is not set"
+        write_text(
+            dry_run_text(reqs, api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL, reason=reason),
+            args.out,
+        )
+        if not args.dry_run:
+            print(f"neuronasv status: {reason}; dry run, nothing sent", file=sys.stderr)
+        return 0
+    client = GitHubClient.from_env(env)
+    result = publish_status(
+        client, sha, doc, context=args.context, target_url=args.target_url, check_run=args.check_run
+    )
+    print(f"status {result.state} set on {sha[:10]}")
+    if result.check_run_id is not None:
+        print(f"check run #{result.check_run_id} created")
+    if result.check_run_skipped:
+        print(f"warning: no check run: {result.check_run_skipped}", file=sys.stderr)
+    return 0
