@@ -173,7 +173,7 @@ def format_delta(seconds: float, unit: str = "seconds") -> str:
         return f"{sign}{a:.3g} {unit}"
     if a >= 1.0:
         return f"{sign}{a:.2f} s"
-    if a >= 1e-3:
+    if a >= 1e-4:  # 0.1 ms and up in ms, as people read device time
         return f"{sign}{a * 1e3:.2f} ms"
     if a >= 1e-6:
         return f"{sign}{a * 1e6:.1f} µs"

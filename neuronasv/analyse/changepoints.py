@@ -6,6 +6,9 @@ Method: the core of Apache Otava (formerly Hunter) — e-divisive means with a t
    split that maximises the e-divisive energy statistic (Matteson & James 2014, alpha = 1)
    is tested with Welch's t-test between the two sides; if ``p < max_pvalue`` it is kept
    and both sides are split again (binary segmentation).
+   Unlike Otava, a split leaving fewer than 5 points on a side pays a Bonferroni factor
+   for the positions searched: the split is data-selected, and without it short edge
+   segments pass by chance (see ``_edge_penalty``).
 2. **Pruning.** Over the whole series, each candidate is re-tested against its neighbouring
    segments; the weakest one (largest p, or a relative change of means below
    ``min_magnitude``) is dropped and the rest re-tested, until all pass. Duplicates found
@@ -105,12 +108,27 @@ def _ttest(left: np.ndarray, right: np.ndarray) -> float:
     return 1.0 if math.isnan(p) else p
 
 
+SHORT_SIDE = 5
+
+
+def _edge_penalty(left: int, right: int) -> float:
+    """Bonferroni factor for splits leaving fewer than ``SHORT_SIDE`` points on a side.
+
+    The split is the best of many positions, so its t-test p-value is optimistic; with a
+    long side on both ends that hardly matters (Otava uses the plain p-value), but a
+    short edge segment of 3-4 points passes by chance. Those pay for the positions
+    searched; a real shift at the last commits is still found once it has 5 points.
+    """
+    n = left + right
+    return float(max(1, n - 3)) if min(left, right) < SHORT_SIDE else 1.0
+
+
 def _segment(x: np.ndarray, lo: int, hi: int, st: CPSettings, out: set[int]) -> None:
     found = energy_split(x[lo:hi])
     if found is None:
         return
     t = lo + found[0]
-    if _ttest(x[lo:t], x[t:hi]) < st.max_pvalue:
+    if _ttest(x[lo:t], x[t:hi]) * _edge_penalty(t - lo, hi - t) < st.max_pvalue:
         out.add(t)
         _segment(x, lo, t, st, out)
         _segment(x, t, hi, st, out)

@@ -118,9 +118,11 @@ def judge(pairs: Sequence[PairInput], settings: Settings = Settings()) -> list[F
         One finding per pair, in the given order (attribution and acks are added by
         :func:`compare`).
     """
-    prelim: list[dict[str, Any]] = []
-    for pi in pairs:
-        prelim.append(_measure(pi, settings))
+    prelim = [_measure(pi, settings) for pi in pairs]
+    need = [i for i, d in enumerate(prelim) if d.get("test")]
+    pvals = stats.mann_whitney_many([prelim[i]["test"] for i in need])
+    for i, p in zip(need, pvals, strict=True):
+        prelim[i]["p"] = p
     tested = [i for i, d in enumerate(prelim) if d.get("p") is not None]
     adjusted = stats.holm([prelim[i]["p"] for i in tested])
     for i, adj in zip(tested, adjusted, strict=True):
@@ -136,7 +138,7 @@ def _measure(pi: PairInput, st: Settings) -> dict[str, Any]:
     sb, sh = b.samples, h.samples
     if len(sb) >= MIN_SAMPLES and len(sh) >= MIN_SAMPLES:
         mb, mh = stats.median(sb), stats.median(sh)
-        d["p"] = stats.mann_whitney_p(sb, sh)
+        d["test"] = (sb, sh)  # tested in one batch by judge()
         d["ci"] = stats.bootstrap_ratio_ci(
             sb,
             sh,

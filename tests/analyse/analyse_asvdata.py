@@ -49,9 +49,7 @@ def write_run(
     sidecar: RunSidecar | None = None,
 ) -> str:
     """Write one results file with asv's ``Results``; returns its path."""
-    r = Results(
-        {"machine": machine, "python": "3.11"}, {}, commit, date_ms, "3.11", env_name, {}
-    )
+    r = Results({"machine": machine, "python": "3.11"}, {}, commit, date_ms, "3.11", env_name, {})
     for b in benches:
         result: list[float | None] = []
         samples: list[list[float] | None] = []

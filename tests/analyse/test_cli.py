@@ -1,0 +1,164 @@
+"""Whole-output checks of the analysis commands, run as a user runs them (subprocess)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import DATA
+
+from neuronasv.analyse.confirm import WorktreeProfileRunner, confirm
+from neuronasv.model import FindingsDocument, OpProfile, ProfileDocument, WorkloadProfile
+
+PR = os.path.join(DATA, "pr")
+
+
+def cli(*args: str, cwd: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "neuronasv", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_compare_text_whole_output_and_fail_on(tmp_path):
+    r = cli("compare", "1a2b", "5e6f", "--results-dir", PR, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "compare 1a2b (1a2b3c4d, ci-cpu-1) -> 5e6f (5e6f7a8b, ci-cpu-1)"
+    assert lines[1] == "rules: median:5%; Mann-Whitney U, two-sided (scipy); holm at alpha 0.01"
+    rows = [ln.split()[0] for ln in lines[3:12]]
+    assert rows == ["verdict", "regression", "regression", "noisy"] + ["unchanged"] * 5
+    assert lines[13] == "regression: rmsnorm.naive 4x512 bf16 · aten::mul: +19 % (CI 17–22 %)"
+    assert lines[14] == (
+        "regression: rmsnorm.naive 4x512 bf16: +11 % (CI 9.6–12 %);"
+        " aten::mul +27.2 µs (3 calls) explains 102 %"
+    )
+    assert lines[-1] == "summary: 2 regression, 1 noisy, 5 unchanged"
+    r = cli(
+        "compare", "1a2b", "5e6f", "--results-dir", PR, "--fail-on", "median:10%", cwd=str(tmp_path)
+    )
+    assert r.returncode == 1
+    assert r.stderr == (
+        "error: 2 regression(s) beyond --fail-on median:10%: rmsnorm.naive 4x512"
+        " bfloat16 · aten::mul, rmsnorm.naive 4x512 bfloat16\n"
+    )
+    r = cli(
+        "compare", "1a2b", "5e6f", "--results-dir", PR, "--fail-on", "median:25%", cwd=str(tmp_path)
+    )
+    assert r.returncode == 0
+
+
+def test_compare_json_ack_and_errors(tmp_path):
+    r = cli(
+        "ack", "rmsnorm.naive*", "--commit", "5e6f7a8b", "--reason", "expected", cwd=str(tmp_path)
+    )
+    assert r.returncode == 0 and "acknowledged rmsnorm.naive* at 5e6f7a8b" in r.stdout
+    out = tmp_path / "f.json"
+    r = cli(
+        "compare",
+        "1a2b",
+        "5e6f",
+        "--results-dir",
+        PR,
+        "--format",
+        "json",
+        "--out",
+        str(out),
+        "--fail-on",
+        "median:5%",
+        cwd=str(tmp_path),
+    )
+    assert r.returncode == 0 and r.stdout == ""  # acknowledged: never fails
+    doc = FindingsDocument.loads(out.read_text())
+    assert doc.mode == "compare" and doc.settings["correction"] == "holm"
+    assert {f.acknowledged for f in doc.findings if f.verdict == "regression"} == {"expected"}
+    r = cli("compare", "ffff", "5e6f", "--results-dir", PR, cwd=str(tmp_path))
+    assert r.returncode == 2 and r.stderr.startswith("error: no results for 'ffff'")
+    r = cli(
+        "compare",
+        "1a2b",
+        "5e6f",
+        "--results-dir",
+        PR,
+        "--head-machine",
+        "x",
+        "--machine",
+        "ci-cpu-1",
+        cwd=str(tmp_path),
+    )
+    assert r.returncode == 6 and "machine 'ci-cpu-1' vs 'x'" in r.stderr
+
+
+def test_regressions_json_and_text(tmp_path):
+    r = cli("regressions", "--results-dir", PR, "--format", "json", cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    doc = FindingsDocument.loads(r.stdout)
+    assert doc.mode == "history" and doc.change_points == ()  # two commits: no history yet
+    r = cli("regressions", "--results-dir", str(tmp_path / "none"), cwd=str(tmp_path))
+    assert r.returncode == 5 and "no readable results" in r.stderr
+
+
+def test_confirm_abab_keeps_only_survivors(tmp_path):
+    r = cli("compare", "1a2b", "5e6f", "--results-dir", PR, "--format", "json", cwd=str(tmp_path))
+    doc = FindingsDocument.loads(r.stdout)
+    calls = []
+
+    def runner(side, series, rnd):
+        calls.append(side)
+        out = {}
+        for s in series:
+            # The op really regressed; the total's shift does not reproduce.
+            k = 1.2 if side == "head" and s.op == "aten::mul" else 1.0
+            base = 140e-6 if s.op else 245e-6
+            out[s] = [base * k * (1 + 0.01 * i) for i in range(10)]
+        return out
+
+    got = confirm(doc, runner, rounds=2)
+    assert calls == ["base", "head", "base", "head"]
+    by = {f.series.op: f for f in got.findings if f.verdict == "regression"}
+    assert (
+        by["aten::mul"].confirmed is True
+        and "confirmed by 2× interleaved" in by["aten::mul"].reason
+    )
+    assert by[None].confirmed is False
+    assert all(f.confirmed is None for f in got.findings if f.verdict != "regression")
+
+
+def test_worktree_runner_commands(tmp_path):
+    seen = []
+
+    def run_cmd(cmd, cwd, env):
+        seen.append((list(cmd), cwd))
+        if "profile" in cmd:
+            target = cmd[cmd.index("--json") + 1]
+            w = WorkloadProfile(
+                "rmsnorm.naive",
+                "cpu",
+                "4x512",
+                "bfloat16",
+                (100.0, 110.0),
+                (OpProfile("aten::mul", 3.0, (50.0, 60.0), (50.0, 60.0)),),
+            )
+            with open(target, "w") as fh:
+                fh.write(ProfileDocument("cpu", (w,)).dumps())
+        return 0
+
+    from neuronasv.model import SeriesId
+
+    sid = SeriesId("b", (), "rmsnorm.naive", "4x512", "bfloat16", "aten::mul")
+    r = WorktreeProfileRunner(
+        "/repo", "a" * 40, "b" * 40, samples=7, workdir=str(tmp_path), run_cmd=run_cmd
+    )
+    got = r("head", [sid], 0)
+    assert got[sid] == pytest.approx([50e-6, 60e-6])
+    assert seen[0][0][:5] == ["git", "-C", "/repo", "worktree", "add"]
+    prof = seen[1][0]
+    assert prof[1:4] == ["-m", "neuronasv", "profile"] and "--variant" in prof
+    assert prof[prof.index("--samples") + 1] == "7" and seen[1][1] == str(tmp_path / "head")
+    json.dumps(got[sid])
