@@ -86,7 +86,9 @@ _WARMUP = 1
 
 _COMPILED_FX_RE = re.compile(r"^## Call CompiledFxGraph\s+\S+(\s+##)?\s*$")
 # Inductor/FX cache keys: long lowercase base32/hex tokens with at least one digit.
-_HASH_TOKEN_RE = re.compile(r"\b(?=[a-z0-9]*[0-9])(?=[a-z0-9]*[a-z])[a-z0-9]{32,}\b")
+_HASH_TOKEN_RE = re.compile(
+    r"(?<![A-Za-z0-9])(?=[a-z0-9]*[0-9])(?=[a-z0-9]*[a-z])[a-z0-9]{32,}(?![A-Za-z0-9])"
+)
 _ADDRESS_RE = re.compile(r"0x[0-9a-fA-F]{6,}")
 _KINETO_NOISE_RE = re.compile(
     r"^(USDT:.*profiler_(start|stop)\b|STAGE:.*ActivityProfilerController|"
@@ -496,7 +498,7 @@ def op_input_shapes(
             step()
             backend.synchronize()
         with quiet_kineto_stderr():
-            averages = prof.key_averages(group_by_input_shapes=True)
+            averages = prof.key_averages(group_by_input_shape=True)
     out: dict[str, list[list[Any]]] = {}
     for entry in averages:
         key = str(entry.key)

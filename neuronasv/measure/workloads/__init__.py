@@ -19,7 +19,7 @@ import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from neuronasv.errors import UsageError
 

@@ -1,0 +1,98 @@
+"""``neuronasv doctor``: which backends work here, versions, and what is missing.
+
+Exit 0 when at least the CPU backend works (it always should); the neuron and cuda
+backends being unavailable is reported with the reason and how to get them, not an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from typing import Any
+
+from neuronasv.errors import BackendUnavailable
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "doctor",
+        help="show backends found, versions and what is missing",
+        description=(
+            "Check which backends (neuron, cuda, cpu) can run here, print the environment"
+            " fingerprint and how to get what is missing."
+        ),
+    )
+    p.add_argument(
+        "--no-smoke", action="store_true", help="skip the tiny profiler capture on each backend"
+    )
+    p.set_defaults(func=run)
+    return p
+
+
+def _smoke(backend: Any) -> str:
+    """Profile one tiny op on ``backend``; say what the capture held."""
+    import torch
+    from torch.profiler import profile
+
+    from neuronasv.measure.profiling import extract_cycle, quiet_kineto_stderr
+
+    x = torch.ones(64, 64, device=backend.device)
+    with quiet_kineto_stderr(), profile(activities=backend.activities()) as prof:
+        (x * x).sum()
+        backend.synchronize()
+    with quiet_kineto_stderr():
+        stats = extract_cycle(prof.key_averages(), device_time_is_cpu=backend.device_time_is_cpu)
+    if stats.device_time_us <= 0:
+        return "FAILED: the capture holds no device time"
+    what = "self CPU time" if backend.device_time_is_cpu else "device time"
+    return f"ok ({len(stats.ops)} ops, {stats.device_time_us:.1f} µs {what})"
+
+
+def run(args: argparse.Namespace) -> int:
+    from neuronasv.measure.backends import all_backends, get_backend
+    from neuronasv.measure.fingerprint import collect_fingerprint
+
+    out = sys.stdout
+    print("backends (order of preference for --backend auto):", file=out)
+    usable = []
+    for backend in all_backends():
+        if backend.is_available():
+            usable.append(backend)
+            note = (
+                "device time = self CPU time" if backend.device_time_is_cpu
+                else f"device {backend.device}"
+            )
+            print(f"  [ok]   {backend.name:<7} {note}", file=out)
+            if not getattr(args, "no_smoke", False):
+                try:
+                    print(f"         profiler smoke test: {_smoke(backend)}", file=out)
+                except Exception as exc:  # report, keep checking the others
+                    print(f"         profiler smoke test: FAILED: {type(exc).__name__}: {exc}",
+                          file=out)
+        else:
+            print(f"  [--]   {backend.name:<7} unavailable: {backend.unavailable_reason()}",
+                  file=out)
+            hint = backend.install_hint()
+            if hint:
+                print(f"         to get it: {hint}", file=out)
+    if not any(b.name == "cpu" for b in usable):
+        raise BackendUnavailable("not even the CPU backend works here (is torch installed?)")
+    chosen = get_backend("auto")
+    print(f"\nauto selects: {chosen.name}", file=out)
+    print("fingerprint:", file=out)
+    for key, value in collect_fingerprint(chosen).items():
+        print(f"  {key:<14} {value}", file=out)
+    missing = []
+    if shutil.which("g++") is None and shutil.which("c++") is None:
+        missing.append(
+            "a C++ compiler (g++): torch.compile on the CPU (rmsnorm.compiled) needs one;"
+            " e.g. `apt-get install g++`"
+        )
+    if missing:
+        print("missing:", file=out)
+        for m in missing:
+            print(f"  - {m}", file=out)
+    return 0

@@ -1,0 +1,43 @@
+"""Shared fixtures: one real CPU profile of the three RMSNorm variants per test session.
+
+torch.compile costs 10-25 s the first time, so the compiled variant is profiled once and
+every end-to-end test reads the same profiles.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from neuronasv.measure import get_backend, profile_workload
+from neuronasv.measure.workloads import get
+from neuronasv.model import WorkloadProfile
+
+VARIANTS = ("rmsnorm.naive", "rmsnorm.fused", "rmsnorm.compiled")
+
+
+@pytest.fixture(scope="session")
+def cpu_trace_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.mktemp("traces"))
+
+
+@pytest.fixture(scope="session")
+def cpu_progress() -> list[str]:
+    """Progress lines the session profile emitted."""
+    return []
+
+
+@pytest.fixture(scope="session")
+def cpu_profiles(cpu_trace_dir: str, cpu_progress: list[str]) -> dict[str, WorkloadProfile]:
+    backend = get_backend("cpu")
+    out = {}
+    for name in VARIANTS:
+        out[name] = profile_workload(
+            get(name),
+            backend,
+            shape="4x512",
+            dtype="bfloat16",
+            samples=10,
+            trace_dir=cpu_trace_dir,
+            progress=cpu_progress.append,
+        )
+    return out
