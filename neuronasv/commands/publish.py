@@ -1,0 +1,152 @@
+"""``neuronasv publish``: the static history site (+ optionally asv's own site)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+from neuronasv.errors import UsageError
+from neuronasv.model import FindingsDocument
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "publish",
+        help="write the static history site (index, workload pages, regressions feeds)",
+        description="Write a static site from an asv results folder: index.html at the root of"
+        " --out, one page per workload, regressions.json and regressions.atom. Works from the"
+        " file system with no network. Incremental: parsed results are cached per file and"
+        " only changed data files are rewritten.",
+    )
+    p.add_argument("--results-dir", default="results", help="asv results folder (default: results)")
+    p.add_argument("--out", default="site", help="output folder (default: site)")
+    p.add_argument(
+        "--repo", default=None, help="git repository for commit order (default: asv dates)"
+    )
+    p.add_argument("--machine", default=None, help="only this machine")
+    p.add_argument(
+        "--findings",
+        default=None,
+        help="change points: `neuronasv regressions --format json` output",
+    )
+    p.add_argument(
+        "--detect",
+        action="store_true",
+        help="without --findings: detect change points here"
+        " (loads the full history: small histories only)",
+    )
+    p.add_argument("--base-url", default="", help="absolute site URL (used for feed links)")
+    p.add_argument(
+        "--commit-url",
+        default=None,
+        help="commit link template, e.g. https://github.com/ORG/REPO/commit/{commit}",
+    )
+    p.add_argument(
+        "--trace-url", default=None, help="trace link template with {path} (sidecar trace paths)"
+    )
+    p.add_argument("--title", default="neuronasv history")
+    p.add_argument("--cache-dir", default=None, help="parse cache (default: OUT/.neuronasv-cache)")
+    p.add_argument("--no-cache", action="store_true", help="parse every results file")
+    p.add_argument(
+        "--workers", type=int, default=None, help="parser processes (default: CPUs, max 8)"
+    )
+    p.add_argument("--asv", action="store_true", help="also run `asv publish` into OUT/asv (slow)")
+    p.add_argument("--asv-config", default="asv.conf.json", help="asv config for --asv")
+    p.set_defaults(func=run)
+
+
+def _commit_url_from_repo(repo: str | None) -> str | None:
+    """``https://github.com/o/r/commit/{commit}`` from the repo's origin, when it is GitHub."""
+    if not repo:
+        return None
+    try:
+        url = subprocess.run(
+            ["git", "-C", repo, "remote", "get-url", "origin"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+    except OSError:
+        return None
+    for prefix in ("git@github.com:", "https://github.com/", "ssh://git@github.com/"):
+        if url.startswith(prefix):
+            path = url[len(prefix) :].removesuffix(".git")
+            return f"https://github.com/{path}/commit/{{commit}}"
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    from neuronasv.publish import (
+        PublishOptions,
+        publish_site,
+        run_asv_publish,
+        scan_results,
+        summary_cache,
+    )
+
+    t0 = time.perf_counter()
+    if not os.path.isdir(args.results_dir):
+        raise UsageError(f"{args.results_dir}: results folder not found", hint="pass --results-dir")
+    cache = None
+    if not args.no_cache:
+        cache = summary_cache(args.cache_dir or os.path.join(args.out, ".neuronasv-cache"))
+    data = scan_results(
+        args.results_dir,
+        machine=args.machine,
+        repo=args.repo,
+        cache=cache,
+        workers=args.workers,
+        progress=lambda m: print(m, file=sys.stderr),
+    )
+    findings = None
+    if args.findings:
+        with open(args.findings, encoding="utf-8") as fh:
+            findings = FindingsDocument.loads(fh.read(), source=args.findings)
+    elif args.detect:
+        from neuronasv.analyse.changepoints import detect_history
+        from neuronasv.publish.cache import ParseCache
+        from neuronasv.store.history import load_history
+
+        hcache: ParseCache[Any] | None = (
+            ParseCache(args.cache_dir or os.path.join(args.out, ".neuronasv-cache"))
+            if not args.no_cache
+            else None
+        )
+        history = load_history(args.results_dir, machine=args.machine, repo=args.repo, cache=hcache)
+        findings = detect_history(history, machine=args.machine)
+    opts = PublishOptions(
+        base_url=args.base_url,
+        commit_url=args.commit_url or _commit_url_from_repo(args.repo),
+        trace_url=args.trace_url,
+        title=args.title,
+    )
+    report = publish_site(data, args.out, findings=findings, options=opts)
+    hits = (
+        f", cache {cache.stats.hits + cache.stats.digest_hits} hits / {cache.stats.misses} misses"
+        if cache
+        else ""
+    )
+    print(
+        f"published {report.series} series, {report.pages} workload pages to"
+        f" {os.path.join(args.out, 'index.html')}: {len(report.written)} files written,"
+        f" {report.skipped} unchanged{hits} ({time.perf_counter() - t0:.1f} s)"
+    )
+    for err in data.load_errors[:20]:
+        print(f"warning: {err}", file=sys.stderr)
+    if args.asv:
+        t1 = time.perf_counter()
+        run_asv_publish(
+            config=args.asv_config,
+            results_dir=args.results_dir,
+            html_dir=os.path.join(args.out, "asv"),
+            repo=args.repo,
+        )
+        print(
+            f"asv publish -> {os.path.join(args.out, 'asv', 'index.html')}"
+            f" ({time.perf_counter() - t1:.1f} s)"
+        )
+    return 0

@@ -1,0 +1,549 @@
+"""Results folder -> :class:`~neuronasv.publish.sitedata.SiteData`, fast and cached per file.
+
+Why not ``store.history.load_history``: measured on the synthetic history
+(``bench/synth_history.py``, 1,000 commits × 1,000 series) it takes 78 s and 1.0 GiB
+(58 ms/file: it builds a ``Point`` per value with its samples and validates every
+``SeriesId`` of every sidecar, and orders commits with one ``git cat-file`` per commit);
+at 10,000 commits that is ~15 min and ~10 GiB. The site needs medians and quartiles
+only, so this reader keeps one float row per file:
+
+* per results file: asv's ``result``/``stats_q_25``/``stats_q_75`` columns as arrays, in the
+  order of a *layout* (the file's (benchmark, params) keys and their sidecar ``SeriesId``);
+  layouts repeat from commit to commit, so they are stored once, by content hash;
+* a :class:`~neuronasv.publish.cache.ParseCache` keeps each file's row on disk: a publish
+  after one new commit parses one file;
+* files that must be parsed are parsed in a process pool (JSON float parsing dominates);
+* commit order from one ``git rev-list --topo-order`` (commits git does not know go last,
+  by asv's commit date, as in the loader).
+
+Semantics follow the loader: asv ``null`` (failed) and ``NaN`` (not applicable) both
+become NaN here (no point drawn); a sidecar that cannot be read is a warning, and the
+series then keep their asv names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import os
+import subprocess
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from neuronasv.errors import CorruptResultsError, NeuronasvError, SchemaVersionError
+from neuronasv.model import RunSidecar, SeriesId, sidecar_path
+from neuronasv.publish.cache import Codec, ParseCache
+from neuronasv.publish.sitedata import MachineData, SeriesInfo, SiteData
+
+__all__ = ["Summary", "git_order", "parse_summary", "scan_results", "summary_cache", "units"]
+
+_METADATA = frozenset({"machine.json", "benchmarks.json"})
+Layout = tuple[tuple[str, tuple[str, ...], "SeriesId | None"], ...]
+
+
+@dataclass
+class Summary:
+    """What one results file (+ sidecar) gives the site: one value per layout key."""
+
+    machine: str
+    commit: str
+    env_name: str
+    date: int | None
+    layout_id: str
+    value: np.ndarray  # float64
+    q25: np.ndarray  # float32
+    q75: np.ndarray  # float32
+    fingerprint: dict[str, str] | None
+    traces: dict[str, str]
+    warnings: list[str]
+
+
+def _encode(s: Summary) -> bytes:
+    head = {
+        "machine": s.machine,
+        "commit": s.commit,
+        "env_name": s.env_name,
+        "date": s.date,
+        "layout": s.layout_id,
+        "n": int(s.value.size),
+        "fingerprint": s.fingerprint,
+        "traces": s.traces,
+        "warnings": s.warnings,
+    }
+    return (
+        json.dumps(head, separators=(",", ":")).encode()
+        + b"\n"
+        + s.value.astype("<f8").tobytes()
+        + s.q25.astype("<f4").tobytes()
+        + s.q75.astype("<f4").tobytes()
+    )
+
+
+def _decode(b: bytes) -> Summary:
+    head_raw, _, arr = b.partition(b"\n")
+    h = json.loads(head_raw)
+    n = int(h["n"])
+    if len(arr) != n * 16:
+        raise ValueError("payload size")
+    return Summary(
+        machine=str(h["machine"]),
+        commit=str(h["commit"]),
+        env_name=str(h["env_name"]),
+        date=h["date"],
+        layout_id=str(h["layout"]),
+        value=np.frombuffer(arr, "<f8", n, 0),
+        q25=np.frombuffer(arr, "<f4", n, n * 8),
+        q75=np.frombuffer(arr, "<f4", n, n * 12),
+        fingerprint=h["fingerprint"],
+        traces=h["traces"],
+        warnings=list(h["warnings"]),
+    )
+
+
+SUMMARY_CODEC: Codec[Summary] = Codec("publish.Summary", 1, _encode, _decode)
+
+
+def summary_cache(directory: str | os.PathLike[str]) -> ParseCache[Summary]:
+    """The disk cache the scan uses (entries under ``directory/publish.Summary``)."""
+    return ParseCache(directory, SUMMARY_CODEC)
+
+
+# -- layouts -------------------------------------------------------------------------
+
+
+def _layout_json(layout: Layout) -> list[Any]:
+    return [[b, list(p), sid.to_json() if sid else None] for b, p, sid in layout]
+
+
+def _layout_from_json(data: Any, source: str) -> Layout:
+    return tuple(
+        (str(b), tuple(str(x) for x in p), SeriesId.from_json(s, source) if s else None)
+        for b, p, s in data
+    )
+
+
+def _layout_id(layout: Layout) -> str:
+    raw = json.dumps(_layout_json(layout), separators=(",", ":"), sort_keys=True)
+    return hashlib.blake2b(raw.encode(), digest_size=12).hexdigest()
+
+
+class _Layouts:
+    """Layouts by id: in memory, and under ``<cache>/layouts`` when there is a cache."""
+
+    def __init__(self, directory: str | None) -> None:
+        self.directory = directory
+        self.mem: dict[str, Layout] = {}
+
+    def add(self, lid: str, layout: Layout) -> None:
+        if lid in self.mem:
+            return
+        self.mem[lid] = layout
+        if self.directory:
+            os.makedirs(self.directory, exist_ok=True)
+            path = os.path.join(self.directory, lid + ".json")
+            if not os.path.exists(path):
+                tmp = f"{path}.{os.getpid()}.tmp"
+                with open(tmp, "w", encoding="utf-8") as fh:
+                    json.dump(_layout_json(layout), fh, separators=(",", ":"))
+                os.replace(tmp, path)
+
+    def get(self, lid: str) -> Layout | None:
+        if lid in self.mem:
+            return self.mem[lid]
+        if not self.directory:
+            return None
+        path = os.path.join(self.directory, lid + ".json")
+        try:
+            with open(path, encoding="utf-8") as fh:
+                layout = _layout_from_json(json.load(fh), path)
+        except (OSError, ValueError, TypeError, NeuronasvError):
+            return None
+        self.mem[lid] = layout
+        return layout
+
+
+# -- parsing one file ----------------------------------------------------------------
+
+# Per-process memo: the raw sidecar ``series`` list (as canonical JSON) -> its key map;
+# every commit of a suite has the same list, so SeriesId validation runs once.
+# Lists are compared by ``==`` (C speed), newest first; a handful of distinct lists at most.
+_SMAP_MEMO: list[tuple[list[Any], dict[tuple[str, tuple[str, ...]], SeriesId], int]] = []
+_LAYOUT_MEMO: dict[tuple[int, int], tuple[str, Layout]] = {}
+
+
+def _unquote(p: str) -> str:
+    return p[1:-1] if len(p) >= 2 and p[0] == p[-1] and p[0] in "'\"" else p
+
+
+def _num(v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return math.nan
+    return float(v)
+
+
+def _floats(values: Any, n: int) -> np.ndarray:
+    """asv's per-combination list as float64 (None/NaN/non-numbers -> NaN), length ``n``."""
+    if not isinstance(values, list) or len(values) != n:
+        return np.full(n, np.nan)
+    try:
+        out = np.array(values, dtype=np.float64)  # None -> NaN
+        if out.shape == (n,):
+            return out
+    except (TypeError, ValueError):
+        pass
+    return np.array([_num(v) for v in values], dtype=np.float64)
+
+
+def _read_sidecar(
+    path: str,
+) -> tuple[
+    dict[tuple[str, tuple[str, ...]], SeriesId],
+    int,
+    dict[str, str] | None,
+    dict[str, str],
+    str | None,
+]:
+    """(key map, its memo id, fingerprint, traces, warning) of the sidecar next to ``path``."""
+    spath = sidecar_path(path)
+    try:
+        with open(spath, "rb") as fh:
+            raw = json.loads(fh.read())
+    except FileNotFoundError:
+        return {}, -1, None, {}, None
+    except (OSError, ValueError) as exc:
+        return {}, -1, None, {}, f"{spath}: sidecar unreadable ({exc}); asv names used"
+    try:
+        if not isinstance(raw, dict):
+            raise CorruptResultsError(f"{spath}: expected a JSON object")
+        series_raw = raw.get("series", [])
+        # Validate everything but the op tables (not needed here) and the series list
+        # (validated once per distinct list below).
+        head = RunSidecar.from_json({**raw, "profiles": [], "series": []}, spath)
+        if not isinstance(series_raw, list):
+            raise CorruptResultsError(f"{spath}: series must be a list")
+        hit = next((m for m in _SMAP_MEMO if m[0] == series_raw), None)
+        if hit is not None:
+            _, smap, sig = hit
+        else:
+            smap = {}
+            for s in (SeriesId.from_json(x, spath) for x in series_raw):
+                smap[(s.benchmark, s.params)] = s
+                smap.setdefault((s.benchmark, tuple(_unquote(p) for p in s.params)), s)
+            sig = len(_SMAP_MEMO)
+            _SMAP_MEMO.insert(0, (series_raw, smap, sig))
+            del _SMAP_MEMO[8:]
+        return smap, sig, dict(head.fingerprint), dict(head.traces), None
+    except NeuronasvError as exc:
+        return {}, -1, None, {}, f"{exc}; asv names used"
+
+
+def parse_summary(path: str, layouts: _Layouts | None = None) -> tuple[Summary, Layout]:
+    """Parse one asv results file (and its sidecar) into a :class:`Summary` and its layout.
+
+    Raises:
+        CorruptResultsError: not JSON, or not an asv results file.
+        SchemaVersionError: an asv results ``version`` other than 2.
+    """
+    try:
+        with open(path, "rb") as fh:
+            doc = json.loads(fh.read())  # asv writes bare NaN: json accepts it
+    except ValueError as exc:
+        raise CorruptResultsError(
+            f"{path}: not valid JSON ({exc}); the file may be truncated"
+        ) from exc
+    if not isinstance(doc, dict):
+        raise CorruptResultsError(f"{path}: expected a JSON object")
+    if doc.get("version") != 2:
+        raise SchemaVersionError(f"{path}: asv results version {doc.get('version')!r} (expected 2)")
+    commit, env_name = doc.get("commit_hash"), doc.get("env_name")
+    columns, results = doc.get("result_columns"), doc.get("results")
+    if not isinstance(commit, str) or not isinstance(env_name, str):
+        raise CorruptResultsError(f"{path}: commit_hash and env_name must be strings")
+    if not isinstance(columns, list) or not isinstance(results, dict) or "result" not in columns:
+        raise CorruptResultsError(f"{path}: result_columns/results missing or malformed")
+    params = doc["params"] if isinstance(doc.get("params"), dict) else {}
+    machine = str(params.get("machine") or os.path.basename(os.path.dirname(path)))
+    date = doc.get("date")
+    date = int(date) if isinstance(date, (int, float)) and not isinstance(date, bool) else None
+    col = {c: i for i, c in enumerate(columns)}
+
+    def cell(row: list[Any], name: str) -> Any:
+        i = col.get(name)
+        return row[i] if i is not None and i < len(row) else None
+
+    keys: list[tuple[str, tuple[str, ...]]] = []
+    vals: list[np.ndarray] = []
+    lo: list[np.ndarray] = []
+    hi: list[np.ndarray] = []
+    for name, row in results.items():
+        if not isinstance(row, list):
+            raise CorruptResultsError(f"{path}: results[{name!r}] must be a list")
+        res, prm = cell(row, "result"), cell(row, "params") or []
+        if not isinstance(prm, list) or not all(isinstance(p, list) for p in prm):
+            raise CorruptResultsError(f"{path}: results[{name!r}] params malformed")
+        combos = list(itertools.product(*[[str(x) for x in p] for p in prm])) if prm else [()]
+        res = res if isinstance(res, list) else [res] * len(combos)
+        if len(res) != len(combos):
+            raise CorruptResultsError(
+                f"{path}: results[{name!r}] has {len(res)} values for {len(combos)} parameter sets"
+            )
+        keys.extend((name, combo) for combo in combos)
+        vals.append(_floats(res, len(combos)))
+        lo.append(_floats(cell(row, "stats_q_25"), len(combos)))
+        hi.append(_floats(cell(row, "stats_q_75"), len(combos)))
+
+    smap, sig, fingerprint, traces, warn = _read_sidecar(path)
+    memo_key = (hash(tuple(keys)), sig)
+    got = _LAYOUT_MEMO.get(memo_key)
+    if got is None:
+        layout: Layout = tuple(
+            (b, p, smap.get((b, p)) or smap.get((b, tuple(_unquote(x) for x in p))))
+            for b, p in keys
+        )
+        got = (_layout_id(layout), layout)
+        _LAYOUT_MEMO[memo_key] = got
+    lid, layout = got
+    if layouts is not None:
+        layouts.add(lid, layout)
+    summary = Summary(
+        machine=machine,
+        commit=commit,
+        env_name=env_name,
+        date=date,
+        layout_id=lid,
+        value=np.concatenate(vals) if vals else np.zeros(0),
+        q25=np.concatenate(lo).astype(np.float32) if lo else np.zeros(0, np.float32),
+        q75=np.concatenate(hi).astype(np.float32) if hi else np.zeros(0, np.float32),
+        fingerprint=fingerprint,
+        traces=traces,
+        warnings=[warn] if warn else [],
+    )
+    return summary, layout
+
+
+def _parse_worker(path: str) -> tuple[str, bytes | None, Any, str | None]:
+    """Process-pool entry: (path, encoded summary, layout JSON, error)."""
+    try:
+        s, layout = parse_summary(path)
+    except (NeuronasvError, OSError) as exc:
+        msg = str(exc)
+        return path, None, None, msg if msg.startswith(path) else f"{path}: {msg}"
+    return path, _encode(s), _layout_json(layout), None
+
+
+# -- the folder ----------------------------------------------------------------------
+
+
+def _result_paths(results_dir: str, machine: str | None) -> list[str]:
+    out: list[str] = []
+    try:
+        names = sorted(os.listdir(results_dir))
+    except FileNotFoundError:
+        raise CorruptResultsError(f"{results_dir}: results folder not found") from None
+    for m in names:
+        mdir = os.path.join(results_dir, m)
+        if (machine is not None and m != machine) or not os.path.isdir(mdir):
+            continue
+        for fn in sorted(os.listdir(mdir)):
+            if fn.endswith(".json") and fn not in _METADATA:
+                out.append(os.path.join(mdir, fn))
+    return out
+
+
+def _stat_key(path: str) -> tuple[int, ...]:
+    out: list[int] = []
+    for p in (path, sidecar_path(path)):
+        try:
+            st = os.stat(p)
+            out += [st.st_mtime_ns, st.st_size]
+        except FileNotFoundError:
+            out += [0, 0]
+    return tuple(out)
+
+
+def units(results_dir: str) -> dict[str, str]:
+    """benchmark -> unit from asv's ``benchmarks.json`` (empty when absent/unreadable)."""
+    try:
+        with open(os.path.join(results_dir, "benchmarks.json"), encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        k: v["unit"]
+        for k, v in data.items()
+        if isinstance(v, dict) and isinstance(v.get("unit"), str)
+    }
+
+
+def _default_unit(benchmark: str) -> str:
+    leaf = benchmark.rsplit(".", 1)[-1]
+    if leaf.startswith(("time_", "devtime_", "timeraw_")):
+        return "seconds"
+    if leaf.startswith(("mem_", "peakmem_")):
+        return "bytes"
+    return "unit"
+
+
+def git_order(repo: str, run: Callable[[Sequence[str]], str] | None = None) -> list[str]:
+    """Every commit reachable from any ref of ``repo``, oldest first (one git call)."""
+    if run is None:
+
+        def run(args: Sequence[str]) -> str:
+            p = subprocess.run(
+                ["git", "-C", repo, *args], capture_output=True, text=True, check=False
+            )
+            if p.returncode != 0:
+                raise CorruptResultsError(
+                    f"git {' '.join(args)} failed in {repo}: {p.stderr.strip()}"
+                )
+            return p.stdout
+
+    return run(["rev-list", "--topo-order", "--reverse", "--all"]).split()
+
+
+def scan_results(
+    results_dir: str | os.PathLike[str],
+    *,
+    machine: str | None = None,
+    repo: str | os.PathLike[str] | None = None,
+    cache: ParseCache[Summary] | None = None,
+    workers: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> SiteData:
+    """Read every results file under ``results_dir`` into per-machine matrices.
+
+    Args:
+        results_dir: asv results folder.
+        machine: only this machine.
+        repo: git repository giving the commit order (else asv's commit dates).
+        cache: per-file cache (see :func:`summary_cache`); None parses everything.
+        workers: processes for files that must be parsed (default: CPUs, at most 8;
+            1 = in this process).
+        progress: called with one line per stage.
+    """
+    rdir = os.fspath(results_dir)
+    say = progress or (lambda _m: None)
+    layouts = _Layouts(os.path.join(cache.directory, "layouts") if cache else None)
+    errors: list[str] = []
+    summaries: list[Summary] = []
+    todo: list[tuple[str, tuple[int, ...]]] = []
+    for path in _result_paths(rdir, machine):
+        key = _stat_key(path)
+        s = cache.get(path, key) if cache is not None else None
+        if s is not None and layouts.get(s.layout_id) is not None:
+            summaries.append(s)
+        else:
+            todo.append((path, key))
+    say(f"{len(summaries)} results files from cache, {len(todo)} to parse")
+    n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
+    results: Iterable[tuple[str, bytes | None, Any, str | None]]
+    if n_workers > 1 and len(todo) >= 64:
+        with ProcessPoolExecutor(max_workers=n_workers) as pool:
+            results = list(pool.map(_parse_worker, [p for p, _ in todo], chunksize=16))
+    else:
+        results = (_parse_worker(p) for p, _ in todo)
+    keys = dict(todo)
+    for path, payload, layout_json, err in results:
+        if err is not None or payload is None:
+            errors.append(err or f"{path}: unreadable")
+            continue
+        s = _decode(payload)
+        if layouts.get(s.layout_id) is None:
+            layouts.add(s.layout_id, _layout_from_json(layout_json, path))
+        if cache is not None:
+            cache.put(path, keys[path], s)
+        summaries.append(s)
+    for s in summaries:
+        errors.extend(s.warnings)
+    by_machine: dict[str, list[Summary]] = {}
+    for s in summaries:
+        if machine is None or s.machine == machine:
+            by_machine.setdefault(s.machine, []).append(s)
+    order: dict[str, int] = {}
+    if repo is not None and by_machine:
+        try:
+            order = {c: i for i, c in enumerate(git_order(os.fspath(repo)))}
+        except CorruptResultsError as exc:
+            errors.append(f"commit order: {exc}; falling back to asv commit dates")
+    unit_of = units(rdir)
+    machines = [
+        _assemble(name, by_machine[name], layouts, order, unit_of, errors)
+        for name in sorted(by_machine)
+    ]
+    return SiteData(machines=machines, load_errors=errors)
+
+
+def _assemble(
+    name: str,
+    summaries: list[Summary],
+    layouts: _Layouts,
+    order: Mapping[str, int],
+    unit_of: Mapping[str, str],
+    errors: list[str],
+) -> MachineData:
+    dates: dict[str, int] = {}
+    for s in summaries:
+        if s.date is not None:
+            dates[s.commit] = min(dates.get(s.commit, s.date), s.date)
+    known = sorted(
+        (c for c in dates.keys() | {s.commit for s in summaries} if c in order),
+        key=order.__getitem__,
+    )
+    rest = sorted({s.commit for s in summaries} - set(known), key=lambda c: (dates.get(c, 0), c))
+    commits = known + rest
+    col = {c: i for i, c in enumerate(commits)}
+    summaries.sort(key=lambda s: col[s.commit])
+
+    rows: dict[tuple[str, str, tuple[str, ...]], int] = {}
+    info: list[SeriesInfo] = []
+    row_idx: dict[tuple[str, str], np.ndarray] = {}
+    for s in summaries:
+        lk = (s.env_name, s.layout_id)
+        if lk in row_idx:
+            continue
+        layout = layouts.get(s.layout_id)
+        if layout is None:  # pragma: no cover - layouts are stored before summaries
+            errors.append(f"{name} {s.commit}: layout {s.layout_id} missing from cache")
+            continue
+        idx = np.empty(len(layout), dtype=np.int64)
+        for i, (b, p, sid) in enumerate(layout):
+            k = (s.env_name, b, p)
+            r = rows.get(k)
+            if r is None:
+                r = rows[k] = len(info)
+                info.append(
+                    SeriesInfo(s.env_name, sid or SeriesId(b, p), unit_of.get(b, _default_unit(b)))
+                )
+            elif sid is not None:
+                # later sidecars win, as in the loader (a series gains its identity)
+                info[r] = SeriesInfo(s.env_name, sid, info[r].unit)
+            idx[i] = r
+        row_idx[lk] = idx
+    n, m = len(info), len(commits)
+    value = np.full((n, m), np.nan)
+    q25 = np.full((n, m), np.nan, dtype=np.float32)
+    q75 = np.full((n, m), np.nan, dtype=np.float32)
+    fps: dict[int, Mapping[str, str]] = {}
+    traces: dict[int, Mapping[str, str]] = {}
+    for s in summaries:
+        rix = row_idx.get((s.env_name, s.layout_id))
+        if rix is None:
+            continue
+        j = col[s.commit]
+        value[rix, j] = s.value
+        q25[rix, j] = s.q25
+        q75[rix, j] = s.q75
+        if s.fingerprint is not None:
+            fps[j] = s.fingerprint
+        if s.traces:
+            traces[j] = {**traces.get(j, {}), **s.traces}
+    date_arr = np.array([dates.get(c, 0) for c in commits], dtype=np.int64)
+    return MachineData(name, commits, date_arr, info, value, q25, q75, fps, traces)

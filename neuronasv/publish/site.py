@@ -1,0 +1,550 @@
+"""Write the static history site: index, one page per workload, regressions, feeds.
+
+Layout of ``out``::
+
+    index.html              every series per machine: latest value, sparkline, state
+    regressions.html/.json/.atom
+    assets/                 uPlot (MIT, vendored, 51 kB) + site.css/js
+    m/<machine>/<group>.html          workload page (metadata embedded as JSON)
+    m/<machine>/<group>/cNNNNN.js     data, CHUNK commits per file: NASV.chunk(<strict JSON>)
+
+Why ``.js`` data files: browsers refuse ``fetch()`` of ``file://`` URLs, but load
+``<script src>`` from disk, so a page works opened from the file system and on Pages.
+The payload inside is strict JSON (``allow_nan=False``) with values as integers times a
+per-series scale (5 significant digits): smaller and several times faster to write than
+float text.
+
+Incremental: a chunk holds a fixed commit range, so a new commit changes only the last
+chunk of each group. Each written file's input digest (the exact arrays and commits it is
+made of) is kept in ``.neuronasv-manifest.json``; a file whose digest is unchanged and
+still on disk is not rendered again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from neuronasv.model import ChangePoint, FindingsDocument, SeriesId
+from neuronasv.publish import render
+from neuronasv.publish.feeds import atom_feed, regressions_json
+from neuronasv.publish.render import fmt_value, h, script_json, sparkline_svg
+from neuronasv.publish.sitedata import MachineData, SiteData
+
+__all__ = ["CHUNK", "PublishOptions", "PublishReport", "publish_site", "series_states"]
+
+CHUNK = 1000  # commits per data file
+_FORMAT = "site-1"  # part of every digest: bump when the output format changes
+_MANIFEST = ".neuronasv-manifest.json"
+_ASSETS = ("uPlot.iife.min.js", "uPlot.min.css", "uPlot.LICENSE", "site.css", "site.js")
+NOISY = 0.10  # IQR/median above this over the recent commits: state "noisy"
+
+
+@dataclass(frozen=True)
+class PublishOptions:
+    """How to link out and what to call things.
+
+    Attributes:
+        base_url: absolute site URL (feeds need absolute links); "" = relative links.
+        commit_url: template with ``{commit}``, e.g. ``https://github.com/o/r/commit/{commit}``.
+        trace_url: template with ``{path}`` for stored traces (sidecar paths).
+        title: site title.
+        now: clock for the feed (tests inject it).
+    """
+
+    base_url: str = ""
+    commit_url: str | None = None
+    trace_url: str | None = None
+    title: str = "neuronasv history"
+    now: datetime | None = None
+
+
+@dataclass
+class PublishReport:
+    """What a publish did (printed by the command; used by tests and the bench)."""
+
+    written: list[str] = field(default_factory=list)
+    skipped: int = 0
+    pages: int = 0
+    series: int = 0
+
+
+@dataclass
+class _Group:
+    machine: MachineData
+    gid: str
+    title: str
+    slug: str
+    rows: list[int]
+    total: int | None
+    trace_key: str | None
+
+
+def _slug(text: str, key: str) -> str:
+    base = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:60] or "x"
+    return f"{base}-{hashlib.sha1(key.encode(), usedforsecurity=False).hexdigest()[:8]}"
+
+
+def _groups(md: MachineData) -> list[_Group]:
+    by: dict[tuple[Any, ...], list[int]] = {}
+    for r, s in enumerate(md.series):
+        sid = s.series
+        key = (
+            (s.env_name, "w", sid.workload, sid.shape, sid.dtype)
+            if sid.workload
+            else (s.env_name, "b", sid.benchmark)
+        )
+        by.setdefault(key, []).append(r)
+    envs = {s.env_name for s in md.series}
+    out: list[_Group] = []
+    for key, rows in sorted(by.items(), key=lambda kv: [str(x) for x in kv[0]]):
+        sid = md.series[rows[0]].series
+        if key[1] == "w":
+            title = " ".join(x for x in (sid.workload, sid.shape, sid.dtype) if x)
+            trace_key = f"{sid.workload}[{sid.shape},{sid.dtype}]"
+            total = next((r for r in rows if md.series[r].series.op is None), None)
+        else:
+            title, trace_key, total = sid.benchmark, None, None
+        if len(envs) > 1:
+            title += f" ({key[0]})"
+        rows.sort(
+            key=lambda r: (r != total, md.series[r].series.op or "", md.series[r].series.params)
+        )
+        gid = json.dumps([md.name, *[str(x) for x in key]])
+        out.append(_Group(md, gid, title, _slug(title, gid), rows, total, trace_key))
+    return out
+
+
+def _row_label(md: MachineData, r: int, g: _Group) -> str:
+    sid = md.series[r].series
+    if g.trace_key is not None:
+        return sid.op or "total"
+    return ", ".join(sid.params) or sid.benchmark
+
+
+def _cp_key(machine: str, sid: SeriesId) -> tuple[str, str, tuple[str, ...]]:
+    return (machine, sid.benchmark, sid.params)
+
+
+def series_states(
+    md: MachineData, cps: Mapping[tuple[str, str, tuple[str, ...]], list[ChangePoint]]
+) -> list[str]:
+    """State per row: ``regression`` (open, unacknowledged), ``improved`` (latest change
+    is an improvement), ``noisy`` (median IQR/median over the last 10 values > 10 %), ``ok``."""
+    out: list[str] = []
+    col = {c: i for i, c in enumerate(md.commits)}
+    for r, s in enumerate(md.series):
+        mine = cps.get(_cp_key(md.name, s.series), [])
+        if any(c.open and c.kind == "regression" and not c.acknowledged for c in mine):
+            out.append("regression")
+            continue
+        if mine and max(mine, key=lambda c: col.get(c.commit_after, -1)).kind == "improvement":
+            out.append("improved")
+            continue
+        v = md.value[r]
+        idx = np.flatnonzero(np.isfinite(v))[-10:]
+        if idx.size:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                rel = (md.q75[r, idx] - md.q25[r, idx]) / v[idx]
+            rel = rel[np.isfinite(rel)]
+            if rel.size and float(np.median(rel)) > NOISY:
+                out.append("noisy")
+                continue
+        out.append("ok")
+    return out
+
+
+def _ints(a: np.ndarray, scale: float) -> list[int | None]:
+    q = np.rint(a.astype(np.float64) / scale)
+    bad = ~np.isfinite(q)
+    lst: list[int | None] = np.where(bad, 0, q).astype(np.int64).tolist()
+    for i in np.flatnonzero(bad).tolist():
+        lst[i] = None
+    return lst
+
+
+def _scale(a: np.ndarray) -> float:
+    fin = np.abs(a[np.isfinite(a)])
+    fin = fin[fin > 0]
+    if not fin.size:
+        return 1.0
+    return float(10.0 ** (math.floor(math.log10(float(np.median(fin)))) - 4))
+
+
+class _Writer:
+    """Writes files under ``out`` unless their recorded input digest is unchanged."""
+
+    def __init__(self, out: str, report: PublishReport) -> None:
+        self.out = out
+        self.report = report
+        self.path = os.path.join(out, _MANIFEST)
+        try:
+            with open(self.path, encoding="utf-8") as fh:
+                old = json.load(fh)
+            self.old: dict[str, str] = old if isinstance(old, dict) else {}
+        except (OSError, ValueError):
+            self.old = {}
+        self.new: dict[str, str] = {}
+
+    def fresh(self, rel: str, digest: str) -> bool:
+        """True (and remembered) when ``rel`` on disk already has this digest."""
+        if self.old.get(rel) == digest and os.path.exists(os.path.join(self.out, rel)):
+            self.new[rel] = digest
+            self.report.skipped += 1
+            return True
+        return False
+
+    def write(self, rel: str, text: str | bytes, digest: str | None = None) -> None:
+        path = os.path.join(self.out, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        tmp = path + ".tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+        self.report.written.append(rel)
+        if digest is not None:
+            self.new[rel] = digest
+
+    def close(self) -> None:
+        tmp = self.path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(self.new, fh, sort_keys=True)
+        os.replace(tmp, self.path)
+
+
+def _chunk_js(g: _Group, k: int) -> tuple[str, Callable[[], str]]:
+    """(digest, render) of chunk ``k`` of group ``g``; rendering is deferred."""
+    md = g.machine
+    lo_c, hi_c = k * CHUNK, min(len(md.commits), (k + 1) * CHUNK)
+    rows = np.asarray(g.rows)
+    v, q1, q3 = md.value[rows, lo_c:hi_c], md.q25[rows, lo_c:hi_c], md.q75[rows, lo_c:hi_c]
+    hsh = hashlib.blake2b(digest_size=16)
+    hsh.update(f"{_FORMAT}\x00{g.gid}\x00{k}\x00".encode())
+    hsh.update("\n".join(md.commits[lo_c:hi_c]).encode())
+    for arr in (md.dates[lo_c:hi_c], v, q1, q3):
+        hsh.update(np.ascontiguousarray(arr).tobytes())
+
+    def make() -> str:
+        scales = [_scale(v[i]) for i in range(len(rows))]
+        data = {
+            "start": lo_c,
+            "commits": [c[:12] for c in md.commits[lo_c:hi_c]],
+            "dates": md.dates[lo_c:hi_c].tolist(),
+            "scale": scales,
+            "v": [_ints(v[i], s) for i, s in enumerate(scales)],
+            "lo": [_ints(q1[i], s) for i, s in enumerate(scales)],
+            "hi": [_ints(q3[i], s) for i, s in enumerate(scales)],
+        }
+        return f"NASV.chunk({script_json(g.gid)},{script_json(data)});\n"
+
+    return hsh.hexdigest(), make
+
+
+def _latest(v: np.ndarray) -> float | None:
+    idx = np.flatnonzero(np.isfinite(v))
+    return float(v[idx[-1]]) if idx.size else None
+
+
+def _workload_page(
+    g: _Group,
+    states: list[str],
+    cps: Mapping[tuple[str, str, tuple[str, ...]], list[ChangePoint]],
+    opts: PublishOptions,
+    n_chunks: int,
+) -> str:
+    md = g.machine
+    col = {c: i for i, c in enumerate(md.commits)}
+    rows_meta = []
+    cp_meta = []
+    for i, r in enumerate(g.rows):
+        s = md.series[r]
+        rows_meta.append(
+            {
+                "label": _row_label(md, r, g),
+                "total": r == g.total,
+                "state": states[r],
+                "unit": s.unit,
+                "benchmark": s.series.benchmark,
+                "params": list(s.series.params),
+            }
+        )
+        for c in cps.get(_cp_key(md.name, s.series), []):
+            if c.commit_after in col:
+                cp_meta.append(
+                    {
+                        "row": i,
+                        "index": col[c.commit_after],
+                        "kind": c.kind,
+                        "open": c.open,
+                        "ratio": c.ratio,
+                        "ack": c.acknowledged,
+                        "reason": c.reason,
+                        "before": c.commit_before,
+                        "after": c.commit_after,
+                    }
+                )
+    traces = []
+    if g.trace_key is not None:
+        for j in sorted(md.traces):
+            p = md.traces[j].get(g.trace_key)
+            if p:
+                traces.append([j, p])
+    meta = {
+        "id": g.gid,
+        "machine": md.name,
+        "title": g.title,
+        "n": len(md.commits),
+        "rows": rows_meta,
+        "changePoints": cp_meta,
+        "envChanges": [
+            {"index": j, "changes": [list(d) for d in diff]} for j, diff in md.env_changes()
+        ],
+        "traces": traces,
+        "commitUrl": opts.commit_url,
+        "traceUrl": opts.trace_url,
+    }
+    chunks = [f"{g.slug}/c{k:05d}.js" for k in range(n_chunks)]
+    body = (
+        f"<h1>{h(g.title)} <small>on {h(md.name)}</small></h1>"
+        '<p class="hint">Median per commit with the interquartile band; red lines: regressions,'
+        " green: improvements, dashed purple: environment changes. Drag to zoom, double-click to"
+        " reset, click a commit for details.</p>"
+        '<section><h2>Total device time</h2><div id="chart-total" class="chart"></div></section>'
+        '<section id="details" class="details"><em>Click a commit on a chart.</em></section>'
+        "<section><h2>Where the time goes (stacked per op)</h2>"
+        '<div id="chart-stack" class="chart"></div></section>'
+        '<section><h2>Per-op series</h2><div id="ops" class="grid"></div></section>'
+        f'<script type="application/json" id="meta">{script_json(meta)}</script>'
+        "<script>window.NASV={c:{},chunk:function(id,d){(this.c[id]=this.c[id]||[]).push(d);}};</script>"
+    )
+    return render.page(
+        f"{g.title} · {md.name}",
+        body,
+        root="../../",
+        scripts=["../../assets/uPlot.iife.min.js", *chunks, "../../assets/site.js"],
+        head='<link rel="stylesheet" href="../../assets/uPlot.min.css">',
+    )
+
+
+def _index_page(
+    data: SiteData,
+    groups: Mapping[str, list[_Group]],
+    states: Mapping[str, list[str]],
+    cps: Mapping[tuple[str, str, tuple[str, ...]], list[ChangePoint]],
+    opts: PublishOptions,
+) -> str:
+    parts = [
+        f"<h1>{h(opts.title)}</h1>",
+        '<div class="filters"><label><input type="checkbox" id="only-reg"> regressions only</label>'
+        ' <input type="search" id="q" placeholder="filter series…" aria-label="filter"></div>',
+    ]
+    if data.load_errors:
+        errs = "".join(f"<li>{h(e)}</li>" for e in data.load_errors[:50])
+        more = f"<li>… {len(data.load_errors) - 50} more</li>" if len(data.load_errors) > 50 else ""
+        parts.append(
+            f'<details class="errors"><summary>{len(data.load_errors)} load problems'
+            f"</summary><ul>{errs}{more}</ul></details>"
+        )
+    for md in data.machines:
+        mslug = _slug(md.name, md.name)
+        col = {c: i for i, c in enumerate(md.commits)}
+        fp = md.latest_fingerprint()
+        fp_rows = "".join(f"<tr><th>{h(k)}</th><td>{h(v)}</td></tr>" for k, v in sorted(fp.items()))
+        envs = "".join(
+            f"<li>#{j} {h(md.commits[j][:12])}: "
+            + ", ".join(f"{h(k)} {h(b)} → {h(a)}" for k, b, a in diff)
+            + "</li>"
+            for j, diff in md.env_changes()
+        )
+        latest = md.commits[-1][:12] if md.commits else "none"
+        parts.append(
+            f'<section class="machine"><h2>{h(md.name)}</h2>'
+            f"<p>{len(md.commits)} commits, latest {h(latest)}; {len(md.series)} series.</p>"
+            f'<details><summary>Environment</summary><table class="fp">{fp_rows}</table>'
+            + (f"<p>Environment changes:</p><ul>{envs}</ul>" if envs else "")
+            + "</details>"
+        )
+        rows_html = []
+        for g in groups[md.name]:
+            href = f"m/{mslug}/{g.slug}.html"
+            for r in g.rows:
+                s = md.series[r]
+                st = states[md.name][r]
+                v = md.value[r]
+                tail = v[-120:]
+                off = len(v) - len(tail)
+                marks = [
+                    col[c.commit_after] - off
+                    for c in cps.get(_cp_key(md.name, s.series), [])
+                    if c.commit_after in col and col[c.commit_after] >= off
+                ]
+                label = g.title + ("" if r == g.total else f" · {_row_label(md, r, g)}")
+                rows_html.append(
+                    f'<tr data-state="{h(st)}"><td><span class="st st-{h(st)}">{h(st)}</span></td>'
+                    f'<td><a href="{h(href)}">{h(label)}</a></td>'
+                    f'<td class="num">{h(fmt_value(_latest(v), s.unit))}</td>'
+                    f"<td>{sparkline_svg(tail, marks=marks)}</td></tr>"
+                )
+        parts.append(
+            '<table class="series"><thead><tr><th>state</th><th>series</th><th>latest</th>'
+            "<th>trend (last 120 commits)</th></tr></thead>"
+            f"<tbody>{''.join(rows_html)}</tbody></table></section>"
+        )
+    return render.page(opts.title, "".join(parts), root="", scripts=["assets/site.js"])
+
+
+def _regressions_page(
+    doc: FindingsDocument | None,
+    page_of: Callable[[ChangePoint], str | None],
+    opts: PublishOptions,
+    commit_link: Callable[[str], str],
+) -> str:
+    if doc is None:
+        body = (
+            "<h1>Regressions</h1><p>No change-point findings were given: run "
+            "<code>neuronasv regressions --format json &gt; findings.json</code> and publish with "
+            "<code>--findings findings.json</code>"
+            " (or <code>--detect</code> for small histories).</p>"
+        )
+        return render.page("Regressions", body, root="")
+    rows = []
+    for cp in sorted(
+        doc.change_points,
+        key=lambda c: (not (c.open and not c.acknowledged), c.kind != "regression"),
+    ):
+        state = (
+            "open"
+            if cp.open and not cp.acknowledged
+            else ("acknowledged" if cp.acknowledged else "past")
+        )
+        href = page_of(cp)
+        ack = f"<br><em>ack: {h(cp.acknowledged)}</em>" if cp.acknowledged else ""
+        name = f'<a href="{h(href)}">{h(cp.series.label)}</a>' if href else h(cp.series.label)
+        rows.append(
+            f'<tr data-state="{h(cp.kind if state == "open" else state)}">'
+            f'<td><span class="st st-{h(state)}">{h(state)}</span></td>'
+            f"<td>{h(cp.kind)}</td><td>{name}</td><td>{h(cp.machine)}</td>"
+            f'<td class="num">{(cp.ratio - 1) * 100:+.1f} %</td>'
+            f"<td>{commit_link(cp.commit_before)}..{commit_link(cp.commit_after)}</td>"
+            f"<td>{h(cp.reason)}{ack}</td></tr>"
+        )
+    body = (
+        f"<h1>Regressions</h1><p>{len(doc.change_points)} change points; open regressions first."
+        ' Also as <a href="regressions.json">JSON</a> and an'
+        ' <a href="regressions.atom">Atom feed</a>.</p>'
+        '<table class="series"><thead><tr><th>state</th><th>kind</th><th>series</th>'
+        "<th>machine</th>"
+        "<th>change</th><th>culprit range</th><th>reason</th>"
+        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+    return render.page("Regressions", body, root="", scripts=["assets/site.js"])
+
+
+def _copy_assets(w: _Writer) -> None:
+    pkg = resources.files("neuronasv.publish") / "assets"
+    for name in _ASSETS:
+        data = (pkg / name).read_bytes()
+        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        rel = f"assets/{name}"
+        if not w.fresh(rel, digest):
+            w.write(rel, data, digest)
+
+
+def publish_site(
+    data: SiteData,
+    out: str | os.PathLike[str],
+    *,
+    findings: FindingsDocument | None = None,
+    options: PublishOptions = PublishOptions(),
+) -> PublishReport:
+    """Write (or update) the site for ``data`` under ``out``.
+
+    Args:
+        data: columnar history (from :func:`~neuronasv.publish.scan.scan_results`).
+        out: output folder (created); ``index.html`` lands at its root.
+        findings: change points (mode ``history``); None = states from noise only.
+        options: links and titles.
+    """
+    outdir = os.fspath(out)
+    os.makedirs(outdir, exist_ok=True)
+    report = PublishReport()
+    w = _Writer(outdir, report)
+    _copy_assets(w)
+    cps: dict[tuple[str, str, tuple[str, ...]], list[ChangePoint]] = {}
+    for cp in findings.change_points if findings else ():
+        cps.setdefault(_cp_key(cp.machine, cp.series), []).append(cp)
+    groups = {md.name: _groups(md) for md in data.machines}
+    states = {md.name: series_states(md, cps) for md in data.machines}
+    page_for: dict[tuple[str, str, tuple[str, ...]], str] = {}
+    for md in data.machines:
+        mslug = _slug(md.name, md.name)
+        n_chunks = max(1, math.ceil(len(md.commits) / CHUNK))
+        for g in groups[md.name]:
+            rel_page = f"m/{mslug}/{g.slug}.html"
+            for r in g.rows:
+                page_for[_cp_key(md.name, md.series[r].series)] = rel_page
+            for k in range(n_chunks):
+                rel = f"m/{mslug}/{g.slug}/c{k:05d}.js"
+                digest, make = _chunk_js(g, k)
+                if not w.fresh(rel, digest):
+                    w.write(rel, make(), digest)
+            w.write(rel_page, _workload_page(g, states[md.name], cps, options, n_chunks))
+            report.pages += 1
+        report.series += len(md.series)
+
+    base = options.base_url.rstrip("/") + "/" if options.base_url else ""
+
+    def page_of(cp: ChangePoint) -> str | None:
+        return page_for.get(_cp_key(cp.machine, cp.series))
+
+    def commit_link(c: str) -> str:
+        if options.commit_url:
+            return (
+                f'<a href="{h(options.commit_url.replace("{commit}", c))}">'
+                f"<code>{h(c[:12])}</code></a>"
+            )
+        return f"<code>{h(c[:12])}</code>"
+
+    w.write("index.html", _index_page(data, groups, states, cps, options))
+    w.write("regressions.html", _regressions_page(findings, page_of, options, commit_link))
+    doc = findings or FindingsDocument(
+        mode="history", base=None, head=None, load_errors=tuple(data.load_errors)
+    )
+    w.write("regressions.json", regressions_json(doc))
+    dates = {
+        (md.name, c): int(d)
+        for md in data.machines
+        for c, d in zip(md.commits, md.dates.tolist(), strict=False)
+        if d
+    }
+    w.write(
+        "regressions.atom",
+        atom_feed(
+            doc,
+            feed_url=(base or "urn:neuronasv:") + "regressions.atom",
+            site_url=(base or "") + "index.html",
+            page_url=lambda cp: (base + p) if (p := page_of(cp)) else None,
+            commit_dates=dates,
+            now=options.now or datetime.now(timezone.utc),
+            title=f"{options.title}: regressions",
+        ),
+    )
+    # drop data files of groups/chunks that no longer exist (kept nothing stale)
+    for rel in set(w.old) - set(w.new):
+        if rel.startswith("m/") and rel.endswith(".js"):
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(outdir, rel))
+    w.close()
+    return report
