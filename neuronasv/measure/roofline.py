@@ -58,6 +58,7 @@ __all__ = [
     "OpCost",
     "RooflinePoint",
     "annotate",
+    "annotate_workload",
     "capture_op_costs",
     "costs_from_events",
     "dtype_label",
@@ -600,6 +601,42 @@ def capture_op_costs(
         default_dtype=default_dtype,
         op_name=lambda e: normalize_op_name(e.key),
     )
+
+
+def annotate_workload(
+    profile: WorkloadProfile,
+    workload: Any,
+    backend: Any,
+    *,
+    seed: int = 0,
+    peak: Peak | None = None,
+    fingerprint: Mapping[str, str] | None = None,
+    step: Callable[[], object] | None = None,
+) -> WorkloadProfile:
+    """Roofline-annotate a finished profile of ``workload`` on ``backend``.
+
+    Captures the op costs in a separate untimed pass (:func:`capture_op_costs`) — with the
+    profile's own ``step`` when given (already warm), else a fresh build at the profile's
+    shape and dtype, warmed up first — and fills ``flops``/``bytes``/``roofline_fraction``
+    against ``peak`` (default :func:`peak_for` the backend and its fingerprint).
+    """
+    from neuronasv.measure.workloads import parse_dtype, parse_shape
+
+    if step is None:
+        step = workload.build(
+            parse_shape(profile.shape), parse_dtype(profile.dtype), backend.device, seed
+        )
+        for _ in range(2):  # compiled workloads compile on their first calls
+            step()
+        backend.synchronize()
+    costs = capture_op_costs(step, default_dtype=profile.dtype, synchronize=backend.synchronize)
+    if peak is None:
+        if fingerprint is None and backend.name != "cpu":
+            from neuronasv.measure.fingerprint import collect_fingerprint
+
+            fingerprint = collect_fingerprint(backend)
+        peak = peak_for(backend, fingerprint)
+    return annotate(profile, costs, peak)
 
 
 # --- peaks ------------------------------------------------------------------------------
