@@ -1,0 +1,44 @@
+# Shared helpers for the ci/*.sh scripts (sourced, not run). Every script runs the same way
+# in a workflow and on a laptop: arguments in, files out, no hidden GitHub state.
+
+log() { printf '==> %s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 2; }
+
+# The neuronasv to run: $NEURONASV_BIN, else the repo's .venv, else the light CI venv,
+# else whatever is on PATH.
+nx() {
+  local root; root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  if [ -n "${NEURONASV_BIN:-}" ]; then "$NEURONASV_BIN" "$@"
+  elif [ -x "$root/.venv/bin/neuronasv" ]; then "$root/.venv/bin/neuronasv" "$@"
+  elif [ -x "$root/.venv-light/bin/neuronasv" ]; then "$root/.venv-light/bin/neuronasv" "$@"
+  else neuronasv "$@"
+  fi
+}
+
+# Python of the same environment as nx (for ci/*.py helpers).
+nxpy() {
+  local root; root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  if [ -n "${NEURONASV_BIN:-}" ]; then "$(dirname "$NEURONASV_BIN")/python" "$@"
+  elif [ -x "$root/.venv/bin/python" ]; then "$root/.venv/bin/python" "$@"
+  elif [ -x "$root/.venv-light/bin/python" ]; then "$root/.venv-light/bin/python" "$@"
+  else python3 "$@"
+  fi
+}
+
+# asv machine name of a shard: the base name for the single default shard "all", else
+# "<base>-<shard>". One machine per shard keeps every series' history on one (kind of)
+# runner, and makes shards write disjoint <machine>/ folders that merge by file layout.
+machine_for_shard() {
+  local base="$1" shard="$2"
+  [[ "$base" =~ ^[A-Za-z0-9._-]+$ ]] || die "machine name '$base' must be [A-Za-z0-9._-]+"
+  [[ "$shard" =~ ^[A-Za-z0-9._-]+$ ]] || die "shard name '$shard' must be [A-Za-z0-9._-]+"
+  if [ "$shard" = "all" ]; then printf '%s\n' "$base"; else printf '%s-%s\n' "$base" "$shard"; fi
+}
+
+is_sha() { [[ "$1" =~ ^[0-9a-f]{40}$ ]]; }
+
+# Write key=value to $GITHUB_OUTPUT when running in Actions, and always to stdout.
+set_output() {
+  printf '%s=%s\n' "$1" "$2"
+  if [ -n "${GITHUB_OUTPUT:-}" ]; then printf '%s=%s\n' "$1" "$2" >> "$GITHUB_OUTPUT"; fi
+}

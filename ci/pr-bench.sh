@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The unprivileged half of the PR flow: measure merge-base and head on this machine,
+# re-measure suspected regressions interleaved (ABAB), render, and lay out the artifact:
+#   OUT/findings.json  OUT/comment.md  OUT/pr-number  OUT/head-sha  OUT/base-sha  OUT/traces/
+# Env: NEURONASV_CONFIRM_SAMPLES (samples per side per round of the re-run).
+# Usage: bash ci/pr-bench.sh --pr N --base SHA --head SHA --out DIR [--bench REGEX]
+# Env: NEURONASV_MACHINE (trainium), NEURONASV_BACKEND, NEURONASV_PYTHON (optional),
+#      NEURONASV_CONFIRM_ROUNDS (2; 0 skips the confirmation re-run).
+# Needs no token and writes nothing outside OUT and a scratch results folder.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source ci/lib.sh
+pr="" base="" head="" out="" bench=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --pr) pr="$2"; shift 2 ;;
+    --base) base="$2"; shift 2 ;;
+    --head) head="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --bench) bench="$2"; shift 2 ;;
+    *) die "unknown argument $1" ;;
+  esac
+done
+[[ "$pr" =~ ^[1-9][0-9]{0,9}$ ]] || die "--pr must be a PR number, got '$pr'"
+is_sha "$base" && is_sha "$head" || die "--base and --head must be full commit hashes"
+[ -n "$out" ] || die "--out is required"
+machine=$(machine_for_shard "${NEURONASV_MACHINE:-trainium}" all)
+mb=$(git merge-base "$base" "$head")
+source ci/env-full.sh
+mkdir -p "$out"
+results="$out.results"  # scratch: PR measurements never go to the results branch
+rm -rf "$results"
+log "PR #$pr: merge-base ${mb:0:12} vs head ${head:0:12} on $machine"
+args=(run --machine "$machine" --results-dir "$results" --keep-traces --traces-dir "$out/traces")
+[ -n "$bench" ] && args+=(--bench "$bench")
+nx "${args[@]}" "$mb" "$head"
+nx compare "$mb" "$head" --results-dir "$results" --machine "$machine" --repo . \
+  --format json --out "$out/findings.json"
+rounds=${NEURONASV_CONFIRM_ROUNDS:-2}
+if [ "$rounds" != "0" ]; then
+  log "confirmation: ABAB re-measurement of suspected regressions ($rounds rounds)"
+  confirm=(confirm --findings "$out/findings.json" --repo . --rounds "$rounds" --format json
+           --out "$out/findings.json")
+  [ -n "${NEURONASV_CONFIRM_SAMPLES:-}" ] && confirm+=(--samples "$NEURONASV_CONFIRM_SAMPLES")
+  nx "${confirm[@]}"
+fi
+# The rendered comment is for people reading the artifact; pr-comment.yml re-renders from
+# the validated findings with the default branch's code and never posts this file.
+nx comment --pr "$pr" --report "$out/findings.json" --dry-run --out /dev/null \
+  --body-out "$out/comment.md" --repo "${GITHUB_REPOSITORY:-local/checkout}"
+printf '%s\n' "$pr" > "$out/pr-number"
+printf '%s\n' "$head" > "$out/head-sha"
+printf '%s\n' "$mb" > "$out/base-sha"
+nx compare "$mb" "$head" --results-dir "$results" --machine "$machine" --repo . --format text >&2 || true
+log "artifact ready in $out"

@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Local rehearsal of the whole CI flow, with no GitHub: a bare git remote stands in for the
+# repository, tests/ci/fakegithub_ext.py (loopback, 127.0.0.1) for the API, and folders for
+# artifacts. The ci/*.sh scripts run exactly as the workflows call them, from checkouts of
+# the commits (so this rehearses the *committed* scripts of HEAD).
+#
+#   1. push #1 and push #2 to main → per-commit flow each: plan → bench → store → analyse
+#      (change points + site) → issue sync                         (benchmarks.yml)
+#   2. a PR branch with a real injected op regression (extra aten::mul in rmsnorm.naive)
+#      → merge-base vs head, ABAB confirmation, artifact            (pr-benchmarks.yml)
+#   3. the comment job validates the artifact and posts the sticky comment + status to
+#      the loopback GitHub; the comment must name the op            (pr-comment.yml)
+#   4. a tampered artifact (head SHA of another commit) is refused, nothing posted.
+#
+# Usage: bash ci/rehearse.sh [--keep] [--work DIR]
+# Tiny suite by default (CPU, one shape, one dtype, naive RMSNorm only, few samples);
+# override with NEURONASV_SHAPES / NEURONASV_DTYPES / NEURONASV_SAMPLES / REHEARSE_BENCH.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+source "$ROOT/ci/lib.sh"
+keep=0 work=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --keep) keep=1; shift ;;
+    --work) work="$2"; shift 2 ;;
+    *) die "unknown argument $1" ;;
+  esac
+done
+[ -x "$ROOT/.venv/bin/neuronasv" ] || bash "$ROOT/ci/setup.sh" >&2
+export NEURONASV_BIN="$ROOT/.venv/bin/neuronasv"
+PY="$ROOT/.venv/bin/python"
+export NEURONASV_BACKEND=cpu NEURONASV_MACHINE=rehearsal
+export NEURONASV_SHAPES=${NEURONASV_SHAPES:-4x512} NEURONASV_DTYPES=${NEURONASV_DTYPES:-float32}
+export NEURONASV_SAMPLES=${NEURONASV_SAMPLES:-8}
+export NEURONASV_BACKFILL=3 NEURONASV_CONFIRM_ROUNDS=1 NEURONASV_CONFIRM_SAMPLES=${NEURONASV_CONFIRM_SAMPLES:-6}
+bench=${REHEARSE_BENCH:-rmsnorm.Naive}
+export NEURONASV_SHARDS="[{\"name\":\"all\",\"bench\":\"$bench\"}]"
+export GIT_AUTHOR_NAME=rehearsal GIT_AUTHOR_EMAIL=rehearsal@example.invalid
+export GIT_COMMITTER_NAME=rehearsal GIT_COMMITTER_EMAIL=rehearsal@example.invalid
+unset GITHUB_OUTPUT GITHUB_STEP_SUMMARY
+started=$SECONDS
+
+W=${work:-$(mktemp -d "${TMPDIR:-/tmp}/neuronasv-rehearsal.XXXXXX")}
+mkdir -p "$W"
+fake_pid=""
+cleanup() {
+  if [ -n "$fake_pid" ]; then kill "$fake_pid" 2>/dev/null || true; wait "$fake_pid" 2>/dev/null || true; fi
+  if [ "$keep" = 0 ] && [ -z "$work" ]; then rm -rf "$W"; else log "kept $W"; fi
+}
+trap cleanup EXIT
+step() { printf '\n######## %s (%ds)\n' "$*" "$((SECONDS - started))" >&2; }
+fail() { printf 'REHEARSAL FAILED: %s\n' "$*" >&2; exit 1; }
+
+REMOTE="$W/remote.git"
+git init -q --bare -b main "$REMOTE"
+git clone -q "$ROOT" "$W/dev"
+git -C "$W/dev" remote set-url origin "$REMOTE"
+git -C "$W/dev" checkout -q -B main
+
+# The loopback GitHub: one token (an Actions-like bot) and the PR registered later.
+TOKEN="rehearsal-token-$$-$RANDOM"
+REPO=octo/neuronasv
+start_fake() {  # start_fake PR:HEAD
+  (cd "$ROOT" && exec "$PY" -m tests.ci.fakegithub_ext --repo "$REPO" \
+     --token "$TOKEN:github-actions[bot]" --pull "$1" --url-file "$W/fake.url" \
+     --state-out "$W/fake-state.json") > "$W/fake.log" 2>&1 &
+  fake_pid=$!
+  for _ in $(seq 100); do [ -s "$W/fake.url" ] && break; sleep 0.1; done
+  [ -s "$W/fake.url" ] || fail "the loopback GitHub did not start: $(cat "$W/fake.log")"
+  export GITHUB_API_URL; GITHUB_API_URL=$(cat "$W/fake.url")
+  export GITHUB_REPOSITORY=$REPO GITHUB_TOKEN=$TOKEN
+}
+fake_state() { curl -fsS "$GITHUB_API_URL/_fake/state"; }
+
+checkout() {  # checkout DIR SHA: a fresh clone at SHA, like actions/checkout
+  rm -rf "$1"; git clone -q "$REMOTE" "$1"; git -C "$1" checkout -q "$2"
+}
+
+per_commit() {  # the benchmarks.yml jobs for a push of SHA, in order
+  local sha=$1 n=$2 runner="$W/runner-$1"
+  checkout "$runner" "$sha"
+  local commits shards
+  (cd "$runner" && bash ci/plan.sh --remote "$REMOTE" "$sha") > "$W/plan-$n.txt"
+  commits=$(sed -n 's/^commits=//p' "$W/plan-$n.txt")
+  shards=$(sed -n 's/^shards=//p' "$W/plan-$n.txt")
+  log "plan: commits=[$commits] shards=$shards"
+  # shellcheck disable=SC2086
+  (cd "$runner" && bash ci/bench-run.sh --shard all --bench "$bench" \
+     --results-dir "$W/results-$n" $commits)
+  (cd "$runner" && bash ci/store-results.sh --remote "$REMOTE" "$W/results-$n")
+  (cd "$runner" && bash ci/analyse.sh --remote "$REMOTE" --out "$W/analysis-$n" --site "$W/site-$n")
+  (cd "$runner" && bash ci/issues-sync.sh --dry-run "$W/analysis-$n")
+  rm -rf "$runner"
+}
+
+step "push #1 to main"
+git -C "$W/dev" push -q origin main
+A=$(git -C "$W/dev" rev-parse HEAD)
+per_commit "$A" 1
+
+step "push #2 to main"
+printf '\nRehearsal commit.\n' >> "$W/dev/README.md"
+git -C "$W/dev" commit -q -am "rehearsal: second commit on main"
+git -C "$W/dev" push -q origin main
+B=$(git -C "$W/dev" rev-parse HEAD)
+per_commit "$B" 2
+
+files=$(git -C "$REMOTE" ls-tree -r --name-only benchmark-results)
+for c in "$A" "$B"; do
+  grep -q "^rehearsal/${c:0:8}-.*\.json$" <<<"$files" || fail "no stored result for ${c:0:8}"
+  grep -q "^rehearsal/${c:0:8}-.*\.neuronasv$" <<<"$files" || fail "no stored sidecar for ${c:0:8}"
+done
+[ -f "$W/site-2/index.html" ] || fail "no site index.html"
+[ -f "$W/analysis-2/regressions-rehearsal.json" ] || fail "no change-point document"
+log "results branch holds both commits; site and change points written"
+
+step "pull request with an injected aten::mul regression"
+git -C "$W/dev" checkout -q -b pr-7
+"$PY" - "$W/dev/neuronasv/measure/workloads/rmsnorm.py" <<'PYEOF'
+import sys
+path = sys.argv[1]
+src = open(path, encoding="utf-8").read()
+old = "    sq = x * x  # aten::mul (1)\n"
+assert old in src, "rmsnorm_naive changed: update the rehearsal's injected regression"
+new = old + "    for _ in range(6):  # injected regression: six extra aten::mul per call\n" \
+            "        sq = sq * 1.0\n"
+open(path, "w", encoding="utf-8").write(src.replace(old, new, 1))
+PYEOF
+git -C "$W/dev" commit -q -am "rehearsal: slow down rmsnorm.naive (extra aten::mul)"
+git -C "$W/dev" push -q origin pr-7
+C=$(git -C "$W/dev" rev-parse HEAD)
+checkout "$W/pr-runner" "$C"
+(cd "$W/pr-runner" && bash ci/pr-bench.sh --pr 7 --base "$B" --head "$C" --bench "$bench" \
+   --out "$W/artifact")
+for f in findings.json comment.md pr-number head-sha base-sha; do
+  [ -s "$W/artifact/$f" ] || fail "artifact lacks $f"
+done
+rm -rf "$W/pr-runner"
+
+step "comment job (workflow_run): validate the artifact, post comment + status"
+start_fake "7:$C"
+cp -r "$W/artifact" "$W/downloaded"   # download-artifact, into a folder outside the checkout
+checkout "$W/trusted" "$B"            # the default branch, never the PR
+(cd "$W/trusted" && bash ci/pr-comment.sh --artifact "$W/downloaded" --run-head-sha "$C" \
+   --target-url "https://example.invalid/run/1")
+fake_state > "$W/state.json"
+"$PY" - "$C" "$W/state.json" <<'PYEOF' || fail "comment/status check failed"
+import json, sys
+head, path = sys.argv[1], sys.argv[2]
+state = json.load(open(path, encoding="utf-8"))
+ours = [c for c in state["comments"].get("7", []) if c["user"]["login"] == "github-actions[bot]"]
+assert len(ours) == 1, f"expected one comment of ours, got {len(ours)}"
+body = ours[0]["body"]
+assert "aten::mul" in body or "aten\\:\\:mul" in body, "the comment does not name aten::mul"
+sts = state["statuses"].get(head, [])
+assert sts and sts[-1]["state"] == "failure", f"expected a failure status, got {sts}"
+line = next(ln for ln in body.splitlines() if "aten::mul" in ln or "aten\\:\\:mul" in ln)
+print("comment names aten::mul:", line.strip()[:200])
+print("status:", sts[-1]["state"], "-", sts[-1].get("description"))
+PYEOF
+
+step "tampered artifact is refused"
+cp -r "$W/artifact" "$W/tampered"
+printf '%s\n' "$B" > "$W/tampered/head-sha"
+set +e
+(cd "$W/trusted" && bash ci/pr-comment.sh --artifact "$W/tampered" --run-head-sha "$C")
+rc=$?
+set -e
+[ "$rc" = 9 ] || fail "tampered artifact: expected exit 9, got $rc"
+n=$(fake_state | "$PY" -c 'import json,sys; s=json.load(sys.stdin); print(len([r for r in s["requests"] if r["method"] in ("POST","PATCH","DELETE")]))')
+log "writes to GitHub so far: $n (comment + status; the tampered run added none)"
+
+step "rehearsal passed"
+echo "REHEARSAL OK in $((SECONDS - started)) s: 2 pushes stored + analysed + published; PR #7 comment names aten::mul"
