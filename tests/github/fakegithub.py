@@ -189,7 +189,10 @@ class FakeGitHub:
     def start(self) -> FakeGitHub:
         self._thread = threading.Thread(
             # A short poll interval: shutdown() waits up to one interval.
-            target=self._server.serve_forever, args=(0.02,), daemon=True, name="fakegithub"
+            target=self._server.serve_forever,
+            args=(0.02,),
+            daemon=True,
+            name="fakegithub",
         )
         self._thread.start()
         return self

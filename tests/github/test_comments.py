@@ -6,6 +6,7 @@ on the fake clock's recorded sleeps (nothing sleeps for real).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 import pytest
@@ -263,7 +264,7 @@ def test_duplicates_of_ours_are_collapsed_and_writes_spaced(
     assert_one_current(fake_github, body("now"))
     writes = fake_github.writes()
     assert [w.method for w in writes] == ["DELETE", "DELETE", "PATCH"]
-    gaps = [b.at - a.at for a, b in zip(writes, writes[1:])]
+    gaps = [b.at - a.at for a, b in itertools.pairwise(writes)]
     assert all(g >= 1.0 for g in gaps), gaps
 
 
@@ -287,3 +288,24 @@ def test_headers_sent_and_token_kept_out_of_records(
         assert r.login == BOT  # the token was sent (the server resolved it)
     assert_no_secret(client, fake_github.snapshot())
     assert "***" in repr(client)
+
+
+def test_client_refuses_links_to_another_origin_and_bad_config(make_client: Make) -> None:
+    client = make_client()
+    with pytest.raises(GitHubError, match="refusing to follow"):
+        client.request("GET", "http://evil.example/repos/octo/kernels/issues/7/comments")
+    from neuronasv.errors import UsageError
+
+    with pytest.raises(UsageError):
+        GitHubClient(TOKEN, "not-a-repo")
+    with pytest.raises(UsageError, match="GITHUB_REPOSITORY"):
+        GitHubClient.from_env({"GITHUB_TOKEN": TOKEN})
+    env_client = GitHubClient.from_env(
+        {
+            "GITHUB_TOKEN": TOKEN,
+            "GITHUB_REPOSITORY": "o/r",
+            "GITHUB_API_URL": "https://ghe.x/api/v3/",
+        }
+    )
+    assert env_client.api_url == "https://ghe.x/api/v3" and env_client.has_token
+    assert_no_secret(env_client)

@@ -92,8 +92,7 @@ def compare_doc(
             noise_base=0.041,
             noise_head=0.052,
             reason=(
-                "+18.2 % (CI 12.1–25.1 %), p=0.0012 < 0.01 after Holm,"
-                " above the 5 % minimum effect"
+                "+18.2 % (CI 12.1–25.1 %), p=0.0012 < 0.01 after Holm, above the 5 % minimum effect"
             ),
             warnings=(
                 "head has 12 of 30 samples after outlier removal; fewer than the 20 recommended",
