@@ -25,7 +25,6 @@ for mdir in "$history"/*/; do
   log "change points for $machine"
   nx regressions --results-dir "$history" --machine "$machine" --repo . --format json \
     --out "$out/regressions-$machine.json"
-  nx regressions --results-dir "$history" --machine "$machine" --repo . --format text >&2 || true
   found=$((found + 1))
 done
 [ "$found" -gt 0 ] || die "no machine folders in the results branch"

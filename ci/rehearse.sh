@@ -43,8 +43,13 @@ started=$SECONDS
 W=${work:-$(mktemp -d "${TMPDIR:-/tmp}/neuronasv-rehearsal.XXXXXX")}
 mkdir -p "$W"
 fake_pid=""
-cleanup() {
+fake_state() { curl -fsS "$GITHUB_API_URL/_fake/state"; }
+stop_fake() {
   if [ -n "$fake_pid" ]; then kill "$fake_pid" 2>/dev/null || true; wait "$fake_pid" 2>/dev/null || true; fi
+  fake_pid=""
+}
+cleanup() {
+  stop_fake
   if [ "$keep" = 0 ] && [ -z "$work" ]; then rm -rf "$W"; else log "kept $W"; fi
 }
 trap cleanup EXIT
@@ -60,9 +65,13 @@ git -C "$W/dev" checkout -q -B main
 # The loopback GitHub: one token (an Actions-like bot) and the PR registered later.
 TOKEN="rehearsal-token-$$-$RANDOM"
 REPO=octo/neuronasv
-start_fake() {  # start_fake PR:HEAD
+start_fake() {  # start_fake [PR:HEAD]: (re)start the loopback GitHub
+  stop_fake
+  rm -f "$W/fake.url"
+  local pull=()
+  [ -n "${1:-}" ] && pull=(--pull "$1")
   (cd "$ROOT" && exec "$PY" -m tests.ci.fakegithub_ext --repo "$REPO" \
-     --token "$TOKEN:github-actions[bot]" --pull "$1" --url-file "$W/fake.url" \
+     --token "$TOKEN:github-actions[bot]" "${pull[@]}" --url-file "$W/fake.url" \
      --state-out "$W/fake-state.json") > "$W/fake.log" 2>&1 &
   fake_pid=$!
   for _ in $(seq 100); do [ -s "$W/fake.url" ] && break; sleep 0.1; done
@@ -70,7 +79,6 @@ start_fake() {  # start_fake PR:HEAD
   export GITHUB_API_URL; GITHUB_API_URL=$(cat "$W/fake.url")
   export GITHUB_REPOSITORY=$REPO GITHUB_TOKEN=$TOKEN
 }
-fake_state() { curl -fsS "$GITHUB_API_URL/_fake/state"; }
 
 checkout() {  # checkout DIR SHA: a fresh clone at SHA, like actions/checkout
   rm -rf "$1"; git clone -q "$REMOTE" "$1"; git -C "$1" checkout -q "$2"
@@ -89,9 +97,11 @@ per_commit() {  # the benchmarks.yml jobs for a push of SHA, in order
      --results-dir "$W/results-$n" $commits)
   (cd "$runner" && bash ci/store-results.sh --remote "$REMOTE" "$W/results-$n")
   (cd "$runner" && bash ci/analyse.sh --remote "$REMOTE" --out "$W/analysis-$n" --site "$W/site-$n")
-  (cd "$runner" && bash ci/issues-sync.sh --dry-run "$W/analysis-$n")
+  (cd "$runner" && bash ci/issues-sync.sh "$W/analysis-$n")
   rm -rf "$runner"
 }
+
+start_fake  # the issues job talks to it from the first push on
 
 step "push #1 to main"
 git -C "$W/dev" push -q origin main
@@ -130,7 +140,8 @@ git -C "$W/dev" commit -q -am "rehearsal: slow down rmsnorm.naive (extra aten::m
 git -C "$W/dev" push -q origin pr-7
 C=$(git -C "$W/dev" rev-parse HEAD)
 checkout "$W/pr-runner" "$C"
-(cd "$W/pr-runner" && bash ci/pr-bench.sh --pr 7 --base "$B" --head "$C" --bench "$bench" \
+# The PR job has no token and no API: run it without them, as in pr-benchmarks.yml.
+(cd "$W/pr-runner" && env -u GITHUB_TOKEN -u GITHUB_API_URL bash ci/pr-bench.sh --pr 7 --base "$B" --head "$C" --bench "$bench" \
    --out "$W/artifact")
 for f in findings.json comment.md pr-number head-sha base-sha; do
   [ -s "$W/artifact/$f" ] || fail "artifact lacks $f"
