@@ -4,7 +4,8 @@ Method: the core of Apache Otava (formerly Hunter) — e-divisive means with a t
 
 1. **Candidates.** Over sliding windows of ``window`` points (stride ``window // 2``), the
    split that maximises the e-divisive energy statistic (Matteson & James 2014, alpha = 1)
-   is tested with Welch's t-test between the two sides; if ``p < max_pvalue`` it is kept
+   is tested with Welch's t-test between the two sides; if ``p < 10 × max_pvalue``
+   (Otava's relaxed first pass: "weak" change points) it is kept
    and both sides are split again (binary segmentation).
    Unlike Otava, a split leaving fewer than 5 points on a side pays a Bonferroni factor
    for the positions searched: the split is data-selected, and without it short edge
@@ -123,12 +124,17 @@ def _edge_penalty(left: int, right: int) -> float:
     return float(max(1, n - 3)) if min(left, right) < SHORT_SIDE else 1.0
 
 
+def _first_pass(p: float) -> float:
+    """Otava's relaxed threshold for candidates ("weak" change points); pruning uses ``p``."""
+    return p * 10 if p < 0.05 else (p * 2 if p < 0.5 else p)
+
+
 def _segment(x: np.ndarray, lo: int, hi: int, st: CPSettings, out: set[int]) -> None:
     found = energy_split(x[lo:hi])
     if found is None:
         return
     t = lo + found[0]
-    if _ttest(x[lo:t], x[t:hi]) * _edge_penalty(t - lo, hi - t) < st.max_pvalue:
+    if _ttest(x[lo:t], x[t:hi]) * _edge_penalty(t - lo, hi - t) < _first_pass(st.max_pvalue):
         out.add(t)
         _segment(x, lo, t, st, out)
         _segment(x, t, hi, st, out)

@@ -139,12 +139,16 @@ def _measure(pi: PairInput, st: Settings) -> dict[str, Any]:
     if len(sb) >= MIN_SAMPLES and len(sh) >= MIN_SAMPLES:
         mb, mh = stats.median(sb), stats.median(sh)
         d["test"] = (sb, sh)  # tested in one batch by judge()
-        d["ci"] = stats.bootstrap_ratio_ci(
-            sb,
-            sh,
-            confidence=st.confidence,
-            resamples=st.resamples,
-            seed=stats.seed_for(str(st.seed), pi.series.label, pi.series.benchmark),
+        d["ci"] = (
+            None
+            if st.resamples <= 0
+            else stats.bootstrap_ratio_ci(
+                sb,
+                sh,
+                confidence=st.confidence,
+                resamples=st.resamples,
+                seed=stats.seed_for(str(st.seed), pi.series.label, pi.series.benchmark),
+            )
         )
         d["noise"] = (stats.noise(sb), stats.noise(sh))
     else:
