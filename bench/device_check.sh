@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Accelerator path end to end, on a bare NVIDIA GPU or Trainium host: set up, run doctor,
+# profile the three RMSNorm variants with --json, check device times > 0 and the op
+# tables, print PASS or FAIL. Budget: under 5 minutes (the torch download dominates on a
+# truly bare NVIDIA machine; an existing torch is reused).
+#
+# Usage: bash bench/device_check.sh [auto|cuda|neuron]      (default auto; cpu = dry run)
+# Env:   PYTHON=...      base interpreter (default: a Neuron DLAMI venv if present, else python3)
+#        DEVICE_VENV=... venv to create/reuse (default ~/.cache/neuronasv/device-venv)
+#        OUT=...         where doctor.txt, profile.txt, profile.json and traces/ go
+set -euo pipefail
+cd "$(dirname "$0")/.."
+START=$SECONDS
+BACKEND=${1:-auto}
+OUT=${OUT:-$(mktemp -d -t neuronasv-device-XXXXXX)}
+VENV=${DEVICE_VENV:-$HOME/.cache/neuronasv/device-venv}
+mkdir -p "$(dirname "$VENV")"
+mkdir -p "$OUT"
+fail() { echo "FAIL: $*  ($((SECONDS - START)) s; outputs in $OUT)"; exit 1; }
+
+BASE=${PYTHON:-}
+if [ -z "$BASE" ]; then
+  # The Neuron DLAMI ships torch + torch-neuronx in a venv; PyPI has only a placeholder.
+  for cand in /opt/aws_neuronx_venv_pytorch*/bin/python; do
+    [ -x "$cand" ] && BASE=$cand && break
+  done
+fi
+BASE=${BASE:-python3}
+
+echo "==> setup ($BASE -> $VENV)"
+if [ ! -x "$VENV/bin/python" ]; then
+  # --system-site-packages: reuse a preinstalled torch (DLAMI, NGC image) instead of
+  # downloading gigabytes again.
+  "$BASE" -m venv --system-site-packages "$VENV" || fail "cannot create $VENV"
+fi
+PY=$VENV/bin/python
+if ! "$PY" -c "import torch" >/dev/null 2>&1; then
+  # On Linux x86_64 the default PyPI torch wheel is a CUDA build.
+  timeout 240 "$PY" -m pip install -q --disable-pip-version-check torch || fail "pip install torch"
+fi
+timeout 180 "$PY" -m pip install -q --disable-pip-version-check -e . || fail "pip install -e ."
+"$PY" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'gpu', torch.cuda.is_available())"
+
+echo "==> neuronasv doctor"
+timeout 120 "$VENV/bin/neuronasv" doctor | tee "$OUT/doctor.txt" || fail "doctor exited non-zero"
+
+echo "==> neuronasv profile --backend $BACKEND (3 variants, 10 samples)"
+timeout 200 "$VENV/bin/neuronasv" profile --backend "$BACKEND" --samples 10 \
+  --json "$OUT/profile.json" --trace-dir "$OUT/traces" | tee "$OUT/profile.txt" \
+  || fail "profile exited non-zero"
+
+echo "==> checks"
+"$PY" - "$OUT/profile.json" "$BACKEND" <<'PYCHECK' || fail "checks failed"
+import re
+import sys
+
+from neuronasv.model import ProfileDocument
+
+path, wanted = sys.argv[1], sys.argv[2]
+doc = ProfileDocument.loads(open(path, encoding="utf-8").read(), source=path)
+problems = []
+if wanted == "auto" and doc.backend == "cpu":
+    problems.append("auto selected the CPU: no accelerator backend is available here")
+by_name = {w.name: w for w in doc.workloads}
+for name in ("rmsnorm.naive", "rmsnorm.fused", "rmsnorm.compiled"):
+    w = by_name.get(name)
+    if w is None:
+        problems.append(f"{name}: missing from the profile")
+        continue
+    if len(w.device_time_us) < 10:
+        problems.append(f"{name}: {len(w.device_time_us)} samples < 10")
+    if not all(t > 0 for t in w.device_time_us):
+        problems.append(f"{name}: a sample has device time <= 0: {w.device_time_us}")
+    if doc.backend != "cpu" and w.device_time_is_cpu:
+        problems.append(f"{name}: device time is CPU time on an accelerator")
+    if not w.ops:
+        problems.append(f"{name}: no ops")
+    hashed = [o.op for o in w.ops if re.search(r"[a-z0-9]{32,}", o.op)]
+    if hashed:
+        problems.append(f"{name}: op names keep hashes: {hashed}")
+    print(f"{name}: median {sorted(w.device_time_us)[len(w.device_time_us) // 2]:.2f} us/iter;"
+          f" top ops: " + ", ".join(f"{o.op} x{o.calls_per_iter:g}" for o in w.ops[:5]))
+naive = by_name.get("rmsnorm.naive")
+if naive is not None:
+    mul = naive.op("aten::mul")
+    if mul is None or mul.calls_per_iter != 3:
+        problems.append(f"rmsnorm.naive: aten::mul should be 3 calls/iter, got {mul and mul.calls_per_iter}")
+    elif not all(v > 0 for v in mul.self_device_time_us):
+        problems.append("rmsnorm.naive: aten::mul has zero device time in a sample")
+    for op in ("aten::mean", "aten::add", "aten::rsqrt"):
+        if naive.op(op) is None:
+            problems.append(f"rmsnorm.naive: {op} missing (ops: {[o.op for o in naive.ops]})")
+fused = by_name.get("rmsnorm.fused")
+if fused is not None and not any("rms_norm" in o.op for o in fused.ops):
+    problems.append(f"rmsnorm.fused: no rms_norm op with device time (ops: {[o.op for o in fused.ops]})")
+fp = doc.fingerprint
+print("fingerprint:", ", ".join(f"{k}={v}" for k, v in sorted(fp.items())))
+if doc.backend != "cpu" and fp.get("device_model", "none") == "none":
+    problems.append("fingerprint has no device_model")
+for p in problems:
+    print("problem:", p)
+sys.exit(1 if problems else 0)
+PYCHECK
+
+echo "PASS: accelerator path end to end on $(grep -o '"backend": "[a-z]*"' "$OUT/profile.json" | head -1) in $((SECONDS - START)) s (outputs in $OUT)"
