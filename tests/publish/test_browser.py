@@ -1,0 +1,80 @@
+"""The site in a real browser: no console errors, charts drawn (pixels), from file://."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from neuronasv.model import FindingsDocument
+from neuronasv.publish import PublishOptions, publish_site, scan_results
+
+from .browser import CHROMIUM, render
+from .test_site import NOW, _cp
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="chromium not installed (ci/setup-system.sh installs it)"
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def site(tiny_history: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    data = scan_results(tiny_history / "results", repo=tiny_history / "repo", workers=1)
+    md = data.machines[0]
+    doc = FindingsDocument(
+        mode="history", base=None, head=None,
+        change_points=(_cp(md.series[1].series, md.name, md.commits[23], md.commits[24]),),
+    )  # fmt: skip
+    out = tmp_path_factory.mktemp("site")
+    publish_site(
+        data,
+        out,
+        findings=doc,
+        options=PublishOptions(now=NOW, commit_url="https://example.invalid/c/{commit}"),
+    )
+    return out
+
+
+def _pixels(png: Path) -> np.ndarray:
+    from PIL import Image
+
+    with Image.open(png) as im:
+        return np.asarray(im.convert("RGB")).astype(int)
+
+
+def test_workload_page_draws_charts_without_console_errors(site: Path, tmp_path: Path) -> None:
+    page = sorted((site / "m").rglob("*.html"))[0]
+    png = tmp_path / "w.png"
+    console = render(page.as_uri(), png, height=1800)
+    assert console == []
+    px = _pixels(png)
+    # the total chart sits under the first heading: its median line is dark blue (#1f4e79)
+    # and its band light blue; a blank or failed chart leaves that area white
+    chart = px[150:450, 40:-40]
+    line = (np.abs(chart - [0x1F, 0x4E, 0x79]).sum(axis=2) < 60).sum()
+    assert line > 300, f"only {line} median-line pixels: chart not drawn"
+    band = ((chart[..., 2] > chart[..., 0] + 20) & (chart.sum(axis=2) < 740)).sum()
+    assert band > 3000
+    # the change point's red marker and the stacked area (several colours) are drawn too
+    red = (np.abs(px - [0xD6, 0x27, 0x28]).sum(axis=2) < 60).sum()
+    assert red > 50
+
+
+def test_index_and_regressions_render_without_console_errors(site: Path, tmp_path: Path) -> None:
+    for name in ("index.html", "regressions.html"):
+        png = tmp_path / f"{name}.png"
+        assert render((site / name).as_uri(), png, height=700) == []
+        px = _pixels(png)
+        assert (px.sum(axis=2) < 300).sum() > 1000  # text and header drawn
+
+
+def test_console_errors_are_caught(tmp_path: Path) -> None:
+    """The harness: a page that throws must be reported (else the tests above prove nothing)."""
+    bad = tmp_path / "bad.html"
+    bad.write_text("<html><body><script>undefinedFn();</script></body></html>")
+    console = render(bad.as_uri(), tmp_path / "bad.png", width=400, height=300)
+    assert any("undefinedFn" in line for line in console)

@@ -1,0 +1,204 @@
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from types import ModuleType
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from neuronasv.model import ChangePoint, FindingsDocument, History, Point, Series, SeriesId
+from neuronasv.publish import PublishOptions, from_history, publish_site, scan_results, site
+from neuronasv.publish.feeds import ATOM_NS
+
+NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+EVIL = '</script><img src=x onerror=alert(1)>"&\x01]]>'
+
+
+def _strict(text: str) -> object:
+    def no_const(name: str) -> object:
+        raise AssertionError(f"{name} in data shipped to the browser")
+
+    return json.loads(text, parse_constant=no_const)
+
+
+def _cp(
+    sid: SeriesId,
+    machine: str,
+    before: str,
+    after: str,
+    *,
+    kind: str = "regression",
+    open_: bool = True,
+) -> ChangePoint:
+    return ChangePoint(
+        series=sid, machine=machine, commit_before=before, commit_after=after, index=5,
+        before=1e-3, after=1.2e-3 if kind == "regression" else 0.8e-3,
+        ratio=1.2 if kind == "regression" else 0.8, p_value=1e-5, unit="seconds",
+        kind=kind, open=open_, reason=f"{EVIL} +20 %",  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def hostile_history() -> tuple[History, FindingsDocument]:
+    commits = [f"{i:040x}" for i in range(1, 13)]
+    total = SeriesId("b.devtime", ("'total'",), workload=f"w{EVIL}", shape="4x512", dtype="bf16")
+    op = SeriesId(
+        "b.devtime", (f"'{EVIL}'",), workload=f"w{EVIL}", shape="4x512", dtype="bf16", op=EVIL
+    )
+    series = []
+    for sid, base in ((total, 2e-3), (op, 1e-3)):
+        pts = tuple(
+            Point(
+                c,
+                i,
+                base * (1.2 if i >= 6 else 1.0),
+                samples=(base * 0.99, base, base * 1.01),
+                date=1_700_000_000_000 + i,
+            )
+            for i, c in enumerate(commits)
+        )
+        series.append(Series(f"m{EVIL}", "env", sid, "seconds", pts))
+    fps = {(f"m{EVIL}", c): {"torch": EVIL if i > 8 else "2.13"} for i, c in enumerate(commits)}
+    hist = History(series=tuple(series), commits=tuple(commits), fingerprints=fps)
+    doc = FindingsDocument(
+        mode="history", base=None, head=None,
+        change_points=(_cp(op, f"m{EVIL}", commits[5], commits[6]),),
+    )  # fmt: skip
+    return hist, doc
+
+
+def test_hostile_text_is_escaped_everywhere(tmp_path: Path) -> None:
+    hist, doc = hostile_history()
+    publish_site(from_history(hist), tmp_path, findings=doc, options=PublishOptions(now=NOW))
+    for path in tmp_path.rglob("*"):
+        # regressions.json is data (application/json), the exact document: not checked here
+        if path.suffix not in (".html", ".js", ".atom") or "assets" in path.parts:
+            continue
+        text = path.read_text()
+        assert "<img src=x" not in text, path
+    idx = (tmp_path / "index.html").read_text()
+    assert "&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;" in idx
+    # the embedded metadata is strict JSON and gives the op name back exactly
+    page = next((tmp_path / "m").rglob("*.html")).read_text()
+    meta = re.search(r'<script type="application/json" id="meta">(.*?)</script>', page, re.S)
+    assert meta is not None
+    labels = [r["label"] for r in _strict(meta.group(1))["rows"]]  # type: ignore[index]
+    assert EVIL in labels
+    feed = ET.fromstring((tmp_path / "regressions.atom").read_bytes())
+    titles = [e.findtext(f"{{{ATOM_NS}}}title") for e in feed.iter(f"{{{ATOM_NS}}}entry")]
+    assert titles and "</script><img src=x" in titles[0]  # text survives, safely encoded
+
+
+def test_feeds_validate(tiny_history: Path, tmp_path: Path) -> None:
+    data = scan_results(tiny_history / "results", repo=tiny_history / "repo", workers=1)
+    md = data.machines[0]
+    sid = md.series[1].series
+    doc = FindingsDocument(
+        mode="history", base=None, head=None,
+        change_points=(
+            _cp(sid, md.name, md.commits[23], md.commits[24]),
+            _cp(sid, md.name, md.commits[10], md.commits[11], kind="improvement", open_=False),
+        ),
+    )  # fmt: skip
+    publish_site(
+        data,
+        tmp_path,
+        findings=doc,
+        options=PublishOptions(base_url="https://ex.invalid/site", now=NOW),
+    )
+    back = FindingsDocument.loads((tmp_path / "regressions.json").read_text())
+    assert back == doc
+    _strict((tmp_path / "regressions.json").read_text())
+    root = ET.fromstring((tmp_path / "regressions.atom").read_bytes())
+    assert root.tag == f"{{{ATOM_NS}}}feed"
+    entries = list(root.iter(f"{{{ATOM_NS}}}entry"))
+    assert len(entries) == 1  # regressions only
+    e = entries[0]
+    assert e.findtext(f"{{{ATOM_NS}}}id", "").startswith("urn:uuid:")
+    link = e.find(f"{{{ATOM_NS}}}link")
+    assert link is not None and link.get("href", "").startswith("https://ex.invalid/site/m/")
+    assert (tmp_path / link.get("href", "").removeprefix("https://ex.invalid/site/")).exists()
+    assert e.findtext(f"{{{ATOM_NS}}}updated") == datetime.fromtimestamp(
+        int(md.dates[24]) / 1000, tz=timezone.utc
+    ).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # states: the regressed op is "regression", filterable on the index
+    idx = (tmp_path / "index.html").read_text()
+    assert idx.count('data-state="regression"') == 1
+
+
+def test_data_files_are_strict_json_and_round_trip(tiny_history: Path, tmp_path: Path) -> None:
+    data = scan_results(tiny_history / "results", workers=1)
+    publish_site(data, tmp_path, options=PublishOptions(now=NOW))
+    md = data.machines[0]
+    chunks = sorted((tmp_path / "m").rglob("c*.js"))
+    assert len(chunks) == 3  # one per workload
+    got_nulls = False
+    for path in chunks:
+        m = re.fullmatch(r'NASV\.chunk\(("[^\n]*?"),(\{.*\})\);\n', path.read_text(), re.S)
+        assert m, path
+        gid, payload = _strict(m.group(1)), _strict(m.group(2))
+        assert isinstance(gid, str) and isinstance(payload, dict)
+        got_nulls |= any(v is None for row in payload["v"] for v in row)
+        assert payload["commits"] == [c[:12] for c in md.commits]
+        # values decode to the medians within the 5-significant-digit encoding
+        wl = json.loads(gid)[3]
+        rows = [r for r, s in enumerate(md.series) if s.series.workload == wl]
+        total = next(r for r in rows if md.series[r].series.op is None)
+        got = [x * payload["scale"][0] for x in payload["v"][0]]
+        for a, b in zip(got, md.value[total], strict=True):
+            assert abs(a - b) <= 1e-4 * abs(b)
+    assert got_nulls  # the op absent in early commits is null, not NaN
+
+
+def test_incremental_rewrites_only_the_last_chunk(
+    history_copy: Path, synth: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(site, "CHUNK", 16)  # 40 commits -> 3 chunks per workload
+    out = tmp_path / "site"
+    r1 = publish_site(
+        scan_results(history_copy / "results", workers=1), out, options=PublishOptions(now=NOW)
+    )
+    assert sum(p.endswith(".js") and "/m/" in f"/{p}" for p in r1.written) == 9
+    again = publish_site(
+        scan_results(history_copy / "results", workers=1), out, options=PublishOptions(now=NOW)
+    )
+    assert not [p for p in again.written if p.startswith("m/") and p.endswith(".js")]
+    synth.generate(history_copy, commits=1, append=True)
+    r2 = publish_site(
+        scan_results(history_copy / "results", workers=1), out, options=PublishOptions(now=NOW)
+    )
+    chunks = sorted(p for p in r2.written if p.startswith("m/") and p.endswith(".js"))
+    assert len(chunks) == 3 and all(p.endswith("c00002.js") for p in chunks)
+    # a removed workload's data does not linger
+    assert r2.skipped >= 6
+
+
+@pytest.mark.slow
+def test_cli_publish_end_to_end(history_copy: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    out = tmp_path / "site"
+    cmd = [
+        sys.executable, "-m", "neuronasv", "publish",
+        "--results-dir", str(history_copy / "results"),
+        "--repo", str(history_copy / "repo"), "--out", str(out), "--detect",
+        "--commit-url", "https://github.com/o/r/commit/{commit}",
+    ]  # fmt: skip
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stderr
+    assert "published 12 series, 3 workload pages" in p.stdout
+    doc = FindingsDocument.loads((out / "regressions.json").read_text())
+    assert doc.mode == "history"
+    kinds = {(c.series.op, c.kind) for c in doc.change_points}
+    assert ("aten::mul", "regression") in kinds  # the known +20 % step of workload 0
+    # again, without detection: everything from the cache
+    p2 = subprocess.run(cmd[:-3] + cmd[-2:], capture_output=True, text=True, check=False)
+    assert "cache 40 hits / 0 misses" in p2.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "neuronasv", "publish", "--results-dir", str(tmp_path / "none")],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "results folder not found" in bad.stderr
