@@ -46,7 +46,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--list", action="store_true", help="list registered workloads and exit")
     p.add_argument("--shape", default=None, help="shape, e.g. 4x512 (default: the workload's)")
-    p.add_argument("--dtype", default="bfloat16", help="dtype (default bfloat16)")
+    p.add_argument(
+        "--dtype", default=None, help="dtype (default: the workload's; bfloat16 for RMSNorm)"
+    )
     p.add_argument("--samples", type=int, default=10, help="samples (profiler cycles), default 10")
     p.add_argument(
         "--active", type=int, default=1, help="iterations averaged per sample (default 1)"
@@ -55,6 +57,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="FILE", help="write the profile document (JSON) here")
     p.add_argument("--trace-dir", metavar="DIR", help="export traces here (one per workload)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument(
+        "--canary",
+        action="store_true",
+        help="time the device-health canary before and after each workload (stored in --json)",
+    )
+    p.add_argument(
+        "--no-roofline",
+        dest="roofline",
+        action="store_false",
+        help="skip the per-op FLOPs/bytes/fraction-of-peak estimate (an extra untimed pass)",
+    )
     p.set_defaults(func=run)
     return p
 
@@ -117,11 +130,14 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
     table.add_column("per call", justify="right")
     table.add_column("IQR/median", justify="right")
     table.add_column("self CPU", justify="right")
+    roofline = any(op.roofline_fraction is not None for op in profile.ops)
+    if roofline:
+        table.add_column("of peak", justify="right")
     for op in profile.ops:
         dev = _median(op.self_device_time_us)
         share = dev / total if total else 0.0
         per_call = dev / op.calls_per_iter if op.calls_per_iter else dev
-        table.add_row(
+        cells: list[Text | str] = [
             Text(_safe(op.op)),
             f"{op.calls_per_iter:g}",
             _fmt_us(dev),
@@ -129,12 +145,22 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
             _fmt_us(per_call),
             f"{spread(op.self_device_time_us):.0%}",
             _fmt_us(_median(op.self_cpu_time_us)),
-        )
+        ]
+        if roofline:
+            frac = op.roofline_fraction
+            cells.append("-" if frac is None else f"{frac:.1%}")
+        table.add_row(*cells)
     console.print(table)
     for w in profile.warnings:
         console.print(Text(f"warning: {_safe(w)}"))
     for t in profile.trace_files:
         console.print(Text(f"trace: {_safe(t)}"))
+    if profile.canary is not None:
+        c = profile.canary
+        console.print(Text(
+            f"canary {_safe(c.name)}: start {_median(c.start_us):.0f} µs,"
+            f" end {_median(c.end_us):.0f} µs"
+        ))
 
 
 def comparison_line(profiles: Sequence[WorkloadProfile]) -> str | None:
@@ -191,7 +217,8 @@ def run(args: argparse.Namespace) -> int:
     if args.active < 1:
         raise UsageError(f"--active must be at least 1, got {args.active}")
     selected = [workloads.get(n) for n in _selected(args)]
-    workloads.parse_dtype(args.dtype)
+    if args.dtype is not None:
+        workloads.parse_dtype(args.dtype)
     if args.shape is not None:
         workloads.parse_shape(args.shape)
     backend = backends.get_backend(args.backend)
@@ -208,6 +235,18 @@ def run(args: argparse.Namespace) -> int:
             " device activity"
         )
     console.print(header)
+    peak = None
+    if args.roofline:
+        from neuronasv.measure.roofline import peak_for
+
+        peak = peak_for(backend, None if backend.name == "cpu" else collect_fingerprint(backend))
+        console.print(
+            "of peak = ideal time at the device's peak (bandwidth or FLOP/s, whichever bounds"
+            " the op) / measured time"
+        )
+        console.print(
+            "peak: " + (peak.describe() if peak else "unknown for this device (set NEURONASV_PEAK)")
+        )
     profiles: list[WorkloadProfile] = []
     for w in selected:
         reason = w.skip_reason(backend)
@@ -218,12 +257,15 @@ def run(args: argparse.Namespace) -> int:
             w,
             backend,
             shape=args.shape or w.default_shape,
-            dtype=args.dtype,
+            dtype=args.dtype or w.default_dtype,
             samples=args.samples,
             active=args.active,
             seed=args.seed,
             trace_dir=args.trace_dir,
             progress=progress,
+            roofline=args.roofline,
+            canary=args.canary,
+            peak=peak,
         )
         profiles.append(prof)
         console.print()
@@ -248,4 +290,4 @@ def _list_line(name: str, description: str, shape: str) -> Any:
     """One ``--list`` line as rich Text (no markup interpretation)."""
     from rich.text import Text
 
-    return Text(f"{name:<22} {shape:<12} {description}")
+    return Text(f"{name:<28} {shape:<12} {description}")

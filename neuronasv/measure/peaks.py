@@ -68,7 +68,12 @@ class Peak:
         for dt, v in sorted(self.flops_per_s.items()):
             tf = v / _T
             parts.append(f"{dt} {tf:.3g} TFLOP/s")
-        kind = "measured" if self.measured else "published"
+        if self.measured:
+            kind = "measured"
+        elif self.source == PEAK_ENV:
+            kind = f"set by {PEAK_ENV}"
+        else:
+            kind = "published"
         return f"{self.name} ({kind}): " + ", ".join(parts)
 
 

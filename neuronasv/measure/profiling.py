@@ -35,6 +35,7 @@ everything except those lines, so real errors still reach the user.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
 import re
@@ -364,6 +365,9 @@ def profile_workload(
     seed: int = 0,
     trace_dir: str | None = None,
     progress: Callable[[str], None] | None = None,
+    roofline: bool = True,
+    canary: bool = False,
+    peak: Any = None,
 ) -> WorkloadProfile:
     """Profile ``workload`` on ``backend``: device time per sample, per workload and per op.
 
@@ -378,6 +382,13 @@ def profile_workload(
         trace_dir: when given, export a chrome trace of the last cycle (and, on Neuron,
             the Neuron trace directory) there; names land in ``trace_files`` (relative).
         progress: called with short human-readable progress lines.
+        roofline: fill each op's ``flops``/``bytes``/``roofline_fraction`` from an extra,
+            untimed pass with recorded shapes (:mod:`neuronasv.measure.roofline`); a
+            failure there becomes a warning, never a lost profile.
+        canary: time the device-health canary just before and after the profiled cycles
+            (:mod:`neuronasv.measure.canary`) into ``WorkloadProfile.canary``.
+        peak: the roof for the fractions (:class:`neuronasv.measure.peaks.Peak`); default
+            :func:`neuronasv.measure.roofline.peak_for` this backend.
 
     Raises:
         UsageError: bad shape, dtype, samples or active.
@@ -442,6 +453,12 @@ def profile_workload(
             on_trace_ready=on_cycle,
             **kwargs,
         )
+        canary_run = None
+        if canary:
+            from neuronasv.measure.canary import CanaryRun
+
+            canary_run = CanaryRun(backend)
+            canary_run.start()
         with warnings.catch_warnings():
             # Per-cycle event clearing is exactly what we want; torch warns about it once.
             warnings.filterwarnings("ignore", message=_CYCLE_WARNING)
@@ -460,8 +477,9 @@ def profile_workload(
             finally:
                 with quiet_kineto_stderr():
                     prof.stop()
+        reading = canary_run.finish() if canary_run is not None else None
 
-    return summarize_cycles(
+    result = summarize_cycles(
         workload.name,
         backend.name,
         shape_s,
@@ -472,6 +490,19 @@ def profile_workload(
         trace_files=trace_files,
         capture_hint=backend.capture_hint(),
     )
+    if reading is not None:
+        result = dataclasses.replace(result, canary=reading)
+    if roofline:
+        from neuronasv.measure.roofline import annotate_workload
+
+        try:
+            result = annotate_workload(result, workload, backend, seed=seed, peak=peak, step=step)
+        except Exception as exc:  # the estimate is extra: never lose the measured profile
+            result = dataclasses.replace(
+                result,
+                warnings=(*result.warnings, f"roofline skipped: {type(exc).__name__}: {exc}"),
+            )
+    return result
 
 
 def op_input_shapes(

@@ -233,9 +233,9 @@ def test_cpu_peak_is_measured_and_cached() -> None:
     ticks = itertools.count()
     fake = R.measure_cpu_peak(("float32",), copy_mib=1, clock=lambda: next(ticks) * 0.05,
                               refresh=True)
-    # Every timed call takes 50 ms on the fake clock: 2 MiB / 0.05 s, 2*256^3 / 0.05 s.
+    # Every timed call takes 50 ms on the fake clock: 2 MiB / 0.05 s, 2*128^3 / 0.05 s.
     assert fake.memory_bytes_per_s == pytest.approx(2 * 2**20 / 0.05)
-    assert fake.flops_for("float32") == pytest.approx(2 * 256**3 / 0.05)
+    assert fake.flops_for("float32") == pytest.approx(2 * 128**3 / 0.05)
     assert fake.measured
     real = R.measure_cpu_peak(("float32",), copy_mib=8, refresh=True)
     assert real.memory_bytes_per_s > 1e8 and (real.flops_for("float32") or 0) > 1e8

@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 #: Modules (under ``neuronasv.measure.workloads``) whose import registers workloads.
-BUILTIN_MODULES: list[str] = ["rmsnorm"]
+BUILTIN_MODULES: list[str] = ["rmsnorm", "nki_rmsnorm", "transformer"]
 
 #: Accepted dtype spellings -> canonical torch attribute name.
 DTYPE_ALIASES: dict[str, str] = {
