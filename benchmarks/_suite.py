@@ -207,6 +207,10 @@ def _profile_workload(suite: Any) -> dict[str, Any]:
                 samples=samples,
                 active=suite.active,
                 trace_dir=trace_root,
+                # Device-health canary before/after each profile: stored in the profile
+                # JSON (-> run sidecar), so the analysis can refuse to blame code for a
+                # throttled device (neuronasv.measure.canary.judge).
+                canary=True,
             )
         except Exception as exc:  # one failing (shape, dtype) must not lose the others
             tb = traceback.format_exc(limit=3)
