@@ -109,8 +109,9 @@ A=$(git -C "$W/dev" rev-parse HEAD)
 per_commit "$A" 1
 
 step "push #2 to main"
-printf '\nRehearsal commit.\n' >> "$W/dev/README.md"
-git -C "$W/dev" commit -q -am "rehearsal: second commit on main"
+printf 'Rehearsal commit.\n' > "$W/dev/rehearsal-note.txt"
+git -C "$W/dev" add rehearsal-note.txt
+git -C "$W/dev" commit -q -m "rehearsal: second commit on main"
 git -C "$W/dev" push -q origin main
 B=$(git -C "$W/dev" rev-parse HEAD)
 per_commit "$B" 2
