@@ -23,13 +23,11 @@ import os
 import statistics
 import sys
 import time
-from dataclasses import replace
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from neuronasv.measure import backends, workloads
 from neuronasv.measure import roofline as R
-from neuronasv.measure.canary import CanaryRun
 from neuronasv.measure.fingerprint import collect_fingerprint
 from neuronasv.measure.profiling import profile_workload
 from neuronasv.measure.workloads import transformer as T
@@ -53,10 +51,14 @@ def _fmt_rate(value: float | None, unit: str) -> str:
 
 def _print_profile(prof: WorkloadProfile, peak: R.Peak | None, top: int) -> None:
     total = statistics.median(prof.device_time_us)
-    print(f"\n{prof.name} [{prof.shape},{prof.dtype}] on {prof.backend}: "
-          f"{_fmt_time(total).strip()} per iteration (median of {len(prof.device_time_us)})")
-    print(f"  {'op':<52} {'time':>11} {'share':>6} {'FLOP':>9} {'bytes':>9} "
-          f"{'achieved':>12} {'of peak':>8}  bound")
+    print(
+        f"\n{prof.name} [{prof.shape},{prof.dtype}] on {prof.backend}: "
+        f"{_fmt_time(total).strip()} per iteration (median of {len(prof.device_time_us)})"
+    )
+    print(
+        f"  {'op':<58} {'time':>11} {'share':>6} {'FLOP':>9} {'bytes':>9} "
+        f"{'achieved':>12} {'of peak':>8}  bound"
+    )
     for op in prof.ops[:top]:
         t = statistics.median(op.self_device_time_us)
         cost = R.OpCost(op.flops, op.bytes)
@@ -71,9 +73,9 @@ def _print_profile(prof: WorkloadProfile, peak: R.Peak | None, top: int) -> None
             achieved = _fmt_rate(point.flops_per_s, "FLOP/s")
         else:
             achieved = _fmt_rate(point.bytes_per_s, "B/s")
-        name = op.op if len(op.op) <= 52 else op.op[:49] + "..."
+        name = op.op if len(op.op) <= 58 else op.op[:55] + "..."
         print(
-            f"  {name:<52} {_fmt_time(t):>11} {t / total if total else 0:6.1%} "
+            f"  {name:<58} {_fmt_time(t):>11} {t / total if total else 0:6.1%} "
             f"{_fmt_rate(op.flops, ''):>9} {_fmt_rate(op.bytes, 'B'):>9} "
             f"{achieved if frac is not None else '-':>12} "
             f"{'-' if frac is None else f'{frac:.1%}':>8}  {bound if frac is not None else ''}"
@@ -83,19 +85,26 @@ def _print_profile(prof: WorkloadProfile, peak: R.Peak | None, top: int) -> None
         print(f"  ... {rest} more ops")
     if prof.canary is not None:
         c = prof.canary
-        print(f"  canary {c.name}: start {statistics.median(c.start_us):.0f} µs,"
-              f" end {statistics.median(c.end_us):.0f} µs")
+        print(
+            f"  canary {c.name}: start {statistics.median(c.start_us):.0f} µs,"
+            f" end {statistics.median(c.end_us):.0f} µs"
+        )
     for w in prof.warnings:
         print(f"  warning: {w}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--backend", default="cpu")
     parser.add_argument("--preset", choices=sorted(T.PRESETS), default="cpu")
-    parser.add_argument("--tag", action="append", default=None,
-                        help="workload tags to run (default: transformer, rmsnorm)")
+    parser.add_argument(
+        "--tag",
+        action="append",
+        default=None,
+        help="workload tags to run (default: transformer, rmsnorm)",
+    )
     parser.add_argument("--workload", action="append", default=None, help="only these")
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--active", type=int, default=3)
@@ -111,15 +120,20 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     preset = T.PRESETS[args.preset]
     tags = set(args.tag or ["transformer", "rmsnorm"])
-    selected = [w for w in workloads.all_workloads()
-                if (args.workload is None and tags & set(w.tags))
-                or (args.workload is not None and w.name in args.workload)]
+    selected = [
+        w
+        for w in workloads.all_workloads()
+        if (args.workload is None and tags & set(w.tags))
+        or (args.workload is not None and w.name in args.workload)
+    ]
 
     t_start = time.perf_counter()
     peak = R.peak_for(backend, None if backend.name == "cpu" else collect_fingerprint(backend))
     t_peak = time.perf_counter() - t_start
-    print(f"backend {backend.name}, preset {preset.name}, threads {torch.get_num_threads()}, "
-          f"samples {args.samples} x {args.active} iterations")
+    print(
+        f"backend {backend.name}, preset {preset.name}, threads {torch.get_num_threads()}, "
+        f"samples {args.samples} x {args.active} iterations"
+    )
     print(f"peak: {peak.describe() if peak else 'unknown'} ({t_peak:.1f} s to obtain)")
 
     profiles: list[WorkloadProfile] = []
@@ -136,40 +150,54 @@ def main(argv: list[str] | None = None) -> int:
             shapes, dtype = (w.default_shape,), preset.dtype
         for shape in shapes:
             t0 = time.perf_counter()
-            run = CanaryRun(backend)
-            run.start()
-            prof = profile_workload(w, backend, shape=shape, dtype=dtype,
-                                    samples=args.samples, active=args.active)
-            prof = replace(prof, canary=run.finish())
-            prof = R.annotate_workload(prof, w, backend, peak=peak)
+            # Roofline (default) and canary come from profile_workload itself: the same
+            # path `neuronasv profile` and the asv suite take.
+            prof = profile_workload(w, backend, shape=shape, dtype=dtype, samples=args.samples,
+                                    active=args.active, canary=True, peak=peak)
             timings[prof.key] = time.perf_counter() - t0
             profiles.append(prof)
             _print_profile(prof, peak, args.top)
             print(f"  wall time for this workload: {timings[prof.key]:.1f} s")
 
     wall = time.perf_counter() - t_start
-    print("\nsummary (median device time per iteration; ratio vs "
-          f"{BASELINE} in this run; median op-weighted roofline fraction)")
+    print(
+        "\nsummary (median device time per iteration; ratio vs "
+        f"{BASELINE} in this run; time-weighted mean roofline fraction of the ops with a formula)"
+    )
     base = {p.shape: statistics.median(p.device_time_us) for p in profiles if p.name == BASELINE}
     for p in profiles:
         t = statistics.median(p.device_time_us)
         ratio = f"{t / base[p.shape]:.2f}x" if base.get(p.shape) else "-"
-        known = [(statistics.median(o.self_device_time_us), o.roofline_fraction)
-                 for o in p.ops if o.roofline_fraction is not None]
+        known = [
+            (statistics.median(o.self_device_time_us), o.roofline_fraction)
+            for o in p.ops
+            if o.roofline_fraction is not None
+        ]
         covered = sum(k[0] for k in known) / t if t else 0.0
-        weighted = (sum(k[0] * (k[1] or 0) for k in known) / sum(k[0] for k in known)
-                    if known else None)
+        weighted = (
+            sum(k[0] * (k[1] or 0) for k in known) / sum(k[0] for k in known) if known else None
+        )
         frac = "-" if weighted is None else f"{weighted:.1%}"
-        print(f"  {p.name:<28} {p.shape:<16} {_fmt_time(t)}  {ratio:>7}  roofline {frac:>7}"
-              f" (ops with a formula cover {covered:.0%} of the time)")
+        print(
+            f"  {p.name:<28} {p.shape:<16} {_fmt_time(t)}  {ratio:>7}  roofline {frac:>7}"
+            f" (ops with a formula cover {covered:.0%} of the time)"
+        )
     for s in skipped:
         print(f"  skipped {s}")
-    print(f"\nsuite wall time: {wall:.1f} s for {len(profiles)} profiles"
-          f" (peak probe {t_peak:.1f} s)")
+    print(
+        f"\nsuite wall time: {wall:.1f} s for {len(profiles)} profiles (peak probe {t_peak:.1f} s)"
+    )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"peak": peak.describe() if peak else None, "wall_s": wall,
-                       "profiles": [p.to_json() for p in profiles]}, fh, indent=1)
+            json.dump(
+                {
+                    "peak": peak.describe() if peak else None,
+                    "wall_s": wall,
+                    "profiles": [p.to_json() for p in profiles],
+                },
+                fh,
+                indent=1,
+            )
         print(f"wrote {args.json}")
     return 0
 
