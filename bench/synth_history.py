@@ -244,6 +244,7 @@ def generate(
             series_ids.append(
                 SeriesId(bench, (p,), workload=w, shape="4x512", dtype="float32", op=o)
             )
+    sidecar_text: dict[str, str] = {}
     for ci, h in enumerate(hashes):
         i = first + ci
         date = START_MS + 3600_000 * i
@@ -288,23 +289,29 @@ def generate(
         # asv writes bare NaN (allow_nan defaults to True): keep that, it is the point
         path.write_text(json.dumps(doc, separators=(",", ":")))
         if sidecars:
-            fp = {
-                "backend": "cpu",
-                "python": "3.11.2",
-                "torch": "2.13.0" if i >= env_change_at else "2.12.0",
-                "cpu_model": "Synthetic CPU",
-                "device_model": "none",
-                "platform": "Linux",
-            }
-            sc = RunSidecar(
-                machine=MACHINE,
-                commit_hash=h,
-                env_name=ENV_NAME,
-                fingerprint=fp,
-                series=tuple(series_ids),
-                traces={f"{w}[4x512,float32]": f"{h[:8]}/{w}.pt.trace.json" for w in wnames[:3]},
-            )
-            Path(sidecar_path(path)).write_text(sc.dumps())
+            torch = "2.13.0" if i >= env_change_at else "2.12.0"
+            if torch not in sidecar_text:
+                # Render the (large, identical) sidecar once per fingerprint through the
+                # real model, then only substitute the commit: same bytes, 50x faster.
+                fp = {
+                    "backend": "cpu",
+                    "python": "3.11.2",
+                    "torch": torch,
+                    "cpu_model": "Synthetic CPU",
+                    "device_model": "none",
+                    "platform": "Linux",
+                }
+                sc = RunSidecar(
+                    machine=MACHINE,
+                    commit_hash="@@HASH@@",
+                    env_name=ENV_NAME,
+                    fingerprint=fp,
+                    series=tuple(series_ids),
+                    traces={f"{w}[4x512,float32]": f"@@H8@@/{w}.pt.trace.json" for w in wnames[:3]},
+                )
+                sidecar_text[torch] = sc.dumps()
+            text = sidecar_text[torch].replace("@@HASH@@", h).replace("@@H8@@", h[:8])
+            Path(sidecar_path(path)).write_text(text)
     state = {
         "commits": first + len(hashes),
         "planned": total_commits,

@@ -327,14 +327,25 @@ def parse_summary(path: str, layouts: _Layouts | None = None) -> tuple[Summary, 
     return summary, layout
 
 
+# Layout ids this process has already handed back: each layout (1,000 SeriesIds) crosses
+# the process boundary once per worker, not once per file.
+_SENT: set[str] = set()
+
+
 def _parse_worker(path: str) -> tuple[str, bytes | None, Any, str | None]:
-    """Process-pool entry: (path, encoded summary, layout JSON, error)."""
+    """Process-pool entry: (path, encoded summary, layout JSON if new here, error).
+
+    ``pool.map`` keeps input order, so a layout a worker sent with an earlier file has
+    reached the parent before any later file that refers to it.
+    """
     try:
         s, layout = parse_summary(path)
     except (NeuronasvError, OSError) as exc:
         msg = str(exc)
         return path, None, None, msg if msg.startswith(path) else f"{path}: {msg}"
-    return path, _encode(s), _layout_json(layout), None
+    fresh = s.layout_id not in _SENT
+    _SENT.add(s.layout_id)
+    return path, _encode(s), _layout_json(layout) if fresh else None, None
 
 
 # -- the folder ----------------------------------------------------------------------
@@ -443,6 +454,7 @@ def scan_results(
         else:
             todo.append((path, key))
     say(f"{len(summaries)} results files from cache, {len(todo)} to parse")
+    _SENT.clear()  # in-process parsing: this scan's layouts store starts empty
     n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
     results: Iterable[tuple[str, bytes | None, Any, str | None]]
     if n_workers > 1 and len(todo) >= 64:
@@ -457,6 +469,9 @@ def scan_results(
             continue
         s = _decode(payload)
         if layouts.get(s.layout_id) is None:
+            if layout_json is None:  # pragma: no cover - see _parse_worker
+                errors.append(f"{path}: layout {s.layout_id} lost between processes")
+                continue
             layouts.add(s.layout_id, _layout_from_json(layout_json, path))
         if cache is not None:
             cache.put(path, keys[path], s)
