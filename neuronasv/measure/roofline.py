@@ -197,7 +197,7 @@ _ATTENTION: dict[str, tuple[str, int, Any, bool]] = {
     "_scaled_dot_product_flash_attention_backward": ("bhle", 11, True, True),
     "_scaled_dot_product_flash_attention_for_cpu_backward": ("bhle", 7, True, True),
     "_scaled_dot_product_efficient_attention_backward": ("bhle", 11, True, True),
-    "_scaled_dot_product_cudnn_attention_backward": ("bhle", 11, True, True),
+    "_scaled_dot_product_cudnn_attention_backward": ("bhle", 14, True, True),
     "_flash_attention_backward": ("blhe", 11, True, True),
     "_efficient_attention_backward": ("blhe", 14, 1, True),
 }
