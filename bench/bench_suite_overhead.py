@@ -40,6 +40,7 @@ from neuronasv.measure import backends, workloads
 SHAPES = {shapes!r}
 DTYPES = {dtypes!r}
 NAMES = {names!r}
+_STEPS = {{}}
 
 
 def _make(name):
@@ -53,14 +54,19 @@ def _make(name):
         timeout = 600
 
         def setup(self, shape, dtype):
-            backend = backends.get_backend("cpu")
-            w = workloads.get(name)
-            if w.skip_reason(backend):
-                raise NotImplementedError(w.skip_reason(backend))
-            self.step = w.build(workloads.parse_shape(shape), workloads.parse_dtype(dtype),
-                                backend.device, 0)
-            for _ in range(3):
-                self.step()
+            # asv re-runs setup before every sample: build (and compile) once per process.
+            key = (name, shape, dtype)
+            if key not in _STEPS:
+                backend = backends.get_backend("cpu")
+                w = workloads.get(name)
+                if w.skip_reason(backend):
+                    raise NotImplementedError(w.skip_reason(backend))
+                step = w.build(workloads.parse_shape(shape), workloads.parse_dtype(dtype),
+                               backend.device, 0)
+                for _ in range(3):
+                    step()
+                _STEPS[key] = step
+            self.step = _STEPS[key]
 
         def time_step(self, shape, dtype):
             self.step()
@@ -94,7 +100,7 @@ def _conf(work: Path, suite: Path, name: str) -> Path:
     return path
 
 
-def _run(conf: Path, sha: str, env: dict[str, str], work: Path) -> float:
+def _run(conf: Path, sha: str, env: dict[str, str], work: Path, *extra: str) -> float:
     cmd = [
         sys.executable,
         "-m",
@@ -109,6 +115,7 @@ def _run(conf: Path, sha: str, env: dict[str, str], work: Path) -> float:
         "bench",
         "-E",
         f"existing:{sys.executable}",
+        *extra,
     ]
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
@@ -146,13 +153,9 @@ def main() -> int:
             NEURONASV_DTYPES=",".join(dtypes),
             ASV_PYTHONPATH=str(ROOT),
         )
-        subprocess.run(
-            [sys.executable, "-m", "asv", "machine", "--yes", "--machine", "bench"],
-            env=env,
-            cwd=work,
-            check=True,
-            capture_output=True,
-        )
+        from neuronasv.store.machine import machine_info, save_machine
+
+        save_machine(machine_info("bench"), str(home / ".asv-machine.json"))
         base_suite = work / "plain" / "benchmarks"
         base_suite.mkdir(parents=True)
         (base_suite / "__init__.py").write_text("")
@@ -173,7 +176,7 @@ def main() -> int:
         dev: list[float] = []
         base: list[float] = []
         for rep in range(args.reps):
-            dev.append(_run(conf_dev, sha, env, work))
+            dev.append(_run(conf_dev, sha, env, work, "--bench", f"^{args.tag}\\."))
             base.append(_run(conf_base, sha, env, work))
             print(
                 f"rep {rep + 1}: devtime suite {dev[-1]:.1f} s, plain time_ suite {base[-1]:.1f} s"
