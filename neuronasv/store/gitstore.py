@@ -297,8 +297,13 @@ class ResultsStore:
         try:
             res = self._git(
                 [
-                    "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
-                    "--no-recurse-submodules", self.remote, f"+refs/heads/{self.branch}:{ref}",
+                    "fetch",
+                    "--quiet",
+                    "--no-tags",
+                    "--no-write-fetch-head",
+                    "--no-recurse-submodules",
+                    self.remote,
+                    f"+refs/heads/{self.branch}:{ref}",
                 ],
                 check=False,
             )
@@ -306,9 +311,13 @@ class ResultsStore:
                 low = res.stderr.lower()
                 if any(s in low for s in _MISSING_BRANCH):
                     return None
-                raise _Retryable(res.stderr) if _is_retryable(low) else StoreError(
-                    f"cannot fetch {self.branch!r} from {_redact(self.remote)}: "
-                    f"{_redact(res.stderr).strip()[:500]}"
+                raise (
+                    _Retryable(res.stderr)
+                    if _is_retryable(low)
+                    else StoreError(
+                        f"cannot fetch {self.branch!r} from {_redact(self.remote)}: "
+                        f"{_redact(res.stderr).strip()[:500]}"
+                    )
                 )
             return self._git(["rev-parse", "--verify", f"{ref}^{{commit}}"]).text.strip()
         finally:
@@ -316,13 +325,15 @@ class ResultsStore:
 
     def _identity_env(self) -> dict[str, str]:
         env: dict[str, str] = {}
-        if "GIT_AUTHOR_NAME" not in os.environ and self._git(
-            ["config", "user.name"], check=False
-        ).returncode != 0:
+        if (
+            "GIT_AUTHOR_NAME" not in os.environ
+            and self._git(["config", "user.name"], check=False).returncode != 0
+        ):
             env["GIT_AUTHOR_NAME"] = env["GIT_COMMITTER_NAME"] = self.author[0]
-        if "GIT_AUTHOR_EMAIL" not in os.environ and self._git(
-            ["config", "user.email"], check=False
-        ).returncode != 0:
+        if (
+            "GIT_AUTHOR_EMAIL" not in os.environ
+            and self._git(["config", "user.email"], check=False).returncode != 0
+        ):
             env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"] = self.author[1]
         return env
 
@@ -398,8 +409,13 @@ class ResultsStore:
                     assert tip is not None
                     return PushReport(tip, False, attempt, tuple(sorted(blobs)))
                 res = self._git(
-                    ["push", "--quiet", "--no-verify", self.remote,
-                     f"{commit}:refs/heads/{self.branch}"],
+                    [
+                        "push",
+                        "--quiet",
+                        "--no-verify",
+                        self.remote,
+                        f"{commit}:refs/heads/{self.branch}",
+                    ],
                     check=False,
                 )
                 if res.returncode == 0:
@@ -439,9 +455,7 @@ class ResultsStore:
         }
         return [c for c in commits if c.lower()[:8] not in have]
 
-    def pull(
-        self, dest: str | os.PathLike[str], *, machine: str | None = None
-    ) -> list[str]:
+    def pull(self, dest: str | os.PathLike[str], *, machine: str | None = None) -> list[str]:
         """Copy the branch's files into ``dest`` (an asv results folder), by path.
 
         Files already in ``dest`` that the branch does not hold are left alone, so local
