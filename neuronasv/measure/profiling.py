@@ -410,99 +410,105 @@ def profile_workload(
     if reason:
         raise BackendUnavailable(f"{workload.name} cannot run on {backend.name}: {reason}")
 
-    step = workload.build(dims, tdtype, backend.device, seed)
-    _warm_up(workload, backend, step, progress, label)
+    # Build, warm-up and profile under the backend's measuring context (CPU: pinned threads).
+    with backend.measuring():
+        step = workload.build(dims, tdtype, backend.device, seed)
+        _warm_up(workload, backend, step, progress, label)
 
-    stem = trace_file_stem(workload.name, shape_s, dtype_s)
-    trace_files: list[str] = []
-    cycles: list[CycleStats] = []
-    with contextlib.ExitStack() as stack:
-        if trace_dir is not None:
-            os.makedirs(trace_dir, exist_ok=True)
-            backend_dir = os.path.join(trace_dir, stem)
-        else:
-            backend_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="neuronasv-"))
-        kwargs = dict(backend.profiler_kwargs(backend_dir))
-        backend_hook = kwargs.pop("on_trace_ready", None)
+        stem = trace_file_stem(workload.name, shape_s, dtype_s)
+        trace_files: list[str] = []
+        cycles: list[CycleStats] = []
+        with contextlib.ExitStack() as stack:
+            if trace_dir is not None:
+                os.makedirs(trace_dir, exist_ok=True)
+                backend_dir = os.path.join(trace_dir, stem)
+            else:
+                backend_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="neuronasv-"))
+            kwargs = dict(backend.profiler_kwargs(backend_dir))
+            backend_hook = kwargs.pop("on_trace_ready", None)
 
-        def on_cycle(prof: Any) -> None:
-            if backend_hook is not None:
-                # The backend's exporter (NeuronProfiler) runs first, as in the documented
-                # setup, so anything it correlates is in place before we read the events.
-                try:
-                    backend_hook(prof)
-                except Exception as exc:
-                    raise CaptureError(
-                        f"{label}: the {backend.name} trace exporter failed:"
-                        f" {type(exc).__name__}: {exc}",
-                        hint=backend.capture_hint(),
-                    ) from exc
-            if trace_dir is not None and len(cycles) == samples - 1:
-                path = os.path.join(trace_dir, f"{stem}.json")
-                prof.export_chrome_trace(path)
-                trace_files.append(os.path.basename(path))
-                if backend_hook is not None and os.path.isdir(backend_dir):
-                    trace_files.append(os.path.basename(backend_dir))
-            cycles.append(
-                extract_cycle(prof.key_averages(), device_time_is_cpu=backend.device_time_is_cpu)
+            def on_cycle(prof: Any) -> None:
+                if backend_hook is not None:
+                    # The backend's exporter (NeuronProfiler) runs first, as in the documented
+                    # setup, so anything it correlates is in place before we read the events.
+                    try:
+                        backend_hook(prof)
+                    except Exception as exc:
+                        raise CaptureError(
+                            f"{label}: the {backend.name} trace exporter failed:"
+                            f" {type(exc).__name__}: {exc}",
+                            hint=backend.capture_hint(),
+                        ) from exc
+                if trace_dir is not None and len(cycles) == samples - 1:
+                    path = os.path.join(trace_dir, f"{stem}.json")
+                    prof.export_chrome_trace(path)
+                    trace_files.append(os.path.basename(path))
+                    if backend_hook is not None and os.path.isdir(backend_dir):
+                        trace_files.append(os.path.basename(backend_dir))
+                cycles.append(
+                    extract_cycle(
+                        prof.key_averages(), device_time_is_cpu=backend.device_time_is_cpu
+                    )
+                )
+
+            prof = profile(
+                activities=backend.activities(),
+                schedule=schedule(wait=_WAIT, warmup=_WARMUP, active=active, repeat=samples),
+                on_trace_ready=on_cycle,
+                **kwargs,
             )
+            canary_run = None
+            if canary:
+                from neuronasv.measure.canary import CanaryRun
 
-        prof = profile(
-            activities=backend.activities(),
-            schedule=schedule(wait=_WAIT, warmup=_WARMUP, active=active, repeat=samples),
-            on_trace_ready=on_cycle,
-            **kwargs,
-        )
-        canary_run = None
-        if canary:
-            from neuronasv.measure.canary import CanaryRun
-
-            canary_run = CanaryRun(backend)
-            canary_run.start()
-        with warnings.catch_warnings():
-            # Per-cycle event clearing is exactly what we want; torch warns about it once.
-            warnings.filterwarnings("ignore", message=_CYCLE_WARNING)
-            with quiet_kineto_stderr():
-                prof.start()
-            try:
-                with torch.no_grad():
-                    for _ in range(samples * (_WAIT + _WARMUP + active)):
-                        before = len(cycles)
-                        step()
-                        backend.synchronize()
-                        with quiet_kineto_stderr():
-                            prof.step()
-                        if progress and len(cycles) > before:
-                            progress(f"{label}: sample {len(cycles)}/{samples}")
-            finally:
+                canary_run = CanaryRun(backend)
+                canary_run.start()
+            with warnings.catch_warnings():
+                # Per-cycle event clearing is exactly what we want; torch warns about it once.
+                warnings.filterwarnings("ignore", message=_CYCLE_WARNING)
                 with quiet_kineto_stderr():
-                    prof.stop()
-        reading = canary_run.finish() if canary_run is not None else None
+                    prof.start()
+                try:
+                    with torch.no_grad():
+                        for _ in range(samples * (_WAIT + _WARMUP + active)):
+                            before = len(cycles)
+                            step()
+                            backend.synchronize()
+                            with quiet_kineto_stderr():
+                                prof.step()
+                            if progress and len(cycles) > before:
+                                progress(f"{label}: sample {len(cycles)}/{samples}")
+                finally:
+                    with quiet_kineto_stderr():
+                        prof.stop()
+            reading = canary_run.finish() if canary_run is not None else None
 
-    result = summarize_cycles(
-        workload.name,
-        backend.name,
-        shape_s,
-        dtype_s,
-        cycles,
-        active=active,
-        device_time_is_cpu=backend.device_time_is_cpu,
-        trace_files=trace_files,
-        capture_hint=backend.capture_hint(),
-    )
-    if reading is not None:
-        result = dataclasses.replace(result, canary=reading)
-    if roofline:
-        from neuronasv.measure.roofline import annotate_workload
+        result = summarize_cycles(
+            workload.name,
+            backend.name,
+            shape_s,
+            dtype_s,
+            cycles,
+            active=active,
+            device_time_is_cpu=backend.device_time_is_cpu,
+            trace_files=trace_files,
+            capture_hint=backend.capture_hint(),
+        )
+        if reading is not None:
+            result = dataclasses.replace(result, canary=reading)
+        if roofline:
+            from neuronasv.measure.roofline import annotate_workload
 
-        try:
-            result = annotate_workload(result, workload, backend, seed=seed, peak=peak, step=step)
-        except Exception as exc:  # the estimate is extra: never lose the measured profile
-            result = dataclasses.replace(
-                result,
-                warnings=(*result.warnings, f"roofline skipped: {type(exc).__name__}: {exc}"),
-            )
-    return result
+            try:
+                result = annotate_workload(
+                    result, workload, backend, seed=seed, peak=peak, step=step
+                )
+            except Exception as exc:  # the estimate is extra: never lose the measured profile
+                result = dataclasses.replace(
+                    result,
+                    warnings=(*result.warnings, f"roofline skipped: {type(exc).__name__}: {exc}"),
+                )
+        return result
 
 
 def op_input_shapes(
@@ -519,13 +525,15 @@ def op_input_shapes(
     from torch.profiler import ProfilerActivity, profile
 
     dims = parse_shape(shape)
-    step = workload.build(dims, parse_dtype(dtype), backend.device, seed)
-    _warm_up(workload, backend, step, None, workload.name)
-    with warnings.catch_warnings():
+    with backend.measuring(), warnings.catch_warnings():
+        step = workload.build(dims, parse_dtype(dtype), backend.device, seed)
+        _warm_up(workload, backend, step, None, workload.name)
         warnings.filterwarnings("ignore", message=_CYCLE_WARNING)
-        with quiet_kineto_stderr(), profile(
-            activities=[ProfilerActivity.CPU], record_shapes=True
-        ) as prof, torch.no_grad():
+        with (
+            quiet_kineto_stderr(),
+            profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof,
+            torch.no_grad(),
+        ):
             step()
             backend.synchronize()
         with quiet_kineto_stderr():

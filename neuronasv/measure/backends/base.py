@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -47,6 +49,13 @@ class Backend(ABC):
         folder for this workload's backend-specific trace files (None = none wanted).
         """
         return {}
+
+    def measuring(self) -> AbstractContextManager[None]:
+        """Context held while a workload is built, warmed up and profiled.
+
+        The default does nothing; the CPU backend pins torch's intra-op threads there.
+        """
+        return contextlib.nullcontext()
 
     @abstractmethod
     def describe(self) -> dict[str, str]:

@@ -2,14 +2,38 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from neuronasv.errors import UsageError
 from neuronasv.measure.backends.base import Backend
 
 if TYPE_CHECKING:
     from torch.profiler import ProfilerActivity
 
-__all__ = ["CpuBackend"]
+__all__ = ["CPU_THREADS_ENV", "CpuBackend", "cpu_threads"]
+
+CPU_THREADS_ENV = "NEURONASV_CPU_THREADS"
+
+
+def cpu_threads() -> int:
+    """Intra-op threads for CPU measurements: ``$NEURONASV_CPU_THREADS``, default 1.
+
+    One thread by default because on a shared or small runner torch's default (one thread
+    per core) oversubscribes: measured here on 2 busy cores, the transformer block took
+    289 ms per iteration with 2 threads against 18.6 ms with one, and the compiled RMSNorm
+    13-50 ms against 0.12 ms. Both would be noise, not signal.
+    """
+    raw = os.environ.get(CPU_THREADS_ENV, "1").strip()
+    try:
+        n = int(raw)
+    except ValueError:
+        raise UsageError(f"{CPU_THREADS_ENV} must be a positive integer, got {raw!r}") from None
+    if n < 1:
+        raise UsageError(f"{CPU_THREADS_ENV} must be a positive integer, got {raw!r}")
+    return n
 
 
 class CpuBackend(Backend):
@@ -29,13 +53,24 @@ class CpuBackend(Backend):
         # CPU ops are synchronous: nothing is queued.
         return None
 
+    @contextlib.contextmanager
+    def measuring(self) -> Iterator[None]:
+        import torch
+
+        before = torch.get_num_threads()
+        torch.set_num_threads(cpu_threads())
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
+
     def describe(self) -> dict[str, str]:
         import torch
 
         return {
             "backend": self.name,
             "torch": torch.__version__,
-            "threads": str(torch.get_num_threads()),
+            "threads": str(cpu_threads()),
         }
 
     def is_available(self) -> bool:
