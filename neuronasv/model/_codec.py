@@ -72,7 +72,9 @@ def field(data: Mapping[str, Any], name: str, typ: type | tuple[type, ...], sour
     return value
 
 
-def finite_floats(values: Any, name: str, source: str, *, allow_empty: bool = False) -> tuple[float, ...]:
+def finite_floats(
+    values: Any, name: str, source: str, *, allow_empty: bool = False
+) -> tuple[float, ...]:
     """A tuple of finite floats, or :class:`CorruptResultsError` naming the field."""
     if not isinstance(values, list):
         raise CorruptResultsError(f"{source}: {name} must be a list of numbers")
@@ -95,5 +97,7 @@ def optional_float(data: Mapping[str, Any], name: str, source: str) -> float | N
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise CorruptResultsError(f"{source}: {name} must be a finite number or null, got {value!r}")
+        raise CorruptResultsError(
+            f"{source}: {name} must be a finite number or null, got {value!r}"
+        )
     return float(value)

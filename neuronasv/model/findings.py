@@ -214,7 +214,7 @@ class Finding:
         confirmed = data.get("confirmed")
         return cls(
             series=SeriesId.from_json(data.get("series"), source),
-            verdict=verdict,  # type: ignore[arg-type]
+            verdict=verdict,
             unit=_codec.field(data, "unit", str, source),
             base=_codec.optional_float(data, "base", source),
             head=_codec.optional_float(data, "head", source),
@@ -323,7 +323,7 @@ class ChangePoint:
             ratio=float(_codec.field(data, "ratio", (int, float), source)),
             p_value=float(_codec.field(data, "p_value", (int, float), source)),
             unit=_codec.field(data, "unit", str, source),
-            kind=kind,  # type: ignore[arg-type]
+            kind=kind,
             open=bool(data.get("open", False)),
             env_changes=tuple(EnvChange.from_json(e, source) for e in data.get("env_changes", [])),
             acknowledged=_opt_str(data, "acknowledged"),
@@ -428,7 +428,7 @@ class FindingsDocument:
             raise CorruptResultsError(f"{source}: settings and links must be objects")
         base, head = doc.get("base"), doc.get("head")
         return cls(
-            mode=mode,  # type: ignore[arg-type]
+            mode=mode,
             created=str(doc.get("created", "")),
             base=RunRef.from_json(base, source) if base is not None else None,
             head=RunRef.from_json(head, source) if head is not None else None,
