@@ -213,7 +213,7 @@ class WorktreeProfileRunner:
                 "profile",
                 "--backend",
                 self.backend,
-                "--variant",
+                "--workload",
                 wl,
                 "--samples",
                 str(self.samples),
