@@ -1,0 +1,39 @@
+"""``neuronasv demo``: the whole service end to end on the CPU (see :mod:`neuronasv.demo`)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "demo",
+        help="run the whole flow locally: suite at 2 commits, compare, comment, site",
+        description=(
+            "Clone HEAD into a scratch folder, commit the shipped example regression, run"
+            " the suite at both commits, compare them, render the PR comment (dry run), list"
+            " change points and publish the history site; ends with the verdict sentence."
+        ),
+    )
+    p.add_argument("--out", default=os.path.join("out", "demo"), help="scratch folder")
+    p.add_argument("--repo", default=os.getcwd(), help="checkout to demo (default: here)")
+    p.add_argument("--patch", help="example change (default: examples/regress-rmsnorm-scale.patch)")
+    p.add_argument(
+        "--bench",
+        default="rmsnorm",
+        help="asv --bench regex limiting the suite (default: rmsnorm; '' = whole suite)",
+    )
+    p.add_argument("--fresh", action="store_true", help="delete --out first")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from neuronasv.demo import run_demo
+
+    outcome = run_demo(
+        args.repo, args.out, patch=args.patch, bench=args.bench or None, fresh=args.fresh
+    )
+    return 0 if outcome.regressions else 1

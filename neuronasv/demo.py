@@ -1,0 +1,264 @@
+"""The first five minutes: the whole service, end to end, on this machine's CPU.
+
+``neuronasv demo`` plays what the per-commit and PR workflows do, locally:
+
+1. clone the current checkout (HEAD) into a scratch folder, so the user's repo is untouched;
+2. commit the shipped example change (``examples/regress-rmsnorm-scale.patch``: an extra
+   output-scale multiplication in the naive RMSNorm, i.e. one more ``aten::mul`` per call);
+3. ``neuronasv run BASE HEAD`` — the asv suite at both commits, samples and sidecars;
+4. ``neuronasv compare BASE HEAD`` — verdicts with op attribution (findings JSON + text);
+5. ``neuronasv comment --dry-run`` — the PR comment as it would be sent;
+6. ``neuronasv regressions`` — change points over the (short) history;
+7. ``neuronasv publish`` — the static history site;
+
+then prints where to look and the one-sentence verdict that names the op. Each step runs
+the real command (``neuronasv.cli.main``) with the arguments it prints, so a user can
+replay any of them by hand.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from neuronasv.errors import NeuronasvError, UsageError
+from neuronasv.model import Finding, FindingsDocument
+
+__all__ = ["DEFAULT_PATCH", "DemoOutcome", "DemoPaths", "run_demo", "verdict_sentence"]
+
+DEFAULT_PATCH = os.path.join("examples", "regress-rmsnorm-scale.patch")
+_DEMO_MACHINE = "demo-cpu"
+# Fixed identity and dates: the demo commit has the same hash on every machine for a given
+# base, so reruns reuse results instead of piling up commits.
+_GIT_ENV = {
+    "GIT_AUTHOR_NAME": "neuronasv demo",
+    "GIT_AUTHOR_EMAIL": "demo@neuronasv.invalid",
+    "GIT_COMMITTER_NAME": "neuronasv demo",
+    "GIT_COMMITTER_EMAIL": "demo@neuronasv.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+00:00",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+00:00",
+}
+
+
+@dataclass(frozen=True)
+class DemoPaths:
+    """Where the demo writes (all under ``out``)."""
+
+    out: str
+
+    @property
+    def repo(self) -> str:
+        return os.path.join(self.out, "repo")
+
+    @property
+    def results(self) -> str:
+        return os.path.join(self.out, "results")
+
+    @property
+    def findings(self) -> str:
+        return os.path.join(self.out, "findings.json")
+
+    @property
+    def compare_text(self) -> str:
+        return os.path.join(self.out, "compare.txt")
+
+    @property
+    def comment(self) -> str:
+        return os.path.join(self.out, "comment.md")
+
+    @property
+    def requests(self) -> str:
+        return os.path.join(self.out, "comment-requests.json")
+
+    @property
+    def regressions(self) -> str:
+        return os.path.join(self.out, "regressions.json")
+
+    @property
+    def site(self) -> str:
+        return os.path.join(self.out, "site")
+
+
+@dataclass(frozen=True)
+class DemoOutcome:
+    """What the demo produced: the paths, the two commits and the verdict sentence."""
+
+    paths: DemoPaths
+    base: str
+    head: str
+    verdict: str
+    regressions: int
+    seconds: float
+
+
+def _git(repo: str, *args: str) -> str:
+    env = {**os.environ, **_GIT_ENV}
+    proc = subprocess.run(
+        ["git", "-C", repo, *args], capture_output=True, text=True, env=env, check=False
+    )
+    if proc.returncode != 0:
+        raise NeuronasvError(
+            f"git {' '.join(args)} failed in {repo}: {proc.stderr.strip() or proc.stdout.strip()}"
+        )
+    return proc.stdout.strip()
+
+
+def verdict_sentence(doc: FindingsDocument) -> str:
+    """One sentence for the end of the demo: the worst regression with its op attribution.
+
+    Workload totals with attribution come first (they name the op that explains them),
+    then op series, largest change first.
+    """
+    from neuronasv.analyse.attribution import headline
+
+    regs = [f for f in doc.findings if f.verdict == "regression" and f.acknowledged is None]
+    if not regs:
+        return "No regression found between base and head (see the comparison above)."
+
+    def rank(f: Finding) -> tuple[int, int, float]:
+        return (
+            0 if f.attribution else 1,
+            0 if f.series.op is None else 1,
+            -(f.ratio or 0.0),
+        )
+
+    worst = sorted(regs, key=rank)[0]
+    more = f" (and {len(regs) - 1} more regressed series)" if len(regs) > 1 else ""
+    return f"Regression: {headline(worst)}{more}."
+
+
+def run_demo(
+    source_repo: str,
+    out: str,
+    *,
+    patch: str | None = None,
+    bench: str | None = "rmsnorm",
+    fresh: bool = False,
+    say: Callable[[str], None] = print,
+    cli: Callable[[Sequence[str]], int] | None = None,
+) -> DemoOutcome:
+    """Play the whole flow; see the module docstring.
+
+    Args:
+        source_repo: the checkout to demo (its HEAD is the base commit).
+        out: scratch folder for the clone, results, comment and site.
+        patch: the example change (default: ``examples/regress-rmsnorm-scale.patch``).
+        bench: asv ``--bench`` regex limiting the suite (default: the RMSNorm family).
+        fresh: delete ``out`` first (otherwise results of earlier runs are reused).
+        say: where progress lines go.
+        cli: the command runner (default :func:`neuronasv.cli.main`; injectable for tests).
+    """
+    if cli is None:
+        from neuronasv.cli import main as default_cli
+
+        cli = default_cli
+    runner: Callable[[Sequence[str]], int] = cli
+    started = time.monotonic()
+    paths = DemoPaths(os.path.abspath(out))
+    patch_path = os.path.abspath(patch or os.path.join(source_repo, DEFAULT_PATCH))
+    if not os.path.isfile(patch_path):
+        raise UsageError(f"example change not found: {patch_path}")
+    if fresh and os.path.isdir(paths.out):
+        shutil.rmtree(paths.out)
+    os.makedirs(paths.out, exist_ok=True)
+
+    steps = 7
+
+    def step(i: int, text: str) -> None:
+        say(f"\n[{i}/{steps}] {text}  (+{time.monotonic() - started:.0f} s)")
+
+    def command(*argv: str) -> None:
+        say("$ neuronasv " + " ".join(argv))
+        code = runner(list(argv))
+        if code not in (0, 1):
+            raise NeuronasvError(f"`neuronasv {argv[0]}` failed with exit code {code}")
+
+    step(1, "Scratch clone of this checkout's HEAD (your repo stays untouched)")
+    base = _git(source_repo, "rev-parse", "HEAD")
+    if _git(source_repo, "status", "--porcelain", "--untracked-files=no"):
+        say("note: uncommitted changes are not part of the demo; it uses HEAD")
+    if os.path.isdir(os.path.join(paths.repo, ".git")):
+        _git(paths.repo, "fetch", "--quiet", source_repo, "HEAD")
+        _git(paths.repo, "checkout", "--quiet", "--detach", base)
+    else:
+        _git(os.path.dirname(paths.repo) or ".", "clone", "--quiet", source_repo, paths.repo)
+        _git(paths.repo, "checkout", "--quiet", "--detach", base)
+    say(f"base  {base[:12]}  (HEAD of {source_repo})")
+
+    step(2, f"Example change: {os.path.relpath(patch_path, source_repo)}")
+    _git(paths.repo, "apply", "--index", patch_path)
+    _git(paths.repo, "commit", "--quiet", "-m", "demo: output scale in the naive RMSNorm")
+    head = _git(paths.repo, "rev-parse", "HEAD")
+    say(f"head  {head[:12]}  " + _git(paths.repo, "diff", "--stat", base, head).splitlines()[-1])
+
+    step(3, "Benchmark base and head (asv suite with samples; progress below)")
+    run_args = ["run", base, head, "--repo", paths.repo, "--results-dir", paths.results]
+    run_args += ["--machine", _DEMO_MACHINE, "--backend", "cpu"]
+    if bench:
+        run_args += ["--bench", bench]
+    command(*run_args)
+
+    step(4, "Compare base -> head (per-series verdicts, op attribution)")
+    common = ["--results-dir", paths.results, "--repo", paths.repo]
+    command("compare", base, head, *common, "--format", "json", "--out", paths.findings)
+    command("compare", base, head, *common, "--format", "text", "--out", paths.compare_text)
+    with open(paths.compare_text, encoding="utf-8") as fh:
+        say(fh.read().rstrip())
+
+    step(5, "PR comment, dry run (what would be sent to GitHub)")
+    os.environ.pop("GITHUB_TOKEN", None)  # never post from the demo
+    command(
+        "comment",
+        "--pr",
+        "1",
+        "--report",
+        paths.findings,
+        "--dry-run",
+        "--out",
+        paths.requests,
+        "--body-out",
+        paths.comment,
+        "--repo",
+        "example/neuronasv",
+    )
+
+    step(6, "Change points over history (open regressions)")
+    command("regressions", *common, "--format", "json", "--out", paths.regressions)
+    command("regressions", *common, "--format", "text")
+
+    step(7, "History site")
+    command(
+        "publish",
+        "--results-dir",
+        paths.results,
+        "--repo",
+        paths.repo,
+        "--out",
+        paths.site,
+        "--findings",
+        paths.regressions,
+    )
+
+    with open(paths.findings, encoding="utf-8") as fh:
+        doc = FindingsDocument.loads(fh.read(), source=paths.findings)
+    sentence = verdict_sentence(doc)
+    elapsed = time.monotonic() - started
+    say("\nWhere to look:")
+    say(f"  PR comment      {paths.comment}")
+    say(f"  findings        {paths.findings}")
+    say(f"  history site    {os.path.join(paths.site, 'index.html')}")
+    say(f"  asv results     {paths.results}  (try: asv compare, asv publish)")
+    say(f"\n{sentence}")
+    say(f"(demo took {elapsed:.0f} s)")
+    return DemoOutcome(
+        paths=paths,
+        base=base,
+        head=head,
+        verdict=sentence,
+        regressions=doc.count("regression"),
+        seconds=elapsed,
+    )
