@@ -318,21 +318,43 @@ def _sections(
         if chart:
             out.append(_Section("chart", chart, rank=3))
 
-    noise_rows = []
-    for f in d.noisy:
-        noise = ", ".join(
-            f"{side} {v * 100:.0f} %"
-            for side, v in (("base", f.noise_base), ("head", f.noise_head))
-            if v is not None
+    # Noisy series are many on a shared runner and none of them is a verdict: one line in
+    # view, the table collapsed, largest apparent changes first (a PR comment must read in
+    # ten seconds). Other warnings (few, and about the run itself) stay in view.
+    if d.noisy and not details:
+        # Trimmed form: the count only (the full report has the table).
+        out.append(
+            _Section(
+                "noise",
+                [f"_{len(d.noisy)} series too noisy for a verdict._"],
+                rank=5,
+            )
         )
-        why = md_text(f.reason, max_len=300) if f.reason else "too noisy for a verdict"
-        rows_text = f"- {md_code(f.series.label)}: {why}" + (
-            f" (IQR/median {noise})" if noise else ""
-        )
-        noise_rows.append(rows_text)
-    noise_rows += [f"- {md_code(s.label)}: {md_text(w, max_len=300)}" for s, w in d.warnings]
-    if noise_rows:
-        out.append(_Section("noise", [f"{h3} Noise warnings", ""], noise_rows, rank=5))
+    elif d.noisy:
+        noisy = sorted(d.noisy, key=lambda f: -abs(math.log(f.ratio)) if f.ratio else 0.0)
+        head = [
+            f"<details><summary>{len(noisy)} series too noisy for a verdict"
+            " (changes beyond the minimum effect that were not significant)</summary>",
+            "",
+            "| Benchmark | Op | Δ | CI of Δ | p | Noise (IQR/median) |",
+            "|---|---|---|---|---|---|",
+        ]
+        rows = []
+        for f in noisy:
+            bench, op = _series_cells(f)
+            noise = " / ".join(
+                f"{v * 100:.0f} %" for v in (f.noise_base, f.noise_head) if v is not None
+            )
+            rows.append(
+                f"| {bench} | {op} | {format_delta_pct(f.ratio)} "
+                f"| {format_ci(f.ci_low, f.ci_high)} "
+                f"| {format_p(f.p_adjusted if f.p_adjusted is not None else f.p_value)} "
+                f"| {noise} |"
+            )
+        out.append(_Section("noise", head, rows, tail=["", "</details>"], rank=5))
+    warn_rows = [f"- {md_code(s.label)}: {md_text(w, max_len=300)}" for s, w in d.warnings]
+    if warn_rows:
+        out.append(_Section("warnings", [f"{h3} Warnings", ""], warn_rows, rank=5))
 
     if d.env_changes:
         head = [

@@ -95,7 +95,7 @@ def test_regressions_table_has_op_attribution_units_and_links() -> None:
     assert "| `neuronx_cc` | `2.15.128.0` | `2.16.372.0` |" in text
     assert "[Head trace](https://example.github.io/neuronasv/traces/a1b2c3d4/trace.json)" in text
     assert "<details><summary>34 unchanged, 1 new, 1 removed</summary>" in text
-    assert "### Acknowledged shifts" in text and "### Noise warnings" in text
+    assert "### Acknowledged shifts" in text and "too noisy for a verdict" in text
 
 
 def _cells(row: str) -> int:
