@@ -159,6 +159,6 @@ def test_worktree_runner_commands(tmp_path):
     assert got[sid] == pytest.approx([50e-6, 60e-6])
     assert seen[0][0][:5] == ["git", "-C", "/repo", "worktree", "add"]
     prof = seen[1][0]
-    assert prof[1:4] == ["-m", "neuronasv", "profile"] and "--variant" in prof
+    assert prof[1:4] == ["-m", "neuronasv", "profile"] and "--workload" in prof
     assert prof[prof.index("--samples") + 1] == "7" and seen[1][1] == str(tmp_path / "head")
     json.dumps(got[sid])
