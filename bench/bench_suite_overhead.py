@@ -126,7 +126,7 @@ def _run(conf: Path, sha: str, env: dict[str, str], work: Path, *extra: str) -> 
 
 
 def main() -> int:
-    from benchmarks import _suite
+    from neuronasv.store import suite as _suite
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3)

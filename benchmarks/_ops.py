@@ -1,7 +1,7 @@
 """Refresh ``benchmarks/ops.json``: the per-op series asv knows, per backend and workload.
 
 asv fixes a benchmark's params when it imports the suite, so the op names of the
-``devtime_op`` series are a static list (see ``benchmarks/_suite.py``). This script takes a
+``devtime_op`` series are a static list (see ``neuronasv/store/suite.py``). This script takes a
 quick profile (2 samples) of every registered workload at its default shape plus any
 ``--shapes``, for each dtype, and stores the ops that showed self device time, merged with
 the entries of other backends already in the file::
@@ -22,7 +22,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from benchmarks._suite import DEFAULT_DTYPES, OPS_FILE, _fresh_compile
+from neuronasv.store.suite import DEFAULT_DTYPES, OPS_FILE_NAME, _fresh_compile
+
+OPS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), OPS_FILE_NAME)
 
 __all__ = ["collect_ops", "main"]
 

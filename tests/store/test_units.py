@@ -115,13 +115,18 @@ def suite(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("NEURONASV_BACKEND", "cpu")
     monkeypatch.setenv("NEURONASV_SHAPES", "4x512,8x64")
     monkeypatch.setenv("NEURONASV_DTYPES", "float32")
-    from benchmarks import _suite
+    from neuronasv.store import suite as suite_module
 
-    return _suite
+    return suite_module
+
+
+SUITE_OPS = str(ROOT / "benchmarks" / "ops.json")
 
 
 def test_suite_classes_params_and_distinct_setup_cache(suite: Any) -> None:
-    classes = suite.build_suite("rmsnorm", module="benchmarks.rmsnorm", cpu_shapes=["1x1"])
+    classes = suite.build_suite(
+        "rmsnorm", module="benchmarks.rmsnorm", cpu_shapes=["1x1"], ops_file=SUITE_OPS
+    )
     assert {"Naive", "Fused", "Compiled"} <= set(classes)
     naive = classes["Naive"]
     assert naive.devtime_total.params == [["4x512", "8x64"], ["float32"]]
@@ -144,7 +149,9 @@ def test_suite_import_needs_no_torch() -> None:
 
 
 def test_suite_skip_and_error_semantics(suite: Any) -> None:
-    naive = suite.build_suite("rmsnorm", module="benchmarks.rmsnorm", cpu_shapes=[])["Naive"]()
+    naive = suite.build_suite(
+        "rmsnorm", module="benchmarks.rmsnorm", cpu_shapes=[], ops_file=SUITE_OPS
+    )["Naive"]()
     cache = {
         "results": {
             "4x512|float32": {"total": [1e-5], "ops": {"aten::mul": [2e-6]}},
@@ -163,7 +170,7 @@ def test_suite_skip_and_error_semantics(suite: Any) -> None:
 
 
 def test_suite_ops_file_is_valid_and_current(suite: Any) -> None:
-    ops = suite.load_ops()
+    ops = suite.load_ops(SUITE_OPS)
     from neuronasv.measure import workloads
     from neuronasv.measure.backends import get_backend
 

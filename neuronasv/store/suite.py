@@ -1,5 +1,10 @@
 """Builds ``devtime_`` benchmark classes from the measure workload registry.
 
+This is what an asv suite module calls — this repository's ``benchmarks/`` and yours::
+
+    from neuronasv.store.suite import build_suite
+    globals().update(build_suite("mytag", module=__name__, cpu_shapes=["4x512"]))
+
 One class per workload (``rmsnorm.naive`` -> ``rmsnorm.Naive``), two benchmarks each:
 
 * ``devtime_total(shape, dtype)`` — the workload's total self device time per iteration;
@@ -10,12 +15,13 @@ class's ``setup_cache`` profiles each (shape, dtype) once and asv hands that cac
 parameter combination. Ops absent from a (shape, dtype) in this commit raise
 ``NotImplementedError`` in ``setup`` (asv: skipped, ``n/a``), never zeros.
 
-**Op lists are fixed at import** (asv requires it): they come from ``ops.json`` next to this
-file, keyed by backend then workload, written by ``python -m benchmarks._ops --update`` (a
-quick profile). A static list keeps every commit's params identical and the import free of
-torch (asv imports the suite in every benchmark process). An op that appears only in a
-later commit has no asv series until ``ops.json`` is refreshed, but ``neuronasv run`` keeps
-the full op table of every run in the sidecar, so the analysis reports it as *new*.
+**Op lists are fixed at import** (asv requires it): they come from ``ops.json`` next to the
+suite module, keyed by backend then workload, written by ``python -m benchmarks._ops
+--update`` (a quick profile). A static list keeps every commit's params identical and the
+import free of torch (asv imports the suite in every benchmark process). An op that appears
+only in a later commit has no asv series until ``ops.json`` is refreshed, but ``neuronasv
+run`` keeps the full op table of every run in the sidecar, so the analysis reports it as
+*new*.
 
 Import stays light: the registry loads workload modules without importing torch; torch,
 the backend and the profiler are imported only inside ``setup_cache``.
@@ -47,16 +53,25 @@ from typing import Any
 
 __all__ = [
     "DEFAULT_DTYPES",
-    "OPS_FILE",
     "build_suite",
     "class_name",
     "import_backend_name",
     "load_ops",
+    "ops_file_for",
     "profile_key",
 ]
 
 DEFAULT_DTYPES: tuple[str, ...] = ("bfloat16", "float32")
-OPS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ops.json")
+OPS_FILE_NAME = "ops.json"
+
+
+def ops_file_for(module: str) -> str:
+    """``ops.json`` beside the suite module ``module`` (by its ``__file__``)."""
+    mod = sys.modules.get(module)
+    path = getattr(mod, "__file__", None)
+    if not path:
+        raise ValueError(f"suite module {module!r} is not imported from a file")
+    return os.path.join(os.path.dirname(os.path.abspath(path)), OPS_FILE_NAME)
 
 #: Samples per (workload, shape, dtype) profile, per round. Budget: on the 2-core CPU CI
 #: machine the whole default suite (3 variants x 3 shapes x 2 dtypes) must stay within a
@@ -94,7 +109,7 @@ def import_backend_name() -> str:
     return "cpu"
 
 
-def load_ops(path: str = OPS_FILE) -> dict[str, dict[str, list[str]]]:
+def load_ops(path: str) -> dict[str, dict[str, list[str]]]:
     """``ops.json`` -> ``{backend: {workload: [op, ...]}}`` (empty when missing).
 
     A broken file must not break the whole suite's import: it is reported on stderr and
@@ -329,6 +344,7 @@ def build_suite(
     cpu_shapes: Sequence[str],
     accelerator_shapes: Sequence[str] = (),
     dtypes: Iterable[str] = DEFAULT_DTYPES,
+    ops_file: str | None = None,
 ) -> dict[str, type]:
     """Benchmark classes for every registered workload tagged ``tag``.
 
@@ -342,6 +358,8 @@ def build_suite(
         cpu_shapes: shapes for every backend (keep them quick on a CPU).
         accelerator_shapes: extra shapes on CUDA / Neuron (or with ``NEURONASV_LARGE=1``).
         dtypes: dtype labels (``NEURONASV_DTYPES`` overrides).
+        ops_file: the op lists (default: ``ops.json`` beside ``module``; missing = totals
+            only).
 
     Returns:
         ``{class name: class}`` for the module's globals.
@@ -349,7 +367,7 @@ def build_suite(
     from neuronasv.measure import workloads as registry
 
     backend = import_backend_name()
-    ops_table = load_ops().get(backend, {})
+    ops_table = load_ops(ops_file or ops_file_for(module)).get(backend, {})
     shapes = _shapes(backend, cpu_shapes, accelerator_shapes)
     dts = _env_list("NEURONASV_DTYPES") or list(dtypes)
     classes: dict[str, type] = {}
