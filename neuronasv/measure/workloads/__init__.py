@@ -16,6 +16,7 @@ Shapes are strings such as ``"4x512"`` (:func:`parse_shape`); dtypes are names s
 from __future__ import annotations
 
 import importlib
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BUILTIN_MODULES",
     "DTYPE_ALIASES",
+    "USER_MODULES_ENV",
     "Workload",
     "all_workloads",
     "dtype_name",
@@ -112,6 +114,12 @@ _REGISTRY: dict[str, Workload] = {}
 _loaded = False
 
 
+#: Environment variable naming the user's own workload modules (comma list of importable
+#: module names, e.g. ``mymodel.workloads``): imported after the built-ins, so
+#: ``neuronasv profile --workload mymodel.attn`` finds what they register.
+USER_MODULES_ENV = "NEURONASV_WORKLOADS"
+
+
 def _load_builtins() -> None:
     global _loaded
     if _loaded:
@@ -119,6 +127,14 @@ def _load_builtins() -> None:
     _loaded = True
     for mod in BUILTIN_MODULES:
         importlib.import_module(f"{__name__}.{mod}")
+    for mod in filter(None, (m.strip() for m in os.environ.get(USER_MODULES_ENV, "").split(","))):
+        try:
+            importlib.import_module(mod)
+        except ImportError as exc:
+            raise UsageError(
+                f"{USER_MODULES_ENV} names {mod!r}, which cannot be imported: {exc}",
+                hint="put the module's folder on PYTHONPATH or install its package",
+            ) from exc
 
 
 def register(workload: Workload) -> Workload:
