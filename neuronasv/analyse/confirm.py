@@ -1,12 +1,18 @@
 """Confirmation: re-measure base and head interleaved (ABAB) and keep what survives.
 
-A suspected regression from a PR comparison may be a fluke of the moment base and head
-were measured (thermal state, a noisy neighbour). :func:`confirm` re-measures only the
-suspected workloads, alternating base and head ``rounds`` times on the same machine, so
-slow drifts hit both sides alike, then judges the pooled re-measured samples with the
-same test, rules and Holm correction (over the re-measured series). A finding is
-confirmed when the re-measurement gives the same verdict; ``Finding.confirmed`` is set
-either way and the reason says what the re-measurement showed.
+A suspected regression from a PR comparison may be a shift between the two profiling runs
+(process start, memory layout, a noisy neighbour) rather than the code: the within-run
+test of a single-run comparison cannot tell. :func:`confirm` re-measures the suspected
+workloads, alternating base and head ``rounds`` times on the same machine (each round a
+separate run, so slow drifts hit both sides alike), and judges the suspects with the
+**rounds test** of :mod:`neuronasv.analyse.pairwise` (per-round log-ratios, moderated t,
+every round the same direction; Holm over the suspects). Every series of a suspected
+workload is re-measured (one profile gives them all) so the non-suspects lend their
+round-to-round variance to the pooled prior; a history noise floor, when given, is the
+prior instead. A finding is confirmed when the rounds give the same direction
+(a *noisy* suspect that the rounds show significant becomes a confirmed
+regression/improvement); ``Finding.confirmed`` is set either way and the reason says what
+the rounds showed.
 
 The measurement is injected (:data:`Runner`): tests pass a function; the CLI passes
 :class:`WorktreeProfileRunner`, which checks out both commits as git worktrees and runs
@@ -23,6 +29,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from neuronasv.analyse.floors import FloorKey, NoiseFloor
 from neuronasv.analyse.pairwise import PairInput, Settings, judge
 from neuronasv.errors import CaptureError, StoreError
 from neuronasv.model import Finding, FindingsDocument, Point, ProfileDocument, SeriesId
@@ -50,19 +57,22 @@ def confirm(
     doc: FindingsDocument,
     runner: Runner,
     *,
-    rounds: int = 2,
+    rounds: int = 3,
     settings: Settings | None = None,
-    include_noisy: bool = False,
+    include_noisy: bool = True,
+    floors: Mapping[FloorKey, NoiseFloor] | None = None,
 ) -> FindingsDocument:
     """Re-measure suspected series ABAB and set ``confirmed`` on them.
 
     Args:
         doc: a compare document.
-        runner: measures one side for the given series.
-        rounds: ABAB repetitions (2 = base, head, base, head).
+        runner: measures one side for the given series (one call = one run).
+        rounds: ABAB repetitions (3 = base, head, base, head, base, head); at least 2 for
+            the rounds test (1 falls back to the single-run test on that one run).
         settings: test settings (default: those of a plain comparison).
         include_noisy: also re-measure ``noisy`` findings (a surviving one becomes a
             confirmed regression/improvement).
+        floors: per-series noise floors from main-branch history (prior variance).
 
     Returns:
         The document with ``confirmed`` set on the re-measured findings.
@@ -71,25 +81,41 @@ def confirm(
     todo = suspects(doc, include_noisy=include_noisy)
     if not todo:
         return doc
-    wanted = [f.series for f in todo]
-    pooled: dict[str, dict[SeriesId, list[float]]] = {"base": {}, "head": {}}
+    groups = {(f.series.workload, f.series.shape, f.series.dtype) for f in todo}
+    extra = [
+        f
+        for f in doc.findings
+        if f not in todo
+        and f.series.workload is not None
+        and (f.series.workload, f.series.shape, f.series.dtype) in groups
+        and f.verdict not in ("new", "removed", "failed")
+    ]
+    measured = todo + extra
+    wanted = [f.series for f in measured]
+    per_round: dict[str, dict[SeriesId, list[tuple[float, ...]]]] = {"base": {}, "head": {}}
     for r in range(rounds):
         for side in ("base", "head"):
             got = runner(side, wanted, r)
             for sid in wanted:
-                pooled[side].setdefault(sid, []).extend(float(x) for x in got.get(sid, ()))
+                xs = tuple(float(x) for x in got.get(sid, ()))
+                if xs:
+                    per_round[side].setdefault(sid, []).append(xs)
     pairs = []
-    for f in todo:
-        b, h = pooled["base"][f.series], pooled["head"][f.series]
+    for f in measured:
+        b, h = per_round["base"].get(f.series, []), per_round["head"].get(f.series, [])
+        pb, ph = [x for rnd in b for x in rnd], [x for rnd in h for x in rnd]
         pairs.append(
             PairInput(
                 series=f.series,
                 unit=f.unit,
-                base=Point("base", 0, _median(b), tuple(b)) if b else None,
-                head=Point("head", 1, _median(h), tuple(h)) if h else None,
+                base=Point("base", 0, _median(pb), tuple(pb)) if pb else None,
+                head=Point("head", 1, _median(ph), tuple(ph)) if ph else None,
+                base_rounds=tuple(b) if len(b) == len(h) else (),
+                head_rounds=tuple(h) if len(b) == len(h) else (),
             )
         )
-    again = {p.series: g for p, g in zip(pairs, judge(pairs, st), strict=True)}
+    judged = judge(pairs, st, floors, family=range(len(todo)))
+    again = {p.series: g for p, g in zip(pairs[: len(todo)], judged, strict=False)}
     out = []
     for f in doc.findings:
         g = again.get(f.series)
@@ -102,23 +128,37 @@ def confirm(
         else:
             ok = g.verdict == f.verdict
             verdict = f.verdict
-        note = (
-            f"{'confirmed' if ok else 'not confirmed'} by {rounds}× interleaved"
-            f" re-measurement (ABAB, n={g.n_base}/{g.n_head}): {g.reason}"
+        method = (
+            f"{rounds} interleaved rounds (ABAB, n={g.n_base}/{g.n_head})"
+            if rounds >= 2
+            else f"one re-measured run a side (n={g.n_base}/{g.n_head})"
         )
-        out.append(
-            replace(
-                f,
-                verdict=verdict,
-                confirmed=ok,
-                reason=f"{f.reason}; {note}",
-                warnings=f.warnings + (() if ok else ("not confirmed on re-measurement",)),
+        note = f"{'confirmed' if ok else 'not confirmed'} by {method}: {g.reason}"
+        new = replace(
+            f,
+            verdict=verdict,
+            confirmed=ok,
+            reason=f"{f.reason}; {note}",
+            warnings=f.warnings + (() if ok else ("not confirmed on re-measurement",)),
+        )
+        if ok:  # the verdict now rests on the rounds: show their effect, CI and p
+            new = replace(
+                new,
+                ratio=g.ratio,
+                ci_low=g.ci_low,
+                ci_high=g.ci_high,
+                p_value=g.p_value,
+                p_adjusted=g.p_adjusted,
             )
-        )
+        out.append(new)
     return replace(
         doc,
         findings=tuple(out),
-        settings={**doc.settings, "confirm": f"ABAB x{rounds}, same machine"},
+        settings={
+            **doc.settings,
+            "confirm": f"ABAB x{rounds}, same machine, rounds test"
+            + (", history noise floors as prior" if floors else ", pooled prior"),
+        },
     )
 
 

@@ -16,8 +16,8 @@ from neuronasv.analyse.acks import ACKS_PATH, load_acks
 from neuronasv.analyse.pairwise import Settings, compare
 from neuronasv.analyse.rules import Rule, RuleSet
 from neuronasv.analyse.tables import compare_markdown, compare_text
-from neuronasv.errors import RegressionFound
-from neuronasv.model import FindingsDocument
+from neuronasv.errors import RegressionFound, UsageError
+from neuronasv.model import FindingsDocument, History
 from neuronasv.store.history import (
     default_results_dir,
     git_runner_for,
@@ -62,7 +62,66 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--acks", help=f"acknowledgements file (default: REPO/{ACKS_PATH})")
     p.add_argument("--force", action="store_true", help="compare across machines/devices")
     p.add_argument("--out", help="write the output to this file instead of stdout")
+    add_floor_args(p)
+    p.add_argument(
+        "--round-base",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="profile JSON (neuronasv profile --json) of one base round; repeat per round",
+    )
+    p.add_argument(
+        "--round-head",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="profile JSON of one head round, paired in order with --round-base",
+    )
     p.set_defaults(func=run)
+
+
+def add_floor_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--history-dir",
+        help="main-branch results folder for per-series noise floors (default: --results-dir)",
+    )
+    p.add_argument("--no-floor", action="store_true", help="no noise floors")
+
+
+def floors_for(args: argparse.Namespace, machine: str, exclude: tuple[str, ...]) -> dict | None:
+    """Noise floors from ``--history-dir`` (None: let compare learn them itself)."""
+    if args.no_floor:
+        return {}
+    if not args.history_dir:
+        return None
+    from neuronasv.analyse.floors import noise_floors
+
+    return noise_floors(load_history(args.history_dir, machine=machine), machine, exclude=exclude)
+
+
+def read_rounds(base_files: list[str], head_files: list[str]) -> dict:
+    """``floor_key -> (base rounds, head rounds)`` from paired profile documents."""
+    from neuronasv.analyse.floors import floor_key
+    from neuronasv.model import ProfileDocument, SeriesId
+
+    if len(base_files) != len(head_files):
+        raise UsageError(
+            f"--round-base given {len(base_files)} times but --round-head {len(head_files)}:"
+            " rounds pair in order"
+        )
+    out: dict[tuple[object, ...], tuple[list[list[float]], list[list[float]]]] = {}
+    for i, files in enumerate(zip(base_files, head_files, strict=True)):
+        for side, path in enumerate(files):
+            with open(path, encoding="utf-8") as fh:
+                doc = ProfileDocument.loads(fh.read(), source=path)
+            for w in doc.workloads:
+                found = {None: w.device_time_us} | {o.op: o.self_device_time_us for o in w.ops}
+                for op, xs in found.items():
+                    key = floor_key(SeriesId("", (), w.name, w.shape, w.dtype, op))
+                    got = out.setdefault(key, ([], []))[side]
+                    if len(got) == i:  # absent in an earlier round: unusable
+                        got.append([x * 1e-6 for x in xs])  # µs -> seconds
+    return out
 
 
 def failing(doc: FindingsDocument, rule: Rule) -> list[str]:
@@ -94,6 +153,13 @@ def emit(text: str, out: str | None) -> None:
         sys.stdout.write(text)
 
 
+def _only_machine(history: History) -> str:
+    machines = history.machines
+    if len(machines) != 1:
+        raise UsageError("--history-dir needs --machine when the results hold several machines")
+    return str(machines[0])
+
+
 def run(args: argparse.Namespace) -> int:
     fail_rule = Rule.parse(args.fail_on) if args.fail_on else None
     rules = RuleSet.parse(args.rule)
@@ -106,6 +172,10 @@ def run(args: argparse.Namespace) -> int:
     base = resolve_commit(args.base, history, git)
     head = resolve_commit(args.head, history, git)
     acks = load_acks(args.acks or os.path.join(args.repo, ACKS_PATH))
+    rounds = read_rounds(args.round_base, args.round_head) if args.round_base else None
+    floors = None
+    if args.no_floor or args.history_dir:
+        floors = floors_for(args, args.machine or _only_machine(history), (head,))
     doc = compare(
         history,
         base,
@@ -118,6 +188,8 @@ def run(args: argparse.Namespace) -> int:
         base_label=args.base,
         head_label=args.head,
         created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        floors=floors,
+        rounds=rounds,
     )
     emit(render(doc, args.format), args.out)
     if fail_rule is not None:

@@ -3,7 +3,9 @@
 Reads a compare document (``neuronasv compare --format json``), checks out base and head
 as git worktrees, re-profiles only the suspected workloads alternately (base, head, base,
 head, ...) on this machine with ``python -m neuronasv profile --json``, and writes the
-document back with ``confirmed`` set. Exit codes: 0 done, 1 a confirmed regression
+document back with ``confirmed`` set, judged by the rounds test (per-round log-ratios,
+moderated t, every round the same direction; ``--history-dir`` adds noise floors).
+Exit codes: 0 done, 1 a confirmed regression
 matched ``--fail-on``, 2 usage, 4 capture failed, 5 unreadable findings, 7 git failed.
 """
 
@@ -13,7 +15,7 @@ import argparse
 
 from neuronasv.analyse.confirm import WorktreeProfileRunner, confirm
 from neuronasv.analyse.rules import Rule
-from neuronasv.commands.compare import emit, failing, render
+from neuronasv.commands.compare import add_floor_args, emit, failing, floors_for, render
 from neuronasv.errors import RegressionFound, UsageError
 from neuronasv.model import FindingsDocument
 
@@ -29,10 +31,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--findings", required=True, help="compare document (JSON)")
     p.add_argument("--repo", default=".", help="git work tree with both commits (.)")
-    p.add_argument("--rounds", type=int, default=2, help="ABAB repetitions (2)")
+    p.add_argument(
+        "--rounds", type=int, default=3, help="ABAB repetitions, each a separate run (3)"
+    )
     p.add_argument("--samples", type=int, default=10, help="samples per side per round")
     p.add_argument("--backend", default="auto")
-    p.add_argument("--include-noisy", action="store_true")
+    p.add_argument(
+        "--include-noisy",
+        action="store_true",
+        default=True,
+        help="also re-measure noisy findings (the default; kept for old scripts)",
+    )
+    p.add_argument(
+        "--regressions-only", action="store_true", help="re-measure regressions, not noisy ones"
+    )
+    add_floor_args(p)
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     p.add_argument("--fail-on", metavar="RULE")
     p.add_argument("--out")
@@ -53,8 +66,15 @@ def run(args: argparse.Namespace) -> int:
         backend=args.backend,
         samples=args.samples,
     )
+    floors = floors_for(args, doc.base.machine, (doc.head.commit,)) if args.history_dir else None
     try:
-        doc = confirm(doc, runner, rounds=args.rounds, include_noisy=args.include_noisy)
+        doc = confirm(
+            doc,
+            runner,
+            rounds=args.rounds,
+            include_noisy=not args.regressions_only,
+            floors=floors,
+        )
     finally:
         runner.close()
     emit(render(doc, args.format), args.out)

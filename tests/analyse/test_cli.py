@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from conftest import DATA
 
@@ -108,26 +109,33 @@ def test_confirm_abab_keeps_only_survivors(tmp_path):
     r = cli("compare", "1a2b", "5e6f", "--results-dir", PR, "--format", "json", cwd=str(tmp_path))
     doc = FindingsDocument.loads(r.stdout)
     calls = []
+    rng = np.random.default_rng(3)
 
     def runner(side, series, rnd):
         calls.append(side)
+        offset = rng.normal(1.0, 0.01)  # each call is a separate run: its own shift
         out = {}
         for s in series:
             # The op really regressed; the total's shift does not reproduce.
             k = 1.2 if side == "head" and s.op == "aten::mul" else 1.0
             base = 140e-6 if s.op else 245e-6
-            out[s] = [base * k * (1 + 0.01 * i) for i in range(10)]
+            out[s] = [base * k * offset * (1 + 0.01 * i) for i in range(10)]
         return out
 
-    got = confirm(doc, runner, rounds=2)
-    assert calls == ["base", "head", "base", "head"]
+    suspects = [f for f in doc.findings if f.verdict in ("regression", "noisy")]
+    got = confirm(doc, runner)  # default: 3 rounds
+    assert calls == ["base", "head"] * 3
     by = {f.series.op: f for f in got.findings if f.verdict == "regression"}
-    assert (
-        by["aten::mul"].confirmed is True
-        and "confirmed by 2× interleaved" in by["aten::mul"].reason
-    )
+    mul = by["aten::mul"]
+    assert mul.confirmed is True and "confirmed by 3 interleaved rounds" in mul.reason
+    assert "moderated t over 3 rounds" in mul.reason and mul.ci_low is not None
     assert by[None].confirmed is False
-    assert all(f.confirmed is None for f in got.findings if f.verdict != "regression")
+    # Noisy findings are re-measured too (rounds decide what one run could not); this
+    # one does not reproduce. Unchanged ones are left alone.
+    noisy = [f for f in got.findings if f.verdict == "noisy"]
+    assert noisy and all(f.confirmed is False for f in noisy)
+    assert len(suspects) == 3
+    assert all(f.confirmed is None for f in got.findings if f.verdict == "unchanged")
 
 
 def test_worktree_runner_commands(tmp_path):
