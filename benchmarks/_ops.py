@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from neuronasv.store.suite import DEFAULT_DTYPES, OPS_FILE_NAME, _fresh_compile
+from neuronasv.store.suite import DEFAULT_DTYPES, OPS_FILE_NAME
 
 OPS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), OPS_FILE_NAME)
 
@@ -46,7 +46,6 @@ def collect_ops(
         seen: set[str] = set()
         for shape in dict.fromkeys([w.default_shape, *shapes]):
             for dtype in dtypes:
-                _fresh_compile(w)
                 prof = profiling.profile_workload(
                     w, backend, shape=shape, dtype=dtype, samples=2, active=1
                 )

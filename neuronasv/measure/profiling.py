@@ -412,6 +412,11 @@ def profile_workload(
 
     # Build, warm-up and profile under the backend's measuring context (CPU: pinned threads).
     with backend.measuring():
+        if workload.compiled:
+            # Dynamo numbers recompilations (``Torch-Compiled Region: 0/3``): without a
+            # reset, a compiled workload's op names would depend on what this process
+            # compiled before, and its series would not line up across runs.
+            torch._dynamo.reset()
         step = workload.build(dims, tdtype, backend.device, seed)
         _warm_up(workload, backend, step, progress, label)
 

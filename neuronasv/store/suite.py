@@ -164,19 +164,6 @@ def _write_json(folder: str, name: str, payload: dict[str, Any]) -> None:
     os.replace(tmp, os.path.join(folder, name))
 
 
-def _fresh_compile(workload: Any) -> None:
-    """Forget earlier compilations so every (shape, dtype) compiles as frame ``0/0``.
-
-    Dynamo numbers recompilations (``Torch-Compiled Region: 0/3``); without a reset the op
-    names of a compiled workload would depend on which shapes ran before it in this
-    process (``--bench``, ``NEURONASV_SHAPES``), and its series would not line up.
-    """
-    if getattr(workload, "compiled", False):
-        import torch
-
-        torch._dynamo.reset()
-
-
 def _profile_workload(suite: Any) -> dict[str, Any]:
     """Body of every class's ``setup_cache``: profile each (shape, dtype) once.
 
@@ -213,7 +200,6 @@ def _profile_workload(suite: Any) -> dict[str, Any]:
             results[f"{shape}|{dtype}"] = {"skip": skip}
             continue
         try:
-            _fresh_compile(workload)
             prof = profiling.profile_workload(
                 workload,
                 backend,

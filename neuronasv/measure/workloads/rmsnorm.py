@@ -12,18 +12,15 @@ All three normalise over the last dimension of the given shape, so ``4x512`` and
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import shutil
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from neuronasv.measure.workloads import Workload, register
+from neuronasv.measure.workloads._compile import compile_backend, compiled_skip_reason
 
 if TYPE_CHECKING:
     import torch
 
-    from neuronasv.measure.backends.base import Backend
 
 __all__ = ["COMPILED", "EPS", "FUSED", "NAIVE", "make_inputs", "rmsnorm_fused", "rmsnorm_naive"]
 
@@ -78,9 +75,6 @@ def _bind(
     return build
 
 
-def _compile_backend(device: str) -> str:
-    return "neuron" if device.startswith("neuron") else "inductor"
-
 
 def _build_compiled(
     shape: tuple[int, ...], dtype: Any, device: str, seed: int
@@ -88,7 +82,7 @@ def _build_compiled(
     import torch
 
     compiled = torch.compile(
-        rmsnorm_naive, backend=_compile_backend(device), fullgraph=True, dynamic=False
+        rmsnorm_naive, backend=compile_backend(device), fullgraph=True, dynamic=False
     )
     x, weight = make_inputs(shape, dtype, device, seed)
 
@@ -97,17 +91,6 @@ def _build_compiled(
 
     return step
 
-
-def _compiled_skip(backend: Backend) -> str | None:
-    # Inductor needs a C++ compiler on the CPU and Triton on CUDA; say so instead of
-    # failing deep inside torch.compile with a long traceback.
-    if backend.name == "cpu":
-        cxx = os.environ.get("CXX") or "g++"
-        if shutil.which(cxx) is None and shutil.which("c++") is None:
-            return f"torch.compile on the CPU needs a C++ compiler ({cxx} not found on PATH)"
-    if backend.name == "cuda" and importlib.util.find_spec("triton") is None:
-        return "torch.compile on CUDA needs triton (pip install triton)"
-    return None
 
 
 NAIVE = register(
@@ -136,6 +119,6 @@ COMPILED = register(
         build_fn=_build_compiled,
         compiled=True,
         tags=("rmsnorm",),
-        skip_fn=_compiled_skip,
+        skip_fn=compiled_skip_reason,
     )
 )

@@ -30,21 +30,18 @@ generator, then cast and moved, so every backend and dtype sees the same values.
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import os
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from neuronasv.errors import UsageError
 from neuronasv.measure.workloads import Workload, register
+from neuronasv.measure.workloads._compile import compile_backend, compiled_skip_reason
 
 if TYPE_CHECKING:
     import torch
 
-    from neuronasv.measure.backends.base import Backend
 
 __all__ = [
     "EPS",
@@ -348,9 +345,6 @@ def _build_block(dims: tuple[int, ...], dtype: Any, device: str, seed: int) -> C
     return step
 
 
-def _compile_backend(device: str) -> str:
-    return "neuron" if device.startswith("neuron") else "inductor"
-
 
 def _build_block_compiled(
     dims: tuple[int, ...], dtype: Any, device: str, seed: int
@@ -362,7 +356,7 @@ def _build_block_compiled(
     cos, sin = rope_tables(shape.seq, shape.head_dim, dtype, device)
     weights = p.tensors()
     compiled = torch.compile(
-        block_forward, backend=_compile_backend(device), fullgraph=True, dynamic=False
+        block_forward, backend=compile_backend(device), fullgraph=True, dynamic=False
     )
 
     def step() -> object:
@@ -398,17 +392,6 @@ def _build_block_backward(
     return step
 
 
-def _compiled_skip(backend: Backend) -> str | None:
-    # Same preconditions as rmsnorm.compiled: say what is missing instead of a long
-    # traceback from deep inside torch.compile.
-    if backend.name == "cpu":
-        cxx = os.environ.get("CXX") or "g++"
-        if shutil.which(cxx) is None and shutil.which("c++") is None:
-            return f"torch.compile on the CPU needs a C++ compiler ({cxx} not found on PATH)"
-    if backend.name == "cuda" and importlib.util.find_spec("triton") is None:
-        return "torch.compile on CUDA needs triton (pip install triton)"
-    return None
-
 
 def _workload(name: str, description: str, build: Build, *, compiled: bool = False) -> Workload:
     return register(
@@ -419,7 +402,7 @@ def _workload(name: str, description: str, build: Build, *, compiled: bool = Fal
             build_fn=build,
             compiled=compiled,
             tags=("transformer",),
-            skip_fn=_compiled_skip if compiled else None,
+            skip_fn=compiled_skip_reason if compiled else None,
             default_dtype=PRESETS["cpu"].dtype,
         )
     )

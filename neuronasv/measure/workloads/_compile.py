@@ -1,0 +1,33 @@
+"""What every ``torch.compile`` workload shares: the compiler backend and its preconditions."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from neuronasv.measure.backends.base import Backend
+
+__all__ = ["compile_backend", "compiled_skip_reason"]
+
+
+def compile_backend(device: str) -> str:
+    """``torch.compile`` backend for ``device``: ``neuron`` on Trainium, else inductor."""
+    return "neuron" if device.startswith("neuron") else "inductor"
+
+
+def compiled_skip_reason(backend: Backend) -> str | None:
+    """Why a compiled workload cannot run on ``backend`` here (None = it can).
+
+    Inductor needs a C++ compiler on the CPU and Triton on CUDA; saying so beats a long
+    traceback from deep inside ``torch.compile``.
+    """
+    if backend.name == "cpu":
+        cxx = os.environ.get("CXX") or "g++"
+        if shutil.which(cxx) is None and shutil.which("c++") is None:
+            return f"torch.compile on the CPU needs a C++ compiler ({cxx} not found on PATH)"
+    if backend.name == "cuda" and importlib.util.find_spec("triton") is None:
+        return "torch.compile on CUDA needs triton (pip install triton)"
+    return None
