@@ -284,6 +284,8 @@ def _verdict(
         "n_base": len(b.samples) if b else 0,
         "n_head": len(h.samples) if h else 0,
     }
+    if "pooled" in d:  # judged on the rounds: count what was judged
+        common["n_base"], common["n_head"] = (len(x) for x in d["pooled"])
     if b is None and h is None:
         return Finding(
             verdict="removed", base=None, head=None, reason="absent on both sides", **common

@@ -81,6 +81,11 @@ def compare_text(doc: FindingsDocument, *, show_unchanged: bool = True) -> str:
         f"rules: {', '.join(st.get('rules', []))}; {st.get('test', '')};"
         f" {st.get('correction', '')} at alpha {st.get('alpha', '')}"
     )
+    if int(st.get("rounds", 0) or 0) >= 2:
+        lines.append(f"rounds: {st['rounds']} a side; {st.get('rounds_test', '')}")
+    floor = str(st.get("noise_floor", ""))
+    if floor and not floor.startswith("none"):
+        lines.append(f"noise floor: {floor}")
     for e in doc.env_changes:
         lines.append(
             f"environment changed: {clean(e.key)} {clean(str(e.before))} -> {clean(str(e.after))}"

@@ -170,3 +170,42 @@ def test_worktree_runner_commands(tmp_path):
     assert prof[1:4] == ["-m", "neuronasv", "profile"] and "--workload" in prof
     assert prof[prof.index("--samples") + 1] == "7" and seen[1][1] == str(tmp_path / "head")
     json.dumps(got[sid])
+
+
+def test_compare_judges_rounds_from_profile_documents(tmp_path):
+    """--round-base/--round-head: paired profile JSONs; those series get the rounds test."""
+    rng = np.random.default_rng(0)
+    files: dict[str, list[str]] = {"base": [], "head": []}
+    for r in range(3):
+        for side in ("base", "head"):
+            k = 1.3 if side == "head" else 1.0
+            off = rng.normal(1.0, 0.01)
+            mul = tuple(140.0 * k * off * rng.normal(1.0, 0.01, 10))
+            other = tuple(100.0 * off * rng.normal(1.0, 0.01, 10))
+            w = WorkloadProfile(
+                "rmsnorm.naive",
+                "cpu",
+                "4x512",
+                "bfloat16",
+                tuple(a + b for a, b in zip(mul, other, strict=True)),
+                (OpProfile("aten::mul", 3.0, mul, mul), OpProfile("aten::add", 1.0, other, other)),
+            )
+            path = tmp_path / f"{side}{r}.json"
+            path.write_text(ProfileDocument("cpu", (w,)).dumps())
+            files[side].append(str(path))
+    args = ["compare", "1a2b", "5e6f", "--results-dir", PR, "--format", "json"]
+    for b, h in zip(files["base"], files["head"], strict=True):
+        args += ["--round-base", b, "--round-head", h]
+    r = cli(*args, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    doc = FindingsDocument.loads(r.stdout)
+    assert doc.settings["rounds"] == 3
+    by = {f.series.label: f for f in doc.findings}
+    mul = by["rmsnorm.naive 4x512 bfloat16 · aten::mul"]
+    assert mul.verdict == "regression" and "moderated t over 3 rounds" in mul.reason
+    assert mul.n_base == 30 and mul.ratio is not None and 1.25 < mul.ratio < 1.35
+    # Series without rounds keep the single-run test.
+    fused = by["rmsnorm.fused 4x512 bfloat16"]
+    assert "moderated" not in fused.reason and fused.p_value is not None
+    r = cli(*args[:7], "--round-base", files["base"][0], cwd=str(tmp_path))
+    assert r.returncode == 2 and "rounds pair in order" in r.stderr
