@@ -10,12 +10,14 @@ from __future__ import annotations
 from neuronasv.analyse.acks import Acknowledgement, load_acks, match_ack, save_acks
 from neuronasv.analyse.attribution import attribute, headline
 from neuronasv.analyse.changepoints import CPSettings, detect, detect_history
+from neuronasv.analyse.floors import NoiseFloor, floor_key, noise_floors
 from neuronasv.analyse.pairwise import PairInput, Settings, compare, judge
 from neuronasv.analyse.rules import Rule, RuleSet
 
 __all__ = [
     "Acknowledgement",
     "CPSettings",
+    "NoiseFloor",
     "PairInput",
     "Rule",
     "RuleSet",
@@ -24,9 +26,11 @@ __all__ = [
     "compare",
     "detect",
     "detect_history",
+    "floor_key",
     "headline",
     "judge",
     "load_acks",
     "match_ack",
+    "noise_floors",
     "save_acks",
 ]
