@@ -22,7 +22,12 @@ def add_parser(subparsers: Any) -> None:
         " file system with no network. Incremental: parsed results are cached per file and"
         " only changed data files are rewritten.",
     )
-    p.add_argument("--results-dir", default="results", help="asv results folder (default: results)")
+    p.add_argument(
+        "--results-dir",
+        default=None,
+        help="asv results folder (default: asv.conf.json's results_dir in --repo or here,"
+        " .asv/results for this project; like compare/regressions)",
+    )
     p.add_argument("--out", default="site", help="output folder (default: site)")
     p.add_argument(
         "--repo", default=None, help="git repository for commit order (default: asv dates)"
@@ -87,8 +92,11 @@ def run(args: argparse.Namespace) -> int:
         scan_results,
         summary_cache,
     )
+    from neuronasv.store.history import default_results_dir
 
     t0 = time.perf_counter()
+    if args.results_dir is None:
+        args.results_dir = default_results_dir(args.repo or ".")
     if not os.path.isdir(args.results_dir):
         raise UsageError(f"{args.results_dir}: results folder not found", hint="pass --results-dir")
     cache = None

