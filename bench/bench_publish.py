@@ -73,6 +73,16 @@ def measure(hist: Path, *, with_asv: bool, repeat: int) -> dict[str, float]:
     w, r = _run(_nasv(hist, out))
     res["incr_s"], res["incr_rss"] = [w], [r]
     if with_asv:
+        # the analysis loader (compare/regressions) on the same files, for its figure
+        code = (
+            "from neuronasv.store.history import load_history;"
+            f"h = load_history({str(hist / 'results')!r}, repo={str(hist / 'repo')!r});"
+            "assert h.series and not h.load_errors, h.load_errors[:3]"
+        )
+        for _ in range(repeat):
+            w, r = _run([sys.executable, "-c", code])
+            res.setdefault("load_s", []).append(w)
+            res.setdefault("load_rss", []).append(r)
         for _ in range(repeat):
             w, r = _run([sys.executable, "-m", "asv", "publish", "--no-pull"], cwd=hist)
             res.setdefault("asv_s", []).append(w)
@@ -92,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     sizes = [int(s) for s in a.sizes.split(",") if s] + ([a.big] if a.big else [])
     rows = []
+    load0 = os.getloadavg()
     cli_s, _ = _run([sys.executable, "-m", "neuronasv", "--help"])
     print(f"# `neuronasv --help` start-up (imports every command): {cli_s:.1f} s", flush=True)
     for n in sizes:
@@ -109,7 +120,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"# {n}: {json.dumps({k: round(v, 2) for k, v in m.items()})}", flush=True)
         if n == a.big:
             shutil.rmtree(hist, ignore_errors=True)
+    load1 = os.getloadavg()
     print(f"\nseries: {a.workloads * a.ops}; cpus: {os.cpu_count()}; medians of {a.repeat} run(s)")
+    fmt = " ".join(f"{x:.2f}" for x in load0), " ".join(f"{x:.2f}" for x in load1)
+    print(f"load average (1/5/15 min) at start: {fmt[0]}; at end: {fmt[1]}")
     print(
         "neuronasv timed as `python -m neuronasv.publish`;"
         f" the full CLI adds {cli_s:.1f} s start-up"
@@ -126,6 +140,14 @@ def main(argv: list[str] | None = None) -> int:
             f"{m['asv_rss']:.0f}" if asv else "-", f"{asv / m['full_s']:.1f}x" if asv else "-",
         ]  # fmt: skip
         print(" ".join(f"{c:>{w}}" for c, w in zip(cells, widths, strict=True)))
+    for n, m in rows:
+        if "load_s" in m:
+            print(
+                f"load_history (compare/regressions loader) at {n} commits:"
+                f" {m['load_s']:.1f} s, {m['load_rss']:.0f} MiB peak RSS"
+            )
+        if "asv_s" in m:
+            print(f"incremental vs asv publish at {n} commits: {m['asv_s'] / m['incr_s']:.0f}x")
     _ = resource  # getrusage is used in the measuring child
     return 0
 
