@@ -1,6 +1,6 @@
 """Detection quality of neuronasv's verdicts on this machine (prints tables; no asserts).
 
-    .venv/bin/python bench/eval_detection.py [--runs 16] [--trials 400] [--cache FILE]
+    .venv/bin/python bench/eval_detection.py [--runs 20] [--trials 300] [--cache FILE]
 
 1. **Real runs, each its own process.** ``--runs`` times, a fresh Python process
    (``bench/eval_detection.py --worker``) profiles rmsnorm.naive, rmsnorm.fused and a *real
@@ -478,8 +478,8 @@ def main() -> None:
     ap.add_argument("--active", type=int, default=3, help="iterations per sample (suite: 3)")
     ap.add_argument("--runs", type=int, default=20, help="profiling processes (cached)")
     ap.add_argument("--n", type=int, default=10, help="samples a round (the suite's repeat)")
-    ap.add_argument("--trials", type=int, default=400)
-    ap.add_argument("--asv-trials", type=int, default=200, help="asv's rule is slow")
+    ap.add_argument("--trials", type=int, default=300)
+    ap.add_argument("--asv-trials", type=int, default=100, help="asv's rule is slow")
     ap.add_argument("--cache", default=CACHE)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--otava-python", default="/tmp/otava-venv/bin/python")
