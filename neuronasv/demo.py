@@ -3,13 +3,17 @@
 ``neuronasv demo`` plays what the per-commit and PR workflows do, locally:
 
 1. clone the current checkout (HEAD) into a scratch folder, so the user's repo is untouched;
-2. commit the shipped example change (``examples/regress-rmsnorm-scale.patch``: an extra
-   output-scale multiplication in the naive RMSNorm, i.e. one more ``aten::mul`` per call);
+2. commit the shipped example change (``examples/regress-rmsnorm-eps.patch``: a well-meant
+   "keep eps on the device" edit to the naive RMSNorm that materialises eps as a full
+   tensor, so ``aten::add`` and ``aten::rsqrt`` run over every element instead of one per
+   row — the seed's epsilon add, made expensive);
 3. ``neuronasv run BASE HEAD`` — the asv suite at both commits, samples and sidecars;
 4. ``neuronasv compare BASE HEAD`` — verdicts with op attribution (findings JSON + text);
-5. ``neuronasv comment --dry-run`` — the PR comment as it would be sent;
-6. ``neuronasv regressions`` — change points over the (short) history;
-7. ``neuronasv publish`` — the static history site;
+5. ``neuronasv confirm`` — re-measure the suspected regressions base/head interleaved in
+   rounds, as the PR workflow does, so run-to-run noise cannot pass for a regression;
+6. ``neuronasv comment --dry-run`` — the PR comment as it would be sent;
+7. ``neuronasv regressions`` — change points over the (short) history;
+8. ``neuronasv publish`` — the static history site;
 
 then prints where to look and the one-sentence verdict that names the op. Each step runs
 the real command (``neuronasv.cli.main``) with the arguments it prints, so a user can
@@ -30,7 +34,7 @@ from neuronasv.model import Finding, FindingsDocument
 
 __all__ = ["DEFAULT_PATCH", "DemoOutcome", "DemoPaths", "run_demo", "verdict_sentence"]
 
-DEFAULT_PATCH = os.path.join("examples", "regress-rmsnorm-scale.patch")
+DEFAULT_PATCH = os.path.join("examples", "regress-rmsnorm-eps.patch")
 _DEMO_MACHINE = "demo-cpu"
 # Fixed identity and dates: the demo commit has the same hash on every machine for a given
 # base, so reruns reuse results instead of piling up commits.
@@ -61,6 +65,10 @@ class DemoPaths:
     @property
     def findings(self) -> str:
         return os.path.join(self.out, "findings.json")
+
+    @property
+    def confirmed(self) -> str:
+        return os.path.join(self.out, "findings-confirmed.json")
 
     @property
     def compare_text(self) -> str:
@@ -115,12 +123,17 @@ def verdict_sentence(doc: FindingsDocument) -> str:
     """
     from neuronasv.analyse.attribution import headline
 
-    regs = [f for f in doc.findings if f.verdict == "regression" and f.acknowledged is None]
+    regs = [
+        f
+        for f in doc.findings
+        if f.verdict == "regression" and f.acknowledged is None and f.confirmed is not False
+    ]
     if not regs:
         return "No regression found between base and head (see the comparison above)."
 
-    def rank(f: Finding) -> tuple[int, int, float]:
+    def rank(f: Finding) -> tuple[int, int, int, float]:
         return (
+            0 if f.confirmed else 1,
             0 if f.attribution else 1,
             0 if f.series.op is None else 1,
             -(f.ratio or 0.0),
@@ -128,6 +141,8 @@ def verdict_sentence(doc: FindingsDocument) -> str:
 
     worst = sorted(regs, key=rank)[0]
     more = f" (and {len(regs) - 1} more regressed series)" if len(regs) > 1 else ""
+    if worst.confirmed:
+        more += ", confirmed by an interleaved re-run"
     return f"Regression: {headline(worst)}{more}."
 
 
@@ -138,6 +153,7 @@ def run_demo(
     patch: str | None = None,
     bench: str | None = "rmsnorm",
     fresh: bool = False,
+    rounds: int = 3,
     say: Callable[[str], None] = print,
     cli: Callable[[Sequence[str]], int] | None = None,
 ) -> DemoOutcome:
@@ -146,7 +162,8 @@ def run_demo(
     Args:
         source_repo: the checkout to demo (its HEAD is the base commit).
         out: scratch folder for the clone, results, comment and site.
-        patch: the example change (default: ``examples/regress-rmsnorm-scale.patch``).
+        patch: the example change (default: ``examples/regress-rmsnorm-eps.patch``).
+        rounds: ABAB rounds for the confirmation step (0 = skip it).
         bench: asv ``--bench`` regex limiting the suite (default: the RMSNorm family).
         fresh: delete ``out`` first (otherwise results of earlier runs are reused).
         say: where progress lines go.
@@ -166,7 +183,7 @@ def run_demo(
         shutil.rmtree(paths.out)
     os.makedirs(paths.out, exist_ok=True)
 
-    steps = 7
+    steps = 8
 
     def step(i: int, text: str) -> None:
         say(f"\n[{i}/{steps}] {text}  (+{time.monotonic() - started:.0f} s)")
@@ -191,7 +208,7 @@ def run_demo(
 
     step(2, f"Example change: {os.path.relpath(patch_path, source_repo)}")
     _git(paths.repo, "apply", "--index", patch_path)
-    _git(paths.repo, "commit", "--quiet", "-m", "demo: output scale in the naive RMSNorm")
+    _git(paths.repo, "commit", "--quiet", "-m", "demo: keep eps on the device in the naive RMSNorm")
     head = _git(paths.repo, "rev-parse", "HEAD")
     say(f"head  {head[:12]}  " + _git(paths.repo, "diff", "--stat", base, head).splitlines()[-1])
 
@@ -209,28 +226,30 @@ def run_demo(
     with open(paths.compare_text, encoding="utf-8") as fh:
         say(fh.read().rstrip())
 
-    step(5, "PR comment, dry run (what would be sent to GitHub)")
+    report = paths.findings
+    if rounds > 0:
+        step(5, f"Confirm suspected regressions: base/head interleaved, {rounds} rounds")
+        command(
+            "confirm", "--findings", paths.findings, "--repo", paths.repo,
+            "--regressions-only", "--rounds", str(rounds), "--backend", "cpu",
+            "--format", "json", "--out", paths.confirmed,
+        )  # fmt: skip
+        report = paths.confirmed
+    else:
+        step(5, "Confirmation skipped (--rounds 0)")
+
+    step(6, "PR comment, dry run (what would be sent to GitHub)")
     os.environ.pop("GITHUB_TOKEN", None)  # never post from the demo
     command(
-        "comment",
-        "--pr",
-        "1",
-        "--report",
-        paths.findings,
-        "--dry-run",
-        "--out",
-        paths.requests,
-        "--body-out",
-        paths.comment,
-        "--repo",
-        "example/neuronasv",
-    )
+        "comment", "--pr", "1", "--report", report, "--dry-run", "--out", paths.requests,
+        "--body-out", paths.comment, "--repo", "example/neuronasv",
+    )  # fmt: skip
 
-    step(6, "Change points over history (open regressions)")
+    step(7, "Change points over history (open regressions)")
     command("regressions", *common, "--format", "json", "--out", paths.regressions)
     command("regressions", *common, "--format", "text")
 
-    step(7, "History site")
+    step(8, "History site")
     command(
         "publish",
         "--results-dir",
@@ -243,13 +262,13 @@ def run_demo(
         paths.regressions,
     )
 
-    with open(paths.findings, encoding="utf-8") as fh:
-        doc = FindingsDocument.loads(fh.read(), source=paths.findings)
+    with open(report, encoding="utf-8") as fh:
+        doc = FindingsDocument.loads(fh.read(), source=report)
     sentence = verdict_sentence(doc)
     elapsed = time.monotonic() - started
     say("\nWhere to look:")
     say(f"  PR comment      {paths.comment}")
-    say(f"  findings        {paths.findings}")
+    say(f"  findings        {report}")
     say(f"  history site    {os.path.join(paths.site, 'index.html')}")
     say(f"  asv results     {paths.results}  (try: asv compare, asv publish)")
     say(f"\n{sentence}")

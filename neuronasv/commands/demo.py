@@ -20,11 +20,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--out", default=os.path.join("out", "demo"), help="scratch folder")
     p.add_argument("--repo", default=os.getcwd(), help="checkout to demo (default: here)")
-    p.add_argument("--patch", help="example change (default: examples/regress-rmsnorm-scale.patch)")
+    p.add_argument("--patch", help="example change (default: examples/regress-rmsnorm-eps.patch)")
     p.add_argument(
         "--bench",
         default="rmsnorm",
         help="asv --bench regex limiting the suite (default: rmsnorm; '' = whole suite)",
+    )
+    p.add_argument(
+        "--rounds", type=int, default=3, help="ABAB rounds of the confirmation step (0 = skip)"
     )
     p.add_argument("--fresh", action="store_true", help="delete --out first")
     p.set_defaults(func=run)
@@ -34,6 +37,11 @@ def run(args: argparse.Namespace) -> int:
     from neuronasv.demo import run_demo
 
     outcome = run_demo(
-        args.repo, args.out, patch=args.patch, bench=args.bench or None, fresh=args.fresh
+        args.repo,
+        args.out,
+        patch=args.patch,
+        bench=args.bench or None,
+        fresh=args.fresh,
+        rounds=args.rounds,
     )
     return 0 if outcome.regressions else 1
