@@ -5,7 +5,8 @@
 # Env: NEURONASV_CONFIRM_SAMPLES (samples per side per round of the re-run).
 # Usage: bash ci/pr-bench.sh --pr N --base SHA --head SHA --out DIR [--bench REGEX]
 # Env: NEURONASV_MACHINE (trainium), NEURONASV_BACKEND, NEURONASV_PYTHON (optional),
-#      NEURONASV_CONFIRM_ROUNDS (2; 0 skips the confirmation re-run).
+#      NEURONASV_CONFIRM_ROUNDS (3; 0 skips the confirmation re-run),
+#      NEURONASV_HISTORY_DIR (main-branch results for per-series noise floors; optional).
 # Needs no token and writes nothing outside OUT and a scratch results folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,12 +37,14 @@ args=(run --machine "$machine" --results-dir "$results" --keep-traces --traces-d
 nx "${args[@]}" "$mb" "$head"
 nx compare "$mb" "$head" --results-dir "$results" --machine "$machine" --repo . \
   --format json --out "$out/findings.json"
-rounds=${NEURONASV_CONFIRM_ROUNDS:-2}
+# 3 rounds: with fewer the rounds test has almost no power (docs/analysis.md).
+rounds=${NEURONASV_CONFIRM_ROUNDS:-3}
 if [ "$rounds" != "0" ]; then
   log "confirmation: ABAB re-measurement of suspected regressions ($rounds rounds)"
   confirm=(confirm --findings "$out/findings.json" --repo . --rounds "$rounds" --format json
            --out "$out/findings.json")
   [ -n "${NEURONASV_CONFIRM_SAMPLES:-}" ] && confirm+=(--samples "$NEURONASV_CONFIRM_SAMPLES")
+  [ -n "${NEURONASV_HISTORY_DIR:-}" ] && confirm+=(--history-dir "$NEURONASV_HISTORY_DIR")
   nx "${confirm[@]}"
 fi
 # The rendered comment is for people reading the artifact; pr-comment.yml re-renders from

@@ -191,7 +191,19 @@ CommandRunner = Callable[[Sequence[str], str, Mapping[str, str]], int]
 
 
 def _run_cmd(cmd: Sequence[str], cwd: str, env: Mapping[str, str]) -> int:
-    return subprocess.run(list(cmd), cwd=cwd, env=dict(env), check=False).returncode
+    # Output is kept out of the user's view (one profile table per round and side would
+    # bury the verdict) and shown only when the command fails.
+    proc = subprocess.run(
+        list(cmd), cwd=cwd, env=dict(env), check=False, capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        tail = (proc.stdout + proc.stderr).strip().splitlines()[-20:]
+        print("\n".join(["$ " + " ".join(cmd), *tail]), file=sys.stderr)
+    return proc.returncode
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -206,6 +218,7 @@ class WorktreeProfileRunner:
         python: interpreter (default: this one, whose packages the worktrees share).
         workdir: where worktrees and JSON files go (default: a temporary folder).
         run_cmd: injected process runner ``(argv, cwd, env) -> returncode`` (tests).
+        progress: where one line per re-measured profile goes (stderr by default).
     """
 
     repo: str
@@ -216,6 +229,7 @@ class WorktreeProfileRunner:
     python: str = sys.executable
     workdir: str | None = None
     run_cmd: CommandRunner = _run_cmd
+    progress: Callable[[str], None] = _progress
     _trees: dict[str, str] = field(default_factory=dict)
 
     def _tree(self, side: str) -> str:
@@ -240,17 +254,33 @@ class WorktreeProfileRunner:
     ) -> Mapping[SeriesId, Sequence[float]]:
         tree = self._tree(side)
         out: dict[SeriesId, list[float]] = {}
-        groups = sorted({(s.workload, s.shape, s.dtype) for s in series if s.workload})
-        for wl, shape, dtype in groups:
-            assert wl is not None
-            target = os.path.join(
-                self.workdir or tree, f"{side}-{round_index}-{wl}-{shape}-{dtype}.json"
+        # One process per workload and side per round, profiling every (shape, dtype) of
+        # that workload's suspects: process start-up (torch import) is paid once, not once
+        # per configuration.
+        wanted: dict[str, tuple[list[str], list[str]]] = {}
+        for s in series:
+            if not s.workload:
+                continue
+            shapes, dtypes = wanted.setdefault(s.workload, ([], []))
+            if s.shape and s.shape not in shapes:
+                shapes.append(s.shape)
+            if s.dtype and s.dtype not in dtypes:
+                dtypes.append(s.dtype)
+        commit = self.base if side == "base" else self.head
+        for wl in sorted(wanted):
+            shapes, dtypes = wanted[wl]
+            target = os.path.join(self.workdir or tree, f"{side}-{round_index}-{wl}.json")
+            self.progress(
+                f"  round {round_index + 1} {side:<4} {commit[:8]}  {wl}"
+                f" [{', '.join(shapes) or 'default shape'}] x [{', '.join(dtypes) or 'default'}]"
             )
             cmd = [
                 self.python,
                 "-m",
                 "neuronasv",
                 "profile",
+                "--quiet",
+                "--no-roofline",
                 "--backend",
                 self.backend,
                 "--workload",
@@ -260,9 +290,9 @@ class WorktreeProfileRunner:
                 "--json",
                 target,
             ]
-            if shape:
+            for shape in shapes:
                 cmd += ["--shape", shape]
-            if dtype:
+            for dtype in dtypes:
                 cmd += ["--dtype", dtype]
             env = {**os.environ, "PYTHONPATH": tree}
             rc = self.run_cmd(cmd, tree, env)

@@ -45,9 +45,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="workload by registry name, e.g. rmsnorm.fused (repeatable; see --list)",
     )
     p.add_argument("--list", action="store_true", help="list registered workloads and exit")
-    p.add_argument("--shape", default=None, help="shape, e.g. 4x512 (default: the workload's)")
     p.add_argument(
-        "--dtype", default=None, help="dtype (default: the workload's; bfloat16 for RMSNorm)"
+        "--shape",
+        action="append",
+        default=None,
+        help="shape, e.g. 4x512 (repeatable; default: the workload's)",
+    )
+    p.add_argument(
+        "--dtype",
+        action="append",
+        default=None,
+        help="dtype (repeatable; default: the workload's; bfloat16 for RMSNorm)",
     )
     p.add_argument("--samples", type=int, default=10, help="samples (profiler cycles), default 10")
     p.add_argument(
@@ -120,12 +128,17 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
         f"{_fmt_us(total)} per iteration (median of {n} samples, IQR/median "
         f"{spread(profile.device_time_us):.0%})"
     )
-    table = Table(title=title, title_justify="left", caption=f"device time = {what}; per iteration"
-                  f" ({profile.iterations_per_sample} per sample)", caption_justify="left")
+    table = Table(
+        title=title,
+        title_justify="left",
+        caption=f"device time = {what}; per iteration ({profile.iterations_per_sample} per sample)",
+        caption_justify="left",
+    )
     table.add_column("op", overflow="fold")
     table.add_column("calls/iter", justify="right")
-    table.add_column("self device" if not profile.device_time_is_cpu else "self device (=CPU)",
-                     justify="right")
+    table.add_column(
+        "self device" if not profile.device_time_is_cpu else "self device (=CPU)", justify="right"
+    )
     table.add_column("%", justify="right")
     table.add_column("per call", justify="right")
     table.add_column("IQR/median", justify="right")
@@ -157,10 +170,12 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
         console.print(Text(f"trace: {_safe(t)}"))
     if profile.canary is not None:
         c = profile.canary
-        console.print(Text(
-            f"canary {_safe(c.name)}: start {_median(c.start_us):.0f} µs,"
-            f" end {_median(c.end_us):.0f} µs"
-        ))
+        console.print(
+            Text(
+                f"canary {_safe(c.name)}: start {_median(c.start_us):.0f} µs,"
+                f" end {_median(c.end_us):.0f} µs"
+            )
+        )
 
 
 def comparison_line(profiles: Sequence[WorkloadProfile]) -> str | None:
@@ -205,9 +220,7 @@ def run(args: argparse.Namespace) -> int:
     from neuronasv.measure.fingerprint import collect_fingerprint
     from neuronasv.measure.profiling import profile_workload
 
-    console = Console(
-        highlight=False, width=None if sys.stdout.isatty() else 120, soft_wrap=False
-    )
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120, soft_wrap=False)
     if args.list:
         for w in workloads.all_workloads():
             console.print(_list_line(w.name, w.description, w.default_shape))
@@ -217,10 +230,10 @@ def run(args: argparse.Namespace) -> int:
     if args.active < 1:
         raise UsageError(f"--active must be at least 1, got {args.active}")
     selected = [workloads.get(n) for n in _selected(args)]
-    if args.dtype is not None:
-        workloads.parse_dtype(args.dtype)
-    if args.shape is not None:
-        workloads.parse_shape(args.shape)
+    for d in args.dtype or ():
+        workloads.parse_dtype(d)
+    for sh in args.shape or ():
+        workloads.parse_shape(sh)
     backend = backends.get_backend(args.backend)
 
     def progress(msg: str) -> None:
@@ -253,24 +266,29 @@ def run(args: argparse.Namespace) -> int:
         if reason:
             console.print(f"skipped {w.name}: {_safe(reason)}")
             continue
-        prof = profile_workload(
-            w,
-            backend,
-            shape=args.shape or w.default_shape,
-            dtype=args.dtype or w.default_dtype,
-            samples=args.samples,
-            active=args.active,
-            seed=args.seed,
-            trace_dir=args.trace_dir,
-            progress=progress,
-            roofline=args.roofline,
-            canary=args.canary,
-            peak=peak,
-        )
-        profiles.append(prof)
-        console.print()
-        render_profile(prof, console)
-    line = comparison_line(profiles)
+        # Every (shape, dtype) asked for, in the order given: one process can re-measure
+        # many combinations (what `neuronasv confirm` does per workload and round).
+        for shape in args.shape or [w.default_shape]:
+            for dtype in args.dtype or [w.default_dtype]:
+                prof = profile_workload(
+                    w,
+                    backend,
+                    shape=shape,
+                    dtype=dtype,
+                    samples=args.samples,
+                    active=args.active,
+                    seed=args.seed,
+                    trace_dir=args.trace_dir,
+                    progress=progress,
+                    roofline=args.roofline,
+                    canary=args.canary,
+                    peak=peak,
+                )
+                profiles.append(prof)
+                console.print()
+                render_profile(prof, console)
+    one_config = len(args.shape or [None]) == 1 and len(args.dtype or [None]) == 1
+    line = comparison_line(profiles) if one_config else None
     if line:
         console.print()
         console.print(line)

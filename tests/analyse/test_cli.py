@@ -9,10 +9,10 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import DATA
 
 from neuronasv.analyse.confirm import WorktreeProfileRunner, confirm
 from neuronasv.model import FindingsDocument, OpProfile, ProfileDocument, WorkloadProfile
+from tests.analyse.conftest import DATA
 
 PR = os.path.join(DATA, "pr")
 

@@ -7,10 +7,10 @@ import subprocess
 
 import pytest
 from analyse_asvdata import Bench, neuronasv_run, write_run
-from conftest import DATA
 
 from neuronasv.errors import CorruptResultsError, SchemaVersionError
 from neuronasv.store.history import ParsedFile, load_history, parse_result_file, resolve_commit
+from tests.analyse.conftest import DATA
 
 
 def test_plain_asv_results_load_with_errors_named(tmp_path):

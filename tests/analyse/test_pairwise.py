@@ -5,7 +5,6 @@ import os
 import numpy as np
 import pytest
 from analyse_asvdata import neuronasv_run
-from conftest import DATA
 
 from neuronasv.analyse import stats
 from neuronasv.analyse.acks import Acknowledgement
@@ -15,6 +14,7 @@ from neuronasv.analyse.rules import Rule, RuleSet
 from neuronasv.errors import IncomparableError, UsageError
 from neuronasv.model import Finding, FindingsDocument, OpContribution, Point, SeriesId
 from neuronasv.store.history import load_history
+from tests.analyse.conftest import DATA
 
 BASE = "1a2b3c4d" + "0" * 32
 HEAD = "5e6f7a8b" + "1" * 32

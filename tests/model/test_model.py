@@ -77,7 +77,7 @@ def test_unknown_schema_version_names_the_versions() -> None:
 
 def test_wrong_kind_is_rejected() -> None:
     data = ProfileDocument(backend="cpu", workloads=()).to_json()
-    with pytest.raises(CorruptResultsError, match="neuronasv.findings"):
+    with pytest.raises(CorruptResultsError, match=r"neuronasv\.findings"):
         FindingsDocument.from_json(data)
 
 
