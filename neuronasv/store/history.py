@@ -16,8 +16,13 @@ Missing values, explicitly:
     returns NaN for an op absent in that commit): no point at all (verdict new/removed).
   * NaN samples inside a sample list are dropped (asv's ``is_different`` does the same).
 
-Commit order comes from git when ``repo`` is given (``git rev-list --topo-order`` over
-the commits that have results), else from asv's commit dates (then the hash, for ties).
+Commit order comes from git when ``repo`` is given (one ``git rev-list --topo-order
+--all``, see :func:`git_commit_order`), else from asv's commit dates (then the hash).
+
+Speed (this loader also feeds ``compare``/``regressions`` on long histories): JSON goes
+through msgspec with a NaN pre-pass (:func:`decode_asv_json`), sidecar series lists are
+validated once per distinct list (:func:`read_sidecar_bytes`), and ``load_history``
+resolves series identities once per distinct row; see docs/publishing.md for figures.
 """
 
 from __future__ import annotations
@@ -318,11 +323,16 @@ def read_sidecar_bytes(raw: bytes, source: str, *, profiles: bool = True) -> tup
 
 
 # One benchmark row of one file, before it becomes ParsedEntry/Point objects:
-# (benchmark, parameter combinations, values, samples per value or None, version).
+# (benchmark, parameter combinations, values, samples per value or None, version, clean).
 # A value is a finite float, None (failed) or NaN (skipped: no point at all). The
 # combinations list is shared by every file with the same row (see ``_combos``).
 _Row = tuple[
-    str, list[tuple[str, ...]], list["float | None"], "list[tuple[float, ...]] | None", "str | None"
+    str,
+    list[tuple[str, ...]],
+    list["float | None"],
+    "list[tuple[float, ...]] | None",
+    "str | None",
+    bool,  # clean: every value a finite float (no failure, nothing skipped)
 ]
 
 
@@ -340,14 +350,25 @@ class _Rec:
     warnings: tuple[str, ...]
 
     @classmethod
-    def of(cls, pf: ParsedFile) -> _Rec:
+    def of(cls, pf: ParsedFile, interned: dict[Any, list[tuple[str, ...]]]) -> _Rec:
+        """From a cached ParsedFile; ``interned`` shares the one-combination lists."""
+
+        def one(e: ParsedEntry) -> list[tuple[str, ...]]:
+            got = interned.get((e.benchmark, e.params))
+            return (
+                got if got is not None else interned.setdefault((e.benchmark, e.params), [e.params])
+            )
+
         return cls(
             pf.path,
             pf.machine,
             pf.commit,
             pf.env_name,
             pf.date,
-            [(e.benchmark, [e.params], [e.value], [e.samples], e.version) for e in pf.entries],
+            [
+                (e.benchmark, one(e), [e.value], [e.samples], e.version, e.value is not None)
+                for e in pf.entries
+            ],
             pf.sidecar,
             pf.warnings,
         )
@@ -361,7 +382,7 @@ class _Rec:
             date=self.date,
             entries=tuple(
                 ParsedEntry(b, c, v, s, failed=v is None, version=ver)
-                for b, combos, values, samples, ver in self.rows
+                for b, combos, values, samples, ver, _clean in self.rows
                 for c, v, s in zip(combos, values, samples or _NO_SAMPLES, strict=False)
                 if v is None or v == v
             ),
@@ -459,19 +480,24 @@ def _parse(p: str, machine: str | None = None) -> _Rec:
     return _Rec(p, mach, commit, env_name, date, rows, sidecar, tuple(warnings))
 
 
-# (benchmark, params as written) -> parameter combinations: every commit repeats them.
-_COMBOS: dict[tuple[str, str], list[tuple[str, ...]]] = {}
+# benchmark -> (params as written, parameter combinations): every commit repeats them.
+_COMBOS: dict[str, tuple[list[Any], list[tuple[str, ...]]]] = {}
 
 
 def _combos(name: str, params: list[Any]) -> list[tuple[str, ...]]:
-    key = (name, repr(params))
-    got = _COMBOS.get(key)
-    if got is None:
-        got = [tuple(str(v) for v in c) for c in itertools.product(*params)] if params else [()]
+    seen = _COMBOS.get(name)
+    if seen is not None and seen[0] == params:
+        return seen[1]
+    combos: list[tuple[str, ...]] = (
+        [tuple(str(v) for v in c) for c in itertools.product(*params)] if params else [()]
+    )
+    # Memo only all-string params (asv writes reprs): a list equal to those is the same
+    # strings, whereas 1 == True == 1.0 would share combinations whose str() differ.
+    if all(isinstance(v, str) for p in params for v in p):
         if len(_COMBOS) > 100_000:
             _COMBOS.clear()
-        _COMBOS[key] = got
-    return got
+        _COMBOS[name] = (params, combos)
+    return combos
 
 
 def _parse_row(name: str, row: Any, columns: list[str], source: str, marked: bool) -> _Row:
@@ -488,7 +514,7 @@ def _parse_row(name: str, row: Any, columns: list[str], source: str, marked: boo
     combos = _combos(name, params)
     if result is None:
         # The whole benchmark failed (asv compresses an all-None list to None).
-        return (name, combos, [None] * len(combos), None, version)
+        return (name, combos, [None] * len(combos), None, version, False)
     if not isinstance(result, list):
         # Non-parameterised benchmarks may hold a bare scalar in hand-written files.
         result = [result]
@@ -499,7 +525,8 @@ def _parse_row(name: str, row: Any, columns: list[str], source: str, marked: boo
     if samples is not None and (not isinstance(samples, list) or len(samples) != len(combos)):
         raise CorruptResultsError(f"{source}: {where}: samples do not match the parameters")
     values: list[float | None]
-    if set(map(type, result)) == _FLOAT and math.isfinite(sum(result)):
+    clean = set(map(type, result)) == _FLOAT and math.isfinite(sum(result))
+    if clean:
         values = result  # all finite floats (the common case), checked at C speed
     else:
         values = [
@@ -507,7 +534,7 @@ def _parse_row(name: str, row: Any, columns: list[str], source: str, marked: boo
             for i, raw in enumerate(result)
         ]
     if samples is None:
-        return (name, combos, values, None, version)
+        return (name, combos, values, None, version, clean)
     out: list[tuple[float, ...]] = []
     for i, smp in enumerate(samples):
         v = values[i]
@@ -518,7 +545,7 @@ def _parse_row(name: str, row: Any, columns: list[str], source: str, marked: boo
             raise CorruptResultsError(f"{source}: {where} samples[{i}] must be a list")
         vals = [_number(asv_float(x, marked), f"{where} samples[{i}]", source) for x in smp]
         out.append(tuple(v for v in vals if v is not None and not math.isnan(v)))
-    return (name, combos, values, out, version)
+    return (name, combos, values, out, version, clean)
 
 
 _NO_SAMPLES = itertools.repeat(())
@@ -677,6 +704,7 @@ def _load_history(
     rdir = os.fspath(results_dir)
     errors: list[str] = []
     parsed: list[_Rec] = []
+    interned: dict[Any, list[tuple[str, ...]]] = {}
     for path in _iter_result_paths(rdir, machine):
         try:
             if cache is None:
@@ -688,7 +716,7 @@ def _load_history(
                     rec = _parse(path)
                     cache.put(path, key, rec.parsed())
                 else:
-                    rec = _Rec.of(pf)
+                    rec = _Rec.of(pf, interned)
         except (NeuronasvError, OSError) as exc:
             msg = str(exc)
             errors.append(msg if msg.startswith(path) else f"{path}: {msg}")
@@ -725,7 +753,10 @@ def _load_history(
     # (machine, env, row, combinations, series map) -> per combination its point list,
     # plus the (key, SeriesId) pairs the sidecar names: files repeat their rows, so the
     # identity work runs once per distinct row, not once per value.
-    memo: dict[tuple[str, str, str, int, int], tuple[list[list[Point]], list[Any]]] = {}
+    memo: dict[
+        tuple[str, str, str, int, int], tuple[list[list[Point]], list[Any], list[Any], Any]
+    ] = {}
+    last_named: dict[tuple[str, str, str], list[Any]] = {}
     parsed.sort(key=lambda r: (order[r.commit], r.path))
     for rec in parsed:
         sc = rec.sidecar
@@ -737,7 +768,7 @@ def _load_history(
             got = smaps.get(id(sc.series))
             smap = got if got is not None else smaps.setdefault(id(sc.series), _series_map(sc))
         o, commit, date = order[rec.commit], rec.commit, rec.date
-        for bench, combos, values, samples, _ver in rec.rows:
+        for bench, combos, values, samples, _ver, clean in rec.rows:
             mk = (rec.machine, rec.env_name, bench, id(combos), id(smap))
             row = memo.get(mk)
             if row is None:
@@ -752,18 +783,33 @@ def _load_history(
                         ids[k] = SeriesId(bench, params)
                     named.append((k, sid))
                     lists.append(points.setdefault(k, []))
-                row = memo[mk] = (lists, named if any(n[1] for n in named) else [])
-            lists, named = row
+                every = [(k2, s2) for k2, s2 in named if s2 is not None]
+                # (the memo holds ``combos``, so its id cannot be reused by another list)
+                row = memo[mk] = (lists, named if every else [], every, combos)
+            lists, named, every, _ = row
             if named:
-                # later sidecars win (a series gains its identity), for values present
-                hits = [
-                    (k, sid)
-                    for (k, sid), v in zip(named, values, strict=False)
-                    if sid is not None and (v is None or v == v)
-                ]
-                if hits:
+                # Later sidecars win (a series gains its identity), for values present.
+                # A clean row names all of ``every``; that is a no-op when the same list
+                # was the last one applied to this benchmark (nothing overrode it since).
+                group = (rec.machine, rec.env_name, bench)
+                if not clean:
+                    hits = [
+                        (k, sid)
+                        for (k, sid), v in zip(named, values, strict=False)
+                        if sid is not None and (v is None or v == v)
+                    ]
+                    if hits:
+                        mapped.add(bench)
+                        ids.update(hits)
+                        last_named[group] = hits
+                elif last_named.get(group) is not every:
                     mapped.add(bench)
-                    ids.update(hits)
+                    ids.update(every)
+                    last_named[group] = every
+            if clean and samples is None:
+                for pts, v in zip(lists, values, strict=False):
+                    pts.append(Point(commit, o, v, (), date))
+                continue
             for pts, v, smp in zip(lists, values, samples or _NO_SAMPLES, strict=False):
                 if v is None or v == v:  # NaN: skipped in this commit, no point
                     pts.append(Point(commit, o, v, smp, date))
