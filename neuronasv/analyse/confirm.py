@@ -127,7 +127,10 @@ def confirm(
             verdict = g.verdict if ok else f.verdict
         else:
             ok = g.verdict == f.verdict
-            verdict = f.verdict
+            # What does not survive the re-measurement is no longer a verdict: it joins the
+            # noisy series (confirmed=False keeps the record), so headlines, statuses and
+            # --fail-on count only what the rounds confirmed.
+            verdict = f.verdict if ok else "noisy"
         method = (
             f"{rounds} interleaved rounds (ABAB, n={g.n_base}/{g.n_head})"
             if rounds >= 2

@@ -23,8 +23,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--patch", help="example change (default: examples/regress-rmsnorm-eps.patch)")
     p.add_argument(
         "--bench",
-        default="rmsnorm",
-        help="asv --bench regex limiting the suite (default: rmsnorm; '' = whole suite)",
+        default=None,
+        help="asv --bench regex limiting the suite (default: the naive and fused RMSNorm;"
+        " 'rmsnorm' adds the compiled one; '' = whole suite)",
     )
     p.add_argument(
         "--rounds", type=int, default=3, help="ABAB rounds of the confirmation step (0 = skip)"
@@ -34,13 +35,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from neuronasv.demo import run_demo
+    from neuronasv.demo import DEFAULT_BENCH, run_demo
 
     outcome = run_demo(
         args.repo,
         args.out,
         patch=args.patch,
-        bench=args.bench or None,
+        bench=DEFAULT_BENCH if args.bench is None else (args.bench or None),
         fresh=args.fresh,
         rounds=args.rounds,
     )
