@@ -42,13 +42,15 @@ from neuronasv.publish.cache import Codec, ParseCache, digest_bytes
 from neuronasv.publish.sitedata import MachineData, SeriesInfo, SiteData
 from neuronasv.store.history import (
     asv_float,
+    benchmark_units,
     decode_asv_json,
+    default_unit,
     git_commit_order,
     git_runner_for,
     read_sidecar_bytes,
 )
 
-__all__ = ["Summary", "git_order", "parse_summary", "scan_results", "summary_cache", "units"]
+__all__ = ["Summary", "git_order", "parse_summary", "scan_results", "summary_cache"]
 
 _METADATA = frozenset({"machine.json", "benchmarks.json"})
 Layout = tuple[tuple[str, tuple[str, ...], "SeriesId | None"], ...]
@@ -436,31 +438,6 @@ def _stat_key(path: str) -> tuple[int, ...]:
     return tuple(out)
 
 
-def units(results_dir: str) -> dict[str, str]:
-    """benchmark -> unit from asv's ``benchmarks.json`` (empty when absent/unreadable)."""
-    try:
-        with open(os.path.join(results_dir, "benchmarks.json"), encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    return {
-        k: v["unit"]
-        for k, v in data.items()
-        if isinstance(v, dict) and isinstance(v.get("unit"), str)
-    }
-
-
-def _default_unit(benchmark: str) -> str:
-    leaf = benchmark.rsplit(".", 1)[-1]
-    if leaf.startswith(("time_", "devtime_", "timeraw_")):
-        return "seconds"
-    if leaf.startswith(("mem_", "peakmem_")):
-        return "bytes"
-    return "unit"
-
-
 def git_order(
     repo: str, commits: Iterable[str], run: Callable[[Sequence[str]], str] | None = None
 ) -> list[str]:
@@ -544,7 +521,7 @@ def scan_results(
             order = {c: i for i, c in enumerate(git_order(os.fspath(repo), wanted))}
         except CorruptResultsError as exc:
             errors.append(f"commit order: {exc}; falling back to asv commit dates")
-    unit_of = units(rdir)
+    unit_of = benchmark_units(rdir)
     machines = [
         _assemble(name, by_machine[name], layouts, order, unit_of, errors)
         for name in sorted(by_machine)
@@ -591,7 +568,7 @@ def _assemble(
             if r is None:
                 r = rows[k] = len(info)
                 info.append(
-                    SeriesInfo(s.env_name, sid or SeriesId(b, p), unit_of.get(b, _default_unit(b)))
+                    SeriesInfo(s.env_name, sid or SeriesId(b, p), unit_of.get(b, default_unit(b)))
                 )
             elif sid is not None:
                 # later sidecars win, as in the loader (a series gains its identity)

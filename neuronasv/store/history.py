@@ -51,8 +51,10 @@ __all__ = [
     "ParsedEntry",
     "ParsedFile",
     "asv_float",
+    "benchmark_units",
     "decode_asv_json",
     "default_results_dir",
+    "default_unit",
     "git_commit_order",
     "git_runner_for",
     "load_history",
@@ -622,7 +624,8 @@ def git_commit_order(commits: Iterable[str], git: GitRunner) -> list[str]:
 _MAX_EXTRA_ARGS = 20_000
 
 
-def _units(results_dir: str) -> dict[str, str]:
+def benchmark_units(results_dir: str) -> dict[str, str]:
+    """benchmark -> unit from asv's ``benchmarks.json`` (empty when absent/unreadable)."""
     path = os.path.join(results_dir, "benchmarks.json")
     try:
         with open(path, encoding="utf-8") as fh:
@@ -638,7 +641,8 @@ def _units(results_dir: str) -> dict[str, str]:
     }
 
 
-def _default_unit(benchmark: str) -> str:
+def default_unit(benchmark: str) -> str:
+    """The unit asv implies by a benchmark's prefix (``time_`` -> seconds, ...)."""
     leaf = benchmark.rsplit(".", 1)[-1]
     if leaf.startswith(("time_", "devtime_", "timeraw_")):
         return "seconds"
@@ -742,7 +746,7 @@ def _load_history(
     commits = ordered + rest  # commits git does not know go last, by date
     order = {c: i for i, c in enumerate(commits)}
 
-    units = _units(rdir)
+    units = benchmark_units(rdir)
     fingerprints: dict[tuple[str, str], Mapping[str, str]] = {}
     profiles: dict[tuple[str, str], tuple[WorkloadProfile, ...]] = {}
     points: dict[tuple[str, str, str, tuple[str, ...]], list[Point]] = {}
@@ -820,7 +824,7 @@ def _load_history(
             machine=k[0],
             env_name=k[1],
             series=ids[k],
-            unit=units.get(k[2], "seconds" if k[2] in mapped else _default_unit(k[2])),
+            unit=units.get(k[2], "seconds" if k[2] in mapped else default_unit(k[2])),
             points=tuple(pts),
         )
         for k, pts in sorted(points.items())
