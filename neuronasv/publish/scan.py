@@ -48,6 +48,7 @@ from neuronasv.store.history import (
     git_commit_order,
     git_runner_for,
     read_sidecar_bytes,
+    stat_key,
 )
 
 __all__ = ["Summary", "git_order", "parse_summary", "scan_results", "summary_cache"]
@@ -427,17 +428,6 @@ def _result_paths(results_dir: str, machine: str | None) -> list[str]:
     return out
 
 
-def _stat_key(path: str) -> tuple[int, ...]:
-    out: list[int] = []
-    for p in (path, sidecar_path(path)):
-        try:
-            st = os.stat(p)
-            out += [st.st_mtime_ns, st.st_size]
-        except FileNotFoundError:
-            out += [0, 0]
-    return tuple(out)
-
-
 def git_order(
     repo: str, commits: Iterable[str], run: Callable[[Sequence[str]], str] | None = None
 ) -> list[str]:
@@ -478,7 +468,7 @@ def scan_results(
     summaries: list[Summary] = []
     todo: list[tuple[str, tuple[int, ...]]] = []
     for path in _result_paths(rdir, machine):
-        key = _stat_key(path)
+        key = stat_key(path)
         s = cache.get(path, key) if cache is not None else None
         if s is not None and layouts.get(s.layout_id) is not None:
             summaries.append(s)
