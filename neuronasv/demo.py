@@ -47,15 +47,14 @@ DEFAULT_PATCH = os.path.join("examples", "regress-rmsnorm-eps.patch")
 # compiles it again in a fresh process (10-25 s each here); ``--bench rmsnorm`` adds it.
 DEFAULT_BENCH = r"rmsnorm\.(Naive|Fused)\."
 _DEMO_MACHINE = "demo-cpu"
-# Fixed identity and dates: the demo commit has the same hash on every machine for a given
-# base, so reruns reuse results instead of piling up commits.
+# Fixed identity (and a date derived from the base, see run_demo): the demo commit has the
+# same hash on every machine for a given base, so reruns reuse results instead of piling
+# up commits.
 _GIT_ENV = {
     "GIT_AUTHOR_NAME": "neuronasv demo",
     "GIT_AUTHOR_EMAIL": "demo@neuronasv.invalid",
     "GIT_COMMITTER_NAME": "neuronasv demo",
     "GIT_COMMITTER_EMAIL": "demo@neuronasv.invalid",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+00:00",
-    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+00:00",
 }
 
 
@@ -114,8 +113,8 @@ class DemoOutcome:
     seconds: float
 
 
-def _git(repo: str, *args: str) -> str:
-    env = {**os.environ, **_GIT_ENV}
+def _git(repo: str, *args: str, env_extra: dict[str, str] | None = None) -> str:
+    env = {**os.environ, **_GIT_ENV, **(env_extra or {})}
     proc = subprocess.run(
         ["git", "-C", repo, *args], capture_output=True, text=True, env=env, check=False
     )
@@ -219,7 +218,12 @@ def run_demo(
 
     step(2, f"Example change: {os.path.relpath(patch_path, source_repo)}")
     _git(paths.repo, "apply", "--index", patch_path)
-    _git(paths.repo, "commit", "--quiet", "-m", "demo: keep eps on the device in the naive RMSNorm")
+    # One minute after the base: history pages order and date commits by it.
+    when = f"@{int(_git(paths.repo, 'show', '-s', '--format=%ct', base)) + 60} +0000"
+    _git(
+        paths.repo, "commit", "--quiet", "-m", "demo: keep eps on the device in the naive RMSNorm",
+        env_extra={"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when},
+    )  # fmt: skip
     head = _git(paths.repo, "rev-parse", "HEAD")
     say(f"head  {head[:12]}  " + _git(paths.repo, "diff", "--stat", base, head).splitlines()[-1])
 
