@@ -87,12 +87,26 @@
   }
 
   function xAxis(d) {
+    // The x axis is the commit order: ticks only on whole commits, each labelled with its
+    // date (and time when the shown commits fall within one day); a label equal to the
+    // previous one is left out so short histories do not repeat the same date.
     return {
+      incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000],
       values: function (u, splits) {
+        var prev = null;
+        var first = d.dates[Math.max(0, Math.round(u.scales.x.min || 0))];
+        var last = d.dates[Math.min(d.dates.length - 1, Math.round(u.scales.x.max || 0))];
+        var sameDay = first && last && Math.abs(last - first) < 864e5;
         return splits.map(function (i) {
+          if (Math.abs(i - Math.round(i)) > 1e-9) return "";
           var t = d.dates[Math.round(i)];
-          if (t) return new Date(t).toISOString().slice(0, 10);
-          return "#" + Math.round(i);
+          var label = t
+            ? (sameDay ? new Date(t).toISOString().slice(0, 16).replace("T", " ")
+                       : new Date(t).toISOString().slice(0, 10))
+            : "#" + Math.round(i);
+          if (label === prev) return "";
+          prev = label;
+          return label;
         });
       }
     };
