@@ -247,6 +247,7 @@ def run_demo(
         command(
             "confirm", "--findings", paths.findings, "--repo", paths.repo,
             "--regressions-only", "--rounds", str(rounds), "--backend", "cpu",
+            "--max-rounds", str(rounds + 3), "--budget-seconds", "240",
             "--format", "json", "--out", paths.confirmed,
         )  # fmt: skip
         report = paths.confirmed

@@ -26,12 +26,15 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from neuronasv.analyse.causes import MOVED_VERDICTS, find_causes
 from neuronasv.analyse.floors import FloorKey, NoiseFloor
+from neuronasv.analyse.multitest import spend
 from neuronasv.analyse.pairwise import PairInput, Settings, judge
-from neuronasv.errors import CaptureError, StoreError
+from neuronasv.errors import CaptureError, StoreError, UsageError
 from neuronasv.model import Finding, FindingsDocument, Point, ProfileDocument, SeriesId
 
 __all__ = [
@@ -48,9 +51,37 @@ Runner = Callable[[str, Sequence[SeriesId], int], Mapping[SeriesId, Sequence[flo
 
 
 def suspects(doc: FindingsDocument, *, include_noisy: bool = False) -> list[Finding]:
-    """Findings worth re-measuring: unacknowledged regressions (and noisy ones if asked)."""
-    kinds = ("regression", "noisy") if include_noisy else ("regression",)
-    return [f for f in doc.findings if f.verdict in kinds and f.acknowledged is None]
+    """Findings worth re-measuring (unacknowledged).
+
+    Regressions and improvements (a headline must not carry an unconfirmed one), noisy
+    findings when asked, and — whatever their single-run verdict — the totals and changed
+    ops of every configuration whose exact work changed (``doc.work``): the evidence says
+    something changed there, independently of the timing noise, so its time deserves a
+    decision.
+    """
+    kinds = ("regression", "improvement", "noisy") if include_noisy else MOVED_VERDICTS
+    changed = {(w.workload, w.shape, w.dtype) for w in doc.work}
+    changed_ops = {(w.workload, w.shape, w.dtype, w.op) for w in doc.work}
+
+    def wanted(f: Finding) -> bool:
+        if f.acknowledged is not None or f.verdict in ("new", "removed", "failed"):
+            return False
+        if f.verdict in kinds:
+            return True
+        s = f.series
+        if (s.workload, s.shape, s.dtype) in changed:
+            return s.op is None or (s.workload, s.shape, s.dtype, s.op) in changed_ops
+        return False
+
+    return [f for f in doc.findings if wanted(f)]
+
+
+def _futile(g: Finding, st: Settings) -> bool:
+    """The rounds' CI lies within the minimum effect: more rounds cannot make a verdict."""
+    rule = st.rules.for_series(g.series)
+    if g.ci_low is None or g.ci_high is None or not (rule.relative and rule.stat == "median"):
+        return False
+    return not rule.exceeded(1.0, g.ci_high) and not rule.improved(1.0, g.ci_low)
 
 
 def confirm(
@@ -58,51 +89,151 @@ def confirm(
     runner: Runner,
     *,
     rounds: int = 3,
+    max_rounds: int | None = None,
+    budget_seconds: float | None = None,
     settings: Settings | None = None,
     include_noisy: bool = True,
     floors: Mapping[FloorKey, NoiseFloor] | None = None,
+    rho: float = 1.0,
+    clock: Callable[[], float] = time.monotonic,
+    progress: Callable[[str], None] | None = None,
 ) -> FindingsDocument:
-    """Re-measure suspected series ABAB and set ``confirmed`` on them.
+    """Re-measure suspects ABAB, adding rounds to the undecided ones, and set ``confirmed``.
 
     Args:
         doc: a compare document.
         runner: measures one side for the given series (one call = one run).
-        rounds: ABAB repetitions (3 = base, head, base, head, base, head); at least 2 for
-            the rounds test (1 falls back to the single-run test on that one run).
+        rounds: ABAB repetitions before the first look (3 = base, head, base, head,
+            base, head); at least 2 for the rounds test.
+        max_rounds: budget in rounds (default ``rounds``: one look). After each look the
+            undecided suspects get one more round each side, until every suspect is
+            decided (rejected at the look's level, or its CI within the minimum effect) or
+            the budget is spent.
+        budget_seconds: budget in wall time: no new round starts when the last round's
+            duration would overrun it.
         settings: test settings (default: those of a plain comparison).
-        include_noisy: also re-measure ``noisy`` findings (a surviving one becomes a
-            confirmed regression/improvement).
+        include_noisy: also re-measure ``noisy`` findings.
         floors: per-series noise floors from main-branch history (prior variance).
+        rho: alpha-spending exponent (:func:`multitest.spend`).
+        clock: seconds, monotonic (injected for tests).
+        progress: one line per look.
 
     Returns:
-        The document with ``confirmed`` set on the re-measured findings.
+        The document with ``confirmed`` set on the re-measured findings and causes
+        regrouped from the new verdicts.
     """
     st = settings or Settings()
+    if rounds < 1:
+        raise UsageError(f"rounds must be at least 1, got {rounds}")
+    last = max(rounds, max_rounds or rounds)
+    looks = last - rounds + 1
     todo = suspects(doc, include_noisy=include_noisy)
     if not todo:
         return doc
-    groups = {(f.series.workload, f.series.shape, f.series.dtype) for f in todo}
+    todo_ids = {f.series for f in todo}
+    configs = {(f.series.workload, f.series.shape, f.series.dtype) for f in todo}
     extra = [
         f
         for f in doc.findings
-        if f not in todo
+        if f.series not in todo_ids
         and f.series.workload is not None
-        and (f.series.workload, f.series.shape, f.series.dtype) in groups
+        and (f.series.workload, f.series.shape, f.series.dtype) in configs
         and f.verdict not in ("new", "removed", "failed")
     ]
     measured = todo + extra
-    wanted = [f.series for f in measured]
-    per_round: dict[str, dict[SeriesId, list[tuple[float, ...]]]] = {"base": {}, "head": {}}
-    for r in range(rounds):
-        for side in ("base", "head"):
-            got = runner(side, wanted, r)
-            for sid in wanted:
-                xs = tuple(float(x) for x in got.get(sid, ()))
-                if xs:
-                    per_round[side].setdefault(sid, []).append(xs)
+    data: dict[str, dict[SeriesId, list[tuple[float, ...]]]] = {"base": {}, "head": {}}
+    done: dict[int, Finding] = {}  # suspect index -> its deciding judgement
+    rejected: set[int] = set()
+    latest: list[Finding] = []
+    started = clock()
+    round_seconds = 0.0
+    r = 0
+    look = 0
+    for look in range(1, looks + 1):
+        open_configs = {
+            (f.series.workload, f.series.shape, f.series.dtype)
+            for i, f in enumerate(todo)
+            if i not in done
+        }
+        want = [
+            f.series
+            for f in measured
+            if (f.series.workload, f.series.shape, f.series.dtype) in open_configs
+        ]
+        target = rounds + look - 1
+        while r < target:
+            t0 = clock()
+            for side in ("base", "head"):
+                got = runner(side, want, r)
+                for sid in want:
+                    xs = tuple(float(x) for x in got.get(sid, ()))
+                    if xs:
+                        data[side].setdefault(sid, []).append(xs)
+            r += 1
+            round_seconds = clock() - t0
+        latest = _judge_all(measured, data, st, floors, len(todo), look, looks, rho, rejected)
+        level = spend(st.alpha, look, looks, rho)
+        for i, g in enumerate(latest[: len(todo)]):
+            if i in done:
+                continue
+            if g.p_adjusted is not None and g.p_adjusted <= level:
+                rejected.add(i)
+                done[i] = g
+            elif _futile(g, st):
+                done[i] = g
+        if progress:
+            progress(
+                f"  look {look}/{looks} after {r} rounds: {len(done)}/{len(todo)} suspects"
+                f" decided (alpha {level:.2g} this look)"
+            )
+        if len(done) == len(todo):
+            break
+        spent = clock() - started
+        if budget_seconds is not None and spent + round_seconds > budget_seconds:
+            break
+    final = {i: done.get(i, latest[i]) for i in range(len(todo))}
+    out = []
+    index = {f.series: i for i, f in enumerate(todo)}
+    for f in doc.findings:
+        k = index.get(f.series)
+        if k is None:
+            out.append(f)
+            continue
+        out.append(_settle(f, final[k], k in done, r))
+    new_doc = replace(
+        doc,
+        findings=tuple(out),
+        settings={
+            **doc.settings,
+            "confirm": (
+                f"ABAB, {rounds} rounds then up to {last} ({looks} looks, alpha spent"
+                f" evenly{'' if rho == 1.0 else f' (rho {rho:g})'}, union bound), same"
+                " machine, rounds test"
+                + (", history noise floors as prior" if floors else ", pooled prior")
+            ),
+            "rounds": r,
+        },
+    )
+    return replace(new_doc, causes=find_causes(new_doc.findings, new_doc.work))
+
+
+def _judge_all(
+    measured: Sequence[Finding],
+    data: Mapping[str, Mapping[SeriesId, Sequence[tuple[float, ...]]]],
+    st: Settings,
+    floors: Mapping[FloorKey, NoiseFloor] | None,
+    n_todo: int,
+    look: int,
+    looks: int,
+    rho: float,
+    rejected: set[int],
+) -> list[Finding]:
     pairs = []
     for f in measured:
-        b, h = per_round["base"].get(f.series, []), per_round["head"].get(f.series, [])
+        b = list(data["base"].get(f.series, []))
+        h = list(data["head"].get(f.series, []))
+        n = min(len(b), len(h))
+        b, h = b[:n], h[:n]
         pb, ph = [x for rnd in b for x in rnd], [x for rnd in h for x in rnd]
         pairs.append(
             PairInput(
@@ -110,59 +241,68 @@ def confirm(
                 unit=f.unit,
                 base=Point("base", 0, _median(pb), tuple(pb)) if pb else None,
                 head=Point("head", 1, _median(ph), tuple(ph)) if ph else None,
-                base_rounds=tuple(b) if len(b) == len(h) else (),
-                head_rounds=tuple(h) if len(b) == len(h) else (),
+                base_rounds=tuple(b),
+                head_rounds=tuple(h),
             )
         )
-    judged = judge(pairs, st, floors, family=range(len(todo)))
-    again = {p.series: g for p, g in zip(pairs[: len(todo)], judged, strict=False)}
-    out = []
-    for f in doc.findings:
-        g = again.get(f.series)
-        if g is None or f not in todo:
-            out.append(f)
-            continue
-        if f.verdict == "noisy":
-            ok = g.verdict in ("regression", "improvement")
-            verdict = g.verdict if ok else f.verdict
-        else:
-            ok = g.verdict == f.verdict
-            # What does not survive the re-measurement is no longer a verdict: it joins the
-            # noisy series (confirmed=False keeps the record), so headlines, statuses and
-            # --fail-on count only what the rounds confirmed.
-            verdict = f.verdict if ok else "noisy"
-        method = (
-            f"{rounds} interleaved rounds (ABAB, n={g.n_base}/{g.n_head})"
-            if rounds >= 2
-            else f"one re-measured run a side (n={g.n_base}/{g.n_head})"
-        )
-        note = f"{'confirmed' if ok else 'not confirmed'} by {method}: {g.reason}"
-        new = replace(
-            f,
-            verdict=verdict,
-            confirmed=ok,
-            reason=f"{f.reason}; {note}",
-            warnings=f.warnings + (() if ok else ("not confirmed on re-measurement",)),
-        )
-        if ok:  # the verdict now rests on the rounds: show their effect, CI and p
-            new = replace(
-                new,
-                ratio=g.ratio,
-                ci_low=g.ci_low,
-                ci_high=g.ci_high,
-                p_value=g.p_value,
-                p_adjusted=g.p_adjusted,
-            )
-        out.append(new)
-    return replace(
-        doc,
-        findings=tuple(out),
-        settings={
-            **doc.settings,
-            "confirm": f"ABAB x{rounds}, same machine, rounds test"
-            + (", history noise floors as prior" if floors else ", pooled prior"),
-        },
+    return judge(
+        pairs,
+        st,
+        floors,
+        family=range(n_todo),
+        level=spend(st.alpha, look, looks, rho),
+        rejected=rejected,
     )
+
+
+def _settle(f: Finding, g: Finding, decided: bool, rounds: int) -> Finding:
+    """The single-run finding ``f`` after the rounds judged it ``g``.
+
+    The rounds decide: the single run only nominated the suspect. A rounds verdict of
+    regression or improvement is confirmed (even when the single run saw the other
+    direction or only noise); anything else is not confirmed and no longer a verdict: a
+    regression or improvement that the rounds do not reproduce becomes noisy.
+    """
+    ok = decided and g.verdict in ("regression", "improvement")
+    method = (
+        f"{rounds} interleaved rounds (ABAB, n={g.n_base}/{g.n_head})"
+        if rounds >= 2
+        else f"one re-measured run a side (n={g.n_base}/{g.n_head})"
+    )
+    if ok:
+        verdict = g.verdict
+        flip = (
+            ""
+            if f.verdict in (g.verdict, "noisy", "unchanged")
+            else f" (the single run said {f.verdict})"
+        )
+        note = f"confirmed by {method}{flip}: {g.reason}"
+    else:
+        verdict = f.verdict if f.verdict in ("noisy", "unchanged") else "noisy"
+        if decided and g.verdict == "unchanged":
+            verdict = "unchanged"
+        note = f"not confirmed by {method}: {g.reason}"
+    new = replace(
+        f,
+        verdict=verdict,
+        confirmed=ok,
+        reason=f"{f.reason}; {note}",
+        warnings=f.warnings + (() if ok else ("not confirmed on re-measurement",)),
+    )
+    if ok or decided:  # the verdict now rests on the rounds: show their effect, CI and p
+        new = replace(
+            new,
+            base=g.base,
+            head=g.head,
+            ratio=g.ratio,
+            ci_low=g.ci_low,
+            ci_high=g.ci_high,
+            p_value=g.p_value,
+            p_adjusted=g.p_adjusted,
+            n_base=g.n_base,
+            n_head=g.n_head,
+        )
+    return new
 
 
 def _median(xs: Sequence[float]) -> float:

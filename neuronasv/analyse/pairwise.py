@@ -38,16 +38,19 @@ factor-only verdict against the same rule, with a warning and no p-value.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from neuronasv.analyse import stats
 from neuronasv.analyse.acks import Acknowledgement, match_ack
 from neuronasv.analyse.attribution import attribute
+from neuronasv.analyse.causes import find_causes
+from neuronasv.analyse.evidence import work_changes
 from neuronasv.analyse.floors import FloorKey, NoiseFloor, floor_key, noise_floors
+from neuronasv.analyse.multitest import DEFAULT_OP_SHARE, adjusted_pvalues, hierarchy
 from neuronasv.analyse.rules import Rule, RuleSet
 from neuronasv.errors import IncomparableError, UsageError
 from neuronasv.model import (
@@ -67,6 +70,7 @@ __all__ = [
     "MIN_ROUNDS",
     "MIN_SAMPLES",
     "NOISE_WARN",
+    "Evidence",
     "PairInput",
     "Settings",
     "compare",
@@ -76,10 +80,10 @@ __all__ = [
 ]
 
 MIN_ROUNDS = 2  # paired rounds a side for the rounds test (one round = a single run)
-#: Cap on the prior df pooled over the comparison's own series (no history floor): the
-#: series' between-run variances differ (3x in sd between a tiny and a large op, measured),
-#: which few rounds cannot show, so the pooled prior must not count as more than this.
-MAX_POOLED_DF = 4.0
+#: Cap on the prior df pooled over a stratum of the comparison's own series (no history
+#: floor): the series' between-run variances differ within a stratum too, which few
+#: rounds cannot show, so the pooled prior must not count as more than this.
+MAX_POOLED_DF = 8.0
 MIN_SAMPLES = 3  # below this on either side the test cannot reach significance: factor-only
 NOISE_WARN = 0.10  # IQR/median above this gets a warning (torch.utils.benchmark's figure)
 INCOMPARABLE_KEYS = ("backend", "device_model")
@@ -95,6 +99,7 @@ class Settings:
     resamples: int = 2000
     seed: int = 0
     floor_k: float | None = None  # None: t quantile 1 - alpha/2m on the floor's df
+    op_share: float = DEFAULT_OP_SHARE  # share of alpha the op series start with
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -102,18 +107,20 @@ class Settings:
             "min_effect": self.rules.default.text,
             "alpha": self.alpha,
             "test": "Mann-Whitney U, two-sided (scipy)",
-            "correction": "holm",
+            "correction": "gatekeeping",
             "correction_reason": (
-                "Holm controls the family-wise error rate: the chance of any false alarm in"
-                " one comparison, under arbitrary dependence between series"
+                "graphical gatekeeping (Bretz et al. 2009): workload totals first, a moved"
+                f" total passes its alpha to its ops (ops start with {self.op_share:.0%});"
+                " controls the chance of any false alarm in one comparison under arbitrary"
+                " dependence between series"
             ),
             "ci": f"{self.confidence:.0%} percentile bootstrap of the ratio of medians"
             f" ({self.resamples} resamples, seed {self.seed})",
             "noise_warn": NOISE_WARN,
             "rounds_test": (
                 "per-round log-ratio of medians, moderated t (prior: the series' noise"
-                " floor, else empirical Bayes over the comparison), every round the same"
-                " direction; CI exp(mean ± t·se)"
+                " floor, else empirical Bayes over its stratum: the totals, or the ops, of"
+                " one workload); every round the same direction; CI exp(mean ± t·se)"
             ),
             "floor_k": (
                 "t quantile 1 - alpha/2m on the floor's df"
@@ -140,6 +147,33 @@ class PairInput:
         return min(len(self.base_rounds), len(self.head_rounds))
 
 
+@dataclass(frozen=True)
+class Evidence:
+    """What the statistics found for one series, before the verdict (typed, no I/O).
+
+    ``mode`` says how the series is judged: ``rounds`` (per-round log-ratios), ``samples``
+    (one run a side, Mann–Whitney), ``value`` (no samples: factor only) or ``absent``
+    (a side is missing or failed).
+    """
+
+    mode: Literal["rounds", "samples", "value", "absent"]
+    base: float | None = None
+    head: float | None = None
+    ratio: float | None = None
+    ci: tuple[float, float] | None = None
+    noise: tuple[float | None, float | None] = (None, None)
+    samples: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+    log_ratios: tuple[float, ...] = ()
+    p: float | None = None
+    p_adj: float | None = None
+    prior: tuple[str, float, float] | None = None  # (source, sd, df) of the rounds prior
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def n(self) -> tuple[int, int] | None:
+        return (len(self.samples[0]), len(self.samples[1])) if self.samples else None
+
+
 def _pct(x: float) -> str:
     v = (x - 1.0) * 100.0
     return f"{v:+.1f} %" if abs(v) < 10 else f"{v:+.0f} %"
@@ -154,6 +188,9 @@ def judge(
     settings: Settings = Settings(),
     floors: Mapping[FloorKey, NoiseFloor] | None = None,
     family: Sequence[int] | None = None,
+    *,
+    level: float | None = None,
+    rejected: Collection[int] = (),
 ) -> list[Finding]:
     """Verdicts for one comparison (all series together: the correction spans them all).
 
@@ -161,91 +198,140 @@ def judge(
         pairs: every series of the comparison (with rounds where measured in rounds).
         settings: rules, alpha, bootstrap settings.
         floors: per-series between-run noise floors (:func:`floors.noise_floors`).
-        family: indices of the pairs the Holm correction spans (default: all). Pairs
-            outside it only lend their round-to-round variance to the pooled prior
-            (confirmation re-measures whole workloads but judges only the suspects).
+        family: indices of the pairs the correction spans (default: all). Pairs outside it
+            only lend their round-to-round variance to the pooled prior (confirmation
+            re-measures whole workloads but judges only the suspects).
+        level: the alpha this look spends (default ``settings.alpha``; confirmation
+            spends less per look, :func:`multitest.spend`).
+        rejected: family indices rejected at an earlier look (their alpha is passed on).
 
     Returns:
         One finding per pair, in the given order (attribution and acks are added by
         :func:`compare`).
     """
     fl = floors or {}
-    prelim = [_measure(pi, settings) for pi in pairs]
-    need = [i for i, d in enumerate(prelim) if d.get("test")]
-    pvals = stats.mann_whitney_many([prelim[i]["test"] for i in need])
+    ev = [_measure(pi, settings) for pi in pairs]
+    need = [i for i, e in enumerate(ev) if e.mode == "samples" and e.samples is not None]
+    pvals = stats.mann_whitney_many([ev[i].samples for i in need])  # type: ignore[misc]
     for i, p in zip(need, pvals, strict=True):
-        prelim[i]["p"] = p
-    rounds = [i for i, d in enumerate(prelim) if d.get("d") is not None]
-    _rounds_test(pairs, prelim, rounds, settings, fl)
-    fam = set(range(len(pairs)) if family is None else family)
-    tested = [i for i, d in enumerate(prelim) if d.get("p") is not None and i in fam]
-    adjusted = stats.holm([prelim[i]["p"] for i in tested])
-    for i, adj in zip(tested, adjusted, strict=True):
-        prelim[i]["p_adj"] = adj
+        ev[i] = replace(ev[i], p=p)
+    ev = _rounds_test(pairs, ev, settings, fl)
+    fam = list(range(len(pairs)) if family is None else family)
+    famset = set(fam)
+    tested = [i for i in fam if ev[i].p is not None]
+    graph = hierarchy([pairs[i].series for i in fam], op_share=settings.op_share)
+    pos = {i: k for k, i in enumerate(fam)}
+    adjusted = adjusted_pvalues(
+        [ev[i].p if i in tested else None for i in fam],
+        graph,
+        rejected=[pos[i] for i in rejected if i in pos],
+    )
+    for i, adj in zip(fam, adjusted, strict=True):
+        if adj is not None:
+            ev[i] = replace(ev[i], p_adj=adj)
+    alpha = settings.alpha if level is None else level
     out = []
-    for pi, d in zip(pairs, prelim, strict=True):
+    m = len(tested)
+    for i, (pi, e) in enumerate(zip(pairs, ev, strict=True)):
+        if i not in famset and e.p is not None:
+            e = replace(e, p_adj=None)
         f = fl.get(floor_key(pi.series))
         k = settings.floor_k
         if k is None:
-            k = stats.floor_k(settings.alpha, len(tested), f.df if f else None)
-        out.append(_verdict(pi, d, settings, len(tested), f, k, bool(fl)))
+            k = stats.floor_k(settings.alpha, m, f.df if f else None)
+        out.append(_verdict(pi, e, settings, alpha, m, f, k, bool(fl)))
     return out
+
+
+def _stratum(s: SeriesId) -> tuple[str, str]:
+    """Series whose between-run variance is alike: the totals, or the ops, of a workload."""
+    return (s.workload or s.benchmark, "total" if s.op is None else "op")
 
 
 def _rounds_test(
     pairs: Sequence[PairInput],
-    prelim: list[dict[str, Any]],
-    idx: Sequence[int],
+    ev: list[Evidence],
     st: Settings,
     fl: Mapping[FloorKey, NoiseFloor],
-) -> None:
+) -> list[Evidence]:
+    idx = [i for i, e in enumerate(ev) if e.mode == "rounds"]
     if not idx:
-        return
-    # Series without a floor borrow an empirical-Bayes prior from every rounds series.
-    variances = [float(np.var(prelim[i]["d"], ddof=1)) for i in idx]
-    dfs = {len(prelim[i]["d"]) - 1 for i in idx}
-    s0, d0 = stats.ebayes_prior(variances, dfs.pop()) if len(dfs) == 1 else (0.0, 0.0)
-    d0 = min(d0, MAX_POOLED_DF)
-    tail = (1.0 + st.confidence) / 2.0
+        return ev
+    # Series without a floor borrow an empirical-Bayes prior from their stratum: totals of
+    # one workload are alike, ops of one workload alike, and the two differ several-fold
+    # (measured: 3x in sd between a tiny op and a total), so one pool for all would
+    # drown a total's clear shift in the ops' noise.
+    priors: dict[tuple[str, str], tuple[float, float]] = {}
+    groups: dict[tuple[str, str], list[int]] = {}
     for i in idx:
-        d = prelim[i]
+        groups.setdefault(_stratum(pairs[i].series), []).append(i)
+    everyone = _pool(ev, idx)
+    for key, members in groups.items():
+        priors[key] = _pool(ev, members) if len(members) >= 3 else everyone
+    tail = (1.0 + st.confidence) / 2.0
+    out = list(ev)
+    for i in idx:
+        e = ev[i]
         f = fl.get(floor_key(pairs[i].series))
-        pv, pd, src = (f.sd**2, f.df, "floor") if f is not None else (s0, d0, "pooled")
-        mean, se, df, p = stats.moderated_t(d["d"], pv, pd)
-        d["p"] = p
-        d["ratio"] = math.exp(mean)
-        d["prior"] = (src, math.sqrt(pv) if pv > 0 else 0.0, pd)
+        if f is not None:
+            pv, pd, src = f.sd**2, float(f.df), "floor"
+        else:
+            pv, pd = priors[_stratum(pairs[i].series)]
+            src = "pooled"
+        mean, se, df, p = stats.moderated_t(e.log_ratios, pv, pd)
+        ci = None
         if math.isfinite(se) and df > 0:
             q = stats.t_quantile(tail, df) * se
-            d["ci"] = (math.exp(mean - q), math.exp(mean + q))
-        else:
-            d["ci"] = None
+            ci = (math.exp(mean - q), math.exp(mean + q))
+        out[i] = replace(
+            e,
+            p=p,
+            ratio=math.exp(mean),
+            ci=ci,
+            prior=(src, math.sqrt(pv) if pv > 0 else 0.0, pd),
+        )
+    return out
 
 
-def _measure(pi: PairInput, st: Settings) -> dict[str, Any]:
+def _pool(ev: Sequence[Evidence], members: Sequence[int]) -> tuple[float, float]:
+    """Empirical-Bayes prior ``(s0^2, d0)`` over ``members`` (Smyth 2004, any rounds)."""
+    variances, dfs = [], []
+    for i in members:
+        d = ev[i].log_ratios
+        if len(d) >= 2:
+            variances.append(float(np.var(d, ddof=1)))
+            dfs.append(len(d) - 1)
+    s0, d0 = stats.ebayes_prior(variances, dfs)
+    return s0, min(d0, MAX_POOLED_DF)
+
+
+def _measure(pi: PairInput, st: Settings) -> Evidence:
     b, h = pi.base, pi.head
-    d: dict[str, Any] = {"warnings": []}
     if b is None or h is None or b.value is None or h.value is None:
-        return d
+        return Evidence("absent")
     sb, sh = b.samples, h.samples
+    warns: list[str] = []
     if pi.rounds >= MIN_ROUNDS:
         r = pi.rounds
         br, hr = pi.base_rounds[:r], pi.head_rounds[:r]
         try:
-            d["d"] = stats.round_log_ratios(br, hr)
+            d = stats.round_log_ratios(br, hr)
         except ValueError as exc:
-            d["warnings"].append(f"rounds not usable ({exc}): judged as one pooled run")
+            warns.append(f"rounds not usable ({exc}): judged as one pooled run")
         else:
-            pb = [x for rnd in br for x in rnd]
-            ph = [x for rnd in hr for x in rnd]
-            d["base"], d["head"] = stats.median(pb), stats.median(ph)
-            d["pooled"] = (pb, ph)
-            d["noise"] = (stats.noise(pb), stats.noise(ph))
-            return d
+            pb = tuple(x for rnd in br for x in rnd)
+            ph = tuple(x for rnd in hr for x in rnd)
+            return Evidence(
+                "rounds",
+                base=stats.median(pb),
+                head=stats.median(ph),
+                samples=(pb, ph),
+                log_ratios=tuple(float(x) for x in d),
+                noise=(stats.noise(pb), stats.noise(ph)),
+            )
     if len(sb) >= MIN_SAMPLES and len(sh) >= MIN_SAMPLES:
         mb, mh = stats.median(sb), stats.median(sh)
-        d["test"] = (sb, sh)  # tested in one batch by judge()
-        d["ci"] = (
+        ci = (
             None
             if st.resamples <= 0
             else stats.bootstrap_ratio_ci(
@@ -256,36 +342,32 @@ def _measure(pi: PairInput, st: Settings) -> dict[str, Any]:
                 seed=stats.seed_for(str(st.seed), pi.series.label, pi.series.benchmark),
             )
         )
-        d["noise"] = (stats.noise(sb), stats.noise(sh))
-    else:
-        mb, mh = b.value, h.value
-        d["warnings"].append(
-            f"only {len(sb)}/{len(sh)} samples (base/head): factor-only verdict, no"
-            " significance test (record samples with asv --record-samples)"
+        return Evidence(
+            "samples",
+            base=mb,
+            head=mh,
+            ratio=mh / mb if mb != 0.0 else None,
+            ci=ci,
+            samples=(tuple(sb), tuple(sh)),
+            noise=(stats.noise(sb), stats.noise(sh)),
+            warnings=tuple(warns),
         )
-    d["base"], d["head"] = mb, mh
-    d["ratio"] = mh / mb if mb not in (0.0,) else None
-    return d
+    warns.append(
+        f"only {len(sb)}/{len(sh)} samples (base/head): factor-only verdict, no"
+        " significance test (record samples with asv --record-samples)"
+    )
+    mb, mh = b.value, h.value
+    return Evidence(
+        "value",
+        base=mb,
+        head=mh,
+        ratio=mh / mb if mb != 0.0 else None,
+        warnings=tuple(warns),
+    )
 
 
-def _verdict(
-    pi: PairInput,
-    d: Mapping[str, Any],
-    st: Settings,
-    m: int,
-    floor: NoiseFloor | None,
-    k: float,
-    have_floors: bool,
-) -> Finding:
+def _absent(pi: PairInput, common: dict[str, Any]) -> Finding:
     b, h = pi.base, pi.head
-    common: dict[str, Any] = {
-        "series": pi.series,
-        "unit": pi.unit,
-        "n_base": len(b.samples) if b else 0,
-        "n_head": len(h.samples) if h else 0,
-    }
-    if "pooled" in d:  # judged on the rounds: count what was judged
-        common["n_base"], common["n_head"] = (len(x) for x in d["pooled"])
     if b is None and h is None:
         return Finding(
             verdict="removed", base=None, head=None, reason="absent on both sides", **common
@@ -306,148 +388,151 @@ def _verdict(
     if h.value is None:
         why = "failed at head" + (" (also failed at base)" if b.value is None else "")
         return Finding(verdict="failed", base=b.value, head=None, reason=why, **common)
-    if b.value is None:
-        return Finding(
-            verdict="new", base=None, head=h.value, reason="failed at base, works at head", **common
-        )
+    return Finding(
+        verdict="new", base=None, head=h.value, reason="failed at base, works at head", **common
+    )
 
+
+#: The decision table: (beyond the rule's minimum effect, significant, consistent/outside
+#: the floor) -> verdict. "Direction" fills in regression or improvement.
+_DECIDE: dict[tuple[bool, bool, bool], str] = {
+    (True, True, True): "direction",
+    (True, True, False): "noisy",
+    (True, False, True): "noisy",
+    (True, False, False): "noisy",
+    (False, True, True): "unchanged",
+    (False, True, False): "unchanged",
+    (False, False, True): "unchanged",
+    (False, False, False): "unchanged",
+}
+
+
+def _verdict(
+    pi: PairInput,
+    e: Evidence,
+    st: Settings,
+    alpha: float,
+    m: int,
+    floor: NoiseFloor | None,
+    k: float,
+    have_floors: bool,
+) -> Finding:
+    b, h = pi.base, pi.head
+    n = e.n
+    common: dict[str, Any] = {
+        "series": pi.series,
+        "unit": pi.unit,
+        "n_base": n[0] if n else (len(b.samples) if b else 0),
+        "n_head": n[1] if n else (len(h.samples) if h else 0),
+    }
+    if e.mode == "absent":
+        return _absent(pi, common)
+    assert e.base is not None and e.head is not None
     rule = st.rules.for_series(pi.series)
-    warnings: list[str] = list(d["warnings"])
-    ratio = d.get("ratio")
-    noise = d.get("noise") or (None, None)
-    for side, nz in zip(("base", "head"), noise, strict=True):
+    warnings = list(e.warnings)
+    for side, nz in zip(("base", "head"), e.noise, strict=True):
         if nz is not None and nz > NOISE_WARN:
             warnings.append(f"noisy {side}: IQR/median {nz * 100:.0f} %")
-    p, p_adj = d.get("p"), d.get("p_adj")
-    ci = d.get("ci")
-    effect = f"{_pct(ratio)}" if ratio is not None else "n/a"
-    ci_txt = f" (CI {_pct(ci[0])} to {_pct(ci[1])})" if ci else ""
-    rounds = d.get("d")
-    if rounds is not None:
-        verdict, reason = _rounds_verdict(rule, d, st, m, effect + ci_txt)
-    elif p is None:
-        worse, better = rule.exceeded(d["base"], d["head"]), rule.improved(d["base"], d["head"])
-        verdict = "regression" if worse else "improvement" if better else "unchanged"
+    effect = _pct(e.ratio) if e.ratio is not None else "n/a"
+    ci_txt = f" (CI {_pct(e.ci[0])} to {_pct(e.ci[1])})" if e.ci else ""
+    if e.mode == "value":
+        worse, better = rule.exceeded(e.base, e.head), rule.improved(e.base, e.head)
+        verdict: Verdict = "regression" if worse else "improvement" if better else "unchanged"
         reason = (
             f"{effect} by value alone, {'above' if worse or better else 'within'} the"
             f" {rule.describe()} minimum effect (no samples: no test)"
         )
     else:
-        sbase, shead = rule.statistic(b.samples), rule.statistic(h.samples)
-        worse, better = rule.exceeded(sbase, shead), rule.improved(sbase, shead)
-        p_adj = 1.0 if p_adj is None else float(p_adj)
-        sig = p_adj < st.alpha
-        ptxt = f"p={_fmt_p(p)}, Holm-adjusted {_fmt_p(p_adj)} over {m} series"
-        # The between-run floor: a within-run test cannot see run-to-run shifts.
-        lr = abs(math.log(ratio)) if ratio is not None and ratio > 0 else 0.0
-        within_floor = floor is not None and lr <= k * floor.sd
-        floor_txt = (
-            f"within the between-run noise floor (±{(math.exp(k * floor.sd) - 1) * 100:.1f} %"
-            f" = {k:.2g} × {floor.describe()})"
-            if floor is not None
-            else ""
-        )
-        if floor is None and have_floors:
+        verdict, reason = _decide(pi, e, rule, st, alpha, m, floor, k, effect + ci_txt)
+        if e.mode == "samples" and floor is None and have_floors:
             warnings.append(
                 "no between-run noise floor for this series (too little main-branch history):"
                 " the within-run test cannot see run-to-run shifts"
             )
-        if sig and (worse or better) and not within_floor:
-            verdict = "regression" if worse else "improvement"
-            reason = f"{effect}{ci_txt}, {ptxt} < {st.alpha:g}, beyond the {rule.describe()} rule"
-            if floor is not None:
-                reason += f" and the ±{(math.exp(k * floor.sd) - 1) * 100:.1f} % noise floor"
-        elif (worse or better) and within_floor:
-            verdict = "noisy"
-            reason = (
-                f"{effect}{ci_txt} beyond the {rule.describe()} rule but {floor_txt}"
-                f" ({ptxt}): re-measure in rounds (neuronasv confirm)"
-            )
-        elif sig:
-            verdict = "unchanged"
-            reason = (
-                f"{effect}{ci_txt}, significant ({ptxt}) but within the"
-                f" {rule.describe()} minimum effect"
-            )
-        elif worse or better:
-            verdict = "noisy"
-            reason = (
-                f"{effect}{ci_txt} beyond the {rule.describe()} rule but not"
-                f" significant ({ptxt} ≥ {st.alpha:g})"
-            )
-        else:
-            verdict = "unchanged"
-            reason = f"{effect}{ci_txt}, {ptxt}"
     return Finding(
         verdict=verdict,
-        base=d["base"],
-        head=d["head"],
-        ratio=ratio,
-        ci_low=ci[0] if ci else None,
-        ci_high=ci[1] if ci else None,
-        p_value=p,
-        p_adjusted=p_adj,
-        noise_base=noise[0],
-        noise_head=noise[1],
+        base=e.base,
+        head=e.head,
+        ratio=e.ratio,
+        ci_low=e.ci[0] if e.ci else None,
+        ci_high=e.ci[1] if e.ci else None,
+        p_value=e.p,
+        p_adjusted=e.p_adj,
+        noise_base=e.noise[0],
+        noise_head=e.noise[1],
         reason=reason,
         warnings=tuple(warnings),
         **common,
     )
 
 
-def _rounds_verdict(
-    rule: Rule, d: Mapping[str, Any], st: Settings, m: int, effect: str
+def _decide(
+    pi: PairInput,
+    e: Evidence,
+    rule: Rule,
+    st: Settings,
+    alpha: float,
+    m: int,
+    floor: NoiseFloor | None,
+    k: float,
+    effect: str,
 ) -> tuple[Verdict, str]:
-    rounds = np.asarray(d["d"], dtype=float)
-    r = rounds.size
-    ratio = float(d["ratio"])
-    if rule.relative and rule.stat == "median":
-        worse, better = rule.exceeded(1.0, ratio), rule.improved(1.0, ratio)
-    else:  # other statistics: on the pooled samples
-        pb, ph = d["pooled"]
-        worse = rule.exceeded(rule.statistic(pb), rule.statistic(ph))
-        better = rule.improved(rule.statistic(pb), rule.statistic(ph))
-    sign = 1.0 if ratio > 1.0 else -1.0
-    consistent = bool(np.all(np.sign(rounds) == sign))
-    p = float(d["p"])
-    p_adj = float(d.get("p_adj", 1.0))
-    sig = p_adj < st.alpha
-    src, prior_sd, prior_df = d["prior"]
-    prior = (
-        f"prior: noise floor {prior_sd * 100:.1f} %"
-        if src == "floor"
-        else f"prior {prior_sd * 100:.1f} % pooled over the comparison"
-        if prior_df > 0
-        else "no prior"
-    )
-    per_round = ", ".join(_pct(math.exp(x)) for x in rounds)
-    ptxt = (
-        f"moderated t over {r} rounds ({per_round}; {prior}), p={_fmt_p(p)},"
-        f" Holm-adjusted {_fmt_p(p_adj)} over {m} series"
-    )
-    if sig and (worse or better) and consistent:
-        return (
-            "regression" if worse else "improvement",
-            f"{effect}, {ptxt} < {st.alpha:g}, every round the same way, beyond the"
-            f" {rule.describe()} rule",
+    """One decision table for both modes; the reason says which test spoke."""
+    assert e.samples is not None and e.ratio is not None
+    pb, ph = e.samples
+    if e.mode == "rounds" and rule.relative and rule.stat == "median":
+        worse, better = rule.exceeded(1.0, e.ratio), rule.improved(1.0, e.ratio)
+    else:
+        sb, sh = rule.statistic(pb), rule.statistic(ph)
+        worse, better = rule.exceeded(sb, sh), rule.improved(sb, sh)
+    p = 1.0 if e.p is None else float(e.p)
+    p_adj = 1.0 if e.p_adj is None else float(e.p_adj)
+    sig = p_adj <= alpha
+    corr = f"gatekeeping-adjusted {_fmt_p(p_adj)} over {m} series"
+    if e.mode == "rounds":
+        d = np.asarray(e.log_ratios)
+        sign = 1.0 if e.ratio > 1.0 else -1.0
+        third = bool(np.all(np.sign(d) == sign))  # every round the same way
+        src, prior_sd, prior_df = e.prior or ("pooled", 0.0, 0.0)
+        prior = (
+            f"prior: noise floor {prior_sd * 100:.1f} %"
+            if src == "floor"
+            else f"prior {prior_sd * 100:.1f} % pooled over its stratum"
+            if prior_df > 0
+            else "no prior"
         )
-    if (worse or better) and sig:
-        return (
-            "noisy",
-            f"{effect} beyond the {rule.describe()} rule but the rounds disagree ({ptxt})",
+        per_round = ", ".join(_pct(math.exp(x)) for x in d)
+        test = f"moderated t over {d.size} rounds ({per_round}; {prior}), p={_fmt_p(p)}, {corr}"
+        not_third = "the rounds disagree"
+    else:
+        test = f"p={_fmt_p(p)}, {corr}"
+        lr = abs(math.log(e.ratio)) if e.ratio > 0 else 0.0
+        third = floor is None or lr > k * floor.sd
+        not_third = (
+            f"within the between-run noise floor (±{(math.exp(k * floor.sd) - 1) * 100:.1f} %"
+            f" = {k:.2g} × {floor.describe()}); re-measure in rounds (neuronasv confirm)"
+            if floor is not None
+            else ""
         )
-    if worse or better:
-        return (
-            "noisy",
-            f"{effect} beyond the {rule.describe()} rule but not significant"
-            f" ({ptxt} ≥ {st.alpha:g})",
-        )
+    moved = worse or better
+    outcome = _DECIDE[(moved, sig, third)]
+    rule_txt = f"the {rule.describe()} rule"
+    if outcome == "direction":
+        extra = ", every round the same way" if e.mode == "rounds" else ""
+        reason = f"{effect}, {test} ≤ {alpha:.2g}{extra}, beyond {rule_txt}"
+        if e.mode == "samples" and floor is not None:
+            reason += f" and the ±{(math.exp(k * floor.sd) - 1) * 100:.1f} % noise floor"
+        return ("regression" if worse else "improvement"), reason
+    if outcome == "noisy":
+        why = not_third if sig else f"not significant ({test} > {alpha:.2g})"
+        if sig:
+            why = f"{why} ({test})"
+        return "noisy", f"{effect} beyond {rule_txt} but {why}"
     if sig:
-        return (
-            "unchanged",
-            f"{effect}, significant ({ptxt}) but within the {rule.describe()} minimum effect",
+        return "unchanged", (
+            f"{effect}, significant ({test}) but within the {rule.describe()} minimum effect"
         )
-    return "unchanged", f"{effect}, {ptxt}"
+    return "unchanged", f"{effect}, {test}"
 
 
 def env_changes(before: Mapping[str, str], after: Mapping[str, str]) -> tuple[EnvChange, ...]:
@@ -574,11 +659,10 @@ def compare(
             )
         )
     findings = judge(pairs, settings, floors)
-    findings = attribute(
-        findings,
-        base_profiles=history.profiles.get((bm, base), ()),
-        head_profiles=history.profiles.get((hm, head), ()),
-    )
+    base_profiles = history.profiles.get((bm, base), ())
+    head_profiles = history.profiles.get((hm, head), ())
+    findings = attribute(findings, base_profiles=base_profiles, head_profiles=head_profiles)
+    work = work_changes(base_profiles, head_profiles)
     ack_list = list(acks)
     if ack_list:
         findings = [_apply_ack(f, ack_list, head) for f in findings]
@@ -597,6 +681,8 @@ def compare(
         },
         load_errors=history.load_errors,
         created=created,
+        work=work,
+        causes=find_causes(findings, work),
     )
 
 
@@ -620,6 +706,3 @@ def _apply_ack(f: Finding, acks: Sequence[Acknowledgement], head: str) -> Findin
     a = match_ack(acks, f.series, head)
     return f if a is None else replace(f, acknowledged=a.reason)
 
-
-def _isfinite(x: float | None) -> bool:
-    return x is not None and math.isfinite(x)

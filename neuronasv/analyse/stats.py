@@ -211,25 +211,29 @@ def round_log_ratios(
     return out
 
 
-def ebayes_prior(variances: Sequence[float], df: float) -> tuple[float, float]:
+def ebayes_prior(variances: Sequence[float], df: float | Sequence[float]) -> tuple[float, float]:
     """Prior variance and prior df from many series' sample variances (Smyth 2004).
 
-    Each ``s_i^2`` (``df`` degrees of freedom) is modelled as a scaled chi-square draw
+    Each ``s_i^2`` (``df_i`` degrees of freedom) is modelled as a scaled chi-square draw
     around a series variance that itself follows a scaled inverse chi-square prior
     ``(s0^2, d0)``. Moments of ``log s_i^2`` give both: the excess of their variance over
-    the chi-square part (``trigamma(df/2)``) is ``trigamma(d0/2)``. Few or very similar
-    series give a large ``d0`` (capped at :data:`MAX_PRIOR_DF`); very different series a
-    small one, so a noisy series keeps its own variance.
+    the chi-square part (mean ``trigamma(df_i/2)``) is ``trigamma(d0/2)``. Few or very
+    similar series give a large ``d0`` (capped at :data:`MAX_PRIOR_DF`); very different
+    series a small one, so a noisy series keeps its own variance. ``df`` is one number for
+    all or one per variance (series measured in different numbers of rounds).
 
     Returns:
         ``(s0^2, d0)``; ``(0.0, 0.0)`` (no prior) with fewer than 3 positive variances.
     """
-    s2 = np.asarray([v for v in variances if v > 0.0 and math.isfinite(v)], dtype=float)
-    if s2.size < 3 or df <= 0:
+    v = np.asarray(variances, dtype=float)
+    d = np.broadcast_to(np.asarray(df, dtype=float), v.shape)
+    keep = (v > 0.0) & np.isfinite(v) & (d > 0)
+    s2, d = v[keep], d[keep]
+    if s2.size < 3:
         return 0.0, 0.0
-    e = np.log(s2) - _spc.digamma(df / 2.0) + math.log(df / 2.0)
+    e = np.log(s2) - _spc.digamma(d / 2.0) + np.log(d / 2.0)
     emean = float(e.mean())
-    evar = float(e.var(ddof=1)) - float(_spc.polygamma(1, df / 2.0))
+    evar = float(e.var(ddof=1)) - float(np.mean(_spc.polygamma(1, d / 2.0)))
     if evar <= 0.0 or 2.0 * _trigamma_inv(evar) > MAX_PRIOR_DF:
         d0 = MAX_PRIOR_DF
     else:

@@ -12,6 +12,7 @@ matched ``--fail-on``, 2 usage, 4 capture failed, 5 unreadable findings, 7 git f
 from __future__ import annotations
 
 import argparse
+import sys
 
 from neuronasv.analyse.confirm import WorktreeProfileRunner, confirm
 from neuronasv.analyse.rules import Rule
@@ -32,7 +33,23 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--findings", required=True, help="compare document (JSON)")
     p.add_argument("--repo", default=".", help="git work tree with both commits (.)")
     p.add_argument(
-        "--rounds", type=int, default=3, help="ABAB repetitions, each a separate run (3)"
+        "--rounds",
+        type=int,
+        default=3,
+        help="ABAB repetitions before the first look, each a separate run (3)",
+    )
+    p.add_argument(
+        "--max-rounds",
+        type=int,
+        default=None,
+        help="add one round at a time to undecided suspects, up to this many (default:"
+        " --rounds, one look); alpha is spent over the looks",
+    )
+    p.add_argument(
+        "--budget-seconds",
+        type=float,
+        default=None,
+        help="start no new round that would end past this many seconds (no limit)",
     )
     p.add_argument("--samples", type=int, default=10, help="samples per side per round")
     p.add_argument("--backend", default="auto")
@@ -43,7 +60,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="also re-measure noisy findings (the default; kept for old scripts)",
     )
     p.add_argument(
-        "--regressions-only", action="store_true", help="re-measure regressions, not noisy ones"
+        "--regressions-only",
+        action="store_true",
+        help="re-measure regressions and improvements, not noisy ones",
     )
     add_floor_args(p)
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
@@ -59,6 +78,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.findings}: not a compare document")
     if args.rounds < 1:
         raise UsageError("--rounds must be at least 1")
+    if args.max_rounds is not None and args.max_rounds < args.rounds:
+        raise UsageError("--max-rounds must be at least --rounds")
+    if args.budget_seconds is not None and not args.budget_seconds > 0:
+        raise UsageError("--budget-seconds must be a positive number")
     runner = WorktreeProfileRunner(
         repo=args.repo,
         base=doc.base.commit,
@@ -72,8 +95,11 @@ def run(args: argparse.Namespace) -> int:
             doc,
             runner,
             rounds=args.rounds,
+            max_rounds=args.max_rounds,
+            budget_seconds=args.budget_seconds,
             include_noisy=not args.regressions_only,
             floors=floors,
+            progress=lambda line: print(line, file=sys.stderr, flush=True),
         )
     finally:
         runner.close()

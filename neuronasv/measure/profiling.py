@@ -366,6 +366,7 @@ def profile_workload(
     trace_dir: str | None = None,
     progress: Callable[[str], None] | None = None,
     roofline: bool = True,
+    evidence: bool = True,
     canary: bool = False,
     peak: Any = None,
 ) -> WorkloadProfile:
@@ -385,6 +386,9 @@ def profile_workload(
         roofline: fill each op's ``flops``/``bytes``/``roofline_fraction`` from an extra,
             untimed pass with recorded shapes (:mod:`neuronasv.measure.roofline`); a
             failure there becomes a warning, never a lost profile.
+        evidence: fill each op's ``signature`` and ``flops``/``bytes`` (the exact work,
+            :mod:`neuronasv.measure.evidence`) from that same pass, even without
+            ``roofline``.
         canary: time the device-health canary just before and after the profiled cycles
             (:mod:`neuronasv.measure.canary`) into ``WorkloadProfile.canary``.
         peak: the roof for the fractions (:class:`neuronasv.measure.peaks.Peak`); default
@@ -501,17 +505,21 @@ def profile_workload(
         )
         if reading is not None:
             result = dataclasses.replace(result, canary=reading)
-        if roofline:
+        if roofline or evidence:
             from neuronasv.measure.roofline import annotate_workload
 
             try:
                 result = annotate_workload(
-                    result, workload, backend, seed=seed, peak=peak, step=step
-                )
-            except Exception as exc:  # the estimate is extra: never lose the measured profile
+                    result, workload, backend, seed=seed, peak=peak, step=step,
+                    fractions=roofline,
+                )  # fmt: skip
+            except Exception as exc:  # the work is extra: never lose the measured profile
                 result = dataclasses.replace(
                     result,
-                    warnings=(*result.warnings, f"roofline skipped: {type(exc).__name__}: {exc}"),
+                    warnings=(
+                        *result.warnings,
+                        f"work evidence skipped: {type(exc).__name__}: {exc}",
+                    ),
                 )
         return result
 

@@ -456,7 +456,8 @@ def op_cost(
 _DELEGATE_SHARE = 0.1
 
 
-def _is_cpu_event(event: Any) -> bool:
+def is_host_event(event: Any) -> bool:
+    """True for host-side (CPU) profiler events; kernels have a device ``device_type``."""
     device_type = getattr(event, "device_type", None)
     return device_type is None or str(device_type).endswith("CPU")
 
@@ -502,7 +503,7 @@ def costs_from_events(
     if iterations <= 0:
         raise UsageError(f"iterations must be positive, got {iterations}")
     name_of = op_name or (lambda e: e.key)
-    cpu_events = [e for e in events if _is_cpu_event(e)]
+    cpu_events = [e for e in events if is_host_event(e)]
     own: dict[int, OpCost] = {}
     below: dict[int, tuple[float, float]] = {}  # counted (flops, bytes) under an event
     counted: dict[int, bool] = {}
@@ -573,34 +574,12 @@ def capture_op_costs(
     default_dtype: Any = "float32",
     synchronize: Callable[[], None] | None = None,
 ) -> dict[str, OpCost]:
-    """Run ``step`` under a host-only profiler with shapes and FLOPs; return per-op costs.
+    """Per-op costs of ``step`` from one untimed pass (:func:`evidence.capture_work`)."""
+    from neuronasv.measure.evidence import capture_work
 
-    A separate pass from the timed profile on purpose: ``record_shapes`` and
-    ``with_flops`` add host overhead that must not land in the measured times. The step
-    should be warmed up already (compiled workloads compile on their first calls). Runs
-    under ``torch.no_grad()`` like the timed loop, so the same ops run. Op names are
-    normalised as in :func:`neuronasv.measure.profiling.normalize_op_name`.
-    """
-    import torch
-    from torch.profiler import ProfilerActivity, profile
-
-    from neuronasv.measure.profiling import is_bookkeeping, normalize_op_name, quiet_kineto_stderr
-
-    with quiet_kineto_stderr(), profile(
-        activities=[ProfilerActivity.CPU], record_shapes=True, with_flops=True
-    ) as prof, torch.no_grad():
-        for _ in range(iterations):
-            step()
-        if synchronize is not None:
-            synchronize()
-    with quiet_kineto_stderr():
-        events = [e for e in prof.events() if not is_bookkeeping(e.name)]
-    return costs_from_events(
-        events,
-        iterations,
-        default_dtype=default_dtype,
-        op_name=lambda e: normalize_op_name(e.key),
-    )
+    return capture_work(
+        step, iterations=iterations, default_dtype=default_dtype, synchronize=synchronize
+    ).costs
 
 
 def annotate_workload(
@@ -612,14 +591,17 @@ def annotate_workload(
     peak: Peak | None = None,
     fingerprint: Mapping[str, str] | None = None,
     step: Callable[[], object] | None = None,
+    fractions: bool = True,
 ) -> WorkloadProfile:
-    """Roofline-annotate a finished profile of ``workload`` on ``backend``.
+    """Add the work of a finished profile of ``workload`` on ``backend``.
 
-    Captures the op costs in a separate untimed pass (:func:`capture_op_costs`) — with the
+    One separate untimed pass (:func:`neuronasv.measure.evidence.capture_work`) — with the
     profile's own ``step`` when given (already warm), else a fresh build at the profile's
-    shape and dtype, warmed up first — and fills ``flops``/``bytes``/``roofline_fraction``
-    against ``peak`` (default :func:`peak_for` the backend and its fingerprint).
+    shape and dtype, warmed up first — gives every op its call signatures (exact work
+    evidence) and ``flops``/``bytes``; with ``fractions`` the ``roofline_fraction``
+    against ``peak`` (default :func:`peak_for` the backend and its fingerprint) too.
     """
+    from neuronasv.measure.evidence import capture_work
     from neuronasv.measure.workloads import parse_dtype, parse_shape
 
     if step is None:
@@ -629,14 +611,20 @@ def annotate_workload(
         for _ in range(2):  # compiled workloads compile on their first calls
             step()
         backend.synchronize()
-    costs = capture_op_costs(step, default_dtype=profile.dtype, synchronize=backend.synchronize)
-    if peak is None:
+    work = capture_work(step, default_dtype=profile.dtype, synchronize=backend.synchronize)
+    if fractions and peak is None:
         if fingerprint is None and backend.name != "cpu":
             from neuronasv.measure.fingerprint import collect_fingerprint
 
             fingerprint = collect_fingerprint(backend)
         peak = peak_for(backend, fingerprint)
-    return annotate(profile, costs, peak)
+    annotated = annotate(profile, work.costs, peak if fractions else None)
+    return replace(
+        annotated,
+        ops=tuple(
+            replace(op, signature=work.signatures.get(op.op, ())) for op in annotated.ops
+        ),
+    )
 
 
 # --- peaks ------------------------------------------------------------------------------

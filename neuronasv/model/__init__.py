@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from neuronasv.model.findings import (
     FINDINGS_SCHEMA_VERSION,
+    Cause,
     ChangePoint,
     EnvChange,
     Finding,
@@ -15,6 +16,7 @@ from neuronasv.model.findings import (
     OpContribution,
     RunRef,
     SeriesId,
+    WorkChange,
 )
 from neuronasv.model.history import History, Point, Series
 from neuronasv.model.profile import (
@@ -31,6 +33,7 @@ __all__ = [
     "PROFILE_SCHEMA_VERSION",
     "SIDECAR_SCHEMA_VERSION",
     "CanaryReading",
+    "Cause",
     "ChangePoint",
     "EnvChange",
     "Finding",
@@ -44,6 +47,7 @@ __all__ = [
     "RunSidecar",
     "Series",
     "SeriesId",
+    "WorkChange",
     "WorkloadProfile",
     "sidecar_path",
 ]

@@ -101,3 +101,10 @@ def optional_float(data: Mapping[str, Any], name: str, source: str) -> float | N
             f"{source}: {name} must be a finite number or null, got {value!r}"
         )
     return float(value)
+
+
+def strings(values: Any, name: str, source: str) -> tuple[str, ...]:
+    """A tuple of strings, or :class:`CorruptResultsError` naming the field."""
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise CorruptResultsError(f"{source}: {name} must be a list of strings")
+    return tuple(values)

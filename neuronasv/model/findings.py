@@ -9,6 +9,9 @@ benchmarks). ``ratio`` is head/base of medians; ``ci_low``/``ci_high`` bound tha
 
 Schema history (``FINDINGS_SCHEMA_VERSION``):
   1 — first version.
+  2 — ``work`` (exact per-op work changes between base and head: new/removed ops, calls,
+      input shapes, bytes/FLOPs) and ``causes`` (findings grouped by what changed).
+      Version 1 documents read with neither.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from neuronasv.model import _codec
 
 __all__ = [
     "FINDINGS_SCHEMA_VERSION",
+    "Cause",
     "ChangePoint",
     "EnvChange",
     "Finding",
@@ -30,13 +34,27 @@ __all__ = [
     "RunRef",
     "SeriesId",
     "Verdict",
+    "WorkChange",
+    "WorkKind",
 ]
 
-FINDINGS_SCHEMA_VERSION = 1
+FINDINGS_SCHEMA_VERSION = 2
+_READABLE = (1, 2)
 _KIND = "neuronasv.findings"
 
 Verdict = Literal["regression", "improvement", "unchanged", "noisy", "new", "removed", "failed"]
 VERDICTS: tuple[str, ...] = get_args(Verdict)
+WorkKind = Literal["new", "removed", "calls", "shapes", "bytes"]
+WORK_KINDS: tuple[str, ...] = get_args(WorkKind)
+CauseKind = Literal["work", "timing"]
+CAUSE_KINDS: tuple[str, ...] = get_args(CauseKind)
+
+
+def _list(data: Mapping[str, Any], name: str, source: str) -> list[Any]:
+    v = data.get(name, [])
+    if not isinstance(v, list):
+        raise CorruptResultsError(f"{source}: {name} must be a list")
+    return v
 
 
 def _opt_str(data: Mapping[str, Any], name: str) -> str | None:
@@ -211,7 +229,6 @@ class Finding:
         verdict = _codec.field(data, "verdict", str, source)
         if verdict not in VERDICTS:
             raise CorruptResultsError(f"{source}: unknown verdict {verdict!r}")
-        confirmed = data.get("confirmed")
         return cls(
             series=SeriesId.from_json(data.get("series"), source),
             verdict=verdict,
@@ -233,7 +250,7 @@ class Finding:
                 OpContribution.from_json(a, source) for a in data.get("attribution", [])
             ),
             acknowledged=_opt_str(data, "acknowledged"),
-            confirmed=None if confirmed is None else bool(confirmed),
+            confirmed=_opt_bool(data, "confirmed", source),
             calls_base=_codec.optional_float(data, "calls_base", source),
             calls_head=_codec.optional_float(data, "calls_head", source),
         )
@@ -366,6 +383,159 @@ class RunRef:
         )
 
 
+def _opt_bool(data: Mapping[str, Any], name: str, source: str) -> bool | None:
+    v = data.get(name)
+    if v is None or isinstance(v, bool):
+        return v
+    raise CorruptResultsError(f"{source}: {name} must be true, false or null, got {v!r}")
+
+
+@dataclass(frozen=True)
+class WorkChange:
+    """One op of one (workload, shape, dtype) whose *work* differs between base and head.
+
+    Exact, not statistical: from the calls per iteration and the recorded input shapes
+    and dtypes of the untimed shapes pass (:mod:`neuronasv.measure.evidence`), identical
+    on every run of the same code.
+
+    Attributes:
+        workload, shape, dtype, op: where.
+        kind: ``new`` (only at head), ``removed`` (only at base), ``calls`` (calls per
+            iteration differ), ``shapes`` (same calls, other input shapes or dtypes),
+            ``bytes`` (same signature, other estimated bytes/FLOPs).
+        calls_base, calls_head: calls per iteration (None on the side without the op).
+        bytes_base, bytes_head, flops_base, flops_head: estimated work per iteration.
+        signature_base, signature_head: ``"<calls>×<inputs>"`` entries.
+        time_base, time_head: the op's median self device time per iteration (seconds).
+    """
+
+    workload: str
+    shape: str
+    dtype: str
+    op: str
+    kind: WorkKind
+    calls_base: float | None = None
+    calls_head: float | None = None
+    bytes_base: float | None = None
+    bytes_head: float | None = None
+    flops_base: float | None = None
+    flops_head: float | None = None
+    signature_base: tuple[str, ...] = ()
+    signature_head: tuple[str, ...] = ()
+    time_base: float | None = None
+    time_head: float | None = None
+
+    @property
+    def config(self) -> tuple[str, str, str]:
+        return (self.workload, self.shape, self.dtype)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload,
+            "shape": self.shape,
+            "dtype": self.dtype,
+            "op": self.op,
+            "kind": self.kind,
+            "calls_base": self.calls_base,
+            "calls_head": self.calls_head,
+            "bytes_base": self.bytes_base,
+            "bytes_head": self.bytes_head,
+            "flops_base": self.flops_base,
+            "flops_head": self.flops_head,
+            "signature_base": list(self.signature_base),
+            "signature_head": list(self.signature_head),
+            "time_base": self.time_base,
+            "time_head": self.time_head,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, source: str) -> WorkChange:
+        if not isinstance(data, Mapping):
+            raise CorruptResultsError(f"{source}: work change must be an object")
+        kind = _codec.field(data, "kind", str, source)
+        if kind not in WORK_KINDS:
+            raise CorruptResultsError(f"{source}: unknown work change kind {kind!r}")
+        num = {
+            k: _codec.optional_float(data, k, source)
+            for k in (
+                "calls_base", "calls_head", "bytes_base", "bytes_head", "flops_base",
+                "flops_head", "time_base", "time_head",
+            )
+        }  # fmt: skip
+        return cls(
+            workload=_codec.field(data, "workload", str, source),
+            shape=_codec.field(data, "shape", str, source),
+            dtype=_codec.field(data, "dtype", str, source),
+            op=_codec.field(data, "op", str, source),
+            kind=kind,
+            signature_base=_codec.strings(data.get("signature_base", []), "signature_base", source),
+            signature_head=_codec.strings(data.get("signature_head", []), "signature_head", source),
+            **num,
+        )
+
+
+@dataclass(frozen=True)
+class Cause:
+    """Findings of one workload family that share one explanation.
+
+    A ``work`` cause: configurations (shape, dtype) of one workload whose work changed the
+    same way (the same ops, the same kind of change, the same direction). A ``timing``
+    cause: configurations of one workload whose totals moved the same way with no work
+    change (a slower kernel, a library update, the machine).
+
+    Attributes:
+        kind: ``work`` or ``timing``.
+        workload: the workload family (``rmsnorm.naive``), or the benchmark for plain asv.
+        direction: ``regression``/``improvement`` from the totals' verdicts, ``unconfirmed``
+            when no total of the cause has a verdict (a work change whose time did not
+            move beyond the noise).
+        ops: the ops whose work changed (``work``) or that moved most (``timing``).
+        configs: ``(shape, dtype)`` pairs the cause covers, in reading order.
+        totals: the workload-total series of those configurations.
+    """
+
+    kind: CauseKind
+    workload: str
+    direction: Literal["regression", "improvement", "unconfirmed"]
+    ops: tuple[str, ...] = ()
+    configs: tuple[tuple[str, str], ...] = ()
+    totals: tuple[SeriesId, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "workload": self.workload,
+            "direction": self.direction,
+            "ops": list(self.ops),
+            "configs": [list(c) for c in self.configs],
+            "totals": [t.to_json() for t in self.totals],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, source: str) -> Cause:
+        if not isinstance(data, Mapping):
+            raise CorruptResultsError(f"{source}: cause must be an object")
+        kind = _codec.field(data, "kind", str, source)
+        if kind not in CAUSE_KINDS:
+            raise CorruptResultsError(f"{source}: unknown cause kind {kind!r}")
+        direction = _codec.field(data, "direction", str, source)
+        if direction not in ("regression", "improvement", "unconfirmed"):
+            raise CorruptResultsError(f"{source}: unknown cause direction {direction!r}")
+        configs = []
+        for c in _codec.field(data, "configs", list, source):
+            if not isinstance(c, list) or len(c) != 2 or not all(isinstance(x, str) for x in c):
+                raise CorruptResultsError(f"{source}: cause configs must be [shape, dtype] pairs")
+            configs.append((c[0], c[1]))
+        return cls(
+            kind=kind,
+            workload=_codec.field(data, "workload", str, source),
+            direction=direction,
+            ops=_codec.strings(data.get("ops", []), "ops", source),
+            configs=tuple(configs),
+            totals=tuple(SeriesId.from_json(t, source) for t in data.get("totals", [])),
+        )
+
+
 @dataclass(frozen=True)
 class FindingsDocument:
     """Everything Report and Publish need, in one versioned document.
@@ -379,6 +549,8 @@ class FindingsDocument:
         settings: the rules used (``min_effect``, ``alpha``, ``correction``, ...), verbatim.
         load_errors: results files that could not be read, with the reason.
         links: ``history_url``, ``report_url``, ... when known.
+        work: exact per-op work changes between base and head (compare mode).
+        causes: the findings grouped by what changed (compare mode), worst first.
     """
 
     mode: Literal["compare", "history"]
@@ -391,6 +563,8 @@ class FindingsDocument:
     load_errors: tuple[str, ...] = ()
     links: Mapping[str, str] = field(default_factory=dict)
     created: str = ""
+    work: tuple[WorkChange, ...] = ()
+    causes: tuple[Cause, ...] = ()
 
     def count(self, verdict: str) -> int:
         return sum(1 for f in self.findings if f.verdict == verdict and f.acknowledged is None)
@@ -409,6 +583,8 @@ class FindingsDocument:
             "settings": dict(self.settings),
             "load_errors": list(self.load_errors),
             "links": dict(self.links),
+            "work": [w.to_json() for w in self.work],
+            "causes": [c.to_json() for c in self.causes],
         }
 
     def dumps(self) -> str:
@@ -417,7 +593,7 @@ class FindingsDocument:
     @classmethod
     def from_json(cls, data: Any, source: str = "<findings>") -> FindingsDocument:
         doc = _codec.check_schema(
-            data, kind=_KIND, supported=(FINDINGS_SCHEMA_VERSION,), source=source
+            data, kind=_KIND, supported=_READABLE, source=source
         )
         mode = _codec.field(doc, "mode", str, source)
         if mode not in ("compare", "history"):
@@ -440,6 +616,8 @@ class FindingsDocument:
             settings=dict(settings),
             load_errors=tuple(str(e) for e in doc.get("load_errors", [])),
             links={str(k): str(v) for k, v in links.items()},
+            work=tuple(WorkChange.from_json(w, source) for w in _list(doc, "work", source)),
+            causes=tuple(Cause.from_json(c, source) for c in _list(doc, "causes", source)),
         )
 
     @classmethod

@@ -8,6 +8,9 @@ cycle's active iterations, so every series is "per iteration".
 Schema history (``PROFILE_SCHEMA_VERSION``):
   1 — first version: workloads with device_time_us samples and per-op self device/CPU time,
       calls per iteration, optional roofline fields, optional canary reading.
+  2 — per-op ``signature``: the exact work (calls per iteration x input shapes and dtypes)
+      from the untimed shapes pass (:mod:`neuronasv.measure.evidence`). Version 1
+      documents read with no signature (unknown: never compared).
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ __all__ = [
     "WorkloadProfile",
 ]
 
-PROFILE_SCHEMA_VERSION = 1
+PROFILE_SCHEMA_VERSION = 2
+_READABLE = (1, 2)
 _KIND = "neuronasv.profile"
 
 
@@ -43,6 +47,9 @@ class OpProfile:
         flops: floating-point operations per iteration, when known.
         bytes: bytes moved per iteration (reads + writes), when known.
         roofline_fraction: achieved fraction of the device's peak, when known.
+        signature: the exact work, sorted ``"<calls per iteration>×<input dtypes and
+            shapes>"`` entries (:func:`neuronasv.measure.evidence.signatures_from_events`);
+            empty when not captured.
     """
 
     op: str
@@ -52,6 +59,7 @@ class OpProfile:
     flops: float | None = None
     bytes: float | None = None
     roofline_fraction: float | None = None
+    signature: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -62,6 +70,7 @@ class OpProfile:
             "flops": self.flops,
             "bytes": self.bytes,
             "roofline_fraction": self.roofline_fraction,
+            "signature": list(self.signature),
         }
 
     @classmethod
@@ -82,6 +91,7 @@ class OpProfile:
             flops=_codec.optional_float(data, "flops", src),
             bytes=_codec.optional_float(data, "bytes", src),
             roofline_fraction=_codec.optional_float(data, "roofline_fraction", src),
+            signature=_codec.strings(data.get("signature", []), "signature", src),
         )
 
 
@@ -209,7 +219,7 @@ class ProfileDocument:
     @classmethod
     def from_json(cls, data: Any, source: str = "<profile>") -> ProfileDocument:
         doc = _codec.check_schema(
-            data, kind=_KIND, supported=(PROFILE_SCHEMA_VERSION,), source=source
+            data, kind=_KIND, supported=_READABLE, source=source
         )
         fp = doc.get("fingerprint", {})
         if not isinstance(fp, Mapping):

@@ -21,6 +21,8 @@ from neuronasv.model.findings import (
     OpContribution,
     SeriesId,
 )
+from neuronasv.report.causes import CauseView, cause_views
+from neuronasv.report.units import format_delta_pct, plural
 
 __all__ = [
     "Digest",
@@ -30,11 +32,6 @@ __all__ = [
     "group_label",
     "plural",
 ]
-
-
-def plural(n: int, word: str, words: str | None = None) -> str:
-    """``1 regression``, ``2 regressions``."""
-    return f"{n} {word if n == 1 else (words or word + 's')}"
 
 
 def group_label(series: SeriesId) -> str:
@@ -69,6 +66,7 @@ class Digest:
         env_changes: document-level changes plus those attached to change points, deduplicated.
         open_regressions, closed_regressions, change_improvements: change points (history).
         acknowledged_changes: change points with an acknowledgement.
+        causes: the comparison's causes (compare mode), regressions first.
     """
 
     doc: FindingsDocument
@@ -89,6 +87,7 @@ class Digest:
     closed_regressions: tuple[ChangePoint, ...]
     change_improvements: tuple[ChangePoint, ...]
     acknowledged_changes: tuple[ChangePoint, ...]
+    causes: tuple[CauseView, ...] = ()
 
     @property
     def worst(self) -> Finding | ChangePoint | None:
@@ -113,6 +112,45 @@ def _grouped(findings: Sequence[Finding], worst_first: Callable[[Finding], float
         members.sort(key=lambda f: (f.series.op is not None, worst_first(f), _series_key(f.series)))
     ordered = sorted(groups.items(), key=lambda kv: (min(worst_first(f) for f in kv[1]), kv[0]))
     return [f for _, members in ordered for f in members]
+
+
+def _compare_headline(views: Sequence[CauseView], series: int, failed: int) -> str:
+    """What a reviewer reads first: how many causes, the worst total, confirmed or not."""
+    regs = [v for v in views if v.cause.direction == "regression"]
+    imps = [v for v in views if v.cause.direction == "improvement"]
+    work_only = [v for v in views if v.cause.direction == "unconfirmed"]
+
+    def worst(vs: Sequence[CauseView]) -> str:
+        best = max(
+            (v for v in vs if v.worst is not None),
+            key=lambda v: abs(_change(v.worst)) if v.worst else 0.0,
+            default=None,
+        )
+        if best is None or best.worst is None:
+            return ""
+        f = best.worst
+        state = "confirmed" if f.confirmed else "single run, not re-measured"
+        if f.confirmed is False:
+            state = "not confirmed"
+        return f" — {best.cause.workload} {format_delta_pct(f.ratio)} ({state})"
+
+    if regs:
+        text = plural(len(regs), "cause") + " of regression" + worst(regs)
+    elif work_only:
+        names = ", ".join(v.cause.workload for v in work_only[:3])
+        text = f"work changed in {names}; time within the noise"
+    elif imps:
+        text = plural(len(imps), "cause") + " of improvement" + worst(imps)
+    else:
+        text = f"no change beyond the noise in {plural(series, 'series', 'series')}"
+    extra = []
+    if regs and imps:
+        extra.append(plural(len(imps), "improvement cause"))
+    if regs and work_only:
+        extra.append(f"work also changed in {plural(len(work_only), 'other workload')}")
+    if failed:
+        extra.append(f"{failed} failed")
+    return text + ("; " + ", ".join(extra) if extra else "")
 
 
 def _cp_key(c: ChangePoint) -> tuple[float, tuple[str, str, str], str]:
@@ -163,6 +201,7 @@ def digest(doc: FindingsDocument) -> Digest:
     )
 
     extra: list[str] = []
+    views: tuple[CauseView, ...] = ()
     if doc.mode == "history":
         parts = [plural(len(open_regs), "open regression")]
         if closed_regs:
@@ -172,14 +211,8 @@ def digest(doc: FindingsDocument) -> Digest:
             parts.append(f"{len(ack_cps)} acknowledged")
         headline = f"{', '.join(parts)} on {machine}"
     else:
-        parts = [
-            plural(len(regressions), "regression"),
-            plural(len(improvements), "improvement"),
-            f"{len(unchanged)} unchanged",
-        ]
-        if failed:
-            parts.append(f"{len(failed)} failed")
-        headline = f"{', '.join(parts)} on {machine}"
+        views = tuple(cause_views(doc))
+        headline = _compare_headline(views, len(live), len(failed))
         for n, word in (
             (len(noisy), "noisy"),
             (len(new), "new"),
@@ -208,6 +241,7 @@ def digest(doc: FindingsDocument) -> Digest:
         closed_regressions=closed_regs,
         change_improvements=cp_improvements,
         acknowledged_changes=ack_cps,
+        causes=views if doc.mode == "compare" else (),
     )
 
 

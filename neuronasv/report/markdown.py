@@ -26,7 +26,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from neuronasv import __version__
-from neuronasv.model.findings import ChangePoint, Finding, FindingsDocument, RunRef
+from neuronasv.model.findings import (
+    ChangePoint,
+    Finding,
+    FindingsDocument,
+    RunRef,
+    SeriesId,
+    WorkChange,
+)
+from neuronasv.report.causes import (
+    CauseView,
+    cause_headline,
+    config_label,
+    signed_attribution,
+    total_cells,
+    work_sentence,
+)
 from neuronasv.report.digest import (
     Digest,
     attribution_sentence,
@@ -180,7 +195,7 @@ def _side(ref: RunRef | None, word: str) -> str:
     if ref is None:
         return ""
     text = f"{word} {md_code(ref.commit[:10])}"
-    if ref.label:
+    if ref.label and not ref.commit.startswith(ref.label):
         text += f" ({md_code(ref.label, max_len=60)})"
     return text
 
@@ -279,25 +294,7 @@ def _sections(
     out.append(_Section("headline", top))
 
     if doc.mode == "compare":
-        if d.regressions:
-            head, rows = _finding_table(d.regressions)
-            out.append(_Section("regressions", [f"{h3} Regressions", "", *head], rows, rank=10))
-            attrib = [a for f in d.regressions if (a := attribution_markdown(f))]
-            if attrib:
-                out.append(
-                    _Section(
-                        "attribution",
-                        ["**Where the time went:**", ""],
-                        [f"- {a}" for a in attrib],
-                        rank=9,
-                    )
-                )
-        chart = _chart(d, history)
-        if chart:
-            out.append(_Section("chart", chart, rank=3))
-        if d.improvements:
-            head, rows = _finding_table(d.improvements)
-            out.append(_Section("improvements", [f"{h3} Improvements", "", *head], rows, rank=8))
+        out += _cause_sections(d, h3)
         if d.failed:
             rows = [
                 f"- {md_code(f.series.label)}: "
@@ -305,6 +302,9 @@ def _sections(
                 for f in d.failed
             ]
             out.append(_Section("failed", [f"{h3} Failed", ""], rows, rank=8))
+        chart = _chart(d, history)
+        if chart:
+            out.append(_Section("chart", chart, rank=3))
     else:
         for name, title_text, cps, rank in (
             ("open", "Open regressions", d.open_regressions, 10),
@@ -333,8 +333,9 @@ def _sections(
     elif d.noisy:
         noisy = sorted(d.noisy, key=lambda f: -abs(math.log(f.ratio)) if f.ratio else 0.0)
         head = [
-            f"<details><summary>{len(noisy)} series too noisy for a verdict"
-            " (changes beyond the minimum effect that were not significant)</summary>",
+            f"<details><summary>Not verdicts: {plural(len(noisy), 'series', 'series')} moved"
+            " beyond the minimum effect without a decision (not significant, inside the"
+            " noise floor, or not reproduced on re-measurement)</summary>",
             "",
             "| Benchmark | Op | Δ | CI of Δ | p | Noise (IQR/median) |",
             "|---|---|---|---|---|---|",
@@ -353,8 +354,21 @@ def _sections(
             )
         out.append(_Section("noise", head, rows, tail=["", "</details>"], rank=5))
     warn_rows = [f"- {md_code(s.label)}: {md_text(w, max_len=300)}" for s, w in d.warnings]
-    if warn_rows:
-        out.append(_Section("warnings", [f"{h3} Warnings", ""], warn_rows, rank=5))
+    if warn_rows and details:
+        summary = md_text(_warnings_summary(d.warnings), max_len=300)
+        out.append(
+            _Section(
+                "warnings",
+                [f"<details><summary>Warnings: {summary}</summary>", ""],
+                warn_rows,
+                tail=["", "</details>"],
+                rank=5,
+            )
+        )
+    elif warn_rows:
+        out.append(
+            _Section("warnings", [f"_{md_text(_warnings_summary(d.warnings))}._"], rank=5)
+        )
 
     if d.env_changes:
         head = [
@@ -423,7 +437,7 @@ def _sections(
 
     if details and doc.settings:
         rows = [
-            f"- {md_code(str(k), max_len=40)}: {md_code(_setting(doc.settings[k]), max_len=120)}"
+            f"- {md_code(str(k), max_len=40)}: {md_text(_setting(doc.settings[k]), max_len=600)}"
             for k in sorted(doc.settings, key=str)
         ]
         out.append(
@@ -443,6 +457,117 @@ def _sections(
     footer.append(f"<sub>neuronasv {__version__}</sub>")
     out.append(_Section("footer", ["\n\n".join(footer)]))
     return out
+
+
+def _warnings_summary(warnings: Sequence[tuple[SeriesId, str]]) -> str:
+    """One line for many per-series warnings: how many, on how many series, the kinds."""
+    kinds: dict[str, int] = {}
+    for _, w in warnings:
+        kind = re.sub(r"[0-9][0-9.,]*", "N", w.split(":")[0])
+        kinds[kind] = kinds.get(kind, 0) + 1
+    series = len({s for s, _ in warnings})
+    top = sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+    what = ", ".join(f"{n}× {k}" for k, n in top)
+    return f"{plural(len(warnings), 'warning')} on {plural(series, 'series', 'series')} ({what})"
+
+
+def _cause_sections(d: Digest, h3: str) -> list[_Section]:
+    """One heading, one sentence and one short table per cause, then the details."""
+    out: list[_Section] = []
+    shown = [v for v in d.causes if v.cause.direction != "improvement" or _decided(v)]
+    for n, view in enumerate(shown, 1):
+        c = view.cause
+        head = [f"{h3} {n}. {cause_headline(view, code=md_code)}"]
+        if view.work:
+            head += ["", work_sentence(view.work, code=md_code)]
+        elif c.ops:
+            ops = ", ".join(md_code(o) for o in c.ops[:3])
+            head += ["", f"No work changed: the time moved in {ops} (timing only)."]
+        head += [
+            "",
+            "| Shape · dtype | Total | Δ (CI) | State | Where the time went |",
+            "|---|---|---|---|---|",
+        ]
+        rows = []
+        for f in sorted(view.totals, key=lambda f: -abs(_log_ratio(f))):
+            pair, change, state = total_cells(f)
+            label = config_label(f.series.shape or "", f.series.dtype or "")
+            where = signed_attribution(f, code=lambda x: md_code(x, in_table=True))
+            rows.append(
+                f"| {md_code(label, in_table=True)} | {pair} | {change} | {state} | {where} |"
+            )
+        out.append(_Section(f"cause {n}", head, rows, rank=9))
+    work = [w for v in shown for w in v.work]
+    if work:
+        out.append(_work_details(work))
+    series = [*d.regressions, *d.improvements]
+    if series:
+        head, rows = _finding_table(series)
+        out.append(
+            _Section(
+                "series",
+                [
+                    f"<details><summary>Every series with a verdict: {_count_line(d)}"
+                    "</summary>",
+                    "",
+                    *head,
+                ],
+                rows,
+                tail=["", "</details>"],
+                rank=6,
+            )
+        )
+    return out
+
+
+def _decided(v: CauseView) -> bool:
+    return any(f.verdict == v.cause.direction for f in v.totals) or v.cause.kind == "timing"
+
+
+def _log_ratio(f: Finding) -> float:
+    return math.log(f.ratio) if f.ratio and f.ratio > 0 else 0.0
+
+
+def _count_line(d: Digest) -> str:
+    return ", ".join(
+        plural(n, w)
+        for n, w in ((len(d.regressions), "regression"), (len(d.improvements), "improvement"))
+        if n
+    )
+
+
+def _work_details(work: Sequence[WorkChange]) -> _Section:
+    head = [
+        f"<details><summary>Work changes op by op ({len(work)}): exact, from calls and"
+        " recorded input shapes, no statistics</summary>",
+        "",
+        "| Shape · dtype | Op | Change | Calls | Inputs (base → head) | Bytes | Time |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    rows = []
+    for w in work:
+        label = config_label(w.shape, w.dtype)
+        sig = _sig_cell(w)
+        nbytes = (
+            format_pair(w.bytes_base, w.bytes_head, "bytes")
+            if w.bytes_base is not None or w.bytes_head is not None
+            else ""
+        )
+        rows.append(
+            f"| {md_code(label, in_table=True)} | {md_code(w.op, in_table=True)} | {w.kind}"
+            f" | {format_calls(w.calls_base, w.calls_head)} | {sig} | {nbytes}"
+            f" | {format_pair(w.time_base, w.time_head, 'seconds')} |"
+        )
+    return _Section("work", head, rows, tail=["", "</details>"], rank=4)
+
+
+def _sig_cell(w: WorkChange) -> str:
+    b = [x for x in w.signature_base if x not in w.signature_head]
+    h = [x for x in w.signature_head if x not in w.signature_base]
+    if not b and not h:
+        return ""
+    side = lambda xs: md_code("; ".join(xs[:2]) or "–", in_table=True, max_len=80)  # noqa: E731
+    return f"{side(b)} → {side(h)}"
 
 
 def _setting(value: object) -> str:

@@ -15,14 +15,21 @@ __all__ = [
     "format_delta_pct",
     "format_p",
     "format_pair",
+    "format_signed",
     "format_value",
     "pick_time_scale",
+    "plural",
 ]
 
 #: Unit names that mean "seconds" in results and findings documents.
 TIME_UNITS = frozenset({"seconds", "second", "s", "sec"})
 
 _SCALES: tuple[tuple[float, str], ...] = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 regression``, ``2 regressions``."""
+    return f"{n} {word if n == 1 else (words or word + 's')}"
 
 
 def pick_time_scale(seconds: float) -> tuple[float, str]:
@@ -53,6 +60,14 @@ def format_value(value: float | None, unit: str, *, scale: tuple[float, str] | N
         return f"{_digits(value / factor)} {suffix}"
     text = f"{value:.4g}"
     return f"{text} {unit}" if unit else text
+
+
+def format_signed(value: float, unit: str) -> str:
+    """A signed change in the unit's own scale: ``+2.10 µs``, ``-0.41 ms``, ``+3 bytes``."""
+    if not math.isfinite(value):
+        return "n/a"
+    sign = "+" if value >= 0 else "-"
+    return sign + format_value(abs(value), unit)
 
 
 def format_pair(base: float | None, head: float | None, unit: str) -> str:

@@ -45,7 +45,7 @@ def test_a_failing_estimate_is_a_warning_not_a_lost_profile(
     monkeypatch.setattr(roofline, "capture_op_costs", boom)
     prof = profile_workload(get("transformer.residual"), get_backend("cpu"), shape=TINY,
                             dtype="float32", samples=2, peak=PEAK)
-    assert "roofline skipped: RuntimeError: no shapes today" in prof.warnings
+    assert "work evidence skipped: RuntimeError: no shapes today" in prof.warnings
     assert all(o.roofline_fraction is None for o in prof.ops)
     plain = profile_workload(get("transformer.residual"), get_backend("cpu"), shape=TINY,
                              dtype="float32", samples=2, roofline=False)

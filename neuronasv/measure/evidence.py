@@ -1,0 +1,145 @@
+"""Exact work evidence: what each op was asked to do, independent of how long it took.
+
+The timed profile says how long each op ran, with noise. A second, untimed pass with
+``record_shapes=True`` says what each op was asked to do, *exactly*: how many calls per
+iteration, with which input shapes and dtypes. Identical code gives identical evidence on
+every run and every machine of a backend, so a difference between base and head is a
+certain change of work ("one more ``aten::mul``", "``aten::add`` now reads every element"),
+no statistics needed (:mod:`neuronasv.analyse.evidence` compares them).
+
+The same pass feeds the roofline's FLOP/byte estimates (:mod:`neuronasv.measure.roofline`),
+so one extra step of the workload buys both.
+
+A call's *signature* is its tensor inputs as ``dtype[d0,d1,...]`` joined by ``, ``
+(non-tensor arguments — Python scalars, lists, ``None`` — are left out: they change no
+shape of the work). An op's signature is the sorted list of ``"<calls per iteration>×
+<call signature>"`` over its distinct call signatures, e.g. ``("2×bf16[4,512], bf16[4,512]",
+"1×bf16[4,512], bf16[512]")``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from neuronasv.errors import UsageError
+
+__all__ = ["WorkCapture", "call_signature", "capture_work", "signatures_from_events"]
+
+# Profiler input types that are not tensors (scalars, lists, absent optionals).
+_NON_TENSOR = frozenset({"", "Scalar", "ScalarList", "TensorList", "GenericList", "None"})
+_DTYPE_SHORT = {
+    "c10::BFloat16": "bf16",
+    "c10::Half": "fp16",
+    "float": "fp32",
+    "double": "fp64",
+    "long int": "i64",
+    "int": "i32",
+    "short int": "i16",
+    "signed char": "i8",
+    "unsigned char": "u8",
+    "bool": "bool",
+    "c10::Float8_e4m3fn": "fp8e4m3",
+    "c10::Float8_e5m2": "fp8e5m2",
+    "c10::complex<float>": "c64",
+}
+
+
+def call_signature(shapes: Sequence[Any] | None, dtypes: Sequence[Any] | None) -> str:
+    """``bf16[4,1], bf16[4,512]`` from one event's ``input_shapes``/``input_dtypes``.
+
+    Entries whose type is not a tensor are dropped; a 0-d tensor reads ``fp32[]``.
+    """
+    shapes = list(shapes or [])
+    dtypes = list(dtypes or [])
+    parts: list[str] = []
+    for i, shp in enumerate(shapes):
+        dt = str(dtypes[i]) if i < len(dtypes) else ""
+        if dt in _NON_TENSOR:
+            continue
+        dims = ",".join(str(int(d)) for d in shp) if isinstance(shp, (list, tuple)) else ""
+        parts.append(f"{_DTYPE_SHORT.get(dt, dt)}[{dims}]")
+    return ", ".join(parts)
+
+
+def _per_iter(count: int, iterations: int) -> str:
+    v = count / iterations
+    return f"{v:g}" if v == int(v) else f"{v:.3g}"
+
+
+def signatures_from_events(
+    events: Iterable[Any], iterations: int, *, op_name: Callable[[Any], str]
+) -> dict[str, tuple[str, ...]]:
+    """Per op, the sorted ``"<calls per iteration>×<call signature>"`` entries.
+
+    Args:
+        events: host-side ``FunctionEvent`` objects captured with ``record_shapes=True``.
+        iterations: iterations the events span (counts are divided by it).
+        op_name: the op identity used in the profile.
+    """
+    if iterations <= 0:
+        raise UsageError(f"iterations must be positive, got {iterations}")
+    counts: dict[str, dict[str, int]] = {}
+    for e in events:
+        sig = call_signature(getattr(e, "input_shapes", None), getattr(e, "input_dtypes", None))
+        bucket = counts.setdefault(op_name(e), {})
+        bucket[sig] = bucket.get(sig, 0) + 1
+    return {
+        op: tuple(sorted(f"{_per_iter(n, iterations)}×{sig}" for sig, n in sigs.items()))
+        for op, sigs in counts.items()
+    }
+
+
+@dataclass(frozen=True)
+class WorkCapture:
+    """What one untimed pass found: per-op costs (roofline) and call signatures."""
+
+    costs: dict[str, Any]  # op -> roofline.OpCost
+    signatures: dict[str, tuple[str, ...]]
+
+
+def capture_work(
+    step: Callable[[], object],
+    *,
+    iterations: int = 1,
+    default_dtype: Any = "float32",
+    synchronize: Callable[[], None] | None = None,
+) -> WorkCapture:
+    """Run ``step`` under a host-only profiler with shapes and FLOPs; return the work.
+
+    A separate pass from the timed profile on purpose: ``record_shapes`` and
+    ``with_flops`` add host overhead that must not land in the measured times. The step
+    should be warmed up already (compiled workloads compile on their first calls). Runs
+    under ``torch.no_grad()`` like the timed loop, so the same ops run. Op names are
+    normalised as in :func:`neuronasv.measure.profiling.normalize_op_name`.
+    """
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    from neuronasv.measure.profiling import is_bookkeeping, normalize_op_name, quiet_kineto_stderr
+    from neuronasv.measure.roofline import costs_from_events
+
+    with quiet_kineto_stderr(), profile(
+        activities=[ProfilerActivity.CPU], record_shapes=True, with_flops=True
+    ) as prof, torch.no_grad():
+        for _ in range(iterations):
+            step()
+        if synchronize is not None:
+            synchronize()
+    with quiet_kineto_stderr():
+        events = [e for e in prof.events() if not is_bookkeeping(e.name)]
+
+    def name(e: Any) -> str:
+        return normalize_op_name(e.key)
+
+    host = [e for e in events if _is_host(e)]
+    return WorkCapture(
+        costs=costs_from_events(events, iterations, default_dtype=default_dtype, op_name=name),
+        signatures=signatures_from_events(host, iterations, op_name=name),
+    )
+
+
+def _is_host(event: Any) -> bool:
+    device_type = getattr(event, "device_type", None)
+    return device_type is None or str(device_type).endswith("CPU")

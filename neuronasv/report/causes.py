@@ -1,0 +1,267 @@
+"""Causes for people: one sentence, one range, one short table each (pure formatting).
+
+Every renderer that shows causes (PR comment, job summary, terminal, demo) takes its
+words from here, so they agree. Untrusted names (ops, workloads, shapes) go through the
+``code`` callable the caller passes (an escaper for markdown, identity for plain text).
+
+Attribution adds up: "where the time went" lists the ops' signed changes of median self
+device time and one "other" line for the rest, so the parts sum to the total of the ops'
+changes — no "explains 160 %" when ops move in opposite directions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from neuronasv.analyse.attribution import short_dtype
+from neuronasv.analyse.causes import find_causes
+from neuronasv.model import Cause, Finding, FindingsDocument, OpContribution, WorkChange
+from neuronasv.report.units import (
+    format_ci,
+    format_delta_pct,
+    format_pair,
+    format_signed,
+    plural,
+)
+
+__all__ = [
+    "CauseView",
+    "cause_headline",
+    "cause_views",
+    "config_label",
+    "signed_attribution",
+    "work_sentence",
+]
+
+Code = Callable[[str], str]
+
+
+def _plain(s: str) -> str:
+    return s
+
+
+def config_label(shape: str, dtype: str) -> str:
+    """``4x512 bf16``."""
+    return f"{shape} {short_dtype(dtype)}".strip()
+
+
+@dataclass(frozen=True)
+class CauseView:
+    """A cause with the findings and work changes it covers, in reading order."""
+
+    cause: Cause
+    totals: tuple[Finding, ...]
+    work: tuple[WorkChange, ...]
+
+    @property
+    def worst(self) -> Finding | None:
+        """The total with the largest change in the cause's direction."""
+        moved = [f for f in self.totals if f.ratio is not None and f.ratio > 0]
+        if not moved:
+            return None
+        sign = -1.0 if self.cause.direction == "improvement" else 1.0
+        return max(moved, key=lambda f: (sign * math.log(f.ratio or 1.0), f.series.label))
+
+    @property
+    def decided(self) -> int:
+        """Totals whose verdict is the cause's direction."""
+        return sum(1 for f in self.totals if f.verdict == self.cause.direction)
+
+
+def cause_views(doc: FindingsDocument) -> list[CauseView]:
+    """The causes of ``doc``'s findings, joined with their totals and work changes.
+
+    Regrouped from the findings and work changes every time (:func:`find_causes`), so
+    every view tells the same story as the verdicts, whatever ``doc.causes`` says.
+    """
+    totals = {f.series: f for f in doc.findings if f.series.op is None}
+    out = []
+    for c in find_causes(doc.findings, doc.work):
+        configs = set(c.configs)
+        work = tuple(
+            w for w in doc.work if w.workload == c.workload and (w.shape, w.dtype) in configs
+        )
+        fs = tuple(totals[s] for s in c.totals if s in totals)
+        out.append(CauseView(c, fs, work))
+    return out
+
+
+def _calls(x: float | None) -> str:
+    if x is None:
+        return "–"
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:.2f}"
+
+
+def _ratio_text(r: float) -> str:
+    return f"×{r:.3g}" if r >= 1 else f"÷{1 / r:.3g}"
+
+
+def work_sentence(work: Sequence[WorkChange], *, code: Code = _plain, max_ops: int = 3) -> str:
+    """What changed in the work, from the evidence, in one sentence.
+
+    ``aten::add and aten::rsqrt move more data (bytes ×512 at 4x512 bf16); aten::mul 3 → 4
+    calls; new ops aten::fill_, aten::full_like.``
+    """
+    if not work:
+        return ""
+    order: list[str] = []
+    for w in work:
+        if w.op not in order:
+            order.append(w.op)
+    by_op: dict[str, list[WorkChange]] = {}
+    for w in work:
+        by_op.setdefault(w.op, []).append(w)
+    new = [op for op in order if all(w.kind == "new" for w in by_op[op])]
+    removed = [op for op in order if all(w.kind == "removed" for w in by_op[op])]
+    calls = [op for op in order if any(w.kind == "calls" for w in by_op[op])]
+    moved = [
+        op
+        for op in order
+        if op not in calls and any(w.kind in ("shapes", "bytes") for w in by_op[op])
+    ]
+
+    def names(ops: Sequence[str]) -> str:
+        shown = [code(o) for o in ops[:max_ops]]
+        more = f" and {plural(len(ops) - max_ops, 'more op')}" if len(ops) > max_ops else ""
+        if len(shown) > 1:
+            return ", ".join(shown[:-1]) + " and " + shown[-1] + more
+        return shown[0] + more
+
+    parts = []
+    more_data = [op for op in moved if _bytes_ratio(by_op[op]) > 1.0]
+    less_data = [op for op in moved if _bytes_ratio(by_op[op]) < 1.0]
+    same_data = [op for op in moved if op not in more_data and op not in less_data]
+    for ops, verb in ((more_data, "move more data"), (less_data, "move less data")):
+        if ops:
+            biggest = max((w for op in ops for w in by_op[op]), key=_one_ratio)
+            parts.append(
+                f"{names(ops)} {verb if len(ops) > 1 else verb.replace('move', 'moves')}"
+                f" (bytes {_ratio_text(_one_ratio(biggest))} at"
+                f" {code(config_label(biggest.shape, biggest.dtype))})"
+            )
+    if same_data:
+        w = by_op[same_data[0]][0]
+        sig = _sig_diff(w)
+        parts.append(
+            f"{names(same_data)}: other input shapes"
+            + (f" ({code(sig)} at {code(config_label(w.shape, w.dtype))})" if sig else "")
+        )
+    for op in calls[:max_ops]:
+        ws = by_op[op]
+        pairs = {(_calls(w.calls_base), _calls(w.calls_head)) for w in ws}
+        if len(pairs) == 1:
+            b, h = next(iter(pairs))
+            parts.append(f"{code(op)} {b} → {h} calls")
+        else:
+            w = ws[0]
+            parts.append(
+                f"{code(op)} calls changed ({_calls(w.calls_base)} → {_calls(w.calls_head)} at"
+                f" {code(config_label(w.shape, w.dtype))})"
+            )
+    if len(calls) > max_ops:
+        parts.append(f"{plural(len(calls) - max_ops, 'more op')} with other call counts")
+    if new:
+        parts.append(f"new op{'s' if len(new) > 1 else ''} {names(new)}")
+    if removed:
+        parts.append(f"removed op{'s' if len(removed) > 1 else ''} {names(removed)}")
+    text = "; ".join(parts)
+    return text[:1].upper() + text[1:] + "." if text else ""
+
+
+def _one_ratio(w: WorkChange) -> float:
+    if w.bytes_base and w.bytes_head and w.bytes_base > 0 and w.bytes_head > 0:
+        return w.bytes_head / w.bytes_base
+    return 1.0
+
+
+def _bytes_ratio(ws: Sequence[WorkChange]) -> float:
+    """The most extreme bytes ratio over the configurations (1.0 when unknown)."""
+    rs = [_one_ratio(w) for w in ws]
+    return max(rs, key=lambda r: abs(math.log(r))) if rs else 1.0
+
+
+def _sig_diff(w: WorkChange) -> str:
+    """The first call signature that differs: ``bf16[4,1] → bf16[4,512]``."""
+    only_b = [s for s in w.signature_base if s not in w.signature_head]
+    only_h = [s for s in w.signature_head if s not in w.signature_base]
+    if not only_b or not only_h:
+        return ""
+    strip = lambda s: s.split("×", 1)[-1]  # noqa: E731
+    return f"{strip(only_b[0])} → {strip(only_h[0])}"
+
+
+def signed_attribution(f: Finding, *, code: Code = _plain, max_ops: int = 3) -> str:
+    """``aten::add +2.10 µs, new aten::fill_ +1.90 µs, aten::mul -0.40 µs, 8 other ops
+    +0.10 µs`` — the parts add up to the sum of the ops' changes (empty when unknown)."""
+    contribs: list[OpContribution] = [a for a in f.attribution if a.delta != 0.0]
+    if not contribs:
+        return ""
+    contribs.sort(key=lambda a: (-abs(a.delta), a.op))
+    shown, rest = contribs[:max_ops], contribs[max_ops:]
+    bits = []
+    for a in shown:
+        tag = "new " if a.base is None else "removed " if a.head is None else ""
+        bits.append(f"{tag}{code(a.op)} {format_signed(a.delta, f.unit)}")
+    if rest:
+        other = format_signed(sum(a.delta for a in rest), f.unit)
+        bits.append(f"{plural(len(rest), 'other op')} {other}")
+    return ", ".join(bits)
+
+
+def _range(view: CauseView) -> str:
+    moved = [f for f in view.totals if f.ratio is not None and math.isfinite(f.ratio)]
+    if not moved:
+        return ""
+    moved.sort(key=lambda f: (f.ratio or 1.0, f.series.label))
+    lo, hi = moved[0], moved[-1]
+
+    def at(f: Finding) -> str:
+        where = config_label(f.series.shape or "", f.series.dtype or "")
+        return f"{format_delta_pct(f.ratio)} at {where}"
+
+    if lo is hi or format_delta_pct(lo.ratio) == format_delta_pct(hi.ratio):
+        return at(hi)
+    return f"{at(lo)} … {at(hi)}"
+
+
+def cause_headline(view: CauseView, *, code: Code = _plain) -> str:
+    """``rmsnorm.naive: +6 % at 4x512 fp32 … +61 % at 2x128x512 bf16 — confirmed at 10/10``."""
+    c = view.cause
+    text = code(c.workload)
+    rng = _range(view)
+    if rng:
+        text += f": {rng}"
+    n = len(view.totals)
+    if c.direction in ("regression", "improvement") and n:
+        word = c.direction if view.decided == 1 else c.direction + "s"
+        confirmed = sum(1 for f in view.totals if f.confirmed and f.verdict == c.direction)
+        if confirmed:
+            text += f" — {word} confirmed at {confirmed}/{n} configurations"
+        else:
+            text += f" — {view.decided}/{n} {word} (single run, not re-measured)"
+    elif c.kind == "work":
+        text += " — time within the noise"
+    if c.kind == "work":
+        text += " · work changed"
+    return text
+
+
+def total_cells(f: Finding) -> tuple[str, str, str]:
+    """(base → head, change with CI and mark, state) for one total's table row."""
+    pair = format_pair(f.base, f.head, f.unit)
+    pct = format_delta_pct(f.ratio)
+    ci = format_ci(f.ci_low, f.ci_high)
+    change = f"**{pct}**" if f.verdict in ("regression", "improvement") else pct
+    if ci:
+        change += f" ({ci})"
+    state = {
+        ("regression", True): "✓ confirmed",
+        ("improvement", True): "✓ confirmed",
+        ("regression", None): "single run",
+        ("improvement", None): "single run",
+    }.get((f.verdict, f.confirmed))
+    if state is None:
+        state = "within noise" if f.verdict in ("unchanged", "noisy") else f.verdict
+    return pair, change, state
