@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from neuronasv.errors import NeuronasvError, UsageError
-from neuronasv.model import Finding, FindingsDocument
+from neuronasv.model import FindingsDocument
 
 __all__ = [
     "DEFAULT_BENCH",
@@ -126,34 +126,31 @@ def _git(repo: str, *args: str, env_extra: dict[str, str] | None = None) -> str:
 
 
 def verdict_sentence(doc: FindingsDocument) -> str:
-    """One sentence for the end of the demo: the worst regression with its op attribution.
+    """One sentence for the end of the demo: the worst cause, what changed, confirmed or not.
 
-    Workload totals with attribution come first (they name the op that explains them),
-    then op series, largest change first.
+    ``Regression: rmsnorm.naive: +6.2 % at 4x512 fp32 … +61 % at 2x128x512 bf16 —
+    regressions confirmed at 6/6 configurations · work changed. aten::add and aten::rsqrt
+    move more data (bytes ×512 at 4x512 bf16); new ops aten::empty_like and
+    aten::full_like.`` Without a cause: the plain "no regression" sentence.
     """
-    from neuronasv.analyse.attribution import headline
+    from neuronasv.report.causes import cause_headline, work_sentence
+    from neuronasv.report.digest import digest
 
-    regs = [
-        f
-        for f in doc.findings
-        if f.verdict == "regression" and f.acknowledged is None and f.confirmed is not False
-    ]
-    if not regs:
+    causes = digest(doc).causes
+    if not causes:
         return "No regression found between base and head (see the comparison above)."
-
-    def rank(f: Finding) -> tuple[int, int, int, float]:
-        return (
-            0 if f.confirmed else 1,
-            0 if f.attribution else 1,
-            0 if f.series.op is None else 1,
-            -(f.ratio or 0.0),
-        )
-
-    worst = sorted(regs, key=rank)[0]
-    more = f" (and {len(regs) - 1} more regressed series)" if len(regs) > 1 else ""
-    if worst.confirmed:
-        more += ", confirmed by an interleaved re-run"
-    return f"Regression: {headline(worst)}{more}."
+    view = causes[0]
+    word = {
+        "regression": "Regression",
+        "improvement": "Improvement",
+        "unconfirmed": "Work changed, time not confirmed",
+    }[view.cause.direction]
+    text = f"{word}: {cause_headline(view)}."
+    if view.work:
+        text += " " + work_sentence(view.work)
+    if len(causes) > 1:
+        text += f" (and {len(causes) - 1} more cause{'s' if len(causes) > 2 else ''})"
+    return text
 
 
 def run_demo(
@@ -247,7 +244,7 @@ def run_demo(
         command(
             "confirm", "--findings", paths.findings, "--repo", paths.repo,
             "--regressions-only", "--rounds", str(rounds), "--backend", "cpu",
-            "--max-rounds", str(rounds + 3), "--budget-seconds", "240",
+            "--max-rounds", str(rounds + 3), "--budget-seconds", "300",
             "--format", "json", "--out", paths.confirmed,
         )  # fmt: skip
         report = paths.confirmed

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import replace
 
 from neuronasv.demo import DEFAULT_PATCH, verdict_sentence
 from neuronasv.model import (
@@ -12,6 +13,7 @@ from neuronasv.model import (
     OpContribution,
     RunRef,
     SeriesId,
+    WorkChange,
 )
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -34,7 +36,7 @@ def _doc(*findings: Finding) -> FindingsDocument:
     )
 
 
-def test_verdict_prefers_the_attributed_total() -> None:
+def test_verdict_names_the_cause_from_the_work_evidence() -> None:
     op = Finding(
         series=SeriesId("b.op", (), "rmsnorm.naive", "4x512", "bfloat16", "aten::mul"),
         verdict="regression",
@@ -42,6 +44,7 @@ def test_verdict_prefers_the_attributed_total() -> None:
         base=1e-5,
         head=1.4e-5,
         ratio=1.4,
+        confirmed=True,
     )
     total = Finding(
         series=SeriesId("b.total", (), "rmsnorm.naive", "4x512", "bfloat16"),
@@ -52,12 +55,18 @@ def test_verdict_prefers_the_attributed_total() -> None:
         ratio=1.13,
         ci_low=1.08,
         ci_high=1.2,
+        confirmed=True,
         attribution=(OpContribution("aten::mul", 1e-5, 1.4e-5, 4e-6, 0.95, 3.0, 4.0),),
     )
-    sentence = verdict_sentence(_doc(op, total))
-    assert sentence.startswith("Regression: rmsnorm.naive 4x512 bf16: +13 %")
-    assert "aten::mul" in sentence and "explains 95 %" in sentence
-    assert "1 more regressed series" in sentence
+    work = WorkChange(
+        "rmsnorm.naive", "4x512", "bfloat16", "aten::mul", "calls", calls_base=3.0, calls_head=4.0
+    )
+    doc = replace(_doc(op, total), work=(work,))
+    sentence = verdict_sentence(doc)
+    assert sentence == (
+        "Regression: rmsnorm.naive: +13.0 % at 4x512 bf16 — regression confirmed at 1/1"
+        " configurations · work changed. aten::mul 3 → 4 calls."
+    )
 
 
 def test_verdict_without_regression_says_so() -> None:

@@ -218,8 +218,9 @@ def _calls(c: OpContribution) -> str:
 def headline(finding: Finding) -> str:
     """The sentence a reviewer reads.
 
-    Example: ``rmsnorm.naive 4x512 bf16: +18 % (CI 12–25 %); aten::mul +0.41 ms (3 calls)
-    explains 92 %``. Without a ratio it states the verdict (``new``, ``failed``, ...).
+    Example: ``rmsnorm.naive 4x512 bf16: +18 % (CI 12–25 %); aten::mul +0.41 ms (3 calls),
+    4 other ops +0.03 ms`` (signed parts that add up to the ops' total change). Without a
+    ratio it states the verdict (``new``, ``failed``, ...).
     """
     s = finding.series
     if s.workload is not None:
@@ -234,7 +235,12 @@ def headline(finding: Finding) -> str:
     if finding.ci_low is not None and finding.ci_high is not None:
         text += f" ({ci_text(finding.ci_low, finding.ci_high)})"
     if finding.attribution:
-        top = finding.attribution[0]
+        # Signed parts that add up (the top op and the rest), never "explains 160 %".
+        top, rest = finding.attribution[0], finding.attribution[1:]
         text += f"; {top.op} {format_delta(top.delta, finding.unit)}{_calls(top)}"
-        text += f" explains {top.share * 100:.0f} %"
+        moved = [a for a in rest if a.delta != 0.0]
+        if moved:
+            other = sum(a.delta for a in moved)
+            word = "op" if len(moved) == 1 else "ops"
+            text += f", {len(moved)} other {word} {format_delta(other, finding.unit)}"
     return text

@@ -13,8 +13,9 @@ and several ops. A reviewer wants one line per *cause*:
 - plain asv benchmarks that moved: one timing cause per benchmark.
 
 A cause's direction comes from its totals' verdicts: ``regression`` if any total of it
-regressed, else ``improvement`` if any improved, else ``unconfirmed`` (a certain work change
-whose time did not move beyond the noise — still worth a reviewer's line).
+regressed, else ``improvement`` if any improved; a work cause whose totals have no verdict
+takes it from its changed ops; else ``unconfirmed`` (a certain work change whose time did
+not move beyond the noise — still worth a reviewer's line).
 """
 
 from __future__ import annotations
@@ -51,12 +52,19 @@ def _config(s: SeriesId) -> Config | None:
     return (s.workload, s.shape, s.dtype)
 
 
-def _direction(totals: Sequence[Finding]) -> str:
-    verdicts = {f.verdict for f in totals if f.acknowledged is None}
-    if "regression" in verdicts:
-        return "regression"
-    if "improvement" in verdicts:
-        return "improvement"
+def _live(f: Finding) -> bool:
+    """A verdict that stands: not acknowledged, not refuted by a re-measurement."""
+    return f.acknowledged is None and f.confirmed is not False
+
+
+def _direction(totals: Sequence[Finding], ops: Sequence[Finding] = ()) -> str:
+    """From the totals' verdicts; when no total has one, from the changed ops' verdicts."""
+    for group in (totals, ops):
+        verdicts = {f.verdict for f in group if _live(f)}
+        if "regression" in verdicts:
+            return "regression"
+        if "improvement" in verdicts:
+            return "improvement"
     return "unconfirmed"
 
 
@@ -124,11 +132,18 @@ def find_causes(findings: Sequence[Finding], work: Iterable[WorkChange]) -> tupl
                 weight[w.op] = weight.get(w.op, 0.0) + delta
             ops = tuple(sorted(weight, key=lambda o: (-weight[o], o)))
             members = [totals[c] for c in group if c in totals]
+            changed = {(w.shape, w.dtype, w.op) for w in changes}
+            op_findings = [
+                f
+                for c in group
+                for f in ops_of.get(c, [])
+                if (f.series.shape, f.series.dtype, f.series.op) in changed
+            ]
             add(
                 Cause(
                     kind="work",
                     workload=wl,
-                    direction=_direction(members),  # type: ignore[arg-type]
+                    direction=_direction(members, op_findings),  # type: ignore[arg-type]
                     ops=ops,
                     configs=tuple((c[1], c[2]) for c in group),
                     totals=tuple(f.series for f in members),
@@ -142,8 +157,8 @@ def find_causes(findings: Sequence[Finding], work: Iterable[WorkChange]) -> tupl
         if c in by_config:
             continue
         t = totals.get(c)
-        moved = [f for f in ops_of.get(c, []) if f.verdict in MOVED_VERDICTS]
-        if t is not None and t.verdict in MOVED_VERDICTS and t.acknowledged is None:
+        moved = [f for f in ops_of.get(c, []) if f.verdict in MOVED_VERDICTS and _live(f)]
+        if t is not None and t.verdict in MOVED_VERDICTS and _live(t):
             timing.setdefault((c[0], t.verdict), []).append(c)
         elif moved:
             timing.setdefault((c[0], moved[0].verdict), []).append(c)
@@ -153,7 +168,7 @@ def find_causes(findings: Sequence[Finding], work: Iterable[WorkChange]) -> tupl
             f
             for c in configs
             for f in ops_of.get(c, [])
-            if f.verdict == verdict and f.acknowledged is None
+            if f.verdict == verdict and _live(f)
         ]
         moved_by: dict[str, float] = {}
         for f in movers:
@@ -174,7 +189,7 @@ def find_causes(findings: Sequence[Finding], work: Iterable[WorkChange]) -> tupl
     # Plain asv benchmarks (no workload identity): one cause per benchmark that moved.
     plain: dict[tuple[str, str], list[Finding]] = {}
     for f in findings:
-        if _config(f.series) is None and f.verdict in MOVED_VERDICTS and f.acknowledged is None:
+        if _config(f.series) is None and f.verdict in MOVED_VERDICTS and _live(f):
             plain.setdefault((f.series.benchmark, f.verdict), []).append(f)
     for (bench, verdict), members in sorted(plain.items()):
         add(

@@ -289,7 +289,7 @@ def _settle(f: Finding, g: Finding, decided: bool, rounds: int) -> Finding:
         reason=f"{f.reason}; {note}",
         warnings=f.warnings + (() if ok else ("not confirmed on re-measurement",)),
     )
-    if ok or decided:  # the verdict now rests on the rounds: show their effect, CI and p
+    if g.ratio is not None:  # the rounds measured it better than the single run did
         new = replace(
             new,
             base=g.base,

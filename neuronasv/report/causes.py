@@ -54,15 +54,33 @@ class CauseView:
     cause: Cause
     totals: tuple[Finding, ...]
     work: tuple[WorkChange, ...]
+    ops: tuple[Finding, ...] = ()  # the cause's op series (changed or moved ops)
 
     @property
     def worst(self) -> Finding | None:
-        """The total with the largest change in the cause's direction."""
-        moved = [f for f in self.totals if f.ratio is not None and f.ratio > 0]
-        if not moved:
-            return None
+        """The finding to quote: the total with the largest change in the cause's
+        direction that carries the verdict, else such an op, else the largest total."""
         sign = -1.0 if self.cause.direction == "improvement" else 1.0
-        return max(moved, key=lambda f: (sign * math.log(f.ratio or 1.0), f.series.label))
+
+        def pick(fs: Sequence[Finding]) -> Finding | None:
+            moved = [f for f in fs if f.ratio is not None and f.ratio > 0]
+            if not moved:
+                return None
+            return max(moved, key=lambda f: (sign * math.log(f.ratio or 1.0), f.series.label))
+
+        decided = lambda fs: [f for f in fs if f.verdict == self.cause.direction]  # noqa: E731
+        return pick(decided(self.totals)) or pick(decided(self.ops)) or pick(self.totals)
+
+    def actionable(self, rerun: bool) -> bool:
+        """Worth a line above the fold: a work change (exact), or a verdict the
+        re-measurement confirmed — or, when nothing was re-measured (``rerun`` False), a
+        single-run verdict, labelled as such."""
+        if self.cause.kind == "work":
+            return True
+        moved = [f for f in self.totals if f.verdict == self.cause.direction]
+        if not self.totals:  # op-only timing cause: ops carry the verdict
+            return not rerun
+        return any(f.confirmed or (f.confirmed is None and not rerun) for f in moved)
 
     @property
     def decided(self) -> int:
@@ -84,7 +102,15 @@ def cause_views(doc: FindingsDocument) -> list[CauseView]:
             w for w in doc.work if w.workload == c.workload and (w.shape, w.dtype) in configs
         )
         fs = tuple(totals[s] for s in c.totals if s in totals)
-        out.append(CauseView(c, fs, work))
+        names = set(c.ops)
+        ops = tuple(
+            f
+            for f in doc.findings
+            if f.series.op in names
+            and f.series.workload == c.workload
+            and (f.series.shape, f.series.dtype) in configs
+        )
+        out.append(CauseView(c, fs, work, ops))
     return out
 
 
@@ -166,8 +192,8 @@ def work_sentence(work: Sequence[WorkChange], *, code: Code = _plain, max_ops: i
         parts.append(f"new op{'s' if len(new) > 1 else ''} {names(new)}")
     if removed:
         parts.append(f"removed op{'s' if len(removed) > 1 else ''} {names(removed)}")
-    text = "; ".join(parts)
-    return text[:1].upper() + text[1:] + "." if text else ""
+    text = "; ".join(parts)  # starts with an op name: its case is not ours to change
+    return text + "." if text else ""
 
 
 def _one_ratio(w: WorkChange) -> float:
@@ -237,8 +263,11 @@ def cause_headline(view: CauseView, *, code: Code = _plain) -> str:
     if c.direction in ("regression", "improvement") and n:
         word = c.direction if view.decided == 1 else c.direction + "s"
         confirmed = sum(1 for f in view.totals if f.confirmed and f.verdict == c.direction)
+        lost = sum(1 for f in view.totals if f.confirmed is False)
         if confirmed:
             text += f" — {word} confirmed at {confirmed}/{n} configurations"
+        elif lost:
+            text += f" — not reproduced on re-measurement ({lost}/{n})"
         else:
             text += f" — {view.decided}/{n} {word} (single run, not re-measured)"
     elif c.kind == "work":
@@ -261,6 +290,8 @@ def total_cells(f: Finding) -> tuple[str, str, str]:
         ("improvement", True): "✓ confirmed",
         ("regression", None): "single run",
         ("improvement", None): "single run",
+        ("regression", False): "✗ not reproduced",
+        ("improvement", False): "✗ not reproduced",
     }.get((f.verdict, f.confirmed))
     if state is None:
         state = "within noise" if f.verdict in ("unchanged", "noisy") else f.verdict

@@ -66,7 +66,9 @@ class Digest:
         env_changes: document-level changes plus those attached to change points, deduplicated.
         open_regressions, closed_regressions, change_improvements: change points (history).
         acknowledged_changes: change points with an acknowledgement.
-        causes: the comparison's causes (compare mode), regressions first.
+        causes: the comparison's causes a reviewer can act on (compare mode), regressions
+            first (:meth:`CauseView.actionable`: refuted and unconfirmed ones are left to
+            the collapsed lists).
     """
 
     doc: FindingsDocument
@@ -130,9 +132,10 @@ def _compare_headline(views: Sequence[CauseView], series: int, failed: int) -> s
             return ""
         f = best.worst
         state = "confirmed" if f.confirmed else "single run, not re-measured"
-        if f.confirmed is False:
+        if f.confirmed is False or f.verdict != best.cause.direction:
             state = "not confirmed"
-        return f" — {best.cause.workload} {format_delta_pct(f.ratio)} ({state})"
+        where = best.cause.workload + (f" · {f.series.op}" if f.series.op else "")
+        return f" — {where} {format_delta_pct(f.ratio)} ({state})"
 
     if regs:
         text = plural(len(regs), "cause") + " of regression" + worst(regs)
@@ -211,7 +214,8 @@ def digest(doc: FindingsDocument) -> Digest:
             parts.append(f"{len(ack_cps)} acknowledged")
         headline = f"{', '.join(parts)} on {machine}"
     else:
-        views = tuple(cause_views(doc))
+        rerun = any(f.confirmed is not None for f in doc.findings)
+        views = tuple(v for v in cause_views(doc) if v.actionable(rerun))
         headline = _compare_headline(views, len(live), len(failed))
         for n, word in (
             (len(noisy), "noisy"),

@@ -35,7 +35,6 @@ from neuronasv.model.findings import (
     WorkChange,
 )
 from neuronasv.report.causes import (
-    CauseView,
     cause_headline,
     config_label,
     signed_attribution,
@@ -219,11 +218,12 @@ def _context_line(d: Digest) -> str:
 
 
 def _icon(d: Digest) -> str:
-    if d.has_regressions:
+    directions = {v.cause.direction for v in d.causes}
+    if "regression" in directions or d.open_regressions:
         return ":red_circle:"
-    if d.failed or d.noisy or d.doc.load_errors:
+    if d.failed or d.doc.load_errors or "unconfirmed" in directions:
         return ":yellow_circle:"
-    if d.improvements or d.change_improvements:
+    if "improvement" in directions or d.change_improvements:
         return ":green_circle:"
     return ":white_check_mark:"
 
@@ -294,7 +294,7 @@ def _sections(
     out.append(_Section("headline", top))
 
     if doc.mode == "compare":
-        out += _cause_sections(d, h3)
+        out += _cause_sections(d, h3, details=details)
         if d.failed:
             rows = [
                 f"- {md_code(f.series.label)}: "
@@ -471,10 +471,13 @@ def _warnings_summary(warnings: Sequence[tuple[SeriesId, str]]) -> str:
     return f"{plural(len(warnings), 'warning')} on {plural(series, 'series', 'series')} ({what})"
 
 
-def _cause_sections(d: Digest, h3: str) -> list[_Section]:
+def _cause_sections(d: Digest, h3: str, *, details: bool = True) -> list[_Section]:
     """One heading, one sentence and one short table per cause, then the details."""
     out: list[_Section] = []
-    shown = [v for v in d.causes if v.cause.direction != "improvement" or _decided(v)]
+    # Above the fold only what a reviewer can act on: work changes (exact) and verdicts
+    # that the re-measurement confirmed — or, when no re-measurement ran, the single-run
+    # verdicts, labelled as such. The rest is one collapsed list.
+    shown = list(d.causes)
     for n, view in enumerate(shown, 1):
         c = view.cause
         head = [f"{h3} {n}. {cause_headline(view, code=md_code)}"]
@@ -482,7 +485,7 @@ def _cause_sections(d: Digest, h3: str) -> list[_Section]:
             head += ["", work_sentence(view.work, code=md_code)]
         elif c.ops:
             ops = ", ".join(md_code(o) for o in c.ops[:3])
-            head += ["", f"No work changed: the time moved in {ops} (timing only)."]
+            head += ["", f"Time moved in {ops} with no recorded change of work."]
         head += [
             "",
             "| Shape · dtype | Total | Δ (CI) | State | Where the time went |",
@@ -497,6 +500,8 @@ def _cause_sections(d: Digest, h3: str) -> list[_Section]:
                 f"| {md_code(label, in_table=True)} | {pair} | {change} | {state} | {where} |"
             )
         out.append(_Section(f"cause {n}", head, rows, rank=9))
+    if not details:  # the short form: causes only, no collapsed lists
+        return out
     work = [w for v in shown for w in v.work]
     if work:
         out.append(_work_details(work))
@@ -518,10 +523,6 @@ def _cause_sections(d: Digest, h3: str) -> list[_Section]:
             )
         )
     return out
-
-
-def _decided(v: CauseView) -> bool:
-    return any(f.verdict == v.cause.direction for f in v.totals) or v.cause.kind == "timing"
 
 
 def _log_ratio(f: Finding) -> float:

@@ -32,13 +32,13 @@ def test_compare_text_whole_output_and_fail_on(tmp_path):
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == "compare 1a2b (1a2b3c4d, ci-cpu-1) -> 5e6f (5e6f7a8b, ci-cpu-1)"
-    assert lines[1] == "rules: median:5%; Mann-Whitney U, two-sided (scipy); holm at alpha 0.01"
+    assert lines[1] == "rules: median:5%; Mann-Whitney U, two-sided (scipy); gatekeeping at alpha 0.01"
     rows = [ln.split()[0] for ln in lines[3:12]]
     assert rows == ["verdict", "regression", "regression", "noisy"] + ["unchanged"] * 5
     assert lines[13] == "regression: rmsnorm.naive 4x512 bf16 · aten::mul: +19 % (CI 17–22 %)"
     assert lines[14] == (
         "regression: rmsnorm.naive 4x512 bf16: +11 % (CI 9.6–12 %);"
-        " aten::mul +27.2 µs (3 calls) explains 102 %"
+        " aten::mul +27.2 µs (3 calls), 3 other ops -1.4 µs"
     )
     assert lines[-1] == "summary: 2 regression, 1 noisy, 5 unchanged"
     r = cli(
@@ -77,7 +77,7 @@ def test_compare_json_ack_and_errors(tmp_path):
     )
     assert r.returncode == 0 and r.stdout == ""  # acknowledged: never fails
     doc = FindingsDocument.loads(out.read_text())
-    assert doc.mode == "compare" and doc.settings["correction"] == "holm"
+    assert doc.mode == "compare" and doc.settings["correction"] == "gatekeeping"
     assert {f.acknowledged for f in doc.findings if f.verdict == "regression"} == {"expected"}
     r = cli("compare", "ffff", "5e6f", "--results-dir", PR, cwd=str(tmp_path))
     assert r.returncode == 2 and r.stderr.startswith("error: no results for 'ffff'")

@@ -78,7 +78,7 @@ def test_injected_shift_detected_among_many():
     assert [f.series.benchmark for f in reg] == ["b.devtime_042"]
     f = reg[0]
     assert f.ci_low is not None and f.ci_low > 1.0 and f.p_adjusted is not None
-    assert f.p_adjusted >= f.p_value and "Holm-adjusted" in f.reason and "median +5 %" in f.reason
+    assert f.p_adjusted >= f.p_value and "gatekeeping-adjusted" in f.reason and "median +5 %" in f.reason
 
 
 def test_small_significant_shift_is_unchanged_and_factor_only_fallback():
@@ -115,7 +115,7 @@ def test_compare_fixture_attribution_from_profiles():
     # Shares add up to about 1 (median of sums is not the sum of medians).
     assert sum(c.share for c in total.attribution) == pytest.approx(1.0, abs=0.1)
     assert headline(total).startswith("rmsnorm.naive 4x512 bf16: +11 % (CI ")
-    assert "aten::mul +27.2 µs (3 calls) explains" in headline(total)
+    assert "aten::mul +27.2 µs (3 calls), 3 other ops -1.4 µs" in headline(total)
     fused = [f for f in doc.findings if f.series.workload == "rmsnorm.fused"]
     assert {f.verdict for f in fused} == {"unchanged"}
     assert doc.env_changes == ()
@@ -158,7 +158,8 @@ def test_attribution_from_op_findings_and_headline_golden():
         3,
     )
     assert headline(out[0]) == (
-        "rmsnorm.naive 4x512 bf16: +18 % (CI 12–25 %); aten::mul +0.33 ms (3 calls) explains 92 %"
+        "rmsnorm.naive 4x512 bf16: +18 % (CI 12–25 %); aten::mul +0.33 ms (3 calls),"
+        " 1 other op +29.0 µs"
     )
 
 

@@ -83,7 +83,7 @@ def test_two_comment_runs_over_many_comments_leave_one_updated(fake_github: Fake
     assert second.returncode == 0, second.stderr
     assert second.stdout.startswith("comment updated: #")
     mine = fake_github.comments(12, author="neuronasv-bot", marker=MARKER)
-    assert len(mine) == 1 and "0 regressions" in mine[0]["body"]
+    assert len(mine) == 1 and "no change beyond the noise" in mine[0]["body"]
     assert len(fake_github.comments(12)) == 142
 
 
@@ -100,7 +100,7 @@ def test_dry_run_without_token_writes_the_request(tmp_path: Path) -> None:
     assert sent["dry_run"] is True
     (req,) = sent["requests"]
     assert (req["method"], req["path"]) == ("POST", "/repos/octo/kernels/issues/5/comments")
-    assert req["json"]["body"].startswith(MARKER + "\n## :red_circle: neuronasv: 4 regressions")
+    assert req["json"]["body"].startswith(MARKER + "\n## :red_circle: neuronasv: 2 causes of regression")
 
 
 def test_dry_run_flag_sends_nothing(
@@ -124,7 +124,7 @@ def test_status_and_check_run(
     assert main(["status", "--sha", HEAD_SHA, "--report", REPORT, "--check-run"]) == 0
     (status,) = fake_github.statuses(HEAD_SHA)
     assert status["state"] == "failure" and status["context"] == "neuronasv"
-    assert status["description"].startswith("4 regressions, 1 improvement")
+    assert status["description"].startswith("2 causes of regression")
     assert len(status["description"]) <= 140
     (run,) = fake_github.check_runs
     assert run["conclusion"] == "failure" and run["head_sha"] == HEAD_SHA
