@@ -127,10 +127,13 @@ def find_causes(findings: Sequence[Finding], work: Iterable[WorkChange]) -> tupl
             group.sort(key=lambda c: (c[1], c[2]))
             changes = [w for c in group for w in by_config[c]]
             weight: dict[str, float] = {}
+            spread: dict[str, int] = {}
             for w in changes:
                 delta = abs((w.time_head or 0.0) - (w.time_base or 0.0))
                 weight[w.op] = weight.get(w.op, 0.0) + delta
-            ops = tuple(sorted(weight, key=lambda o: (-weight[o], o)))
+                spread[w.op] = spread.get(w.op, 0) + 1
+            # Most time moved first; then the change seen at most configurations.
+            ops = tuple(sorted(weight, key=lambda o: (-weight[o], -spread[o], o)))
             members = [totals[c] for c in group if c in totals]
             changed = {(w.shape, w.dtype, w.op) for w in changes}
             op_findings = [

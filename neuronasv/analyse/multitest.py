@@ -211,7 +211,9 @@ def adjusted_pvalues(
         k = int(np.argmin(q))
         j = int(cand[k])
         running = max(running, float(q[k]))
-        out[j] = min(1.0, running)
+        if running >= 1.0:
+            break  # every node left has an adjusted p-value of 1 (set below)
+        out[j] = running
         active[j] = False
         _reject(j, w, g, active)
     for j in range(n):

@@ -123,23 +123,29 @@ def test_confirm_abab_keeps_only_survivors(tmp_path):
         return out
 
     suspects = [f for f in doc.findings if f.verdict in ("regression", "noisy")]
-    got = confirm(doc, runner)  # default: 3 rounds
-    assert calls == ["base", "head"] * 3
+    # One workload and no history: no other process lends a prior variance, so the test
+    # rests on the rounds' own R-1 df and needs more than 3 rounds: added while undecided.
+    got = confirm(doc, runner, rounds=3, max_rounds=8)
+    r = got.settings["rounds"]
+    assert 3 < r <= 8 and calls == ["base", "head"] * r
     regs = {f.series.op: f for f in got.findings if f.verdict == "regression"}
     mul = regs["aten::mul"]
-    assert mul.confirmed is True and "confirmed by 3 interleaved rounds" in mul.reason
-    assert "moderated t over 3 rounds" in mul.reason and mul.ci_low is not None
+    assert mul.confirmed is True and f"confirmed by {r} interleaved rounds" in mul.reason
+    assert f"moderated t over {r} rounds" in mul.reason and mul.ci_low is not None
     # The total's single-run regression did not reproduce: it is no verdict any more.
     assert None not in regs
     total = next(f for f in got.findings if f.series.op is None and f.confirmed is not None)
-    assert total.verdict == "noisy" and total.confirmed is False
-    assert "not confirmed by 3 interleaved rounds" in total.reason
+    # Not reproduced: noisy, or unchanged when the rounds' CI lies within the minimum effect.
+    assert total.verdict in ("noisy", "unchanged") and total.confirmed is False
+    assert f"not confirmed by {r} interleaved rounds" in total.reason
     # Noisy findings are re-measured too (rounds decide what one run could not); this
     # one does not reproduce. Unchanged ones are left alone.
-    noisy = [f for f in got.findings if f.verdict == "noisy"]
-    assert noisy and all(f.confirmed is False for f in noisy)
+    refuted = [f for f in got.findings if f.confirmed is False]
+    assert len(refuted) >= 2 and all(f.verdict in ("noisy", "unchanged") for f in refuted)
     assert len(suspects) == 3
-    assert all(f.confirmed is None for f in got.findings if f.verdict == "unchanged")
+    # Series that were unchanged in the single run are left alone.
+    before = {f.series: f.verdict for f in doc.findings}
+    assert all(f.confirmed is None for f in got.findings if before[f.series] == "unchanged")
 
 
 def test_worktree_runner_commands(tmp_path):

@@ -30,7 +30,9 @@ M = 60  # series per comparison (the CPU suite's small shapes have 58)
 
 
 def sid(i: int) -> SeriesId:
-    return SeriesId(f"b.devtime_{i:03d}", (), "w", "4x512", "bfloat16", f"op{i:03d}")
+    # Two workloads: each series' rounds prior is pooled from the other workload's.
+    wl = "w" if i % 2 else "v"
+    return SeriesId(f"b.devtime_{i:03d}", (), wl, "4x512", "bfloat16", f"op{i:03d}")
 
 
 def run(rng, level: float, between: float, within: float, n: int = 10) -> tuple[float, ...]:

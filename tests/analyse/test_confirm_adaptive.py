@@ -1,0 +1,94 @@
+"""Adaptive confirmation: rounds added to undecided suspects, alpha spent over the looks.
+
+Simulated runs (seeded, so every run of this file gives the same numbers): each process
+shifts all its samples by one random offset (``BETWEEN``, CPU-like), on top of within-run
+noise; a real change multiplies the head's samples.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from neuronasv.analyse.confirm import confirm
+from neuronasv.model import Finding, FindingsDocument, RunRef, SeriesId, WorkChange
+
+CONFIGS = [(s, d) for s in ("4x512", "4x64x256", "2x128x512") for d in ("bfloat16", "float32")]
+BETWEEN, WITHIN = 0.08, 0.05
+
+
+def totals(workload: str) -> list[SeriesId]:
+    return [SeriesId("b", (s, d), workload, s, d) for s, d in CONFIGS]
+
+
+def doc_for(suspect_verdict: str = "noisy") -> FindingsDocument:
+    ids = totals("rmsnorm.naive") + totals("rmsnorm.fused")
+    findings = tuple(
+        Finding(s, suspect_verdict if s.workload == "rmsnorm.naive" else "improvement",
+                "seconds", 1.0, 1.3, ratio=1.3)
+        for s in ids
+    )  # fmt: skip
+    work = tuple(WorkChange("rmsnorm.naive", s, d, "aten::add", "shapes") for s, d in CONFIGS)
+    return FindingsDocument(
+        "compare", RunRef("a" * 40, "m"), RunRef("b" * 40, "m"), findings, work=work
+    )
+
+
+def runner_for(rng: np.random.Generator, shift: dict[str, float]):
+    calls: list[tuple[str, int]] = []
+
+    def runner(side, series, rnd):
+        calls.append((side, rnd))
+        out = {}
+        for wl in {s.workload for s in series}:
+            offset = math.exp(rng.normal(0.0, BETWEEN))  # one process per workload
+            k = shift.get(wl or "", 1.0) if side == "head" else 1.0
+            for s in series:
+                if s.workload == wl:
+                    out[s] = list(100.0 * offset * k * np.exp(rng.normal(0.0, WITHIN, 10)))
+        return out
+
+    return runner, calls
+
+
+def test_real_change_confirmed_everywhere_and_control_left_alone() -> None:
+    rng = np.random.default_rng(3)
+    runner, calls = runner_for(rng, {"rmsnorm.naive": 1.45})
+    got = confirm(doc_for(), runner, rounds=3, max_rounds=8)
+    by = {(f.series.workload, f.series.shape, f.series.dtype): f for f in got.findings}
+    for s, d in CONFIGS:
+        f = by[("rmsnorm.naive", s, d)]
+        assert f.verdict == "regression" and f.confirmed is True, f.reason
+        g = by[("rmsnorm.fused", s, d)]
+        assert g.verdict not in ("regression", "improvement") and g.confirmed is False, g.reason
+    (cause,) = got.causes
+    assert cause.workload == "rmsnorm.naive" and cause.direction == "regression"
+    assert max(r for _, r in calls) + 1 == got.settings["rounds"] <= 8
+
+
+def test_budget_in_seconds_stops_adding_rounds() -> None:
+    rng = np.random.default_rng(4)
+    runner, calls = runner_for(rng, {"rmsnorm.naive": 1.02})  # too small to decide
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += 10.0  # every clock read: 10 s later
+        return now[0]
+
+    got = confirm(doc_for(), runner, rounds=3, max_rounds=20, budget_seconds=100, clock=clock)
+    assert got.settings["rounds"] < 20
+    undecided = [f for f in got.findings if f.series.workload == "rmsnorm.naive"]
+    assert all(f.confirmed is False and f.verdict != "regression" for f in undecided)
+
+
+def test_aa_false_confirmations_per_comparison_at_most_alpha() -> None:
+    """80 A/A comparisons, every total a suspect, up to 6 rounds: any false verdict."""
+    rng = np.random.default_rng(11)
+    hits = 0
+    for _ in range(80):
+        runner, _calls = runner_for(rng, {})
+        got = confirm(doc_for("regression"), runner, rounds=3, max_rounds=6)
+        hits += any(f.confirmed for f in got.findings)
+    # Binomial(80, 0.01): P(X >= 3) = 4.7 %; the seed makes it deterministic.
+    assert hits <= 2

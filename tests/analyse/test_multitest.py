@@ -1,0 +1,96 @@
+"""Graphical gatekeeping and alpha spending (pure; seeded simulations, deterministic)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from neuronasv.analyse import stats
+from neuronasv.analyse.multitest import Graph, adjusted_pvalues, hierarchy, spend
+from neuronasv.model import SeriesId
+
+
+def total(shape: str) -> SeriesId:
+    return SeriesId("b", (), "wl", shape, "bfloat16")
+
+
+def op(shape: str, name: str) -> SeriesId:
+    return SeriesId("b", (), "wl", shape, "bfloat16", name)
+
+
+def family(configs: int, ops: int) -> list[SeriesId]:
+    out = []
+    for c in range(configs):
+        out.append(total(f"s{c}"))
+        out += [op(f"s{c}", f"op{o}") for o in range(ops)]
+    return out
+
+
+def test_equal_weights_and_uniform_edges_are_holm() -> None:
+    n = 6
+    g = Graph(np.full(n, 1 / n), (np.ones((n, n)) - np.eye(n)) / (n - 1))
+    p = [0.001, 0.04, 0.012, 0.5, 0.009, 0.03]
+    assert adjusted_pvalues(p, g) == pytest.approx(stats.holm(p))
+
+
+def test_totals_hold_most_alpha_and_pass_it_to_their_ops() -> None:
+    g = hierarchy(family(10, 20), op_share=0.1)
+    totals = g.weights[[i * 21 for i in range(10)]]
+    assert totals == pytest.approx(np.full(10, 0.09))  # 90 % of alpha over 10 totals
+    assert g.weights.sum() == pytest.approx(1.0)
+    # A total alone at p = 0.0008 is rejected at alpha 0.01 (0.0008 <= 0.0009) even though
+    # 200 op series share the comparison: Holm over all 210 would need p <= 0.000048.
+    p: list[float | None] = [0.5] * 210
+    p[0] = 0.0008
+    adj = adjusted_pvalues(p, g)
+    assert adj[0] == pytest.approx(0.0008 / 0.09) and adj[0] <= 0.01
+    assert stats.holm(p)[0] > 0.01
+    # Once the total is rejected its ops are tested with its alpha: an op at p = 4e-5
+    # (its own start weight is 0.1/200 = 0.0005: it needs 5e-6 alone) now passes.
+    p[1] = 4e-5
+    adj = adjusted_pvalues(p, g)
+    assert adj[1] is not None and adj[1] <= 0.01
+    p[0] = 0.5  # without its total the same op stays unrejected
+    assert adjusted_pvalues(p, g)[1] > 0.01  # type: ignore[operator]
+
+
+def test_untested_nodes_and_pre_rejected_nodes() -> None:
+    g = hierarchy(family(2, 2))
+    p: list[float | None] = [None, 0.03, None, 0.5, 0.5, 0.5]
+    adj = adjusted_pvalues(p, g)
+    assert adj[0] is None and adj[2] is None and adj[1] is not None
+    # The total rejected at an earlier look passes its alpha on: the op gets cheaper.
+    again = adjusted_pvalues(p, g, rejected=[0])
+    assert again[0] == 0.0 and again[1] < adj[1]  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("shape", [(10, 8), (3, 30), (1, 1), (20, 0)])
+def test_fwer_under_the_global_null_is_at_most_alpha(shape) -> None:
+    """3,000 seeded comparisons with independent uniform p-values: any false rejection."""
+    g = hierarchy(family(*shape))
+    rng = np.random.default_rng(sum(shape))
+    n, trials = g.weights.size, 3000
+    hits = 0
+    for _ in range(trials):
+        adj = adjusted_pvalues(list(rng.uniform(size=n)), g)
+        hits += min(a for a in adj if a is not None) <= 0.01
+    # Binomial(3000, 0.01): mean 30, P(X > 45) < 0.5 %; deterministic under the seed.
+    assert hits <= 45
+
+
+def test_spending_adds_up_to_alpha() -> None:
+    for rho in (0.5, 1.0, 3.0):
+        parts = [spend(0.01, k, 4, rho) for k in range(1, 5)]
+        assert sum(parts) == pytest.approx(0.01) and all(x > 0 for x in parts)
+    assert spend(0.01, 1, 1) == pytest.approx(0.01)
+    with pytest.raises(ValueError):
+        spend(0.01, 5, 4)
+
+
+def test_graph_validates_its_shape() -> None:
+    with pytest.raises(ValueError):
+        Graph(np.array([0.7, 0.7]), np.zeros((2, 2)))
+    with pytest.raises(ValueError):
+        Graph(np.array([0.5, 0.5]), np.ones((2, 2)))
+    with pytest.raises(ValueError):
+        hierarchy([total("a")], op_share=1.0)
