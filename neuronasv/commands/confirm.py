@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 
 from neuronasv.analyse.confirm import WorktreeProfileRunner, confirm
+from neuronasv.analyse.replay import RecordingRunner
 from neuronasv.analyse.rules import Rule
 from neuronasv.commands.compare import add_floor_args, emit, failing, floors_for, render
 from neuronasv.errors import RegressionFound, UsageError
@@ -49,6 +50,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     p.add_argument("--fail-on", metavar="RULE")
     p.add_argument("--out")
+    p.add_argument(
+        "--rounds-out",
+        metavar="FILE",
+        help="also write every re-measured sample (a rounds document) so the confirmation"
+        " can be recomputed elsewhere (the PR comment job does)",
+    )
     p.set_defaults(func=run)
 
 
@@ -67,16 +74,19 @@ def run(args: argparse.Namespace) -> int:
         samples=args.samples,
     )
     floors = floors_for(args, doc.base.machine, (doc.head.commit,)) if args.history_dir else None
+    recorder = RecordingRunner(runner)
     try:
         doc = confirm(
             doc,
-            runner,
+            recorder,
             rounds=args.rounds,
             include_noisy=not args.regressions_only,
             floors=floors,
         )
     finally:
         runner.close()
+    if args.rounds_out:
+        emit(recorder.document(runner.base, runner.head, args.rounds).dumps(), args.rounds_out)
     emit(render(doc, args.format), args.out)
     if args.fail_on:
         bad = [

@@ -9,6 +9,9 @@ benchmarks). ``ratio`` is head/base of medians; ``ci_low``/``ci_high`` bound tha
 
 Schema history (``FINDINGS_SCHEMA_VERSION``):
   1 — first version.
+  2 — ``forced``: what made base and head incomparable when ``--force`` compared them
+      anyway (empty when they are comparable). Version 1 documents still load: their
+      ``settings["forced"]`` flag becomes a one-entry ``forced``.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ __all__ = [
     "Verdict",
 ]
 
-FINDINGS_SCHEMA_VERSION = 1
+FINDINGS_SCHEMA_VERSION = 2
+_READS = (1, 2)
 _KIND = "neuronasv.findings"
 
 Verdict = Literal["regression", "improvement", "unchanged", "noisy", "new", "removed", "failed"]
@@ -91,6 +95,10 @@ class SeriesId:
             dtype=_opt_str(data, "dtype"),
             op=_opt_str(data, "op"),
         )
+
+
+def _group(s: SeriesId) -> tuple[str | None, str | None, str | None]:
+    return (s.workload, s.shape, s.dtype)
 
 
 @dataclass(frozen=True)
@@ -379,6 +387,9 @@ class FindingsDocument:
         settings: the rules used (``min_effect``, ``alpha``, ``correction``, ...), verbatim.
         load_errors: results files that could not be read, with the reason.
         links: ``history_url``, ``report_url``, ... when known.
+        forced: why base and head are not known to be comparable (different machine,
+            backend or device model, or one of them unknown) when ``--force`` compared
+            them anyway; empty for a normal comparison. Every view puts it in the headline.
     """
 
     mode: Literal["compare", "history"]
@@ -391,9 +402,38 @@ class FindingsDocument:
     load_errors: tuple[str, ...] = ()
     links: Mapping[str, str] = field(default_factory=dict)
     created: str = ""
+    forced: tuple[str, ...] = ()
 
     def count(self, verdict: str) -> int:
         return sum(1 for f in self.findings if f.verdict == verdict and f.acknowledged is None)
+
+    @property
+    def lost(self) -> tuple[Finding, ...]:
+        """Series the head did not measure: a failure of the run, whatever else moved.
+
+        Unacknowledged findings that ``failed`` at head, and ``removed`` ones that are
+        not an op gone from a workload the head still measured: a removed workload total
+        or plain asv benchmark, or an op whose workload total is itself missing at head.
+        (An op that no longer runs while its workload was measured is the code changing,
+        not the run losing data.) Statuses, headlines and summaries all read this.
+        """
+        measured = {
+            _group(f.series)
+            for f in self.findings
+            if f.series.op is None and f.series.workload is not None and f.head is not None
+        }
+        return tuple(
+            f
+            for f in self.findings
+            if f.acknowledged is None
+            and (
+                f.verdict == "failed"
+                or (
+                    f.verdict == "removed"
+                    and (f.series.op is None or _group(f.series) not in measured)
+                )
+            )
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -409,6 +449,7 @@ class FindingsDocument:
             "settings": dict(self.settings),
             "load_errors": list(self.load_errors),
             "links": dict(self.links),
+            "forced": list(self.forced),
         }
 
     def dumps(self) -> str:
@@ -416,9 +457,7 @@ class FindingsDocument:
 
     @classmethod
     def from_json(cls, data: Any, source: str = "<findings>") -> FindingsDocument:
-        doc = _codec.check_schema(
-            data, kind=_KIND, supported=(FINDINGS_SCHEMA_VERSION,), source=source
-        )
+        doc = _codec.check_schema(data, kind=_KIND, supported=_READS, source=source)
         mode = _codec.field(doc, "mode", str, source)
         if mode not in ("compare", "history"):
             raise CorruptResultsError(f"{source}: unknown mode {mode!r}")
@@ -427,6 +466,12 @@ class FindingsDocument:
         if not isinstance(settings, Mapping) or not isinstance(links, Mapping):
             raise CorruptResultsError(f"{source}: settings and links must be objects")
         base, head = doc.get("base"), doc.get("head")
+        forced_raw = doc.get("forced", [])
+        if not isinstance(forced_raw, list) or not all(isinstance(x, str) for x in forced_raw):
+            raise CorruptResultsError(f"{source}: forced must be a list of strings")
+        forced = tuple(forced_raw)
+        if doc["schema_version"] == 1 and settings.get("forced") is True:
+            forced = ("compared with --force (version 1 document: reason not recorded)",)
         return cls(
             mode=mode,
             created=str(doc.get("created", "")),
@@ -440,6 +485,7 @@ class FindingsDocument:
             settings=dict(settings),
             load_errors=tuple(str(e) for e in doc.get("load_errors", [])),
             links={str(k): str(v) for k, v in links.items()},
+            forced=forced,
         )
 
     @classmethod

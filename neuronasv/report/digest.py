@@ -28,6 +28,7 @@ __all__ = [
     "attribution_sentence",
     "digest",
     "group_label",
+    "lost_phrase",
     "plural",
 ]
 
@@ -60,7 +61,10 @@ class Digest:
         doc: the document.
         machine: where head ran (or base, or ``unknown machine``).
         headline: ``2 regressions, 1 improvement, 40 unchanged on trn2-runner`` (plain
-            text with the machine name inside: escape before printing).
+            text with the machine name inside: escape before printing), with
+            ``N series lost at head (...)`` when the head lost series
+            (:attr:`FindingsDocument.lost`) and a ``FORCED comparison (...)`` prefix when
+            ``--force`` compared incomparable runs.
         also: the smaller counts (``3 noisy, 1 new``), empty when there are none.
         regressions, improvements, noisy, failed, unchanged, new, removed: unacknowledged
             findings by verdict, each list in reading order.
@@ -177,13 +181,17 @@ def digest(doc: FindingsDocument) -> Digest:
             plural(len(improvements), "improvement"),
             f"{len(unchanged)} unchanged",
         ]
-        if failed:
-            parts.append(f"{len(failed)} failed")
+        lost = doc.lost
+        if lost:
+            parts.append(lost_phrase(doc))
         headline = f"{', '.join(parts)} on {machine}"
+        if doc.forced:
+            headline = f"FORCED comparison ({'; '.join(doc.forced)}): {headline}"
+        gone = len(removed) - sum(1 for f in lost if f.verdict == "removed")
         for n, word in (
             (len(noisy), "noisy"),
             (len(new), "new"),
-            (len(removed), "removed"),
+            (gone, "removed"),
             (len(acknowledged), "acknowledged"),
         ):
             if n:
@@ -209,6 +217,19 @@ def digest(doc: FindingsDocument) -> Digest:
         change_improvements=cp_improvements,
         acknowledged_changes=ack_cps,
     )
+
+
+def lost_phrase(doc: FindingsDocument) -> str:
+    """``8 series lost at head (5 removed, 3 failed)`` (empty when none was lost)."""
+    lost = doc.lost
+    if not lost:
+        return ""
+    bits = [
+        f"{n} {word}"
+        for word in ("removed", "failed")
+        if (n := sum(1 for f in lost if f.verdict == word))
+    ]
+    return f"{plural(len(lost), 'series', 'series')} lost at head ({', '.join(bits)})"
 
 
 def attribution_parts(f: Finding, *, max_ops: int = 3) -> tuple[list[OpContribution], int]:

@@ -204,7 +204,8 @@ def _context_line(d: Digest) -> str:
 
 
 def _icon(d: Digest) -> str:
-    if d.has_regressions:
+    # issue 13 (#2, #3): lost series and forced comparisons are never a calm icon.
+    if d.has_regressions or d.doc.lost or d.doc.forced:
         return ":red_circle:"
     if d.failed or d.noisy or d.doc.load_errors:
         return ":yellow_circle:"

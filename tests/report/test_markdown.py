@@ -78,7 +78,8 @@ def test_headline_reads_in_ten_seconds() -> None:
     lines = text.splitlines()
     assert lines[0] == MARKER
     assert lines[1].startswith(
-        "## :red_circle: neuronasv: 4 regressions, 1 improvement, 34 unchanged, 1 failed on trn2"
+        "## :red_circle: neuronasv: 4 regressions, 1 improvement, 34 unchanged,"
+        " 1 series lost at head \\(1 failed\\) on trn2"
     )
     quiet = render_comment(doc("quiet")).splitlines()[1]
     assert quiet.startswith(
