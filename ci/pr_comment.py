@@ -224,12 +224,12 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
         f" {len(doc.findings)} series recomputed"
     )
     if args.dry_run:
-        status = {
+        status_req = {
             "method": "POST",
             "path": f"/repos/{repo}/statuses/{claims.head_sha}",
             "json": status_payload(doc, target_url=url),
         }
-        reqs = [*planned_requests(repo, pr, body), status]
+        reqs = [*planned_requests(repo, pr, body), status_req]
         text = json.dumps(reqs, indent=2, ensure_ascii=False) + "\n"
         if args.out:
             Path(args.out).write_text(text, encoding="utf-8")

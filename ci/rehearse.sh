@@ -8,8 +8,9 @@
 #      (change points + site) → issue sync                         (benchmarks.yml)
 #   2. a PR branch with a real injected op regression (extra aten::mul in rmsnorm.naive)
 #      → merge-base vs head, ABAB confirmation, artifact            (pr-benchmarks.yml)
-#   3. the comment job validates the artifact and posts the sticky comment + status to
-#      the loopback GitHub; the comment must name the op            (pr-comment.yml)
+#   3. the comment job binds the artifact to the run's PR, recomputes the verdicts from its
+#      numbers and posts the sticky comment + status to the loopback GitHub; the comment
+#      must name the op                                             (pr-comment.yml)
 #   4. a tampered artifact (head SHA of another commit) is refused, nothing posted.
 #
 # Usage: bash ci/rehearse.sh [--keep] [--work DIR]
@@ -144,17 +145,23 @@ checkout "$W/pr-runner" "$C"
 # The PR job has no token and no API: run it without them, as in pr-benchmarks.yml.
 (cd "$W/pr-runner" && env -u GITHUB_TOKEN -u GITHUB_API_URL bash ci/pr-bench.sh --pr 7 --base "$B" --head "$C" --bench "$bench" \
    --out "$W/artifact")
-for f in findings.json comment.md pr-number head-sha base-sha; do
+for f in findings.json comment.md pr-number head-sha base-sha rounds.json; do
   [ -s "$W/artifact/$f" ] || fail "artifact lacks $f"
 done
 rm -rf "$W/pr-runner"
 
-step "comment job (workflow_run): validate the artifact, post comment + status"
+step "comment job (workflow_run): recompute from the artifact's numbers, post comment + status"
 start_fake "7:$C"
 cp -r "$W/artifact" "$W/downloaded"   # download-artifact, into a folder outside the checkout
 checkout "$W/trusted" "$B"            # the default branch, never the PR
-(cd "$W/trusted" && bash ci/pr-comment.sh --artifact "$W/downloaded" --run-head-sha "$C" \
-   --target-url "https://example.invalid/run/1")
+# The workflow_run payload GitHub hands the job ($GITHUB_EVENT_PATH): the trusted record of
+# which run, commit, repository and branch the artifact came from.
+cat > "$W/event.json" <<EOF
+{"workflow_run": {"id": 1, "event": "pull_request", "head_sha": "$C", "head_branch": "pr-7",
+ "head_repository": {"full_name": "$REPO"}, "pull_requests": [{"number": 7}]}}
+EOF
+export GITHUB_EVENT_PATH="$W/event.json" GITHUB_SERVER_URL=https://github.example
+(cd "$W/trusted" && bash ci/pr-comment.sh --artifact "$W/downloaded")
 fake_state > "$W/state.json"
 "$PY" - "$C" "$W/state.json" <<'PYEOF' || fail "comment/status check failed"
 import json, sys
@@ -176,7 +183,7 @@ step "tampered artifact is refused"
 cp -r "$W/artifact" "$W/tampered"
 printf '%s\n' "$B" > "$W/tampered/head-sha"
 set +e
-(cd "$W/trusted" && bash ci/pr-comment.sh --artifact "$W/tampered" --run-head-sha "$C")
+(cd "$W/trusted" && bash ci/pr-comment.sh --artifact "$W/tampered")
 rc=$?
 set -e
 [ "$rc" = 9 ] || fail "tampered artifact: expected exit 9, got $rc"
