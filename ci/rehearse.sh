@@ -163,16 +163,24 @@ EOF
 export GITHUB_EVENT_PATH="$W/event.json" GITHUB_SERVER_URL=https://github.example
 (cd "$W/trusted" && bash ci/pr-comment.sh --artifact "$W/downloaded")
 fake_state > "$W/state.json"
-"$PY" - "$C" "$W/state.json" <<'PYEOF' || fail "comment/status check failed"
+"$PY" - "$C" "$W/state.json" "$W/artifact/findings.json" <<'PYEOF' || fail "comment/status check failed"
 import json, sys
-head, path = sys.argv[1], sys.argv[2]
+from neuronasv.model import FindingsDocument
+from neuronasv.report.digest import digest
+from neuronasv.report.escape import clean
+head, path, own = sys.argv[1], sys.argv[2], sys.argv[3]
 state = json.load(open(path, encoding="utf-8"))
 ours = [c for c in state["comments"].get("7", []) if c["user"]["login"] == "github-actions[bot]"]
 assert len(ours) == 1, f"expected one comment of ours, got {len(ours)}"
 body = ours[0]["body"]
+# For an honest artifact, the trusted recomputation says what the PR run said itself.
+sts = state["statuses"].get(head, [])
+pr_side = clean(digest(FindingsDocument.loads(open(own, encoding="utf-8").read())).headline,
+                max_len=140)
+assert sts and sts[-1]["description"] == pr_side, (sts, pr_side)
+print("recomputed headline equals the PR run's own:", pr_side)
 regs = body.split("### Regressions", 1)[-1].split("\n### ", 1)[0] if "### Regressions" in body else ""
 assert "aten::mul" in regs or "aten\\:\\:mul" in regs, "the comment's regressions do not name aten::mul"
-sts = state["statuses"].get(head, [])
 assert sts and sts[-1]["state"] == "failure", f"expected a failure status, got {sts}"
 line = next(ln for ln in regs.splitlines() if "aten::mul" in ln or "aten\\:\\:mul" in ln)
 print("comment names aten::mul:", line.strip()[:200])
