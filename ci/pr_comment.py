@@ -154,17 +154,18 @@ def recompute_findings(
             raise InvalidArtifact("rounds.json is not UTF-8") from None
         except NeuronasvError as exc:
             raise InvalidArtifact(f"rounds.json failed schema validation: {exc.message}") from None
+    from neuronasv.store.history import load_history
+
     floors = None
     if history_dir:
         from neuronasv.analyse.floors import noise_floors
-        from neuronasv.store.history import load_history
 
         trusted = load_history(history_dir)
         if trusted.machines:
             floors = noise_floors(trusted, trusted.machines[0], exclude=(claims.head_sha,))
     try:
         return recompute(
-            root / "results",
+            load_history(root / "results"),
             base=claims.base_sha,
             head=claims.head_sha,
             rounds=rounds,

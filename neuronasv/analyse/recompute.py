@@ -5,7 +5,8 @@ findings, its verdicts, its sentences, its links. The privileged comment step
 (``ci/pr_comment.py``) believes none of that. It takes the *numbers* — the asv results
 folder ``neuronasv run`` wrote (samples, values, the sidecars' op tables, calls and
 bytes per op) and the rounds document of ``neuronasv confirm`` — each read by a
-schema-checking loader, and recomputes every verdict and every sentence here with the
+schema-checking loader (that I/O is the caller's: ``load_history``,
+``RoundsDocument.loads``), and recomputes every verdict and every sentence here with the
 same public entry points ``neuronasv compare`` and ``neuronasv confirm`` use
 (:func:`neuronasv.analyse.pairwise.compare`, :func:`neuronasv.analyse.confirm.confirm`
 on a :class:`~neuronasv.analyse.replay.ReplayRunner`).
@@ -29,7 +30,6 @@ code spans. Labels, links, reasons and settings are not read at all.
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from collections.abc import Iterable, Mapping
 
@@ -41,7 +41,6 @@ from neuronasv.analyse.replay import ReplayRunner, missing_rounds
 from neuronasv.errors import CorruptResultsError
 from neuronasv.model import FindingsDocument, History, Series
 from neuronasv.model.rounds import RoundsDocument
-from neuronasv.store.history import load_history
 
 __all__ = [
     "FP_KEY_RE",
@@ -126,7 +125,7 @@ def sanitize(history: History) -> History:
 
 
 def recompute(
-    results_dir: str | os.PathLike[str],
+    history: History,
     *,
     base: str,
     head: str,
@@ -141,7 +140,8 @@ def recompute(
     ``confirm`` including noisy suspects), on numbers only.
 
     Args:
-        results_dir: the artifact's asv results folder.
+        history: the artifact's asv results folder as ``load_history`` read it
+            (sanitized here: see :func:`sanitize`).
         base, head: full commit hashes (checked by the caller against trusted sources).
         rounds: the artifact's rounds document; None or not covering every suspect means
             no confirmation (single-run verdicts, and the settings say why).
@@ -154,7 +154,7 @@ def recompute(
         IncomparableError, UsageError: as :func:`compare` (unknown identity, no results
             for a commit).
     """
-    history = sanitize(load_history(results_dir))
+    history = sanitize(history)
     for what, commit in (("base", base), ("head", head)):
         if commit not in history.commits:
             raise CorruptResultsError(
