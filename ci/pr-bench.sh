@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # The unprivileged half of the PR flow: measure merge-base and head on this machine,
 # re-measure suspected regressions interleaved (ABAB), render, and lay out the artifact:
-#   OUT/findings.json  OUT/comment.md  OUT/pr-number  OUT/head-sha  OUT/base-sha  OUT/traces/
+#   OUT/results/ (the asv results + sidecars: the numbers)  OUT/rounds.json (every ABAB
+#   sample)  OUT/pr-number  OUT/head-sha  OUT/base-sha  OUT/traces/
+#   OUT/findings.json  OUT/comment.md (for people reading the artifact only)
+# The privileged comment job reads only the numbers (results/, rounds.json) and the three
+# one-line files, and recomputes every verdict itself (ci/pr_comment.py).
 # Env: NEURONASV_CONFIRM_SAMPLES (samples per side per round of the re-run).
 # Usage: bash ci/pr-bench.sh --pr N --base SHA --head SHA --out DIR [--bench REGEX]
 # Env: NEURONASV_MACHINE (trainium), NEURONASV_BACKEND, NEURONASV_PYTHON (optional),
 #      NEURONASV_CONFIRM_ROUNDS (3; 0 skips the confirmation re-run),
 #      NEURONASV_HISTORY_DIR (main-branch results for per-series noise floors; optional).
-# Needs no token and writes nothing outside OUT and a scratch results folder.
+# Needs no token and writes nothing outside OUT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source ci/lib.sh
@@ -29,7 +33,7 @@ machine=$(machine_for_shard "${NEURONASV_MACHINE:-trainium}" all)
 mb=$(git merge-base "$base" "$head")
 source ci/env-full.sh
 mkdir -p "$out"
-results="$out.results"  # scratch: PR measurements never go to the results branch
+results="$out/results"  # in the artifact; PR measurements never go to the results branch
 rm -rf "$results"
 log "PR #$pr: merge-base ${mb:0:12} vs head ${head:0:12} on $machine"
 args=(run --machine "$machine" --results-dir "$results" --keep-traces --traces-dir "$out/traces")
@@ -42,13 +46,14 @@ rounds=${NEURONASV_CONFIRM_ROUNDS:-3}
 if [ "$rounds" != "0" ]; then
   log "confirmation: ABAB re-measurement of suspected regressions ($rounds rounds)"
   confirm=(confirm --findings "$out/findings.json" --repo . --rounds "$rounds" --format json
-           --out "$out/findings.json")
+           --out "$out/findings.json" --rounds-out "$out/rounds.json")
   [ -n "${NEURONASV_CONFIRM_SAMPLES:-}" ] && confirm+=(--samples "$NEURONASV_CONFIRM_SAMPLES")
   [ -n "${NEURONASV_HISTORY_DIR:-}" ] && confirm+=(--history-dir "$NEURONASV_HISTORY_DIR")
   nx "${confirm[@]}"
 fi
-# The rendered comment is for people reading the artifact; pr-comment.yml re-renders from
-# the validated findings with the default branch's code and never posts this file.
+# The rendered comment is for people reading the artifact; pr-comment.yml recomputes the
+# verdicts from results/ and rounds.json with the default branch's code and never reads
+# findings.json or this file.
 nx comment --pr "$pr" --report "$out/findings.json" --dry-run --out /dev/null \
   --body-out "$out/comment.md" --repo "${GITHUB_REPOSITORY:-local/checkout}"
 printf '%s\n' "$pr" > "$out/pr-number"

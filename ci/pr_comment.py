@@ -1,60 +1,71 @@
-"""Privileged half of the PR flow: validate the untrusted pr-benchmark artifact, then comment.
+"""Privileged half of the PR flow: recompute from the untrusted artifact's numbers, then post.
 
 Runs in ``pr-comment.yml`` (``workflow_run``, hosted runner, default-branch code). The
 artifact was produced by PR code on a runner the PR author controlled, so every byte is
-untrusted data:
+untrusted. This step takes **numbers only** from it and decides everything else itself:
 
-- the folder must hold only regular files (no symlinks), each within a size cap;
-- ``pr-number`` is a positive integer (nothing else on the line);
-- ``head-sha`` is 40 lowercase hex digits, equal to the triggering run's ``head_sha``
-  (GitHub's own record of what ran) and to the PR's current head from the API (a
-  stale run, or an artifact naming another PR, is refused);
-- ``findings.json`` must load with neuronasv's schema-checked loader
-  (``FindingsDocument.loads``), be a ``compare`` document, and name that head commit.
+1. The folder holds only regular files (no symlinks, no devices), each within a size cap.
+2. Which PR and commit: GitHub's record of the triggering run (the ``workflow_run`` event
+   payload at ``$GITHUB_EVENT_PATH``: run id, head SHA, head repository and branch) and
+   the API's open PRs with that head (:func:`neuronasv.github.workflow_run.bind_pr`). The
+   artifact's ``pr-number`` must be that one PR (two PRs sharing the head: refused as
+   ambiguous) and its ``head-sha`` the run's SHA; ``base-sha`` is 40-hex.
+3. The verdicts: :func:`neuronasv.analyse.recompute.recompute` loads the artifact's asv
+   results folder (``results/``, schema-checked loader) and its rounds document
+   (``rounds.json``), withholds free text (machine names that fail a strict pattern,
+   fingerprint values, units, load-error file names), and runs the same ``compare`` and
+   ``confirm`` (replaying the recorded rounds) that ``neuronasv compare``/``confirm`` run.
+   The artifact's ``findings.json`` and ``comment.md`` (its verdicts, sentences, labels,
+   settings, links) are never read.
+4. Links: built here from the repository and the run id only
+   (``$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/<id>``), for the comment and the
+   commit status. Acknowledgements come from this (default-branch) checkout.
+5. Posting needs ``GITHUB_TOKEN``: without it this step fails (exit 2), it never falls
+   back to a silent dry run. ``--dry-run`` does everything but the writes and prints them.
 
-Only then does it re-serialise the *parsed* findings into a fresh file and run this
-checkout's ``neuronasv comment`` and ``neuronasv status`` on it: the comment is rendered
-here by trusted code (escaping included); the artifact's ``comment.md`` is never posted.
-
-Usage: python ci/pr_comment.py --artifact DIR --run-head-sha SHA [--target-url URL]
-           [--dry-run]
-Exit codes: 0 posted, 2 usage, 9 the artifact failed validation (nothing was posted),
-other codes from neuronasv (8 GitHub errors).
+Usage: python ci/pr_comment.py --artifact DIR [--event FILE] [--acks FILE]
+           [--history-dir DIR] [--dry-run] [--out FILE]
+Environment: GITHUB_REPOSITORY, GITHUB_TOKEN, GITHUB_API_URL, GITHUB_SERVER_URL
+(https://github.com), GITHUB_EVENT_PATH.
+Exit codes: 0 posted, 2 usage (no token, bad event), 9 the artifact was refused (nothing
+was posted), 8 GitHub errors; 5/6 results unusable or incomparable (nothing posted).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import datetime
+import json
 import os
 import re
 import stat
-import subprocess
 import sys
-import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from neuronasv.errors import NeuronasvError
+from neuronasv.errors import NeuronasvError, UntrustedArtifactError, UsageError
 from neuronasv.model import FindingsDocument
 
-INVALID_ARTIFACT = 9
-MAX_FINDINGS_BYTES = 20 * 1024 * 1024
+INVALID_ARTIFACT = UntrustedArtifactError.exit_code
 MAX_SMALL_BYTES = 256
+MAX_DATA_FILE_BYTES = 64 * 1024 * 1024  # one results file, sidecar or the rounds document
+MAX_DATA_BYTES = 512 * 1024 * 1024  # results/ and rounds.json together
 MAX_TOTAL_BYTES = 2 * 1024 * 1024 * 1024  # traces may be large, but not unbounded
 SHA_RE = re.compile(r"[0-9a-f]{40}")
 PR_RE = re.compile(r"[1-9][0-9]{0,9}")
 
-
-class InvalidArtifact(Exception):
-    """The artifact is not what pr-benchmarks produces; nothing may be posted."""
+# Kept as a name for old callers: the artifact was refused.
+InvalidArtifact = UntrustedArtifactError
 
 
 @dataclass(frozen=True)
-class Validated:
+class Claims:
+    """What the artifact says about itself (format-checked, not yet believed)."""
+
     pr: int
     head_sha: str
-    findings: FindingsDocument
+    base_sha: str
 
 
 def _read_small(path: Path, name: str) -> str:
@@ -79,116 +90,181 @@ def check_tree(root: Path) -> None:
     """Regular files and folders only, bounded in size; nothing that points elsewhere."""
     if root.is_symlink() or not root.is_dir():
         raise InvalidArtifact(f"{root} is not a folder")
-    total = 0
+    total = data = 0
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         for name in dirnames + filenames:
             p = Path(dirpath) / name
+            rel = p.relative_to(root)
             mode = p.lstat().st_mode
             if stat.S_ISLNK(mode):
-                raise InvalidArtifact(f"{p.relative_to(root)} is a symbolic link")
+                raise InvalidArtifact(f"{rel} is a symbolic link")
             if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
-                raise InvalidArtifact(f"{p.relative_to(root)} is not a regular file")
+                raise InvalidArtifact(f"{rel} is not a regular file")
             if stat.S_ISREG(mode):
-                total += p.lstat().st_size
+                size = p.lstat().st_size
+                total += size
+                if rel.parts[0] in ("results", "rounds.json"):
+                    if size > MAX_DATA_FILE_BYTES:
+                        raise InvalidArtifact(f"{rel} is {size} bytes, over {MAX_DATA_FILE_BYTES}")
+                    data += size
+    if data > MAX_DATA_BYTES:
+        raise InvalidArtifact(f"results and rounds are {data} bytes, over {MAX_DATA_BYTES}")
     if total > MAX_TOTAL_BYTES:
         raise InvalidArtifact(f"artifact is {total} bytes, over the {MAX_TOTAL_BYTES} cap")
 
 
-def validate_artifact(
-    root: Path, run_head_sha: str, pr_head: Callable[[int], str]
-) -> Validated:
-    """Check the artifact as untrusted data; see the module docstring for the rules.
+def read_claims(root: Path, run_head_sha: str) -> Claims:
+    """The artifact's pr-number, head-sha and base-sha, format-checked.
 
-    Args:
-        root: the downloaded artifact folder.
-        run_head_sha: ``github.event.workflow_run.head_sha`` (from GitHub, not the PR).
-        pr_head: returns the PR's current head SHA from the API.
-
-    Raises:
-        InvalidArtifact: the first rule broken, in words.
+    ``head-sha`` must equal the triggering run's head SHA (GitHub's record).
     """
     check_tree(root)
     pr_text = _read_small(root / "pr-number", "pr-number")
     if not PR_RE.fullmatch(pr_text):
         raise InvalidArtifact(f"pr-number is not a positive integer: {pr_text[:40]!r}")
-    pr = int(pr_text)
     head = _read_small(root / "head-sha", "head-sha")
     if not SHA_RE.fullmatch(head):
         raise InvalidArtifact(f"head-sha is not 40 lowercase hex digits: {head[:60]!r}")
-    if not SHA_RE.fullmatch(run_head_sha or ""):
-        raise InvalidArtifact("the workflow run's head_sha is not a 40-hex SHA")
     if head != run_head_sha:
         raise InvalidArtifact(
             f"head-sha {head} is not the commit the benchmark run was for ({run_head_sha})"
         )
-    fpath = root / "findings.json"
-    if not fpath.is_file():
-        raise InvalidArtifact("findings.json is missing")
-    size = fpath.stat().st_size
-    if size > MAX_FINDINGS_BYTES:
-        raise InvalidArtifact(f"findings.json is {size} bytes, over {MAX_FINDINGS_BYTES}")
+    base = _read_small(root / "base-sha", "base-sha")
+    if not SHA_RE.fullmatch(base):
+        raise InvalidArtifact(f"base-sha is not 40 lowercase hex digits: {base[:60]!r}")
+    if not (root / "results").is_dir():
+        raise InvalidArtifact("results/ is missing (the asv results of the PR run)")
+    return Claims(int(pr_text), head, base)
+
+
+def recompute_findings(
+    root: Path, claims: Claims, *, acks_path: str, history_dir: str | None, created: str
+) -> FindingsDocument:
+    """The findings, recomputed here from the artifact's numbers (see the module doc)."""
+    from neuronasv.analyse.acks import load_acks
+    from neuronasv.analyse.recompute import recompute
+    from neuronasv.model.rounds import RoundsDocument
+
+    rounds = None
+    rpath = root / "rounds.json"
+    if rpath.is_file():
+        try:
+            rounds = RoundsDocument.loads(rpath.read_bytes().decode("utf-8"), source="rounds.json")
+        except UnicodeDecodeError:
+            raise InvalidArtifact("rounds.json is not UTF-8") from None
+        except NeuronasvError as exc:
+            raise InvalidArtifact(f"rounds.json failed schema validation: {exc.message}") from None
+    from neuronasv.store.history import load_history
+
+    floors = None
+    if history_dir:
+        from neuronasv.analyse.floors import noise_floors
+
+        trusted = load_history(history_dir)
+        if trusted.machines:
+            floors = noise_floors(trusted, trusted.machines[0], exclude=(claims.head_sha,))
     try:
-        text = fpath.read_bytes().decode("utf-8")
-        doc = FindingsDocument.loads(text, source="findings.json")
-    except UnicodeDecodeError:
-        raise InvalidArtifact("findings.json is not UTF-8") from None
-    except NeuronasvError as exc:
-        raise InvalidArtifact(f"findings.json failed schema validation: {exc.message}") from None
-    if doc.mode != "compare":
-        raise InvalidArtifact(f"findings.json is a {doc.mode!r} document, expected 'compare'")
-    if doc.head is None or doc.head.commit.lower() != head:
-        got = doc.head.commit if doc.head else None
-        raise InvalidArtifact(f"findings.json is about head {got!r}, not {head}")
-    current = pr_head(pr)
-    if current != head:
-        raise InvalidArtifact(
-            f"PR #{pr}'s current head is {current}, not {head}: stale run or another PR's"
-            " artifact; not posting"
+        return recompute(
+            load_history(root / "results"),
+            base=claims.base_sha,
+            head=claims.head_sha,
+            rounds=rounds,
+            acks=load_acks(acks_path),
+            floors=floors,
+            created=created,
         )
-    return Validated(pr, head, doc)
+    except (RecursionError, MemoryError, ValueError, OverflowError) as exc:
+        # Hostile JSON (deeply nested, huge numbers) must not become a traceback.
+        what = type(exc).__name__
+        raise InvalidArtifact(f"the artifact's results are unusable ({what})") from None
 
 
-def api_pr_head(pr: int) -> str:
-    """The PR's current head SHA, from the API (GITHUB_REPOSITORY / GITHUB_TOKEN)."""
+def _event(path: str | None) -> object:
+    if not path:
+        raise UsageError("no workflow_run event: give --event FILE or set GITHUB_EVENT_PATH")
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read the event payload {path}: {exc}") from None
+
+
+def run(args: argparse.Namespace, env: dict[str, str]) -> int:
+    from neuronasv.analyse.acks import ACKS_PATH
     from neuronasv.github.client import GitHubClient
+    from neuronasv.github.comments import planned_requests, upsert_comment
+    from neuronasv.github.statuses import publish_status, status_payload
+    from neuronasv.github.workflow_run import RunContext, bind_pr, run_url
+    from neuronasv.report.markdown import MARKER, render_comment, render_comment_trimmed
 
-    client = GitHubClient.from_env()
-    data = client.get_json(client.repo_path(f"/pulls/{pr}"))
-    sha = data.get("head", {}).get("sha") if isinstance(data, dict) else None
-    if not isinstance(sha, str) or not SHA_RE.fullmatch(sha):
-        raise InvalidArtifact(f"the API gave no head SHA for PR #{pr}")
-    return sha
+    token = env.get("GITHUB_TOKEN")
+    if not token and not args.dry_run:
+        raise UsageError(
+            "GITHUB_TOKEN is not set: the comment job must post, and does not fall back to a"
+            " dry run",
+            hint="give the job `GITHUB_TOKEN: ${{ github.token }}` (pull-requests: write,"
+            " statuses: write), or pass --dry-run to validate and render only",
+        )
+    repo = env.get("GITHUB_REPOSITORY", "")
+    ctx = RunContext.from_event(_event(args.event or env.get("GITHUB_EVENT_PATH")))
+    url = run_url(env.get("GITHUB_SERVER_URL") or "https://github.com", repo, ctx.run_id)
+    claims = read_claims(args.artifact, ctx.head_sha)
+    client = GitHubClient.from_env(env)
+    pr = bind_pr(client, ctx, claims.pr)
+    doc = recompute_findings(
+        args.artifact,
+        claims,
+        acks_path=args.acks or ACKS_PATH,
+        history_dir=args.history_dir,
+        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    )
+    doc = dataclasses.replace(doc, links={"report_url": url})
+    body = render_comment(doc, marker=MARKER, report_url=url)
+    trimmed = render_comment_trimmed(doc, marker=MARKER, report_url=url)
+    print(
+        f"artifact accepted: PR #{pr}, head {claims.head_sha}, run {ctx.run_id};"
+        f" {len(doc.findings)} series recomputed"
+    )
+    if args.dry_run:
+        status_req = {
+            "method": "POST",
+            "path": f"/repos/{repo}/statuses/{claims.head_sha}",
+            "json": status_payload(doc, target_url=url),
+        }
+        reqs = [*planned_requests(repo, pr, body), status_req]
+        text = json.dumps(reqs, indent=2, ensure_ascii=False) + "\n"
+        if args.out:
+            Path(args.out).write_text(text, encoding="utf-8")
+        else:
+            sys.stdout.write(text)
+        return 0
+    result = upsert_comment(client, pr, body, marker=MARKER, trimmed_body=trimmed)
+    print(f"comment {result.action}: #{result.comment_id}")
+    status = publish_status(client, claims.head_sha, doc, target_url=url)
+    print(f"status {status.state} set on {claims.head_sha[:10]}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--artifact", required=True, type=Path)
-    ap.add_argument("--run-head-sha", required=True)
-    ap.add_argument("--target-url", help="link for the commit status (the benchmark run)")
-    ap.add_argument("--dry-run", action="store_true", help="validate and render only")
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--artifact", required=True, type=Path, help="the downloaded artifact")
+    ap.add_argument("--event", help="workflow_run event payload (default: $GITHUB_EVENT_PATH)")
+    ap.add_argument("--acks", help="acknowledgements file of this trusted checkout")
+    ap.add_argument(
+        "--history-dir", help="trusted main-branch results for noise floors (confirm's prior)"
+    )
+    ap.add_argument("--dry-run", action="store_true", help="everything but the writes")
+    ap.add_argument("--out", help="with --dry-run: write the requests here (default stdout)")
     args = ap.parse_args(argv)
     try:
-        ok = validate_artifact(args.artifact, args.run_head_sha.strip().lower(), api_pr_head)
-    except InvalidArtifact as exc:
-        print(f"error: untrusted artifact rejected: {exc}", file=sys.stderr)
+        return run(args, dict(os.environ))
+    except UntrustedArtifactError as exc:
+        print(f"error: untrusted artifact rejected: {exc.message}", file=sys.stderr)
         return INVALID_ARTIFACT
     except NeuronasvError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
+        if exc.hint:
+            print(f"hint: {exc.hint}", file=sys.stderr)
         return exc.exit_code
-    print(f"artifact valid: PR #{ok.pr}, head {ok.head_sha}, {len(ok.findings.findings)} findings")
-    with tempfile.TemporaryDirectory(prefix="neuronasv-validated-") as tmp:
-        clean = Path(tmp) / "findings.json"
-        clean.write_text(ok.findings.dumps(), encoding="utf-8")  # parsed, re-serialised
-        nx = [sys.executable, "-m", "neuronasv"]
-        dry = ["--dry-run"] if args.dry_run else []
-        rc = subprocess.run([*nx, "comment", "--pr", str(ok.pr), "--report", str(clean), *dry],
-                            check=False).returncode
-        if rc != 0:
-            return rc
-        status = [*nx, "status", "--sha", ok.head_sha, "--report", str(clean), *dry]
-        if args.target_url:
-            status += ["--target-url", args.target_url]
-        return subprocess.run(status, check=False).returncode
 
 
 if __name__ == "__main__":

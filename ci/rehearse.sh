@@ -8,8 +8,9 @@
 #      (change points + site) → issue sync                         (benchmarks.yml)
 #   2. a PR branch with a real injected op regression (extra aten::mul in rmsnorm.naive)
 #      → merge-base vs head, ABAB confirmation, artifact            (pr-benchmarks.yml)
-#   3. the comment job validates the artifact and posts the sticky comment + status to
-#      the loopback GitHub; the comment must name the op            (pr-comment.yml)
+#   3. the comment job binds the artifact to the run's PR, recomputes the verdicts from its
+#      numbers and posts the sticky comment + status to the loopback GitHub; the comment
+#      must name the op                                             (pr-comment.yml)
 #   4. a tampered artifact (head SHA of another commit) is refused, nothing posted.
 #
 # Usage: bash ci/rehearse.sh [--keep] [--work DIR]
@@ -144,28 +145,42 @@ checkout "$W/pr-runner" "$C"
 # The PR job has no token and no API: run it without them, as in pr-benchmarks.yml.
 (cd "$W/pr-runner" && env -u GITHUB_TOKEN -u GITHUB_API_URL bash ci/pr-bench.sh --pr 7 --base "$B" --head "$C" --bench "$bench" \
    --out "$W/artifact")
-for f in findings.json comment.md pr-number head-sha base-sha; do
+for f in findings.json comment.md pr-number head-sha base-sha rounds.json; do
   [ -s "$W/artifact/$f" ] || fail "artifact lacks $f"
 done
 rm -rf "$W/pr-runner"
 
-step "comment job (workflow_run): validate the artifact, post comment + status"
+step "comment job (workflow_run): recompute from the artifact's numbers, post comment + status"
 start_fake "7:$C"
 cp -r "$W/artifact" "$W/downloaded"   # download-artifact, into a folder outside the checkout
 checkout "$W/trusted" "$B"            # the default branch, never the PR
-(cd "$W/trusted" && bash ci/pr-comment.sh --artifact "$W/downloaded" --run-head-sha "$C" \
-   --target-url "https://example.invalid/run/1")
+# The workflow_run payload GitHub hands the job ($GITHUB_EVENT_PATH): the trusted record of
+# which run, commit, repository and branch the artifact came from.
+cat > "$W/event.json" <<EOF
+{"workflow_run": {"id": 1, "event": "pull_request", "head_sha": "$C", "head_branch": "pr-7",
+ "head_repository": {"full_name": "$REPO"}, "pull_requests": [{"number": 7}]}}
+EOF
+export GITHUB_EVENT_PATH="$W/event.json" GITHUB_SERVER_URL=https://github.example
+(cd "$W/trusted" && bash ci/pr-comment.sh --artifact "$W/downloaded")
 fake_state > "$W/state.json"
-"$PY" - "$C" "$W/state.json" <<'PYEOF' || fail "comment/status check failed"
+"$PY" - "$C" "$W/state.json" "$W/artifact/findings.json" <<'PYEOF' || fail "comment/status check failed"
 import json, sys
-head, path = sys.argv[1], sys.argv[2]
+from neuronasv.model import FindingsDocument
+from neuronasv.report.digest import digest
+from neuronasv.report.escape import clean
+head, path, own = sys.argv[1], sys.argv[2], sys.argv[3]
 state = json.load(open(path, encoding="utf-8"))
 ours = [c for c in state["comments"].get("7", []) if c["user"]["login"] == "github-actions[bot]"]
 assert len(ours) == 1, f"expected one comment of ours, got {len(ours)}"
 body = ours[0]["body"]
+# For an honest artifact, the trusted recomputation says what the PR run said itself.
+sts = state["statuses"].get(head, [])
+pr_side = clean(digest(FindingsDocument.loads(open(own, encoding="utf-8").read())).headline,
+                max_len=140)
+assert sts and sts[-1]["description"] == pr_side, (sts, pr_side)
+print("recomputed headline equals the PR run's own:", pr_side)
 regs = body.split("### Regressions", 1)[-1].split("\n### ", 1)[0] if "### Regressions" in body else ""
 assert "aten::mul" in regs or "aten\\:\\:mul" in regs, "the comment's regressions do not name aten::mul"
-sts = state["statuses"].get(head, [])
 assert sts and sts[-1]["state"] == "failure", f"expected a failure status, got {sts}"
 line = next(ln for ln in regs.splitlines() if "aten::mul" in ln or "aten\\:\\:mul" in ln)
 print("comment names aten::mul:", line.strip()[:200])
@@ -176,7 +191,7 @@ step "tampered artifact is refused"
 cp -r "$W/artifact" "$W/tampered"
 printf '%s\n' "$B" > "$W/tampered/head-sha"
 set +e
-(cd "$W/trusted" && bash ci/pr-comment.sh --artifact "$W/tampered" --run-head-sha "$C")
+(cd "$W/trusted" && bash ci/pr-comment.sh --artifact "$W/tampered")
 rc=$?
 set -e
 [ "$rc" = 9 ] || fail "tampered artifact: expected exit 9, got $rc"

@@ -25,11 +25,14 @@ Tree::
     │   ├── GitHubPermissionError           403 without rate-limit signals: token lacks
     │   │                                   a permission (hint names ``permissions:``)
     │   └── GitHubRateLimitError            rate limit still exhausted after bounded waits
+    ├── UntrustedArtifactError     exit 9   the privileged PR-comment step refused a PR
+    │                                       artifact (invalid, or bound to another PR or
+    │                                       commit); nothing was posted
     └── RegressionFound            exit 1   ``--fail-on`` matched a confirmed regression
                                             (not a failure of the tool itself)
 
 Exit codes 0 (success) and 1 (a regression under ``--fail-on``) are the ones CI scripts
-branch on; 2-8 mean the tool could not do its job.
+branch on; 2-9 mean the tool could not do its job.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ __all__ = [
     "ResultsError",
     "SchemaVersionError",
     "StoreError",
+    "UntrustedArtifactError",
     "UsageError",
 ]
 
@@ -126,6 +130,12 @@ class GitHubPermissionError(GitHubError):
 
 class GitHubRateLimitError(GitHubError):
     """The rate limit stayed exhausted after the bounded waits."""
+
+
+class UntrustedArtifactError(NeuronasvError):
+    """The PR-comment step refused an untrusted PR artifact; nothing was posted."""
+
+    exit_code = 9
 
 
 class RegressionFound(NeuronasvError):

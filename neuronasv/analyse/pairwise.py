@@ -76,6 +76,7 @@ __all__ = [
     "compare",
     "env_changes",
     "floor_summary",
+    "incomparable",
     "judge",
 ]
 
@@ -548,6 +549,34 @@ def env_changes(before: Mapping[str, str], after: Mapping[str, str]) -> tuple[En
     )
 
 
+def incomparable(
+    base_machine: str,
+    head_machine: str,
+    fp_base: Mapping[str, str],
+    fp_head: Mapping[str, str],
+) -> list[str]:
+    """Why base and head are not known to be comparable (empty: they are).
+
+    A different machine, or a different value of an :data:`INCOMPARABLE_KEYS` entry
+    (backend, device model). A key missing on either side (no fingerprint sidecar: plain
+    asv results, a deleted or unreadable sidecar) is *unknown*, and unknown is never
+    taken for equal: a CUDA head against a CPU base must not pass as a speed-up because
+    the head's sidecar went missing.
+    """
+    problems: list[str] = []
+    if base_machine != head_machine:
+        problems.append(f"machine {base_machine!r} vs {head_machine!r}")
+    for k in INCOMPARABLE_KEYS:
+        b, h = fp_base.get(k), fp_head.get(k)
+        if b is not None and h is not None:
+            if b != h:
+                problems.append(f"{k} {b!r} vs {h!r}")
+            continue
+        sides = [side for side, v in (("base", b), ("head", h)) if v is None]
+        problems.append(f"{k} unknown at {' and '.join(sides)} (no fingerprint)")
+    return problems
+
+
 def _pick_machine(history: History, base: str, head: str, machine: str | None) -> str:
     if machine is not None:
         return machine
@@ -607,7 +636,9 @@ def compare(
             documents a side); series with 2+ paired rounds are judged on the rounds.
 
     Raises:
-        IncomparableError: different machine, backend or device model without ``force``.
+        IncomparableError: different machine, backend or device model, or a backend or
+            device model unknown on either side (no fingerprint), without ``force``; with
+            ``force`` the reasons are kept in the document's ``forced``.
         UsageError: no results for a commit.
     """
     bm = _pick_machine(history, base, head, machine) if head_machine is None else machine
@@ -616,16 +647,17 @@ def compare(
     hm = head_machine or bm
     fp_b = history.fingerprints.get((bm, base), {})
     fp_h = history.fingerprints.get((hm, head), {})
-    problems: list[str] = []
-    if bm != hm:
-        problems.append(f"machine {bm!r} vs {hm!r}")
-    for k in INCOMPARABLE_KEYS:
-        if k in fp_b and k in fp_h and fp_b[k] != fp_h[k]:
-            problems.append(f"{k} {fp_b[k]!r} vs {fp_h[k]!r}")
+    problems = incomparable(bm, hm, fp_b, fp_h)
     if problems and not force:
+        unknown = any("unknown" in p for p in problems)
         raise IncomparableError(
-            "base and head were measured differently: " + "; ".join(problems),
-            hint="measure both on the same machine, or pass --force to compare anyway",
+            "base and head are not known to be comparable: " + "; ".join(problems),
+            hint=(
+                "record both with `neuronasv run` (it writes the fingerprint sidecar next to"
+                " each results file), or pass --force to compare anyway"
+                if unknown
+                else "measure both on the same machine, or pass --force to compare anyway"
+            ),
         )
 
     def side(machine_name: str, commit: str) -> dict[tuple[str, str, tuple[str, ...]], Series]:
@@ -688,6 +720,7 @@ def compare(
         created=created,
         work=work,
         causes=find_causes(findings, work),
+        forced=tuple(problems) if force else (),
     )
 
 

@@ -7,10 +7,11 @@ The PR comment renderer lives in ``neuronasv.report``; this is the terminal tabl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from neuronasv.analyse.attribution import format_delta, headline
 from neuronasv.model import ChangePoint, Finding, FindingsDocument
+from neuronasv.report.digest import lost_phrase
 from neuronasv.report.escape import clean, md_code, md_text
 
 __all__ = ["VERDICT_ORDER", "compare_markdown", "compare_text", "history_text", "sort_findings"]
@@ -70,7 +71,7 @@ def _summary(doc: FindingsDocument) -> str:
 def compare_text(doc: FindingsDocument, *, show_unchanged: bool = True) -> str:
     """The terminal table of a compare document."""
     b, h = doc.base, doc.head
-    lines = []
+    lines = _warning_lines(doc, clean)
     if b and h:
         lines.append(
             f"compare {clean(b.label or b.commit[:8])} ({b.commit[:8]}, {clean(b.machine)})"
@@ -124,9 +125,26 @@ def compare_text(doc: FindingsDocument, *, show_unchanged: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _warning_lines(doc: FindingsDocument, esc: Callable[..., str]) -> list[str]:
+    """Headline lines that must come first: a forced comparison, series lost at head."""
+    out = []
+    if doc.forced:
+        out.append(
+            "FORCED comparison: " + esc("; ".join(doc.forced), max_len=400)
+            + " (compared anyway with --force; the verdicts may mean nothing)"
+        )
+    if doc.lost:
+        out.append(
+            f"LOST: {lost_phrase(doc)}: the head run did not measure them"
+            " (a failure of the run, whatever else moved)"
+        )
+    return out
+
+
 def compare_markdown(doc: FindingsDocument) -> str:
     """A simple markdown table (the PR comment proper is ``neuronasv.report``'s)."""
-    lines = [
+    top = [f"**{line}**" for line in _warning_lines(doc, md_text)]
+    lines = [*top, *([""] if top else []),
         "| verdict | change | 95% CI | p (Holm) | series |",
         "|---|---:|---|---:|---|",
     ]

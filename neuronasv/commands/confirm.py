@@ -15,6 +15,7 @@ import argparse
 import sys
 
 from neuronasv.analyse.confirm import WorktreeProfileRunner, confirm
+from neuronasv.analyse.replay import RecordingRunner
 from neuronasv.analyse.rules import Rule
 from neuronasv.commands.compare import add_floor_args, emit, failing, floors_for, render
 from neuronasv.errors import RegressionFound, UsageError
@@ -68,6 +69,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     p.add_argument("--fail-on", metavar="RULE")
     p.add_argument("--out")
+    p.add_argument(
+        "--rounds-out",
+        metavar="FILE",
+        help="also write every re-measured sample (a rounds document) so the confirmation"
+        " can be recomputed elsewhere (the PR comment job does)",
+    )
     p.set_defaults(func=run)
 
 
@@ -90,10 +97,11 @@ def run(args: argparse.Namespace) -> int:
         samples=args.samples,
     )
     floors = floors_for(args, doc.base.machine, (doc.head.commit,)) if args.history_dir else None
+    recorder = RecordingRunner(runner)
     try:
         doc = confirm(
             doc,
-            runner,
+            recorder,
             rounds=args.rounds,
             max_rounds=args.max_rounds,
             budget_seconds=args.budget_seconds,
@@ -103,6 +111,9 @@ def run(args: argparse.Namespace) -> int:
         )
     finally:
         runner.close()
+    if args.rounds_out:
+        rec = recorder.document(runner.base, runner.head, args.rounds, args.max_rounds)
+        emit(rec.dumps(), args.rounds_out)
     emit(render(doc, args.format), args.out)
     if args.fail_on:
         bad = [

@@ -1,9 +1,11 @@
 """The sticky PR comment: one comment of ours per PR (and marker), updated in place.
 
-"Ours" means both: the body contains our hidden marker **and** the author is the token's
-own login (``GET /user``) or, for an Actions ``GITHUB_TOKEN`` whose ``/user`` is
+"Ours" means both: the body's **first line** is our hidden marker **and** the author is the
+token's own login (``GET /user``) or, for an Actions ``GITHUB_TOKEN`` whose ``/user`` is
 forbidden, ``github-actions[bot]``. Anyone can paste the marker into a comment; only the
-author check makes it safe to edit.
+author check makes it safe to edit. The marker counts only as the first line: a body of
+ours can quote another key's marker further down (an op name holding
+``<!-- neuronasv:comment:K -->``), and that must not make it key K's comment.
 
 All pages of the PR's comments are read (``per_page=100``, ``Link`` header), so a PR with
 hundreds of comments still finds ours. If a create times out after GitHub stored it, the
@@ -32,6 +34,7 @@ __all__ = [
     "CommentResult",
     "comment_authors",
     "find_own_comments",
+    "has_marker",
     "planned_requests",
     "upsert_comment",
 ]
@@ -76,13 +79,23 @@ def comment_authors(client: GitHubClient, authors: Sequence[str] | None = None) 
     return (login,) if login else (ACTIONS_BOT,)
 
 
+def has_marker(body: str, marker: str) -> bool:
+    """True when ``body``'s first line is exactly ``marker`` (a CR before the LF allowed).
+
+    Only the first line counts: anywhere else the marker may be quoted text (an op name,
+    a pasted comment), and another key's comment must not be taken for this one.
+    """
+    first = body.split("\n", 1)[0]
+    return first.removesuffix("\r") == marker
+
+
 def _is_ours(c: Any, marker: str, authors: Sequence[str]) -> bool:
     if not isinstance(c, Mapping):
         return False
     user = c.get("user")
     login = user.get("login") if isinstance(user, Mapping) else None
     body = c.get("body")
-    return isinstance(body, str) and marker in body and login in authors
+    return isinstance(body, str) and has_marker(body, marker) and login in authors
 
 
 def find_own_comments(
@@ -141,21 +154,22 @@ def upsert_comment(
     Args:
         client: the GitHub client.
         pr: pull request number.
-        body: the comment; must contain ``marker``.
+        body: the comment; its first line must be ``marker``.
         marker: the hidden marker that identifies our comment.
-        trimmed_body: shorter body (also containing ``marker``) for 422 "body is too long".
+        trimmed_body: shorter body (also starting with ``marker``) for 422 "body is too long".
         authors: logins that count as ours (default: see :func:`comment_authors`).
         max_create_attempts: creates tried after ambiguous failures (with a re-list each).
 
     Raises:
-        UsageError: the body lacks the marker, or ``pr`` is not a positive integer.
+        UsageError: the body does not start with the marker line, or ``pr`` is not a
+            positive integer.
         GitHubError: and subclasses, from the client.
     """
     _check_pr(pr)
     for text in (body, trimmed_body):
-        if text is not None and marker not in text:
+        if text is not None and not has_marker(text, marker):
             raise UsageError(
-                "the comment body must contain the marker, or it cannot be found again"
+                "the comment body's first line must be the marker, or it cannot be found again"
             )
     who = comment_authors(client, authors)
 

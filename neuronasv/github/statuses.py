@@ -1,8 +1,10 @@
 """Commit status (``statuses: write``) and, when the token can, a check run.
 
 The status summarises the findings in GitHub's 140-character description; its state is
-``failure`` when an unacknowledged regression was found, ``error`` when a benchmark failed
-or results could not be read (and nothing regressed), ``success`` otherwise. Check runs
+``failure`` when an unacknowledged regression was found, ``error`` when the head lost
+series (:attr:`FindingsDocument.lost`: failed, or removed workloads/benchmarks), results
+could not be read, or the comparison was forced (and nothing regressed), ``success``
+otherwise. Check runs
 need a GitHub App token (an Actions ``GITHUB_TOKEN`` with ``checks: write`` also works);
 when the token cannot create one, that is reported and the status still stands.
 """
@@ -46,7 +48,9 @@ def _state(doc: FindingsDocument) -> str:
     d = digest(doc)
     if d.has_regressions:
         return "failure"
-    if d.failed or doc.load_errors:
+    # Series the head lost (removed, failed) are a failure of the run, never a green
+    # check, and neither is a comparison that had to be forced.
+    if doc.lost or doc.load_errors or doc.forced:
         return "error"
     return "success"
 

@@ -12,6 +12,9 @@ Schema history (``FINDINGS_SCHEMA_VERSION``):
   2 — ``work`` (exact per-op work changes between base and head: new/removed ops, calls,
       input shapes, bytes/FLOPs) and ``causes`` (findings grouped by what changed).
       Version 1 documents read with neither.
+      ``forced``: what made base and head incomparable when ``--force`` compared them
+      anyway (empty when they are comparable). Version 1 documents still load: their
+      ``settings["forced"]`` flag becomes a one-entry ``forced``.
 """
 
 from __future__ import annotations
@@ -109,6 +112,10 @@ class SeriesId:
             dtype=_opt_str(data, "dtype"),
             op=_opt_str(data, "op"),
         )
+
+
+def _group(s: SeriesId) -> tuple[str | None, str | None, str | None]:
+    return (s.workload, s.shape, s.dtype)
 
 
 @dataclass(frozen=True)
@@ -551,6 +558,9 @@ class FindingsDocument:
         links: ``history_url``, ``report_url``, ... when known.
         work: exact per-op work changes between base and head (compare mode).
         causes: the findings grouped by what changed (compare mode), worst first.
+        forced: why base and head are not known to be comparable (different machine,
+            backend or device model, or one of them unknown) when ``--force`` compared
+            them anyway; empty for a normal comparison. Every view puts it in the headline.
     """
 
     mode: Literal["compare", "history"]
@@ -565,9 +575,38 @@ class FindingsDocument:
     created: str = ""
     work: tuple[WorkChange, ...] = ()
     causes: tuple[Cause, ...] = ()
+    forced: tuple[str, ...] = ()
 
     def count(self, verdict: str) -> int:
         return sum(1 for f in self.findings if f.verdict == verdict and f.acknowledged is None)
+
+    @property
+    def lost(self) -> tuple[Finding, ...]:
+        """Series the head did not measure: a failure of the run, whatever else moved.
+
+        Unacknowledged findings that ``failed`` at head, and ``removed`` ones that are
+        not an op gone from a workload the head still measured: a removed workload total
+        or plain asv benchmark, or an op whose workload total is itself missing at head.
+        (An op that no longer runs while its workload was measured is the code changing,
+        not the run losing data.) Statuses, headlines and summaries all read this.
+        """
+        measured = {
+            _group(f.series)
+            for f in self.findings
+            if f.series.op is None and f.series.workload is not None and f.head is not None
+        }
+        return tuple(
+            f
+            for f in self.findings
+            if f.acknowledged is None
+            and (
+                f.verdict == "failed"
+                or (
+                    f.verdict == "removed"
+                    and (f.series.op is None or _group(f.series) not in measured)
+                )
+            )
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -585,6 +624,7 @@ class FindingsDocument:
             "links": dict(self.links),
             "work": [w.to_json() for w in self.work],
             "causes": [c.to_json() for c in self.causes],
+            "forced": list(self.forced),
         }
 
     def dumps(self) -> str:
@@ -603,6 +643,12 @@ class FindingsDocument:
         if not isinstance(settings, Mapping) or not isinstance(links, Mapping):
             raise CorruptResultsError(f"{source}: settings and links must be objects")
         base, head = doc.get("base"), doc.get("head")
+        forced_raw = doc.get("forced", [])
+        if not isinstance(forced_raw, list) or not all(isinstance(x, str) for x in forced_raw):
+            raise CorruptResultsError(f"{source}: forced must be a list of strings")
+        forced = tuple(forced_raw)
+        if doc["schema_version"] == 1 and settings.get("forced") is True:
+            forced = ("compared with --force (version 1 document: reason not recorded)",)
         return cls(
             mode=mode,
             created=str(doc.get("created", "")),
@@ -618,6 +664,7 @@ class FindingsDocument:
             links={str(k): str(v) for k, v in links.items()},
             work=tuple(WorkChange.from_json(w, source) for w in _list(doc, "work", source)),
             causes=tuple(Cause.from_json(c, source) for c in _list(doc, "causes", source)),
+            forced=forced,
         )
 
     @classmethod

@@ -30,6 +30,7 @@ __all__ = [
     "attribution_sentence",
     "digest",
     "group_label",
+    "lost_phrase",
     "plural",
 ]
 
@@ -57,7 +58,10 @@ class Digest:
         doc: the document.
         machine: where head ran (or base, or ``unknown machine``).
         headline: ``2 regressions, 1 improvement, 40 unchanged on trn2-runner`` (plain
-            text with the machine name inside: escape before printing).
+            text with the machine name inside: escape before printing), with
+            ``N series lost at head (...)`` when the head lost series
+            (:attr:`FindingsDocument.lost`) and a ``FORCED comparison (...)`` prefix when
+            ``--force`` compared incomparable runs.
         also: the smaller counts (``3 noisy, 1 new``), empty when there are none.
         regressions, improvements, noisy, failed, unchanged, new, removed: unacknowledged
             findings by verdict, each list in reading order.
@@ -116,7 +120,7 @@ def _grouped(findings: Sequence[Finding], worst_first: Callable[[Finding], float
     return [f for _, members in ordered for f in members]
 
 
-def _compare_headline(views: Sequence[CauseView], series: int, failed: int) -> str:
+def _compare_headline(views: Sequence[CauseView], series: int, lost: str) -> str:
     """What a reviewer reads first: how many causes, the worst total, confirmed or not."""
     regs = [v for v in views if v.cause.direction == "regression"]
     imps = [v for v in views if v.cause.direction == "improvement"]
@@ -151,9 +155,9 @@ def _compare_headline(views: Sequence[CauseView], series: int, failed: int) -> s
         extra.append(plural(len(imps), "improvement cause"))
     if regs and work_only:
         extra.append(f"work also changed in {plural(len(work_only), 'other workload')}")
-    if failed:
-        extra.append(f"{failed} failed")
-    return text + ("; " + ", ".join(extra) if extra else "")
+    text += "; " + ", ".join(extra) if extra else ""
+    # A run that lost series failed, whatever else it measured: that comes first.
+    return f"{lost}; {text}" if lost else text
 
 
 def _cp_key(c: ChangePoint) -> tuple[float, tuple[str, str, str], str]:
@@ -216,11 +220,15 @@ def digest(doc: FindingsDocument) -> Digest:
     else:
         rerun = any(f.confirmed is not None for f in doc.findings)
         views = tuple(v for v in cause_views(doc) if v.actionable(rerun))
-        headline = _compare_headline(views, len(live), len(failed))
+        lost = doc.lost
+        headline = _compare_headline(views, len(live), lost_phrase(doc))
+        if doc.forced:
+            headline = f"FORCED comparison ({'; '.join(doc.forced)}): {headline}"
+        gone = len(removed) - sum(1 for f in lost if f.verdict == "removed")
         for n, word in (
             (len(noisy), "noisy"),
             (len(new), "new"),
-            (len(removed), "removed"),
+            (gone, "removed"),
             (len(acknowledged), "acknowledged"),
         ):
             if n:
@@ -247,6 +255,19 @@ def digest(doc: FindingsDocument) -> Digest:
         acknowledged_changes=ack_cps,
         causes=views if doc.mode == "compare" else (),
     )
+
+
+def lost_phrase(doc: FindingsDocument) -> str:
+    """``8 series lost at head (5 removed, 3 failed)`` (empty when none was lost)."""
+    lost = doc.lost
+    if not lost:
+        return ""
+    bits = [
+        f"{n} {word}"
+        for word in ("removed", "failed")
+        if (n := sum(1 for f in lost if f.verdict == word))
+    ]
+    return f"{plural(len(lost), 'series', 'series')} lost at head ({', '.join(bits)})"
 
 
 def attribution_parts(f: Finding, *, max_ops: int = 3) -> tuple[list[OpContribution], int]:

@@ -219,7 +219,8 @@ def _context_line(d: Digest) -> str:
 
 def _icon(d: Digest) -> str:
     directions = {v.cause.direction for v in d.causes}
-    if "regression" in directions or d.open_regressions:
+    # issue 13 (#2, #3): lost series and forced comparisons are never a calm icon.
+    if "regression" in directions or d.open_regressions or d.doc.lost or d.doc.forced:
         return ":red_circle:"
     if d.failed or d.doc.load_errors or "unconfirmed" in directions:
         return ":yellow_circle:"

@@ -729,6 +729,7 @@ def _load_history(
             continue
         errors.extend(rec.warnings)
         parsed.append(rec)
+    parsed = _one_file_per_run(parsed, errors)
 
     dates: dict[str, int] = {}
     for rec in parsed:
@@ -836,6 +837,53 @@ def _load_history(
         load_errors=tuple(errors),
         profiles=profiles,
     )
+
+
+def _is_asv_name(rec: _Rec) -> bool:
+    """Is ``rec`` at asv's own path for its run: ``<machine>/<hash8>-<env>.json``?"""
+    folder, name = os.path.split(os.path.abspath(rec.path))
+    return name == f"{rec.commit[:8]}-{rec.env_name}.json" and os.path.basename(folder) == (
+        rec.machine
+    )
+
+
+def _one_file_per_run(parsed: Sequence[_Rec], errors: list[str]) -> list[_Rec]:
+    """One results file per (machine, commit, environment); the rest named in ``errors``.
+
+    asv writes exactly one file per run, at ``<machine>/<hash8>-<env>.json``. A second
+    file for the same run (a stale copy under another name, a folder copied aside) would
+    otherwise be merged silently, and its old values could decide a verdict. Rule: when
+    exactly one of them sits at asv's own path, that one is used and the others are
+    ignored; otherwise none is used (nothing says which is current). Either way a load
+    error names every file involved, so a comparison that used the pick also says so.
+    """
+    groups: dict[tuple[str, str, str], list[_Rec]] = {}
+    for rec in parsed:
+        groups.setdefault((rec.machine, rec.commit, rec.env_name), []).append(rec)
+    dropped: set[int] = set()
+    for (mach, commit, env), recs in groups.items():
+        if len(recs) < 2:
+            continue
+        recs = sorted(recs, key=lambda r: r.path)
+        names = ", ".join(r.path for r in recs)
+        what = (
+            f"{len(recs)} results files for one run (machine {mach!r}, commit {commit[:12]},"
+            f" environment {env!r}): {names}"
+        )
+        own = [r for r in recs if _is_asv_name(r)]
+        if len(own) == 1:
+            errors.append(
+                f"{what}; using {own[0].path} (asv's own file name for that run) and ignoring"
+                " the other" + ("s" if len(recs) > 2 else "") + "; remove the stale copy"
+            )
+            dropped.update(id(r) for r in recs if r is not own[0])
+        else:
+            errors.append(
+                f"{what}; none of them is used, since not exactly one is at asv's own path"
+                f" <machine>/<hash8>-<env>.json; keep one and remove the rest"
+            )
+            dropped.update(id(r) for r in recs)
+    return [r for r in parsed if id(r) not in dropped]
 
 
 def default_results_dir(root: str | os.PathLike[str] = ".") -> str:

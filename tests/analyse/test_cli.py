@@ -32,7 +32,9 @@ def test_compare_text_whole_output_and_fail_on(tmp_path):
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == "compare 1a2b (1a2b3c4d, ci-cpu-1) -> 5e6f (5e6f7a8b, ci-cpu-1)"
-    assert lines[1] == "rules: median:5%; Mann-Whitney U, two-sided (scipy); gatekeeping at alpha 0.01"
+    assert lines[1] == (
+        "rules: median:5%; Mann-Whitney U, two-sided (scipy); gatekeeping at alpha 0.01"
+    )
     rows = [ln.split()[0] for ln in lines[3:12]]
     assert rows == ["verdict", "regression", "regression", "noisy"] + ["unchanged"] * 5
     assert lines[13] == "regression: rmsnorm.naive 4x512 bf16 · aten::mul: +19 % (CI 17–22 %)"
@@ -219,3 +221,47 @@ def test_compare_judges_rounds_from_profile_documents(tmp_path):
     assert "moderated" not in fused.reason and fused.p_value is not None
     r = cli(*args[:7], "--round-base", files["base"][0], cwd=str(tmp_path))
     assert r.returncode == 2 and "rounds pair in order" in r.stderr
+
+
+def _cross_device(tmp_path):
+    """cuda/H100 base vs cpu/Xeon head, both under machine 'ci', 8 ops 20x faster at head."""
+    from tests.analyse.analyse_asvdata import neuronasv_run
+
+    rd = str(tmp_path / "results")
+    ops = [f"aten::op{i}" for i in range(8)]
+    wl = lambda us: {("w", "4x4", "float32"): {o: (1.0, [us * (1 + 0.01 * i) for i in range(8)])  # noqa: E731
+                                               for o in ops}}
+    neuronasv_run(rd, "ci", "a" * 40, 1, wl(100.0),
+                  fingerprint={"backend": "cuda", "device_model": "H100"})
+    head = neuronasv_run(rd, "ci", "b" * 40, 2, wl(5.0),
+                         fingerprint={"backend": "cpu", "device_model": "Xeon"})
+    return rd, head
+
+
+def test_missing_fingerprint_is_unknown_not_equal_refused_unless_forced(tmp_path):
+    """Issue 13 #2: with the head sidecar deleted, cuda vs cpu must not compare as -95 %."""
+    from neuronasv.model import sidecar_path
+
+    rd, head = _cross_device(tmp_path)
+    r = cli("compare", "a" * 40, "b" * 40, "--results-dir", rd, cwd=str(tmp_path))
+    assert r.returncode == 6 and "backend 'cuda' vs 'cpu'" in r.stderr, r.stderr
+    os.remove(sidecar_path(head))
+    r = cli("compare", "a" * 40, "b" * 40, "--results-dir", rd, cwd=str(tmp_path))
+    assert r.returncode == 6, r.stdout + r.stderr
+    assert "backend unknown at head (no fingerprint)" in r.stderr
+    assert "device_model unknown at head" in r.stderr and "neuronasv run" in r.stderr
+    assert r.stdout == ""
+    forced = "FORCED comparison"
+    for fmt in ("text", "markdown", "json"):
+        r = cli("compare", "a" * 40, "b" * 40, "--results-dir", rd, "--force", "--format", fmt,
+                cwd=str(tmp_path))
+        assert r.returncode == 0, r.stderr
+        first = r.stdout.lstrip("*").splitlines()[0]
+        if fmt == "json":
+            doc = FindingsDocument.loads(r.stdout)
+            assert doc.forced == ("backend unknown at head (no fingerprint)",
+                                  "device_model unknown at head (no fingerprint)")
+            from neuronasv.report.digest import digest
+            assert digest(doc).headline.startswith(f"{forced} (backend unknown at head")
+        else:
+            assert first.startswith(forced) and "backend unknown at head" in first, first

@@ -69,7 +69,7 @@ def test_real_change_confirmed_everywhere_and_control_left_alone() -> None:
 
 def test_budget_in_seconds_stops_adding_rounds() -> None:
     rng = np.random.default_rng(4)
-    runner, calls = runner_for(rng, {"rmsnorm.naive": 1.02})  # too small to decide
+    runner, _calls = runner_for(rng, {"rmsnorm.naive": 1.02})  # too small to decide
     now = [0.0]
 
     def clock() -> float:

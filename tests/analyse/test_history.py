@@ -162,3 +162,38 @@ def test_machine_filter(tmp_path):
     neuronasv_run(rd, "m2", "a" * 40, 1, wl)
     assert load_history(rd).machines == ("m1", "m2")
     assert load_history(rd, machine="m2").machines == ("m2",)
+
+
+def _wl(us: float) -> dict:
+    return {("rmsnorm.naive", "4x512", "float32"): {"aten::mul": (1.0, [us] * 5)}}
+
+
+def test_two_files_for_one_run_asv_name_wins_with_a_warning_naming_both(tmp_path):
+    """Issue 13 #4: a stale copy under another name is detected, not merged silently."""
+    rd = str(tmp_path / "r")
+    path = neuronasv_run(rd, "m", "a" * 40, 1, _wl(10.0))
+    neuronasv_run(rd, "m", "b" * 40, 2, _wl(10.0))
+    stale = os.path.join(os.path.dirname(path), "old-copy.json")
+    fresh = neuronasv_run(str(tmp_path / "other"), "m", "a" * 40, 1, _wl(30.0))
+    shutil.copy(fresh, stale)  # same machine/commit/env, stale values, another file name
+    h = load_history(rd)
+    (err,) = h.load_errors
+    assert path in err and stale in err and f"using {path}" in err
+    mul = next(s for s in h.series if s.series.op == "aten::mul")
+    assert mul.at("a" * 40).value == pytest.approx(10e-6)  # the stale 30 µs is not used
+    assert [p.commit for p in mul.points] == ["a" * 40, "b" * 40]
+
+
+def test_two_files_for_one_run_neither_at_asv_path_are_both_refused(tmp_path):
+    rd = str(tmp_path / "r")
+    path = neuronasv_run(rd, "m", "a" * 40, 1, _wl(10.0))
+    neuronasv_run(rd, "m", "b" * 40, 2, _wl(10.0))
+    copies = [os.path.join(os.path.dirname(path), n) for n in ("x-1.json", "x-2.json")]
+    for c in copies:
+        shutil.copy(path, c)
+    os.remove(path)
+    h = load_history(rd)
+    (err,) = h.load_errors
+    assert all(c in err for c in copies) and "none of them is used" in err
+    mul = next(s for s in h.series if s.series.op == "aten::mul")
+    assert [p.commit for p in mul.points] == ["b" * 40]

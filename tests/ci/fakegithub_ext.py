@@ -2,8 +2,10 @@
 
 Adds to :class:`tests.github.fakegithub.FakeGitHub`:
 
-- ``GET /repos/{o}/{r}/pulls/{n}``: ``{"number", "state", "head": {"sha"}}`` for PRs
-  registered with :meth:`FakeGitHubCI.add_pull` (the comment job's head-SHA cross-check);
+- ``GET /repos/{o}/{r}/pulls/{n}``: ``{"number", "state", "head": {"sha", "ref",
+  "repo": {"full_name"}}}`` for PRs registered with :meth:`FakeGitHubCI.add_pull`, and
+  ``GET /repos/{o}/{r}/pulls?state=open&head=OWNER:REF`` listing them (GitHub filters by
+  the head's owner and branch): the comment job binds a run to its PR with these;
 - issues: ``GET /repos/{o}/{r}/issues`` (``state``, ``labels``, paged with ``Link``),
   ``POST /repos/{o}/{r}/issues``, ``PATCH /repos/{o}/{r}/issues/{n}``; comments on an issue
   reuse the base class's ``/issues/{n}/comments``. Issue numbers start at 1001, so they
@@ -38,13 +40,22 @@ class FakeGitHubCI(FakeGitHub):
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
-        self.pulls: dict[int, str] = {}
+        self.pulls: dict[int, str] = {}  # number -> head SHA
+        self.pull_heads: dict[int, tuple[str, str, str]] = {}  # number -> (repo, ref, state)
         self.issues: list[dict[str, Any]] = []
         self._next_issue = 1000
 
-    def add_pull(self, number: int, head_sha: str) -> None:
+    def add_pull(self, number: int, head_sha: str, *, head_repo: str | None = None,
+                 head_ref: str | None = None, state: str = "open") -> None:
+        """Register PR ``number`` with its head; by default a branch ``pr-N`` of this repo."""
         with self.lock:
             self.pulls[number] = head_sha
+            self.pull_heads[number] = (head_repo or self.repo, head_ref or f"pr-{number}", state)
+
+    def _pull_json(self, n: int) -> dict[str, Any]:
+        repo, ref, state = self.pull_heads[n]
+        return {"number": n, "state": state,
+                "head": {"sha": self.pulls[n], "ref": ref, "repo": {"full_name": repo}}}
 
     def add_issue(self, author: str, title: str, body: str, *, state: str = "open",
                   labels: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -93,10 +104,21 @@ class FakeGitHubCI(FakeGitHub):
         if m and method == "GET":
             n = int(m.group(1))
             with self.lock:
-                sha = self.pulls.get(n)
-            if sha is None:
+                data = self._pull_json(n) if n in self.pulls else None
+            if data is None:
                 return self._error(h, 404, "Not Found") if send else 404
-            return reply(200, {"number": n, "state": "open", "head": {"sha": sha}})
+            return reply(200, data)
+        if rest == "pulls" and method == "GET":
+            state = query.get("state", ["open"])[0]
+            head = query.get("head", [""])[0]
+            with self.lock:
+                items = [self._pull_json(n) for n in sorted(self.pulls)]
+            items = [p for p in items if state == "all" or p["state"] == state]
+            if head:
+                owner, _, ref = head.partition(":")
+                items = [p for p in items if p["head"]["ref"] == ref
+                         and p["head"]["repo"]["full_name"].split("/")[0] == owner]
+            return reply(200, items)
         if rest == "issues" and method == "GET":
             state = query.get("state", ["open"])[0]
             labels = {x for x in query.get("labels", [""])[0].split(",") if x}
@@ -140,15 +162,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--repo", default="octo/kernels")
     p.add_argument("--token", action="append", default=[], help="TOKEN:LOGIN (repeatable)")
-    p.add_argument("--pull", action="append", default=[], help="N:HEADSHA (repeatable)")
+    p.add_argument("--pull", action="append", default=[],
+                   help="N:HEADSHA[:OWNER/REPO:BRANCH] (repeatable; default branch pr-N here)")
     p.add_argument("--url-file", help="write the API URL here once listening")
     p.add_argument("--state-out", help="write the state JSON here on exit")
     args = p.parse_args(argv)
     tokens = dict(t.split(":", 1) for t in args.token) if args.token else None
     fake = FakeGitHubCI(tokens=tokens, repo=args.repo, port=args.port)
     for spec in args.pull:
-        n, sha = spec.split(":", 1)
-        fake.add_pull(int(n), sha)
+        n, sha, *head = spec.split(":", 3)
+        fake.add_pull(int(n), sha, head_repo=head[0] if head else None,
+                      head_ref=head[1] if len(head) > 1 else None)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

@@ -1,16 +1,33 @@
-"""The comment job's validation of the untrusted PR artifact, and posting over real HTTP."""
+"""The privileged comment step against a hostile artifact, over HTTP to the loopback GitHub.
+
+The artifact below is what a malicious PR could upload: schema-valid, with links, prose,
+flipped verdicts, labels, settings and load errors of its choosing, a hostile machine name
+and fingerprint, and another PR's number. The step must post a comment whose every link
+is the repository's own run and whose verdicts equal a recomputation from the artifact's
+numbers — or refuse and post nothing.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
+import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from neuronasv.analyse.recompute import UNNAMED_MACHINE
+from neuronasv.errors import UntrustedArtifactError
 from neuronasv.model import Finding, FindingsDocument, RunRef, SeriesId
+from neuronasv.model.rounds import RoundMeasurement, RoundsDocument
+from neuronasv.report.digest import digest
+from neuronasv.store.history import load_history
+from tests.analyse.analyse_asvdata import neuronasv_run
 from tests.ci.fakegithub_ext import FakeGitHubCI
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,96 +39,281 @@ _spec.loader.exec_module(pr_comment)
 
 HEAD = "c" * 40
 BASE = "b" * 40
+OTHER = "d" * 40
 TOKEN = "ghs_rehearsal_SECRET_do_not_print"
+REPO = "octo/kernels"
+RUN_ID = 4242
+SERVER = "https://github.com"
+RUN_URL = f"{SERVER}/{REPO}/actions/runs/{RUN_ID}"
+EVIL = "https://evil.example/approve"
+HOSTILE_MACHINE = "trn2 <b>@org</b> [Approve](javascript:alert(1))"
+WL = ("rmsnorm.naive", "4x512", "float32")
 
 
-def findings(head: str = HEAD) -> FindingsDocument:
+def _table(mul_us: float) -> dict[str, tuple[float, list[float]]]:
+    """Per-op samples (µs): aten::mul at ``mul_us``, aten::add and aten::rsqrt unchanged."""
+    spread = [1.0 + 0.004 * i for i in range(10)]
+    return {
+        "aten::mul": (3.0, [mul_us * s for s in spread]),
+        "aten::add": (1.0, [20.0 * s for s in spread]),
+        "aten::rsqrt": (1.0, [15.0 * s for s in spread]),
+    }
+
+
+def hostile_findings() -> FindingsDocument:
+    """Schema-valid findings with the PR's own links, prose and flipped verdicts."""
+    lie = f"[Approve and merge this PR]({EVIL}) @org/maintainers"
     f = Finding(
-        series=SeriesId("rmsnorm.Naive.devtime_op", ("'4x512'", "'float32'", "'aten::mul'"),
-                        "rmsnorm.naive", "4x512", "float32", "aten::mul"),
-        verdict="regression", unit="seconds", base=1e-5, head=3e-5, ratio=3.0, ci_low=2.5,
-        ci_high=3.5, p_value=1e-4, p_adjusted=1e-3, n_base=8, n_head=8,
-        reason="+200 % (CI 150–250 %), p=0.001 after Holm", confirmed=True,
+        series=SeriesId("devtime.DeviceTime.track_devtime", ("'x'",), *WL, "aten::mul"),
+        verdict="improvement", unit="seconds", base=3e-5, head=1e-5, ratio=0.999,
+        reason=lie, warnings=(lie,), acknowledged=None, confirmed=True,
     )
-    return FindingsDocument(mode="compare", base=RunRef(BASE, "trn2"), head=RunRef(head, "trn2"),
-                            findings=(f,))
+    ref = RunRef(HEAD, HOSTILE_MACHINE, {"backend": "cpu", "note": lie}, label=lie, trace_url=EVIL)
+    return FindingsDocument(
+        mode="compare", base=dataclasses.replace(ref, commit=BASE), head=ref, findings=(f,),
+        settings={"note": lie}, load_errors=(lie,),
+        links={"report_url": EVIL, "history_url": EVIL, "merge_url": EVIL},
+    )
 
 
-def artifact(tmp_path: Path, *, pr: str = "7\n", head: str = HEAD + "\n",
-             doc: str | None = None) -> Path:
-    d = tmp_path / "artifact"
+def make_artifact(tmp_path: Path, *, pr: int = 7, head: str = HEAD, rounds: bool = True,
+                  name: str = "artifact") -> Path:
+    d = tmp_path / name
     d.mkdir()
-    (d / "pr-number").write_text(pr)
-    (d / "head-sha").write_text(head)
-    (d / "findings.json").write_text(findings().dumps() if doc is None else doc)
-    (d / "comment.md").write_text("@everyone click [here](http://evil.example)")
+    results = d / "results"
+    fp = {"backend": "cpu", "device_model": "cpu", "torch": f"[merge]({EVIL})"}
+    neuronasv_run(str(results), HOSTILE_MACHINE, BASE, 1, {WL: _table(30.0)}, fingerprint=fp)
+    neuronasv_run(str(results), HOSTILE_MACHINE, HEAD, 2, {WL: _table(90.0)}, fingerprint=fp)
+    (d / "pr-number").write_text(f"{pr}\n")
+    (d / "head-sha").write_text(f"{head}\n")
+    (d / "base-sha").write_text(f"{BASE}\n")
+    (d / "findings.json").write_text(hostile_findings().dumps())
+    (d / "comment.md").write_text(f"@everyone [Approve and merge this PR]({EVIL})")
+    if rounds:
+        (d / "rounds.json").write_text(rounds_doc(results).dumps())
     return d
 
 
-def head_is(sha: str):  # type: ignore[no-untyped-def]
-    return lambda _pr: sha
+def rounds_doc(results: Path, n: int = 3) -> RoundsDocument:
+    """Every series of the workload, re-measured n times a side (mul 3x slower at head)."""
+    h = load_history(results)
+    ms = []
+    for r in range(n):
+        for side, mul in (("base", 30.0), ("head", 90.0)):
+            table = _table(mul * (1 + 0.01 * r))
+            got = []
+            for s in h.series:
+                if s.series.op is None:
+                    xs = [sum(t[1][i] for t in table.values()) * 1e-6 for i in range(10)]
+                else:
+                    xs = [x * 1e-6 for x in table[s.series.op][1]]
+                got.append((s.series, tuple(xs)))
+            ms.append(RoundMeasurement(side, r, tuple(got)))
+    return RoundsDocument(BASE, HEAD, n, tuple(ms))
 
 
-def test_valid_artifact_passes(tmp_path: Path) -> None:
-    ok = pr_comment.validate_artifact(artifact(tmp_path), HEAD, head_is(HEAD))
-    assert ok.pr == 7 and ok.head_sha == HEAD and ok.findings.findings[0].series.op == "aten::mul"
+def event(tmp_path: Path, *, head: str = HEAD, head_repo: str = REPO, branch: str = "pr-7",
+          prs: tuple[int, ...] = (7,)) -> Path:
+    """The workflow_run payload GitHub writes to $GITHUB_EVENT_PATH (trusted)."""
+    payload = {"action": "completed", "workflow_run": {
+        "id": RUN_ID, "event": "pull_request", "head_sha": head, "head_branch": branch,
+        "head_repository": {"full_name": head_repo, "owner": {"login": head_repo.split("/")[0]}},
+        "html_url": f"{SERVER}/{REPO}/actions/runs/{RUN_ID}",
+        "pull_requests": [{"number": n, "head": {"sha": head}} for n in prs],
+    }}
+    p = tmp_path / f"event-{head_repo.replace('/', '_')}-{branch}.json"
+    p.write_text(json.dumps(payload))
+    return p
+
+
+def run_script(art: Path, ev: Path, gh: FakeGitHubCI, *extra: str,
+               token: str | None = TOKEN) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    env |= {"GITHUB_API_URL": gh.url, "GITHUB_REPOSITORY": gh.repo, "GITHUB_SERVER_URL": SERVER,
+            "GITHUB_EVENT_PATH": str(ev)}
+    if token:
+        env["GITHUB_TOKEN"] = token
+    # As on the hosted runner (ci/install-light.sh): torch is not installed.
+    return subprocess.run([sys.executable, "-c", NO_TORCH, "--artifact", str(art), *extra],
+                          env=env, cwd=ROOT, capture_output=True, text=True, check=False,
+                          timeout=180)
+
+
+NO_TORCH = """
+import importlib.abc, runpy, sys
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ImportError(f"torch is not installed here ({name})")
+        return None
+sys.meta_path.insert(0, Block())
+sys.argv[0] = "ci/pr_comment.py"
+runpy.run_path("ci/pr_comment.py", run_name="__main__")
+"""
+
+
+def expected_by_cli(art: Path, tmp_path: Path) -> FindingsDocument:
+    """What `neuronasv compare` says about the artifact's numbers (independent process)."""
+    out = tmp_path / "expected.json"
+    r = subprocess.run([sys.executable, "-m", "neuronasv", "compare", BASE, HEAD,
+                        "--results-dir", str(art / "results"), "--format", "json", "--out",
+                        str(out)], cwd=tmp_path, capture_output=True, text=True, check=False,
+                       timeout=180)
+    assert r.returncode == 0, r.stderr
+    return FindingsDocument.loads(out.read_text())
+
+
+def urls(text: str) -> list[str]:
+    return re.findall(r"(?:https?|javascript):[^\s)\]>|`\"']*", text)
+
+
+def test_hostile_artifact_comment_has_only_run_links_and_recomputed_verdicts(
+    tmp_path: Path,
+) -> None:
+    art = make_artifact(tmp_path)
+    with FakeGitHubCI(tokens={TOKEN: "github-actions[bot]"}, repo=REPO) as gh:
+        gh.add_pull(7, HEAD)
+        r = run_script(art, event(tmp_path), gh)
+        assert r.returncode == 0, r.stdout + r.stderr
+        (ours,) = gh.comments(7, author="github-actions[bot]")
+        body = ours["body"]
+        (status,) = gh.statuses(HEAD)
+        assert TOKEN not in r.stdout + r.stderr
+
+    # Every link in the comment and the status is the repository's own run.
+    assert urls(body) and set(urls(body)) == {RUN_URL}, urls(body)
+    assert status["target_url"] == RUN_URL
+    # Nothing the artifact wrote as text reaches GitHub.
+    for text in (body, json.dumps(status)):
+        for bad in ("evil", "Approve", "merge", "@org", "<b>", "javascript", "trn2"):
+            assert bad not in text, (bad, text)
+    assert UNNAMED_MACHINE.replace("-", "\\-") in body  # the hostile machine name is withheld
+
+    # Verdicts: the artifact claimed an improvement; the numbers say aten::mul tripled.
+    expected = expected_by_cli(art, tmp_path)
+    regs = sorted(f.series.label for f in expected.findings if f.verdict == "regression")
+    assert regs == ["rmsnorm.naive 4x512 float32", "rmsnorm.naive 4x512 float32 · aten::mul"]
+    want = dataclasses.replace(
+        expected,
+        head=dataclasses.replace(expected.head, machine=UNNAMED_MACHINE),  # type: ignore[arg-type]
+    )
+    headline = digest(want).headline
+    assert status["state"] == "failure" and status["description"] == headline
+    table = body.split("### Regressions", 1)[1].split("\n\n", 2)[1]
+    rows = [ln for ln in table.splitlines() if ln.startswith("| `")]
+    assert len(rows) == 2 and all("✓" in ln for ln in rows)  # confirmed by the replayed rounds
+    assert "aten::mul" in rows[1] and "_total_" in rows[0]
+
+
+def test_refusals_post_nothing(tmp_path: Path) -> None:
+    art = make_artifact(tmp_path)
+    with FakeGitHubCI(tokens={TOKEN: "github-actions[bot]"}, repo=REPO) as gh:
+        gh.add_pull(7, HEAD)
+        # A fork PR #8 pushed the very same commit; its run's artifact names PR #7.
+        gh.add_pull(8, HEAD, head_repo="mallory/kernels", head_ref="same-code")
+        r = run_script(art, event(tmp_path, head_repo="mallory/kernels", branch="same-code",
+                                  prs=()), gh)
+        assert r.returncode == 9 and "names PR #7" in r.stderr and "#8" in r.stderr, r.stderr
+
+        # Two open PRs from one branch: the run cannot say which it was for.
+        gh.add_pull(9, HEAD, head_ref="pr-7")
+        r = run_script(art, event(tmp_path, prs=(7, 9)), gh)
+        assert r.returncode == 9 and "#7, #9" in r.stderr, r.stderr
+        gh.add_pull(9, HEAD, head_ref="pr-7", state="closed")
+
+        # The artifact's head is another commit than the run's.
+        other = make_artifact(tmp_path, head=OTHER, name="other")
+        r = run_script(other, event(tmp_path), gh)
+        assert r.returncode == 9 and "not the commit the benchmark run was for" in r.stderr
+
+        # No token in the privileged job: a failure, not a silent dry run.
+        r = run_script(art, event(tmp_path), gh, token=None)
+        assert r.returncode == 2 and "GITHUB_TOKEN is not set" in r.stderr
+
+        # The PR moved on after the run: the stale artifact must not post.
+        gh.add_pull(7, OTHER)
+        r = run_script(art, event(tmp_path), gh)
+        assert r.returncode == 9 and "the head of no open PR" in r.stderr, r.stderr
+        assert gh.writes() == [] and gh.comments(7) == [] and gh.statuses(HEAD) == []
 
 
 @pytest.mark.parametrize(
-    ("kw", "run_head", "api_head", "message"),
+    ("files", "message"),
     [
-        ({"pr": "7; rm -rf /\n"}, HEAD, HEAD, "not a positive integer"),
-        ({"pr": "0\n"}, HEAD, HEAD, "not a positive integer"),
-        ({"pr": "7\n8\n"}, HEAD, HEAD, "more than one line"),
-        ({"pr": "7" * 300}, HEAD, HEAD, "single short line"),
-        ({"head": "C" * 40}, HEAD, HEAD, "40 lowercase hex"),
-        ({"head": HEAD[:39]}, HEAD, HEAD, "40 lowercase hex"),
-        ({"head": BASE}, HEAD, HEAD, "not the commit the benchmark run was for"),
-        ({}, HEAD, BASE, "current head"),
-        ({"doc": "{\"kind\": \"neuronasv.findings\", \"schema_version\": 99}"}, HEAD, HEAD,
-         "schema validation"),
-        ({"doc": "{\"truncated"}, HEAD, HEAD, "schema validation"),
-        ({"doc": findings(head=BASE).dumps()}, HEAD, HEAD, "is about head"),
+        ({"pr-number": "7; rm -rf /\n"}, "not a positive integer"),
+        ({"pr-number": "0\n"}, "not a positive integer"),
+        ({"pr-number": "7\n8\n"}, "more than one line"),
+        ({"pr-number": "7" * 300}, "single short line"),
+        ({"head-sha": "C" * 40}, "40 lowercase hex"),
+        ({"head-sha": HEAD[:39]}, "40 lowercase hex"),
+        ({"head-sha": BASE}, "not the commit the benchmark run was for"),
+        ({"base-sha": "main\n"}, "base-sha is not 40"),
     ],
 )
-def test_invalid_artifacts_are_refused(tmp_path: Path, kw: dict[str, str], run_head: str,
-                                       api_head: str, message: str) -> None:
-    with pytest.raises(pr_comment.InvalidArtifact, match=message):
-        pr_comment.validate_artifact(artifact(tmp_path, **kw), run_head, head_is(api_head))
+def test_claims_are_format_checked(tmp_path: Path, files: dict[str, str], message: str) -> None:
+    art = make_artifact(tmp_path, rounds=False)
+    for name, text in files.items():
+        (art / name).write_text(text)
+    with pytest.raises(UntrustedArtifactError, match=message):
+        pr_comment.read_claims(art, HEAD)
 
 
-def test_symlinks_are_refused(tmp_path: Path) -> None:
-    d = artifact(tmp_path)
-    (d / "findings.json").unlink()
-    (d / "findings.json").symlink_to("/etc/passwd")
-    with pytest.raises(pr_comment.InvalidArtifact, match="symbolic link"):
-        pr_comment.validate_artifact(d, HEAD, head_is(HEAD))
+def test_symlinks_and_missing_results_are_refused(tmp_path: Path) -> None:
+    art = make_artifact(tmp_path, rounds=False)
+    (art / "findings.json").unlink()
+    (art / "findings.json").symlink_to("/etc/passwd")
+    with pytest.raises(UntrustedArtifactError, match="symbolic link"):
+        pr_comment.read_claims(art, HEAD)
+    (art / "findings.json").unlink()
+    import shutil
+
+    shutil.rmtree(art / "results")
+    with pytest.raises(UntrustedArtifactError, match="results/ is missing"):
+        pr_comment.read_claims(art, HEAD)
 
 
-def run_script(art: Path, run_head: str, gh: FakeGitHubCI) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "GITHUB_API_URL": gh.url, "GITHUB_REPOSITORY": gh.repo,
-           "GITHUB_TOKEN": TOKEN}
-    return subprocess.run([sys.executable, str(ROOT / "ci" / "pr_comment.py"), "--artifact",
-                           str(art), "--run-head-sha", run_head], env=env, cwd=ROOT,
-                          capture_output=True, text=True, check=False, timeout=120)
+def _recompute(art: Path) -> FindingsDocument:
+    claims = pr_comment.read_claims(art, HEAD)
+    return pr_comment.recompute_findings(art, claims, acks_path=str(art / "no-acks"),
+                                         history_dir=None, created="")
 
 
-@pytest.mark.slow
-def test_posts_comment_rendered_here_and_status_then_refuses_tampering(tmp_path: Path) -> None:
-    with FakeGitHubCI(tokens={TOKEN: "github-actions[bot]"}) as gh:
-        gh.add_pull(7, HEAD)
-        r = run_script(artifact(tmp_path), HEAD, gh)
-        assert r.returncode == 0, r.stderr
-        ours = gh.comments(7, author="github-actions[bot]")
-        assert len(ours) == 1
-        body = ours[0]["body"]
-        assert "aten::mul" in body or "aten\\:\\:mul" in body
-        assert "http://evil.example" not in body  # the artifact's comment.md is never posted
-        assert gh.statuses(HEAD)[-1]["state"] == "failure"
-        n = len(gh.writes())
+def test_missing_or_partial_rounds_leave_single_run_verdicts_and_say_why(tmp_path: Path) -> None:
+    art = make_artifact(tmp_path, rounds=False)
+    doc = _recompute(art)
+    assert doc.count("regression") == 2 and all(f.confirmed is None for f in doc.findings)
+    assert doc.settings["confirm"].startswith("not run: the artifact holds no rounds document")
+    full = rounds_doc(art / "results")
+    partial = dataclasses.replace(full, measurements=full.measurements[:-1])
+    (art / "rounds.json").write_text(partial.dumps())
+    doc = _recompute(art)
+    assert doc.settings["confirm"].startswith("not replayed: the artifact's rounds lack")
+    (art / "rounds.json").write_text(dataclasses.replace(full, head=OTHER).dumps())
+    with pytest.raises(Exception, match="rounds document is about other commits"):
+        _recompute(art)
+    (art / "rounds.json").write_text('{"kind": "neuronasv.rounds", "schema_version": 1,'
+                                     ' "rounds": 3, "measurements": [{"side": "evil"}]}')
+    with pytest.raises(UntrustedArtifactError, match=r"rounds\.json failed schema validation"):
+        _recompute(art)
 
-        gh.add_pull(7, BASE)  # the PR moved on: the old run's artifact must not post
-        r = run_script(tmp_path / "artifact", HEAD, gh)
-        assert r.returncode == 9 and "current head" in r.stderr
-        assert len(gh.writes()) == n
-        assert TOKEN not in r.stdout + r.stderr
+
+def test_replayed_rounds_equal_confirm_on_the_recorded_runner(tmp_path: Path) -> None:
+    """The replay gives what confirm gave on the live runner whose samples were recorded."""
+    from neuronasv.analyse.confirm import confirm
+    from neuronasv.analyse.pairwise import compare
+    from neuronasv.analyse.replay import RecordingRunner, ReplayRunner
+
+    art = make_artifact(tmp_path, rounds=False)
+    doc = compare(load_history(art / "results"), BASE, HEAD)
+    recorded = rounds_doc(art / "results")
+
+    def live(side: str, series: Any, r: int) -> dict[SeriesId, tuple[float, ...]]:
+        got = recorded.samples(side, r)
+        return {s: got[s] for s in series if s in got}
+
+    rec = RecordingRunner(live)
+    a = confirm(doc, rec, rounds=3)
+    b = confirm(doc, ReplayRunner(rec.document(BASE, HEAD, 3)), rounds=3)
+    assert a == b and any(f.confirmed for f in a.findings)
+    back = RoundsDocument.loads(rec.document(BASE, HEAD, 3).dumps())
+    assert back == rec.document(BASE, HEAD, 3)

@@ -100,7 +100,9 @@ def test_dry_run_without_token_writes_the_request(tmp_path: Path) -> None:
     assert sent["dry_run"] is True
     (req,) = sent["requests"]
     assert (req["method"], req["path"]) == ("POST", "/repos/octo/kernels/issues/5/comments")
-    assert req["json"]["body"].startswith(MARKER + "\n## :red_circle: neuronasv: 2 causes of regression")
+    assert req["json"]["body"].startswith(
+        MARKER + "\n## :red_circle: neuronasv: 2 causes of regression"
+    )
 
 
 def test_dry_run_flag_sends_nothing(

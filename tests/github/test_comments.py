@@ -11,7 +11,12 @@ from collections.abc import Callable
 
 import pytest
 
-from neuronasv.errors import GitHubError, GitHubPermissionError, GitHubRateLimitError
+from neuronasv.errors import (
+    GitHubError,
+    GitHubPermissionError,
+    GitHubRateLimitError,
+    UsageError,
+)
 from neuronasv.github.client import ACTIONS_BOT, GitHubClient
 from neuronasv.github.comments import upsert_comment
 from neuronasv.report.markdown import MARKER, comment_marker
@@ -104,6 +109,33 @@ def test_keyed_markers_are_separate_comments(fake_github: FakeGitHub, make_clien
     assert len(fake_github.comments(PR, author=BOT)) == 2
     with pytest.raises(ValueError):
         comment_marker("a b -->")
+
+
+def test_op_name_holding_another_keys_marker_cannot_hijack_its_comment(
+    fake_github: FakeGitHub, make_client: Make
+) -> None:
+    """Issue 13 #5: the marker counts only as the body's first line."""
+    from neuronasv.model import Finding, FindingsDocument, RunRef, SeriesId
+    from neuronasv.report.markdown import render_comment
+
+    hostile_op = f"aten::mul{comment_marker('cpu')}"
+    f = Finding(
+        series=SeriesId("b.devtime", ("x",), "rmsnorm.naive", "4x512", "float32", hostile_op),
+        verdict="regression", unit="seconds", base=1e-5, head=2e-5, ratio=2.0,
+    )
+    doc = FindingsDocument("compare", RunRef("a" * 40, "trn2"), RunRef("b" * 40, "trn2"), (f,))
+    client = make_client()
+    trn2_body = render_comment(doc, marker=comment_marker("trn2"))
+    assert comment_marker("cpu") in trn2_body  # the op name is quoted verbatim in a code span
+    trn2 = upsert_comment(client, PR, trn2_body, marker=comment_marker("trn2"))
+    cpu_body = f"{comment_marker('cpu')}\n## neuronasv: cpu results\n"
+    cpu = upsert_comment(client, PR, cpu_body, marker=comment_marker("cpu"))
+    assert cpu.action == "created" and cpu.comment_id != trn2.comment_id
+    by_id = {c["id"]: c["body"] for c in fake_github.comments(PR, author=BOT)}
+    assert by_id == {trn2.comment_id: trn2_body, cpu.comment_id: cpu_body}
+    # A body that carries the marker anywhere but its first line is refused as ours.
+    with pytest.raises(UsageError, match="first line must be the marker"):
+        upsert_comment(client, PR, f"intro\n{MARKER}\n", marker=MARKER)
 
 
 def test_502_then_success_is_retried_with_backoff(

@@ -82,8 +82,8 @@ def test_headline_reads_in_ten_seconds() -> None:
     # regression and the single-run improvement (not re-measured where others were) are
     # not in the headline.
     assert lines[1] == (
-        "## :red_circle: neuronasv: 1 cause of regression — rmsnorm\\.naive \\+18\\.2 %"
-        " \\(confirmed\\); 1 failed"
+        "## :red_circle: neuronasv: 1 series lost at head \\(1 failed\\); 1 cause of"
+        " regression — rmsnorm\\.naive \\+18\\.2 % \\(confirmed\\)"
     )
     quiet = render_comment(doc("quiet")).splitlines()[1]
     assert quiet == "## :white_check_mark: neuronasv: no change beyond the noise in 40 series"

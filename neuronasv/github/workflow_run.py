@@ -1,0 +1,151 @@
+"""Which pull request a ``workflow_run`` was for, decided from trusted sources only.
+
+The privileged comment job (``pr-comment.yml``) is triggered by a finished pr-benchmarks
+run. The artifact of that run *claims* a PR number and a head SHA; it ran the PR's code,
+so the claim is worth nothing by itself. Two PRs can share a head SHA (anyone can push the
+same commit to a fork and open a PR), so "the claimed PR's head is the run's SHA" does not
+bind either. What binds is GitHub's own record of the run, in the event payload the runner
+wrote (``$GITHUB_EVENT_PATH``): its id, head SHA, head repository and head branch, plus the
+API's view of the open PRs with that head.
+
+:func:`bind_pr` accepts the claimed number only when it is the one open PR whose head is
+the run's SHA *from the run's head repository and branch*; any other number, or more than
+one such PR (the run cannot tell which it was for), is refused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from neuronasv.errors import UntrustedArtifactError, UsageError
+from neuronasv.github.client import GitHubClient
+
+__all__ = ["RunContext", "bind_pr", "run_url"]
+
+_SHA = re.compile(r"[0-9a-f]{40}")
+_REPO = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Trusted facts about the triggering run, from the ``workflow_run`` event payload.
+
+    Attributes:
+        run_id: the pr-benchmarks run (its page holds the artifact and the traces).
+        head_sha: the commit it measured.
+        head_repo: ``owner/name`` of the repository the PR's branch lives in (a fork).
+        head_branch: the PR's branch there (any text: used only as an API query value).
+        pull_requests: PR numbers the event lists (same-repository PRs only; GitHub
+            leaves it empty for forks).
+    """
+
+    run_id: int
+    head_sha: str
+    head_repo: str
+    head_branch: str
+    pull_requests: tuple[int, ...] = ()
+
+    @classmethod
+    def from_event(cls, event: Any) -> RunContext:
+        """Read the ``workflow_run`` event payload.
+
+        Raises:
+            UsageError: not a ``workflow_run`` event of a ``pull_request`` run, or a
+                field missing or of the wrong type.
+        """
+        run = event.get("workflow_run") if isinstance(event, Mapping) else None
+        if not isinstance(run, Mapping):
+            raise UsageError("the event payload is not a workflow_run event")
+        if run.get("event") != "pull_request":
+            raise UsageError(
+                f"the triggering run was for a {run.get('event')!r} event, not pull_request"
+            )
+        run_id = run.get("id")
+        if isinstance(run_id, bool) or not isinstance(run_id, int) or run_id <= 0:
+            raise UsageError("workflow_run.id is not a positive integer")
+        sha = run.get("head_sha")
+        if not isinstance(sha, str) or not _SHA.fullmatch(sha):
+            raise UsageError("workflow_run.head_sha is not a 40-hex commit")
+        repo = run.get("head_repository")
+        full = repo.get("full_name") if isinstance(repo, Mapping) else None
+        if not isinstance(full, str) or not _REPO.fullmatch(full):
+            raise UsageError("workflow_run.head_repository.full_name is not owner/name")
+        branch = run.get("head_branch")
+        if not isinstance(branch, str) or not branch:
+            raise UsageError("workflow_run.head_branch is missing")
+        prs = []
+        for p in run.get("pull_requests") or []:
+            n = p.get("number") if isinstance(p, Mapping) else None
+            if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+                prs.append(n)
+        return cls(run_id, sha, full, branch, tuple(sorted(set(prs))))
+
+
+def run_url(server_url: str, repository: str, run_id: int) -> str:
+    """``https://github.com/owner/name/actions/runs/123`` (from trusted parts only)."""
+    if not _REPO.fullmatch(repository):
+        raise UsageError(f"repository {repository!r} is not owner/name")
+    if not re.fullmatch(r"https://[A-Za-z0-9.-]+(:[0-9]{1,5})?", server_url.rstrip("/")):
+        raise UsageError(f"server URL {server_url!r} is not https://host")
+    return f"{server_url.rstrip('/')}/{repository}/actions/runs/{int(run_id)}"
+
+
+def _pr_matches(data: Any, ctx: RunContext) -> bool:
+    if not isinstance(data, Mapping) or data.get("state") != "open":
+        return False
+    head = data.get("head")
+    if not isinstance(head, Mapping):
+        return False
+    repo = head.get("repo")
+    full = repo.get("full_name") if isinstance(repo, Mapping) else None
+    return (
+        head.get("sha") == ctx.head_sha
+        and isinstance(full, str)
+        and full.lower() == ctx.head_repo.lower()
+        and head.get("ref") == ctx.head_branch
+    )
+
+
+def _pull(client: GitHubClient, number: int) -> Any:
+    resp = client.request("GET", client.repo_path(f"/pulls/{number}"), allow=(404,))
+    return None if resp.status_code == 404 else resp.json()
+
+
+def bind_pr(client: GitHubClient, ctx: RunContext, claimed: int) -> int:
+    """``claimed`` if it is the one open PR the run was for; else :class:`UntrustedArtifactError`.
+
+    Candidates are the event's ``pull_requests`` and the API's open PRs with head
+    ``owner:branch`` of the run; each is re-read (``GET /pulls/{n}``) and kept when its
+    head SHA, head repository and head branch are the run's.
+    """
+    owner = ctx.head_repo.split("/", 1)[0]
+    candidates = set(ctx.pull_requests)
+    for p in client.paginate(
+        client.repo_path("/pulls"), {"state": "open", "head": f"{owner}:{ctx.head_branch}"}
+    ):
+        n = p.get("number") if isinstance(p, Mapping) else None
+        if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+            candidates.add(n)
+    candidates.add(claimed)  # re-read too, to say precisely why it does not match
+    matching = sorted(n for n in candidates if _pr_matches(_pull(client, n), ctx))
+    if claimed not in matching:
+        raise UntrustedArtifactError(
+            f"the artifact names PR #{claimed}, but the run {ctx.run_id} was for"
+            f" {ctx.head_repo}@{ctx.head_sha[:12]}, which is "
+            + (
+                "the head of no open PR"
+                if not matching
+                else "the head of " + ", ".join(f"#{n}" for n in matching)
+            )
+            + " (a stale run, or an artifact naming another PR); not posting"
+        )
+    if len(matching) > 1:
+        raise UntrustedArtifactError(
+            f"PRs {', '.join(f'#{n}' for n in matching)} all have head"
+            f" {ctx.head_repo}@{ctx.head_sha[:12]} on the run's branch: the run cannot say"
+            " which one it was for; not posting"
+        )
+    return claimed
