@@ -25,11 +25,14 @@ Tree::
     │   ├── GitHubPermissionError           403 without rate-limit signals: token lacks
     │   │                                   a permission (hint names ``permissions:``)
     │   └── GitHubRateLimitError            rate limit still exhausted after bounded waits
+    ├── VerdictsWithheld           exit 9   ``--fail-on`` given but the verdicts were
+    │                                       withheld: the device's canary ran slower than
+    │                                       its machine's history (re-run on a healthy device)
     └── RegressionFound            exit 1   ``--fail-on`` matched a confirmed regression
                                             (not a failure of the tool itself)
 
 Exit codes 0 (success) and 1 (a regression under ``--fail-on``) are the ones CI scripts
-branch on; 2-8 mean the tool could not do its job.
+branch on; 2-9 mean the tool could not do its job.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ __all__ = [
     "SchemaVersionError",
     "StoreError",
     "UsageError",
+    "VerdictsWithheld",
 ]
 
 
@@ -132,3 +136,9 @@ class RegressionFound(NeuronasvError):
     """A confirmed regression matched ``--fail-on``; the tool itself worked."""
 
     exit_code = 1
+
+
+class VerdictsWithheld(NeuronasvError):
+    """``--fail-on`` was given but the device was unhealthy, so no verdict can be trusted."""
+
+    exit_code = 9

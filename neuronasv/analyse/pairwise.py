@@ -48,6 +48,7 @@ from neuronasv.analyse import stats
 from neuronasv.analyse.acks import Acknowledgement, match_ack
 from neuronasv.analyse.attribution import attribute
 from neuronasv.analyse.floors import FloorKey, NoiseFloor, floor_key, noise_floors
+from neuronasv.analyse.health import device_health
 from neuronasv.analyse.rules import Rule, RuleSet
 from neuronasv.errors import IncomparableError, UsageError
 from neuronasv.model import (
@@ -583,6 +584,9 @@ def compare(
     if ack_list:
         findings = [_apply_ack(f, ack_list, head) for f in findings]
     warnings_env = env_changes(fp_b, fp_h)
+    # Device health (canary vs each machine's history): a separate decision that the
+    # renderers, the commit status and --fail-on read; the verdicts above stay as data.
+    health = device_health(history, base=base, head=head, base_machine=bm, head_machine=hm)
     return FindingsDocument(
         mode="compare",
         base=RunRef(commit=base, machine=bm, fingerprint=dict(fp_b), label=base_label),
@@ -597,6 +601,7 @@ def compare(
         },
         load_errors=history.load_errors,
         created=created,
+        health=health,
     )
 
 

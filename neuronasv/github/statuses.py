@@ -2,7 +2,9 @@
 
 The status summarises the findings in GitHub's 140-character description; its state is
 ``failure`` when an unacknowledged regression was found, ``error`` when a benchmark failed
-or results could not be read (and nothing regressed), ``success`` otherwise. Check runs
+or results could not be read (and nothing regressed) or when the verdicts were withheld
+because the device's canary ran slow (the description then starts ``verdicts withheld:``),
+``success`` otherwise. Check runs
 need a GitHub App token (an Actions ``GITHUB_TOKEN`` with ``checks: write`` also works);
 when the token cannot create one, that is reported and the status still stands.
 """
@@ -44,6 +46,8 @@ def check_sha(sha: str) -> str:
 
 def _state(doc: FindingsDocument) -> str:
     d = digest(doc)
+    if d.withheld is not None:
+        return "error"  # the device was unhealthy: no verdict either way (health.py)
     if d.has_regressions:
         return "failure"
     if d.failed or doc.load_errors:

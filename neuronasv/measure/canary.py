@@ -155,14 +155,29 @@ class CanaryRun:
         *,
         repeats: int = 5,
         clock: Callable[[], float] = time.perf_counter,
+        state: Callable[[str], dict[str, str]] | None = None,
     ) -> None:
         self.backend = backend
         self.repeats = repeats
         self.clock = clock
         self.name, self._step = build_canary(backend)
         self._start: tuple[float, ...] | None = None
+        if state is None:
+            from neuronasv.measure.device_state import collect_device_state
+
+            state = collect_device_state
+        self._state_fn = state
+        self._state: dict[str, str] = {}
+
+    def _record_state(self, when: str) -> None:
+        try:
+            got = self._state_fn(self.backend.name)
+        except Exception as exc:  # the state explains; it must never fail a measurement
+            got = {"error": f"{type(exc).__name__}: {exc}"}
+        self._state.update({f"{when}.{k}": str(v) for k, v in got.items()})
 
     def start(self) -> None:
+        self._record_state("start")
         self._start = time_canary(
             self.backend, repeats=self.repeats, clock=self.clock, step=self._step
         )
@@ -173,7 +188,10 @@ class CanaryRun:
         end = time_canary(
             self.backend, repeats=self.repeats, warmup=0, clock=self.clock, step=self._step
         )
-        return CanaryReading(name=self.name, start_us=self._start, end_us=end)
+        self._record_state("end")
+        return CanaryReading(
+            name=self.name, start_us=self._start, end_us=end, device_state=dict(self._state)
+        )
 
 
 # --- judging ----------------------------------------------------------------------------

@@ -60,7 +60,12 @@ class Digest:
         doc: the document.
         machine: where head ran (or base, or ``unknown machine``).
         headline: ``2 regressions, 1 improvement, 40 unchanged on trn2-runner`` (plain
-            text with the machine name inside: escape before printing).
+            text with the machine name inside: escape before printing); when the device
+            was unhealthy it starts with the withheld reason (``verdicts withheld: head
+            canary 23 % slower than this machine's history (median of 12 runs) · ...``).
+        withheld: the document's withheld reason (device unhealthy), or None. Then no
+            regression counts as found (``has_regressions`` is False): the verdicts are
+            listed as data, not as evidence about the code.
         also: the smaller counts (``3 noisy, 1 new``), empty when there are none.
         regressions, improvements, noisy, failed, unchanged, new, removed: unacknowledged
             findings by verdict, each list in reading order.
@@ -89,6 +94,7 @@ class Digest:
     closed_regressions: tuple[ChangePoint, ...]
     change_improvements: tuple[ChangePoint, ...]
     acknowledged_changes: tuple[ChangePoint, ...]
+    withheld: str | None = None
 
     @property
     def worst(self) -> Finding | ChangePoint | None:
@@ -101,6 +107,8 @@ class Digest:
 
     @property
     def has_regressions(self) -> bool:
+        if self.withheld is not None:
+            return False
         return bool(self.regressions or self.open_regressions)
 
 
@@ -180,6 +188,8 @@ def digest(doc: FindingsDocument) -> Digest:
         if failed:
             parts.append(f"{len(failed)} failed")
         headline = f"{', '.join(parts)} on {machine}"
+        if doc.withheld is not None:
+            headline = f"{doc.withheld} · {headline}"
         for n, word in (
             (len(noisy), "noisy"),
             (len(new), "new"),
@@ -208,6 +218,7 @@ def digest(doc: FindingsDocument) -> Digest:
         closed_regressions=closed_regs,
         change_improvements=cp_improvements,
         acknowledged_changes=ack_cps,
+        withheld=doc.withheld,
     )
 
 

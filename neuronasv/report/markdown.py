@@ -203,7 +203,22 @@ def _context_line(d: Digest) -> str:
     return " · ".join(b for b in bits if b)
 
 
+def _withheld_lines(d: Digest) -> list[str]:
+    """Device health (issue 14 item 6): the withheld reason and each side's canary check."""
+    health = d.doc.health
+    if health is None or not health.withheld:
+        return []
+    lines = [f"> :warning: **{md_text(health.reason, max_len=300)}** — the device ran slower"
+             " than usual, so the changes below are not evidence about the code; re-run"
+             " (`neuronasv confirm`) on a healthy device."]
+    for c in health.checks:
+        lines.append(f"> - {md_text(c.reason, max_len=400)}")
+    return ["", *lines]
+
+
 def _icon(d: Digest) -> str:
+    if d.withheld is not None:
+        return ":warning:"
     if d.has_regressions:
         return ":red_circle:"
     if d.failed or d.noisy or d.doc.load_errors:
@@ -277,6 +292,9 @@ def _sections(
     if d.also:
         top[-1] += f" · also {md_text(d.also)}"
     out.append(_Section("headline", top))
+    withheld = _withheld_lines(d)
+    if withheld:
+        out.append(_Section("withheld", withheld))  # never trimmed
 
     if doc.mode == "compare":
         if d.regressions:
