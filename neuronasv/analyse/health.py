@@ -62,8 +62,13 @@ MIN_NOISE = 0.005  # noise floor, relative (0.5 %)
 _MAD_SCALE = 1.4826  # MAD -> standard deviation for normal data
 
 #: Device-state keys named in a withheld reason when present (NVML; see device_state).
-_STATE_KEYS = ("end.throttle_reasons", "end.sm_clock_mhz", "end.sm_clock_max_mhz",
-               "end.temperature_c", "end.ecc_uncorrected_volatile")
+_STATE_KEYS = (
+    "end.throttle_reasons",
+    "end.sm_clock_mhz",
+    "end.sm_clock_max_mhz",
+    "end.temperature_c",
+    "end.ecc_uncorrected_volatile",
+)
 
 
 def reading_level(r: CanaryReading) -> float:
@@ -164,8 +169,7 @@ def check_side(
         )
     logs = [math.log(v) for v in hist]
     base_log = float(median(logs))
-    noise = max(_MAD_SCALE * float(median(abs(x - base_log) for x in logs)),
-                math.log1p(min_noise))
+    noise = max(_MAD_SCALE * float(median(abs(x - base_log) for x in logs)), math.log1p(min_noise))
     k = prediction_k(n, alpha)
     diff = math.log(level) - base_log
     baseline = math.exp(base_log)

@@ -52,17 +52,24 @@ def steady(n: int, level: float = 1000.0, spread: float = 0.002) -> list[float]:
 
 
 def side(levels: list[float], current: CanaryReading, **kw: object) -> CanaryCheck:
-    return check_side(levels, [current], side="head", commit="c0ffee" * 6 + "0000",
-                      machine="m", **kw)  # type: ignore[arg-type]
+    return check_side(
+        levels, [current], side="head", commit="c0ffee" * 6 + "0000", machine="m", **kw
+    )  # type: ignore[arg-type]
 
 
 def test_slow_canary_on_a_steady_gpu_history_is_withheld_with_the_reason() -> None:
-    c = side(steady(12), reading(1230.0, **{"end.throttle_reasons": "hw_thermal_slowdown",
-                                           "end.sm_clock_mhz": "1275"}))
+    c = side(
+        steady(12),
+        reading(
+            1230.0, **{"end.throttle_reasons": "hw_thermal_slowdown", "end.sm_clock_mhz": "1275"}
+        ),
+    )
     assert c.status == "withheld"
     assert c.change == pytest.approx(0.23, abs=0.002)
-    assert c.reason.startswith("head c0ffeec0 canary 23 % slower than this machine's history"
-                               " (median of 12 runs: 1230 vs 1000 µs; withheld beyond +")
+    assert c.reason.startswith(
+        "head c0ffeec0 canary 23 % slower than this machine's history"
+        " (median of 12 runs: 1230 vs 1000 µs; withheld beyond +"
+    )
     assert "throttle_reasons hw_thermal_slowdown, sm_clock_mhz 1275" in c.reason
     # The 0.5 % noise floor governs on such a steady machine: k(12) x 0.5 %.
     assert c.threshold == pytest.approx(math.expm1(prediction_k(12) * math.log1p(MIN_NOISE)))
@@ -103,7 +110,7 @@ def test_too_little_history_or_no_reading_is_unknown_and_faster_is_ok() -> None:
 
 
 def test_robust_to_throttled_runs_in_the_history() -> None:
-    hist = steady(12) + [1400.0, 1500.0]  # two throttled runs stored earlier
+    hist = [*steady(12), 1400.0, 1500.0]  # two throttled runs stored earlier
     assert side(hist, reading(1003.0)).status == "ok"
     assert side(hist, reading(1250.0)).status == "withheld"
 
@@ -119,8 +126,15 @@ def test_level_is_the_median_over_the_runs_readings() -> None:
 
 def _history(levels: dict[str, float]) -> History:
     def prof(level: float) -> WorkloadProfile:
-        return WorkloadProfile(name="w", backend="cuda", shape="1", dtype="f", device_time_us=(1.0,),
-                               ops=(), canary=reading(level))
+        return WorkloadProfile(
+            name="w",
+            backend="cuda",
+            shape="1",
+            dtype="f",
+            device_time_us=(1.0,),
+            ops=(),
+            canary=reading(level),
+        )
 
     return History(
         series=(),
@@ -131,26 +145,41 @@ def _history(levels: dict[str, float]) -> History:
 def test_device_health_judges_each_side_against_the_others() -> None:
     levels = {f"{i:040x}": v for i, v in enumerate(steady(8))}
     base, head = "b" * 40, "c" * 40
-    h = device_health(_history({**levels, base: 1001.0, head: 1230.0}), base=base, head=head,
-                      base_machine="m")
+    h = device_health(
+        _history({**levels, base: 1001.0, head: 1230.0}), base=base, head=head, base_machine="m"
+    )
     assert h.status == "withheld"
-    assert h.reason == ("verdicts withheld: head canary 23 % slower than this machine's history"
-                        " (median of 8 runs)")
+    assert h.reason == (
+        "verdicts withheld: head canary 23 % slower than this machine's history (median of 8 runs)"
+    )
     assert [c.status for c in h.checks] == ["ok", "withheld"]
     assert [c.history_n for c in h.checks] == [8, 8]  # neither base nor head in the history
-    ok = device_health(_history({**levels, base: 1001.0, head: 999.0}), base=base, head=head,
-                       base_machine="m")
+    ok = device_health(
+        _history({**levels, base: 1001.0, head: 999.0}), base=base, head=head, base_machine="m"
+    )
     assert ok.status == "ok" and ok.reason.startswith("device healthy: base bbbbbbbb canary")
-    few = device_health(_history({base: 1001.0, head: 1230.0}), base=base, head=head,
-                        base_machine="m")
+    few = device_health(
+        _history({base: 1001.0, head: 1230.0}), base=base, head=head, base_machine="m"
+    )
     assert few.status == "unknown" and few.reason.startswith("device health not checked:")
 
 
 def test_health_round_trips_and_old_documents_still_read() -> None:
-    h = DeviceHealth(status="withheld", reason="verdicts withheld: x",
-                     checks=(CanaryCheck(side="head", commit="c" * 40, machine="m",
-                                         status="withheld", reason="r", change=0.2,
-                                         device_state={"end.pstate": "P2"}),))
+    h = DeviceHealth(
+        status="withheld",
+        reason="verdicts withheld: x",
+        checks=(
+            CanaryCheck(
+                side="head",
+                commit="c" * 40,
+                machine="m",
+                status="withheld",
+                reason="r",
+                change=0.2,
+                device_state={"end.pstate": "P2"},
+            ),
+        ),
+    )
     doc = FindingsDocument(mode="compare", base=None, head=None, health=h)
     again = FindingsDocument.loads(doc.dumps())
     assert again.health == h and again.withheld == "verdicts withheld: x"
@@ -175,8 +204,12 @@ def _write(results: str, commit: str, i: int, mul_us: list[float], level: float)
         "gpu-1",
         commit,
         1_700_000_000_000 + i * 60_000,
-        {("rmsnorm.naive", "4x512", "bfloat16"): {
-            "aten::mul": (3.0, mul_us), "aten::mean": (1.0, [1.9] * 10)}},
+        {
+            ("rmsnorm.naive", "4x512", "bfloat16"): {
+                "aten::mul": (3.0, mul_us),
+                "aten::mean": (1.0, [1.9] * 10),
+            }
+        },
         fingerprint={"backend": "cuda", "device_model": "H200", "torch": "2.11"},
         canary=reading(level),
     )
@@ -193,17 +226,30 @@ def slow_head(tmp_path: object) -> str:
     return results
 
 
-def test_injected_canary_deviation_withholds_verdicts_end_to_end(slow_head: str,
-                                                                 tmp_path: object) -> None:
+def test_injected_canary_deviation_withholds_verdicts_end_to_end(
+    slow_head: str, tmp_path: object
+) -> None:
     cwd = str(tmp_path)
     out = os.path.join(cwd, "f.json")
-    r = cli("compare", "a" * 8, "b" * 8, "--results-dir", slow_head, "--no-floor",
-            "--format", "json", "--out", out, cwd=cwd)
+    r = cli(
+        "compare",
+        "a" * 8,
+        "b" * 8,
+        "--results-dir",
+        slow_head,
+        "--no-floor",
+        "--format",
+        "json",
+        "--out",
+        out,
+        cwd=cwd,
+    )
     assert r.returncode == 0, r.stderr
     with open(out, encoding="utf-8") as fh:
         doc = FindingsDocument.loads(fh.read())
-    reason = ("verdicts withheld: head canary 23 % slower than this machine's history"
-              " (median of 8 runs)")
+    reason = (
+        "verdicts withheld: head canary 23 % slower than this machine's history (median of 8 runs)"
+    )
     assert doc.health is not None and doc.health.status == "withheld"
     assert doc.withheld == reason
     assert any(f.verdict == "regression" for f in doc.findings)  # kept as data
@@ -220,8 +266,17 @@ def test_injected_canary_deviation_withholds_verdicts_end_to_end(slow_head: str,
     # The terminal table says it too, and --fail-on does not call it a regression (exit 9).
     r = cli("compare", "a" * 8, "b" * 8, "--results-dir", slow_head, "--no-floor", cwd=cwd)
     assert r.returncode == 0 and reason in r.stdout
-    r = cli("compare", "a" * 8, "b" * 8, "--results-dir", slow_head, "--no-floor",
-            "--fail-on", "median:5%", cwd=cwd)
+    r = cli(
+        "compare",
+        "a" * 8,
+        "b" * 8,
+        "--results-dir",
+        slow_head,
+        "--no-floor",
+        "--fail-on",
+        "median:5%",
+        cwd=cwd,
+    )
     assert r.returncode == 9
     assert r.stderr.startswith(f"error: {reason}\nhint: the device ran slower than usual")
 
@@ -229,6 +284,15 @@ def test_injected_canary_deviation_withholds_verdicts_end_to_end(slow_head: str,
 def test_a_healthy_head_is_judged_normally(slow_head: str, tmp_path: object) -> None:
     results = slow_head
     _write(results, "c" * 40, 22, [5.28 + 0.001 * k for k in range(10)], 1002.0)
-    r = cli("compare", "a" * 8, "c" * 8, "--results-dir", results, "--no-floor",
-            "--fail-on", "median:5%", cwd=str(tmp_path))
+    r = cli(
+        "compare",
+        "a" * 8,
+        "c" * 8,
+        "--results-dir",
+        results,
+        "--no-floor",
+        "--fail-on",
+        "median:5%",
+        cwd=str(tmp_path),
+    )
     assert r.returncode == 1 and "regression(s) beyond --fail-on" in r.stderr
