@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"\nauto selects: {chosen.name}", file=out)
     print("fingerprint:", file=out)
     for key, value in collect_fingerprint(chosen).items():
-        print(f"  {key:<14} {value}", file=out)
+        print(f"  {key:<21} {value}", file=out)
     missing = []
     if shutil.which("g++") is None and shutil.which("c++") is None:
         missing.append(
