@@ -28,6 +28,9 @@ Tree::
     ├── UntrustedArtifactError     exit 9   the privileged PR-comment step refused a PR
     │                                       artifact (invalid, or bound to another PR or
     │                                       commit); nothing was posted
+    ├── VerdictsWithheld           exit 10  ``--fail-on`` given but the verdicts were
+    │                                       withheld: the device's canary ran slower than
+    │                                       its machine's history (re-run on a healthy device)
     └── RegressionFound            exit 1   ``--fail-on`` matched a confirmed regression
                                             (not a failure of the tool itself)
 
@@ -52,6 +55,7 @@ __all__ = [
     "StoreError",
     "UntrustedArtifactError",
     "UsageError",
+    "VerdictsWithheld",
 ]
 
 
@@ -142,3 +146,9 @@ class RegressionFound(NeuronasvError):
     """A confirmed regression matched ``--fail-on``; the tool itself worked."""
 
     exit_code = 1
+
+
+class VerdictsWithheld(NeuronasvError):
+    """``--fail-on`` was given but the device was unhealthy, so no verdict can be trusted."""
+
+    exit_code = 10

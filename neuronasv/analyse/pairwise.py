@@ -50,6 +50,7 @@ from neuronasv.analyse.attribution import attribute
 from neuronasv.analyse.causes import find_causes
 from neuronasv.analyse.evidence import work_changes
 from neuronasv.analyse.floors import FloorKey, NoiseFloor, floor_key, noise_floors
+from neuronasv.analyse.health import device_health
 from neuronasv.analyse.multitest import DEFAULT_OP_SHARE, adjusted_pvalues, hierarchy
 from neuronasv.analyse.rules import Rule, RuleSet
 from neuronasv.errors import IncomparableError, UsageError
@@ -704,6 +705,9 @@ def compare(
     if ack_list:
         findings = [_apply_ack(f, ack_list, head) for f in findings]
     warnings_env = env_changes(fp_b, fp_h)
+    # Device health (canary vs each machine's history): a separate decision that the
+    # renderers, the commit status and --fail-on read; the verdicts above stay as data.
+    health = device_health(history, base=base, head=head, base_machine=bm, head_machine=hm)
     return FindingsDocument(
         mode="compare",
         base=RunRef(commit=base, machine=bm, fingerprint=dict(fp_b), label=base_label),
@@ -721,6 +725,7 @@ def compare(
         work=work,
         causes=find_causes(findings, work),
         forced=tuple(problems) if force else (),
+        health=health,
     )
 
 

@@ -93,6 +93,10 @@ def compare_text(doc: FindingsDocument, *, show_unchanged: bool = True) -> str:
         )
     for err in doc.load_errors:
         lines.append(f"load error: {clean(err, max_len=400)}")
+    if doc.health is not None and doc.health.withheld:
+        # Device health (analyse/health.py): withheld verdicts are listed, not reported.
+        lines.append(clean(doc.health.reason, max_len=400))
+        lines += [f"  {clean(c.reason, max_len=400)}" for c in doc.health.checks]
     rows = [("verdict", "change", "95% CI", "p(Holm)", "noise", "series")]
     for f in sort_findings(doc.findings):
         if not show_unchanged and f.verdict == "unchanged":

@@ -2,7 +2,9 @@
 
 Exit codes: 0 done (regressions may be listed), 1 an unacknowledged regression matched
 ``--fail-on`` (and was not disproved by ``confirm``), 2 usage, 5 unreadable results,
-6 base and head incomparable (different machine, backend or device model; ``--force``).
+6 base and head incomparable (different machine, backend or device model; ``--force``),
+9 ``--fail-on`` given but the verdicts were withheld (the device's canary ran slower than
+its machine's history; the output says why).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from neuronasv.analyse.acks import ACKS_PATH, load_acks
 from neuronasv.analyse.pairwise import Settings, compare
 from neuronasv.analyse.rules import Rule, RuleSet
 from neuronasv.analyse.tables import compare_markdown, compare_text
-from neuronasv.errors import RegressionFound, UsageError
+from neuronasv.errors import RegressionFound, UsageError, VerdictsWithheld
 from neuronasv.model import FindingsDocument, History
 from neuronasv.store.history import (
     default_results_dir,
@@ -192,6 +194,12 @@ def run(args: argparse.Namespace) -> int:
         rounds=rounds,
     )
     emit(render(doc, args.format), args.out)
+    if fail_rule is not None and doc.withheld is not None:
+        raise VerdictsWithheld(
+            doc.withheld,
+            hint="the device ran slower than usual: re-run base and head on a healthy device"
+            " (neuronasv confirm); the verdicts are in the output as data",
+        )
     if fail_rule is not None:
         bad = failing(doc, fail_rule)
         if bad:

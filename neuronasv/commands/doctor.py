@@ -2,6 +2,11 @@
 
 Exit 0 when at least the CPU backend works (it always should); the neuron and cuda
 backends being unavailable is reported with the reason and how to get them, not an error.
+
+``--neuron-check`` instead checks every assumption the neuron backend makes on this host
+(``neuronasv.measure.neuron_check``) and writes ``neuron-check.md`` and
+``neuron-check.json`` into ``--out`` (default ``neuron-check/``); exit 3 when a check
+failed (the backend will not work here as it is), 0 otherwise.
 """
 
 from __future__ import annotations
@@ -28,8 +33,34 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--no-smoke", action="store_true", help="skip the tiny profiler capture on each backend"
     )
+    p.add_argument(
+        "--neuron-check",
+        action="store_true",
+        help="check every Neuron assumption on this host; write a report (md + json)",
+    )
+    p.add_argument(
+        "--out", default="neuron-check", help="folder for the --neuron-check report and traces"
+    )
     p.set_defaults(func=run)
     return p
+
+
+def _neuron_check(args: argparse.Namespace) -> int:
+    from neuronasv.measure.neuron_check import run_neuron_check, write_report
+
+    report = run_neuron_check(args.out)
+    md, js = write_report(report, args.out)
+    for c in report.checks:
+        print(f"  [{c.status:<4}] {c.name:<16} {c.found}")
+    print(f"report: {md} and {js}")
+    if report.failed:
+        first = report.failed[0]
+        raise BackendUnavailable(
+            f"neuron backend not ready here: {len(report.failed)} check(s) failed"
+            f" ({', '.join(c.name for c in report.failed)})",
+            hint=first.action or None,
+        )
+    return 0
 
 
 def _smoke(backend: Any) -> str:
@@ -52,6 +83,8 @@ def _smoke(backend: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "neuron_check", False):
+        return _neuron_check(args)
     from neuronasv.measure.backends import all_backends, get_backend
     from neuronasv.measure.fingerprint import collect_fingerprint
 
@@ -84,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"\nauto selects: {chosen.name}", file=out)
     print("fingerprint:", file=out)
     for key, value in collect_fingerprint(chosen).items():
-        print(f"  {key:<14} {value}", file=out)
+        print(f"  {key:<21} {value}", file=out)
     missing = []
     if shutil.which("g++") is None and shutil.which("c++") is None:
         missing.append(

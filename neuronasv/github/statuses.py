@@ -3,8 +3,9 @@
 The status summarises the findings in GitHub's 140-character description; its state is
 ``failure`` when an unacknowledged regression was found, ``error`` when the head lost
 series (:attr:`FindingsDocument.lost`: failed, or removed workloads/benchmarks), results
-could not be read, or the comparison was forced (and nothing regressed), ``success``
-otherwise. Check runs
+could not be read, the comparison was forced (and nothing regressed), or the verdicts were
+withheld because the device's canary ran slow (the description then starts ``verdicts
+withheld:``), ``success`` otherwise. Check runs
 need a GitHub App token (an Actions ``GITHUB_TOKEN`` with ``checks: write`` also works);
 when the token cannot create one, that is reported and the status still stands.
 """
@@ -46,6 +47,8 @@ def check_sha(sha: str) -> str:
 
 def _state(doc: FindingsDocument) -> str:
     d = digest(doc)
+    if d.withheld is not None:
+        return "error"  # the device was unhealthy: no verdict either way (health.py)
     if d.has_regressions:
         return "failure"
     # Series the head lost (removed, failed) are a failure of the run, never a green

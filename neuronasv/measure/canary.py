@@ -17,15 +17,13 @@ again after (:class:`CanaryRun`), giving a :class:`~neuronasv.model.CanaryReadin
 * fewer than ``min_history`` (5) earlier readings: ``unknown`` — no noise estimate yet
   (drift is still judged).
 
-How the analysis should use it (Analyse owns that code; this is the contract):
+The pipeline's decision is :mod:`neuronasv.analyse.health` (per run, against the machine's
+other runs, with a threshold designed against measured noise; it withholds a comparison's
+verdicts and says why). :func:`judge` below is the per-reading check for ad-hoc use; its
+fixed 10 % drift rule would flag healthy runs on a shared CPU (drift measured up to 67 %).
 
-1. For each run it compares (PR base/head, or the runs around a change point), call
-   ``judge(readings_for_machine(history, machine, exclude_commit=c), reading)``.
-2. If either side is ``degraded``, do not report a regression (nor an improvement) for
-   that pair: report "inconclusive — device unhealthy" with the verdict's ``reasons``
-   verbatim, and ask for a re-run (``neuronasv confirm``). ``unknown`` does not block.
-3. ``noise_fraction`` (the machine's canary MAD / median) is a per-machine floor for the
-   minimum effect: a 2 % change on a machine whose canary wanders by 3 % is not evidence.
+Each reading also carries the device state around it (``device_state``, see
+:mod:`neuronasv.measure.device_state`): clocks, throttle reasons, ECC via NVML on CUDA.
 """
 
 from __future__ import annotations
@@ -155,14 +153,29 @@ class CanaryRun:
         *,
         repeats: int = 5,
         clock: Callable[[], float] = time.perf_counter,
+        state: Callable[[str], dict[str, str]] | None = None,
     ) -> None:
         self.backend = backend
         self.repeats = repeats
         self.clock = clock
         self.name, self._step = build_canary(backend)
         self._start: tuple[float, ...] | None = None
+        if state is None:
+            from neuronasv.measure.device_state import collect_device_state
+
+            state = collect_device_state
+        self._state_fn = state
+        self._state: dict[str, str] = {}
+
+    def _record_state(self, when: str) -> None:
+        try:
+            got = self._state_fn(self.backend.name)
+        except Exception as exc:  # the state explains; it must never fail a measurement
+            got = {"error": f"{type(exc).__name__}: {exc}"}
+        self._state.update({f"{when}.{k}": str(v) for k, v in got.items()})
 
     def start(self) -> None:
+        self._record_state("start")
         self._start = time_canary(
             self.backend, repeats=self.repeats, clock=self.clock, step=self._step
         )
@@ -173,7 +186,10 @@ class CanaryRun:
         end = time_canary(
             self.backend, repeats=self.repeats, warmup=0, clock=self.clock, step=self._step
         )
-        return CanaryReading(name=self.name, start_us=self._start, end_us=end)
+        self._record_state("end")
+        return CanaryReading(
+            name=self.name, start_us=self._start, end_us=end, device_state=dict(self._state)
+        )
 
 
 # --- judging ----------------------------------------------------------------------------

@@ -2,20 +2,29 @@
 
 Keys are fixed (``FINGERPRINT_KEYS``) so the analysis can name what changed between two
 runs ("torch 2.13.0 -> 2.14.0"); a value is ``"none"`` when the thing is absent.
+
+``host`` is the machine's host name (``NEURONASV_HOST_ID`` overrides it, e.g. to a stable
+runner label or ``hidden`` where host names must not be published). On the neuron backend
+``torch_neuronx_flavour`` says which torch-neuronx it is (``native`` TorchNeuron or the
+PyTorch/XLA one, :mod:`neuronasv.measure.neuron_build`), ``neuron_runtime`` the Neuron
+runtime library version (``aws-neuronx-runtime-lib`` package), ``nki`` the NKI compiler
+package, ``driver`` the Neuron kernel driver.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import platform
 import shutil
+import socket
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 from neuronasv.measure.backends.base import Backend
 
-__all__ = ["FINGERPRINT_KEYS", "NONE", "collect_fingerprint"]
+__all__ = ["FINGERPRINT_KEYS", "NONE", "collect_fingerprint", "host_id", "instance_type"]
 
 FINGERPRINT_KEYS: tuple[str, ...] = (
     "backend",
@@ -28,6 +37,10 @@ FINGERPRINT_KEYS: tuple[str, ...] = (
     "device_model",
     "cpu_model",
     "platform",
+    "host",
+    "torch_neuronx_flavour",
+    "neuron_runtime",
+    "nki",
 )
 NONE = "none"
 
@@ -67,7 +80,7 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine() or NONE
 
 
-def _instance_type() -> str | None:
+def instance_type() -> str | None:
     # EC2 (Trainium hosts) exposes the instance type as the DMI product name.
     try:
         text = Path("/sys/devices/virtual/dmi/id/product_name").read_text().strip()
@@ -82,6 +95,18 @@ def _neuron_driver() -> str | None:
     except OSError:
         return None
     return text or None
+
+
+def _neuron_runtime(run: Runner) -> str | None:
+    """Neuron runtime version from the OS package (Debian/Ubuntu, then RPM)."""
+    return run(["dpkg-query", "-W", "-f=${Version}", "aws-neuronx-runtime-lib"]) or run(
+        ["rpm", "-q", "--qf", "%{VERSION}", "aws-neuronx-runtime-lib"]
+    )
+
+
+def host_id() -> str:
+    """``NEURONASV_HOST_ID`` or the host name."""
+    return os.environ.get("NEURONASV_HOST_ID") or socket.gethostname() or NONE
 
 
 def collect_fingerprint(backend: Backend, *, run: Runner = _run) -> dict[str, str]:
@@ -107,6 +132,7 @@ def collect_fingerprint(backend: Backend, *, run: Runner = _run) -> dict[str, st
     fp["cuda"] = str(torch.version.cuda) if torch.version.cuda else NONE
     fp["cpu_model"] = cpu_model
     fp["platform"] = platform.platform()
+    fp["host"] = host_id()
     if backend.name == "cuda":
         query = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
         fp["driver"] = run(query) or NONE
@@ -114,7 +140,10 @@ def collect_fingerprint(backend: Backend, *, run: Runner = _run) -> dict[str, st
     elif backend.name == "neuron":
         fp["torch_neuronx"] = described.get("torch_neuronx", fp["torch_neuronx"])
         fp["driver"] = _neuron_driver() or NONE
-        fp["device_model"] = _instance_type() or "neuron"
+        fp["device_model"] = instance_type() or "neuron"
+        fp["neuron_runtime"] = _neuron_runtime(run) or NONE
+        fp["nki"] = _dist_version("nki")
+        fp["torch_neuronx_flavour"] = described.get("torch_neuronx_flavour", NONE)
     else:
         fp["device_model"] = cpu_model
     return {k: (str(v).strip() or NONE) for k, v in fp.items()}

@@ -39,6 +39,7 @@ import dataclasses
 import math
 import os
 import re
+import shutil
 import sys
 import tempfile
 import warnings
@@ -333,6 +334,17 @@ def trace_file_stem(name: str, shape: str, dtype: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.\-]", "_", f"{name}-{shape}-{dtype}")
 
 
+def _copy_backend_trace(backend_dir: str, path: str) -> bool:
+    """Copy the newest ``trace.json`` below ``backend_dir`` to ``path``; False if none."""
+    from neuronasv.measure.neuron_trace import find_traces
+
+    found = find_traces(backend_dir) if os.path.isdir(backend_dir) else []
+    if not found:
+        return False
+    shutil.copyfile(found[-1][0], path)
+    return True
+
+
 def _warm_up(
     workload: Workload,
     backend: Backend,
@@ -450,15 +462,26 @@ def profile_workload(
                         ) from exc
                 if trace_dir is not None and len(cycles) == samples - 1:
                     path = os.path.join(trace_dir, f"{stem}.json")
-                    prof.export_chrome_trace(path)
+                    try:
+                        prof.export_chrome_trace(path)
+                    except RuntimeError as exc:
+                        # Kineto saves a cycle's trace once ("Trace is already saved"): the
+                        # backend's exporter (NeuronProfiler) did; keep a copy of its file.
+                        if not _copy_backend_trace(backend_dir, path):
+                            raise CaptureError(
+                                f"{label}: exporting the chrome trace failed: {exc}"
+                            ) from exc
                     trace_files.append(os.path.basename(path))
                     if backend_hook is not None and os.path.isdir(backend_dir):
                         trace_files.append(os.path.basename(backend_dir))
-                cycles.append(
-                    extract_cycle(
-                        prof.key_averages(), device_time_is_cpu=backend.device_time_is_cpu
-                    )
+                stats = extract_cycle(
+                    prof.key_averages(), device_time_is_cpu=backend.device_time_is_cpu
                 )
+                if stats.device_time_us <= 0 and not backend.device_time_is_cpu:
+                    # No device time in key_averages (Neuron without a working
+                    # correlate_device_time): the backend's exported trace, if it has one.
+                    stats = backend.fallback_cycle(backend_dir, stats) or stats
+                cycles.append(stats)
 
             prof = profile(
                 activities=backend.activities(),

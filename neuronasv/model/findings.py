@@ -15,6 +15,10 @@ Schema history (``FINDINGS_SCHEMA_VERSION``):
       ``forced``: what made base and head incomparable when ``--force`` compared them
       anyway (empty when they are comparable). Version 1 documents still load: their
       ``settings["forced"]`` flag becomes a one-entry ``forced``.
+      ``health``: the device-health decision (canary vs the machine's history); when its
+      status is ``withheld`` the verdicts stand as data but no regression is reported, the
+      commit status is not ``failure`` and ``--fail-on`` does not fire. Version 1 documents
+      read with ``health`` None (no decision was made).
 """
 
 from __future__ import annotations
@@ -28,8 +32,10 @@ from neuronasv.model import _codec
 
 __all__ = [
     "FINDINGS_SCHEMA_VERSION",
+    "CanaryCheck",
     "Cause",
     "ChangePoint",
+    "DeviceHealth",
     "EnvChange",
     "Finding",
     "FindingsDocument",
@@ -42,7 +48,9 @@ __all__ = [
 ]
 
 FINDINGS_SCHEMA_VERSION = 2
+#: Versions :meth:`FindingsDocument.from_json` reads.
 _READABLE = (1, 2)
+FINDINGS_SCHEMA_READS = _READABLE
 _KIND = "neuronasv.findings"
 
 Verdict = Literal["regression", "improvement", "unchanged", "noisy", "new", "removed", "failed"]
@@ -58,6 +66,8 @@ def _list(data: Mapping[str, Any], name: str, source: str) -> list[Any]:
     if not isinstance(v, list):
         raise CorruptResultsError(f"{source}: {name} must be a list")
     return v
+HealthStatus = Literal["ok", "withheld", "unknown"]
+HEALTH_STATUSES: tuple[str, ...] = get_args(HealthStatus)
 
 
 def _opt_str(data: Mapping[str, Any], name: str) -> str | None:
@@ -543,6 +553,124 @@ class Cause:
         )
 
 
+def _health_status(data: Mapping[str, Any], source: str) -> HealthStatus:
+    status = _codec.field(data, "status", str, source)
+    if status not in HEALTH_STATUSES:
+        raise CorruptResultsError(f"{source}: unknown health status {status!r}")
+    return status
+
+
+@dataclass(frozen=True)
+class CanaryCheck:
+    """One side's device-health canary against its machine's history.
+
+    Attributes:
+        side: ``base`` or ``head``.
+        commit, machine: the run judged.
+        status: ``ok``, ``withheld`` (slower than the history allows) or ``unknown`` (no
+            reading, or too little history for a noise estimate).
+        reason: one sentence for people.
+        level_us: median canary time of the run (over its readings), None without one.
+        baseline_us: median level of the machine's other runs, None without history.
+        change: level / baseline - 1 (0.23 = 23 % slower), None without both.
+        threshold: the relative slowdown beyond which the run is withheld.
+        history_n: earlier runs the baseline and noise rest on.
+        readings: canary readings of this run (one per profiled workload).
+        device_state: clocks, throttle reasons, ECC, ... recorded with the readings.
+    """
+
+    side: str
+    commit: str
+    machine: str
+    status: HealthStatus
+    reason: str
+    level_us: float | None = None
+    baseline_us: float | None = None
+    change: float | None = None
+    threshold: float | None = None
+    history_n: int = 0
+    readings: int = 0
+    device_state: Mapping[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "side": self.side,
+            "commit": self.commit,
+            "machine": self.machine,
+            "status": self.status,
+            "reason": self.reason,
+            "level_us": self.level_us,
+            "baseline_us": self.baseline_us,
+            "change": self.change,
+            "threshold": self.threshold,
+            "history_n": self.history_n,
+            "readings": self.readings,
+            "device_state": dict(self.device_state),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, source: str) -> CanaryCheck:
+        if not isinstance(data, Mapping):
+            raise CorruptResultsError(f"{source}: canary check must be an object")
+        state = data.get("device_state", {})
+        if not isinstance(state, Mapping):
+            raise CorruptResultsError(f"{source}: device_state must be an object")
+        return cls(
+            side=_codec.field(data, "side", str, source),
+            commit=_codec.field(data, "commit", str, source),
+            machine=_codec.field(data, "machine", str, source),
+            status=_health_status(data, source),
+            reason=str(data.get("reason", "")),
+            level_us=_codec.optional_float(data, "level_us", source),
+            baseline_us=_codec.optional_float(data, "baseline_us", source),
+            change=_codec.optional_float(data, "change", source),
+            threshold=_codec.optional_float(data, "threshold", source),
+            history_n=int(data.get("history_n", 0)),
+            readings=int(data.get("readings", 0)),
+            device_state={str(k): str(v) for k, v in state.items()},
+        )
+
+
+@dataclass(frozen=True)
+class DeviceHealth:
+    """Whether the device ran as fast as it usually does, for the runs compared.
+
+    Attributes:
+        status: ``withheld`` when any side's canary is slower than its machine's history
+            allows: the verdicts are kept as data but are not evidence about the code;
+            ``ok`` when every side was judged and is within it; ``unknown`` otherwise.
+        reason: the sentence renderers and the commit status show verbatim, e.g.
+            ``verdicts withheld: head canary 23 % slower than this machine's history
+            (median of 12 runs)``.
+        checks: one per side.
+    """
+
+    status: HealthStatus
+    reason: str
+    checks: tuple[CanaryCheck, ...] = ()
+
+    @property
+    def withheld(self) -> bool:
+        return self.status == "withheld"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "reason": self.reason,
+            "checks": [c.to_json() for c in self.checks],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, source: str) -> DeviceHealth:
+        if not isinstance(data, Mapping):
+            raise CorruptResultsError(f"{source}: health must be an object")
+        return cls(
+            status=_health_status(data, source),
+            reason=str(data.get("reason", "")),
+            checks=tuple(CanaryCheck.from_json(c, source) for c in data.get("checks", [])),
+        )
+
+
 @dataclass(frozen=True)
 class FindingsDocument:
     """Everything Report and Publish need, in one versioned document.
@@ -561,6 +689,7 @@ class FindingsDocument:
         forced: why base and head are not known to be comparable (different machine,
             backend or device model, or one of them unknown) when ``--force`` compared
             them anyway; empty for a normal comparison. Every view puts it in the headline.
+        health: the device-health decision (compare mode); None when none was made.
     """
 
     mode: Literal["compare", "history"]
@@ -576,6 +705,12 @@ class FindingsDocument:
     work: tuple[WorkChange, ...] = ()
     causes: tuple[Cause, ...] = ()
     forced: tuple[str, ...] = ()
+    health: DeviceHealth | None = None
+
+    @property
+    def withheld(self) -> str | None:
+        """The reason verdicts are withheld (device unhealthy), or None."""
+        return self.health.reason if self.health is not None and self.health.withheld else None
 
     def count(self, verdict: str) -> int:
         return sum(1 for f in self.findings if f.verdict == verdict and f.acknowledged is None)
@@ -625,6 +760,7 @@ class FindingsDocument:
             "work": [w.to_json() for w in self.work],
             "causes": [c.to_json() for c in self.causes],
             "forced": list(self.forced),
+            "health": self.health.to_json() if self.health is not None else None,
         }
 
     def dumps(self) -> str:
@@ -649,6 +785,7 @@ class FindingsDocument:
         forced = tuple(forced_raw)
         if doc["schema_version"] == 1 and settings.get("forced") is True:
             forced = ("compared with --force (version 1 document: reason not recorded)",)
+        health = doc.get("health")
         return cls(
             mode=mode,
             created=str(doc.get("created", "")),
@@ -665,6 +802,7 @@ class FindingsDocument:
             work=tuple(WorkChange.from_json(w, source) for w in _list(doc, "work", source)),
             causes=tuple(Cause.from_json(c, source) for c in _list(doc, "causes", source)),
             forced=forced,
+            health=DeviceHealth.from_json(health, source) if health is not None else None,
         )
 
     @classmethod

@@ -11,6 +11,9 @@ Schema history (``PROFILE_SCHEMA_VERSION``):
   2 — per-op ``signature``: the exact work (calls per iteration x input shapes and dtypes)
       from the untimed shapes pass (:mod:`neuronasv.measure.evidence`). Version 1
       documents read with no signature (unknown: never compared).
+      Additive, same version: ``canary.device_state`` (flat str -> str: GPU clocks,
+      throttle reasons, ECC, ...), optional; readers that predate it ignore it, which loses
+      only that explanation, so documents without it and readers without it both still work.
 """
 
 from __future__ import annotations
@@ -97,23 +100,39 @@ class OpProfile:
 
 @dataclass(frozen=True)
 class CanaryReading:
-    """Device-health canary: a fixed reference kernel timed at run start and end (µs)."""
+    """Device-health canary: a fixed reference kernel timed at run start and end (µs).
+
+    ``device_state`` is what the device reported around the reading (``start.*`` and
+    ``end.*`` keys: clocks, throttle reasons, temperature, ECC counts), when it can tell.
+    """
 
     name: str
     start_us: tuple[float, ...]
     end_us: tuple[float, ...]
+    device_state: Mapping[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "start_us": list(self.start_us), "end_us": list(self.end_us)}
+        out: dict[str, Any] = {
+            "name": self.name,
+            "start_us": list(self.start_us),
+            "end_us": list(self.end_us),
+        }
+        if self.device_state:
+            out["device_state"] = dict(self.device_state)
+        return out
 
     @classmethod
     def from_json(cls, data: Any, source: str) -> CanaryReading:
         if not isinstance(data, Mapping):
             raise CorruptResultsError(f"{source}: canary must be an object")
+        state = data.get("device_state", {})
+        if not isinstance(state, Mapping):
+            raise CorruptResultsError(f"{source}: canary.device_state must be an object")
         return cls(
             name=_codec.field(data, "name", str, source),
             start_us=_codec.finite_floats(data.get("start_us"), "canary.start_us", source),
             end_us=_codec.finite_floats(data.get("end_us"), "canary.end_us", source),
+            device_state={str(k): str(v) for k, v in state.items()},
         )
 
 

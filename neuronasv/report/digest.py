@@ -62,6 +62,12 @@ class Digest:
             ``N series lost at head (...)`` when the head lost series
             (:attr:`FindingsDocument.lost`) and a ``FORCED comparison (...)`` prefix when
             ``--force`` compared incomparable runs.
+            text with the machine name inside: escape before printing); when the device
+            was unhealthy it starts with the withheld reason (``verdicts withheld: head
+            canary 23 % slower than this machine's history (median of 12 runs) · ...``).
+        withheld: the document's withheld reason (device unhealthy), or None. Then no
+            regression counts as found (``has_regressions`` is False): the verdicts are
+            listed as data, not as evidence about the code.
         also: the smaller counts (``3 noisy, 1 new``), empty when there are none.
         regressions, improvements, noisy, failed, unchanged, new, removed: unacknowledged
             findings by verdict, each list in reading order.
@@ -94,6 +100,7 @@ class Digest:
     change_improvements: tuple[ChangePoint, ...]
     acknowledged_changes: tuple[ChangePoint, ...]
     causes: tuple[CauseView, ...] = ()
+    withheld: str | None = None
 
     @property
     def worst(self) -> Finding | ChangePoint | None:
@@ -106,6 +113,8 @@ class Digest:
 
     @property
     def has_regressions(self) -> bool:
+        if self.withheld is not None:
+            return False
         return bool(self.regressions or self.open_regressions)
 
 
@@ -225,6 +234,8 @@ def digest(doc: FindingsDocument) -> Digest:
         if doc.forced:
             headline = f"FORCED comparison ({'; '.join(doc.forced)}): {headline}"
         gone = len(removed) - sum(1 for f in lost if f.verdict == "removed")
+        if doc.withheld is not None:
+            headline = f"{doc.withheld} · {headline}"
         for n, word in (
             (len(noisy), "noisy"),
             (len(new), "new"),
@@ -254,6 +265,7 @@ def digest(doc: FindingsDocument) -> Digest:
         change_improvements=cp_improvements,
         acknowledged_changes=ack_cps,
         causes=views if doc.mode == "compare" else (),
+        withheld=doc.withheld,
     )
 
 

@@ -217,7 +217,22 @@ def _context_line(d: Digest) -> str:
     return " · ".join(b for b in bits if b)
 
 
+def _withheld_lines(d: Digest) -> list[str]:
+    """Device health (issue 14 item 6): the withheld reason and each side's canary check."""
+    health = d.doc.health
+    if health is None or not health.withheld:
+        return []
+    lines = [f"> :warning: **{md_text(health.reason, max_len=300)}** — the device ran slower"
+             " than usual, so the changes below are not evidence about the code; re-run"
+             " (`neuronasv confirm`) on a healthy device."]
+    for c in health.checks:
+        lines.append(f"> - {md_text(c.reason, max_len=400)}")
+    return ["", *lines]
+
+
 def _icon(d: Digest) -> str:
+    if d.withheld is not None:
+        return ":warning:"
     directions = {v.cause.direction for v in d.causes}
     # issue 13 (#2, #3): lost series and forced comparisons are never a calm icon.
     if "regression" in directions or d.open_regressions or d.doc.lost or d.doc.forced:
@@ -293,6 +308,9 @@ def _sections(
     if d.also:
         top[-1] += f" · also {md_text(d.also)}"
     out.append(_Section("headline", top))
+    withheld = _withheld_lines(d)
+    if withheld:
+        out.append(_Section("withheld", withheld))  # never trimmed
 
     if doc.mode == "compare":
         out += _cause_sections(d, h3, details=details)

@@ -18,7 +18,14 @@ from dataclasses import dataclass
 from asv.results import Results
 from asv.runner import BenchmarkResult
 
-from neuronasv.model import OpProfile, RunSidecar, SeriesId, WorkloadProfile, sidecar_path
+from neuronasv.model import (
+    CanaryReading,
+    OpProfile,
+    RunSidecar,
+    SeriesId,
+    WorkloadProfile,
+    sidecar_path,
+)
 
 ENV = "existing-py_usr_bin_python3.11"
 T0 = datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)
@@ -98,9 +105,12 @@ def neuronasv_run(
     fingerprint: Mapping[str, str] | None = None,
     benchmark: str = "devtime.DeviceTime.track_devtime",
     all_ops: Sequence[str] | None = None,
+    canary: CanaryReading | None = None,
 ) -> str:
     """A run as ``neuronasv run`` stores it: one parameterised asv benchmark
     (workload, shape, dtype, op) in seconds + a sidecar with the op tables (µs).
+
+    ``canary`` is stored with every workload profile, as the suite stores one per profile.
 
     ``workloads[(name, shape, dtype)][op] = (calls_per_iter, samples_us)``; the total is
     the per-sample sum of the ops. Ops not present get NaN (like the plugin).
@@ -148,6 +158,7 @@ def neuronasv_run(
                     for op, (calls, smp) in sorted(table.items())
                 ),
                 device_time_is_cpu=True,
+                canary=canary,
             )
         )
     sc = RunSidecar(

@@ -126,7 +126,9 @@ def test_status_and_check_run(
     assert main(["status", "--sha", HEAD_SHA, "--report", REPORT, "--check-run"]) == 0
     (status,) = fake_github.statuses(HEAD_SHA)
     assert status["state"] == "failure" and status["context"] == "neuronasv"
-    assert status["description"].startswith("2 causes of regression")
+    assert status["description"].startswith(
+        "1 series lost at head (1 failed); 1 cause of regression"
+    )
     assert len(status["description"]) <= 140
     (run,) = fake_github.check_runs
     assert run["conclusion"] == "failure" and run["head_sha"] == HEAD_SHA

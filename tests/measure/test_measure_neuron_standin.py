@@ -166,11 +166,13 @@ def test_missing_torch_neuronx_is_a_clear_unavailable(monkeypatch: pytest.Monkey
     monkeypatch.setitem(sys.modules, "torch_neuronx", None)  # import raises ImportError
     backend = NeuronBackend()
     assert backend.is_available() is False
-    assert "torch_neuronx cannot be imported" in (backend.unavailable_reason() or "")
+    assert backend.unavailable_reason() == "torch_neuronx: absent (torch_neuronx is not installed)"
     with pytest.raises(BackendUnavailable) as info:
         get_backend("neuron")
     assert info.value.hint == INSTALL_HINT
-    assert "Neuron pip repository" in INSTALL_HINT
+    assert "TorchNeuron" in INSTALL_HINT and "Trn2/Trn3" in INSTALL_HINT
+    assert "XLA-based and cannot be used" in INSTALL_HINT
+    assert "Inferentia" not in INSTALL_HINT and "trn1" not in INSTALL_HINT
 
 
 def test_pypi_placeholder_package_is_a_clear_unavailable(
@@ -203,3 +205,89 @@ def test_release_without_native_profiling_is_unavailable(monkeypatch: pytest.Mon
 def test_auto_never_picks_an_unavailable_neuron(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "torch_neuronx", None)
     assert get_backend("auto").name in ("cuda", "cpu")
+
+
+def _xla_like(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pip/DLAMI torch-neuronx 2.x: imports, has torch_neuronx.experimental, no profiling."""
+    top = types.ModuleType("torch_neuronx")
+    top.__version__ = "2.9.0.2.15.32035"  # type: ignore[attr-defined]
+    top.__path__ = []  # type: ignore[attr-defined]
+    exp = types.ModuleType("torch_neuronx.experimental")
+    monkeypatch.setitem(sys.modules, "torch_neuronx", top)
+    monkeypatch.setitem(sys.modules, "torch_neuronx.experimental", exp)
+    monkeypatch.setitem(sys.modules, "torch_neuronx.profiling", None)
+
+
+def test_xla_torch_neuronx_is_named_and_the_hint_says_what_is_needed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from neuronasv.measure.neuron_build import detect_neuron_build, what_is_needed
+
+    _xla_like(monkeypatch)
+    build = detect_neuron_build()
+    assert build.flavour == "xla" and not build.usable
+    assert build.module_version == "2.9.0.2.15.32035"
+    assert "torch_neuronx.experimental" in build.detail
+    needed = what_is_needed(build) or ""
+    assert needed.startswith("this is the PyTorch/XLA torch-neuronx")
+    assert "TorchNeuron" in needed
+    backend = NeuronBackend()
+    assert backend.is_available() is False
+    assert (backend.unavailable_reason() or "").startswith("torch_neuronx: xla (PyTorch/XLA")
+    assert backend.install_hint() == needed
+    assert backend.describe()["torch_neuronx_flavour"] == "xla"
+
+
+def test_native_build_is_usable_only_with_torch_2_10(monkeypatch: pytest.MonkeyPatch) -> None:
+    import neuronasv.measure.neuron_build as NB
+
+    top = types.ModuleType("torch_neuronx")
+    top.__version__ = "0.1.0"  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "torch_neuronx", top)
+    monkeypatch.setitem(sys.modules, "torch_neuronx.profiling", standin(ConfigWithCorrelation))
+    build = NB.detect_neuron_build()
+    assert build.flavour == "native" and build.torch_ok and build.usable  # torch 2.13 here
+    assert NB.what_is_needed(build) is None
+    monkeypatch.setattr(NB, "_torch_version", lambda: ("2.9.1", False))
+    old = NB.detect_neuron_build()
+    assert old.flavour == "native" and not old.usable
+    assert "needs PyTorch >= 2.10" in (NB.what_is_needed(old) or "")
+
+
+def test_neff_cache_dir_is_passed_where_accepted() -> None:
+    class WithNeff(ConfigWithCorrelation):
+        def __init__(self, *a: Any, neff_cache_dir: str | None = None, **kw: Any) -> None:
+            super().__init__(*a, **kw)
+            self.kwargs["neff_cache_dir"] = neff_cache_dir
+
+    backend = NeuronBackend()
+    kwargs = backend.profiler_kwargs("/tmp/t", profiling=standin(WithNeff))
+    assert kwargs["experimental_config"].kwargs["neff_cache_dir"] == "/tmp/t"
+    # A build without the parameter still gets a config (and no neff_cache_dir).
+    kwargs = backend.profiler_kwargs("/tmp/t", profiling=standin(ConfigWithCorrelation))
+    assert "neff_cache_dir" not in kwargs["experimental_config"].kwargs
+
+
+def test_correlation_is_read_back_and_a_silently_ignored_option_is_not_taken() -> None:
+    class Ignoring:
+        """Takes **kwargs, keeps its own attribute, ignores what it does not know."""
+
+        def __init__(self, **kwargs: Any) -> None:
+            self.kwargs = kwargs
+            self.correlate_device_time = False
+
+    class Keeping:
+        def __init__(self, **kwargs: Any) -> None:
+            self.kwargs = kwargs
+            self.correlate_device_time = kwargs.get("correlate_device_time", False)
+
+    b = NeuronBackend()
+    b.profiler_kwargs("/t", profiling=standin(Ignoring))
+    assert b.correlated is False and b.correlation_read_back == "no"
+    assert "did not take correlate_device_time (read back: no)" in (b.capture_hint() or "")
+    b.profiler_kwargs("/t", profiling=standin(Keeping))
+    assert b.correlated is True and b.correlation_read_back == "yes"
+    b.profiler_kwargs("/t", profiling=standin(KwargsConfigAccepting))
+    # Passed, but the class keeps no attribute to read back: on, and said to be unconfirmed.
+    assert b.correlated is True and b.correlation_read_back == "unknown"
+    assert b.describe()["correlate_device_time_read_back"] == "unknown"

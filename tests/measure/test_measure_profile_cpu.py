@@ -221,7 +221,7 @@ def test_doctor(capsys: pytest.CaptureFixture[str]) -> None:
     assert "[ok]   cpu" in out and "device time = self CPU time" in out
     assert "profiler smoke test: ok" in out
     assert "[--]   neuron  unavailable: torch_neuronx" in out
-    assert "Neuron pip repository" in out
+    assert "needs TorchNeuron" in out
     assert "auto selects: cpu" in out
     for key in FINGERPRINT_KEYS:
         assert re.search(rf"^  {key}\s+\S", out, re.M), key

@@ -77,5 +77,13 @@ class Backend(ABC):
         """What to check when a capture shows no device time (for the CaptureError hint)."""
         return None
 
+    def fallback_cycle(self, trace_dir: str, host: Any) -> Any:
+        """A cycle's stats from the backend's own trace files when ``key_averages()`` held
+        no device time (``host``: the ``CycleStats`` read from it); None = no fallback.
+
+        Neuron reads the ``trace.json`` its exporter wrote (``neuron_trace``).
+        """
+        return None
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} device={self.device!r}>"

@@ -1,25 +1,33 @@
-"""The Neuron backend (Trainium / Inferentia via torch_neuronx and PrivateUse1).
+"""The Neuron backend: Trainium2/3 through TorchNeuron (native torch-neuronx, PrivateUse1).
 
-Follows the documented torch_neuronx profiling API (aws-neuron-sdk, "Capture PyTorch
-profiles with Neuron Explorer")::
+Needs *TorchNeuron*, the PyTorch-native torch-neuronx (PyTorch >= 2.10, Trn2/Trn3, a closed
+beta as of Neuron SDK 2.32). The pip/DLAMI torch-neuronx 2.x is PyTorch/XLA-based, has no
+``torch_neuronx.profiling`` and no ``neuron`` device, and is reported as such
+(:mod:`neuronasv.measure.neuron_build`); trn1 and Inferentia are not supported.
+
+Follows the documented profiling API (aws-neuron-sdk
+``tools/neuron-explorer/how-to-profile-workload.rst``)::
 
     from torch_neuronx.profiling import NeuronConfig, ProfileMode, NeuronProfiler
     cfg = NeuronConfig(modes=[ProfileMode.DEVICE, ProfileMode.RUNTIME],
-                       profile_output_dir=..., capture_enabled_for_nc="0",
-                       correlate_device_time=True)   # only where NeuronConfig accepts it
+                       profile_output_dir=DIR, neff_cache_dir=DIR,
+                       capture_enabled_for_nc="0",
+                       correlate_device_time=True)   # undocumented: only where accepted
     torch.profiler.profile(activities=[CPU, PrivateUse1], experimental_config=cfg,
                            on_trace_ready=NeuronProfiler(cfg).export_trace)
 
-``correlate_device_time`` is what puts NeuronCore time into ``key_averages()``; it appears
-in user code but not in every release's docs, so it is feature-detected (signature first,
-then ``TypeError``). Without it a capture may show zero device time, which the profiling
-core reports as a failed capture.
+``correlate_device_time`` is in no public doc (one third-party script uses it); it is
+feature-detected (signature first, then ``TypeError``) and read back from the built config,
+so a build that silently ignores it is reported as "not taken". When ``key_averages()``
+carries no device time the profiling core falls back to the ``trace.json`` the exporter
+writes (:mod:`neuronasv.measure.neuron_trace`) instead of failing every sample.
+``neff_cache_dir`` (documented) makes the NEFFs land beside the NTFFs, so Neuron Explorer
+can open the trace folder. Files land in ``DIR/<instance-id>_pid_<pid>/<timestamp>/``.
 
-torch_neuronx is never a dependency: it comes from the Neuron pip repository or the Neuron
-DLAMI venv. The package named ``torch-neuronx`` on PyPI is a placeholder whose import
-raises ``ImportError``; both cases make this backend unavailable with a hint, never a
-traceback. Nothing here is verified on Trainium hardware from this repository's CI; the
-configuration logic is tested with a stand-in module (``@pytest.mark.standin``).
+torch_neuronx is never a dependency. Nothing here is verified on Trainium hardware from
+this repository's CI; the configuration logic is tested with stand-in modules
+(``@pytest.mark.standin``), and ``neuronasv neuron-check`` checks every assumption on a
+real host.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from neuronasv.errors import BackendUnavailable, UsageError
 from neuronasv.measure.backends.base import Backend
+from neuronasv.measure.neuron_build import NATIVE_HINT, detect_neuron_build, what_is_needed
 
 if TYPE_CHECKING:
     from torch.profiler import ProfilerActivity
@@ -52,31 +61,22 @@ DEFAULT_MODES: tuple[str, ...] = ("DEVICE", "RUNTIME")
 #: ~5 GB of HBM on Trn2) or ``DEVICE,RUNTIME,CPU_UTIL``.
 MODES_ENV = "NEURONASV_NEURON_MODES"
 
-INSTALL_HINT = (
-    "torch-neuronx comes from the Neuron pip repository, not PyPI (the PyPI package of that"
-    " name is a placeholder that raises ImportError): use the PyTorch venv of the AWS Neuron"
-    " DLAMI, or `pip install torch-neuronx neuronx-cc --extra-index-url"
-    " https://pip.repos.neuron.amazonaws.com` on a Trainium/Inferentia host"
-)
+INSTALL_HINT = NATIVE_HINT
 
 
 def import_neuron_profiling() -> tuple[ModuleType | None, str | None]:
-    """Import ``torch_neuronx.profiling``; return ``(module, None)`` or ``(None, reason)``."""
+    """Import ``torch_neuronx.profiling``; return ``(module, None)`` or ``(None, reason)``.
+
+    The reason names the torch-neuronx flavour found (XLA, placeholder, absent, ...) and
+    what the backend needs instead (:func:`neuron_build.what_is_needed`).
+    """
+    build = detect_neuron_build()
+    if not build.usable:
+        return None, f"torch_neuronx: {build.flavour} ({build.detail})"
     try:
-        importlib.import_module("torch_neuronx")
         module = importlib.import_module("torch_neuronx.profiling")
-    except ImportError as exc:
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return None, f"torch_neuronx cannot be imported ({text})"
-    except Exception as exc:  # a broken install must read as "unavailable", not crash
-        return None, f"importing torch_neuronx failed: {type(exc).__name__}: {exc}"
-    needed = ("NeuronConfig", "ProfileMode", "NeuronProfiler")
-    missing = [n for n in needed if not hasattr(module, n)]
-    if missing:
-        return None, (
-            "torch_neuronx.profiling lacks " + ", ".join(missing)
-            + " (a torch_neuronx release without native PyTorch profiling)"
-        )
+    except Exception as exc:  # detect imported it once; a second failure is a broken install
+        return None, f"importing torch_neuronx.profiling failed: {type(exc).__name__}: {exc}"
     return module, None
 
 
@@ -93,6 +93,42 @@ def _accepts_kwarg(callable_: Any, name: str) -> bool | None:
     return False
 
 
+def read_back(cfg: Any, name: str) -> str:
+    """Whether ``cfg`` holds option ``name`` as set: ``yes``, ``no`` or ``unknown``.
+
+    A config class that takes ``**kwargs`` may drop an option it does not know; reading
+    the attribute back tells "taken" from "silently ignored" where the class keeps it.
+    """
+    for holder in (cfg, getattr(cfg, "__dict__", {})):
+        value = holder.get(name, _MISSING) if isinstance(holder, dict) else getattr(
+            holder, name, _MISSING
+        )
+        if value is not _MISSING:
+            return "yes" if value else "no"
+    return "unknown"
+
+
+_MISSING = object()
+
+
+def _try_optional(
+    config_cls: Any, kwargs: dict[str, Any], optional: dict[str, Any]
+) -> tuple[Any, set[str]]:
+    """Build ``config_cls(**kwargs, **optional)``, dropping optional keywords it rejects."""
+    extra = {k: v for k, v in optional.items() if _accepts_kwarg(config_cls, k) is not False}
+    sure = {k for k in extra if _accepts_kwarg(config_cls, k) is True}
+    while True:
+        try:
+            return config_cls(**kwargs, **extra), set(extra)
+        except TypeError as exc:
+            # Only an unknown-keyword TypeError means "not supported"; anything else is real.
+            rejected = [k for k in extra if k not in sure and k in str(exc)]
+            if not rejected:
+                raise
+            for k in rejected:
+                del extra[k]
+
+
 def build_neuron_config(
     profiling: ModuleType,
     *,
@@ -100,15 +136,22 @@ def build_neuron_config(
     modes: Sequence[str] = DEFAULT_MODES,
     capture_enabled_for_nc: str = "0",
     max_events_per_nc: int | None = None,
+    neff_cache_dir: str | None = None,
 ) -> tuple[Any, bool]:
     """Build a ``NeuronConfig``; return it and whether device-time correlation is on.
 
+    ``correlate_device_time`` (undocumented) and ``neff_cache_dir`` (documented, but not in
+    every build) are passed only where the class accepts them (signature, then
+    ``TypeError``). Correlation counts as on when it was passed and not read back as off
+    (:func:`read_back`).
+
     Args:
         profiling: the ``torch_neuronx.profiling`` module (or a stand-in in tests).
-        output_dir: ``profile_output_dir`` (``.neff``, ``.ntff``, ``trace.json``, ...).
+        output_dir: ``profile_output_dir`` (``.ntff``, ``trace.json``, ...).
         modes: ``ProfileMode`` member names, e.g. ``("DEVICE", "RUNTIME")``.
         capture_enabled_for_nc: NeuronCores to capture, as the API's string (``"0"``).
         max_events_per_nc: optional cap on recorded events per NeuronCore.
+        neff_cache_dir: where the NEFFs go (the trace folder, so Neuron Explorer finds them).
 
     Raises:
         UsageError: an unknown mode name.
@@ -130,16 +173,14 @@ def build_neuron_config(
     }
     if max_events_per_nc is not None:
         kwargs["max_events_per_nc"] = max_events_per_nc
-    config_cls = profiling.NeuronConfig
-    accepts = _accepts_kwarg(config_cls, "correlate_device_time")
-    if accepts is not False:
-        try:
-            return config_cls(**kwargs, correlate_device_time=True), True
-        except TypeError as exc:
-            # Only an unknown-keyword TypeError means "not supported"; anything else is real.
-            if accepts is True or "correlate_device_time" not in str(exc):
-                raise
-    return config_cls(**kwargs), False
+    optional: dict[str, Any] = {"correlate_device_time": True}
+    if neff_cache_dir is not None:
+        optional["neff_cache_dir"] = neff_cache_dir
+    cfg, passed = _try_optional(profiling.NeuronConfig, kwargs, optional)
+    correlated = "correlate_device_time" in passed and read_back(
+        cfg, "correlate_device_time"
+    ) != "no"
+    return cfg, correlated
 
 
 def _modes_from_env() -> tuple[str, ...]:
@@ -168,7 +209,14 @@ class NeuronBackend(Backend):
         self.capture_enabled_for_nc = capture_enabled_for_nc
         self.max_events_per_nc = max_events_per_nc
         self.correlated: bool | None = None  # known after the first NeuronConfig is built
+        #: ``yes``/``no``/``unknown``: correlate_device_time read back from the config;
+        #: ``not passed`` when the class does not take it.
+        self.correlation_read_back: str | None = None
+        #: Where device time came from in the last capture: ``key_averages`` or
+        #: ``trace.json`` (the fallback), None before any.
+        self.device_time_source: str | None = None
         self._probe: tuple[ModuleType | None, str | None] | None = None
+        self._seen_traces: set[str] = set()
 
     # -- availability -------------------------------------------------------------------
     def _profiling_module(self) -> tuple[ModuleType | None, str | None]:
@@ -216,8 +264,8 @@ class NeuronBackend(Backend):
         if reason is None:
             return None
         if module is None:
-            return INSTALL_HINT
-        return "run on a Trainium/Inferentia instance; `neuron-ls` must list the devices"
+            return what_is_needed(detect_neuron_build()) or INSTALL_HINT
+        return "run on a Trn2/Trn3 instance; `neuron-ls` must list the devices"
 
     def _require(self) -> ModuleType:
         module, reason = self._profiling_module()
@@ -247,7 +295,10 @@ class NeuronBackend(Backend):
             modes=self.modes,
             capture_enabled_for_nc=self.capture_enabled_for_nc,
             max_events_per_nc=self.max_events_per_nc,
+            neff_cache_dir=output_dir,
         )
+        back = read_back(cfg, "correlate_device_time")
+        self.correlation_read_back = back if self.correlated or back == "no" else "not passed"
         return cfg
 
     def profiler_kwargs(
@@ -268,16 +319,30 @@ class NeuronBackend(Backend):
 
     def capture_hint(self) -> str | None:
         """Why a capture may show no device time, for the CaptureError hint."""
+        fallback = (
+            "; the trace.json fallback found no device events either"
+            " (run `neuronasv neuron-check` for a report)"
+        )
         if self.correlated is False:
             return (
-                "this torch_neuronx's NeuronConfig has no correlate_device_time, so NeuronCore"
-                " time cannot reach key_averages(); upgrade torch-neuronx"
+                "this torch_neuronx's NeuronConfig did not take correlate_device_time"
+                f" (read back: {self.correlation_read_back}), so NeuronCore time cannot reach"
+                " key_averages()" + fallback
             )
         return (
             "check that ProfileMode.DEVICE is among the modes"
             f" ({MODES_ENV}={','.join(self.modes)}) and that capture_enabled_for_nc"
-            f"={self.capture_enabled_for_nc!r} is the core the workload ran on"
+            f"={self.capture_enabled_for_nc!r} is the core the workload ran on" + fallback
         )
+
+    def fallback_cycle(self, trace_dir: str, host: Any) -> Any:
+        """Device time from the exported ``trace.json`` when ``key_averages()`` had none."""
+        from neuronasv.measure.neuron_trace import cycle_from_new_traces
+
+        stats = cycle_from_new_traces(trace_dir, host, seen=self._seen_traces)
+        if stats is not None:
+            self.device_time_source = "trace.json"
+        return stats
 
     def describe(self) -> dict[str, str]:
         import torch
@@ -288,9 +353,11 @@ class NeuronBackend(Backend):
             "neuron_modes": ",".join(self.modes),
             "capture_enabled_for_nc": self.capture_enabled_for_nc,
             "correlate_device_time": {None: "unknown", True: "yes", False: "no"}[self.correlated],
+            "correlate_device_time_read_back": self.correlation_read_back or "unknown",
+            "device_time_source": self.device_time_source or "unknown",
         }
-        module, _ = self._profiling_module()
-        if module is not None:
-            top = importlib.import_module("torch_neuronx")
-            info["torch_neuronx"] = str(getattr(top, "__version__", "unknown"))
+        build = detect_neuron_build()
+        info["torch_neuronx_flavour"] = build.flavour
+        if build.module_version != "none":
+            info["torch_neuronx"] = build.module_version
         return info

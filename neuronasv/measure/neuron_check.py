@@ -1,0 +1,405 @@
+"""``neuronasv doctor --neuron-check``: every Neuron assumption checked on the host it runs on.
+
+The neuron backend was written from the public Neuron sources without hardware
+(``shared/research/neuron-api-audit.md``). This runs each assumption on a real Trn2/Trn3
+host and writes a report a maintainer can act on (``neuron-check.md`` +
+``neuron-check.json``): per check a status (``pass``, ``warn``, ``fail``, ``skip``), what was
+found, and what to do. On a host without TorchNeuron the first check fails with what is
+needed and the device checks are skipped, so it is also safe to run anywhere.
+
+Checks, in order:
+
+1. ``build`` — native TorchNeuron vs the PyTorch/XLA torch-neuronx, torch >= 2.10;
+2. ``profiling_api`` — ``NeuronConfig``/``ProfileMode``/``NeuronProfiler``, the DEVICE and
+   RUNTIME modes;
+3. ``config_options`` — ``correlate_device_time`` and ``neff_cache_dir`` accepted, and
+   read back from the built config;
+4. ``environment`` — ``NEURON_RT_INSPECT_ENABLE`` unset (it conflicts with torch.profiler),
+   ``NEURON_LOGICAL_NC_CONFIG`` vs the instance type, the LNC the NKI kernel will use;
+5. ``versions`` — Neuron runtime, driver, ``nki``, ``neuronx-cc``;
+6. ``device`` — PrivateUse1 named ``neuron``, ``torch.neuron`` sees a NeuronCore;
+7. ``compile_backend`` — ``torch.compile(backend="neuron")`` is registered;
+8. ``capture`` — ``rmsnorm.naive`` profiled: device time in ``key_averages()`` or only
+   through the ``trace.json`` fallback, per-op table;
+9. ``trace_folder`` — the real nesting under the trace folder, ``.ntff``/``.neff``/
+   ``trace.json`` present, the chrome-trace categories (for ``neuron_trace``);
+10. ``nki`` — the NKI kernel imports, runs, and matches ``torch.rms_norm``.
+
+Tested against stand-ins (``@pytest.mark.standin``); its purpose is the real host.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Check", "NeuronCheckReport", "render_markdown", "run_neuron_check", "write_report"]
+
+STATUSES = ("pass", "warn", "fail", "skip")
+
+
+@dataclass
+class Check:
+    """One assumption: its status, what was found, what to do."""
+
+    name: str
+    status: str
+    found: str
+    action: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "status": self.status,
+            "found": self.found,
+            "action": self.action,
+            "data": self.data,
+        }
+
+
+@dataclass
+class NeuronCheckReport:
+    checks: list[Check]
+    host: dict[str, str]
+
+    @property
+    def failed(self) -> list[Check]:
+        return [c for c in self.checks if c.status == "fail"]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": "neuronasv.neuron-check",
+            "schema_version": 1,
+            "host": self.host,
+            "checks": [c.to_json() for c in self.checks],
+            "failed": [c.name for c in self.failed],
+        }
+
+
+def _guard(name: str, fn: Callable[[], Check]) -> Check:
+    try:
+        return fn()
+    except Exception as exc:  # a crashing check is a finding, not the end of the report
+        tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        return Check(name, "fail", f"the check itself raised: {tb}", "report this output")
+
+
+def _tree(root: str, limit: int = 60) -> list[str]:
+    out = []
+    for dirpath, dirs, files in os.walk(root):
+        dirs.sort()
+        rel = os.path.relpath(dirpath, root)
+        for f in sorted(files):
+            out.append(os.path.normpath(os.path.join(rel, f)))
+            if len(out) >= limit:
+                return [*out, "..."]
+    return out
+
+
+def run_neuron_check(
+    out_dir: str,
+    *,
+    workload: str = "rmsnorm.naive",
+    samples: int = 3,
+) -> NeuronCheckReport:
+    """Run every check; ``out_dir`` receives the trace folder of the capture."""
+    from neuronasv.measure.backends.neuron import (
+        DEFAULT_MODES,
+        NeuronBackend,
+        build_neuron_config,
+        read_back,
+    )
+    from neuronasv.measure.fingerprint import (
+        _dist_version,
+        _neuron_driver,
+        _neuron_runtime,
+        _run,
+        host_id,
+        instance_type,
+    )
+    from neuronasv.measure.neuron_build import detect_neuron_build, what_is_needed
+    from neuronasv.measure.workloads import nki_rmsnorm as nki_mod
+
+    checks: list[Check] = []
+    build = detect_neuron_build()
+    checks.append(
+        Check(
+            "build",
+            "pass" if build.usable else "fail",
+            f"torch-neuronx {build.version} ({build.flavour}): {build.detail}; torch {build.torch}",
+            what_is_needed(build) or "",
+            build.to_json(),
+        )
+    )
+    profiling: Any = None
+
+    def api() -> Check:
+        nonlocal profiling
+        if not build.usable:
+            return Check("profiling_api", "skip", "no native TorchNeuron", "fix `build` first")
+        import importlib
+
+        profiling = importlib.import_module("torch_neuronx.profiling")
+        modes = [m for m in dir(profiling.ProfileMode) if m.isupper()]
+        missing = [m for m in DEFAULT_MODES if m not in modes]
+        return Check(
+            "profiling_api",
+            "fail" if missing else "pass",
+            f"ProfileMode members: {', '.join(modes) or 'none'}",
+            f"ProfileMode lacks {', '.join(missing)}: set NEURONASV_NEURON_MODES"
+            if missing
+            else "",
+            {"modes": modes},
+        )
+
+    checks.append(_guard("profiling_api", api))
+
+    def options() -> Check:
+        if profiling is None:
+            return Check("config_options", "skip", "no profiling module", "fix `build` first")
+        probe = os.path.join(out_dir, "config-probe")
+        cfg, correlated = build_neuron_config(profiling, output_dir=probe, neff_cache_dir=probe)
+        back = read_back(cfg, "correlate_device_time")
+        neff = read_back(cfg, "neff_cache_dir")
+        found = (
+            f"correlate_device_time passed: {correlated} (read back: {back});"
+            f" neff_cache_dir read back: {neff}"
+        )
+        action = ""
+        status = "pass"
+        if not correlated:
+            status = "warn"
+            action = (
+                "device time must come from the trace.json fallback; check `capture` and"
+                " `trace_folder`"
+            )
+        elif back == "unknown":
+            status = "warn"
+            action = "the option cannot be read back: `capture` shows whether it worked"
+        return Check("config_options", status, found, action, {"read_back": back, "neff": neff})
+
+    checks.append(_guard("config_options", options))
+
+    inst = instance_type() or "unknown"
+    lnc_env = os.environ.get(nki_mod.LNC_ENV)
+    env_problems = []
+    if os.environ.get("NEURON_RT_INSPECT_ENABLE"):
+        env_problems.append(
+            "NEURON_RT_INSPECT_ENABLE is set: it conflicts with torch.profiler"
+            " (environment-variables.rst); unset it for neuronasv runs"
+        )
+    try:
+        lnc = nki_mod.launch_lnc()
+    except ValueError as exc:
+        lnc = 0
+        env_problems.append(str(exc))
+    if not inst.lower().startswith(("trn2", "trn3")):
+        env_problems.append(f"instance type {inst!r}: TorchNeuron targets Trn2/Trn3 only")
+    checks.append(
+        Check(
+            "environment",
+            "warn" if env_problems else "pass",
+            f"instance {inst}; {nki_mod.LNC_ENV}={lnc_env or '(unset)'}; NKI launch LNC {lnc}",
+            "; ".join(env_problems),
+            {"instance_type": inst, "lnc_env": lnc_env, "lnc": lnc},
+        )
+    )
+    versions = {
+        "neuron_runtime": _neuron_runtime(_run) or "none",
+        "driver": _neuron_driver() or "none",
+        "nki": _dist_version("nki"),
+        "neuronx_cc": _dist_version("neuronx-cc", "neuronx_cc"),
+        "torch_neuronx": build.version,
+    }
+    missing_v = [k for k, v in versions.items() if v == "none"]
+    checks.append(
+        Check(
+            "versions",
+            "warn" if missing_v else "pass",
+            ", ".join(f"{k} {v}" for k, v in versions.items()),
+            f"not found: {', '.join(missing_v)} (recorded as 'none' in the fingerprint)"
+            if missing_v
+            else "",
+            versions,
+        )
+    )
+
+    backend = NeuronBackend()
+    device_ok = False
+
+    def device() -> Check:
+        nonlocal device_ok
+        if not build.usable:
+            return Check("device", "skip", "no native TorchNeuron", "fix `build` first")
+        reason = backend.unavailable_reason()
+        device_ok = reason is None
+        return Check(
+            "device",
+            "pass" if device_ok else "fail",
+            "a NeuronCore is visible" if device_ok else str(reason),
+            "" if device_ok else (backend.install_hint() or ""),
+        )
+
+    checks.append(_guard("device", device))
+
+    def compile_backend() -> Check:
+        if not build.usable:
+            return Check("compile_backend", "skip", "no native TorchNeuron", "fix `build` first")
+        import torch
+
+        names = torch._dynamo.list_backends()
+        ok = "neuron" in names
+        return Check(
+            "compile_backend",
+            "pass" if ok else "fail",
+            f"torch.compile backends: {', '.join(sorted(names))}",
+            "" if ok else "rmsnorm.compiled and transformer compiled variants will fail",
+        )
+
+    checks.append(_guard("compile_backend", compile_backend))
+
+    trace_root = os.path.join(out_dir, "traces")
+
+    def capture() -> Check:
+        if not device_ok:
+            return Check("capture", "skip", "no usable neuron device", "fix `device` first")
+        from neuronasv.measure.profiling import profile_workload
+        from neuronasv.measure.workloads import get
+
+        p = profile_workload(
+            get(workload),
+            backend,
+            shape="4x512",
+            dtype="bfloat16",
+            samples=samples,
+            trace_dir=trace_root,
+            roofline=False,
+        )
+        src = backend.device_time_source or "key_averages"
+        ops = {o.op: round(sorted(o.self_device_time_us)[len(o.self_device_time_us) // 2], 3)
+               for o in p.ops}  # fmt: skip
+        total = sorted(p.device_time_us)[len(p.device_time_us) // 2]
+        return Check(
+            "capture",
+            "pass" if src == "key_averages" else "warn",
+            f"{workload} 4x512 bf16: device time from {src};"
+            f" {len(p.ops)} ops; median total {total:.2f} µs",
+            ""
+            if src == "key_averages"
+            else "key_averages() held no device time; the trace.json fallback supplied it",
+            {"source": src, "ops_us": ops, "trace_files": list(p.trace_files)},
+        )
+
+    checks.append(_guard("capture", capture))
+
+    def trace_folder() -> Check:
+        if not os.path.isdir(trace_root):
+            return Check("trace_folder", "skip", "no capture ran", "")
+        from neuronasv.measure.neuron_trace import find_traces, summarise_categories
+
+        files = _tree(trace_root)
+        kinds = {ext: sum(1 for f in files if f.endswith(ext)) for ext in (".ntff", ".neff")}
+        traces = [p for p, _, _ in find_traces(trace_root)]
+        cats = summarise_categories(traces)
+        problems = [f"no {ext} file" for ext, n in kinds.items() if n == 0]
+        if not traces:
+            problems.append("no trace.json")
+        return Check(
+            "trace_folder",
+            "warn" if problems else "pass",
+            f"{len(files)} files; {kinds['.ntff']} .ntff, {kinds['.neff']} .neff,"
+            f" {len(traces)} trace.json; categories: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(cats.items())),
+            "; ".join(problems)
+            + (
+                "; update docs/backends.md 'trace folder' and neuron_trace.DEVICE_CATEGORIES"
+                " from data.files/data.categories"
+                if problems
+                else ""
+            ),
+            {"files": files, "categories": cats},
+        )
+
+    checks.append(_guard("trace_folder", trace_folder))
+
+    def nki() -> Check:
+        api_or_reason = nki_mod.import_nki()
+        if isinstance(api_or_reason, str):
+            return Check("nki", "fail" if build.usable else "skip", api_or_reason,
+                         "install the nki package that matches TorchNeuron")  # fmt: skip
+        if not device_ok:
+            return Check("nki", "skip", "NKI imports; no device to run it", "fix `device` first")
+        import torch
+
+        from neuronasv.measure.workloads.rmsnorm import make_inputs
+
+        step = nki_mod.NKI.build((4, 512), torch.float32, "neuron", 0)
+        got: Any = step()
+        x, w = make_inputs((4, 512), torch.float32, "neuron", 0)
+        ref = torch.rms_norm(x, (512,), w, nki_mod.EPS)
+        err = float((got.float() - ref.float()).abs().max().cpu())
+        ok = err < 1e-3
+        return Check(
+            "nki",
+            "pass" if ok else "fail",
+            f"rmsnorm.nki vs torch.rms_norm, 4x512 float32: max |diff| {err:.2e}"
+            f" (LNC {nki_mod.launch_lnc()})",
+            "" if ok else "the kernel computes something else: check the tiling",
+        )
+
+    checks.append(_guard("nki", nki))
+    host = {
+        "host": host_id(),
+        "instance_type": inst,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }
+    return NeuronCheckReport(checks=checks, host=host)
+
+
+_ICON = {"pass": "✅", "warn": "⚠️", "fail": "❌", "skip": "⏭️"}
+
+
+def render_markdown(report: NeuronCheckReport) -> str:
+    """The maintainer's report: a table of checks, then what to do."""
+    lines = [
+        "# neuronasv neuron-check",
+        "",
+        " · ".join(f"{k} `{v}`" for k, v in report.host.items()),
+        "",
+        "| check | status | found |",
+        "|---|---|---|",
+    ]
+    for c in report.checks:
+        found = c.found.replace("|", "\\|").replace("\n", " ")
+        lines.append(f"| `{c.name}` | {_ICON.get(c.status, '')} {c.status} | {found} |")
+    todo = [c for c in report.checks if c.action and c.status in ("fail", "warn")]
+    if todo:
+        lines += ["", "## What to do", ""]
+        lines += [f"- **{c.name}** ({c.status}): {c.action}" for c in todo]
+    lines += [
+        "",
+        "Attach `neuron-check.json` (it holds the op table, the trace-folder listing and the"
+        " trace categories) to an issue so the backend can be fixed from real data.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_report(report: NeuronCheckReport, out_dir: str) -> tuple[str, str]:
+    """Write ``neuron-check.md`` and ``neuron-check.json`` into ``out_dir``."""
+    os.makedirs(out_dir, exist_ok=True)
+    md = os.path.join(out_dir, "neuron-check.md")
+    js = os.path.join(out_dir, "neuron-check.json")
+    with open(md, "w", encoding="utf-8") as fh:
+        fh.write(render_markdown(report))
+    with open(js, "w", encoding="utf-8") as fh:
+        json.dump(report.to_json(), fh, indent=2, sort_keys=True)
+        fh.write("\n")
+    return md, js

@@ -1,0 +1,110 @@
+"""``neuronasv doctor --neuron-check`` against stand-ins (a real host is what it is for).
+
+Run as a user runs it (subprocess), with stand-in ``torch_neuronx`` packages on
+``PYTHONPATH``: absent, the PyTorch/XLA flavour, and a native TorchNeuron without a device.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.standin
+
+ROOT = Path(__file__).resolve().parents[2]
+
+NATIVE_PROFILING = """
+import enum
+class ProfileMode(enum.Enum):
+    DEVICE = "device"
+    RUNTIME = "runtime"
+class NeuronConfig:
+    def __init__(self, modes, profile_output_dir, capture_enabled_for_nc="0",
+                 max_events_per_nc=None, neff_cache_dir=None, **kwargs):
+        self.neff_cache_dir = neff_cache_dir
+        self.correlate_device_time = False  # takes the keyword, ignores it
+class NeuronProfiler:
+    def __init__(self, cfg):
+        self.cfg = cfg
+    def export_trace(self, prof):
+        pass
+"""
+
+
+def _check(tmp_path: Path, pkg: dict[str, str] | None) -> tuple[int, dict, str, str]:
+    site = tmp_path / "site"
+    if pkg is not None:
+        for rel, text in pkg.items():
+            f = site / rel
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_text(textwrap.dedent(text))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+    env.pop("NEURON_RT_INSPECT_ENABLE", None)
+    out = tmp_path / "report"
+    r = subprocess.run(
+        [sys.executable, "-m", "neuronasv", "doctor", "--neuron-check", "--out", str(out)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    data = json.loads((out / "neuron-check.json").read_text())
+    md = (out / "neuron-check.md").read_text()
+    return r.returncode, data, md, r.stderr
+
+
+def _status(data: dict) -> dict[str, str]:
+    return {c["name"]: c["status"] for c in data["checks"]}
+
+
+def test_absent_says_what_is_needed(tmp_path: Path) -> None:
+    rc, data, md, err = _check(tmp_path, None)
+    assert rc == 3 and "neuron backend not ready here: 1 check(s) failed (build)" in err
+    st = _status(data)
+    assert st["build"] == "fail" and st["device"] == "skip" and st["capture"] == "skip"
+    assert data["failed"] == ["build"]
+    assert "needs TorchNeuron" in data["checks"][0]["action"]
+    assert md.startswith("# neuronasv neuron-check") and "## What to do" in md
+
+
+def test_xla_flavour_is_named(tmp_path: Path) -> None:
+    rc, data, _md, _ = _check(
+        tmp_path,
+        {
+            "torch_neuronx/__init__.py": "__version__ = '2.9.0'\n",
+            "torch_neuronx/experimental/__init__.py": "",
+        },
+    )
+    assert rc == 3
+    build = data["checks"][0]
+    assert build["data"]["flavour"] == "xla"
+    assert build["action"].startswith("this is the PyTorch/XLA torch-neuronx")
+
+
+def test_native_without_a_device_reaches_the_device_checks(tmp_path: Path) -> None:
+    rc, data, _md, _err = _check(
+        tmp_path,
+        {
+            "torch_neuronx/__init__.py": "__version__ = '0.1.0'\n",
+            "torch_neuronx/profiling.py": NATIVE_PROFILING,
+        },
+    )
+    st = _status(data)
+    assert st["build"] == "pass" and st["profiling_api"] == "pass"
+    opts = next(c for c in data["checks"] if c["name"] == "config_options")
+    # The stand-in takes correlate_device_time and drops it: read back, not trusted.
+    assert opts["status"] == "warn" and "read back: no" in opts["found"]
+    assert opts["data"]["neff"] == "yes"
+    assert st["device"] == "fail" and "torch.neuron is missing" in json.dumps(data)
+    assert st["compile_backend"] == "fail"
+    assert st["nki"] == "fail"  # TorchNeuron without torch_neuronx.nki / nki_op
+    assert st["capture"] == "skip"
+    assert rc == 3 and set(data["failed"]) == {"device", "compile_backend", "nki"}
