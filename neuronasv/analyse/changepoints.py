@@ -40,7 +40,10 @@ from neuronasv.analyse.acks import Acknowledgement, match_ack
 from neuronasv.analyse.pairwise import env_changes
 from neuronasv.model import ChangePoint, FindingsDocument, History, RunRef
 
-__all__ = ["CPSettings", "RawChange", "detect", "detect_history", "energy_split"]
+__all__ = ["MIN_POINTS", "CPSettings", "RawChange", "detect", "detect_history", "energy_split"]
+
+#: Fewer points than this and :func:`detect` does not run (two a side for the t-test).
+MIN_POINTS = 4
 
 
 @dataclass(frozen=True)
@@ -160,7 +163,7 @@ def detect(values: Sequence[float], settings: CPSettings = CPSettings()) -> list
     """
     x = np.asarray(values, dtype=float)
     n = x.size
-    if n < 4:
+    if n < MIN_POINTS:
         return []
     w = max(8, settings.window)
     cands: set[int] = set()

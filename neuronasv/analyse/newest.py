@@ -1,0 +1,305 @@
+"""The newest commit's state, one rule for every view (pure, no I/O).
+
+Change points need several commits on each side of a shift, so they can never judge the
+newest commit: a shift there has one point after it. Until a shift is old enough for the
+change-point detector, its only evidence is the comparison of the newest commit with its
+parent — the same :func:`neuronasv.analyse.pairwise.compare` a PR comment is made of
+(and, after ``neuronasv confirm``, that comment's own document). So:
+
+* :func:`check_newest` compares the newest measured commit of a machine with its parent
+  (or takes a compare/confirm document for exactly that pair, with its confirmations);
+* :func:`regressions_document` puts that comparison into the history document of
+  ``neuronasv regressions`` (``base`` = parent, ``head`` = newest, ``findings``), next to
+  the change points and a :class:`Coverage` that says whether the detector could run at
+  all ("too few commits for change points (have 2, need 4)");
+* :func:`series_state` turns a series' change points and its newest finding into the one
+  state the site, the regressions table and the feeds show.
+
+States, most severe first (:data:`STATES`): ``regression`` (an open, unacknowledged
+change-point regression), ``confirmed`` (the newest commit regressed against its parent
+and an interleaved re-measurement confirmed it), ``suspect`` (it regressed against its
+parent, not re-measured), ``failed`` (the benchmark failed at the newest commit),
+``acknowledged``, ``improved`` (latest change point an improvement, or a confirmed
+improvement at the newest commit), ``ok``. Noise is not a state: it is a level shown
+beside the state.
+
+Only ``Finding.series``, ``verdict``, ``confirmed``, ``ratio`` and ``acknowledged`` of the
+comparison are read here, so how ``compare`` reaches its verdicts can change freely.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from neuronasv.analyse.acks import Acknowledgement
+from neuronasv.analyse.changepoints import MIN_POINTS, CPSettings, detect_history
+from neuronasv.analyse.pairwise import Settings, compare
+from neuronasv.errors import UsageError
+from neuronasv.model import ChangePoint, Finding, FindingsDocument, History
+
+__all__ = [
+    "ALARMS",
+    "STATES",
+    "Coverage",
+    "NewestCheck",
+    "change_text",
+    "check_newest",
+    "coverage_of",
+    "measured_commits",
+    "newest_pair",
+    "newest_state",
+    "regressions_document",
+    "series_state",
+]
+
+STATES = ("regression", "confirmed", "suspect", "failed", "acknowledged", "improved", "ok")
+#: States someone has to act on (the index's "regressions only" filter, the text summary).
+ALARMS = frozenset({"regression", "confirmed", "suspect"})
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Whether the change-point detector could run on one machine's history.
+
+    Attributes:
+        machine: asv machine name.
+        commits: commits with results on that machine.
+        need: the fewest points the detector needs (:data:`changepoints.MIN_POINTS`).
+    """
+
+    machine: str
+    commits: int
+    need: int = MIN_POINTS
+
+    @property
+    def ran(self) -> bool:
+        return self.commits >= self.need
+
+    @property
+    def sentence(self) -> str:
+        if self.ran:
+            return f"change points over {self.commits} commits"
+        return f"too few commits for change points (have {self.commits}, need {self.need})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "machine": self.machine,
+            "commits": self.commits,
+            "need": self.need,
+            "ran": self.ran,
+            "note": self.sentence,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Coverage | None:
+        if not isinstance(data, Mapping):
+            return None
+        try:
+            return cls(str(data["machine"]), int(data["commits"]), int(data["need"]))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+def coverage_of(doc: FindingsDocument) -> list[Coverage]:
+    """The coverage recorded in a history document's settings (empty for older documents)."""
+    raw = doc.settings.get("coverage")
+    if not isinstance(raw, list):
+        return []
+    return [c for c in (Coverage.from_json(x) for x in raw) if c is not None]
+
+
+def measured_commits(history: History, machine: str) -> list[str]:
+    """Commits with at least one value on ``machine``, in the history's commit order."""
+    have: set[str] = set()
+    for s in history.series:
+        if s.machine == machine:
+            have.update(p.commit for p in s.points if p.value is not None)
+    return [c for c in history.commits if c in have]
+
+
+def newest_pair(
+    history: History, machine: str, ancestors: Sequence[str] | None = None
+) -> tuple[str, str] | None:
+    """``(parent, newest)`` on ``machine``; None with fewer than two measured commits.
+
+    ``newest`` is the last measured commit in the history's order. ``parent`` is the first
+    of ``ancestors`` (newest's first-parent chain from git, nearest first) that was
+    measured there; without ``ancestors``, or when none of them was measured, the
+    measured commit just before ``newest`` in the history's order.
+    """
+    commits = measured_commits(history, machine)
+    if len(commits) < 2:
+        return None
+    newest = commits[-1]
+    measured = set(commits[:-1])
+    for c in ancestors or ():
+        if c != newest and c in measured:
+            return c, newest
+    return commits[-2], newest
+
+
+@dataclass(frozen=True)
+class NewestCheck:
+    """The newest commit against its parent on one machine.
+
+    Attributes:
+        doc: the compare document (mode ``compare``; base = parent, head = newest).
+        source: ``compare`` (computed here: not re-measured) or ``report`` (the given
+            compare/confirm document for this pair, confirmations included).
+    """
+
+    doc: FindingsDocument
+    source: str
+
+    @property
+    def confirmed_run(self) -> bool:
+        """True when the findings went through ``neuronasv confirm``."""
+        return any(f.confirmed is not None for f in self.doc.findings)
+
+
+def check_newest(
+    history: History,
+    machine: str,
+    *,
+    ancestors: Sequence[str] | None = None,
+    report: FindingsDocument | None = None,
+    settings: Settings | None = None,
+    acks: Iterable[Acknowledgement] = (),
+    created: str = "",
+) -> NewestCheck | None:
+    """Compare the newest commit on ``machine`` with its parent (None: fewer than 2 commits).
+
+    Args:
+        history: the loaded history.
+        machine: asv machine name.
+        ancestors: the newest commit's first-parent chain (see :func:`newest_pair`).
+        report: a compare document (``neuronasv compare``/``confirm`` output, what the PR
+            comment renders) for exactly this parent and newest commit on this machine: its
+            findings are used as they are, confirmations included.
+        settings, acks, created: as for :func:`neuronasv.analyse.pairwise.compare`.
+
+    Raises:
+        UsageError: ``report`` is not a compare document of this parent/newest pair.
+    """
+    pair = newest_pair(history, machine, ancestors)
+    if pair is None:
+        return None
+    parent, newest = pair
+    if report is not None:
+        if report.mode != "compare" or report.base is None or report.head is None:
+            raise UsageError("--report: not a compare document (neuronasv compare/confirm)")
+        got = (report.base.commit, report.head.commit, report.head.machine)
+        if got != (parent, newest, machine):
+            raise UsageError(
+                f"--report compares {got[0][:12]}..{got[1][:12]} on {got[2]!r}, but the newest"
+                f" commit on {machine!r} is {newest[:12]} (parent {parent[:12]})",
+                hint="pass the compare/confirm document of the newest commit, or leave out"
+                " --report to compare it here",
+            )
+        return NewestCheck(report, "report")
+    doc = compare(
+        history,
+        parent,
+        newest,
+        machine=machine,
+        settings=settings or Settings(),
+        acks=acks,
+        created=created,
+    )
+    return NewestCheck(doc, "compare")
+
+
+def regressions_document(
+    history: History,
+    *,
+    machine: str | None = None,
+    settings: CPSettings | None = None,
+    acks: Iterable[Acknowledgement] = (),
+    created: str = "",
+    newest: NewestCheck | None = None,
+) -> FindingsDocument:
+    """``neuronasv regressions``' document: change points, coverage, and the newest check.
+
+    Change points come from :func:`changepoints.detect_history`. ``settings["coverage"]``
+    lists a :class:`Coverage` per machine. With ``newest``, the document's ``base``/``head``
+    are the parent/newest commits, its ``findings`` the comparison's, and
+    ``settings["newest"]`` says where they came from (else it says why there are none).
+    """
+    ack_list = list(acks)
+    doc = detect_history(
+        history,
+        machine=machine,
+        settings=settings or CPSettings(),
+        acks=ack_list,
+        created=created,
+    )
+    machines = [machine] if machine is not None else list(history.machines)
+    coverage = [Coverage(m, len(measured_commits(history, m))) for m in machines]
+    extra: dict[str, Any] = {"coverage": [c.to_json() for c in coverage]}
+    if newest is None:
+        if len(machines) > 1:
+            why = f"{len(machines)} machines: pass --machine to compare the newest commit"
+        else:
+            why = "fewer than two commits: nothing to compare the newest commit with"
+        extra["newest"] = {"checked": False, "note": why}
+        return replace(doc, settings={**doc.settings, **extra})
+    nd = newest.doc
+    assert nd.base is not None and nd.head is not None
+    extra["newest"] = {
+        "checked": True,
+        "machine": nd.head.machine,
+        "parent": nd.base.commit,
+        "commit": nd.head.commit,
+        "source": newest.source,
+        "confirmed_run": newest.confirmed_run,
+        "settings": dict(nd.settings),
+    }
+    return replace(
+        doc,
+        base=nd.base,
+        head=nd.head,
+        findings=nd.findings,
+        env_changes=nd.env_changes,
+        settings={**doc.settings, **extra},
+    )
+
+
+def newest_state(f: Finding | None) -> str | None:
+    """The state a newest-commit finding gives on its own (None: nothing to say)."""
+    if f is None:
+        return None
+    if f.verdict == "failed":
+        return "failed" if f.acknowledged is None else "acknowledged"
+    if f.verdict == "regression" and f.confirmed is not False:
+        if f.acknowledged is not None:
+            return "acknowledged"
+        return "confirmed" if f.confirmed else "suspect"
+    if f.verdict == "improvement" and f.confirmed:
+        return "improved"
+    return None
+
+
+def series_state(cps: Sequence[ChangePoint], newest: Finding | None) -> str:
+    """One series' state from its change points and its newest-commit finding (see module)."""
+    candidates = []
+    if any(c.open and c.kind == "regression" and c.acknowledged is None for c in cps):
+        candidates.append("regression")
+    ns = newest_state(newest)
+    if ns is not None:
+        candidates.append(ns)
+    if any(c.open and c.kind == "regression" and c.acknowledged is not None for c in cps):
+        candidates.append("acknowledged")
+    if cps and max(cps, key=lambda c: c.index).kind == "improvement":
+        candidates.append("improved")
+    return min(candidates, key=STATES.index) if candidates else "ok"
+
+
+def change_text(f: Finding | None) -> str:
+    """``+45 %`` for a finding's ratio ("" when there is none)."""
+    if f is None or f.ratio is None or not math.isfinite(f.ratio):
+        return ""
+    v = (f.ratio - 1.0) * 100.0
+    return f"{v:+.1f} %" if abs(v) < 10 else f"{v:+.0f} %"
