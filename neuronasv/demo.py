@@ -12,7 +12,9 @@
 5. ``neuronasv confirm`` — re-measure the suspected regressions base/head interleaved in
    rounds, as the PR workflow does, so run-to-run noise cannot pass for a regression;
 6. ``neuronasv comment --dry-run`` — the PR comment as it would be sent;
-7. ``neuronasv regressions`` — change points over the (short) history;
+7. ``neuronasv regressions --report`` — change points over the (short) history (two
+   commits: too few, and it says so) and the newest commit against its parent, taken from
+   step 5's document so the site shows the comment's confirmed regressions;
 8. ``neuronasv publish`` — the static history site;
 
 then prints where to look and the one-sentence verdict that names the op. Each step runs
@@ -260,9 +262,11 @@ def run_demo(
         "--body-out", paths.comment, "--repo", "example/neuronasv",
     )  # fmt: skip
 
-    step(7, "Change points over history (open regressions)")
-    command("regressions", *common, "--format", "json", "--out", paths.regressions)
-    command("regressions", *common, "--format", "text")
+    step(7, "History: change points, and the newest commit against its parent")
+    command(
+        "regressions", *common, "--report", report, "--format", "json", "--out", paths.regressions
+    )
+    command("regressions", *common, "--report", report, "--format", "text")
 
     step(8, "History site")
     command(
