@@ -216,6 +216,14 @@ def run_demo(
     else:
         _git(os.path.dirname(paths.repo) or ".", "clone", "--quiet", source_repo, paths.repo)
         _git(paths.repo, "checkout", "--quiet", "--detach", base)
+    # asv refuses to run when the configured branch (``main``) is not a local branch, as in
+    # a clone of a checkout that is on another branch or a worktree: give it one.
+    if subprocess.run(
+        ["git", "-C", paths.repo, "rev-parse", "--verify", "--quiet", "refs/heads/main"],
+        capture_output=True,
+        check=False,
+    ).returncode:
+        _git(paths.repo, "branch", "main", base)
     say(f"base  {base[:12]}  (HEAD of {source_repo})")
 
     step(2, f"Example change: {os.path.relpath(patch_path, source_repo)}")
