@@ -487,7 +487,7 @@ def _workload_page(g: _Group, v: _View, cps: CPIndex, opts: PublishOptions, n_ch
 
 
 def _series_row(v: _View, r: int, label: str, cps: CPIndex, col: Mapping[str, int], *,
-                cls: str, extra: str = "") -> str:  # fmt: skip
+                cls: str, extra: str = "", badge: str | None = None) -> str:  # fmt: skip
     md = v.md
     s = md.series[r]
     vals = md.value[r]
@@ -499,11 +499,19 @@ def _series_row(v: _View, r: int, label: str, cps: CPIndex, col: Mapping[str, in
         if c.commit_after in col and col[c.commit_after] >= off
     ]
     st = v.states[r]
+    shown = _state_badge(st)
+    if badge is not None and badge != st:
+        # the workload's state is its worst series'; the total's own state stays readable
+        shown = (
+            f'<span class="st st-{h(badge)}" title="worst in this workload; the total: {h(st)}">'
+            f"{h(badge)}</span>"
+        )
+    hot = " alarm" if st in ALARMS else ""
     return (
-        f'<tr class="{cls}" data-state="{h(st)}"{extra}><td>{_state_badge(st)}</td>'
+        f'<tr class="{cls}" data-state="{h(st)}"{extra}><td>{shown}</td>'
         f"<td>{label}</td>"
         f'<td class="num">{h(fmt_value(_latest(vals), s.unit))}</td>'
-        f'<td class="num">{h(change_text(v.finding(r)))}</td>'
+        f'<td class="num chg{hot}">{h(change_text(v.finding(r)))}</td>'
         f"<td>{_noise_badge(v.noise[r])}</td>"
         f"<td>{sparkline_svg(tail, marks=marks, label=f'trend of {s.series.label}')}</td></tr>"
     )
@@ -533,7 +541,7 @@ def _group_html(v: _View, g: _Group, href: str, cps: CPIndex, col: Mapping[str, 
         )
     out = [f'<tbody class="wl" data-alarm="{int(alarm)}" data-worst="{h(worst)}">']
     if lead is not None:
-        out.append(_series_row(v, lead, link + note, cps, col, cls="lead"))
+        out.append(_series_row(v, lead, link + note, cps, col, cls="lead", badge=worst))
     else:
         out.append(
             f'<tr class="lead" data-state="{h(worst)}"><td>{_state_badge(worst)}</td>'

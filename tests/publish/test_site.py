@@ -283,6 +283,10 @@ def test_index_leads_with_workloads_and_states_come_from_the_newest_commit(
     lead = re.search(r'<tr class="lead" data-state="(\w+)">', groups[1][2])
     assert lead is not None and lead.group(1) == "suspect"
     assert "1 confirmed" in groups[1][2]  # the collapsed op's state is named on the lead row
+    # the workload's badge is its worst series' state; the total's own state in the title
+    assert (
+        'class="st st-confirmed" title="worst in this workload; the total: suspect"' in groups[1][2]
+    )
     # noise is a level (a badge), never a state
     assert "st-noisy" not in idx and idx.count('class="nz nz-') == len(md.series)
     assert "Newest commit" in idx and "re-measured by <code>neuronasv confirm</code>" in idx

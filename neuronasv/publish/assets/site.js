@@ -289,7 +289,15 @@
     else totalNode.appendChild(el("p", null, "No workload total in this group; see the series below."));
     stackChart(document.getElementById("chart-stack"), meta, d, pick);
     var grid = document.getElementById("ops");
-    meta.rows.forEach(function (row, r) {
+    // ops with something to act on first, then by name (the index's order)
+    var SEV = { regression: 0, confirmed: 1, suspect: 2, failed: 3, acknowledged: 4, improved: 5, ok: 6 };
+    var order = meta.rows.map(function (row, r) { return r; });
+    order.sort(function (a, b) {
+      var sa = SEV[meta.rows[a].state], sb = SEV[meta.rows[b].state];
+      return sa !== sb ? sa - sb : a - b;
+    });
+    order.forEach(function (r) {
+      var row = meta.rows[r];
       if (r === totalRow) return;
       var cell = el("div", { "class": "cell" });
       var title = el("h3", null, row.label + " ");
