@@ -38,12 +38,10 @@ from scipy import stats as _sps
 
 from neuronasv.analyse.acks import Acknowledgement, match_ack
 from neuronasv.analyse.pairwise import env_changes
+from neuronasv.analyse.states import MIN_POINTS  # fewer points: detect() does not run
 from neuronasv.model import ChangePoint, FindingsDocument, History, RunRef
 
 __all__ = ["MIN_POINTS", "CPSettings", "RawChange", "detect", "detect_history", "energy_split"]
-
-#: Fewer points than this and :func:`detect` does not run (two a side for the t-test).
-MIN_POINTS = 4
 
 
 @dataclass(frozen=True)

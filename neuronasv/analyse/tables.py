@@ -168,7 +168,7 @@ def history_text(doc: FindingsDocument, *, only_open: bool = False) -> str:
     Three parts: change points (or why the detector could not run), the newest commit
     against its parent (:mod:`neuronasv.analyse.newest`), and one summary line naming both.
     """
-    from neuronasv.analyse.newest import coverage_of, newest_state
+    from neuronasv.analyse.states import coverage_of, newest_state
 
     lines = []
     st = doc.settings

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from neuronasv.analyse.newest import (
+from neuronasv.analyse.states import (
     ALARMS,
     STATES,
     Coverage,

@@ -9,16 +9,9 @@ import numpy as np
 import pytest
 from analyse_asvdata import neuronasv_run
 
-from neuronasv.analyse.changepoints import MIN_POINTS
-from neuronasv.analyse.newest import (
-    Coverage,
-    check_newest,
-    coverage_of,
-    newest_pair,
-    regressions_document,
-    series_state,
-)
+from neuronasv.analyse.newest import check_newest, newest_pair, regressions_document
 from neuronasv.analyse.pairwise import compare
+from neuronasv.analyse.states import MIN_POINTS, Coverage, coverage_of, series_state
 from neuronasv.analyse.tables import history_text
 from neuronasv.errors import UsageError
 from neuronasv.model import ChangePoint, Finding, FindingsDocument, SeriesId
