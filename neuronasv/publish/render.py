@@ -110,13 +110,14 @@ def sparkline_svg(
     width: int = 120,
     height: int = 24,
     marks: Sequence[int] = (),
+    good: Sequence[int] = (),
     label: str = "trend",
 ) -> str:
     """A tiny inline SVG polyline of the finite values (no script, no external file).
 
     Scaled by :func:`spark_scale` (log, at least a factor 2 tall). ``marks`` are positions
-    (indices into ``values``) drawn as short red ticks; ``label`` starts the accessible
-    name, which also gives the range.
+    (indices into ``values``) drawn as red ticks (regressions), ``good`` as green ones
+    (improvements); ``label`` starts the accessible name, which also gives the range.
     """
     idx = np.flatnonzero(np.isfinite(values))
     if idx.size < 2:
@@ -130,8 +131,9 @@ def sparkline_svg(
     ys = height - 2 - heights * (height - 4)
     pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, ys, strict=False))
     ticks = "".join(
-        f'<line x1="{x:.1f}" x2="{x:.1f}" y1="0" y2="{height}" class="mk"/>'
-        for x in (m * (width - 2) / n + 1 for m in marks)
+        f'<line x1="{x:.1f}" x2="{x:.1f}" y1="0" y2="{height}" class="{cls}"/>'
+        for ms, cls in ((marks, "mk"), (good, "mk mk-good"))
+        for x in (m * (width - 2) / n + 1 for m in ms)
     )
     name = h(f"{label}, {note}")
     return (

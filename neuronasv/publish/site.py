@@ -493,11 +493,13 @@ def _series_row(v: _View, r: int, label: str, cps: CPIndex, col: Mapping[str, in
     vals = md.value[r]
     tail = vals[-120:]
     off = len(vals) - len(tail)
-    marks = [
-        col[c.commit_after] - off
+    mine = [
+        c
         for c in cps.get(_cp_key(md.name, s.series), [])
         if c.commit_after in col and col[c.commit_after] >= off
     ]
+    marks = [col[c.commit_after] - off for c in mine if c.kind == "regression"]
+    good = [col[c.commit_after] - off for c in mine if c.kind != "regression"]
     st = v.states[r]
     shown = _state_badge(st)
     if badge is not None and badge != st:
@@ -506,14 +508,15 @@ def _series_row(v: _View, r: int, label: str, cps: CPIndex, col: Mapping[str, in
             f'<span class="st st-{h(badge)}" title="worst in this workload; the total: {h(st)}">'
             f"{h(badge)}</span>"
         )
-    hot = " alarm" if st in ALARMS else ""
+    hot = " alarm" if st in ("confirmed", "suspect") else ""  # red: flagged vs the parent
     return (
         f'<tr class="{cls}" data-state="{h(st)}"{extra}><td>{shown}</td>'
         f"<td>{label}</td>"
         f'<td class="num">{h(fmt_value(_latest(vals), s.unit))}</td>'
         f'<td class="num chg{hot}">{h(change_text(v.finding(r)))}</td>'
         f"<td>{_noise_badge(v.noise[r])}</td>"
-        f"<td>{sparkline_svg(tail, marks=marks, label=f'trend of {s.series.label}')}</td></tr>"
+        f"<td>{sparkline_svg(tail, marks=marks, good=good, label=f'trend of {s.series.label}')}"
+        "</td></tr>"
     )
 
 
@@ -521,7 +524,8 @@ def _group_html(v: _View, g: _Group, href: str, cps: CPIndex, col: Mapping[str, 
     """One workload: its total as the lead row, its ops beneath (collapsed)."""
     md = v.md
     lead = g.total if g.total is not None else (g.rows[0] if len(g.rows) == 1 else None)
-    rest = [r for r in g.rows if r != lead]
+    # flagged ops first (as on the workload page), then in the group's order
+    rest = sorted((r for r in g.rows if r != lead), key=lambda r: _severity(v.states[r]))
     worst = min((v.states[r] for r in g.rows), key=_severity)
     alarm = any(v.states[r] in ALARMS for r in g.rows)
     link = f'<a href="{h(href)}">{h(g.title)}</a>'
