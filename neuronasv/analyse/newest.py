@@ -29,7 +29,7 @@ from neuronasv.analyse.acks import Acknowledgement
 from neuronasv.analyse.changepoints import CPSettings, detect_history
 from neuronasv.analyse.pairwise import Settings, compare
 from neuronasv.analyse.states import Coverage
-from neuronasv.errors import UsageError
+from neuronasv.errors import IncomparableError, UsageError
 from neuronasv.model import FindingsDocument, History
 
 __all__ = [
@@ -76,18 +76,21 @@ class NewestCheck:
     """The newest commit against its parent on one machine.
 
     Attributes:
-        doc: the compare document (mode ``compare``; base = parent, head = newest).
+        doc: the compare document (mode ``compare``; base = parent, head = newest); None
+            when the two could not be compared (``note`` says why).
         source: ``compare`` (computed here: not re-measured) or ``report`` (the given
             compare/confirm document for this pair, confirmations included).
+        note: why there is no comparison ("" when there is one).
     """
 
-    doc: FindingsDocument
+    doc: FindingsDocument | None
     source: str
+    note: str = ""
 
     @property
     def confirmed_run(self) -> bool:
         """True when the findings went through ``neuronasv confirm``."""
-        return any(f.confirmed is not None for f in self.doc.findings)
+        return self.doc is not None and any(f.confirmed is not None for f in self.doc.findings)
 
 
 def check_newest(
@@ -130,15 +133,18 @@ def check_newest(
                 " --report to compare it here",
             )
         return NewestCheck(report, "report")
-    doc = compare(
-        history,
-        parent,
-        newest,
-        machine=machine,
-        settings=settings or Settings(),
-        acks=acks,
-        created=created,
-    )
+    try:
+        doc = compare(
+            history,
+            parent,
+            newest,
+            machine=machine,
+            settings=settings or Settings(),
+            acks=acks,
+            created=created,
+        )
+    except IncomparableError as exc:  # e.g. the backend changed at the newest commit
+        return NewestCheck(None, "compare", f"not compared with its parent {parent[:12]}: {exc}")
     return NewestCheck(doc, "compare")
 
 
@@ -169,8 +175,10 @@ def regressions_document(
     machines = [machine] if machine is not None else list(history.machines)
     coverage = [Coverage(m, len(measured_commits(history, m))) for m in machines]
     extra: dict[str, Any] = {"coverage": [c.to_json() for c in coverage]}
-    if newest is None:
-        if len(machines) > 1:
+    if newest is None or newest.doc is None:
+        if newest is not None:
+            why = newest.note
+        elif len(machines) > 1:
             why = f"{len(machines)} machines: pass --machine to compare the newest commit"
         else:
             why = "fewer than two commits: nothing to compare the newest commit with"

@@ -173,9 +173,13 @@ def _newest_for(md: MachineData, docs: list[FindingsDocument]) -> _Newest:
     """The check of ``md``'s newest commit among ``docs`` (compare or history documents)."""
     notes = []
     for doc in docs:
+        nw = doc.settings.get("newest")
+        if isinstance(nw, dict) and not nw.get("checked") and nw.get("note"):
+            if any(c.machine == md.name for c in coverage_of(doc)):
+                notes.append(str(nw["note"]))  # regressions said why it did not compare
+            continue
         if doc.base is None or doc.head is None or doc.head.machine != md.name:
             continue
-        nw = doc.settings.get("newest")
         if doc.mode == "history" and not (isinstance(nw, dict) and nw.get("checked")):
             continue
         if not md.commits or doc.head.commit != md.commits[-1]:

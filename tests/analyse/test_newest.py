@@ -151,3 +151,28 @@ def test_a_jump_at_the_newest_commit_is_suspect_then_change_points_take_over(tmp
     rd = _history(tmp_path / "b", [*flat] + [48.0] * 6)
     assert _states(rd)["aten::rsqrt"] == "regression"
     assert _states(rd)["aten::mul"] == "ok"
+
+
+def test_a_backend_change_at_the_newest_commit_is_said_not_raised(tmp_path) -> None:
+    """compare() refuses base/head of different backends; regressions must still run and
+    say why the newest commit was not compared."""
+    rd = str(tmp_path)
+    for i, backend in enumerate(["cpu", "cpu", "cuda"]):
+        neuronasv_run(
+            rd, "m", f"{i:08x}" + "c" * 32, 1_000_000 + i,
+            {("rmsnorm.naive", "4x512", "float32"): {"aten::mul": (1.0, [50.0] * 10)}},
+            fingerprint={"backend": backend, "device_model": backend},
+        )  # fmt: skip
+    h = load_history(rd)
+    newest = check_newest(h, "m")
+    assert newest is not None and newest.doc is None and "backend 'cpu' vs 'cuda'" in newest.note
+    doc = regressions_document(h, newest=newest)
+    assert doc.findings == () and doc.settings["newest"]["checked"] is False
+    text = history_text(doc)
+    assert "newest commit not checked: not compared with its parent 00000001cccc" in text
+    assert "too few commits for change points (have 3, need 4)" in text
+    from neuronasv.publish import from_history, publish_site
+
+    publish_site(from_history(h), tmp_path / "site", findings=doc)
+    idx = (tmp_path / "site" / "index.html").read_text()
+    assert "not checked (not compared with its parent 00000001cccc" in idx
