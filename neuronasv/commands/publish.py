@@ -117,8 +117,11 @@ def run(args: argparse.Namespace) -> int:
     if args.findings:
         findings = []
         for path in args.findings:
-            with open(path, encoding="utf-8") as fh:
-                findings.append(FindingsDocument.loads(fh.read(), source=path))
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    findings.append(FindingsDocument.loads(fh.read(), source=path))
+            except OSError as exc:
+                raise UsageError(f"--findings {path}: {exc.strerror or exc}") from None
     elif args.detect:
         from neuronasv.analyse.newest import regressions_document
         from neuronasv.commands.regressions import newest_for

@@ -106,8 +106,11 @@ def run(args: argparse.Namespace) -> int:
         raise ResultsError(f"no readable results under {rdir}" + (f": {detail}" if detail else ""))
     report = None
     if args.report:
-        with open(args.report, encoding="utf-8") as fh:
-            report = FindingsDocument.loads(fh.read(), source=args.report)
+        try:
+            with open(args.report, encoding="utf-8") as fh:
+                report = FindingsDocument.loads(fh.read(), source=args.report)
+        except OSError as exc:
+            raise UsageError(f"--report {args.report}: {exc.strerror or exc}") from None
     created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     acks = load_acks(args.acks or os.path.join(args.repo, ACKS_PATH))
     newest = None

@@ -267,3 +267,7 @@ def test_regressions_says_too_few_commits_and_takes_the_confirm_report(tmp_path)
     (tmp_path / "swapped.json").write_text(swapped.stdout)
     r = cli("regressions", "--results-dir", PR, "--report", "swapped.json", cwd=str(tmp_path))
     assert r.returncode == 2 and "but the newest commit on 'ci-cpu-1' is 5e6f7a8b" in r.stderr
+    r = cli("regressions", "--results-dir", PR, "--report", "missing.json", cwd=str(tmp_path))
+    assert r.returncode == 2 and r.stderr == (
+        "error: --report missing.json: No such file or directory\n"
+    )
