@@ -28,20 +28,11 @@ for mdir in "$history"/*/; do
   found=$((found + 1))
 done
 [ "$found" -gt 0 ] || die "no machine folders in the results branch"
-# One change-point document for the site (all machines); per-machine ones for the issues.
-nxpy - "$out" > "$out/all-regressions.json" <<'PYEOF'
-import glob, sys
-from dataclasses import replace
-from neuronasv.model import FindingsDocument
-docs = [FindingsDocument.loads(open(p, encoding="utf-8").read(), source=p)
-        for p in sorted(glob.glob(f"{sys.argv[1]}/regressions-*.json"))]
-merged = replace(docs[0], change_points=tuple(c for d in docs for c in d.change_points),
-                 load_errors=tuple(e for d in docs for e in d.load_errors))
-sys.stdout.write(merged.dumps())
-PYEOF
+# The site takes the per-machine documents: each carries that machine's change points,
+# its coverage and its newest commit against the parent (a merged file would lose those).
 log "site → $site"
-pub=(publish --results-dir "$history" --repo . --out "$site" --findings "$out/all-regressions.json"
-     --no-cache)
+pub=(publish --results-dir "$history" --repo . --out "$site" --no-cache)
+for doc in "$out"/regressions-*.json; do pub+=(--findings "$doc"); done
 if [ -n "${GITHUB_REPOSITORY:-}" ]; then
   pub+=(--commit-url "${GITHUB_SERVER_URL:-https://github.com}/$GITHUB_REPOSITORY/commit/{commit}")
 fi

@@ -12,7 +12,9 @@
 5. ``neuronasv confirm`` — re-measure the suspected regressions base/head interleaved in
    rounds, as the PR workflow does, so run-to-run noise cannot pass for a regression;
 6. ``neuronasv comment --dry-run`` — the PR comment as it would be sent;
-7. ``neuronasv regressions`` — change points over the (short) history;
+7. ``neuronasv regressions --report`` — change points over the (short) history (two
+   commits: too few, and it says so) and the newest commit against its parent, taken from
+   step 5's document so the site shows the comment's confirmed regressions;
 8. ``neuronasv publish`` — the static history site;
 
 then prints where to look and the one-sentence verdict that names the op. Each step runs
@@ -211,6 +213,14 @@ def run_demo(
     else:
         _git(os.path.dirname(paths.repo) or ".", "clone", "--quiet", source_repo, paths.repo)
         _git(paths.repo, "checkout", "--quiet", "--detach", base)
+    # asv refuses to run when the configured branch (``main``) is not a local branch, as in
+    # a clone of a checkout that is on another branch or a worktree: give it one.
+    if subprocess.run(
+        ["git", "-C", paths.repo, "rev-parse", "--verify", "--quiet", "refs/heads/main"],
+        capture_output=True,
+        check=False,
+    ).returncode:
+        _git(paths.repo, "branch", "main", base)
     say(f"base  {base[:12]}  (HEAD of {source_repo})")
 
     step(2, f"Example change: {os.path.relpath(patch_path, source_repo)}")
@@ -258,9 +268,11 @@ def run_demo(
         "--body-out", paths.comment, "--repo", "example/neuronasv",
     )  # fmt: skip
 
-    step(7, "Change points over history (open regressions)")
-    command("regressions", *common, "--format", "json", "--out", paths.regressions)
-    command("regressions", *common, "--format", "text")
+    step(7, "History: change points, and the newest commit against its parent")
+    command(
+        "regressions", *common, "--report", report, "--format", "json", "--out", paths.regressions
+    )
+    command("regressions", *common, "--report", report, "--format", "text")
 
     step(8, "History site")
     command(

@@ -38,9 +38,10 @@ from scipy import stats as _sps
 
 from neuronasv.analyse.acks import Acknowledgement, match_ack
 from neuronasv.analyse.pairwise import env_changes
+from neuronasv.analyse.states import MIN_POINTS  # fewer points: detect() does not run
 from neuronasv.model import ChangePoint, FindingsDocument, History, RunRef
 
-__all__ = ["CPSettings", "RawChange", "detect", "detect_history", "energy_split"]
+__all__ = ["MIN_POINTS", "CPSettings", "RawChange", "detect", "detect_history", "energy_split"]
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,7 @@ def detect(values: Sequence[float], settings: CPSettings = CPSettings()) -> list
     """
     x = np.asarray(values, dtype=float)
     n = x.size
-    if n < 4:
+    if n < MIN_POINTS:
         return []
     w = max(8, settings.window)
     cands: set[int] = set()

@@ -185,26 +185,37 @@ def _cp_row(c: ChangePoint) -> tuple[str, ...]:
 
 
 def history_text(doc: FindingsDocument, *, only_open: bool = False) -> str:
-    """The terminal table of a history document."""
+    """The terminal table of a history document (``neuronasv regressions``).
+
+    Three parts: change points (or why the detector could not run), the newest commit
+    against its parent (:mod:`neuronasv.analyse.newest`), and one summary line naming both.
+    """
+    from neuronasv.analyse.states import coverage_of, newest_state
+
     lines = []
     st = doc.settings
     lines.append(
         f"change points: {st.get('method', '')}, window {st.get('window')},"
         f" p < {st.get('max_pvalue')}, min magnitude {st.get('min_magnitude')}"
     )
+    coverage = coverage_of(doc)
+    for cov in coverage:
+        if not cov.ran:
+            lines.append(f"{clean(cov.machine)}: {cov.sentence}")
     for err in doc.load_errors:
         lines.append(f"load error: {clean(err, max_len=400)}")
     cps = [c for c in doc.change_points if c.open or not only_open]
-    rows: list[tuple[str, ...]] = [
-        ("kind", "state", "change", "commits", "level", "p", "machine", "series")
-    ]
-    rows += [_cp_row(c) for c in cps]
-    widths = [max(len(r[i]) for r in rows) for i in range(7)]
-    lines.append("")
-    for r in rows:
-        lines.append(
-            "  ".join(c.ljust(w) for c, w in zip(r[:7], widths, strict=True)) + "  " + r[7]
-        )
+    if cps or not coverage or any(c.ran for c in coverage):
+        rows: list[tuple[str, ...]] = [
+            ("kind", "state", "change", "commits", "level", "p", "machine", "series")
+        ]
+        rows += [_cp_row(c) for c in cps]
+        widths = [max(len(r[i]) for r in rows) for i in range(7)]
+        lines.append("")
+        for r in rows:
+            lines.append(
+                "  ".join(c.ljust(w) for c, w in zip(r[:7], widths, strict=True)) + "  " + r[7]
+            )
     env = [c for c in cps if c.env_changes]
     if env:
         lines.append("")
@@ -217,7 +228,48 @@ def history_text(doc: FindingsDocument, *, only_open: bool = False) -> str:
                 f"{clean(c.series.label)} at {c.commit_after[:8]}: environment changed"
                 f" ({named}): likely the cause"
             )
+    newest = st.get("newest") if isinstance(st.get("newest"), dict) else None
+    newest_part = ""
+    if newest is not None and newest.get("checked") and doc.base and doc.head:
+        how = (
+            "from the given report, re-measured by neuronasv confirm"
+            if newest.get("confirmed_run")
+            else ("from the given report" if newest.get("source") == "report" else
+                  "compared here, not re-measured")
+        )  # fmt: skip
+        lines.append("")
+        lines.append(
+            f"newest commit {doc.head.commit[:8]} vs its parent {doc.base.commit[:8]}"
+            f" on {clean(doc.head.machine)} ({how}):"
+        )
+        states = [(newest_state(f), f) for f in sort_findings(doc.findings)]
+        shown = [(s, f) for s, f in states if s is not None]
+        if shown:
+            nrows = [("state", "change", "series")] + [
+                (s, _pct(f.ratio), clean(f.series.label)) for s, f in shown
+            ]
+            w0 = max(len(r[0]) for r in nrows)
+            w1 = max(len(r[1]) for r in nrows)
+            lines += [f"{a.ljust(w0)}  {b.ljust(w1)}  {c}" for a, b, c in nrows]
+        else:
+            lines.append("no regression against the parent")
+        n_conf = sum(1 for s, _ in shown if s == "confirmed")
+        n_susp = sum(1 for s, _ in shown if s == "suspect")
+        newest_part = (
+            f"newest commit {doc.head.commit[:8]}: {n_conf} confirmed,"
+            f" {n_susp} suspect regression{'' if n_susp == 1 else 's'}"
+            + (" (not re-measured)" if n_susp else "")
+        )
+    elif newest is not None and newest.get("note"):
+        newest_part = f"newest commit not checked: {newest['note']}"
     n_open = sum(1 for c in doc.change_points if c.open and c.acknowledged is None)
+    if coverage and not any(c.ran for c in coverage):
+        cp_part = "; ".join(c.sentence for c in coverage)
+    else:
+        cp_part = f"{len(doc.change_points)} change points, {n_open} open regressions"
+        short = [c for c in coverage if not c.ran]
+        if short:
+            cp_part += " (" + "; ".join(f"{clean(c.machine)}: {c.sentence}" for c in short) + ")"
     lines.append("")
-    lines.append(f"summary: {len(doc.change_points)} change points, {n_open} open regressions")
+    lines.append("summary: " + "; ".join(p for p in (cp_part, newest_part) if p))
     return "\n".join(lines) + "\n"

@@ -35,8 +35,11 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--machine", default=None, help="only this machine")
     p.add_argument(
         "--findings",
-        default=None,
-        help="change points: `neuronasv regressions --format json` output",
+        action="append",
+        default=[],
+        help="`neuronasv regressions --format json` output: change points and the newest"
+        " commit against its parent (repeat: one per machine); a compare/confirm document"
+        " of a machine's newest commit is accepted too",
     )
     p.add_argument(
         "--detect",
@@ -110,14 +113,20 @@ def run(args: argparse.Namespace) -> int:
         workers=args.workers,
         progress=lambda m: print(m, file=sys.stderr),
     )
-    findings = None
+    findings: list[FindingsDocument] | None = None
     if args.findings:
-        with open(args.findings, encoding="utf-8") as fh:
-            findings = FindingsDocument.loads(fh.read(), source=args.findings)
+        findings = []
+        for path in args.findings:
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    findings.append(FindingsDocument.loads(fh.read(), source=path))
+            except OSError as exc:
+                raise UsageError(f"--findings {path}: {exc.strerror or exc}") from None
     elif args.detect:
-        from neuronasv.analyse.changepoints import detect_history
+        from neuronasv.analyse.newest import regressions_document
+        from neuronasv.commands.regressions import newest_for
         from neuronasv.publish.cache import ParseCache
-        from neuronasv.store.history import load_history
+        from neuronasv.store.history import git_runner_for, load_history
 
         hcache: ParseCache[Any] | None = (
             ParseCache(args.cache_dir or os.path.join(args.out, ".neuronasv-cache"))
@@ -125,7 +134,15 @@ def run(args: argparse.Namespace) -> int:
             else None
         )
         history = load_history(args.results_dir, machine=args.machine, repo=args.repo, cache=hcache)
-        findings = detect_history(history, machine=args.machine)
+        # as `neuronasv regressions` does, per machine: change points + newest vs parent
+        findings = [
+            regressions_document(
+                history,
+                machine=m,
+                newest=newest_for(history, m, git_runner_for(args.repo) if args.repo else None),
+            )
+            for m in ([args.machine] if args.machine else history.machines)
+        ]
     opts = PublishOptions(
         base_url=args.base_url,
         commit_url=args.commit_url or _commit_url_from_repo(args.repo),

@@ -18,7 +18,15 @@ from typing import Any
 import msgspec
 import numpy as np
 
-__all__ = ["fmt_value", "h", "page", "script_json", "sparkline_svg"]
+__all__ = [
+    "SPARK_MIN_FACTOR",
+    "fmt_value",
+    "h",
+    "page",
+    "script_json",
+    "spark_scale",
+    "sparkline_svg",
+]
 
 _ENCODER = msgspec.json.Encoder()
 _SCRIPT_ESC = {
@@ -64,12 +72,52 @@ def fmt_value(v: float | None, unit: str) -> str:
     return f"{v:.4g} {unit}" if unit and unit != "unit" else f"{v:.4g}"
 
 
+#: A sparkline's vertical extent covers at least this factor (log scale): changes much
+#: smaller than it stay near-flat, a doubling or more fills the height.
+SPARK_MIN_FACTOR = 2.0
+
+
+def spark_scale(values: np.ndarray) -> tuple[np.ndarray, str]:
+    """Heights in [0, 1] for finite ``values`` and a note on their range.
+
+    The rule (why a min–max scale is wrong: it draws a -1 % wobble and a 24× jump as the
+    same full-height step):
+
+    * all values positive: log scale, so equal *ratios* are equal heights; the extent is
+      the data's own ratio range but at least :data:`SPARK_MIN_FACTOR` (centred on the
+      data), so a 24× jump fills the height, +45 % about half, and -1 % under 2 %;
+    * otherwise (zero or negative values): linear from zero, so a value's height is its
+      size.
+    """
+    v = values.astype(np.float64)
+    lo, hi = float(v.min()), float(v.max())
+    if lo > 0:
+        lv = np.log(v)
+        a, b = math.log(lo), math.log(hi)
+        span = max(b - a, math.log(SPARK_MIN_FACTOR))
+        mid = (a + b) / 2
+        heights = (lv - (mid - span / 2)) / span
+        note = f"range ×{hi / lo:.3g}" if hi / lo >= 1.1 else f"range {(hi / lo - 1) * 100:.1f} %"
+        return heights, note
+    a, b = min(lo, 0.0), max(hi, 0.0)
+    span = b - a or 1.0
+    return (v - a) / span, "linear from zero"
+
+
 def sparkline_svg(
-    values: np.ndarray, *, width: int = 120, height: int = 24, marks: Sequence[int] = ()
+    values: np.ndarray,
+    *,
+    width: int = 120,
+    height: int = 24,
+    marks: Sequence[int] = (),
+    good: Sequence[int] = (),
+    label: str = "trend",
 ) -> str:
     """A tiny inline SVG polyline of the finite values (no script, no external file).
 
-    ``marks`` are positions (indices into ``values``) drawn as short red ticks.
+    Scaled by :func:`spark_scale` (log, at least a factor 2 tall). ``marks`` are positions
+    (indices into ``values``) drawn as red ticks (regressions), ``good`` as green ones
+    (improvements); ``label`` starts the accessible name, which also gives the range.
     """
     idx = np.flatnonzero(np.isfinite(values))
     if idx.size < 2:
@@ -77,20 +125,21 @@ def sparkline_svg(
             f'<svg class="spark" width="{width}" height="{height}" role="img"'
             ' aria-label="no data"></svg>'
         )
-    v = values[idx]
-    lo, hi = float(v.min()), float(v.max())
-    span = hi - lo or 1.0
+    heights, note = spark_scale(values[idx])
     n = values.size - 1 or 1
     xs = idx * (width - 2) / n + 1
-    ys = height - 2 - (v - lo) / span * (height - 4)
+    ys = height - 2 - heights * (height - 4)
     pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, ys, strict=False))
     ticks = "".join(
-        f'<line x1="{x:.1f}" x2="{x:.1f}" y1="0" y2="{height}" class="mk"/>'
-        for x in (m * (width - 2) / n + 1 for m in marks)
+        f'<line x1="{x:.1f}" x2="{x:.1f}" y1="0" y2="{height}" class="{cls}"/>'
+        for ms, cls in ((marks, "mk"), (good, "mk mk-good"))
+        for x in (m * (width - 2) / n + 1 for m in ms)
     )
+    name = h(f"{label}, {note}")
     return (
         f'<svg class="spark" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-        f'role="img" aria-label="trend">{ticks}<polyline points="{pts}"/></svg>'
+        f'role="img" aria-label="{name}"><title>{name}</title>{ticks}'
+        f'<polyline points="{pts}"/></svg>'
     )
 
 

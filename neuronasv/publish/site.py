@@ -28,27 +28,43 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from importlib import resources
 from typing import Any
 
 import numpy as np
 
-from neuronasv.model import ChangePoint, FindingsDocument, SeriesId
+from neuronasv.analyse.states import (
+    ALARMS,
+    STATES,
+    Coverage,
+    change_text,
+    coverage_of,
+    series_state,
+)
+from neuronasv.model import ChangePoint, Finding, FindingsDocument, SeriesId
 from neuronasv.publish import render
 from neuronasv.publish.feeds import atom_feed, regressions_json
 from neuronasv.publish.render import fmt_value, h, script_json, sparkline_svg
 from neuronasv.publish.sitedata import MachineData, SiteData
 
-__all__ = ["CHUNK", "PublishOptions", "PublishReport", "publish_site", "series_states"]
+__all__ = [
+    "CHUNK",
+    "PublishOptions",
+    "PublishReport",
+    "noise_levels",
+    "publish_site",
+    "series_states",
+]
 
 CHUNK = 1000  # commits per data file
 _FORMAT = "site-1"  # part of every digest: bump when the output format changes
 _MANIFEST = ".neuronasv-manifest.json"
 _ASSETS = ("uPlot.iife.min.js", "uPlot.min.css", "uPlot.LICENSE", "site.css", "site.js")
-NOISY = 0.10  # IQR/median above this over the recent commits: state "noisy"
+NOISY = 0.10  # IQR/median above this over the recent commits: noise level "high"
+QUIET = 0.02  # ... below this: "low"
 
 
 @dataclass(frozen=True)
@@ -137,32 +153,91 @@ def _cp_key(machine: str, sid: SeriesId) -> tuple[str, str, tuple[str, ...]]:
     return (machine, sid.benchmark, sid.params)
 
 
-def series_states(
-    md: MachineData, cps: Mapping[tuple[str, str, tuple[str, ...]], list[ChangePoint]]
-) -> list[str]:
-    """State per row: ``regression`` (open, unacknowledged), ``improved`` (latest change
-    is an improvement), ``noisy`` (median IQR/median over the last 10 values > 10 %), ``ok``."""
+CPIndex = Mapping[tuple[str, str, tuple[str, ...]], list[ChangePoint]]
+
+
+@dataclass
+class _Newest:
+    """One machine's newest-commit check, matched to the site's rows."""
+
+    doc: FindingsDocument | None
+    by_key: dict[tuple[str, str, tuple[str, ...]], Finding]
+    parent: int | None  # commit index of the parent on this machine
+    note: str  # why there is no check ("" when there is one)
+
+    def finding(self, machine: str, sid: SeriesId) -> Finding | None:
+        return self.by_key.get(_cp_key(machine, sid))
+
+
+def _newest_for(md: MachineData, docs: list[FindingsDocument]) -> _Newest:
+    """The check of ``md``'s newest commit among ``docs`` (compare or history documents)."""
+    notes = []
+    for doc in docs:
+        nw = doc.settings.get("newest")
+        if isinstance(nw, dict) and not nw.get("checked") and nw.get("note"):
+            if any(c.machine == md.name for c in coverage_of(doc)):
+                notes.append(str(nw["note"]))  # regressions said why it did not compare
+            continue
+        if doc.base is None or doc.head is None or doc.head.machine != md.name:
+            continue
+        if doc.mode == "history" and not (isinstance(nw, dict) and nw.get("checked")):
+            continue
+        if not md.commits or doc.head.commit != md.commits[-1]:
+            notes.append(
+                f"the findings compare {doc.head.commit[:12]}, not the newest commit here"
+                f" ({md.commits[-1][:12] if md.commits else 'none'}): not shown"
+            )
+            continue
+        by_key = {_cp_key(md.name, f.series): f for f in doc.findings}
+        parent = md.commits.index(doc.base.commit) if doc.base.commit in md.commits else None
+        return _Newest(doc, by_key, parent, "")
+    if not notes:
+        notes.append(
+            "no comparison of the newest commit with its parent in the findings"
+            if docs
+            else "no findings given"
+        )
+    return _Newest(None, {}, None, "; ".join(notes))
+
+
+def series_states(md: MachineData, cps: CPIndex, newest: _Newest | None = None) -> list[str]:
+    """State per row (:func:`neuronasv.analyse.newest.series_state`): ``regression`` (open
+    change point), ``confirmed``/``suspect`` (the newest commit against its parent),
+    ``failed``, ``acknowledged``, ``improved``, ``ok``. Noise is a level
+    (:func:`noise_levels`), not a state."""
     out: list[str] = []
-    col = {c: i for i, c in enumerate(md.commits)}
-    for r, s in enumerate(md.series):
-        mine = cps.get(_cp_key(md.name, s.series), [])
-        if any(c.open and c.kind == "regression" and not c.acknowledged for c in mine):
-            out.append("regression")
-            continue
-        if mine and max(mine, key=lambda c: col.get(c.commit_after, -1)).kind == "improvement":
-            out.append("improved")
-            continue
+    for s in md.series:
+        f = newest.finding(md.name, s.series) if newest is not None else None
+        out.append(series_state(cps.get(_cp_key(md.name, s.series), []), f))
+    return out
+
+
+def noise_levels(md: MachineData) -> list[float | None]:
+    """Per row: median IQR/median over its last 10 values (None without quartiles)."""
+    out: list[float | None] = []
+    for r in range(len(md.series)):
         v = md.value[r]
         idx = np.flatnonzero(np.isfinite(v))[-10:]
+        level = None
         if idx.size:
             with np.errstate(invalid="ignore", divide="ignore"):
                 rel = (md.q75[r, idx] - md.q25[r, idx]) / v[idx]
             rel = rel[np.isfinite(rel)]
-            if rel.size and float(np.median(rel)) > NOISY:
-                out.append("noisy")
-                continue
-        out.append("ok")
+            if rel.size:
+                level = float(np.median(rel))
+        out.append(level)
     return out
+
+
+def _noise_badge(level: float | None) -> str:
+    if level is None:
+        return '<span class="nz nz-none" title="no quartiles recorded">–</span>'
+    cls = "low" if level < QUIET else ("mid" if level < NOISY else "high")
+    pct = f"{level * 100:.1f}" if level < 0.1 else f"{level * 100:.0f}"
+    return (
+        f'<span class="nz nz-{cls}" title="noise: within-run IQR/median, median of the last'
+        f' 10 commits">IQR {pct} %</span>'
+    )
 
 
 def _ints(a: np.ndarray, scale: float) -> list[int | None]:
@@ -257,24 +332,87 @@ def _latest(v: np.ndarray) -> float | None:
     return float(v[idx[-1]]) if idx.size else None
 
 
-def _workload_page(
-    g: _Group,
-    states: list[str],
-    cps: Mapping[tuple[str, str, tuple[str, ...]], list[ChangePoint]],
-    opts: PublishOptions,
-    n_chunks: int,
-) -> str:
+@dataclass
+class _View:
+    """Everything one machine's pages show, computed once."""
+
+    md: MachineData
+    groups: list[_Group]
+    states: list[str]
+    noise: list[float | None]
+    newest: _Newest
+    coverage: Coverage | None  # None: no change-point findings given
+
+    def finding(self, r: int) -> Finding | None:
+        return self.newest.finding(self.md.name, self.md.series[r].series)
+
+
+def _severity(state: str) -> int:
+    return STATES.index(state) if state in STATES else len(STATES)
+
+
+def _state_badge(state: str) -> str:
+    return f'<span class="st st-{h(state)}">{h(state)}</span>'
+
+
+def _newest_html(v: _View, commit_link: Callable[[str], str]) -> str:
+    """The machine's verdict: newest commit vs parent, and the change-point coverage."""
+    nw = v.newest
+    parts = []
+    if nw.doc is not None and nw.doc.base is not None and nw.doc.head is not None:
+        counts: dict[str, int] = {}
+        for r, st in enumerate(v.states):
+            if v.finding(r) is not None and st in ("confirmed", "suspect", "failed"):
+                counts[st] = counts.get(st, 0) + 1
+        how = (
+            "re-measured by <code>neuronasv confirm</code>"
+            if any(f.confirmed is not None for f in nw.doc.findings)
+            else "single run, not re-measured"
+        )
+        said = " ".join(
+            f'{_state_badge(st)} {counts[st]}' for st in ("confirmed", "suspect", "failed")
+            if counts.get(st)
+        )  # fmt: skip
+        parts.append(
+            f"<p><strong>Newest commit</strong> {commit_link(nw.doc.head.commit)} vs its parent"
+            f" {commit_link(nw.doc.base.commit)}: "
+            + (f"{said} series ({how})" if said else f"no regression ({how})")
+            + "</p>"
+        )
+    else:
+        parts.append(f"<p><strong>Newest commit</strong>: not checked ({h(nw.note)}).</p>")
+    if v.coverage is None:
+        parts.append(
+            "<p><strong>Change points</strong>: none given (publish with <code>--findings</code>"
+            " from <code>neuronasv regressions --format json</code>, or <code>--detect</code>)."
+            "</p>"
+        )
+    elif not v.coverage.ran:
+        parts.append(f"<p><strong>Change points</strong>: {h(v.coverage.sentence)}.</p>")
+    else:
+        n_open = sum(1 for st in v.states if st == "regression")
+        parts.append(
+            f"<p><strong>Change points</strong>: {h(v.coverage.sentence)};"
+            f" {n_open} series with an open regression.</p>"
+        )
+    return '<div class="verdict">' + "".join(parts) + "</div>"
+
+
+def _workload_page(g: _Group, v: _View, cps: CPIndex, opts: PublishOptions, n_chunks: int) -> str:
     md = g.machine
     col = {c: i for i, c in enumerate(md.commits)}
     rows_meta = []
     cp_meta = []
     for i, r in enumerate(g.rows):
         s = md.series[r]
+        f = v.finding(r)
         rows_meta.append(
             {
                 "label": _row_label(md, r, g),
                 "total": r == g.total,
-                "state": states[r],
+                "state": v.states[r],
+                "noise": v.noise[r],
+                "change": change_text(f),
                 "unit": s.unit,
                 "benchmark": s.series.benchmark,
                 "params": list(s.series.params),
@@ -301,6 +439,7 @@ def _workload_page(
             p = md.traces[j].get(g.trace_key)
             if p:
                 traces.append([j, p])
+    nw = v.newest
     meta = {
         "id": g.gid,
         "machine": md.name,
@@ -308,6 +447,9 @@ def _workload_page(
         "n": len(md.commits),
         "rows": rows_meta,
         "changePoints": cp_meta,
+        "newest": (
+            {"index": len(md.commits) - 1, "parent": nw.parent} if nw.doc is not None else None
+        ),
         "envChanges": [
             {"index": j, "changes": [list(d) for d in diff]} for j, diff in md.env_changes()
         ],
@@ -315,11 +457,21 @@ def _workload_page(
         "commitUrl": opts.commit_url,
         "traceUrl": opts.trace_url,
     }
+    lead = g.total if g.total is not None else (g.rows[0] if len(g.rows) == 1 else None)
+    badge = ""
+    if lead is not None:
+        ch = change_text(v.finding(lead))
+        badge = (
+            f" {_state_badge(v.states[lead])}"
+            + (f' <span class="chg">{h(ch)} vs parent</span>' if ch else "")
+            + f" {_noise_badge(v.noise[lead])}"
+        )
     chunks = [f"{g.slug}/c{k:05d}.js" for k in range(n_chunks)]
     body = (
-        f"<h1>{h(g.title)} <small>on {h(md.name)}</small></h1>"
-        '<p class="hint">Median per commit with the interquartile band; red lines: regressions,'
-        " green: improvements, dashed purple: environment changes. Drag to zoom, double-click to"
+        f"<h1>{h(g.title)} <small>on {h(md.name)}</small>{badge}</h1>"
+        '<p class="hint">Median per commit with the interquartile band; red lines: regressions'
+        " (dashed: the newest commit's suspect regression against its parent), green:"
+        " improvements, dashed purple: environment changes. Drag to zoom, double-click to"
         " reset, click a commit for details.</p>"
         '<section><h2>Total device time</h2><div id="chart-total" class="chart"></div></section>'
         '<section id="details" class="details"><em>Click a commit on a chart.</em></section>'
@@ -338,17 +490,91 @@ def _workload_page(
     )
 
 
+def _series_row(v: _View, r: int, label: str, cps: CPIndex, col: Mapping[str, int], *,
+                cls: str, extra: str = "", badge: str | None = None) -> str:  # fmt: skip
+    md = v.md
+    s = md.series[r]
+    vals = md.value[r]
+    tail = vals[-120:]
+    off = len(vals) - len(tail)
+    mine = [
+        c
+        for c in cps.get(_cp_key(md.name, s.series), [])
+        if c.commit_after in col and col[c.commit_after] >= off
+    ]
+    marks = [col[c.commit_after] - off for c in mine if c.kind == "regression"]
+    good = [col[c.commit_after] - off for c in mine if c.kind != "regression"]
+    st = v.states[r]
+    shown = _state_badge(st)
+    if badge is not None and badge != st:
+        # the workload's state is its worst series'; the total's own state stays readable
+        shown = (
+            f'<span class="st st-{h(badge)}" title="worst in this workload; the total: {h(st)}">'
+            f"{h(badge)}</span>"
+        )
+    hot = " alarm" if st in ("confirmed", "suspect") else ""  # red: flagged vs the parent
+    return (
+        f'<tr class="{cls}" data-state="{h(st)}"{extra}><td>{shown}</td>'
+        f"<td>{label}</td>"
+        f'<td class="num">{h(fmt_value(_latest(vals), s.unit))}</td>'
+        f'<td class="num chg{hot}">{h(change_text(v.finding(r)))}</td>'
+        f"<td>{_noise_badge(v.noise[r])}</td>"
+        f"<td>{sparkline_svg(tail, marks=marks, good=good, label=f'trend of {s.series.label}')}"
+        "</td></tr>"
+    )
+
+
+def _group_html(v: _View, g: _Group, href: str, cps: CPIndex, col: Mapping[str, int]) -> str:
+    """One workload: its total as the lead row, its ops beneath (collapsed)."""
+    md = v.md
+    lead = g.total if g.total is not None else (g.rows[0] if len(g.rows) == 1 else None)
+    # flagged ops first (as on the workload page), then in the group's order
+    rest = sorted((r for r in g.rows if r != lead), key=lambda r: _severity(v.states[r]))
+    worst = min((v.states[r] for r in g.rows), key=_severity)
+    alarm = any(v.states[r] in ALARMS for r in g.rows)
+    link = f'<a href="{h(href)}">{h(g.title)}</a>'
+    note = ""
+    if rest:
+        flagged: dict[str, int] = {}
+        for r in rest:
+            if v.states[r] != "ok":
+                flagged[v.states[r]] = flagged.get(v.states[r], 0) + 1
+        what = "ops" if g.trace_key is not None else "series"
+        said = ", ".join(
+            f"{n} {st}" for st, n in sorted(flagged.items(), key=lambda kv: _severity(kv[0]))
+        )
+        note = (
+            f' <button type="button" class="tog" aria-expanded="false">▸ {len(rest)} {what}'
+            f"</button>" + (f' <span class="flag">{h(said)}</span>' if said else "")
+        )
+    out = [f'<tbody class="wl" data-alarm="{int(alarm)}" data-worst="{h(worst)}">']
+    if lead is not None:
+        out.append(_series_row(v, lead, link + note, cps, col, cls="lead", badge=worst))
+    else:
+        out.append(
+            f'<tr class="lead" data-state="{h(worst)}"><td>{_state_badge(worst)}</td>'
+            f"<td>{link}{note}</td><td></td><td></td><td></td><td></td></tr>"
+        )
+    for r in rest:
+        label = f'<span class="opname">{h(_row_label(md, r, g))}</span>'
+        out.append(_series_row(v, r, label, cps, col, cls="op", extra=" hidden"))
+    out.append("</tbody>")
+    return "".join(out)
+
+
 def _index_page(
     data: SiteData,
-    groups: Mapping[str, list[_Group]],
-    states: Mapping[str, list[str]],
-    cps: Mapping[tuple[str, str, tuple[str, ...]], list[ChangePoint]],
+    views: Sequence[_View],
+    cps: CPIndex,
     opts: PublishOptions,
+    commit_link: Callable[[str], str],
 ) -> str:
     parts = [
         f"<h1>{h(opts.title)}</h1>",
-        '<div class="filters"><label><input type="checkbox" id="only-reg"> regressions only</label>'
-        ' <input type="search" id="q" placeholder="filter series…" aria-label="filter"></div>',
+        '<div class="filters"><label><input type="checkbox" id="only-reg"> regressions only'
+        "</label>"
+        ' <input type="search" id="q" placeholder="filter workloads and ops…" aria-label="filter">'
+        ' <button type="button" id="expand-all">expand all</button></div>',
     ]
     if data.load_errors:
         errs = "".join(f"<li>{h(e)}</li>" for e in data.load_errors[:50])
@@ -357,11 +583,12 @@ def _index_page(
             f'<details class="errors"><summary>{len(data.load_errors)} load problems'
             f"</summary><ul>{errs}{more}</ul></details>"
         )
-    for md in data.machines:
+    for v in views:
+        md = v.md
         mslug = _slug(md.name, md.name)
         col = {c: i for i, c in enumerate(md.commits)}
         fp = md.latest_fingerprint()
-        fp_rows = "".join(f"<tr><th>{h(k)}</th><td>{h(v)}</td></tr>" for k, v in sorted(fp.items()))
+        fp_rows = "".join(f"<tr><th>{h(k)}</th><td>{h(x)}</td></tr>" for k, x in sorted(fp.items()))
         envs = "".join(
             f"<li>#{j} {h(md.commits[j][:12])}: "
             + ", ".join(f"{h(k)} {h(b)} → {h(a)}" for k, b, a in diff)
@@ -371,54 +598,79 @@ def _index_page(
         latest = md.commits[-1][:12] if md.commits else "none"
         parts.append(
             f'<section class="machine"><h2>{h(md.name)}</h2>'
-            f"<p>{len(md.commits)} commits, latest {h(latest)}; {len(md.series)} series.</p>"
-            f'<details><summary>Environment</summary><table class="fp">{fp_rows}</table>'
+            f"<p>{len(md.commits)} commits, latest {h(latest)}; {len(v.groups)} workloads,"
+            f" {len(md.series)} series.</p>"
+            + _newest_html(v, commit_link)
+            + f'<details><summary>Environment</summary><table class="fp">{fp_rows}</table>'
             + (f"<p>Environment changes:</p><ul>{envs}</ul>" if envs else "")
             + "</details>"
         )
-        rows_html = []
-        for g in groups[md.name]:
-            href = f"m/{mslug}/{g.slug}.html"
-            for r in g.rows:
-                s = md.series[r]
-                st = states[md.name][r]
-                v = md.value[r]
-                tail = v[-120:]
-                off = len(v) - len(tail)
-                marks = [
-                    col[c.commit_after] - off
-                    for c in cps.get(_cp_key(md.name, s.series), [])
-                    if c.commit_after in col and col[c.commit_after] >= off
-                ]
-                label = g.title + ("" if r == g.total else f" · {_row_label(md, r, g)}")
-                rows_html.append(
-                    f'<tr data-state="{h(st)}"><td><span class="st st-{h(st)}">{h(st)}</span></td>'
-                    f'<td><a href="{h(href)}">{h(label)}</a></td>'
-                    f'<td class="num">{h(fmt_value(_latest(v), s.unit))}</td>'
-                    f"<td>{sparkline_svg(tail, marks=marks)}</td></tr>"
-                )
+        order = sorted(
+            v.groups,
+            key=lambda g: (min(_severity(v.states[r]) for r in g.rows), g.title),
+        )
+        body = "".join(_group_html(v, g, f"m/{mslug}/{g.slug}.html", cps, col) for g in order)
         parts.append(
-            '<table class="series"><thead><tr><th>state</th><th>series</th><th>latest</th>'
-            "<th>trend (last 120 commits)</th></tr></thead>"
-            f"<tbody>{''.join(rows_html)}</tbody></table></section>"
+            '<table class="series wl"><thead><tr><th>state</th><th>workload · op</th>'
+            '<th>latest</th><th title="newest commit against its parent">vs parent</th>'
+            '<th title="within-run IQR/median, median of the last 10 commits">noise</th>'
+            "<th>trend (last 120 commits, log scale)</th></tr></thead>"
+            f"{body}</table></section>"
         )
     return render.page(opts.title, "".join(parts), root="", scripts=["assets/site.js"])
 
 
 def _regressions_page(
     doc: FindingsDocument | None,
+    views: Sequence[_View],
     page_of: Callable[[ChangePoint], str | None],
-    opts: PublishOptions,
+    page_for: Mapping[tuple[str, str, tuple[str, ...]], str],
     commit_link: Callable[[str], str],
 ) -> str:
+    newest_rows = []
+    for v in views:
+        nw = v.newest
+        if nw.doc is None or nw.doc.base is None or nw.doc.head is None:
+            continue
+        for r, st in enumerate(v.states):
+            f = v.finding(r)
+            if f is None or st not in ("confirmed", "suspect", "failed"):
+                continue
+            key = _cp_key(v.md.name, f.series)
+            href = page_for.get(key)
+            label = f.series.label
+            name = f'<a href="{h(href)}">{h(label)}</a>' if href else h(label)
+            newest_rows.append(
+                (
+                    _severity(st),
+                    -abs((f.ratio or 1.0) - 1.0),
+                    f'<tr data-state="{h(st)}"><td>{_state_badge(st)}</td><td>{name}</td>'
+                    f"<td>{h(v.md.name)}</td>"
+                    f'<td class="num">{h(change_text(f))}</td>'
+                    f"<td>{commit_link(nw.doc.base.commit)}..{commit_link(nw.doc.head.commit)}"
+                    "</td></tr>",
+                )
+            )
+    newest_rows.sort(key=lambda t: (t[0], t[1]))
+    notes = "".join(_newest_html(v, commit_link) for v in views)
+    newest_html = (
+        "<h2>Newest commit vs its parent</h2>" + notes
+        + (
+            '<table class="series"><thead><tr><th>state</th><th>series</th><th>machine</th>'
+            "<th>change</th><th>commits</th></tr></thead>"
+            f"<tbody>{''.join(t[2] for t in newest_rows)}</tbody></table>"
+            if newest_rows
+            else ""
+        )
+    )  # fmt: skip
     if doc is None:
         body = (
             "<h1>Regressions</h1><p>No change-point findings were given: run "
             "<code>neuronasv regressions --format json &gt; findings.json</code> and publish with "
             "<code>--findings findings.json</code>"
-            " (or <code>--detect</code> for small histories).</p>"
+            " (or <code>--detect</code> for small histories).</p>" + newest_html
         )
-        return render.page("Regressions", body, root="")
+        return render.page("Regressions", body, root="", scripts=["assets/site.js"])
     rows = []
     for cp in sorted(
         doc.change_points,
@@ -440,14 +692,26 @@ def _regressions_page(
             f"<td>{commit_link(cp.commit_before)}..{commit_link(cp.commit_after)}</td>"
             f"<td>{h(cp.reason)}{ack}</td></tr>"
         )
-    body = (
-        f"<h1>Regressions</h1><p>{len(doc.change_points)} change points; open regressions first."
-        ' Also as <a href="regressions.json">JSON</a> and an'
-        ' <a href="regressions.atom">Atom feed</a>.</p>'
+    ran = [v.coverage for v in views if v.coverage is not None and v.coverage.ran]
+    short = [v.coverage for v in views if v.coverage is not None and not v.coverage.ran]
+    if not ran and short:
+        head = "; ".join(f"{h(c.machine)}: {h(c.sentence)}" for c in short) + "."
+    else:
+        head = f"{len(doc.change_points)} change points; open regressions first."
+        if short:
+            head += " " + "; ".join(f"{h(c.machine)}: {h(c.sentence)}" for c in short) + "."
+    table = (
         '<table class="series"><thead><tr><th>state</th><th>kind</th><th>series</th>'
         "<th>machine</th>"
         "<th>change</th><th>culprit range</th><th>reason</th>"
         f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        if rows
+        else ""
+    )
+    body = (
+        f"<h1>Regressions</h1>{newest_html}<h2>Change points</h2><p>{head}"
+        ' Also as <a href="regressions.json">JSON</a> and an'
+        ' <a href="regressions.atom">Atom feed</a>.</p>' + table
     )
     return render.page("Regressions", body, root="", scripts=["assets/site.js"])
 
@@ -462,11 +726,47 @@ def _copy_assets(w: _Writer) -> None:
             w.write(rel, data, digest)
 
 
+def _as_list(
+    findings: FindingsDocument | Sequence[FindingsDocument] | None,
+) -> list[FindingsDocument]:
+    if findings is None:
+        return []
+    if isinstance(findings, FindingsDocument):
+        return [findings]
+    return list(findings)
+
+
+def _feed_doc(docs: list[FindingsDocument], load_errors: Sequence[str]) -> FindingsDocument:
+    """``regressions.json``: the one history document as given; several: merged."""
+    hist = [d for d in docs if d.mode == "history"]
+    if len(hist) == 1:
+        return hist[0]
+    if not hist:
+        return FindingsDocument(
+            mode="history", base=None, head=None, load_errors=tuple(load_errors)
+        )
+    # several machines: change points, coverage and load errors of all; the newest-commit
+    # comparisons stay per machine in the HTML (a finding carries no machine name)
+    return replace(
+        hist[0],
+        base=None,
+        head=None,
+        findings=(),
+        change_points=tuple(c for d in hist for c in d.change_points),
+        load_errors=tuple(e for d in hist for e in d.load_errors),
+        settings={
+            **hist[0].settings,
+            "coverage": [c.to_json() for d in hist for c in coverage_of(d)],
+            "newest": {"checked": False, "note": "several documents: see each machine's page"},
+        },
+    )
+
+
 def publish_site(
     data: SiteData,
     out: str | os.PathLike[str],
     *,
-    findings: FindingsDocument | None = None,
+    findings: FindingsDocument | Sequence[FindingsDocument] | None = None,
     options: PublishOptions = PublishOptions(),
 ) -> PublishReport:
     """Write (or update) the site for ``data`` under ``out``.
@@ -474,7 +774,9 @@ def publish_site(
     Args:
         data: columnar history (from :func:`~neuronasv.publish.scan.scan_results`).
         out: output folder (created); ``index.html`` lands at its root.
-        findings: change points (mode ``history``); None = states from noise only.
+        findings: ``neuronasv regressions`` documents (change points, coverage and the
+            newest commit against its parent; one per machine, or one for all) and/or
+            compare/confirm documents of a machine's newest commit. None: no states.
         options: links and titles.
     """
     outdir = os.fspath(out)
@@ -482,16 +784,27 @@ def publish_site(
     report = PublishReport()
     w = _Writer(outdir, report)
     _copy_assets(w)
+    docs = _as_list(findings)
+    hist_docs = [d for d in docs if d.mode == "history"]
     cps: dict[tuple[str, str, tuple[str, ...]], list[ChangePoint]] = {}
-    for cp in findings.change_points if findings else ():
-        cps.setdefault(_cp_key(cp.machine, cp.series), []).append(cp)
-    groups = {md.name: _groups(md) for md in data.machines}
-    states = {md.name: series_states(md, cps) for md in data.machines}
-    page_for: dict[tuple[str, str, tuple[str, ...]], str] = {}
+    for d in hist_docs:
+        for cp in d.change_points:
+            cps.setdefault(_cp_key(cp.machine, cp.series), []).append(cp)
+    recorded = {c.machine: c for d in hist_docs for c in coverage_of(d)}
+    views = []
     for md in data.machines:
+        newest = _newest_for(md, docs)
+        coverage = recorded.get(md.name, Coverage(md.name, len(md.commits))) if hist_docs else None
+        views.append(
+            _View(md, _groups(md), series_states(md, cps, newest), noise_levels(md), newest,
+                  coverage)
+        )  # fmt: skip
+    page_for: dict[tuple[str, str, tuple[str, ...]], str] = {}
+    for v in views:
+        md = v.md
         mslug = _slug(md.name, md.name)
         n_chunks = max(1, math.ceil(len(md.commits) / CHUNK))
-        for g in groups[md.name]:
+        for g in v.groups:
             rel_page = f"m/{mslug}/{g.slug}.html"
             for r in g.rows:
                 page_for[_cp_key(md.name, md.series[r].series)] = rel_page
@@ -500,7 +813,7 @@ def publish_site(
                 digest, make = _chunk_js(g, k)
                 if not w.fresh(rel, digest):
                     w.write(rel, make(), digest)
-            w.write(rel_page, _workload_page(g, states[md.name], cps, options, n_chunks))
+            w.write(rel_page, _workload_page(g, v, cps, options, n_chunks))
             report.pages += 1
         report.series += len(md.series)
 
@@ -517,10 +830,11 @@ def publish_site(
             )
         return f"<code>{h(c[:12])}</code>"
 
-    w.write("index.html", _index_page(data, groups, states, cps, options))
-    w.write("regressions.html", _regressions_page(findings, page_of, options, commit_link))
-    doc = findings or FindingsDocument(
-        mode="history", base=None, head=None, load_errors=tuple(data.load_errors)
+    w.write("index.html", _index_page(data, views, cps, options, commit_link))
+    doc = _feed_doc(docs, data.load_errors)
+    w.write(
+        "regressions.html",
+        _regressions_page(doc if hist_docs else None, views, page_of, page_for, commit_link),
     )
     w.write("regressions.json", regressions_json(doc))
     dates = {

@@ -265,3 +265,61 @@ def test_missing_fingerprint_is_unknown_not_equal_refused_unless_forced(tmp_path
             assert digest(doc).headline.startswith(f"{forced} (backend unknown at head")
         else:
             assert first.startswith(forced) and "backend unknown at head" in first, first
+
+
+def test_regressions_says_too_few_commits_and_takes_the_confirm_report(tmp_path):
+    """Two commits: no "0 change points, 0 open regressions" — the detector could not run;
+    the newest commit is compared with its parent, and ``--report`` (the document the PR
+    comment renders) brings its confirmations: text, JSON and the site agree."""
+    r = cli("regressions", "--results-dir", PR, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "0 open regressions" not in r.stdout
+    assert r.stdout.splitlines()[1] == (
+        "ci-cpu-1: too few commits for change points (have 2, need 4)"
+    )
+    assert r.stdout.splitlines()[-1].endswith("2 suspect regressions (not re-measured)")
+    rep = cli("compare", "1a2b", "5e6f", "--results-dir", PR, "--format", "json", cwd=str(tmp_path))
+    doc = FindingsDocument.loads(rep.stdout)
+    from dataclasses import replace
+
+    confirmed = replace(
+        doc,
+        findings=tuple(
+            replace(f, confirmed=True) if f.verdict == "regression" else f for f in doc.findings
+        ),
+    )
+    (tmp_path / "confirmed.json").write_text(confirmed.dumps())
+    out = tmp_path / "reg.json"
+    r = cli(
+        "regressions", "--results-dir", PR, "--report", "confirmed.json", "--format", "json",
+        "--out", str(out), cwd=str(tmp_path),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    reg = FindingsDocument.loads(out.read_text())
+    assert reg.settings["coverage"][0]["note"] == (
+        "too few commits for change points (have 2, need 4)"
+    )
+    assert reg.settings["newest"]["source"] == "report"
+    assert reg.findings == confirmed.findings
+    site = tmp_path / "site"
+    r = cli(
+        "publish", "--results-dir", PR, "--out", str(site), "--findings", str(out),
+        "--no-cache", cwd=str(tmp_path),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    idx = (site / "index.html").read_text()
+    assert idx.count('data-state="confirmed"') == 2  # the total and aten::mul, as in the report
+    assert "too few commits for change points (have 2, need 4)" in idx
+    regs = (site / "regressions.html").read_text()
+    assert "too few commits for change points (have 2, need 4)" in regs
+    assert "0 change points" not in regs
+    # a report of another pair is refused, not silently shown
+    swapped = cli("compare", "5e6f", "1a2b", "--results-dir", PR, "--format", "json",
+                  cwd=str(tmp_path))  # fmt: skip
+    (tmp_path / "swapped.json").write_text(swapped.stdout)
+    r = cli("regressions", "--results-dir", PR, "--report", "swapped.json", cwd=str(tmp_path))
+    assert r.returncode == 2 and "but the newest commit on 'ci-cpu-1' is 5e6f7a8b" in r.stderr
+    r = cli("regressions", "--results-dir", PR, "--report", "missing.json", cwd=str(tmp_path))
+    assert r.returncode == 2 and r.stderr == (
+        "error: --report missing.json: No such file or directory\n"
+    )

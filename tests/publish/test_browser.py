@@ -78,3 +78,92 @@ def test_console_errors_are_caught(tmp_path: Path) -> None:
     bad.write_text("<html><body><script>undefinedFn();</script></body></html>")
     console = render(bad.as_uri(), tmp_path / "bad.png", width=400, height=300)
     assert any("undefinedFn" in line for line in console)
+
+
+# -- the workload-led index and the newest commit's state (separate fixture on purpose) ---
+
+
+@pytest.fixture(scope="module")
+def truth_site(tiny_history: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """No change points; the newest commit's total of one workload is a suspect regression
+    and one of its ops a confirmed one (as a compare/confirm document gives them)."""
+    from neuronasv.model import Finding, RunRef
+
+    data = scan_results(tiny_history / "results", repo=tiny_history / "repo", workers=1)
+    md = data.machines[0]
+    wl = md.series[-1].series.workload
+    rows = [r for r, s in enumerate(md.series) if s.series.workload == wl]
+    total = next(r for r in rows if md.series[r].series.op is None)
+    op = next(r for r in rows if md.series[r].series.op is not None)
+    newest = FindingsDocument(
+        mode="compare",
+        base=RunRef(md.commits[-2], md.name),
+        head=RunRef(md.commits[-1], md.name),
+        findings=(
+            Finding(md.series[total].series, "regression", "seconds", 1.0, 1.4, ratio=1.4),
+            Finding(md.series[op].series, "regression", "seconds", 1.0, 24.0, ratio=24.0,
+                    confirmed=True),
+        ),
+    )  # fmt: skip
+    out = tmp_path_factory.mktemp("truth-site")
+    publish_site(data, out, findings=newest, options=PublishOptions(now=NOW))
+    return out
+
+
+_PROBE = """<script>
+document.addEventListener("DOMContentLoaded", function () {  // after site.js's own handler
+  function shown(sel) {
+    return Array.prototype.filter.call(document.querySelectorAll(sel),
+      function (e) { return e.offsetParent !== null; }).length;
+  }
+  var out = { groups: shown("tbody.wl"), leads: shown("tr.lead"), ops: shown("tr.op") };
+  var alarm = document.querySelector('tbody.wl[data-alarm="1"]');
+  alarm.querySelector("button.tog").click();
+  out.opsAfterToggle = shown("tr.op");
+  out.expanded = alarm.querySelector("button.tog").getAttribute("aria-expanded");
+  var only = document.getElementById("only-reg");
+  only.checked = true; only.dispatchEvent(new Event("change"));
+  out.groupsRegOnly = shown("tbody.wl");
+  only.checked = false; only.dispatchEvent(new Event("change"));
+  var q = document.getElementById("q");
+  q.value = "aten::"; q.dispatchEvent(new Event("input"));
+  out.opsAfterSearch = shown("tr.op");
+  console.log("NASV-PROBE " + JSON.stringify(out));
+});
+</script>"""
+
+
+def test_index_ops_collapse_beneath_workloads_and_filters_work(
+    truth_site: Path, tmp_path: Path
+) -> None:
+    import json
+    import re
+
+    idx = (truth_site / "index.html").read_text()
+    probe = truth_site / "probe.html"  # same folder: the same relative asset paths
+    probe.write_text(idx.replace("</body>", _PROBE + "</body>"))
+    console = render(probe.as_uri(), tmp_path / "probe.png", height=900)
+    got = [m.group(1) for line in console if (m := re.search(r"NASV-PROBE (\{.*?\})", line))]
+    assert got, console
+    assert not [c for c in console if "NASV-PROBE" not in c], console  # no errors
+    res = json.loads(got[0].replace('\\"', '"'))
+    n_ops = idx.count('<tr class="op"')
+    assert res["groups"] == 3 and res["leads"] == 3 and res["ops"] == 0  # collapsed
+    assert res["opsAfterToggle"] == n_ops // 3 and res["expanded"] == "true"
+    assert res["groupsRegOnly"] == 1  # the workload with the suspect total
+    assert res["opsAfterSearch"] == n_ops  # a search matching ops opens their workloads
+
+
+def test_op_chart_marks_the_newest_commits_regression(truth_site: Path, tmp_path: Path) -> None:
+    """No change points here: the red line at the right edge of the total chart is the
+    newest commit's regression against its parent (before, the chart showed none)."""
+    pages = sorted((truth_site / "m").rglob("*.html"))
+    page = next(p for p in pages if '"state":"suspect"' in p.read_text())
+    png = tmp_path / "w.png"
+    assert render(page.as_uri(), png, height=1800) == []
+    px = _pixels(png)
+    chart = px[150:450]
+    red = np.abs(chart - [0xD6, 0x27, 0x28]).sum(axis=2) < 60
+    cols = np.flatnonzero(red.sum(axis=0) > 20)  # a vertical line: many red pixels a column
+    assert cols.size, "no red marker on the total chart"
+    assert cols.min() > px.shape[1] * 0.8  # at the newest commit: the right edge

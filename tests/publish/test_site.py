@@ -222,3 +222,134 @@ def test_results_dir_defaults_to_asv_conf_like_the_other_commands(
     p = subprocess.run(cmd, cwd=history_copy, capture_output=True, text=True, check=False)
     assert p.returncode == 0, p.stderr
     assert "published 12 series" in p.stdout and (out / "index.html").is_file()
+
+
+# -- one truth across views: the newest commit, coverage, noise as a level, sparklines ----
+
+
+def _meta(page: Path) -> dict:  # type: ignore[type-arg]
+    m = re.search(
+        r'<script type="application/json" id="meta">(.*?)</script>', page.read_text(), re.S
+    )
+    assert m is not None
+    got = _strict(m.group(1))
+    assert isinstance(got, dict)
+    return got
+
+
+def _newest_doc(
+    md: site.MachineData, verdicts: dict[int, tuple[str, bool | None]]
+) -> FindingsDocument:
+    from neuronasv.model import Finding, RunRef
+
+    return FindingsDocument(
+        mode="compare",
+        base=RunRef(md.commits[-2], md.name),
+        head=RunRef(md.commits[-1], md.name),
+        findings=tuple(
+            Finding(md.series[r].series, v, "seconds", 1e-6, 24e-6, ratio=24.0, confirmed=c)  # type: ignore[arg-type]
+            for r, (v, c) in verdicts.items()
+        ),
+    )
+
+
+def test_index_leads_with_workloads_and_states_come_from_the_newest_commit(
+    tiny_history: Path, tmp_path: Path
+) -> None:
+    data = scan_results(tiny_history / "results", repo=tiny_history / "repo", workers=1)
+    md = data.machines[0]
+    ops = [r for r, s in enumerate(md.series) if s.series.op is not None]
+    wl = md.series[ops[-1]].series.workload
+    total = next(
+        r for r, s in enumerate(md.series) if s.series.workload == wl and s.series.op is None
+    )
+    newest = _newest_doc(md, {ops[-1]: ("regression", True), total: ("regression", None)})
+    history = FindingsDocument(
+        mode="history", base=None, head=None,
+        change_points=(_cp(md.series[1].series, md.name, md.commits[23], md.commits[24]),),
+    )  # fmt: skip
+    publish_site(data, tmp_path, findings=[history, newest], options=PublishOptions(now=NOW))
+    idx = (tmp_path / "index.html").read_text()
+    groups = re.findall(r'<tbody class="wl" data-alarm="(\d)" data-worst="(\w+)">(.*?)</tbody>',
+                        idx, re.S)  # fmt: skip
+    assert len(groups) == 3  # one per workload, not one row per series
+    # alarms first (most severe first): the open change point's workload, then the one
+    # whose total is suspect and an op confirmed, then the quiet one
+    assert [g[:2] for g in groups] == [("1", "regression"), ("1", "confirmed"), ("0", "ok")]
+    assert f">{wl} " in groups[1][2]
+    for _alarm, _worst, body in groups:
+        rows = re.findall(r"<tr class=\"(lead|op)\"[^>]*?( hidden)?>", body)
+        assert rows[0] == ("lead", "") and all(r == ("op", " hidden") for r in rows[1:])
+    lead = re.search(r'<tr class="lead" data-state="(\w+)">', groups[1][2])
+    assert lead is not None and lead.group(1) == "suspect"
+    assert "1 confirmed" in groups[1][2]  # the collapsed op's state is named on the lead row
+    # the workload's badge is its worst series' state; the total's own state in the title
+    assert (
+        'class="st st-confirmed" title="worst in this workload; the total: suspect"' in groups[1][2]
+    )
+    # noise is a level (a badge), never a state
+    assert "st-noisy" not in idx and idx.count('class="nz nz-') == len(md.series)
+    assert "Newest commit" in idx and "re-measured by <code>neuronasv confirm</code>" in idx
+    # the op chart page says the same
+    page = next(p for p in (tmp_path / "m").rglob("*.html") if _meta(p)["title"].startswith(wl))
+    meta = _meta(page)
+    states = {r["label"]: (r["state"], r["change"]) for r in meta["rows"]}
+    assert states["total"] == ("suspect", "+2300 %")
+    assert states[md.series[ops[-1]].series.op] == ("confirmed", "+2300 %")
+    assert meta["newest"] == {"index": len(md.commits) - 1, "parent": len(md.commits) - 2}
+    assert all(isinstance(r["noise"], float) for r in meta["rows"])
+    regs = (tmp_path / "regressions.html").read_text()
+    assert regs.count('<tr data-state="confirmed">') == 1
+    assert regs.count('<tr data-state="suspect">') == 1
+
+
+def test_a_check_of_an_older_commit_is_not_shown_as_the_newest(
+    tiny_history: Path, tmp_path: Path
+) -> None:
+    data = scan_results(tiny_history / "results", workers=1)
+    md = data.machines[0]
+    stale = _newest_doc(md, {0: ("regression", None)})
+    stale = FindingsDocument(
+        mode="compare", base=stale.base, head=replace_commit(stale.head, md.commits[-2]),
+        findings=stale.findings,
+    )  # fmt: skip
+    publish_site(data, tmp_path, findings=stale, options=PublishOptions(now=NOW))
+    idx = (tmp_path / "index.html").read_text()
+    assert 'data-state="suspect"' not in idx
+    assert "not the newest commit here" in idx
+    # no change-point findings at all: said, not "0 open regressions"
+    assert "Change points</strong>: none given" in idx
+
+
+def replace_commit(ref: object, commit: str) -> object:
+    from dataclasses import replace
+
+    return replace(ref, commit=commit)  # type: ignore[type-var]
+
+
+def _spark_ys(svg: str) -> list[float]:
+    m = re.search(r'points="([^"]+)"', svg)
+    assert m is not None
+    return [float(p.split(",")[1]) for p in m.group(1).split()]
+
+
+def test_sparkline_scale_shows_a_24x_jump_as_one_and_a_wobble_as_flat() -> None:
+    """The rule (render.spark_scale): log scale, at least a factor 2 tall. Under min–max
+    scaling a -1 % wobble and a 24x jump were the same full-height step."""
+    import numpy as np
+
+    from neuronasv.publish.render import spark_scale, sparkline_svg
+
+    def extent(values: list[float]) -> float:
+        ys = _spark_ys(sparkline_svg(np.array(values), height=24))
+        return (max(ys) - min(ys)) / 20  # the drawable height is height - 4
+
+    assert extent([1e-6] * 10 + [24e-6]) == pytest.approx(1.0, abs=0.01)
+    assert extent([1e-6] * 10 + [0.99e-6]) < 0.02
+    assert extent([1e-6] * 10 + [1.45e-6]) == pytest.approx(0.536, abs=0.01)
+    up = _spark_ys(sparkline_svg(np.array([1.0] * 10 + [24.0])))
+    assert up[-1] < up[0]  # up is up (SVG y grows downwards)
+    assert "range ×24" in sparkline_svg(np.array([1.0, 24.0]))
+    # zeros or negatives: linear from zero, still proportional
+    h, note = spark_scale(np.array([0.0, 0.0, 5.0, 10.0]))
+    assert h.tolist() == [0.0, 0.0, 0.5, 1.0] and note == "linear from zero"

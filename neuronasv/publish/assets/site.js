@@ -23,16 +23,56 @@
     return p(v) + (unit && unit !== "unit" ? " " + unit : "");
   }
 
-  /* ---------- index + regressions: filters ---------- */
+  /* ---------- index: workloads with their ops collapsed beneath; filters ---------- */
+  function setOpen(group, open) {
+    var btn = group.querySelector("button.tog");
+    if (!btn) return;
+    btn.setAttribute("aria-expanded", open ? "true" : "false");
+    btn.textContent = (open ? "▾" : "▸") + btn.textContent.slice(1);
+    Array.prototype.forEach.call(group.querySelectorAll("tr.op"), function (r) { r.hidden = !open; });
+  }
+
+  function initIndex() {
+    var groups = Array.prototype.slice.call(document.querySelectorAll("table.wl tbody.wl"));
+    groups.forEach(function (g) {
+      var btn = g.querySelector("button.tog");
+      if (btn) btn.addEventListener("click", function () {
+        setOpen(g, btn.getAttribute("aria-expanded") !== "true");
+      });
+    });
+    var all = document.getElementById("expand-all");
+    if (all) all.addEventListener("click", function () {
+      var open = all.textContent === "expand all";
+      groups.forEach(function (g) { setOpen(g, open); });
+      all.textContent = open ? "collapse all" : "expand all";
+    });
+    return groups;
+  }
+
   function initFilters() {
     var only = document.getElementById("only-reg");
     var q = document.getElementById("q");
     if (!only && !q) return;
-    var rows = Array.prototype.slice.call(document.querySelectorAll("table.series tbody tr"));
+    var groups = initIndex();
+    var rows = Array.prototype.slice.call(document.querySelectorAll("table.series:not(.wl) tbody tr"));
+    var ALARM = { regression: 1, confirmed: 1, suspect: 1 };
     function apply() {
       var text = q ? q.value.toLowerCase() : "";
+      var onlyReg = only && only.checked;
+      groups.forEach(function (g) {
+        var ok = (!onlyReg || g.getAttribute("data-alarm") === "1") &&
+          (!text || g.textContent.toLowerCase().indexOf(text) >= 0);
+        g.hidden = !ok;
+        // a search that matches an op opens its workload
+        if (ok && text) {
+          var inOps = Array.prototype.some.call(g.querySelectorAll("tr.op"), function (r) {
+            return r.textContent.toLowerCase().indexOf(text) >= 0;
+          });
+          if (inOps) setOpen(g, true);
+        }
+      });
       rows.forEach(function (r) {
-        var ok = (!only || !only.checked || r.getAttribute("data-state") === "regression") &&
+        var ok = (!onlyReg || ALARM[r.getAttribute("data-state")] === 1) &&
           (!text || r.textContent.toLowerCase().indexOf(text) >= 0);
         r.hidden = !ok;
       });
@@ -117,6 +157,14 @@
     meta.changePoints.forEach(function (c) {
       if (rowIdx === null || c.row === rowIdx) out.push({ index: c.index, color: c.kind === "regression" ? "#d62728" : "#2ca02c" });
     });
+    // the newest commit's regression against its parent: dashed while only a suspect
+    if (meta.newest) meta.rows.forEach(function (row, r) {
+      if (rowIdx !== null && rowIdx !== -1 && r !== rowIdx) return;
+      if (rowIdx === -1 && !row.total) return;
+      if (row.state === "confirmed" || row.state === "suspect") {
+        out.push({ index: meta.newest.index, color: "#d62728", dash: row.state === "suspect" });
+      }
+    });
     meta.envChanges.forEach(function (e) { out.push({ index: e.index, color: "#9467bd", dash: true, width: 1.5 * devicePixelRatio }); });
     return out;
   }
@@ -177,6 +225,13 @@
     return u;
   }
 
+  function noiseBadge(level) {
+    if (level === null || level === undefined) return el("span", { "class": "nz nz-none", title: "no quartiles recorded" }, "–");
+    var cls = level < 0.02 ? "low" : (level < 0.10 ? "mid" : "high");
+    var pct = level < 0.1 ? (level * 100).toFixed(1) : (level * 100).toFixed(0);
+    return el("span", { "class": "nz nz-" + cls, title: "noise: within-run IQR/median, median of the last 10 commits" }, "IQR " + pct + " %");
+  }
+
   function details(meta, d, i) {
     var box = document.getElementById("details");
     while (box.firstChild) box.removeChild(box.firstChild);
@@ -204,6 +259,13 @@
       else p.appendChild(el("code", null, tr[1]));
       box.appendChild(p);
     });
+    if (meta.newest && i === meta.newest.index) {
+      meta.rows.forEach(function (row) {
+        if (row.state !== "confirmed" && row.state !== "suspect") return;
+        var why = row.state === "confirmed" ? "confirmed by an interleaved re-measurement" : "suspect: one run a side, not re-measured";
+        box.appendChild(el("p", { "class": "cp-regression" }, row.label + ": " + row.change + " against the parent commit (" + why + ")"));
+      });
+    }
     meta.changePoints.forEach(function (cp) {
       if (cp.index !== i) return;
       box.appendChild(el("p", { "class": "cp-" + cp.kind }, meta.rows[cp.row].label + ": " + cp.reason + (cp.ack ? " (acknowledged: " + cp.ack + ")" : "")));
@@ -227,11 +289,22 @@
     else totalNode.appendChild(el("p", null, "No workload total in this group; see the series below."));
     stackChart(document.getElementById("chart-stack"), meta, d, pick);
     var grid = document.getElementById("ops");
-    meta.rows.forEach(function (row, r) {
+    // ops with something to act on first, then by name (the index's order)
+    var SEV = { regression: 0, confirmed: 1, suspect: 2, failed: 3, acknowledged: 4, improved: 5, ok: 6 };
+    var order = meta.rows.map(function (row, r) { return r; });
+    order.sort(function (a, b) {
+      var sa = SEV[meta.rows[a].state], sb = SEV[meta.rows[b].state];
+      return sa !== sb ? sa - sb : a - b;
+    });
+    order.forEach(function (r) {
+      var row = meta.rows[r];
       if (r === totalRow) return;
       var cell = el("div", { "class": "cell" });
       var title = el("h3", null, row.label + " ");
       title.appendChild(el("span", { "class": "st st-" + row.state }, row.state));
+      if (row.change) title.appendChild(el("span", { "class": "chg" }, " " + row.change + " vs parent"));
+      title.appendChild(document.createTextNode(" "));
+      title.appendChild(noiseBadge(row.noise));
       cell.appendChild(title);
       var box = el("div", { "class": "chart small" });
       cell.appendChild(box);

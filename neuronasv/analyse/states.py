@@ -1,0 +1,134 @@
+"""The one state rule every view shows (pure, light: no scipy, no analysis imports).
+
+The site (``neuronasv.publish``) and ``neuronasv regressions`` (:mod:`neuronasv.analyse.newest`)
+both call :func:`series_state`, so a series reads the same everywhere. States, most severe
+first (:data:`STATES`): ``regression`` (an open, unacknowledged change-point regression),
+``confirmed`` (the newest commit regressed against its parent and an interleaved
+re-measurement confirmed it), ``suspect`` (it regressed against its parent, not
+re-measured), ``failed`` (the benchmark failed at the newest commit), ``acknowledged``,
+``improved`` (latest change point an improvement, or a confirmed improvement at the newest
+commit), ``ok``. Noise is not a state: it is a level shown beside the state.
+
+Only ``Finding.series``, ``verdict``, ``confirmed``, ``ratio`` and ``acknowledged`` are read,
+so how ``compare`` reaches its verdicts can change freely.
+
+Kept apart from :mod:`~neuronasv.analyse.newest` because the site imports it: importing
+the comparison (scipy.stats) would cost the publish command seconds and ~70 MB.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from neuronasv.model import ChangePoint, Finding, FindingsDocument
+
+__all__ = [
+    "ALARMS",
+    "MIN_POINTS",
+    "STATES",
+    "Coverage",
+    "change_text",
+    "coverage_of",
+    "newest_state",
+    "series_state",
+]
+
+#: Fewer points than this and the change-point detector (:func:`changepoints.detect`)
+#: does not run: two a side for its t-test.
+MIN_POINTS = 4
+
+STATES = ("regression", "confirmed", "suspect", "failed", "acknowledged", "improved", "ok")
+#: States someone has to act on (the index's "regressions only" filter, the text summary).
+ALARMS = frozenset({"regression", "confirmed", "suspect"})
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Whether the change-point detector could run on one machine's history.
+
+    Attributes:
+        machine: asv machine name.
+        commits: commits with results on that machine.
+        need: the fewest points the detector needs (:data:`changepoints.MIN_POINTS`).
+    """
+
+    machine: str
+    commits: int
+    need: int = MIN_POINTS
+
+    @property
+    def ran(self) -> bool:
+        return self.commits >= self.need
+
+    @property
+    def sentence(self) -> str:
+        if self.ran:
+            return f"change points over {self.commits} commits"
+        return f"too few commits for change points (have {self.commits}, need {self.need})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "machine": self.machine,
+            "commits": self.commits,
+            "need": self.need,
+            "ran": self.ran,
+            "note": self.sentence,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Coverage | None:
+        if not isinstance(data, Mapping):
+            return None
+        try:
+            return cls(str(data["machine"]), int(data["commits"]), int(data["need"]))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+def coverage_of(doc: FindingsDocument) -> list[Coverage]:
+    """The coverage recorded in a history document's settings (empty for older documents)."""
+    raw = doc.settings.get("coverage")
+    if not isinstance(raw, list):
+        return []
+    return [c for c in (Coverage.from_json(x) for x in raw) if c is not None]
+
+
+def newest_state(f: Finding | None) -> str | None:
+    """The state a newest-commit finding gives on its own (None: nothing to say)."""
+    if f is None:
+        return None
+    if f.verdict == "failed":
+        return "failed" if f.acknowledged is None else "acknowledged"
+    if f.verdict == "regression" and f.confirmed is not False:
+        if f.acknowledged is not None:
+            return "acknowledged"
+        return "confirmed" if f.confirmed else "suspect"
+    if f.verdict == "improvement" and f.confirmed:
+        return "improved"
+    return None
+
+
+def series_state(cps: Sequence[ChangePoint], newest: Finding | None) -> str:
+    """One series' state from its change points and its newest-commit finding (see module)."""
+    candidates = []
+    if any(c.open and c.kind == "regression" and c.acknowledged is None for c in cps):
+        candidates.append("regression")
+    ns = newest_state(newest)
+    if ns is not None:
+        candidates.append(ns)
+    if any(c.open and c.kind == "regression" and c.acknowledged is not None for c in cps):
+        candidates.append("acknowledged")
+    if cps and max(cps, key=lambda c: c.index).kind == "improvement":
+        candidates.append("improved")
+    return min(candidates, key=STATES.index) if candidates else "ok"
+
+
+def change_text(f: Finding | None) -> str:
+    """``+45 %`` for a finding's ratio ("" when there is none)."""
+    if f is None or f.ratio is None or not math.isfinite(f.ratio):
+        return ""
+    v = (f.ratio - 1.0) * 100.0
+    return f"{v:+.1f} %" if abs(v) < 10 else f"{v:+.0f} %"
