@@ -346,6 +346,86 @@ def real_change(runs, n: int, trials: int, seed: int, settings: Settings, method
     return {m: (a / trials, b / trials) for m, (a, b) in det.items()}, sentences
 
 
+def work_eval(runs, trials: int, seed: int) -> tuple[float, float, int]:
+    """Exact work evidence: A/A false alarms and detection of the real one-more-mul change.
+
+    Each trial compares the profiles of two different runs (processes): of the same code
+    (A/A: naive and fused) and of the real change (naive vs naive + one more aten::mul).
+    Returns (A/A share with any work change, share detecting aten::mul's extra call, runs
+    without signatures).
+    """
+    from neuronasv.analyse.evidence import has_evidence, work_changes
+
+    missing = sum(1 for r in runs if not all(has_evidence(p) for p in r["rmsnorm.naive"]))
+    rng = np.random.default_rng(seed)
+    fa = hit = 0
+    for _ in range(trials):
+        i, j = rng.choice(len(runs), 2, replace=False)
+        same = work_changes(
+            runs[i]["rmsnorm.naive"] + runs[i]["rmsnorm.fused"],
+            runs[j]["rmsnorm.naive"] + runs[j]["rmsnorm.fused"],
+        )
+        fa += bool(same)
+        got = work_changes(runs[i]["rmsnorm.naive"], runs[j]["changed"])
+        hit += any(
+            w.op == "aten::mul" and w.kind == "calls" and (w.calls_head or 0) > (w.calls_base or 0)
+            for w in got
+        )
+    return fa / trials, hit / trials, missing
+
+
+def adaptive_eval(runs, n: int, trials: int, seed: int, first: int, last: int, kinds=INJECT):
+    """The PR flow: one run a side nominates suspects, then confirm() adds interleaved
+    rounds to undecided suspects from 2·last fresh runs, alpha spent over the looks.
+
+    Returns ``{amount: (A/A share with a false alarm, op power, total power, mean rounds)}``.
+    """
+    from neuronasv.analyse.confirm import confirm
+    from neuronasv.model import FindingsDocument, RunRef
+
+    rng = np.random.default_rng(seed)
+    st = Settings(resamples=0)
+    out = {}
+    for amount in kinds:
+        fa = op_hit = tot_hit = 0
+        used = 0
+        for _ in range(trials):
+            order = rng.permutation(len(runs))
+            if len(order) < 2 * last + 2:
+                raise SystemExit(f"adaptive up to {last} rounds needs {2 * last + 2} runs")
+            b0 = side_of(runs[order[0]], "rmsnorm.naive")
+            h0 = inject(side_of(runs[order[1]], "rmsnorm.naive"), amount)
+            fs = judge(pairs_for([b0], [h0], n, rng), st)
+            ref_a, ref_b = RunRef("a" * 40, "m"), RunRef("b" * 40, "m")
+            doc = FindingsDocument("compare", ref_a, ref_b, tuple(fs))
+            bases = [side_of(runs[i], "rmsnorm.naive") for i in order[2 : 2 + last]]
+            heads = [
+                inject(side_of(runs[i], "rmsnorm.naive"), amount)
+                for i in order[2 + last : 2 + 2 * last]
+            ]
+
+            def runner(side, series, r, bases=bases, heads=heads):
+                src = (bases if side == "base" else heads)[r]
+                size = min(x.size for x in src.values())
+                idx = np.sort(rng.choice(size, min(n, size), replace=False))
+                return {sid: list(src[sid][idx]) for sid in series if sid in src}
+
+            got = confirm(doc, runner, rounds=first, max_rounds=last, settings=st)
+            used += int(got.settings.get("rounds", 0) or 0)
+            flagged = [f for f in got.findings if f.verdict in ("regression", "improvement")]
+            fa += any(not (amount and is_target(f.series)) for f in flagged)
+            op_hit += any(
+                f.verdict == "regression" and is_target(f.series) and f.series.op
+                for f in got.findings
+            )
+            tot_hit += any(
+                f.verdict == "regression" and is_target(f.series) and not f.series.op
+                for f in got.findings
+            )
+        out[amount] = (fa / trials, op_hit / trials, tot_hit / trials, used / trials)
+    return out
+
+
 def spread(runs) -> None:
     """Within-run vs between-run spread per series (the reason for the rounds test)."""
     sides = [side_of(r, "rmsnorm.naive") for r in runs]
@@ -485,6 +565,11 @@ def main() -> None:
     ap.add_argument("--otava-python", default="/tmp/otava-venv/bin/python")
     ap.add_argument("--worker", metavar="OUT", help=argparse.SUPPRESS)
     ap.add_argument("--collect-only", action="store_true")
+    ap.add_argument(
+        "--adaptive", nargs=2, type=int, default=[3, 6], metavar=("FIRST", "LAST"),
+        help="adaptive confirmation: rounds before the first look, most rounds (3 6)",
+    )  # fmt: skip
+    ap.add_argument("--adaptive-trials", type=int, default=100)
     ap.add_argument("--skip-profile", action="store_true", help="only the change-point part")
     args = ap.parse_args()
     if args.worker:
@@ -527,6 +612,24 @@ def main() -> None:
             )
         for s in sentences:
             print(f"  {s}")
+        wfa, whit, missing = work_eval(runs, 300, args.seed)
+        print(
+            f"\nExact work evidence (calls, input shapes; 300 pairs of runs): A/A false alarms"
+            f" {wfa:.1%} (naive + fused, every shape), one-more-mul detected {whit:.0%}"
+            + (f" ({missing} runs lack signatures: recollect)" if missing else "")
+        )
+        first, last = args.adaptive
+        ad = adaptive_eval(runs, args.n, args.adaptive_trials, args.seed + 2, first, last)
+        print(
+            f"\nAdaptive confirmation (1 run a side nominates, then {first} rounds, up to"
+            f" {last}), {args.adaptive_trials} trials:"
+        )
+        print(f"{'inject':>8} {'A/A or other FA':>16} {'op':>6} {'total':>6} {'rounds used':>12}")
+        for a, (fa, op, tot, used) in ad.items():
+            print(f"{a:>8.0%} {fa:>16.1%} {op:>6.0%} {tot:>6.0%} {used:>12.1f}")
+        ok = [a for a, v in ad.items() if a and v[1] >= 0.95]
+        mde = f"{min(ok):.0%}" if ok and ad[0.0][0] <= 0.01 else "> 20 %"
+        print(f"  MDE (op, power >= 95 %, FA <= 1 %): {mde}")
     changepoints(args.otava_python, args.seed)
     print(f"\n(total {time.time() - t0:.0f} s)")
 

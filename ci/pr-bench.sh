@@ -10,6 +10,7 @@
 # Usage: bash ci/pr-bench.sh --pr N --base SHA --head SHA --out DIR [--bench REGEX]
 # Env: NEURONASV_MACHINE (trainium), NEURONASV_BACKEND, NEURONASV_PYTHON (optional),
 #      NEURONASV_CONFIRM_ROUNDS (3; 0 skips the confirmation re-run),
+#      NEURONASV_CONFIRM_MAX_ROUNDS (rounds + 3), NEURONASV_CONFIRM_BUDGET (900 s),
 #      NEURONASV_HISTORY_DIR (main-branch results for per-series noise floors; optional).
 # Needs no token and writes nothing outside OUT.
 set -euo pipefail
@@ -45,7 +46,11 @@ nx compare "$mb" "$head" --results-dir "$results" --machine "$machine" --repo . 
 rounds=${NEURONASV_CONFIRM_ROUNDS:-3}
 if [ "$rounds" != "0" ]; then
   log "confirmation: ABAB re-measurement of suspected regressions ($rounds rounds)"
+  # Undecided suspects get more rounds, up to NEURONASV_CONFIRM_MAX_ROUNDS (alpha is spent
+  # over the looks) or NEURONASV_CONFIRM_BUDGET seconds.
   confirm=(confirm --findings "$out/findings.json" --repo . --rounds "$rounds" --format json
+           --max-rounds "${NEURONASV_CONFIRM_MAX_ROUNDS:-$((rounds + 3))}"
+           --budget-seconds "${NEURONASV_CONFIRM_BUDGET:-900}"
            --out "$out/findings.json" --rounds-out "$out/rounds.json")
   [ -n "${NEURONASV_CONFIRM_SAMPLES:-}" ] && confirm+=(--samples "$NEURONASV_CONFIRM_SAMPLES")
   [ -n "${NEURONASV_HISTORY_DIR:-}" ] && confirm+=(--history-dir "$NEURONASV_HISTORY_DIR")

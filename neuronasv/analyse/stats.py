@@ -184,6 +184,9 @@ MAD_K = 1.4826
 #: Efficiency of the MAD relative to the sd (Gaussian): a MAD from n values carries about
 #: as much information as an sd from 0.37 n, which is the df a floor is worth as a prior.
 MAD_EFFICIENCY = 0.37
+#: Smallest noise floor (0.05 %): no run-to-run spread is credibly below it (an H200 shows
+#: 0.1–0.2 %), and a floor of 0 would call any quantum of timer resolution a change.
+MIN_FLOOR = 5e-4
 #: Largest prior df (d0 -> infinity means "every series has the prior variance").
 MAX_PRIOR_DF = 1000.0
 
@@ -311,7 +314,12 @@ def noise_floor(values: Sequence[float], breaks: Sequence[int] = ()) -> tuple[fl
     lr = lr[keep]
     if lr.size < 2:
         return None
-    return MAD_K * float(np.median(np.abs(lr))), int(lr.size)
+    floor = MAD_K * float(np.median(np.abs(lr)))
+    if floor == 0.0:
+        # Quantised timings (a 1.50 µs op that reads 1.50 in most runs and 1.54 in one)
+        # give a MAD of 0: the rare jumps are the noise then, so take their RMS.
+        floor = float(np.sqrt(np.mean(lr**2)))
+    return max(floor, MIN_FLOOR), int(lr.size)
 
 
 def floor_k(alpha: float, m: int, df: float | None = None) -> float:

@@ -260,7 +260,17 @@ def cause_headline(view: CauseView, *, code: Code = _plain) -> str:
     if rng:
         text += f": {rng}"
     n = len(view.totals)
-    if c.direction in ("regression", "improvement") and n:
+    moved_ops = [f for f in view.ops if f.verdict == c.direction and f.series.op]
+    if c.direction in ("regression", "improvement") and not view.decided and moved_ops:
+        names = ", ".join(code(f.series.op or "") for f in moved_ops[:2])
+        more = f" and {len(moved_ops) - 2} more" if len(moved_ops) > 2 else ""
+        state = (
+            "confirmed"
+            if any(f.confirmed for f in moved_ops)
+            else "single run, not re-measured"
+        )
+        text += f" — {c.direction} of {names}{more} ({state}); totals within the noise"
+    elif c.direction in ("regression", "improvement") and n:
         word = c.direction if view.decided == 1 else c.direction + "s"
         confirmed = sum(1 for f in view.totals if f.confirmed and f.verdict == c.direction)
         lost = sum(1 for f in view.totals if f.confirmed is False)
