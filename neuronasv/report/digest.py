@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from neuronasv.analyse.states import coverage_of
 from neuronasv.model.findings import (
     ChangePoint,
     EnvChange,
@@ -226,6 +227,18 @@ def digest(doc: FindingsDocument) -> Digest:
         if ack_cps:
             parts.append(f"{len(ack_cps)} acknowledged")
         headline = f"{', '.join(parts)} on {machine}"
+        coverage = coverage_of(doc)
+        if coverage and not any(c.ran for c in coverage) and not cps:
+            # The detector could not run: say so, never "0 open regressions".
+            headline = "; ".join(c.sentence for c in coverage) + f" on {machine}"
+            newest = [
+                f for f in doc.findings if f.verdict == "regression" and f.confirmed is not False
+            ]
+            if newest:
+                word = "confirmed" if all(f.confirmed for f in newest) else "suspect"
+                headline += (
+                    f"; newest commit vs its parent: {plural(len(newest), word + ' regression')}"
+                )
     else:
         rerun = any(f.confirmed is not None for f in doc.findings)
         views = tuple(v for v in cause_views(doc) if v.actionable(rerun))
