@@ -132,6 +132,8 @@ def confirm(
         return doc
     todo_ids = {f.series for f in todo}
     configs = {(f.series.workload, f.series.shape, f.series.dtype) for f in todo}
+    reference = _reference(doc, configs)
+    configs |= reference
     extra = [
         f
         for f in doc.findings
@@ -154,7 +156,7 @@ def confirm(
             (f.series.workload, f.series.shape, f.series.dtype)
             for i, f in enumerate(todo)
             if i not in done
-        }
+        } | reference  # the reference workload goes along in every round
         want = [
             f.series
             for f in measured
@@ -223,6 +225,36 @@ def confirm(
         },
     )
     return replace(new_doc, causes=find_causes(new_doc.findings, new_doc.work))
+
+
+def _reference(
+    doc: FindingsDocument, configs: set[tuple[str | None, str | None, str | None]]
+) -> set[tuple[str | None, str | None, str | None]]:
+    """A reference workload to re-measure alongside the suspects' single workload.
+
+    The rounds test borrows its prior variance from *other* workloads' series (a
+    workload's own series share each round's process offset); when every suspect belongs
+    to one workload, one other workload of the comparison (the first by name, at the
+    suspects' shapes and dtypes when it has them) is re-measured too, so the suspects get
+    that prior instead of resting on their own R - 1 degrees of freedom. None when the
+    suspects already span several workloads or the comparison has no other workload.
+    """
+    mine = {c[0] for c in configs}
+    if len(mine) != 1:
+        return set()
+    others: dict[str, set[tuple[str | None, str | None, str | None]]] = {}
+    for f in doc.findings:
+        s = f.series
+        if s.workload is not None and s.workload not in mine and f.verdict not in (
+            "new", "removed", "failed"
+        ):
+            others.setdefault(s.workload, set()).add((s.workload, s.shape, s.dtype))
+    if not others:
+        return set()
+    name = sorted(others)[0]
+    shapes = {(c[1], c[2]) for c in configs}
+    same = {c for c in others[name] if (c[1], c[2]) in shapes}
+    return same or others[name]
 
 
 def _judge_all(

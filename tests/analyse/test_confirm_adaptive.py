@@ -92,3 +92,30 @@ def test_aa_false_confirmations_per_comparison_at_most_alpha() -> None:
         hits += any(f.confirmed for f in got.findings)
     # Binomial(80, 0.01): P(X >= 3) = 4.7 %; the seed makes it deterministic.
     assert hits <= 2
+
+
+def test_a_single_suspect_workload_is_measured_with_a_reference_workload() -> None:
+    """The rounds prior comes from other workloads: one goes along when all suspects are
+    in one workload, and the unchanged reference is not itself judged."""
+    ids = totals("rmsnorm.naive") + totals("rmsnorm.fused")
+    findings = tuple(
+        Finding(s, "noisy" if s.workload == "rmsnorm.naive" else "unchanged", "seconds",
+                1.0, 1.3, ratio=1.3)
+        for s in ids
+    )  # fmt: skip
+    doc = FindingsDocument("compare", RunRef("a" * 40, "m"), RunRef("b" * 40, "m"), findings)
+    rng = np.random.default_rng(5)
+    asked: set[str] = set()
+    inner, _calls = runner_for(rng, {"rmsnorm.naive": 1.45})
+
+    def runner(side, series, rnd):
+        asked.update(s.workload or "" for s in series)
+        return inner(side, series, rnd)
+
+    got = confirm(doc, runner, rounds=3, max_rounds=8)
+    assert asked == {"rmsnorm.naive", "rmsnorm.fused"}
+    fused = [f for f in got.findings if f.series.workload == "rmsnorm.fused"]
+    assert all(f.confirmed is None and f.verdict == "unchanged" for f in fused)
+    naive = [f for f in got.findings if f.series.workload == "rmsnorm.naive"]
+    assert all(f.verdict == "regression" and f.confirmed for f in naive)
+    assert "pooled over other workloads" in naive[0].reason
