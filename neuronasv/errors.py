@@ -29,12 +29,14 @@ Tree::
                                             (not a failure of the tool itself)
 
 Exit codes 0 (success) and 1 (a regression under ``--fail-on``) are the ones CI scripts
-branch on; 2-8 mean the tool could not do its job.
+branch on; 2-8 mean the tool could not do its job. An exception outside this tree is a
+bug: the CLI reports it in one line and exits :data:`INTERNAL_ERROR_EXIT` (9), never 1.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "INTERNAL_ERROR_EXIT",
     "BackendUnavailable",
     "CaptureError",
     "CorruptResultsError",
@@ -49,6 +51,10 @@ __all__ = [
     "StoreError",
     "UsageError",
 ]
+
+
+#: Exit code of an unexpected exception (a bug), distinct from every documented failure.
+INTERNAL_ERROR_EXIT = 9
 
 
 class NeuronasvError(Exception):

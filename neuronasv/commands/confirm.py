@@ -15,9 +15,10 @@ import argparse
 
 from neuronasv.analyse.confirm import WorktreeProfileRunner, confirm
 from neuronasv.analyse.rules import Rule
+from neuronasv.commands.args import existing_dir, existing_file, int_at_least, output_file
 from neuronasv.commands.compare import add_floor_args, emit, failing, floors_for, render
 from neuronasv.errors import RegressionFound, UsageError
-from neuronasv.model import FindingsDocument
+from neuronasv.report.load import load_findings
 
 __all__ = ["add_parser", "run"]
 
@@ -29,13 +30,31 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--findings", required=True, help="compare document (JSON)")
-    p.add_argument("--repo", default=".", help="git work tree with both commits (.)")
     p.add_argument(
-        "--rounds", type=int, default=3, help="ABAB repetitions, each a separate run (3)"
+        "--findings",
+        required=True,
+        type=existing_file,
+        metavar="FINDINGS.json",
+        help="compare document (`neuronasv compare --format json`)",
     )
-    p.add_argument("--samples", type=int, default=10, help="samples per side per round")
-    p.add_argument("--backend", default="auto")
+    p.add_argument(
+        "--repo",
+        type=existing_dir,
+        default=".",
+        help="git work tree holding both commits (.)",
+    )
+    p.add_argument(
+        "--rounds",
+        type=int_at_least(1),
+        default=3,
+        help="ABAB repetitions, each a separate process per side (3)",
+    )
+    p.add_argument(
+        "--samples", type=int_at_least(1), default=10, help="samples per side per round (10)"
+    )
+    p.add_argument(
+        "--backend", default="auto", help="auto (default), cpu, cuda or neuron: where to re-measure"
+    )
     p.add_argument(
         "--include-noisy",
         action="store_true",
@@ -46,19 +65,31 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--regressions-only", action="store_true", help="re-measure regressions, not noisy ones"
     )
     add_floor_args(p)
-    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
-    p.add_argument("--fail-on", metavar="RULE")
-    p.add_argument("--out")
+    p.add_argument(
+        "--format",
+        choices=("text", "json", "markdown"),
+        default="text",
+        help="output: text table, json (the findings document with `confirmed` set) or markdown",
+    )
+    p.add_argument(
+        "--fail-on",
+        metavar="RULE",
+        help="exit 1 if a *confirmed* unacknowledged regression exceeds RULE (e.g. 'median:5%%')",
+    )
+    p.add_argument(
+        "--out",
+        type=output_file,
+        metavar="FILE",
+        help="write the output to this file instead of stdout",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    with open(args.findings, encoding="utf-8") as fh:
-        doc = FindingsDocument.loads(fh.read(), source=args.findings)
+    fail_rule = Rule.parse(args.fail_on) if args.fail_on else None  # bad rule: before work
+    doc = load_findings(args.findings)
     if doc.mode != "compare" or doc.base is None or doc.head is None:
         raise UsageError(f"{args.findings}: not a compare document")
-    if args.rounds < 1:
-        raise UsageError("--rounds must be at least 1")
     runner = WorktreeProfileRunner(
         repo=args.repo,
         base=doc.base.commit,
@@ -78,10 +109,10 @@ def run(args: argparse.Namespace) -> int:
     finally:
         runner.close()
     emit(render(doc, args.format), args.out)
-    if args.fail_on:
+    if fail_rule is not None:
         bad = [
             label
-            for label in failing(doc, Rule.parse(args.fail_on))
+            for label in failing(doc, fail_rule)
             if any(f.series.label == label and f.confirmed for f in doc.findings)
         ]
         if bad:
