@@ -21,21 +21,24 @@ __all__ = ["MAX_DOCUMENT_BYTES", "load_findings", "load_history_values", "read_t
 MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
 
 
-def read_text(path: str | Path, what: str, *, limit: int = MAX_DOCUMENT_BYTES) -> str:
+def read_text(path: str | Path, what: str, *, limit: int | None = None) -> str:
     """The UTF-8 text of ``path``; every failure an error naming the file.
 
     Raises:
         UsageError: missing, or a folder.
-        CorruptResultsError: unreadable, larger than ``limit``, or not UTF-8.
+        CorruptResultsError: unreadable, larger than ``limit`` (default
+            :data:`MAX_DOCUMENT_BYTES`), or not UTF-8.
     """
     p = Path(path)
+    if limit is None:
+        limit = MAX_DOCUMENT_BYTES
     try:
         with open(p, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             if size > limit:
                 raise CorruptResultsError(
-                    f"{p}: {what} is {size / 1e6:.0f} MB, larger than the"
-                    f" {limit / 1e6:.0f} MB limit; not read"
+                    f"{p}: {what} is {_size(size)}, larger than the {_size(limit)} limit;"
+                    " not read"
                 )
             raw = fh.read(limit + 1)
     except FileNotFoundError:
@@ -45,13 +48,17 @@ def read_text(path: str | Path, what: str, *, limit: int = MAX_DOCUMENT_BYTES) -
     except OSError as exc:
         raise CorruptResultsError(f"{p}: cannot read {what} ({exc.strerror or exc})") from None
     if len(raw) > limit:
-        raise CorruptResultsError(f"{p}: {what} is larger than the {limit / 1e6:.0f} MB limit")
+        raise CorruptResultsError(f"{p}: {what} is larger than the {_size(limit)} limit")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CorruptResultsError(
             f"{p}: {what} is not UTF-8 text (byte {exc.start}: {exc.reason}); a binary file?"
         ) from None
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.0f} MiB" if n >= 2**20 else f"{n:,} bytes"
 
 
 def _read(path: str | Path, what: str) -> str:
