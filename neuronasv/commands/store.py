@@ -186,10 +186,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if action == "pull":
         out = args.out or results_dir_from_config(args.repo)
-        rep = _store(args).pull(out, machine=args.machine)
-        same = f" ({len(rep.unchanged)} already up to date)" if rep.unchanged else ""
-        print(f"pulled {len(rep.written)} files from {args.branch} into {out}{same}")
-        for path in rep.kept:
+        pulled = _store(args).pull(out, machine=args.machine)
+        same = f" ({len(pulled.unchanged)} already up to date)" if pulled.unchanged else ""
+        print(f"pulled {len(pulled.written)} files from {args.branch} into {out}{same}")
+        for path in pulled.kept:
             print(f"kept local {os.path.join(out, path)}: it differs from the branch and was"
                   " never pushed (push it, or delete it to take the branch's)", file=sys.stderr)
         return 0
