@@ -45,6 +45,6 @@ def test_library_errors_become_exit_codes(capsys: pytest.CaptureFixture[str]) ->
     # A findings file that does not exist is a usage/results error, never a traceback.
     code = main(["summary", "--report", "/nonexistent/findings.json"])
     err = capsys.readouterr().err
-    assert code != 0
-    assert err.startswith("error: ")
+    assert code == 2  # argparse: the option's own check, before any work
+    assert "error: argument --report: /nonexistent/findings.json: no such file" in err
     assert "Traceback" not in err
