@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from neuronasv import __version__
 from neuronasv.errors import INTERNAL_ERROR_EXIT, NeuronasvError
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "main", "run_parsed"]
 
 # name -> one-line help, in the order of ``neuronasv --help``: the data flow.
 COMMANDS: dict[str, str] = {
@@ -85,6 +85,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    return run_parsed(args)
+
+
+def run_parsed(args: argparse.Namespace) -> int:
+    """Run ``args.func(args)``; every failure becomes its exit code (see the docstring)."""
     try:
         return int(args.func(args) or 0)
     except NeuronasvError as exc:

@@ -48,7 +48,7 @@ class Browser:
             "--no-first-run", "--disable-extensions", f"--user-data-dir={self.profile}",
             # no network: every non-file request fails (the site must not need one)
             "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
-            "--hide-scrollbars", "--run-all-compositor-stages-before-draw",
+            "--hide-scrollbars",
             "--remote-debugging-pipe", "about:blank",
         ]  # fmt: skip
 
