@@ -214,6 +214,30 @@ def write_asv_config(paths: DemoPaths) -> None:
         fh.write("\n")
 
 
+def _ensure_config_branches(repo: str, base: str) -> None:
+    """Create (at ``base``) the branches the clone's asv.conf.json names but it lacks.
+
+    A clone of a checkout on another branch (a worktree, a feature branch) has no local
+    ``main``, and ``asv run`` refuses a config whose branches do not exist. It is the
+    demo's scratch clone, so adding the branch there changes nothing of the user's.
+    """
+    try:
+        with open(os.path.join(repo, "asv.conf.json"), encoding="utf-8") as fh:
+            text = "\n".join(ln for ln in fh if not ln.lstrip().startswith("//"))
+        branches = json.loads(text).get("branches") or ["main"]
+    except (OSError, ValueError, AttributeError):
+        branches = ["main"]
+    for b in branches:
+        if isinstance(b, str) and b and not _git_ok(repo, "rev-parse", "--verify", "--quiet",
+                                                    f"refs/heads/{b}"):
+            _git(repo, "branch", b, base)
+
+
+def _git_ok(repo: str, *args: str) -> bool:
+    proc = subprocess.run(["git", "-C", repo, *args], capture_output=True, check=False)
+    return proc.returncode == 0
+
+
 def verdict_sentence(doc: FindingsDocument) -> str:
     """One sentence for the end of the demo: the worst regression with its op attribution.
 
@@ -307,6 +331,7 @@ def run_demo(
     else:
         _git(os.path.dirname(paths.repo) or ".", "clone", "--quiet", source_repo, paths.repo)
         _git(paths.repo, "checkout", "--quiet", "--detach", base)
+    _ensure_config_branches(paths.repo, base)
     say(f"base  {base[:12]}  (HEAD of {source_repo})")
 
     step(2, f"Example change: {os.path.relpath(patch_path, source_repo)}")
