@@ -62,7 +62,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         type=machine_name,
         help="head measured on another machine (needs --force)",
     )
-    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    p.add_argument(
+        "--format",
+        choices=("text", "json", "markdown"),
+        default="text",
+        help="text table, json (the findings document: comment/status/summary/confirm read"
+        " it) or markdown",
+    )
     p.add_argument(
         "--rule",
         action="append",
