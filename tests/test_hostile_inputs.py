@@ -346,3 +346,37 @@ def test_profile_json_checked_before_any_work(ws: Path) -> None:
         assert r.returncode == 2 and "--json" in r.stderr and "Traceback" not in r.stderr
         assert "backend" not in r.stdout
     assert set(os.listdir("/")) == root_before
+
+
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        (lambda t: t[:200], "not valid JSON"),
+        (lambda t: t.replace('"version": 2', '"version": 3'), "api_version 3"),
+        (lambda t: "\x89PNG\x00\x01\xff\xfe", "not UTF-8"),
+        (lambda t: t.replace("[", "[Infinity, ", 1), ""),
+        (lambda t: "", "empty file"),
+    ],
+    ids=["truncated", "wrong-version", "binary", "infinity", "empty"],
+)
+def test_compare_names_the_unreadable_results_file(
+    ws: Path, capsys: pytest.CaptureFixture[str], damage: Callable[[str], str], why: str
+) -> None:
+    """Issue 13 item 9: the base's file is damaged -> exit 5 naming it and why (never the
+    old "no machine has results for both"), with `neuronasv run BASE` as the way out."""
+    name = f"{BASE}-existing-py_usr_bin_python3.11.json"
+    path = ws / "results" / "ci-cpu-1" / name
+    text = path.read_text()
+    damaged = damage(text)
+    if damaged == text.replace("[", "[Infinity, ", 1):  # put Infinity where a value is
+        doc = json.loads(text)
+        bench = next(iter(doc["results"]))
+        doc["results"][bench][0] = [float("inf")] * len(doc["results"][bench][0] or [0])
+        damaged = json.dumps(doc)
+        why = "infinite"
+    path.write_bytes(damaged.encode("latin-1"))  # the results are ASCII; \xff stays a byte
+    code = main(["compare", BASE, HEAD, "--results-dir", "results"])
+    err = capsys.readouterr().err
+    assert code == 5, err
+    assert name in err and why in err and f"neuronasv run {BASE}" in err, err
+    assert "no machine has results for both" not in err
