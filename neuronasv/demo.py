@@ -159,9 +159,10 @@ def _git(repo: str, *args: str, env_extra: dict[str, str] | None = None) -> str:
 def check_out_folder(out: str, source_repo: str) -> bool:
     """Whether ``out`` is the demo's own folder; :class:`UsageError` when it is not usable.
 
-    Usable: absent, empty, or holding the demo's marker (or only names the demo writes).
-    Never a folder that holds the checkout being demoed. Returns True when ``out`` already
-    exists as the demo's (so ``--fresh`` may delete it).
+    Usable: absent, empty, or holding the demo's marker (or, from a version before the
+    marker, only names the demo writes). Never a folder that holds the checkout being
+    demoed. Returns True only when ``out`` carries the marker: the one case ``--fresh``
+    may delete it.
     """
     real_out = os.path.realpath(out)
     real_src = os.path.realpath(source_repo)
@@ -178,8 +179,10 @@ def check_out_folder(out: str, source_repo: str) -> bool:
     names = set(os.listdir(out))
     if not names:
         return False
-    if MARKER in names or names <= _OWN_NAMES:
+    if MARKER in names:
         return True
+    if names <= _OWN_NAMES:
+        return False  # an older demo's layout: reused, never deleted without the marker
     foreign = sorted(names - _OWN_NAMES)
     raise UsageError(
         f"--out {out} holds files the demo did not create ({', '.join(foreign[:5])}"
@@ -304,9 +307,15 @@ def run_demo(
         raise UsageError(f"example change not found: {patch_path}")
     # Everything is checked before anything is deleted or written.
     base = _git(source_repo, "rev-parse", "HEAD")
-    own = check_out_folder(paths.out, source_repo)
-    if fresh and own:
+    marked = check_out_folder(paths.out, source_repo)
+    if fresh and marked:
         shutil.rmtree(paths.out)
+    elif fresh and os.path.isdir(paths.out) and os.listdir(paths.out):
+        raise UsageError(
+            f"--fresh deletes only a folder the demo marked as its own ({MARKER});"
+            f" {paths.out} has no marker (an older demo's?)",
+            hint="delete it yourself, or run without --fresh to reuse it",
+        )
     os.makedirs(paths.out, exist_ok=True)
     with open(os.path.join(paths.out, MARKER), "w", encoding="utf-8") as fh:
         fh.write("made by `neuronasv demo`; `neuronasv demo --fresh` may delete this folder\n")

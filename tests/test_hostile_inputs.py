@@ -79,6 +79,8 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     tb.write_text(tb.read_text()[:200])
     (w / "foreign-site").mkdir()
     (w / "foreign-site" / "index.html").write_text("<h1>my own page</h1>")
+    (w / "old-layout" / "site").mkdir(parents=True)
+    (w / "old-layout" / "findings.json").write_text("{}")
     (w / "checkout").mkdir()
     (w / "checkout" / "README.md").write_text("mine")
     monkeypatch.chdir(w)
@@ -246,6 +248,9 @@ CASES: dict[str, Case] = {
     "demo into its parent": case("demo", "--repo", str(ROOT), "--out", str(ROOT.parent),
                                  "--fresh", code=2, says=("holds the checkout",)),
     "demo rounds negative": case("demo", "--rounds", "-1", code=2, says="--rounds"),
+    "demo fresh on an unmarked old layout": case(
+        "demo", "--repo", str(ROOT), "--out", "old-layout", "--fresh",
+        code=2, says=("old-layout", "no marker")),
 }
 
 
@@ -332,7 +337,7 @@ def test_demo_fresh_deletes_only_its_own_marked_folder(ws: Path) -> None:
     old = ws / "old-demo"  # written by a version before the marker: the demo's names only
     (old / "site").mkdir(parents=True)
     (old / "findings.json").write_text("{}")
-    assert check_out_folder(str(old), str(ROOT)) is True
+    assert check_out_folder(str(old), str(ROOT)) is False  # reusable, but not deletable
 
 
 def test_profile_json_checked_before_any_work(ws: Path) -> None:
