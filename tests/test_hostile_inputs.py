@@ -385,3 +385,30 @@ def test_compare_names_the_unreadable_results_file(
     assert code == 5, err
     assert name in err and why in err and f"neuronasv run {BASE}" in err, err
     assert "no machine has results for both" not in err
+
+
+def test_write_output_never_replaces_a_device_or_a_link(tmp_path: Path) -> None:
+    """`--out /dev/null` (ci/pr-bench.sh does it) must write into the device, not rename a
+    regular file over it; checked on a FIFO and a symlink here, never on the real /dev/null."""
+    import stat
+    import threading
+
+    from neuronasv.commands.args import write_output
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    write_output("through the pipe\n", str(fifo))
+    reader.join(timeout=30)
+    assert got == ["through the pipe\n"]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    write_output("new", str(link))
+    assert link.is_symlink() and real.read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "link.json", "real.json"]

@@ -129,6 +129,8 @@ def save_acks(path: str | os.PathLike[str], acks: Sequence[Acknowledgement]) -> 
     for a in acks:
         if not a.pattern or not a.reason.strip():
             raise UsageError("an acknowledgement needs a pattern and a reason")
+    if os.path.exists(p) and not os.path.isfile(p):
+        raise UsageError(f"acknowledgements file {p} is not a regular file")
     os.makedirs(os.path.dirname(os.path.abspath(p)), exist_ok=True)
     tmp = p + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:

@@ -169,12 +169,27 @@ def _umask() -> int:
 def write_output(text: str, path: str | None) -> None:
     """Write ``text`` to ``path`` atomically, or to stdout when ``path`` is None or ``-``.
 
+    A regular file is replaced by rename (a reader never sees half of it); a symlink's
+    target is replaced and the link kept; a device or pipe (``/dev/null``) is written in
+    place, never replaced.
+
     Raises:
         UsageError: the file cannot be written (names it); no temporary file is left.
     """
     if not path or path == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
+        return
+    if os.path.islink(path):
+        path = os.path.realpath(path)  # replace the file it points to, keep the link
+    if os.path.exists(path) and not os.path.isfile(path):
+        # A device or a pipe (``--out /dev/null``, ``/dev/stdout``, a FIFO): written in
+        # place; a rename would replace the device node itself with a regular file.
+        try:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
         return
     folder = os.path.dirname(os.path.abspath(path))
     tmp: str | None = None
