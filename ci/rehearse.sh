@@ -43,6 +43,10 @@ started=$SECONDS
 
 W=${work:-$(mktemp -d "${TMPDIR:-/tmp}/neuronasv-rehearsal.XXXXXX")}
 mkdir -p "$W"
+# A HOME of its own: `neuronasv run` saves the "rehearsal" machine in ~/.asv-machine.json
+# (where asv reads it), and that must not land in the real one.
+mkdir -p "$W/home"
+export HOME="$W/home"
 fake_pid=""
 fake_state() { curl -fsS "$GITHUB_API_URL/_fake/state"; }
 stop_fake() {

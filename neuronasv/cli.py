@@ -6,20 +6,26 @@ Each sub-command lives in ``neuronasv/commands/<name>.py`` and exposes
 commands pull in scipy and the measure commands torch, and ``neuronasv --help`` or
 ``neuronasv comment`` should not pay for either. Library errors
 (:class:`neuronasv.errors.NeuronasvError`) become ``error: ...`` on stderr and the error's
-documented exit code; see ``neuronasv.errors``.
+documented exit code; see ``neuronasv.errors``. A file the system refuses (``OSError``: a
+path that vanished, a full disk) becomes ``error: <path>: <reason>`` with exit 2. Anything
+else is a bug: it exits with :data:`neuronasv.errors.INTERNAL_ERROR_EXIT` (11) and a one-line
+message, never 1 (which means "a regression matched --fail-on"); ``NEURONASV_TRACEBACK=1``
+prints the traceback too.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from neuronasv import __version__
-from neuronasv.errors import NeuronasvError
+from neuronasv.errors import INTERNAL_ERROR_EXIT, NeuronasvError
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "main", "run_parsed"]
 
 # name -> one-line help, in the order of ``neuronasv --help``: the data flow.
 COMMANDS: dict[str, str] = {
@@ -72,20 +78,47 @@ def _command_in(argv: Sequence[str]) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_command_in(args_list))
-    args = parser.parse_args(args_list)
+    try:
+        args = parser.parse_args(args_list)
+    except SystemExit as exc:  # --help (0) or a bad argument (2, message already printed)
+        return exc.code if isinstance(exc.code, int) else 2
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    return run_parsed(args)
+
+
+def run_parsed(args: argparse.Namespace) -> int:
+    """Run ``args.func(args)``; every failure becomes its exit code (see the docstring)."""
     try:
         return int(args.func(args) or 0)
     except NeuronasvError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
+        _say(f"error: {exc.message}")
         if exc.hint:
-            print(f"hint: {exc.hint}", file=sys.stderr)
+            _say(f"hint: {exc.hint}")
         return exc.exit_code
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        _say("interrupted")
         return 130
+    except OSError as exc:
+        where = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
+        _say(f"error: {where + ': ' if where else ''}{exc.strerror or exc}")
+        return 2
+    except Exception as exc:  # a bug: say so, with a distinct exit code (never 1)
+        if os.environ.get("NEURONASV_TRACEBACK"):
+            traceback.print_exc()
+        _say(
+            f"internal error: {type(exc).__name__}: {exc} (in `neuronasv {args.command}`;"
+            " this is a bug, please report it; NEURONASV_TRACEBACK=1 shows where)"
+        )
+        return INTERNAL_ERROR_EXIT
+
+
+def _say(line: str) -> None:
+    """One line on stderr, even when it holds text the terminal cannot encode."""
+    enc = getattr(sys.stderr, "encoding", None) or "utf-8"
+    sys.stderr.write(line.encode(enc, "backslashreplace").decode(enc, "replace") + "\n")
+    sys.stderr.flush()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -24,9 +24,11 @@ replay any of them by hand.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,10 +39,15 @@ from neuronasv.model import FindingsDocument
 __all__ = [
     "DEFAULT_BENCH",
     "DEFAULT_PATCH",
+    "DEMO_BRANCH",
+    "MARKER",
     "DemoOutcome",
     "DemoPaths",
+    "asv_command",
+    "check_out_folder",
     "run_demo",
     "verdict_sentence",
+    "write_asv_config",
 ]
 
 DEFAULT_PATCH = os.path.join("examples", "regress-rmsnorm-eps.patch")
@@ -49,6 +56,21 @@ DEFAULT_PATCH = os.path.join("examples", "regress-rmsnorm-eps.patch")
 # compiles it again in a fresh process (10-25 s each here); ``--bench rmsnorm`` adds it.
 DEFAULT_BENCH = r"rmsnorm\.(Naive|Fused)\."
 _DEMO_MACHINE = "demo-cpu"
+# The demo's head commit goes on this branch of the scratch clone (asv publish lists only
+# commits on the configured branches; a detached HEAD would be left out).
+DEMO_BRANCH = "neuronasv-demo"
+# Written into ``out`` when the demo creates it: only a folder carrying it is ever deleted
+# (``--fresh``) or written into again.
+MARKER = ".neuronasv-demo"
+# What the demo itself puts in ``out`` (a folder holding only these, from a version
+# before the marker, is recognised as the demo's too).
+_OWN_NAMES = frozenset(
+    {
+        MARKER, "repo", "results", "findings.json", "findings-confirmed.json", "compare.txt",
+        "comment.md", "comment-requests.json", "regressions.json", "site", "asv.conf.json",
+        "asv-html", ".asv-env",
+    }
+)  # fmt: skip
 # Fixed identity (and a date derived from the base, see run_demo): the demo commit has the
 # same hash on every machine for a given base, so reruns reuse results instead of piling
 # up commits.
@@ -102,6 +124,15 @@ class DemoPaths:
     def site(self) -> str:
         return os.path.join(self.out, "site")
 
+    @property
+    def asv_config(self) -> str:
+        """An asv config for the demo's results (absolute paths: works from any folder)."""
+        return os.path.join(self.out, "asv.conf.json")
+
+    @property
+    def asv_html(self) -> str:
+        return os.path.join(self.out, "asv-html")
+
 
 @dataclass(frozen=True)
 class DemoOutcome:
@@ -125,6 +156,91 @@ def _git(repo: str, *args: str, env_extra: dict[str, str] | None = None) -> str:
             f"git {' '.join(args)} failed in {repo}: {proc.stderr.strip() or proc.stdout.strip()}"
         )
     return proc.stdout.strip()
+
+
+def check_out_folder(out: str, source_repo: str) -> bool:
+    """Whether ``out`` is the demo's own folder; :class:`UsageError` when it is not usable.
+
+    Usable: absent, empty, or holding the demo's marker (or, from a version before the
+    marker, only names the demo writes). Never a folder that holds the checkout being
+    demoed. Returns True only when ``out`` carries the marker: the one case ``--fresh``
+    may delete it.
+    """
+    real_out = os.path.realpath(out)
+    real_src = os.path.realpath(source_repo)
+    if os.path.commonpath([real_out, real_src]) == real_out:
+        raise UsageError(
+            f"--out {out} holds the checkout {source_repo}: the demo needs a scratch folder"
+            " of its own",
+            hint="use the default (out/demo) or another new folder",
+        )
+    if not os.path.exists(out):
+        return False
+    if not os.path.isdir(out):
+        raise UsageError(f"--out {out} exists and is not a folder")
+    names = set(os.listdir(out))
+    if not names:
+        return False
+    if MARKER in names:
+        return True
+    if names <= _OWN_NAMES:
+        return False  # an older demo's layout: reused, never deleted without the marker
+    foreign = sorted(names - _OWN_NAMES)
+    raise UsageError(
+        f"--out {out} holds files the demo did not create ({', '.join(foreign[:5])}"
+        + (" ..." if len(foreign) > 5 else "")
+        + "); refusing to write into it or delete it",
+        hint="use the default (out/demo) or a new folder",
+    )
+
+
+def asv_command() -> str:
+    """How to call asv from here: the one next to this interpreter when there is one."""
+    beside = os.path.join(os.path.dirname(sys.executable), "asv")
+    return beside if os.access(beside, os.X_OK) else "asv"
+
+
+def write_asv_config(paths: DemoPaths) -> None:
+    """An asv config over the demo's clone and results, so plain asv works on them."""
+    conf = {
+        "version": 1,
+        "project": "neuronasv-demo",
+        "repo": paths.repo,
+        "dvcs": "git",
+        "branches": [DEMO_BRANCH],
+        "environment_type": "existing",
+        "benchmark_dir": os.path.join(paths.repo, "benchmarks"),
+        "results_dir": paths.results,
+        "html_dir": paths.asv_html,
+        "env_dir": os.path.join(paths.out, ".asv-env"),
+    }
+    with open(paths.asv_config, "w", encoding="utf-8") as fh:
+        json.dump(conf, fh, indent=2)
+        fh.write("\n")
+
+
+def _ensure_config_branches(repo: str, base: str) -> None:
+    """Create (at ``base``) the branches the clone's asv.conf.json names but it lacks.
+
+    A clone of a checkout on another branch (a worktree, a feature branch) has no local
+    ``main``, and ``asv run`` refuses a config whose branches do not exist. It is the
+    demo's scratch clone, so adding the branch there changes nothing of the user's.
+    """
+    try:
+        with open(os.path.join(repo, "asv.conf.json"), encoding="utf-8") as fh:
+            text = "\n".join(ln for ln in fh if not ln.lstrip().startswith("//"))
+        branches = json.loads(text).get("branches") or ["main"]
+    except (OSError, ValueError, AttributeError):
+        branches = ["main"]
+    for b in branches:
+        if isinstance(b, str) and b and not _git_ok(repo, "rev-parse", "--verify", "--quiet",
+                                                    f"refs/heads/{b}"):
+            _git(repo, "branch", b, base)
+
+
+def _git_ok(repo: str, *args: str) -> bool:
+    proc = subprocess.run(["git", "-C", repo, *args], capture_output=True, check=False)
+    return proc.returncode == 0
 
 
 def verdict_sentence(doc: FindingsDocument) -> str:
@@ -188,9 +304,20 @@ def run_demo(
     patch_path = os.path.abspath(patch or os.path.join(source_repo, DEFAULT_PATCH))
     if not os.path.isfile(patch_path):
         raise UsageError(f"example change not found: {patch_path}")
-    if fresh and os.path.isdir(paths.out):
+    # Everything is checked before anything is deleted or written.
+    base = _git(source_repo, "rev-parse", "HEAD")
+    marked = check_out_folder(paths.out, source_repo)
+    if fresh and marked:
         shutil.rmtree(paths.out)
+    elif fresh and os.path.isdir(paths.out) and os.listdir(paths.out):
+        raise UsageError(
+            f"--fresh deletes only a folder the demo marked as its own ({MARKER});"
+            f" {paths.out} has no marker (an older demo's?)",
+            hint="delete it yourself, or run without --fresh to reuse it",
+        )
     os.makedirs(paths.out, exist_ok=True)
+    with open(os.path.join(paths.out, MARKER), "w", encoding="utf-8") as fh:
+        fh.write("made by `neuronasv demo`; `neuronasv demo --fresh` may delete this folder\n")
 
     steps = 8
 
@@ -204,7 +331,6 @@ def run_demo(
             raise NeuronasvError(f"`neuronasv {argv[0]}` failed with exit code {code}")
 
     step(1, "Scratch clone of this checkout's HEAD (your repo stays untouched)")
-    base = _git(source_repo, "rev-parse", "HEAD")
     if _git(source_repo, "status", "--porcelain", "--untracked-files=no"):
         say("note: uncommitted changes are not part of the demo; it uses HEAD")
     if os.path.isdir(os.path.join(paths.repo, ".git")):
@@ -213,14 +339,7 @@ def run_demo(
     else:
         _git(os.path.dirname(paths.repo) or ".", "clone", "--quiet", source_repo, paths.repo)
         _git(paths.repo, "checkout", "--quiet", "--detach", base)
-    # asv refuses to run when the configured branch (``main``) is not a local branch, as in
-    # a clone of a checkout that is on another branch or a worktree: give it one.
-    if subprocess.run(
-        ["git", "-C", paths.repo, "rev-parse", "--verify", "--quiet", "refs/heads/main"],
-        capture_output=True,
-        check=False,
-    ).returncode:
-        _git(paths.repo, "branch", "main", base)
+    _ensure_config_branches(paths.repo, base)
     say(f"base  {base[:12]}  (HEAD of {source_repo})")
 
     step(2, f"Example change: {os.path.relpath(patch_path, source_repo)}")
@@ -232,6 +351,9 @@ def run_demo(
         env_extra={"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when},
     )  # fmt: skip
     head = _git(paths.repo, "rev-parse", "HEAD")
+    # On a branch (not a detached HEAD), so `asv publish` lists both commits.
+    _git(paths.repo, "checkout", "--quiet", "-B", DEMO_BRANCH)
+    write_asv_config(paths)
     say(f"head  {head[:12]}  " + _git(paths.repo, "diff", "--stat", base, head).splitlines()[-1])
 
     step(3, "Benchmark base and head (asv suite with samples; progress below)")
@@ -295,7 +417,11 @@ def run_demo(
     say(f"  PR comment      {paths.comment}")
     say(f"  findings        {report}")
     say(f"  history site    {os.path.join(paths.site, 'index.html')}")
-    say(f"  asv results     {paths.results}  (try: asv compare, asv publish)")
+    say(f"  asv results     {paths.results}")
+    asv = asv_command()
+    say("\nThe results are plain asv; these work as printed, from any folder:")
+    say(f"  {asv} compare --config {paths.asv_config} --machine {_DEMO_MACHINE} {base} {head}")
+    say(f"  {asv} publish --config {paths.asv_config}   # -> {paths.asv_html}/index.html")
     say(f"\n{sentence}")
     say(f"(demo took {elapsed:.0f} s)")
     return DemoOutcome(

@@ -35,12 +35,14 @@ Tree::
                                             (not a failure of the tool itself)
 
 Exit codes 0 (success) and 1 (a regression under ``--fail-on``) are the ones CI scripts
-branch on; 2-9 mean the tool could not do its job.
+branch on; 2-10 mean the tool could not do its job. An exception outside this tree is a
+bug: the CLI reports it in one line and exits :data:`INTERNAL_ERROR_EXIT` (11), never 1.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "INTERNAL_ERROR_EXIT",
     "BackendUnavailable",
     "CaptureError",
     "CorruptResultsError",
@@ -57,6 +59,10 @@ __all__ = [
     "UsageError",
     "VerdictsWithheld",
 ]
+
+
+#: Exit code of an unexpected exception (a bug), distinct from every documented failure.
+INTERNAL_ERROR_EXIT = 11
 
 
 class NeuronasvError(Exception):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import io
 import subprocess
 import sys
 
@@ -45,6 +47,45 @@ def test_library_errors_become_exit_codes(capsys: pytest.CaptureFixture[str]) ->
     # A findings file that does not exist is a usage/results error, never a traceback.
     code = main(["summary", "--report", "/nonexistent/findings.json"])
     err = capsys.readouterr().err
-    assert code != 0
-    assert err.startswith("error: ")
+    assert code == 2  # argparse: the option's own check, before any work
+    assert "error: argument --report: /nonexistent/findings.json: no such file" in err
     assert "Traceback" not in err
+
+
+def _actions(name: str) -> dict[str, argparse.Action]:
+    parser = build_parser(name)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {
+        a.option_strings[-1] if a.option_strings else a.dest: a
+        for a in sub.choices[name]._actions
+        if not isinstance(a, argparse._HelpAction)
+    }
+
+
+@pytest.mark.parametrize("name", ["confirm", "regressions", "compare"])
+def test_every_option_has_help(name: str) -> None:
+    missing = [opt for opt, a in _actions(name).items() if not a.help and opt.startswith("--")]
+    assert not missing, f"{name}: options without help: {missing}"
+
+
+def test_regressions_machine_help_is_its_own() -> None:
+    assert _actions("regressions")["--machine"].help != _actions("compare")["--machine"].help
+    assert "history" in str(_actions("regressions")["--machine"].help)
+
+
+def test_profile_table_is_sorted_by_the_median_it_shows() -> None:
+    """One op with a huge outlier sample has the larger sum but the smaller median."""
+    from rich.console import Console
+
+    from neuronasv.commands.profile import render_profile
+    from neuronasv.model.profile import OpProfile, WorkloadProfile
+
+    spiky = OpProfile("aten::spiky", 1.0, (1.0, 1.0, 1.0, 1.0, 1000.0), (1.0,) * 5)
+    steady = OpProfile("aten::steady", 1.0, (5.0, 5.0, 5.0, 5.0, 5.0), (1.0,) * 5)
+    prof = WorkloadProfile(
+        "w", "cpu", "4x4", "float32", (10.0,) * 5, (spiky, steady), device_time_is_cpu=True
+    )
+    console = Console(width=200, record=True, file=io.StringIO())
+    render_profile(prof, console)
+    text = console.export_text()
+    assert text.index("aten::steady") < text.index("aten::spiky")

@@ -108,10 +108,19 @@ def load_acks(path: str | os.PathLike[str]) -> list[Acknowledgement]:
     """Read the file; a missing file means no acknowledgements."""
     p = os.fspath(path)
     try:
-        with open(p, encoding="utf-8") as fh:
-            return loads_acks(fh.read(), p)
+        with open(p, "rb") as fh:
+            raw = fh.read()
     except FileNotFoundError:
         return []
+    except IsADirectoryError:
+        raise UsageError(f"acknowledgements file {p} is a folder, not a file") from None
+    except OSError as exc:
+        raise CorruptResultsError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorruptResultsError(f"{p}: not UTF-8 text ({exc.reason})") from None
+    return loads_acks(text, p)
 
 
 def save_acks(path: str | os.PathLike[str], acks: Sequence[Acknowledgement]) -> None:
@@ -120,6 +129,8 @@ def save_acks(path: str | os.PathLike[str], acks: Sequence[Acknowledgement]) -> 
     for a in acks:
         if not a.pattern or not a.reason.strip():
             raise UsageError("an acknowledgement needs a pattern and a reason")
+    if os.path.exists(p) and not os.path.isfile(p):
+        raise UsageError(f"acknowledgements file {p} is not a regular file")
     os.makedirs(os.path.dirname(os.path.abspath(p)), exist_ok=True)
     tmp = p + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:

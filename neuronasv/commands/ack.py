@@ -12,6 +12,7 @@ import os
 import sys
 
 from neuronasv.analyse.acks import ACKS_PATH, Acknowledgement, load_acks, save_acks
+from neuronasv.commands.args import output_file
 from neuronasv.errors import UsageError
 from neuronasv.report.escape import clean
 
@@ -28,7 +29,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("pattern", nargs="?", help="fnmatch pattern: series label or benchmark")
     p.add_argument("--commit", help="hash (prefix) of the commit that shifted; '*' = any")
     p.add_argument("--reason", help="why the shift is expected")
-    p.add_argument("--file", help=f"acknowledgements file (default: ./{ACKS_PATH})")
+    p.add_argument(
+        "--file", type=output_file, help=f"acknowledgements file (default: ./{ACKS_PATH})"
+    )
     p.add_argument("--list", action="store_true", help="print the acknowledgements")
     p.set_defaults(func=run)
 

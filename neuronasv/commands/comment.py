@@ -15,22 +15,15 @@ import argparse
 import os
 import sys
 
+from neuronasv.commands.args import existing_file, output_file, positive_int, write_output
 from neuronasv.errors import UsageError
 from neuronasv.github.client import DEFAULT_API_URL, GitHubClient
 from neuronasv.github.comments import planned_requests, upsert_comment
-from neuronasv.github.dryrun import dry_run_text, write_text
+from neuronasv.github.dryrun import dry_run_text
 from neuronasv.report.load import load_findings, load_history_values
 from neuronasv.report.markdown import comment_marker, render_comment, render_comment_trimmed
 
-__all__ = ["add_parser", "positive_int", "run"]
-
-
-def positive_int(text: str) -> int:
-    """argparse type: a positive decimal integer (PR numbers come from untrusted events)."""
-    if not text.isdigit() or int(text) <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return int(text)
-
+__all__ = ["add_parser", "positive_int", "run"]  # positive_int: from commands.args
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -43,16 +36,25 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--report",
         required=True,
+        type=existing_file,
         metavar="FINDINGS.json",
         help="findings document from `neuronasv compare --format json`",
     )
     p.add_argument("--dry-run", action="store_true", help="write what would be sent; send nothing")
-    p.add_argument("--out", metavar="FILE", help="dry-run output file (default: stdout)")
-    p.add_argument("--body-out", metavar="FILE", help="also write the rendered markdown here")
+    p.add_argument(
+        "--out", type=output_file, metavar="FILE", help="dry-run output file (default: stdout)"
+    )
+    p.add_argument(
+        "--body-out",
+        type=output_file,
+        metavar="FILE",
+        help="also write the rendered markdown here",
+    )
     p.add_argument("--key", help="one sticky comment per KEY (e.g. the machine); A-Za-z0-9._-")
     p.add_argument("--report-url", help="link to the full report (default: the document's)")
     p.add_argument(
         "--history",
+        type=existing_file,
         metavar="FILE",
         help="JSON {series label: [values oldest→newest]} for the chart",
     )
@@ -78,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     body = render_comment(doc, history=history, marker=marker, report_url=args.report_url)
     trimmed = render_comment_trimmed(doc, marker=marker, report_url=args.report_url)
     if args.body_out:
-        write_text(body, args.body_out)
+        write_output(body, args.body_out)
 
     env = dict(os.environ)
     if args.repo:
@@ -92,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
             api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
             reason=reason,
         )
-        write_text(text, args.out)
+        write_output(text, args.out)
         if not args.dry_run:
             print(f"neuronasv comment: {reason}; dry run, nothing sent", file=sys.stderr)
         return 0

@@ -18,22 +18,35 @@ from neuronasv.analyse.acks import ACKS_PATH, load_acks
 from neuronasv.analyse.pairwise import Settings, compare
 from neuronasv.analyse.rules import Rule, RuleSet
 from neuronasv.analyse.tables import compare_markdown, compare_text
-from neuronasv.errors import RegressionFound, UsageError, VerdictsWithheld
+from neuronasv.commands.args import (
+    existing_dir,
+    existing_file,
+    machine_name,
+    output_file,
+    probability_open,
+    write_output,
+)
+from neuronasv.errors import RegressionFound, ResultsError, UsageError, VerdictsWithheld
 from neuronasv.model import FindingsDocument, History
+from neuronasv.report.load import read_text
 from neuronasv.store.history import (
+    GitRunner,
     default_results_dir,
     git_runner_for,
     load_history,
+    missing_results_error,
     resolve_commit,
 )
 
 __all__ = ["add_parser", "failing", "run"]
 
 
-def add_common(p: argparse.ArgumentParser) -> None:
+def add_common(p: argparse.ArgumentParser, *, machine_help: str) -> None:
     p.add_argument("--results-dir", help="asv results folder (default: asv.conf.json's)")
-    p.add_argument("--machine", help="asv machine name (default: the one with both commits)")
-    p.add_argument("--repo", default=".", help="git repository for names and order (.)")
+    p.add_argument("--machine", type=machine_name, help=machine_help)
+    p.add_argument(
+        "--repo", type=existing_dir, default=".", help="git repository for names and order (.)"
+    )
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -45,9 +58,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("base", metavar="BASE", help="commit-ish (branch, tag, hash or prefix)")
     p.add_argument("head", metavar="HEAD", help="commit-ish (branch, tag, hash or prefix)")
-    add_common(p)
-    p.add_argument("--head-machine", help="head measured on another machine (needs --force)")
-    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    add_common(p, machine_help="asv machine name (default: the one with both commits)")
+    p.add_argument(
+        "--head-machine",
+        type=machine_name,
+        help="head measured on another machine (needs --force)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("text", "json", "markdown"),
+        default="text",
+        help="text table, json (the findings document: comment/status/summary/confirm read"
+        " it) or markdown",
+    )
     p.add_argument(
         "--rule",
         action="append",
@@ -55,19 +78,29 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="[PATTERN=]RULE",
         help="minimum effect, e.g. 'median:5%%' or '*aten::add*=median:20%%' (repeatable)",
     )
-    p.add_argument("--alpha", type=float, default=0.01, help="family-wise alpha (0.01)")
+    p.add_argument(
+        "--alpha",
+        type=probability_open,
+        default=0.01,
+        help="family-wise significance level, between 0 and 1 (0.01)",
+    )
     p.add_argument(
         "--fail-on",
         metavar="RULE",
         help="exit 1 if an unacknowledged regression exceeds RULE (e.g. 'median:5%%')",
     )
-    p.add_argument("--acks", help=f"acknowledgements file (default: REPO/{ACKS_PATH})")
+    p.add_argument(
+        "--acks", type=existing_file, help=f"acknowledgements file (default: REPO/{ACKS_PATH})"
+    )
     p.add_argument("--force", action="store_true", help="compare across machines/devices")
-    p.add_argument("--out", help="write the output to this file instead of stdout")
+    p.add_argument(
+        "--out", type=output_file, help="write the output to this file instead of stdout"
+    )
     add_floor_args(p)
     p.add_argument(
         "--round-base",
         action="append",
+        type=existing_file,
         default=[],
         metavar="FILE",
         help="profile JSON (neuronasv profile --json) of one base round; repeat per round",
@@ -75,6 +108,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--round-head",
         action="append",
+        type=existing_file,
         default=[],
         metavar="FILE",
         help="profile JSON of one head round, paired in order with --round-base",
@@ -85,6 +119,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def add_floor_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--history-dir",
+        type=existing_dir,
         help="main-branch results folder for per-series noise floors (default: --results-dir)",
     )
     p.add_argument("--no-floor", action="store_true", help="no noise floors")
@@ -114,8 +149,7 @@ def read_rounds(base_files: list[str], head_files: list[str]) -> dict:
     out: dict[tuple[object, ...], tuple[list[list[float]], list[list[float]]]] = {}
     for i, files in enumerate(zip(base_files, head_files, strict=True)):
         for side, path in enumerate(files):
-            with open(path, encoding="utf-8") as fh:
-                doc = ProfileDocument.loads(fh.read(), source=path)
+            doc = ProfileDocument.loads(read_text(path, "profile document"), source=path)
             for w in doc.workloads:
                 found = {None: w.device_time_us} | {o.op: o.self_device_time_us for o in w.ops}
                 for op, xs in found.items():
@@ -146,13 +180,8 @@ def render(doc: FindingsDocument, fmt: str) -> str:
 
 
 def emit(text: str, out: str | None) -> None:
-    if out:
-        tmp = out + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, out)
-    else:
-        sys.stdout.write(text)
+    """The command's output to ``out`` (atomically) or stdout."""
+    write_output(text, out)
 
 
 def _only_machine(history: History) -> str:
@@ -162,17 +191,49 @@ def _only_machine(history: History) -> str:
     return str(machines[0])
 
 
+def results_folder(args: argparse.Namespace) -> str:
+    """``--results-dir`` (or the config's), which must exist: exit 5 naming it otherwise."""
+    rdir = str(args.results_dir or default_results_dir(args.repo))
+    if not os.path.isdir(rdir):
+        raise ResultsError(
+            f"results folder {rdir} "
+            + ("is not a folder" if os.path.exists(rdir) else "does not exist"),
+            hint="measure first with `neuronasv run COMMIT`, or pass --results-dir",
+        )
+    return rdir
+
+
+def warn_load_errors(history: History) -> None:
+    """Results files that could not be read, on stderr (the rest were loaded)."""
+    for err in history.load_errors[:10]:
+        print(f"warning: skipped: {err}", file=sys.stderr)
+    if len(history.load_errors) > 10:
+        print(f"warning: ... and {len(history.load_errors) - 10} more", file=sys.stderr)
+
+
+def _resolve(ref: str, history: History, git: GitRunner | None, rdir: str) -> str:
+    try:
+        commit = resolve_commit(ref, history, git)
+    except UsageError:
+        err = missing_results_error(history, rdir, ref)
+        if err is not None:
+            raise err from None
+        raise
+    err = missing_results_error(history, rdir, ref, commit)
+    if err is not None:
+        raise err
+    return commit
+
+
 def run(args: argparse.Namespace) -> int:
     fail_rule = Rule.parse(args.fail_on) if args.fail_on else None
     rules = RuleSet.parse(args.rule)
     git = git_runner_for(args.repo)
-    history = load_history(
-        args.results_dir or default_results_dir(args.repo),
-        machine=None,
-        repo=args.repo if git is not None else None,
-    )
-    base = resolve_commit(args.base, history, git)
-    head = resolve_commit(args.head, history, git)
+    rdir = results_folder(args)
+    history = load_history(rdir, machine=None, repo=args.repo if git is not None else None)
+    warn_load_errors(history)
+    base = _resolve(args.base, history, git, rdir)
+    head = _resolve(args.head, history, git, rdir)
     acks = load_acks(args.acks or os.path.join(args.repo, ACKS_PATH))
     rounds = read_rounds(args.round_base, args.round_head) if args.round_base else None
     floors = None

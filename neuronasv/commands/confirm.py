@@ -4,7 +4,9 @@ Reads a compare document (``neuronasv compare --format json``), checks out base 
 as git worktrees, re-profiles only the suspected workloads alternately (base, head, base,
 head, ...) on this machine with ``python -m neuronasv profile --json``, and writes the
 document back with ``confirmed`` set, judged by the rounds test (per-round log-ratios,
-moderated t, every round the same direction; ``--history-dir`` adds noise floors).
+moderated t, every round the same direction; ``--history-dir`` adds noise floors). After
+``--rounds`` rounds, undecided suspects get one more round at a time up to ``--max-rounds``
+or ``--budget-seconds``; alpha is spent over the looks (docs/analysis.md).
 Exit codes: 0 done, 1 a confirmed regression
 matched ``--fail-on``, 2 usage, 4 capture failed, 5 unreadable findings, 7 git failed.
 """
@@ -17,9 +19,16 @@ import sys
 from neuronasv.analyse.confirm import WorktreeProfileRunner, confirm
 from neuronasv.analyse.replay import RecordingRunner
 from neuronasv.analyse.rules import Rule
+from neuronasv.commands.args import (
+    existing_dir,
+    existing_file,
+    finite_nonnegative,
+    int_at_least,
+    output_file,
+)
 from neuronasv.commands.compare import add_floor_args, emit, failing, floors_for, render
 from neuronasv.errors import RegressionFound, UsageError
-from neuronasv.model import FindingsDocument
+from neuronasv.report.load import load_findings
 
 __all__ = ["add_parser", "run"]
 
@@ -31,29 +40,44 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--findings", required=True, help="compare document (JSON)")
-    p.add_argument("--repo", default=".", help="git work tree with both commits (.)")
+    p.add_argument(
+        "--findings",
+        required=True,
+        type=existing_file,
+        metavar="FINDINGS.json",
+        help="compare document (`neuronasv compare --format json`)",
+    )
+    p.add_argument(
+        "--repo",
+        type=existing_dir,
+        default=".",
+        help="git work tree holding both commits (.)",
+    )
     p.add_argument(
         "--rounds",
-        type=int,
+        type=int_at_least(1),
         default=3,
-        help="ABAB repetitions before the first look, each a separate run (3)",
+        help="ABAB repetitions before the first look, each a separate process per side (3)",
     )
     p.add_argument(
         "--max-rounds",
-        type=int,
+        type=int_at_least(1),
         default=None,
         help="add one round at a time to undecided suspects, up to this many (default:"
         " --rounds, one look); alpha is spent over the looks",
     )
     p.add_argument(
         "--budget-seconds",
-        type=float,
+        type=finite_nonnegative,
         default=None,
         help="start no new round that would end past this many seconds (no limit)",
     )
-    p.add_argument("--samples", type=int, default=10, help="samples per side per round")
-    p.add_argument("--backend", default="auto")
+    p.add_argument(
+        "--samples", type=int_at_least(1), default=10, help="samples per side per round (10)"
+    )
+    p.add_argument(
+        "--backend", default="auto", help="auto (default), cpu, cuda or neuron: where to re-measure"
+    )
     p.add_argument(
         "--include-noisy",
         action="store_true",
@@ -66,11 +90,26 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="re-measure regressions and improvements, not noisy ones",
     )
     add_floor_args(p)
-    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
-    p.add_argument("--fail-on", metavar="RULE")
-    p.add_argument("--out")
+    p.add_argument(
+        "--format",
+        choices=("text", "json", "markdown"),
+        default="text",
+        help="output: text table, json (the findings document with `confirmed` set) or markdown",
+    )
+    p.add_argument(
+        "--fail-on",
+        metavar="RULE",
+        help="exit 1 if a *confirmed* unacknowledged regression exceeds RULE (e.g. 'median:5%%')",
+    )
+    p.add_argument(
+        "--out",
+        type=output_file,
+        metavar="FILE",
+        help="write the output to this file instead of stdout",
+    )
     p.add_argument(
         "--rounds-out",
+        type=output_file,
         metavar="FILE",
         help="also write every re-measured sample (a rounds document) so the confirmation"
         " can be recomputed elsewhere (the PR comment job does)",
@@ -79,12 +118,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    with open(args.findings, encoding="utf-8") as fh:
-        doc = FindingsDocument.loads(fh.read(), source=args.findings)
+    fail_rule = Rule.parse(args.fail_on) if args.fail_on else None  # bad rule: before work
+    doc = load_findings(args.findings)
     if doc.mode != "compare" or doc.base is None or doc.head is None:
         raise UsageError(f"{args.findings}: not a compare document")
-    if args.rounds < 1:
-        raise UsageError("--rounds must be at least 1")
     if args.max_rounds is not None and args.max_rounds < args.rounds:
         raise UsageError("--max-rounds must be at least --rounds")
     if args.budget_seconds is not None and not args.budget_seconds > 0:
@@ -115,10 +152,10 @@ def run(args: argparse.Namespace) -> int:
         rec = recorder.document(runner.base, runner.head, args.rounds, args.max_rounds)
         emit(rec.dumps(), args.rounds_out)
     emit(render(doc, args.format), args.out)
-    if args.fail_on:
+    if fail_rule is not None:
         bad = [
             label
-            for label in failing(doc, Rule.parse(args.fail_on))
+            for label in failing(doc, fail_rule)
             if any(f.series.label == label and f.confirmed for f in doc.findings)
         ]
         if bad:

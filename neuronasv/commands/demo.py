@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
+from neuronasv.commands.args import existing_dir, existing_file, int_at_least, output_dir
+
 __all__ = ["add_parser", "run"]
 
 
@@ -18,9 +20,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             " change points and publish the history site; ends with the verdict sentence."
         ),
     )
-    p.add_argument("--out", default=os.path.join("out", "demo"), help="scratch folder")
-    p.add_argument("--repo", default=os.getcwd(), help="checkout to demo (default: here)")
-    p.add_argument("--patch", help="example change (default: examples/regress-rmsnorm-eps.patch)")
+    p.add_argument(
+        "--out",
+        type=output_dir,
+        default=os.path.join("out", "demo"),
+        help="scratch folder: new, empty, or one the demo made (default: out/demo)",
+    )
+    p.add_argument(
+        "--repo", type=existing_dir, default=os.getcwd(), help="checkout to demo (default: here)"
+    )
+    p.add_argument(
+        "--patch",
+        type=existing_file,
+        help="example change (default: examples/regress-rmsnorm-eps.patch)",
+    )
     p.add_argument(
         "--bench",
         default=None,
@@ -28,9 +41,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         " 'rmsnorm' adds the compiled one; '' = whole suite)",
     )
     p.add_argument(
-        "--rounds", type=int, default=3, help="ABAB rounds of the confirmation step (0 = skip)"
+        "--rounds",
+        type=int_at_least(0),
+        default=3,
+        help="ABAB rounds of the confirmation step (0 = skip)",
     )
-    p.add_argument("--fresh", action="store_true", help="delete --out first")
+    p.add_argument(
+        "--fresh",
+        action="store_true",
+        help="delete --out first (only a folder the demo made; anything else is refused)",
+    )
     p.set_defaults(func=run)
 
 

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-from neuronasv.errors import UsageError
+from neuronasv.commands.args import int_at_least, output_dir, output_file, write_output
 from neuronasv.model.profile import ProfileDocument, WorkloadProfile
 
 __all__ = ["DEFAULT_VARIANTS", "add_parser", "comparison_line", "render_profile", "run"]
@@ -57,13 +56,31 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=None,
         help="dtype (repeatable; default: the workload's; bfloat16 for RMSNorm)",
     )
-    p.add_argument("--samples", type=int, default=10, help="samples (profiler cycles), default 10")
     p.add_argument(
-        "--active", type=int, default=1, help="iterations averaged per sample (default 1)"
+        "--samples",
+        type=int_at_least(1),
+        default=10,
+        help="samples (profiler cycles), default 10",
+    )
+    p.add_argument(
+        "--active",
+        type=int_at_least(1),
+        default=1,
+        help="iterations averaged per sample (default 1)",
     )
     p.add_argument("--seed", type=int, default=0, help="input seed (default 0)")
-    p.add_argument("--json", metavar="FILE", help="write the profile document (JSON) here")
-    p.add_argument("--trace-dir", metavar="DIR", help="export traces here (one per workload)")
+    p.add_argument(
+        "--json",
+        type=output_file,
+        metavar="FILE",
+        help="write the profile document (JSON) here (its folder must exist)",
+    )
+    p.add_argument(
+        "--trace-dir",
+        type=output_dir,
+        metavar="DIR",
+        help="export traces here (one per workload; created)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument(
         "--canary",
@@ -146,7 +163,10 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
     roofline = any(op.roofline_fraction is not None for op in profile.ops)
     if roofline:
         table.add_column("of peak", justify="right")
-    for op in profile.ops:
+    # Largest first by the median shown in the table (not by the sum over samples, which
+    # can order two ops differently when one has an outlier sample).
+    ranked = sorted(profile.ops, key=lambda o: (-_median(o.self_device_time_us), o.op))
+    for op in ranked:
         dev = _median(op.self_device_time_us)
         share = dev / total if total else 0.0
         per_call = dev / op.calls_per_iter if op.calls_per_iter else dev
@@ -206,11 +226,7 @@ def comparison_line(profiles: Sequence[WorkloadProfile]) -> str | None:
 
 
 def _write_json(path: str, doc: ProfileDocument) -> None:
-    text = doc.dumps()
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    write_output(doc.dumps(), path)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -225,10 +241,6 @@ def run(args: argparse.Namespace) -> int:
         for w in workloads.all_workloads():
             console.print(_list_line(w.name, w.description, w.default_shape))
         return 0
-    if args.samples < 1:
-        raise UsageError(f"--samples must be at least 1, got {args.samples}")
-    if args.active < 1:
-        raise UsageError(f"--active must be at least 1, got {args.active}")
     selected = [workloads.get(n) for n in _selected(args)]
     for d in args.dtype or ():
         workloads.parse_dtype(d)

@@ -9,8 +9,16 @@ import sys
 import time
 from typing import Any
 
-from neuronasv.errors import UsageError
+from neuronasv.commands.args import (
+    existing_dir,
+    existing_file,
+    int_at_least,
+    machine_name,
+    output_dir,
+)
+from neuronasv.errors import ResultsError
 from neuronasv.model import FindingsDocument
+from neuronasv.report.load import load_findings
 
 
 def add_parser(subparsers: Any) -> None:
@@ -28,14 +36,23 @@ def add_parser(subparsers: Any) -> None:
         help="asv results folder (default: asv.conf.json's results_dir in --repo or here,"
         " .asv/results for this project; like compare/regressions)",
     )
-    p.add_argument("--out", default="site", help="output folder (default: site)")
     p.add_argument(
-        "--repo", default=None, help="git repository for commit order (default: asv dates)"
+        "--out",
+        type=output_dir,
+        default="site",
+        help="output folder (default: site); new, empty, or written by an earlier publish",
     )
-    p.add_argument("--machine", default=None, help="only this machine")
+    p.add_argument(
+        "--repo",
+        type=existing_dir,
+        default=None,
+        help="git repository for commit order (default: asv dates)",
+    )
+    p.add_argument("--machine", type=machine_name, default=None, help="only this machine")
     p.add_argument(
         "--findings",
         action="append",
+        type=existing_file,
         default=[],
         help="`neuronasv regressions --format json` output: change points and the newest"
         " commit against its parent (repeat: one per machine); a compare/confirm document"
@@ -57,13 +74,23 @@ def add_parser(subparsers: Any) -> None:
         "--trace-url", default=None, help="trace link template with {path} (sidecar trace paths)"
     )
     p.add_argument("--title", default="neuronasv history")
-    p.add_argument("--cache-dir", default=None, help="parse cache (default: OUT/.neuronasv-cache)")
+    p.add_argument(
+        "--cache-dir",
+        type=output_dir,
+        default=None,
+        help="parse cache (default: OUT/.neuronasv-cache)",
+    )
     p.add_argument("--no-cache", action="store_true", help="parse every results file")
     p.add_argument(
-        "--workers", type=int, default=None, help="parser processes (default: CPUs, max 8)"
+        "--workers",
+        type=int_at_least(1),
+        default=None,
+        help="parser processes (default: CPUs, max 8)",
     )
     p.add_argument("--asv", action="store_true", help="also run `asv publish` into OUT/asv (slow)")
-    p.add_argument("--asv-config", default="asv.conf.json", help="asv config for --asv")
+    p.add_argument(
+        "--asv-config", default="asv.conf.json", help="asv config for --asv (asv.conf.json)"
+    )
     p.set_defaults(func=run)
 
 
@@ -95,13 +122,21 @@ def run(args: argparse.Namespace) -> int:
         scan_results,
         summary_cache,
     )
+    from neuronasv.publish.site import check_site_folder
     from neuronasv.store.history import default_results_dir
 
     t0 = time.perf_counter()
     if args.results_dir is None:
         args.results_dir = default_results_dir(args.repo or ".")
     if not os.path.isdir(args.results_dir):
-        raise UsageError(f"{args.results_dir}: results folder not found", hint="pass --results-dir")
+        raise ResultsError(
+            f"results folder {args.results_dir} not found", hint="pass --results-dir"
+        )
+    check_site_folder(args.out)  # before anything (the cache included) is written there
+    # Every --findings document is read before anything is written (a bad one: usage).
+    findings: list[FindingsDocument] | None = (
+        [load_findings(path) for path in args.findings] if args.findings else None
+    )
     cache = None
     if not args.no_cache:
         cache = summary_cache(args.cache_dir or os.path.join(args.out, ".neuronasv-cache"))
@@ -113,16 +148,7 @@ def run(args: argparse.Namespace) -> int:
         workers=args.workers,
         progress=lambda m: print(m, file=sys.stderr),
     )
-    findings: list[FindingsDocument] | None = None
-    if args.findings:
-        findings = []
-        for path in args.findings:
-            try:
-                with open(path, encoding="utf-8") as fh:
-                    findings.append(FindingsDocument.loads(fh.read(), source=path))
-            except OSError as exc:
-                raise UsageError(f"--findings {path}: {exc.strerror or exc}") from None
-    elif args.detect:
+    if findings is None and args.detect:
         from neuronasv.analyse.newest import regressions_document
         from neuronasv.commands.regressions import newest_for
         from neuronasv.publish.cache import ParseCache

@@ -28,10 +28,17 @@ from neuronasv.analyse.newest import (
     regressions_document,
 )
 from neuronasv.analyse.tables import history_text
-from neuronasv.commands.compare import add_common, emit
+from neuronasv.commands.args import (
+    existing_file,
+    finite_nonnegative,
+    int_at_least,
+    output_file,
+    pvalue,
+)
+from neuronasv.commands.compare import add_common, emit, results_folder, warn_load_errors
 from neuronasv.errors import ResultsError, StoreError, UsageError
 from neuronasv.model import FindingsDocument, History
-from neuronasv.store.history import GitRunner, default_results_dir, git_runner_for, load_history
+from neuronasv.store.history import GitRunner, git_runner_for, load_history
 
 __all__ = ["add_parser", "newest_for", "run"]
 
@@ -43,19 +50,43 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_common(p)
-    p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("--window", type=int, default=CPSettings.window)
-    p.add_argument("--max-pvalue", type=float, default=CPSettings.max_pvalue)
+    add_common(
+        p,
+        machine_help="only this asv machine's history (default: every machine, each on its own)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (open regressions first) or json (a findings document for publish/issues)",
+    )
+    p.add_argument(
+        "--window",
+        type=int_at_least(8),
+        default=CPSettings.window,
+        help="commits per sliding search window, at least 8 (the method needs a few points"
+        f" on each side of a change; default {CPSettings.window})",
+    )
+    p.add_argument(
+        "--max-pvalue",
+        type=pvalue,
+        default=CPSettings.max_pvalue,
+        help="largest p-value of a reported change, in (0, 1]"
+        f" (default {CPSettings.max_pvalue})",
+    )
     p.add_argument(
         "--min-magnitude",
-        type=float,
+        type=finite_nonnegative,
         default=CPSettings.min_magnitude,
-        help="smallest relative shift reported (0.02 = 2 %%)",
+        help="smallest relative shift reported, >= 0 (0.02 = 2 %%)",
     )
     p.add_argument("--open", action="store_true", help="text: only open regressions")
-    p.add_argument("--acks", help=f"acknowledgements file (default: REPO/{ACKS_PATH})")
-    p.add_argument("--out", help="write the output to this file instead of stdout")
+    p.add_argument(
+        "--acks", type=existing_file, help=f"acknowledgements file (default: REPO/{ACKS_PATH})"
+    )
+    p.add_argument(
+        "--out", type=output_file, help="write the output to this file instead of stdout"
+    )
     p.add_argument(
         "--report",
         help="compare/confirm document (JSON) of the newest commit vs its parent: its"
@@ -99,8 +130,9 @@ def _newest_machine(history: History, machine: str | None) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     git = git_runner_for(args.repo)
-    rdir = args.results_dir or default_results_dir(args.repo)
+    rdir = results_folder(args)
     history = load_history(rdir, machine=args.machine, repo=args.repo if git is not None else None)
+    warn_load_errors(history)
     if not history.series:
         detail = "; ".join(history.load_errors[:3])
         raise ResultsError(f"no readable results under {rdir}" + (f": {detail}" if detail else ""))

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from neuronasv.commands.args import existing_dir, machine_name, output_dir
 from neuronasv.store.asvrun import RunOptions, run_commits
 
 __all__ = ["add_parser", "run"]
@@ -23,8 +24,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("commits", nargs="*", metavar="COMMIT", help="revisions (default: HEAD)")
-    p.add_argument("--machine", help="asv machine name (default: this host's name)")
-    p.add_argument("--results-dir", help="asv results folder (default: .asv/results)")
+    p.add_argument(
+        "--machine",
+        type=machine_name,
+        help="asv machine name (default: this host's name); letters, digits and ._+@- only",
+    )
+    p.add_argument(
+        "--results-dir", type=output_dir, help="asv results folder (default: .asv/results)"
+    )
     p.add_argument("--bench", metavar="REGEX", help="only benchmarks matching (asv --bench)")
     p.add_argument("--quick", action="store_true", help="smoke test: one sample, minimal profile")
     p.add_argument(
@@ -32,9 +39,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="keep profiler traces under .asv/traces/<machine>/<hash8>/",
     )
-    p.add_argument("--traces-dir", help="trace store (default: .asv/traces)")
+    p.add_argument("--traces-dir", type=output_dir, help="trace store (default: .asv/traces)")
     p.add_argument("--backend", default="auto", help="auto, cpu, cuda or neuron")
-    p.add_argument("--repo", default=os.getcwd(), help="git checkout (default: current dir)")
+    p.add_argument(
+        "--repo", type=existing_dir, default=os.getcwd(), help="git checkout (default: current dir)"
+    )
     p.set_defaults(func=run)
 
 

@@ -15,8 +15,9 @@ import argparse
 import os
 import sys
 
+from neuronasv.commands.args import existing_file, output_file, write_output
 from neuronasv.github.client import DEFAULT_API_URL, GitHubClient
-from neuronasv.github.dryrun import dry_run_text, write_text
+from neuronasv.github.dryrun import dry_run_text
 from neuronasv.github.statuses import (
     DEFAULT_CONTEXT,
     check_run_payload,
@@ -37,12 +38,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--sha", required=True, help="full 40-hex commit SHA")
-    p.add_argument("--report", required=True, metavar="FINDINGS.json")
+    p.add_argument(
+        "--report",
+        required=True,
+        type=existing_file,
+        metavar="FINDINGS.json",
+        help="findings document from `neuronasv compare --format json`",
+    )
     p.add_argument("--context", default=DEFAULT_CONTEXT, help="status context (neuronasv)")
     p.add_argument("--target-url", help="status link (default: the document's report_url)")
     p.add_argument("--check-run", action="store_true", help="also create a check run")
     p.add_argument("--dry-run", action="store_true", help="write what would be sent; send nothing")
-    p.add_argument("--out", metavar="FILE", help="dry-run output file (default: stdout)")
+    p.add_argument(
+        "--out", type=output_file, metavar="FILE", help="dry-run output file (default: stdout)"
+    )
     p.add_argument("--repo", help="owner/name (default: $GITHUB_REPOSITORY)")
     p.set_defaults(func=run)
 
@@ -74,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
                 }
             )
         reason = "--dry-run" if args.dry_run else "GITHUB_TOKEN is not set"
-        write_text(
+        write_output(
             dry_run_text(reqs, api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL, reason=reason),
             args.out,
         )

@@ -21,7 +21,8 @@ import os
 import sys
 from pathlib import Path
 
-from neuronasv.errors import StoreError, UsageError
+from neuronasv.commands.args import existing_dir, int_at_least, machine_name, output_dir
+from neuronasv.errors import CorruptResultsError, NeuronasvError, StoreError, UsageError
 from neuronasv.store.gitstore import DEFAULT_BRANCH, ResultsStore, collect_result_files
 
 DEFAULT_RESULTS_DIR = ".asv/results"
@@ -35,30 +36,33 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--repo", default=".", help="git checkout to work from (default: .)")
+    common.add_argument("--repo", type=existing_dir, default=".",
+                        help="git checkout to work from (default: .)")
     common.add_argument("--remote", default="origin", help="remote name or URL (default: origin)")
     common.add_argument("--branch", default=DEFAULT_BRANCH,
                         help=f"results branch (default: {DEFAULT_BRANCH})")
     common.add_argument("--token-env", metavar="VAR",
                         help="environment variable holding a token for HTTPS git (CI)")
-    common.add_argument("--max-attempts", type=int, default=8,
+    common.add_argument("--max-attempts", type=int_at_least(1), default=8,
                         help="push attempts before giving up (default: 8)")
     sub = p.add_subparsers(dest="store_command", metavar="ACTION", required=True)
 
     push = sub.add_parser("push", parents=[common], help="store local results on the branch")
     push.add_argument("--results-dir", help="asv results folder (default: from asv.conf.json)")
-    push.add_argument("--machine", help="only this machine's results")
+    push.add_argument("--machine", type=machine_name, help="only this machine's results")
     push.add_argument("--commit", action="append", default=[], metavar="HASH",
                       help="only results of this commit (repeatable)")
     push.add_argument("--message", help="commit message on the results branch")
 
     pull = sub.add_parser("pull", parents=[common], help="copy the branch's results locally")
-    pull.add_argument("--out", help="destination results folder (default: from asv.conf.json)")
-    pull.add_argument("--machine", help="only this machine's results")
+    pull.add_argument("--out", type=output_dir,
+                      help="destination results folder (default: from asv.conf.json)")
+    pull.add_argument("--machine", type=machine_name, help="only this machine's results")
 
     missing = sub.add_parser("missing", parents=[common],
                              help="print the given commits that have no stored result")
-    missing.add_argument("--machine", required=True)
+    missing.add_argument("--machine", type=machine_name, required=True,
+                         help="the machine whose results are looked for")
     missing.add_argument("commits", nargs="*", metavar="COMMIT",
                          help="full commit hashes (default: read from standard input)")
 
@@ -82,6 +86,57 @@ def results_dir_from_config(start: str = ".") -> str:
 def _strip_comments(text: str) -> str:
     """asv.conf.json may hold ``//`` comment lines; JSON does not."""
     return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
+
+
+def check_result_files(files: dict[str, Path]) -> None:
+    """Parse every file to be pushed as the readers will; refuse the push if any fails.
+
+    Results files are parsed by neuronasv's loader and by asv's own
+    (``asv.results.Results.load``), sidecars by their schema, ``machine.json`` and
+    ``benchmarks.json`` as JSON objects. A truncated or corrupt file on the results
+    branch would break every later reader, so nothing is pushed.
+
+    Raises:
+        CorruptResultsError: names each bad file and why (exit 5).
+    """
+    from neuronasv.model._codec import loads
+    from neuronasv.store.history import parse_result_file, read_sidecar_bytes
+
+    problems: list[str] = []
+    for rel, path in sorted(files.items()):
+        try:
+            if rel.endswith(".neuronasv"):
+                read_sidecar_bytes(path.read_bytes(), str(path))
+            elif rel == "benchmarks.json" or rel.endswith("/machine.json"):
+                if not isinstance(loads(path.read_text(encoding="utf-8"), source=str(path)),
+                                  dict):
+                    raise CorruptResultsError(f"{path}: expected a JSON object")
+            else:
+                parsed = parse_result_file(path)
+                problems.extend(w for w in parsed.warnings)  # its sidecar is unreadable
+                _asv_load(path)
+        except (NeuronasvError, OSError, UnicodeDecodeError) as exc:
+            msg = str(exc)
+            problems.append(msg if msg.startswith(str(path)) else f"{path}: {msg}")
+    if problems:
+        raise CorruptResultsError(
+            f"refusing to push {len(problems)} unreadable file(s); nothing was pushed: "
+            + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""),
+            hint="re-run `neuronasv run` for those commits, or delete the files (or narrow"
+            " the push with --machine / --commit)",
+        )
+
+
+def _asv_load(path: Path) -> None:
+    """asv's own reader, so what is pushed is what `asv compare`/`asv publish` can read."""
+    from asv.results import Results
+
+    try:
+        Results.load(str(path))
+    except Exception as exc:  # asv raises its own UserError, KeyError, TypeError, ...
+        raise CorruptResultsError(
+            f"{path}: asv cannot read it: {type(exc).__name__}: {exc}"[:500]
+        ) from None
 
 
 def token_git_env(var: str) -> dict[str, str]:
@@ -119,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
             raise StoreError(f"no result files to push under {results_dir}"
                              + (f" for machine {args.machine}" if args.machine else ""),
                              hint="run `neuronasv run` first, or check --results-dir")
+        check_result_files(files)
         machines = sorted({p.split("/", 1)[0] for p in files if "/" in p})
         message = args.message or (
             f"neuronasv: {len(files)} result files from {', '.join(machines)}"
@@ -130,8 +186,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if action == "pull":
         out = args.out or results_dir_from_config(args.repo)
-        written = _store(args).pull(out, machine=args.machine)
-        print(f"pulled {len(written)} files from {args.branch} into {out}")
+        pulled = _store(args).pull(out, machine=args.machine)
+        same = f" ({len(pulled.unchanged)} already up to date)" if pulled.unchanged else ""
+        print(f"pulled {len(pulled.written)} files from {args.branch} into {out}{same}")
+        for path in pulled.kept:
+            print(f"kept local {os.path.join(out, path)}: it differs from the branch and was"
+                  " never pushed (push it, or delete it to take the branch's)", file=sys.stderr)
         return 0
     if action == "missing":
         commits = args.commits or sys.stdin.read().split()

@@ -14,7 +14,7 @@ import argparse
 import os
 import sys
 
-from neuronasv.github.dryrun import write_text
+from neuronasv.commands.args import existing_file, output_file, write_output
 from neuronasv.report.annotations import render_annotations
 from neuronasv.report.load import load_findings, load_history_values
 from neuronasv.report.summary import append_summary, render_summary
@@ -30,12 +30,26 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--report", required=True, metavar="FINDINGS.json")
+    p.add_argument(
+        "--report",
+        required=True,
+        type=existing_file,
+        metavar="FINDINGS.json",
+        help="findings document from `neuronasv compare --format json`",
+    )
     p.add_argument("--format", choices=("markdown", "terminal"), default="markdown")
     p.add_argument(
-        "--out", metavar="FILE", help="append here instead of $GITHUB_STEP_SUMMARY ('-' = stdout)"
+        "--out",
+        type=output_file,
+        metavar="FILE",
+        help="append here instead of $GITHUB_STEP_SUMMARY ('-' = stdout)",
     )
-    p.add_argument("--history", metavar="FILE", help="JSON {series label: values} for a chart")
+    p.add_argument(
+        "--history",
+        type=existing_file,
+        metavar="FILE",
+        help="JSON {series label: values} for a chart",
+    )
     p.add_argument("--report-url", help="link used if the summary has to be trimmed")
     ann = p.add_mutually_exclusive_group()
     ann.add_argument(
@@ -58,11 +72,11 @@ def run(args: argparse.Namespace) -> int:
         history = load_history_values(args.history) if args.history else None
         text = render_summary(doc, history=history, report_url=args.report_url)
         if args.out == "-":
-            write_text(text, None)
+            write_output(text, None)
         else:
             written = append_summary(text, args.out)
             if written is None:
-                write_text(text, None)
+                write_output(text, None)
             else:
                 print(f"summary appended to {written}", file=sys.stderr)
     show = args.annotations

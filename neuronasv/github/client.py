@@ -32,6 +32,7 @@ from __future__ import annotations
 import email.utils
 import json as jsonlib
 import logging
+import math
 import os
 import random
 import time
@@ -113,6 +114,34 @@ class RetryPolicy:
     max_single_wait: float = 900.0
     max_total_wait: float = 1800.0
     min_write_interval: float = 1.0
+
+
+def _retry_after_seconds(value: str | None, clock: Callable[[], float]) -> float | None:
+    """``retry-after`` as seconds from now: delta-seconds or an HTTP date.
+
+    None when absent or unparseable (garbage, a negative, NaN or a naive date): the
+    caller then falls back to the other rate-limit signals and its own backoff, never
+    to a crash or an endless wait.
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    try:
+        secs = float(text)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        if when is None or when.tzinfo is None:
+            return None
+        try:
+            return max(0.0, when.timestamp() - clock())
+        except (OverflowError, OSError, ValueError):
+            return None
+    if not math.isfinite(secs) or secs < 0:
+        return None
+    return secs
 
 
 def _origin(url: str) -> tuple[str, str]:
@@ -264,14 +293,9 @@ class GitHubClient:
     def _rate_limit_wait(self, resp: requests.Response, unsignalled: int) -> float | None:
         """Seconds to wait if ``resp`` is a rate limit, else None."""
         h = resp.headers
-        retry_after = h.get("retry-after")
+        retry_after = _retry_after_seconds(h.get("retry-after"), self._clock)
         if retry_after is not None:
-            try:
-                return max(0.0, float(retry_after))
-            except ValueError:
-                when = email.utils.parsedate_to_datetime(retry_after)
-                if when is not None:
-                    return max(0.0, when.timestamp() - self._clock())
+            return retry_after
         if h.get("x-ratelimit-remaining") == "0" and h.get("x-ratelimit-reset"):
             try:
                 reset = float(h["x-ratelimit-reset"])

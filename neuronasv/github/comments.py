@@ -123,11 +123,24 @@ def planned_requests(repository: str, pr: int, body: str) -> list[dict[str, Any]
 
 
 def _write(
-    client: GitHubClient, method: str, path: str, body: str, trimmed_body: str | None
-) -> tuple[Mapping[str, Any], bool]:
-    """POST/PATCH ``body``; on 422 "too long" send ``trimmed_body`` once."""
+    client: GitHubClient,
+    method: str,
+    path: str,
+    body: str,
+    trimmed_body: str | None,
+    allow: Sequence[int] = (),
+) -> tuple[Mapping[str, Any] | None, bool]:
+    """POST/PATCH ``body``; on 422 "too long" send ``trimmed_body`` once.
+
+    A status in ``allow`` (a PATCH answered 404: the comment was deleted meanwhile) gives
+    ``(None, False)`` instead of an error.
+    """
     try:
-        resp = client.request(method, path, json={"body": body}, permission=PERMISSION)
+        resp = client.request(
+            method, path, json={"body": body}, permission=PERMISSION, allow=allow
+        )
+        if resp.status_code in allow:
+            return None, False
         return resp.json(), False
     except GitHubValidationError as exc:
         if not (exc.too_long and trimmed_body is not None and trimmed_body != body):
@@ -135,7 +148,11 @@ def _write(
         log.warning(
             "comment body too long for GitHub (%d characters); sending the trimmed form", len(body)
         )
-        resp = client.request(method, path, json={"body": trimmed_body}, permission=PERMISSION)
+        resp = client.request(
+            method, path, json={"body": trimmed_body}, permission=PERMISSION, allow=allow
+        )
+        if resp.status_code in allow:
+            return None, True
         return resp.json(), True
 
 
@@ -173,7 +190,8 @@ def upsert_comment(
             )
     who = comment_authors(client, authors)
 
-    def update(existing: Sequence[Mapping[str, Any]]) -> CommentResult:
+    def update(existing: Sequence[Mapping[str, Any]]) -> CommentResult | None:
+        """Update the first of ours (deleting the others); None when it vanished (404)."""
         keep, extra = existing[0], existing[1:]
         deleted = []
         for c in extra:
@@ -190,19 +208,30 @@ def upsert_comment(
                 "unchanged", cid, keep.get("html_url"), keep.get("body") != body, tuple(deleted)
             )
         data, trimmed = _write(
-            client, "PATCH", client.repo_path(f"/issues/comments/{cid}"), body, trimmed_body
+            client,
+            "PATCH",
+            client.repo_path(f"/issues/comments/{cid}"),
+            body,
+            trimmed_body,
+            allow=(404,),
         )
+        if data is None:
+            log.warning("comment #%d was deleted while we updated it; creating it again", cid)
+            return None
         return CommentResult("updated", cid, data.get("html_url"), trimmed, tuple(deleted))
 
     existing = find_own_comments(client, pr, marker, who)
     if existing:
-        return update(existing)
+        updated = update(existing)
+        if updated is not None:
+            return updated
 
     create_path = client.repo_path(f"/issues/{pr}/comments")
     last: GitHubError | None = None
     for attempt in range(1, max_create_attempts + 1):
         try:
             data, trimmed = _write(client, "POST", create_path, body, trimmed_body)
+            assert data is not None  # no status is allowed through for a create
             return CommentResult("created", int(data["id"]), data.get("html_url"), trimmed)
         except AmbiguousWriteError as exc:
             last = exc
@@ -214,8 +243,8 @@ def upsert_comment(
                 max_create_attempts,
             )
             existing = find_own_comments(client, pr, marker, who)
-            if existing:
-                result = update(existing)
+            result = update(existing) if existing else None
+            if result is not None:
                 # Our timed-out create did land: report it as what it was.
                 if result.action == "unchanged":
                     result = CommentResult(

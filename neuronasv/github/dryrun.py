@@ -8,24 +8,13 @@ JSON body; no headers, so no token.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-__all__ = ["dry_run_text", "write_text"]
+__all__ = ["dry_run_text"]  # writing: neuronasv.commands.args.write_output
 
 
 def dry_run_text(requests: Sequence[dict[str, Any]], *, api_url: str, reason: str) -> str:
     """The dry-run document (deterministic JSON)."""
     doc = {"dry_run": True, "reason": reason, "api_url": api_url, "requests": list(requests)}
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-
-
-def write_text(text: str, out: str | None) -> None:
-    """Write ``text`` to the file ``out``, or to stdout when ``out`` is None or ``-``."""
-    if out and out != "-":
-        Path(out).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
-        sys.stdout.flush()

@@ -70,9 +70,8 @@ HealthStatus = Literal["ok", "withheld", "unknown"]
 HEALTH_STATUSES: tuple[str, ...] = get_args(HealthStatus)
 
 
-def _opt_str(data: Mapping[str, Any], name: str) -> str | None:
-    v = data.get(name)
-    return None if v is None else str(v)
+def _opt_str(data: Mapping[str, Any], name: str, source: str = "<findings>") -> str | None:
+    return _codec.opt_str(data, name, source)
 
 
 @dataclass(frozen=True)
@@ -116,11 +115,11 @@ class SeriesId:
             raise CorruptResultsError(f"{source}: series must be an object")
         return cls(
             benchmark=_codec.field(data, "benchmark", str, source),
-            params=tuple(str(p) for p in data.get("params", [])),
-            workload=_opt_str(data, "workload"),
-            shape=_opt_str(data, "shape"),
-            dtype=_opt_str(data, "dtype"),
-            op=_opt_str(data, "op"),
+            params=_codec.str_list(data, "params", source),
+            workload=_opt_str(data, "workload", source),
+            shape=_opt_str(data, "shape", source),
+            dtype=_opt_str(data, "dtype", source),
+            op=_opt_str(data, "op", source),
         )
 
 
@@ -259,15 +258,16 @@ class Finding:
             p_adjusted=_codec.optional_float(data, "p_adjusted", source),
             noise_base=_codec.optional_float(data, "noise_base", source),
             noise_head=_codec.optional_float(data, "noise_head", source),
-            n_base=int(data.get("n_base", 0)),
-            n_head=int(data.get("n_head", 0)),
-            reason=str(data.get("reason", "")),
-            warnings=tuple(str(w) for w in data.get("warnings", [])),
+            n_base=_codec.int_field(data, "n_base", source),
+            n_head=_codec.int_field(data, "n_head", source),
+            reason=_codec.text_field(data, "reason", source),
+            warnings=_codec.str_list(data, "warnings", source),
             attribution=tuple(
-                OpContribution.from_json(a, source) for a in data.get("attribution", [])
+                OpContribution.from_json(a, source)
+                for a in _codec.list_field(data, "attribution", source)
             ),
-            acknowledged=_opt_str(data, "acknowledged"),
-            confirmed=_opt_bool(data, "confirmed", source),
+            acknowledged=_opt_str(data, "acknowledged", source),
+            confirmed=_codec.opt_bool(data, "confirmed", source),
             calls_base=_codec.optional_float(data, "calls_base", source),
             calls_head=_codec.optional_float(data, "calls_head", source),
         )
@@ -290,8 +290,8 @@ class EnvChange:
             raise CorruptResultsError(f"{source}: env change must be an object")
         return cls(
             key=_codec.field(data, "key", str, source),
-            before=_opt_str(data, "before"),
-            after=_opt_str(data, "after"),
+            before=_opt_str(data, "before", source),
+            after=_opt_str(data, "after", source),
         )
 
 
@@ -358,10 +358,13 @@ class ChangePoint:
             p_value=float(_codec.field(data, "p_value", (int, float), source)),
             unit=_codec.field(data, "unit", str, source),
             kind=kind,
-            open=bool(data.get("open", False)),
-            env_changes=tuple(EnvChange.from_json(e, source) for e in data.get("env_changes", [])),
-            acknowledged=_opt_str(data, "acknowledged"),
-            reason=str(data.get("reason", "")),
+            open=_codec.bool_field(data, "open", source),
+            env_changes=tuple(
+                EnvChange.from_json(e, source)
+                for e in _codec.list_field(data, "env_changes", source)
+            ),
+            acknowledged=_opt_str(data, "acknowledged", source),
+            reason=_codec.text_field(data, "reason", source),
         )
 
 
@@ -388,15 +391,12 @@ class RunRef:
     def from_json(cls, data: Any, source: str) -> RunRef:
         if not isinstance(data, Mapping):
             raise CorruptResultsError(f"{source}: run reference must be an object")
-        fp = data.get("fingerprint", {})
-        if not isinstance(fp, Mapping):
-            raise CorruptResultsError(f"{source}: fingerprint must be an object")
         return cls(
             commit=_codec.field(data, "commit", str, source),
             machine=_codec.field(data, "machine", str, source),
-            fingerprint={str(k): str(v) for k, v in fp.items()},
-            label=_opt_str(data, "label"),
-            trace_url=_opt_str(data, "trace_url"),
+            fingerprint=_codec.str_map(data, "fingerprint", source),
+            label=_opt_str(data, "label", source),
+            trace_url=_opt_str(data, "trace_url", source),
         )
 
 
@@ -788,17 +788,23 @@ class FindingsDocument:
         health = doc.get("health")
         return cls(
             mode=mode,
-            created=str(doc.get("created", "")),
+            created=_codec.text_field(doc, "created", source),
             base=RunRef.from_json(base, source) if base is not None else None,
             head=RunRef.from_json(head, source) if head is not None else None,
-            findings=tuple(Finding.from_json(f, source) for f in doc.get("findings", [])),
-            change_points=tuple(
-                ChangePoint.from_json(c, source) for c in doc.get("change_points", [])
+            findings=tuple(
+                Finding.from_json(f, source) for f in _codec.list_field(doc, "findings", source)
             ),
-            env_changes=tuple(EnvChange.from_json(e, source) for e in doc.get("env_changes", [])),
+            change_points=tuple(
+                ChangePoint.from_json(c, source)
+                for c in _codec.list_field(doc, "change_points", source)
+            ),
+            env_changes=tuple(
+                EnvChange.from_json(e, source)
+                for e in _codec.list_field(doc, "env_changes", source)
+            ),
             settings=dict(settings),
-            load_errors=tuple(str(e) for e in doc.get("load_errors", [])),
-            links={str(k): str(v) for k, v in links.items()},
+            load_errors=_codec.str_list(doc, "load_errors", source),
+            links=_codec.str_map(doc, "links", source),
             work=tuple(WorkChange.from_json(w, source) for w in _list(doc, "work", source)),
             causes=tuple(Cause.from_json(c, source) for c in _list(doc, "causes", source)),
             forced=forced,

@@ -204,10 +204,10 @@ class WorkloadProfile:
             dtype=_codec.field(data, "dtype", str, src),
             device_time_us=_codec.finite_floats(data.get("device_time_us"), "device_time_us", src),
             ops=tuple(OpProfile.from_json(o, src) for o in ops_raw),
-            device_time_is_cpu=bool(data.get("device_time_is_cpu", False)),
-            iterations_per_sample=int(data.get("iterations_per_sample", 1)),
-            warnings=tuple(str(w) for w in data.get("warnings", [])),
-            trace_files=tuple(str(t) for t in data.get("trace_files", [])),
+            device_time_is_cpu=_codec.bool_field(data, "device_time_is_cpu", src),
+            iterations_per_sample=_codec.int_field(data, "iterations_per_sample", src, 1),
+            warnings=_codec.str_list(data, "warnings", src),
+            trace_files=_codec.str_list(data, "trace_files", src),
             canary=CanaryReading.from_json(canary_raw, src) if canary_raw is not None else None,
         )
 
@@ -240,13 +240,10 @@ class ProfileDocument:
         doc = _codec.check_schema(
             data, kind=_KIND, supported=_READABLE, source=source
         )
-        fp = doc.get("fingerprint", {})
-        if not isinstance(fp, Mapping):
-            raise CorruptResultsError(f"{source}: fingerprint must be an object")
         return cls(
             backend=_codec.field(doc, "backend", str, source),
-            created=str(doc.get("created", "")),
-            fingerprint={str(k): str(v) for k, v in fp.items()},
+            created=_codec.text_field(doc, "created", source),
+            fingerprint=_codec.str_map(doc, "fingerprint", source),
             workloads=tuple(
                 WorkloadProfile.from_json(w, source)
                 for w in _codec.field(doc, "workloads", list, source)

@@ -92,14 +92,17 @@ class RunSidecar:
             machine=_codec.field(doc, "machine", str, source),
             commit_hash=_codec.field(doc, "commit_hash", str, source),
             env_name=_codec.field(doc, "env_name", str, source),
-            created=str(doc.get("created", "")),
-            fingerprint={str(k): str(v) for k, v in doc.get("fingerprint", {}).items()},
+            created=_codec.text_field(doc, "created", source),
+            fingerprint=_codec.str_map(doc, "fingerprint", source),
             profiles=tuple(
-                WorkloadProfile.from_json(p, source) for p in doc.get("profiles", [])
+                WorkloadProfile.from_json(p, source)
+                for p in _codec.list_field(doc, "profiles", source)
             ),
-            series=tuple(SeriesId.from_json(s, source) for s in doc.get("series", [])),
-            traces={str(k): str(v) for k, v in doc.get("traces", {}).items()},
-            failures={str(k): str(v) for k, v in doc.get("failures", {}).items()},
+            series=tuple(
+                SeriesId.from_json(s, source) for s in _codec.list_field(doc, "series", source)
+            ),
+            traces=_codec.str_map(doc, "traces", source),
+            failures=_codec.str_map(doc, "failures", source),
         )
 
     @classmethod

@@ -10,21 +10,18 @@ from __future__ import annotations
 import argparse
 import sys
 
+from neuronasv.cli import run_parsed
 from neuronasv.commands import publish
-from neuronasv.errors import NeuronasvError
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m neuronasv.publish")
     publish.add_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["publish", *(sys.argv[1:] if argv is None else argv)])
     try:
-        return publish.run(args)
-    except NeuronasvError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        if exc.hint:
-            print(f"hint: {exc.hint}", file=sys.stderr)
-        return exc.exit_code
+        args = parser.parse_args(["publish", *(sys.argv[1:] if argv is None else argv)])
+    except SystemExit as exc:  # --help or a bad argument (argparse printed why)
+        return exc.code if isinstance(exc.code, int) else 2
+    return run_parsed(args)  # the CLI's error handling: exit codes, never a traceback
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ from neuronasv.analyse.states import (
     coverage_of,
     series_state,
 )
+from neuronasv.errors import UsageError
 from neuronasv.model import ChangePoint, Finding, FindingsDocument, SeriesId
 from neuronasv.publish import render
 from neuronasv.publish.feeds import atom_feed, regressions_json
@@ -54,6 +55,7 @@ __all__ = [
     "CHUNK",
     "PublishOptions",
     "PublishReport",
+    "check_site_folder",
     "noise_levels",
     "publish_site",
     "series_states",
@@ -62,6 +64,11 @@ __all__ = [
 CHUNK = 1000  # commits per data file
 _FORMAT = "site-1"  # part of every digest: bump when the output format changes
 _MANIFEST = ".neuronasv-manifest.json"
+# What a site folder may hold before the manifest exists (a run that stopped early).
+_OWN_BEFORE_MANIFEST = frozenset({".neuronasv-cache", _MANIFEST + ".tmp"})
+# The only files a clean-up may delete: data chunks as _chunk_js names them.
+_CHUNK_PATH = re.compile(r"m/[A-Za-z0-9._-]+/[A-Za-z0-9._-]+/c[0-9]{5}\.js")
+_CHUNK_HEAD = b"NASV.chunk("
 _ASSETS = ("uPlot.iife.min.js", "uPlot.min.css", "uPlot.LICENSE", "site.css", "site.js")
 NOISY = 0.10  # IQR/median above this over the recent commits: noise level "high"
 QUIET = 0.02  # ... below this: "low"
@@ -271,6 +278,17 @@ class _Writer:
         except (OSError, ValueError):
             self.old = {}
         self.new: dict[str, str] = {}
+        self.root = os.path.realpath(out)
+        if not os.path.exists(self.path):
+            # Mark the folder as the site's before anything else lands in it, so a run
+            # that stops half-way leaves a folder the next publish recognises.
+            self._dump({})
+
+    def _dump(self, manifest: Mapping[str, str]) -> None:
+        tmp = self.path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(dict(manifest), fh, sort_keys=True)
+        os.replace(tmp, self.path)
 
     def fresh(self, rel: str, digest: str) -> bool:
         """True (and remembered) when ``rel`` on disk already has this digest."""
@@ -283,6 +301,9 @@ class _Writer:
     def write(self, rel: str, text: str | bytes, digest: str | None = None) -> None:
         path = os.path.join(self.out, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
+        parent = os.path.realpath(os.path.dirname(path))
+        if os.path.commonpath([self.root, parent]) != self.root:
+            raise UsageError(f"refusing to write {rel}: its folder leads outside {self.out}")
         data = text.encode("utf-8") if isinstance(text, str) else text
         tmp = path + ".tmp"
         with open(tmp, "wb") as fh:
@@ -293,10 +314,7 @@ class _Writer:
             self.new[rel] = digest
 
     def close(self) -> None:
-        tmp = self.path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(self.new, fh, sort_keys=True)
-        os.replace(tmp, self.path)
+        self._dump(self.new)
 
 
 def _chunk_js(g: _Group, k: int) -> tuple[str, Callable[[], str]]:
@@ -716,6 +734,45 @@ def _regressions_page(
     return render.page("Regressions", body, root="", scripts=["assets/site.js"])
 
 
+def check_site_folder(out: str | os.PathLike[str]) -> None:
+    """Refuse to publish into a folder that holds files no ``neuronasv publish`` wrote.
+
+    A folder is the site's when it does not exist yet, is empty, or holds the manifest an
+    earlier publish left there. Anything else (a checkout, a folder with its own
+    ``index.html``) would have files overwritten or deleted: :class:`UsageError`.
+    """
+    path = os.fspath(out)
+    if not os.path.exists(path):
+        return
+    if not os.path.isdir(path):
+        raise UsageError(f"--out {path} exists and is not a folder")
+    if os.path.isfile(os.path.join(path, _MANIFEST)):
+        return
+    foreign = sorted(set(os.listdir(path)) - _OWN_BEFORE_MANIFEST)
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else "")
+        raise UsageError(
+            f"--out {path} holds files neuronasv publish did not write ({shown});"
+            " refusing to overwrite or delete them",
+            hint="publish into a new or empty folder (or one an earlier publish wrote)",
+        )
+
+
+def _is_own_chunk(outdir: str, rel: str) -> bool:
+    """True when ``rel`` (a manifest key) is one of our data chunks inside ``outdir``."""
+    if not _CHUNK_PATH.fullmatch(rel):
+        return False
+    root = os.path.realpath(outdir)
+    path = os.path.realpath(os.path.join(outdir, rel))
+    if os.path.commonpath([root, path]) != root or os.path.islink(os.path.join(outdir, rel)):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(_CHUNK_HEAD)) == _CHUNK_HEAD
+    except OSError:
+        return False
+
+
 def _copy_assets(w: _Writer) -> None:
     pkg = resources.files("neuronasv.publish") / "assets"
     for name in _ASSETS:
@@ -780,6 +837,7 @@ def publish_site(
         options: links and titles.
     """
     outdir = os.fspath(out)
+    check_site_folder(outdir)
     os.makedirs(outdir, exist_ok=True)
     report = PublishReport()
     w = _Writer(outdir, report)
@@ -855,9 +913,11 @@ def publish_site(
             title=f"{options.title}: regressions",
         ),
     )
-    # drop data files of groups/chunks that no longer exist (kept nothing stale)
-    for rel in set(w.old) - set(w.new):
-        if rel.startswith("m/") and rel.endswith(".js"):
+    # drop data files of groups/chunks that no longer exist (kept nothing stale); the
+    # manifest is only a list of candidates: a file is deleted only when it is one of our
+    # chunks by name, location and content (a planted manifest cannot point elsewhere)
+    for rel in sorted(set(w.old) - set(w.new)):
+        if _is_own_chunk(outdir, rel):
             with contextlib.suppress(OSError):
                 os.remove(os.path.join(outdir, rel))
     w.close()

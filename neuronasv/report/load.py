@@ -6,24 +6,63 @@ truncated or malformed one a :class:`~neuronasv.errors.CorruptResultsError`.
 
 from __future__ import annotations
 
-import json
 import math
+import os
 from pathlib import Path
 
 from neuronasv.errors import CorruptResultsError, UsageError
 from neuronasv.model.findings import FindingsDocument
 
-__all__ = ["load_findings", "load_history_values"]
+__all__ = ["MAX_DOCUMENT_BYTES", "load_findings", "load_history_values", "read_text"]
+
+#: Largest JSON document read (findings, profiles, history values): far above any real
+#: one (a 1,000-series findings document is ~2 MB), low enough to refuse a planted
+#: multi-GB file before it is read into memory.
+MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
+
+
+def read_text(path: str | Path, what: str, *, limit: int | None = None) -> str:
+    """The UTF-8 text of ``path``; every failure an error naming the file.
+
+    Raises:
+        UsageError: missing, or a folder.
+        CorruptResultsError: unreadable, larger than ``limit`` (default
+            :data:`MAX_DOCUMENT_BYTES`), or not UTF-8.
+    """
+    p = Path(path)
+    if limit is None:
+        limit = MAX_DOCUMENT_BYTES
+    try:
+        with open(p, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > limit:
+                raise CorruptResultsError(
+                    f"{p}: {what} is {_size(size)}, larger than the {_size(limit)} limit;"
+                    " not read"
+                )
+            raw = fh.read(limit + 1)
+    except FileNotFoundError:
+        raise UsageError(f"{what} {p} does not exist") from None
+    except IsADirectoryError:
+        raise UsageError(f"{what} {p} is a folder, not a file") from None
+    except OSError as exc:
+        raise CorruptResultsError(f"{p}: cannot read {what} ({exc.strerror or exc})") from None
+    if len(raw) > limit:
+        raise CorruptResultsError(f"{p}: {what} is larger than the {_size(limit)} limit")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorruptResultsError(
+            f"{p}: {what} is not UTF-8 text (byte {exc.start}: {exc.reason}); a binary file?"
+        ) from None
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.0f} MiB" if n >= 2**20 else f"{n:,} bytes"
 
 
 def _read(path: str | Path, what: str) -> str:
-    p = Path(path)
-    try:
-        return p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{what} {p} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CorruptResultsError(f"{p}: cannot read {what} ({exc})") from None
+    return read_text(path, what)
 
 
 def load_findings(path: str | Path) -> FindingsDocument:
@@ -33,11 +72,9 @@ def load_findings(path: str | Path) -> FindingsDocument:
 
 def load_history_values(path: str | Path) -> dict[str, list[float]]:
     """Load ``{series label: [values oldest → newest]}`` for the comment's chart."""
-    text = _read(path, "history values file")
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise CorruptResultsError(f"{path}: not valid JSON ({exc})") from None
+    from neuronasv.model import _codec
+
+    data = _codec.loads(_read(path, "history values file"), source=str(path))
     if not isinstance(data, dict):
         raise CorruptResultsError(f"{path}: expected an object of label -> list of numbers")
     out: dict[str, list[float]] = {}

@@ -41,7 +41,7 @@ from typing import Any
 
 from neuronasv.errors import CorruptResultsError, StoreError
 from neuronasv.model import RunSidecar, SeriesId, WorkloadProfile, sidecar_path
-from neuronasv.store.machine import machine_info, save_machine
+from neuronasv.store.machine import check_machine_name, machine_info, save_machine
 from neuronasv.store.worktree import GitRunner, detached_worktree, rev_parse, run_git, subject
 
 __all__ = [
@@ -290,9 +290,12 @@ def run_commits(
         fingerprint: environment fingerprint; collected from the backend when None.
 
     Raises:
+        UsageError: an unsafe machine name (before anything runs).
         StoreError: a revision is not a commit (before anything runs), or at the end when
             some commits produced no asv results file (the others are kept).
     """
+    if opts.machine is not None:
+        check_machine_name(opts.machine)  # before anything runs or is written
     repo = os.path.abspath(git(["rev-parse", "--show-toplevel"], opts.repo).strip())
     shas = [rev_parse(repo, c, git) for c in (opts.commits or ("HEAD",))]
     base_conf = _repo_conf(repo)

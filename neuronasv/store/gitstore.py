@@ -26,6 +26,7 @@ real git against a local bare remote without sleeping on the wall clock.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import re
@@ -44,6 +45,7 @@ __all__ = [
     "DEFAULT_BRANCH",
     "GitResult",
     "GitRunner",
+    "PullReport",
     "PushReport",
     "ResultsStore",
     "SubprocessGit",
@@ -158,6 +160,23 @@ class PushReport:
     changed: bool
     attempts: int
     files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PullReport:
+    """What a :meth:`ResultsStore.pull` did.
+
+    Attributes:
+        written: paths copied from the branch (new locally, or replacing an older version
+            of the same file that had been pushed before).
+        unchanged: paths whose local copy already equals the branch's.
+        kept: paths whose local copy differs from the branch and was never pushed (its
+            content is nowhere in the branch's history): left alone, never overwritten.
+    """
+
+    written: tuple[str, ...] = ()
+    unchanged: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
 
 
 def result_commit_prefix(path: str) -> str | None:
@@ -455,15 +474,16 @@ class ResultsStore:
         }
         return [c for c in commits if c.lower()[:8] not in have]
 
-    def pull(self, dest: str | os.PathLike[str], *, machine: str | None = None) -> list[str]:
+    def pull(self, dest: str | os.PathLike[str], *, machine: str | None = None) -> PullReport:
         """Copy the branch's files into ``dest`` (an asv results folder), by path.
 
-        Files already in ``dest`` that the branch does not hold are left alone, so local
-        results not yet pushed survive a pull. Symlinks and submodules on the branch are
-        skipped (a results branch has none; a planted one must not write outside dest).
-
-        Returns:
-            the relative paths written.
+        Nothing local is lost: files in ``dest`` that the branch does not hold are left
+        alone, and a local file that differs from the branch's copy is replaced only when
+        its content was pushed before (it is in the branch's history, so the branch holds
+        a newer version). A local file never pushed (a newer result measured here) is
+        kept and reported in :attr:`PullReport.kept`. Symlinks and submodules on the
+        branch are skipped (a results branch has none; a planted one must not write
+        outside dest), and so is a local path that is a symlink or a folder.
         """
         tip = self.tip()
         if tip is None:
@@ -491,6 +511,9 @@ class ResultsStore:
         ).stdout
         pos = 0
         written: list[str] = []
+        unchanged: list[str] = []
+        kept: list[str] = []
+        fmt = self._object_format()
         for path, sha in entries:
             header_end = batch.index(b"\n", pos)
             got_sha, _kind, size_s = batch[pos:header_end].decode().split()
@@ -500,12 +523,35 @@ class ResultsStore:
             data = batch[header_end + 1 : header_end + 1 + size]
             pos = header_end + 1 + size + 1  # trailing newline after each object
             target = root / path
+            if target.is_symlink() or target.is_dir():
+                kept.append(path)
+                continue
+            if target.exists():
+                local = _blob_id(target.read_bytes(), fmt)
+                if local == sha:
+                    unchanged.append(path)
+                    continue
+                if not self._in_history(tip, local):
+                    kept.append(path)
+                    continue
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp = target.with_name(target.name + ".tmp-neuronasv")
             tmp.write_bytes(data)
             os.replace(tmp, target)  # atomic: a reader never sees half a file
             written.append(path)
-        return written
+        return PullReport(tuple(written), tuple(unchanged), tuple(kept))
+
+    def _object_format(self) -> str:
+        res = self._git(["rev-parse", "--show-object-format"], check=False)
+        fmt = res.text.strip() if res.returncode == 0 else ""
+        return fmt if fmt in ("sha1", "sha256") else "sha1"
+
+    def _in_history(self, tip: str, blob: str) -> bool:
+        """True when some commit of the branch up to ``tip`` added or removed ``blob``."""
+        res = self._git(
+            ["log", "--format=%H", "-1", f"--find-object={blob}", tip, "--"], check=False
+        )
+        return res.returncode == 0 and bool(res.text.strip())
 
     def _with_retries(self, fn: Callable[[], str | None]) -> str | None:
         attempt = 0
@@ -518,6 +564,14 @@ class ResultsStore:
                     msg = _redact(str(exc)).strip()[:300]
                     raise StoreError(f"git kept failing: {msg}") from exc
                 self.sleep(self._backoff(attempt))
+
+
+def _blob_id(data: bytes, fmt: str) -> str:
+    """The git object id of ``data`` as a blob (what ``git hash-object`` prints)."""
+    h = hashlib.new(fmt)
+    h.update(b"blob %d\0" % len(data))
+    h.update(data)
+    return h.hexdigest()
 
 
 class _Retryable(Exception):

@@ -43,6 +43,7 @@ import msgspec
 
 from neuronasv.errors import CorruptResultsError, NeuronasvError, SchemaVersionError, StoreError
 from neuronasv.model import History, Point, RunSidecar, Series, SeriesId, sidecar_path
+from neuronasv.model._codec import check_strings
 from neuronasv.model.profile import WorkloadProfile
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "git_commit_order",
     "git_runner_for",
     "load_history",
+    "missing_results_error",
     "parse_result_file",
     "read_sidecar_bytes",
     "resolve_commit",
@@ -237,7 +239,9 @@ def decode_asv_json(raw: bytes, source: str) -> tuple[Any, bool]:
         try:
             return _JSON.decode(fast), fast is not raw
         except (msgspec.DecodeError, msgspec.ValidationError):
-            pass  # the stdlib decides, and words the error
+            pass  # the stdlib decides, and words the error (lone surrogates land here too)
+        except RecursionError:
+            raise CorruptResultsError(f"{source}: JSON nested too deeply") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -245,12 +249,16 @@ def decode_asv_json(raw: bytes, source: str) -> tuple[Any, bool]:
     if not text.strip():
         raise CorruptResultsError(f"{source}: empty file")
     try:
-        return json.loads(text), False
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CorruptResultsError(
             f"{source}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno});"
             " the file may be truncated"
         ) from exc
+    except RecursionError:
+        raise CorruptResultsError(f"{source}: JSON nested too deeply") from None
+    check_strings(data, source)  # e.g. a lone surrogate in a benchmark or op name
+    return data, False
 
 
 def asv_float(v: Any, marked: bool) -> Any:
@@ -318,7 +326,7 @@ def read_sidecar_bytes(raw: bytes, source: str, *, profiles: bool = True) -> tup
         if got is not None and isinstance(profs, list):
             sc = RunSidecar.from_json({**doc, "profiles": profs, "series": []}, source)
             return dataclasses.replace(sc, series=got[0]), got[1]
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         pass
     sc = RunSidecar.loads(raw.decode("utf-8"), source=source)
     return sc, -1
@@ -933,6 +941,41 @@ def resolve_commit(ref: str, history: History, git: GitRunner | None = None) -> 
         f"no results for {ref!r}"
         + ("" if git is not None else " (no git repository to resolve names; give a hash)"),
         hint="run `neuronasv run` for that commit, or check --results-dir and --machine",
+    )
+
+
+def missing_results_error(
+    history: History, results_dir: str, ref: str, commit: str | None = None
+) -> NeuronasvError | None:
+    """Why ``ref`` (resolved to ``commit`` when known) has no results, as the error to raise.
+
+    None when the history holds results for it. Otherwise, when a results file of that
+    commit (file names start with its first 8 hex digits) could not be read, a
+    :class:`CorruptResultsError` naming the file and the reason (exit 5); else a
+    :class:`~neuronasv.errors.UsageError` saying there are no results and how to make them.
+    """
+    from neuronasv.errors import UsageError
+
+    if commit is not None and commit in history.commits:
+        return None
+    key = (commit or ref).lower()[:8]
+    if re.fullmatch(r"[0-9a-f]{8}", key):
+        bad = [
+            e
+            for e in history.load_errors
+            if os.path.basename(e.split(": ", 1)[0]).startswith(key + "-")
+            and not e.split(": ", 1)[0].endswith(".neuronasv")
+        ]
+        if bad:
+            return CorruptResultsError(
+                f"the results of {ref!r} cannot be read: {bad[0]}"
+                + (f" (and {len(bad) - 1} more file(s))" if len(bad) > 1 else ""),
+                hint=f"measure it again with `neuronasv run {ref}`, or restore the file",
+            )
+    name = f"{ref!r} ({commit[:12]})" if commit and not commit.startswith(ref) else repr(ref)
+    return UsageError(
+        f"no results for {name} under {results_dir}",
+        hint=f"measure it first: `neuronasv run {ref}` (or check --results-dir and --machine)",
     )
 
 

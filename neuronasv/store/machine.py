@@ -9,11 +9,37 @@ asv reads it (``~/.asv-machine.json``), so results carry real machine facts.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 
-__all__ = ["MACHINE_FIELDS", "machine_file", "machine_info", "save_machine"]
+from neuronasv.errors import UsageError
+
+__all__ = [
+    "MACHINE_FIELDS",
+    "check_machine_name",
+    "machine_file",
+    "machine_info",
+    "save_machine",
+]
 
 MACHINE_FIELDS: tuple[str, ...] = ("machine", "os", "arch", "cpu", "num_cpu", "ram")
+# A machine name is a folder of the results tree (and of the results branch): host-name
+# characters only, so it can never climb out of ``--results-dir`` or hide as a dot folder.
+_MACHINE_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+@-]{0,99}")
+
+
+def check_machine_name(name: str) -> str:
+    """``name`` when it is a safe machine name, else :class:`UsageError` saying why.
+
+    Allowed: letters, digits and ``._+@-``, not starting with ``.`` or ``-``, at most 100
+    characters, no ``..`` (no path separators, so it stays one folder below the results).
+    """
+    if not isinstance(name, str) or not _MACHINE_RE.fullmatch(name) or ".." in name:
+        raise UsageError(
+            f"invalid machine name {name!r}: use letters, digits and ._+@- (no path"
+            " separators, no '..', not starting with '.' or '-', at most 100 characters)"
+        )
+    return name
 
 
 def machine_file() -> str:
@@ -34,6 +60,7 @@ def machine_info(
     info = {k: str(v) for k, v in Machine.get_defaults().items()}
     if name:
         info["machine"] = name
+    check_machine_name(info.get("machine", ""))
     device = (fingerprint or {}).get("device_model", "none")
     backend = (fingerprint or {}).get("backend", "cpu")
     if backend != "cpu" and device and device != "none":

@@ -104,7 +104,7 @@ def test_regressions_json_and_text(tmp_path):
     doc = FindingsDocument.loads(r.stdout)
     assert doc.mode == "history" and doc.change_points == ()  # two commits: no history yet
     r = cli("regressions", "--results-dir", str(tmp_path / "none"), cwd=str(tmp_path))
-    assert r.returncode == 5 and "no readable results" in r.stderr
+    assert r.returncode == 5 and "none does not exist" in r.stderr
 
 
 def test_confirm_abab_keeps_only_survivors(tmp_path):

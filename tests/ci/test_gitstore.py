@@ -238,8 +238,11 @@ def test_pull_list_and_missing(tmp_path: Path, remote: Path) -> None:
     out = tmp_path / "out"
     (out / "m").mkdir(parents=True)
     (out / "m" / "local-only.json").write_text("kept")
-    written = s.pull(out, machine="m")
-    assert sorted(written) == ["benchmarks.json", "m/aaaaaaaa-py.json", "m/aaaaaaaa-py.neuronasv"]
+    rep = s.pull(out, machine="m")
+    assert sorted(rep.written) == [
+        "benchmarks.json", "m/aaaaaaaa-py.json", "m/aaaaaaaa-py.neuronasv"
+    ]
+    assert s.pull(out, machine="m").unchanged == rep.written  # a second pull writes nothing
     assert (out / "m" / "aaaaaaaa-py.json").read_bytes() == b"A"
     assert (out / "m" / "local-only.json").read_text() == "kept"
     assert not (out / "other").exists()
@@ -293,14 +296,34 @@ def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None,
                           env=full, input=stdin, capture_output=True, text=True, check=False)
 
 
+def asv_result(commit: str, value: float = 1.0, machine: str = "m1") -> str:
+    """A minimal results file both neuronasv's loader and asv's ``Results.load`` read."""
+    doc = {
+        "version": 2, "commit_hash": commit, "env_name": "existing-py", "date": 1700000000000,
+        "params": {"machine": machine}, "python": "3.11", "requirements": {},
+        "result_columns": ["result", "params", "version"],
+        "results": {"b.time_x": [[value], [], "v1"]}, "durations": {},
+    }  # fmt: skip
+    import json
+
+    return json.dumps(doc)
+
+
+def sidecar(commit: str, machine: str = "m1") -> str:
+    from neuronasv.model import RunSidecar
+
+    return RunSidecar(machine=machine, commit_hash=commit, env_name="existing-py").dumps()
+
+
 def test_store_cli_push_pull_missing(tmp_path: Path, remote: Path) -> None:
     work = clone(remote, tmp_path / "work")
     results = tmp_path / "results"
     (results / "m1").mkdir(parents=True)
     (results / "benchmarks.json").write_text("{}")
     (results / "m1" / "machine.json").write_text('{"machine": "m1"}')
-    (results / "m1" / "abcdef12-existing-py.json").write_text('{"r": 1}')
-    (results / "m1" / "abcdef12-existing-py.neuronasv").write_text('{"s": 1}')
+    commit = "abcdef12" + "0" * 32
+    (results / "m1" / "abcdef12-existing-py.json").write_text(asv_result(commit))
+    (results / "m1" / "abcdef12-existing-py.neuronasv").write_text(sidecar(commit))
 
     r = run_cli("push", "--remote", str(remote), "--results-dir", str(results), cwd=work)
     assert r.returncode == 0, r.stderr
@@ -312,7 +335,7 @@ def test_store_cli_push_pull_missing(tmp_path: Path, remote: Path) -> None:
     r = run_cli("pull", "--remote", str(remote), "--out", str(out), cwd=work)
     assert r.returncode == 0, r.stderr
     assert r.stdout == f"pulled 4 files from benchmark-results into {out}\n"
-    assert (out / "m1" / "abcdef12-existing-py.json").read_text() == '{"r": 1}'
+    assert (out / "m1" / "abcdef12-existing-py.json").read_text() == asv_result(commit)
 
     have, lack = "abcdef12" + "0" * 32, "12345678" + "0" * 32
     r = run_cli("missing", "--remote", str(remote), "--machine", "m1", cwd=work,
@@ -342,3 +365,55 @@ def test_token_env_goes_to_git_config_env_only(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.delenv("MY_TOKEN")
     with pytest.raises(UsageError, match="MY_TOKEN"):
         token_git_env("MY_TOKEN")
+
+
+def test_push_refuses_truncated_or_corrupt_results(tmp_path: Path, remote: Path) -> None:
+    """Each file is parsed as the readers will (ours and asv's) before anything is pushed."""
+    work = clone(remote, tmp_path / "work")
+    results = tmp_path / "results"
+    (results / "m1").mkdir(parents=True)
+    good, bad = "abcdef12" + "0" * 32, "12345678" + "0" * 32
+    (results / "m1" / "abcdef12-existing-py.json").write_text(asv_result(good))
+    cases = {
+        "truncated": asv_result(bad)[:60],
+        "binary": "\x00\x01\x02",
+        "infinity": asv_result(bad).replace("[1.0]", "[Infinity]"),
+        "wrong version": asv_result(bad).replace('"version": 2', '"version": 9'),
+        "asv cannot read it": asv_result(bad).replace('"python": "3.11", ', ""),
+    }
+    for what, text in cases.items():
+        (results / "m1" / "12345678-existing-py.json").write_text(text)
+        r = run_cli("push", "--remote", str(remote), "--results-dir", str(results), cwd=work)
+        assert r.returncode == 5, (what, r.stderr)
+        assert "12345678-existing-py.json" in r.stderr and "nothing was pushed" in r.stderr
+        assert "Traceback" not in r.stderr
+        assert git(remote, "branch", "--list", "benchmark-results") == ""
+    (results / "m1" / "12345678-existing-py.json").unlink()
+    (results / "m1" / "abcdef12-existing-py.neuronasv").write_text('{"kind": "neuronasv.sidecar"')
+    r = run_cli("push", "--remote", str(remote), "--results-dir", str(results), cwd=work)
+    assert r.returncode == 5 and "abcdef12-existing-py.neuronasv" in r.stderr, r.stderr
+
+
+def test_pull_never_overwrites_an_unpushed_local_result(tmp_path: Path, remote: Path) -> None:
+    """A local file whose content was never pushed is newer: kept. One pushed before (an
+    older version of the branch's file) is replaced."""
+    work = clone(remote, tmp_path / "work")
+    s = store(work, remote)
+    c = "abcdef12" + "0" * 32
+    path = "m1/abcdef12-existing-py.json"
+    s.write({path: asv_result(c, 1.0).encode()}, "v1")
+    out = tmp_path / "out"
+    assert s.pull(out).written == (path,)
+    s.write({path: asv_result(c, 2.0).encode()}, "v2")  # another runner re-measured
+    assert s.pull(out).written == (path,)  # the local copy was v1, pushed: replaced
+    assert (out / path).read_text() == asv_result(c, 2.0)
+
+    (out / path).write_text(asv_result(c, 3.0))  # measured here, never pushed
+    rep = s.pull(out)
+    assert rep.kept == (path,) and rep.written == ()
+    assert (out / path).read_text() == asv_result(c, 3.0)
+
+    r = run_cli("pull", "--remote", str(remote), "--out", str(out), cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert "kept local" in r.stderr and "never pushed" in r.stderr
+    assert (out / path).read_text() == asv_result(c, 3.0)

@@ -14,8 +14,10 @@ It plays the parts neuronasv talks to, with GitHub's status codes, headers and p
 
 Every answer carries ``x-ratelimit-*`` headers. Faults are scripted with
 :meth:`FakeGitHub.add_fault` (``status``, ``secondary``, ``secondary_unsignalled``,
-``429``, ``primary``, ``forbidden``, ``timeout_after_create``, ``disconnect_after_create``),
-each matching a method and a path regex and firing ``times`` times.
+``429``, ``primary``, ``forbidden``, ``timeout_after_create``, ``disconnect_after_create``,
+``deleted``: someone deleted the comment just before this request, which gets GitHub's 404),
+each matching a method and a path regex and firing ``times`` times. ``retry_after`` may be
+any text (GitHub's is seconds; a broken proxy may send anything).
 
 Reuse from other tests::
 
@@ -103,7 +105,7 @@ class Fault:
     path: str
     kind: str
     status: int = 502
-    retry_after: int | None = None
+    retry_after: int | str | None = None
     reset_in: int = 30
     times: int = 1
     fired: int = 0
@@ -484,6 +486,13 @@ class FakeGitHub:
             )
         if f.kind == "forbidden":
             return self._error(h, 403, "Resource not accessible by integration")
+        if f.kind == "deleted":
+            m = re.search(r"issues/comments/(\d+)$", path)
+            if m:
+                with self.lock:
+                    for comments in self.state.comments.values():
+                        comments[:] = [c for c in comments if c["id"] != int(m.group(1))]
+            return self._error(h, 404, "Not Found")
         if f.kind in ("timeout_after_create", "disconnect_after_create"):
             # Do the work, then fail to answer: the client cannot know it happened.
             self._api(h, method, path, query, body, token, login, send=False)

@@ -341,3 +341,28 @@ def test_client_refuses_links_to_another_origin_and_bad_config(make_client: Make
     )
     assert env_client.api_url == "https://ghe.x/api/v3" and env_client.has_token
     assert_no_secret(env_client)
+
+
+def test_patch_answered_404_creates_the_comment_again(
+    fake_github: FakeGitHub, make_client: Make
+) -> None:
+    """Our comment was deleted between listing and updating: it is created anew."""
+    old = fake_github.add_comment(PR, BOT, body("old"))
+    fault = fake_github.add_fault("PATCH", rf"/issues/comments/{old['id']}$", "deleted")
+    result = upsert_comment(make_client(), PR, body("new"), marker=MARKER)
+    assert fault.fired == 1
+    assert result.action == "created" and result.comment_id != old["id"]
+    assert_one_current(fake_github, body("new"))
+
+
+@pytest.mark.parametrize(
+    "header", ["soon", "", "-5", "nan", "inf", "Wed, 32 Foo 2099 99:99:99", "Mon, 01 Jan 2024"]
+)
+def test_unparseable_retry_after_falls_back_to_bounded_backoff(
+    fake_github: FakeGitHub, make_client: Make, clock: FakeClock, header: str
+) -> None:
+    """A retry-after that is not seconds or an HTTP date: no crash, the 60 s floor."""
+    fake_github.add_fault("GET", r"/comments$", "429", retry_after=header)
+    upsert_comment(make_client(), PR, body(), marker=MARKER)
+    assert_one_current(fake_github, body())
+    assert len(clock.sleeps) == 1 and 60.0 <= clock.sleeps[0] <= 60.0 * 1.25

@@ -1,7 +1,13 @@
-"""The site in a real browser: no console errors, charts drawn (pixels), from file://."""
+"""The site in a real browser: no console errors, charts drawn (pixels), from file://.
+
+One Chromium serves the whole run (session fixture); every wait in it is bounded and fails
+with a message (see ``browser.py``), so these tests fail rather than hang.
+"""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +16,7 @@ import pytest
 from neuronasv.model import FindingsDocument
 from neuronasv.publish import PublishOptions, publish_site, scan_results
 
-from .browser import CHROMIUM, render
+from .browser import CHROMIUM, Browser, BrowserTimeout
 from .test_site import NOW, _cp
 
 pytestmark = [
@@ -19,6 +25,15 @@ pytestmark = [
         CHROMIUM is None, reason="chromium not installed (ci/setup-system.sh installs it)"
     ),
 ]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    b = Browser(timeout=60.0)
+    try:
+        yield b
+    finally:
+        b.close()
 
 
 @pytest.fixture(scope="module")
@@ -46,10 +61,12 @@ def _pixels(png: Path) -> np.ndarray:
         return np.asarray(im.convert("RGB")).astype(int)
 
 
-def test_workload_page_draws_charts_without_console_errors(site: Path, tmp_path: Path) -> None:
+def test_workload_page_draws_charts_without_console_errors(
+    browser: Browser, site: Path, tmp_path: Path
+) -> None:
     page = sorted((site / "m").rglob("*.html"))[0]
     png = tmp_path / "w.png"
-    console = render(page.as_uri(), png, height=1800)
+    console = browser.render(page.as_uri(), png, height=1800)
     assert console == []
     px = _pixels(png)
     # the total chart sits under the first heading: its median line is dark blue (#1f4e79)
@@ -64,20 +81,44 @@ def test_workload_page_draws_charts_without_console_errors(site: Path, tmp_path:
     assert red > 50
 
 
-def test_index_and_regressions_render_without_console_errors(site: Path, tmp_path: Path) -> None:
+def test_index_and_regressions_render_without_console_errors(
+    browser: Browser, site: Path, tmp_path: Path
+) -> None:
     for name in ("index.html", "regressions.html"):
         png = tmp_path / f"{name}.png"
-        assert render((site / name).as_uri(), png, height=700) == []
+        assert browser.render((site / name).as_uri(), png, height=700) == []
         px = _pixels(png)
         assert (px.sum(axis=2) < 300).sum() > 1000  # text and header drawn
 
 
-def test_console_errors_are_caught(tmp_path: Path) -> None:
-    """The harness: a page that throws must be reported (else the tests above prove nothing)."""
+def test_console_errors_are_caught(browser: Browser, tmp_path: Path) -> None:
+    """The harness: a page that throws, logs or misses a file must be reported (else the
+    tests above prove nothing)."""
     bad = tmp_path / "bad.html"
-    bad.write_text("<html><body><script>undefinedFn();</script></body></html>")
-    console = render(bad.as_uri(), tmp_path / "bad.png", width=400, height=300)
-    assert any("undefinedFn" in line for line in console)
+    bad.write_text(
+        "<html><body><script>console.log('hello');</script>"
+        "<script src='missing.js'></script>"
+        "<script>setTimeout(() => undefinedFn(), 1000);</script></body></html>"
+    )
+    console = browser.render(bad.as_uri(), tmp_path / "bad.png", width=400, height=300)
+    assert any("undefinedFn" in line for line in console), console  # after 1 s virtual time
+    assert any("hello" in line for line in console), console
+    assert any("missing.js" in line for line in console), console
+
+
+def test_a_page_that_never_settles_fails_with_a_message(tmp_path: Path) -> None:
+    """Bounded waits: a page whose script never returns (the renderer is stuck, virtual
+    time cannot run out) fails the wait with a message naming it instead of hanging."""
+    b = Browser(timeout=3.0)
+    try:
+        (tmp_path / "stuck.html").write_text("<html><script>for(;;){}</script></html>")
+        started = time.monotonic()
+        expected = r"timed out waiting for .* \(rendering .*stuck\.html\)"
+        with pytest.raises(BrowserTimeout, match=expected):
+            b.render((tmp_path / "stuck.html").as_uri(), tmp_path / "s.png")
+        assert time.monotonic() - started < 30
+    finally:
+        b.close()
 
 
 # -- the workload-led index and the newest commit's state (separate fixture on purpose) ---
@@ -134,7 +175,7 @@ document.addEventListener("DOMContentLoaded", function () {  // after site.js's 
 
 
 def test_index_ops_collapse_beneath_workloads_and_filters_work(
-    truth_site: Path, tmp_path: Path
+    browser: Browser, truth_site: Path, tmp_path: Path
 ) -> None:
     import json
     import re
@@ -142,7 +183,7 @@ def test_index_ops_collapse_beneath_workloads_and_filters_work(
     idx = (truth_site / "index.html").read_text()
     probe = truth_site / "probe.html"  # same folder: the same relative asset paths
     probe.write_text(idx.replace("</body>", _PROBE + "</body>"))
-    console = render(probe.as_uri(), tmp_path / "probe.png", height=900)
+    console = browser.render(probe.as_uri(), tmp_path / "probe.png", height=900)
     got = [m.group(1) for line in console if (m := re.search(r"NASV-PROBE (\{.*?\})", line))]
     assert got, console
     assert not [c for c in console if "NASV-PROBE" not in c], console  # no errors
@@ -154,13 +195,15 @@ def test_index_ops_collapse_beneath_workloads_and_filters_work(
     assert res["opsAfterSearch"] == n_ops  # a search matching ops opens their workloads
 
 
-def test_op_chart_marks_the_newest_commits_regression(truth_site: Path, tmp_path: Path) -> None:
+def test_op_chart_marks_the_newest_commits_regression(
+    browser: Browser, truth_site: Path, tmp_path: Path
+) -> None:
     """No change points here: the red line at the right edge of the total chart is the
     newest commit's regression against its parent (before, the chart showed none)."""
     pages = sorted((truth_site / "m").rglob("*.html"))
     page = next(p for p in pages if '"state":"suspect"' in p.read_text())
     png = tmp_path / "w.png"
-    assert render(page.as_uri(), png, height=1800) == []
+    assert browser.render(page.as_uri(), png, height=1800) == []
     px = _pixels(png)
     chart = px[150:450]
     red = np.abs(chart - [0xD6, 0x27, 0x28]).sum(axis=2) < 60

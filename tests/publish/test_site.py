@@ -201,7 +201,7 @@ def test_cli_publish_end_to_end(history_copy: Path, tmp_path: Path) -> None:
         [sys.executable, "-m", "neuronasv", "publish", "--results-dir", str(tmp_path / "none")],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
-    assert bad.returncode == 2 and "results folder not found" in bad.stderr
+    assert bad.returncode == 5 and "results folder" in bad.stderr and "not found" in bad.stderr
 
 
 def test_results_dir_defaults_to_asv_conf_like_the_other_commands(
