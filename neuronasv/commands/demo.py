@@ -1,4 +1,7 @@
-"""``neuronasv demo``: the whole service end to end on the CPU (see :mod:`neuronasv.demo`)."""
+"""``neuronasv demo``: the whole service end to end, on the accelerator when there is one.
+
+See :mod:`neuronasv.demo`.
+"""
 
 from __future__ import annotations
 
@@ -30,6 +33,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--rounds", type=int, default=3, help="ABAB rounds of the confirmation step (0 = skip)"
     )
+    p.add_argument(
+        "--backend",
+        default="auto",
+        help="auto (default: the accelerator when there is one, else the CPU), cpu, cuda, neuron",
+    )
     p.add_argument("--fresh", action="store_true", help="delete --out first")
     p.set_defaults(func=run)
 
@@ -44,5 +52,6 @@ def run(args: argparse.Namespace) -> int:
         bench=DEFAULT_BENCH if args.bench is None else (args.bench or None),
         fresh=args.fresh,
         rounds=args.rounds,
+        backend=args.backend,
     )
     return 0 if outcome.regressions else 1

@@ -141,3 +141,46 @@ def test_offline_host_missing_a_dependency_says_what(
     assert says in proc.stdout, proc.stdout
     assert "PYTHON=" in proc.stdout  # the way out is named
     assert not (venv / "bin" / "neuronasv").exists()  # nothing half-installed
+
+
+@pytest.mark.parametrize(("cuda", "found"), [(True, True), (False, False)])
+def test_host_accelerator_python_picks_a_python_whose_torch_sees_a_device(
+    tmp_path: Path, cuda: bool, found: bool
+) -> None:
+    """ci/lib.sh's choice for demo.sh / env-full.sh: stand-in torch, real shell function."""
+    stub = tmp_path / "stub"
+    (stub / "torch").mkdir(parents=True)
+    (stub / "torch" / "__init__.py").write_text(
+        f"class cuda:\n    @staticmethod\n    def is_available():\n        return {cuda}\n"
+    )
+    wrapper = tmp_path / "host-python"
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH={stub} exec {sys.executable} "$@"\n')
+    wrapper.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHON"] = str(wrapper)
+    # python3 on PATH must not be an accelerator python either: a PATH without one.
+    env["PATH"] = f"{tmp_path / 'nobin'}:/usr/bin:/bin"
+    proc = subprocess.run(
+        ["bash", "-c", f"source {ROOT}/ci/lib.sh; host_accelerator_python"],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    if found:
+        assert proc.returncode == 0 and proc.stdout.strip() == str(wrapper), proc.stderr
+    else:
+        assert proc.returncode == 1 and proc.stdout == "", proc.stdout
+
+
+@pytest.mark.slow
+def test_device_check_stops_at_setup_naming_what_is_missing(tmp_path: Path) -> None:
+    """bench/device_check.sh on an offline host without msgspec: FAIL at setup, clearly."""
+    py = _host(tmp_path, ("msgspec",))
+    env = dict(_offline_env(), PYTHON=str(py), DEVICE_VENV=str(tmp_path / "dv"))
+    env.update(OUT=str(tmp_path / "out"), HOME=str(tmp_path / "home"))
+    proc = subprocess.run(
+        ["bash", str(ROOT / "bench" / "device_check.sh"), "cpu"],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "cannot install msgspec>=0.18" in proc.stdout
+    assert "FAIL: setup" in proc.stdout and "==> neuronasv doctor" not in proc.stdout
+    assert not (tmp_path / "dv" / "bin" / "neuronasv").exists()
