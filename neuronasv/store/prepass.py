@@ -27,6 +27,7 @@ Which classes run: those whose asv benchmark names (``rmsnorm.Naive.devtime_tota
 from __future__ import annotations
 
 import argparse
+import gc
 import itertools
 import json
 import os
@@ -125,7 +126,23 @@ def run_prepass(
             f"prepass {suite.workload}: {len(payload['results'])} (shape, dtype)"
             f" in {time.monotonic() - started:.1f} s{note}"
         )
+        _release_memory()
     return len(classes)
+
+
+def _release_memory() -> None:
+    """Between workloads: give back what the last one held, as its own process exit would.
+
+    The caching allocator keeps the previous workload's blocks; on an accelerator the next
+    (larger) shape should start from an empty pool, not fail or fragment because of them.
+    """
+    gc.collect()
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return
+    cuda = getattr(torch, "cuda", None)
+    if cuda is not None and cuda.is_initialized():
+        cuda.empty_cache()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
