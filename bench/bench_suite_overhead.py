@@ -132,10 +132,12 @@ def _series(results_dir: Path) -> dict[str, int]:
     cols = doc["result_columns"]
     out: dict[str, int] = {}
     for name, row in doc["results"].items():
-        params = row[cols.index("params")] or [[]]
-        samples = row[cols.index("samples")] if "samples" in cols else None
+        # asv leaves out trailing empty columns of a row.
+        cell = dict(zip(cols, row, strict=False))
+        params = cell.get("params") or [[]]
+        samples = cell.get("samples")
         for i, combo in enumerate(itertools.product(*params)):
-            value = row[cols.index("result")][i]
+            value = cell["result"][i]
             if value is None or value != value:  # failed or skipped (NaN)
                 continue
             n = len(samples[i]) if samples and samples[i] else 0
