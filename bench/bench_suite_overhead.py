@@ -18,6 +18,7 @@ the ratios, and checks that the two devtime arms recorded the same series with t
 number of samples each.
 
     .venv/bin/python bench/bench_suite_overhead.py                  # whole default suite
+    python bench/bench_suite_overhead.py --backend cuda --reps 3    # on a GPU host
     .venv/bin/python bench/bench_suite_overhead.py --bench 'rmsnorm\.(Naive|Fused)\.' --reps 3
 """
 
@@ -61,7 +62,7 @@ def _make(name, shapes, dtypes):
             # asv re-runs setup before every sample: build (and compile) once per process.
             key = (name, shape, dtype)
             if key not in _STEPS:
-                backend = backends.get_backend("cpu")
+                backend = backends.get_backend({backend!r})
                 w = workloads.get(name)
                 if w.skip_reason(backend):
                     raise NotImplementedError(w.skip_reason(backend))
@@ -69,11 +70,12 @@ def _make(name, shapes, dtypes):
                                backend.device, 0)
                 for _ in range(3):
                     step()
-                _STEPS[key] = step
-            self.step = _STEPS[key]
+                _STEPS[key] = (step, backend)
+            self.step, self.backend = _STEPS[key]
 
         def time_step(self, shape, dtype):
             self.step()
+            self.backend.synchronize()  # an accelerator runs asynchronously
 
     Plain.__name__ = "".join(p.capitalize() for p in name.replace(".", "_").split("_"))
     return Plain
@@ -153,6 +155,7 @@ def main() -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2)
+    parser.add_argument("--backend", default="cpu", help="cpu, cuda or neuron (default cpu)")
     parser.add_argument("--bench", help="asv --bench regex (default: the whole suite)")
     parser.add_argument("--shapes", help="NEURONASV_SHAPES (default: the suite's)")
     parser.add_argument("--dtypes", help="NEURONASV_DTYPES (default: the suite's)")
@@ -162,7 +165,9 @@ def main() -> int:
     try:
         home = work / "home"
         home.mkdir()
-        env = dict(os.environ, HOME=str(home), NEURONASV_BACKEND="cpu", ASV_PYTHONPATH=str(ROOT))
+        env = dict(
+            os.environ, HOME=str(home), NEURONASV_BACKEND=args.backend, ASV_PYTHONPATH=str(ROOT)
+        )
         env.pop("NEURONASV_PREPASS_DIR", None)
         if args.shapes:
             env["NEURONASV_SHAPES"] = args.shapes
@@ -179,7 +184,7 @@ def main() -> int:
         base_suite.mkdir(parents=True)
         (base_suite / "__init__.py").write_text("")
         (base_suite / "plain.py").write_text(
-            BASELINE.format(suite=suite, samples=samples, active=active)
+            BASELINE.format(suite=suite, samples=samples, active=active, backend=args.backend)
         )
         sha = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
@@ -206,7 +211,7 @@ def main() -> int:
             t_pre = _timed(cmd, penv, work)
             # As neuronasv run does between the pre-pass and asv: declare the ops found.
             found = catalogue.ops_from_profiles(read_profiles(str(pre_dir / "prof"))[0])
-            merged = catalogue.load_catalogue(str(cat_path)).merge("cpu", found, sha)
+            merged = catalogue.load_catalogue(str(cat_path)).merge(args.backend, found, sha)
             catalogue.save_catalogue(str(cat_path), merged)
             t_asv = _asv(
                 conf_pre, sha, dict(env, NEURONASV_PREPASS_DIR=str(pre_dir / "out")), work,
