@@ -100,7 +100,7 @@ def run_prepass(
     say: Callable[[str], None] = print,
 ) -> int:
     """Profile every selected class once; write one payload per workload. Returns the count."""
-    from neuronasv.store.suite import _profile_workload
+    from neuronasv.store.suite import _profile_workload, _samples
 
     classes = selected(discover_classes(benchmark_dir), regexes)
     os.makedirs(out_dir, exist_ok=True)
@@ -111,6 +111,8 @@ def run_prepass(
         payload = _profile_workload(suite)
         payload["shapes"] = list(suite.shapes)
         payload["dtypes"] = list(suite.dtypes)
+        payload["samples"] = _samples(suite.repeat, suite.rounds)
+        payload["active"] = suite.active
         path = payload_path(out_dir, suite.workload)
         tmp = path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as fh:

@@ -256,6 +256,8 @@ def _prepass_payload(suite: Any) -> dict[str, Any] | None:
         and payload.get("workload") == suite.workload
         and payload.get("shapes") == list(suite.shapes)
         and payload.get("dtypes") == list(suite.dtypes)
+        and payload.get("samples") == _samples(suite.repeat, suite.rounds)
+        and payload.get("active") == suite.active
         and isinstance(payload.get("results"), dict)
     )
     return payload if fits else None

@@ -187,6 +187,8 @@ def test_setup_cache_reuses_the_prepass_and_profiles_only_the_rest(
         "backend": "cpu",
         "shapes": ["4x512", "8x64"],
         "dtypes": ["float32"],
+        "samples": 2,
+        "active": 3,
         "results": {
             "4x512|float32": {"total": [1e-5, 2e-5], "ops": {"aten::mul": [1e-6, 1e-6]}},
             "8x64|float32": {"error": "RuntimeError: out of memory in the shared process"},
@@ -200,7 +202,11 @@ def test_setup_cache_reuses_the_prepass_and_profiles_only_the_rest(
     assert cache["results"]["4x512|float32"]["total"] == [1e-5, 2e-5]
     again = cache["results"]["8x64|float32"]
     assert "error" not in again and len(again["total"]) == 2 and "aten::mul" in again["ops"]
-    # A payload for other shapes (a different suite configuration) is not used.
+    # A payload of another suite configuration (shapes, samples) is not used.
+    payload["samples"] = 10
+    (folder / "rmsnorm.naive.json").write_text(json.dumps(payload))
+    assert naive.setup_cache()["results"]["4x512|float32"]["total"] != [1e-5, 2e-5]
+    payload["samples"] = 2
     payload["shapes"] = ["16x16"]
     (folder / "rmsnorm.naive.json").write_text(json.dumps(payload))
     monkeypatch.setenv("NEURONASV_SHAPES", "4x512")
@@ -261,6 +267,7 @@ def test_prepass_writes_payloads_and_profiles_in_one_process(tmp_path: Path) -> 
     assert time.monotonic() - started < 300
     payload = json.loads((tmp_path / "out" / "rmsnorm.naive.json").read_text())
     assert payload["shapes"] == ["4x512"] and payload["dtypes"] == ["float32"]
+    assert payload["samples"] == 2 and payload["active"] == 3
     entry = payload["results"]["4x512|float32"]
     assert len(entry["total"]) == 2 and entry["ops"]["aten::mul"]
     profiles, failures = asvrun.read_profiles(str(tmp_path / "profiles"))
