@@ -82,6 +82,9 @@ DEFAULT_TRACES_DIR = os.path.join(".asv", "traces")
 #: each workload prints a line when done, and a torch.compile of every shape fits).
 PREPASS_IDLE_TIMEOUT = 1800.0
 
+#: New ops are named in the progress line up to this many (a first run only counts them).
+_LIST_NEW_OPS = 10
+
 # Kineto writes these from C++ to fd 2 once per profiler cycle; they are not errors.
 _NOISE_RE = re.compile(
     r"(USDT:.*profiler_(start|stop)\b|STAGE:.*ActivityProfilerController|"
@@ -552,9 +555,12 @@ def _grow_catalogue(
     if after != before:
         save_catalogue(path, after)
         added = after.added(before, backend)
-        if added:
+        count = sum(len(v) for v in added.values())
+        if count > _LIST_NEW_OPS:  # a first run: counts, not hundreds of names
+            listed = "; ".join(f"{w}: {len(ops)}" for w, ops in sorted(added.items()))
+            progress(f"{prefix} op catalogue: {count} new op series ({listed})")
+        elif added:
             listed = "; ".join(f"{w}: {', '.join(ops)}" for w, ops in sorted(added.items()))
-            count = sum(len(v) for v in added.values())
             progress(f"{prefix} op catalogue: {count} new op series ({listed})")
     return after
 

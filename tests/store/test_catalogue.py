@@ -132,6 +132,10 @@ def test_runner_prepares_catalogue_from_sidecars_then_grows_it(tmp_path: Path) -
     n = len(lines)
     asvrun._grow_catalogue(path, "cpu", str(out), "e" * 40, "[x]", lines.append)
     assert len(lines) == n  # nothing new, nothing said
+    many = _prof("v", *(_op(f"aten::op{i}", 1.0) for i in range(12)))
+    (out / "v.json").write_text(json.dumps({"key": many.key, "profile": many.to_json()}))
+    asvrun._grow_catalogue(path, "cpu", str(out), "f" * 40, "[y]", lines.append)
+    assert lines[-1] == "[y] op catalogue: 12 new op series (v: 12)"  # counted, not listed
     # A catalogue this version cannot read stops the run and is left as it was.
     Path(path).write_text('{"version": 7}')
     with pytest.raises(CorruptResultsError):
