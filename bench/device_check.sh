@@ -4,6 +4,11 @@
 # tables, print PASS or FAIL. Budget: under 5 minutes (the torch download dominates on a
 # truly bare NVIDIA machine; an existing torch is reused).
 #
+# Works offline: the venv sees the base interpreter's packages (its preinstalled torch),
+# and this checkout is installed with --no-deps --no-build-isolation when every dependency
+# is there (ci/install_project.py); otherwise it says exactly what is missing. torch itself
+# is downloaded only when the base has none (a bare host with network).
+#
 # Usage: bash bench/device_check.sh [auto|cuda|neuron]      (default auto; cpu = dry run)
 # Env:   PYTHON=...      base interpreter (default: a Neuron DLAMI venv if present, else python3)
 #        DEVICE_VENV=... venv to create/reuse (default ~/.cache/neuronasv/device-venv)
@@ -28,17 +33,11 @@ fi
 BASE=${BASE:-python3}
 
 echo "==> setup ($BASE -> $VENV)"
-if [ ! -x "$VENV/bin/python" ]; then
-  # --system-site-packages: reuse a preinstalled torch (DLAMI, NGC image) instead of
-  # downloading gigabytes again.
-  "$BASE" -m venv --system-site-packages "$VENV" || fail "cannot create $VENV"
-fi
+# A venv that sees everything BASE sees (also when BASE is itself a venv, as on the DLAMI),
+# with this checkout installed without downloads when its dependencies are present.
+timeout 600 "$BASE" ci/install_project.py --venv "$VENV" --allow-torch-download \
+  || fail "setup: see the install_project lines above for what is missing"
 PY=$VENV/bin/python
-if ! "$PY" -c "import torch" >/dev/null 2>&1; then
-  # On Linux x86_64 the default PyPI torch wheel is a CUDA build.
-  timeout 240 "$PY" -m pip install -q --disable-pip-version-check torch || fail "pip install torch"
-fi
-timeout 180 "$PY" -m pip install -q --disable-pip-version-check -e . || fail "pip install -e ."
 "$PY" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'gpu', torch.cuda.is_available())"
 
 echo "==> neuronasv doctor"

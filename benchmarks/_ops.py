@@ -1,7 +1,9 @@
-"""Refresh ``benchmarks/ops.json``: the per-op series asv knows, per backend and workload.
+"""Refresh ``benchmarks/ops.json``, the optional *seed* of the per-op series.
 
 asv fixes a benchmark's params when it imports the suite, so the op names of the
-``devtime_op`` series are a static list (see ``neuronasv/store/suite.py``). This script takes a
+``devtime_op`` series are a static list (see ``neuronasv/store/suite.py``). ``neuronasv run``
+discovers them itself, per machine (``neuronasv/store/catalogue.py``): this file is only
+needed for plain ``asv run`` without the runner, or to pre-declare ops. This script takes a
 quick profile (2 samples) of every registered workload at its default shape plus any
 ``--shapes``, for each dtype, and stores the ops that showed self device time, merged with
 the entries of other backends already in the file::
@@ -9,8 +11,8 @@ the entries of other backends already in the file::
     python -m benchmarks._ops --update                 # this machine's backend
     python -m benchmarks._ops --update --backend cpu --shapes 4x512,4x64x256
 
-Run it (and commit ``ops.json``) after adding a workload or when an op shows up as *new*
-in ``neuronasv compare``.
+The normal flow does not need it; run it (and commit ``ops.json``) when plain asv users
+should get per-op series.
 """
 
 from __future__ import annotations

@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
-# The README's first Quickstart line: set up .venv, then run the whole service end to end on
-# the CPU (suite at two commits, compare, PR comment as a dry run, regressions, site).
-# Extra arguments go to `neuronasv demo` (e.g. --fresh, --out DIR, --bench REGEX).
+# The README's first Quickstart line: set up, then run the whole service end to end (suite at
+# two commits, compare, PR comment as a dry run, regressions, site). On an accelerator host
+# whose python has torch (NGC image, Neuron DLAMI; PYTHON=... picks one) the demo measures
+# the accelerator through .venv-host, a venv that sees that torch (nothing downloaded when
+# the dependencies are there); elsewhere .venv with the CPU wheel, as before.
+# Extra arguments go to `neuronasv demo` (e.g. --fresh, --out DIR, --bench REGEX, --backend cpu).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source ci/lib.sh
 started=$SECONDS
-bash ci/setup.sh --no-dev
+if host_py=$(host_accelerator_python); then
+  log "accelerator host: the demo uses the torch of $host_py (.venv-host)"
+  ensure_host_venv "$host_py" .venv-host || die "cannot set up .venv-host (see above)"
+  bin=.venv-host/bin/neuronasv
+else
+  bash ci/setup.sh --no-dev
+  bin=.venv/bin/neuronasv
+fi
 unset GITHUB_TOKEN  # GitHub in dry-run: the demo never posts
 set +e
-.venv/bin/neuronasv demo "$@"
+"$bin" demo "$@"
 rc=$?
 set -e
 echo "(setup + demo: $((SECONDS - started)) s)"

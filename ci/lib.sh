@@ -42,3 +42,31 @@ set_output() {
   printf '%s=%s\n' "$1" "$2"
   if [ -n "${GITHUB_OUTPUT:-}" ]; then printf '%s=%s\n' "$1" "$2" >> "$GITHUB_OUTPUT"; fi
 }
+
+# The interpreter of an accelerator host, printed when there is one: $PYTHON if set, else a
+# Neuron DLAMI venv, else python3 — when its torch sees CUDA or torch_neuronx is installed.
+# Nothing printed (status 1) on a CPU-only host. Used by demo.sh and env-full.sh so that a
+# runner with torch preinstalled measures on its accelerator, not on a CPU wheel.
+host_accelerator_python() {
+  local cand
+  for cand in "${PYTHON:-}" /opt/aws_neuronx_venv_pytorch*/bin/python python3; do
+    [ -n "$cand" ] || continue
+    command -v "$cand" >/dev/null 2>&1 || [ -x "$cand" ] || continue
+    if timeout 120 "$cand" - >/dev/null 2>&1 <<'PYEOF'
+import importlib.util, sys
+import torch
+sys.exit(0 if importlib.util.find_spec("torch_neuronx") or torch.cuda.is_available() else 1)
+PYEOF
+    then printf '%s\n' "$cand"; return 0; fi
+  done
+  return 1
+}
+
+# Make (or reuse) VENV seeing BASE's packages (its torch) and install this checkout into it
+# without downloads when the dependencies are there (ci/install_project.py says what is
+# missing otherwise). Usage: ensure_host_venv BASE VENV [--allow-torch-download]
+ensure_host_venv() {
+  local base="$1" venv="$2"; shift 2
+  local root; root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  "$base" "$root/ci/install_project.py" --venv "$venv" "$@"
+}

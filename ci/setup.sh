@@ -24,7 +24,11 @@ echo "==> installing $TORCH_PIN (CPU wheel) and neuronasv"
 pipi() {  # pip install, quiet; the whole log only when it fails
   local log; log=$(mktemp)
   if ! "$VPY" -m pip install -q --disable-pip-version-check "$@" >"$log" 2>&1; then
-    cat "$log" >&2; rm -f "$log"; echo "pip install failed" >&2; exit 1
+    cat "$log" >&2; rm -f "$log"
+    echo "pip install failed. Without network: point the ci scripts at an interpreter that" >&2
+    echo "already has torch and the dependencies (NEURONASV_PYTHON=/path/to/python; they then" >&2
+    echo "install with ci/install_project.py, no download), or give pip PIP_FIND_LINKS=<wheels>." >&2
+    exit 1
   fi
   rm -f "$log"
 }

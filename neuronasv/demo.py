@@ -1,4 +1,9 @@
-"""The first five minutes: the whole service, end to end, on this machine's CPU.
+"""The first five minutes: the whole service, end to end, on this machine's accelerator.
+
+The backend is ``auto`` (Neuron, then CUDA, then the CPU): on an accelerator host the demo
+measures the accelerator, with the suite's accelerator shapes (the suite adds them for any
+backend but the CPU), on the asv machine ``demo-<backend>``; on a CPU-only host it is the
+CPU demo, unchanged (``--backend cpu`` forces that anywhere).
 
 ``neuronasv demo`` plays what the per-commit and PR workflows do, locally:
 
@@ -55,7 +60,7 @@ DEFAULT_PATCH = os.path.join("examples", "regress-rmsnorm-eps.patch")
 # control. The compiled variant is left out by default because every confirmation round
 # compiles it again in a fresh process (10-25 s each here); ``--bench rmsnorm`` adds it.
 DEFAULT_BENCH = r"rmsnorm\.(Naive|Fused)\."
-_DEMO_MACHINE = "demo-cpu"
+_DEMO_MACHINE = "demo-{backend}"
 # The demo's head commit goes on this branch of the scratch clone (asv publish lists only
 # commits on the configured branches; a detached HEAD would be left out).
 DEMO_BRANCH = "neuronasv-demo"
@@ -279,8 +284,10 @@ def run_demo(
     bench: str | None = DEFAULT_BENCH,
     fresh: bool = False,
     rounds: int = 3,
+    backend: str = "auto",
     say: Callable[[str], None] = print,
     cli: Callable[[Sequence[str]], int] | None = None,
+    resolve_backend: Callable[[str], str] | None = None,
 ) -> DemoOutcome:
     """Play the whole flow; see the module docstring.
 
@@ -291,8 +298,12 @@ def run_demo(
         rounds: ABAB rounds for the confirmation step (0 = skip it).
         bench: asv ``--bench`` regex limiting the suite (default :data:`DEFAULT_BENCH`).
         fresh: delete ``out`` first (otherwise results of earlier runs are reused).
+        backend: ``auto`` (default: the accelerator when there is one), ``cpu``, ``cuda``,
+            ``neuron``.
         say: where progress lines go.
         cli: the command runner (default :func:`neuronasv.cli.main`; injectable for tests).
+        resolve_backend: backend name -> the backend that will run (default: the measure
+            registry's :func:`neuronasv.measure.backends.get_backend`; injectable).
     """
     if cli is None:
         from neuronasv.cli import main as default_cli
@@ -300,6 +311,13 @@ def run_demo(
         cli = default_cli
     runner: Callable[[Sequence[str]], int] = cli
     started = time.monotonic()
+    if resolve_backend is None:
+
+        def resolve_backend(name: str) -> str:
+            from neuronasv.measure.backends import get_backend
+
+            return get_backend(name).name
+
     paths = DemoPaths(os.path.abspath(out))
     patch_path = os.path.abspath(patch or os.path.join(source_repo, DEFAULT_PATCH))
     if not os.path.isfile(patch_path):
@@ -357,8 +375,13 @@ def run_demo(
     say(f"head  {head[:12]}  " + _git(paths.repo, "diff", "--stat", base, head).splitlines()[-1])
 
     step(3, "Benchmark base and head (asv suite with samples; progress below)")
+    # Resolved here, where `neuronasv run` imported torch before: same timings on the CPU.
+    backend_name = resolve_backend(backend)
+    machine = _DEMO_MACHINE.format(backend=backend_name)
+    if backend_name != "cpu":
+        say(f"backend {backend_name}: the accelerator, with its shapes (--backend cpu: the CPU)")
     run_args = ["run", base, head, "--repo", paths.repo, "--results-dir", paths.results]
-    run_args += ["--machine", _DEMO_MACHINE, "--backend", "cpu"]
+    run_args += ["--machine", machine, "--backend", backend_name]
     if bench:
         run_args += ["--bench", bench]
     command(*run_args)
@@ -375,7 +398,7 @@ def run_demo(
         step(5, f"Confirm suspected regressions: base/head interleaved, {rounds} rounds")
         command(
             "confirm", "--findings", paths.findings, "--repo", paths.repo,
-            "--regressions-only", "--rounds", str(rounds), "--backend", "cpu",
+            "--regressions-only", "--rounds", str(rounds), "--backend", backend_name,
             "--max-rounds", str(rounds + 3), "--budget-seconds", "300",
             "--format", "json", "--out", paths.confirmed,
         )  # fmt: skip
@@ -420,7 +443,7 @@ def run_demo(
     say(f"  asv results     {paths.results}")
     asv = asv_command()
     say("\nThe results are plain asv; these work as printed, from any folder:")
-    say(f"  {asv} compare --config {paths.asv_config} --machine {_DEMO_MACHINE} {base} {head}")
+    say(f"  {asv} compare --config {paths.asv_config} --machine {machine} {base} {head}")
     say(f"  {asv} publish --config {paths.asv_config}   # -> {paths.asv_html}/index.html")
     say(f"\n{sentence}")
     say(f"(demo took {elapsed:.0f} s)")

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
+
+import pytest
 
 from neuronasv.demo import DEFAULT_PATCH, verdict_sentence
 from neuronasv.model import (
@@ -71,3 +75,73 @@ def test_verdict_names_the_cause_from_the_work_evidence() -> None:
 
 def test_verdict_without_regression_says_so() -> None:
     assert "No regression" in verdict_sentence(_doc())
+
+
+def _fake_cli(calls: list[list[str]]) -> Any:
+    """Records each command; writes an empty findings document where one is expected."""
+
+    def cli(argv: Sequence[str]) -> int:
+        argv = list(argv)
+        calls.append(argv)
+        if argv[0] in ("compare", "confirm") and "--out" in argv:
+            out = argv[argv.index("--out") + 1]
+            with open(out, "w", encoding="utf-8") as fh:
+                fh.write(_doc().dumps() if "json" in argv else "no change\n")
+        return 0
+
+    return cli
+
+
+def _git_repo(path: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    }
+    target = os.path.join(path, "neuronasv", "measure", "workloads", "rmsnorm.py")
+    os.makedirs(os.path.dirname(target))
+    with open(os.path.join(ROOT, "neuronasv", "measure", "workloads", "rmsnorm.py")) as src:
+        text = src.read()
+    with open(target, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "base"]):
+        subprocess.run(["git", "-C", path, *args], check=True, env=env, capture_output=True)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("resolved", "machine"), [("cuda", "demo-cuda"), ("neuron", "demo-neuron"), ("cpu", "demo-cpu")]
+)
+def test_demo_runs_the_backend_auto_resolves_to(tmp_path: Any, resolved: str, machine: str) -> None:
+    from neuronasv.demo import run_demo
+
+    repo = _git_repo(str(tmp_path / "src"))
+    calls: list[list[str]] = []
+    asked: list[str] = []
+    lines: list[str] = []
+
+    def resolve(name: str) -> str:
+        asked.append(name)
+        return resolved
+
+    run_demo(
+        repo,
+        str(tmp_path / "out"),
+        patch=os.path.join(ROOT, DEFAULT_PATCH),
+        say=lines.append,
+        cli=_fake_cli(calls),
+        resolve_backend=resolve,
+    )
+    assert asked == ["auto"]  # the demo never forces the CPU
+    run = next(c for c in calls if c[0] == "run")
+    assert run[run.index("--backend") + 1] == resolved
+    assert run[run.index("--machine") + 1] == machine
+    # No shape override: the suite adds the accelerator shapes for any backend but the CPU.
+    assert "NEURONASV_SHAPES" not in os.environ and "--shapes" not in run
+    confirm = next(c for c in calls if c[0] == "confirm")
+    assert confirm[confirm.index("--backend") + 1] == resolved
+    said = "\n".join(lines)
+    note = f"backend {resolved}: the accelerator"
+    assert (note in said) is (resolved != "cpu")  # the CPU demo's output is unchanged

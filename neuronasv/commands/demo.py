@@ -1,4 +1,7 @@
-"""``neuronasv demo``: the whole service end to end on the CPU (see :mod:`neuronasv.demo`)."""
+"""``neuronasv demo``: the whole service end to end, on the accelerator when there is one.
+
+See :mod:`neuronasv.demo`.
+"""
 
 from __future__ import annotations
 
@@ -51,6 +54,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="delete --out first (only a folder the demo made; anything else is refused)",
     )
+    p.add_argument(
+        "--backend",
+        default="auto",
+        help="auto (default: the accelerator when there is one, else the CPU), cpu, cuda, neuron",
+    )
     p.set_defaults(func=run)
 
 
@@ -64,5 +72,6 @@ def run(args: argparse.Namespace) -> int:
         bench=DEFAULT_BENCH if args.bench is None else (args.bench or None),
         fresh=args.fresh,
         rounds=args.rounds,
+        backend=args.backend,
     )
     return 0 if outcome.regressions else 1

@@ -42,6 +42,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--traces-dir", type=output_dir, help="trace store (default: .asv/traces)")
     p.add_argument("--backend", default="auto", help="auto, cpu, cuda or neuron")
     p.add_argument(
+        "--no-prepass",
+        action="store_true",
+        help="no one-process profile before asv: each workload is profiled in its own asv"
+        " process, and ops new in a commit get their series from the next run on",
+    )
+    p.add_argument(
         "--repo", type=existing_dir, default=os.getcwd(), help="git checkout (default: current dir)"
     )
     p.set_defaults(func=run)
@@ -63,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
             keep_traces=args.keep_traces,
             backend=args.backend,
             python=sys.executable,
+            prepass=not args.no_prepass,
         ),
         progress=progress,
     )

@@ -4,18 +4,26 @@ For each commit, in order:
 
 1. ``git worktree add --detach`` a temporary tree at that commit (asv's ``existing``
    environment never checks anything out).
-2. Write a private asv config: the tree's ``asv.conf.json`` (or the checkout's) with
+2. **Pre-pass** (:mod:`neuronasv.store.prepass`): profile the commit's suite once, in one
+   process, with the tree first on the import path; add the ops it found to the machine's
+   op catalogue (:mod:`neuronasv.store.catalogue`, ``<results>/<machine>/`` beside the
+   results) *before* asv imports the suite, so a new op has its series from this commit on.
+   asv's ``setup_cache`` then reuses these profiles (``NEURONASV_PREPASS_DIR``) instead of
+   paying a torch import and device start-up per workload. A commit whose code has no
+   pre-pass, or a pre-pass that fails, falls back to asv's own ``setup_cache`` profiling.
+3. Write a private asv config: the tree's ``asv.conf.json`` (or the checkout's) with
    ``benchmark_dir`` pointing into the tree and ``repo`` / ``results_dir`` / ``html_dir``
    pointing at the checkout's folders (absolute), environment ``existing``.
-3. Run ``asv run --set-commit-hash <sha> --record-samples --machine <name>`` with
+4. Run ``asv run --set-commit-hash <sha> --record-samples --machine <name>`` with
    ``ASV_PYTHONPATH=<tree>`` (asv drops ``PYTHONPATH`` and passes ``ASV_PYTHONPATH`` on), so
    the benchmark processes import the tree's ``neuronasv`` and suite, not the installed
    editable copy. asv's progress lines are streamed with a ``[i/N sha8]`` prefix; Kineto's
    per-cycle stderr chatter is dropped.
-4. Write the sidecar (``model.RunSidecar``) next to asv's results file: environment
+5. Write the sidecar (``model.RunSidecar``) next to asv's results file: environment
    fingerprint, every profile's full op table (written by the suite's ``setup_cache`` into
    ``NEURONASV_PROFILE_OUT``), the map from every asv (benchmark, params) to
-   ``SeriesId(workload, shape, dtype, op)``, traces and failures.
+   ``SeriesId(workload, shape, dtype, op)``, traces and failures; merge the profiles' ops
+   into the catalogue again (covers workloads profiled by asv's ``setup_cache``).
 
 A failing benchmark (or a whole failing commit) does not stop the others: asv keeps the
 results of the benchmarks that ran, and the remaining commits still run. Commits that
@@ -34,6 +42,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +50,14 @@ from typing import Any
 
 from neuronasv.errors import CorruptResultsError, StoreError
 from neuronasv.model import RunSidecar, SeriesId, WorkloadProfile, sidecar_path
+from neuronasv.store.catalogue import (
+    OpCatalogue,
+    catalogue_path,
+    load_catalogue,
+    ops_from_profiles,
+    refresh_from_sidecars,
+    save_catalogue,
+)
 from neuronasv.store.machine import check_machine_name, machine_info, save_machine
 from neuronasv.store.worktree import GitRunner, detached_worktree, rev_parse, run_git, subject
 
@@ -60,6 +77,13 @@ DEFAULT_RESULTS_DIR = os.path.join(".asv", "results")
 DEFAULT_HTML_DIR = os.path.join(".asv", "html")
 #: Outside the results folder on purpose: asv walks it and tries to load every ``*.json``.
 DEFAULT_TRACES_DIR = os.path.join(".asv", "traces")
+
+#: A pre-pass that prints nothing for this long is stopped (asv's setup_cache timeout:
+#: each workload prints a line when done, and a torch.compile of every shape fits).
+PREPASS_IDLE_TIMEOUT = 1800.0
+
+#: New ops are named in the progress line up to this many (a first run only counts them).
+_LIST_NEW_OPS = 10
 
 # Kineto writes these from C++ to fd 2 once per profiler cycle; they are not errors.
 _NOISE_RE = re.compile(
@@ -97,6 +121,9 @@ class RunOptions:
         backend: measure backend (``auto``, ``cpu``, ``cuda``, ``neuron``).
         python: interpreter for asv and the benchmarks (the ``existing`` environment).
         extra_env: extra environment variables for asv and the benchmark processes.
+        prepass: profile each commit once before asv (op discovery for the catalogue, and
+            one process for the whole suite); False = asv's ``setup_cache`` profiles each
+            workload in its own process and the catalogue grows only after each run.
     """
 
     repo: str
@@ -110,6 +137,7 @@ class RunOptions:
     backend: str = "auto"
     python: str = field(default_factory=lambda: sys.executable)
     extra_env: Mapping[str, str] = field(default_factory=dict)
+    prepass: bool = True
 
 
 @dataclass(frozen=True)
@@ -237,8 +265,20 @@ def read_profiles(folder: str) -> tuple[list[WorkloadProfile], dict[str, str]]:
 
 
 def _stream(
-    cmd: Sequence[str], *, cwd: str, env: Mapping[str, str], prefix: str, progress: Progress
+    cmd: Sequence[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    prefix: str,
+    progress: Progress,
+    idle_timeout: float | None = None,
+    tail: list[str] | None = None,
 ) -> int:
+    """Run ``cmd``, passing its output lines to ``progress``; its exit status.
+
+    With ``idle_timeout``, a process that prints nothing for that long is killed (the
+    status is then negative). ``tail`` receives the last output lines.
+    """
     proc = subprocess.Popen(
         list(cmd),
         cwd=cwd,
@@ -249,16 +289,34 @@ def _stream(
         errors="replace",
         bufsize=1,
     )
+    last = [time.monotonic()]
+    done = threading.Event()
+
+    def watchdog() -> None:
+        assert idle_timeout is not None
+        while not done.wait(1.0):
+            if time.monotonic() - last[0] > idle_timeout:
+                proc.kill()
+                return
+
+    if idle_timeout is not None:
+        threading.Thread(target=watchdog, daemon=True).start()
     try:
         assert proc.stdout is not None
         for line in proc.stdout:
+            last[0] = time.monotonic()
             if line.strip() and not is_noise(line):
                 progress(f"{prefix} {line.rstrip()}")
+                if tail is not None:
+                    tail.append(line.rstrip())
+                    del tail[:-5]
         return proc.wait()
     except BaseException:
         proc.kill()
         proc.wait()
         raise
+    finally:
+        done.set()
 
 
 def _find_result(results_dir: str, machine: str, sha: str, since: float) -> str | None:
@@ -322,6 +380,8 @@ def run_commits(
         f"machine {machine}: {info['cpu']}, {info['num_cpu']} CPUs, {info['arch']},"
         f" {info['os']}; backend {backend_name}; results in {results_dir}"
     )
+    cat_path = catalogue_path(results_dir, machine)
+    _prepare_catalogue(cat_path, backend_name, progress)
 
     outcomes: list[CommitRun] = []
     for i, sha in enumerate(shas, 1):
@@ -338,6 +398,7 @@ def run_commits(
             results_dir=results_dir,
             html_dir=html_dir,
             traces_root=traces_root,
+            cat_path=cat_path,
             prefix=prefix,
             progress=progress,
             git=git,
@@ -371,6 +432,7 @@ def _run_one(
     results_dir: str,
     html_dir: str,
     traces_root: str,
+    cat_path: str,
     prefix: str,
     progress: Progress,
     git: GitRunner,
@@ -420,8 +482,17 @@ def _run_one(
             env["NEURONASV_TRACE_DIR"] = trace_dir
         if opts.quick:
             env["NEURONASV_QUICK"] = "1"
+        env["NEURONASV_OPS_CATALOGUE"] = cat_path
+        env.pop("NEURONASV_PREPASS_DIR", None)
 
         started = time.time()
+        if opts.prepass:
+            prepass_dir = os.path.join(work, "prepass")
+            if _prepass(opts, suite, prepass_dir, env=env, cwd=work, prefix=prefix,
+                        progress=progress):  # fmt: skip
+                env["NEURONASV_PREPASS_DIR"] = prepass_dir
+            # Before asv imports the suite: ops first seen in this commit get their series.
+            _grow_catalogue(cat_path, backend_name, profile_out, sha, prefix, progress)
         try:
             rc = _stream(
                 asv_command(opts, conf_path, sha, machine),
@@ -433,6 +504,8 @@ def _run_one(
         except OSError as exc:
             return CommitRun(sha, None, None, error=f"cannot run asv: {exc}")
         result_file = _find_result(results_dir, machine, sha, started)
+        # Profiles asv's setup_cache took (no or partial pre-pass): next commits get them.
+        _grow_catalogue(cat_path, backend_name, profile_out, sha, prefix, progress)
         if result_file is None:
             return CommitRun(sha, None, None, error=f"asv exited with {rc} and wrote no results")
         sidecar, failures = _write_sidecar(
@@ -453,6 +526,85 @@ def _run_one(
             series=len(sidecar.series),
             failures=failures,
         )
+
+
+def _prepare_catalogue(path: str, backend: str, progress: Progress) -> None:
+    """Bring the machine's op catalogue up to date with its sidecars (see catalogue module).
+
+    Missing file: rebuilt from every sidecar of the machine (a fresh runner after a pull).
+    Present: sidecars newer than it are merged. A catalogue this version cannot read stops
+    the run before anything is measured (CorruptResultsError, nothing is overwritten).
+    """
+    try:
+        since: float | None = os.path.getmtime(path)
+    except OSError:
+        since = None
+    before = load_catalogue(path)
+    after, read = refresh_from_sidecars(before, os.path.dirname(path), since=since)
+    if after != before:
+        save_catalogue(path, after)
+    ops = sum(len(o) for o in after.backends.get(backend, {}).values())
+    note = f", {read} sidecar(s) merged" if read else ""
+    progress(f"op catalogue {path}: {ops} op series declared for {backend}{note}")
+
+
+def _grow_catalogue(
+    path: str, backend: str, profile_out: str, sha: str, prefix: str, progress: Progress
+) -> OpCatalogue:
+    """Add the ops of the profiles in ``profile_out`` to the catalogue; say what is new."""
+    profiles, _ = read_profiles(profile_out)
+    before = load_catalogue(path)
+    after = before.merge(backend, ops_from_profiles(profiles), sha)
+    if after != before:
+        save_catalogue(path, after)
+        added = after.added(before, backend)
+        count = sum(len(v) for v in added.values())
+        if count > _LIST_NEW_OPS:  # a first run: counts, not hundreds of names
+            listed = "; ".join(f"{w}: {len(ops)}" for w, ops in sorted(added.items()))
+            progress(f"{prefix} op catalogue: {count} new op series ({listed})")
+        elif added:
+            listed = "; ".join(f"{w}: {', '.join(ops)}" for w, ops in sorted(added.items()))
+            progress(f"{prefix} op catalogue: {count} new op series ({listed})")
+    return after
+
+
+def _prepass(
+    opts: RunOptions,
+    suite: str,
+    out_dir: str,
+    *,
+    env: Mapping[str, str],
+    cwd: str,
+    prefix: str,
+    progress: Progress,
+) -> bool:
+    """Run the commit's pre-pass (see module docstring); False when it did not complete."""
+    penv = dict(env)
+    penv["PYTHONPATH"] = penv.get("ASV_PYTHONPATH", "")
+    cmd = [opts.python, "-m", "neuronasv.store.prepass", os.path.abspath(suite), "--out", out_dir]
+    if opts.bench:
+        cmd += ["--bench", opts.bench]
+    tail: list[str] = []
+    started = time.monotonic()
+    try:
+        rc = _stream(
+            cmd, cwd=cwd, env=penv, prefix=prefix, progress=progress,
+            idle_timeout=PREPASS_IDLE_TIMEOUT, tail=tail,
+        )  # fmt: skip
+    except OSError as exc:
+        progress(f"{prefix} pre-pass could not start ({exc}); asv profiles each workload")
+        return False
+    if rc != 0:
+        why = "stopped: no output for too long" if rc < 0 else f"exit {rc}"
+        last = tail[-1] if tail else ""
+        progress(
+            f"{prefix} pre-pass did not complete ({why}{': ' + last if last else ''});"
+            " asv's setup_cache profiles the workloads it did not deliver"
+        )
+    else:
+        progress(f"{prefix} pre-pass done in {time.monotonic() - started:.0f} s")
+    # Partial payloads are still used: setup_cache profiles only what is missing.
+    return os.path.isdir(out_dir)
 
 
 def _write_sidecar(

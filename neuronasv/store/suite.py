@@ -15,13 +15,19 @@ class's ``setup_cache`` profiles each (shape, dtype) once and asv hands that cac
 parameter combination. Ops absent from a (shape, dtype) in this commit raise
 ``NotImplementedError`` in ``setup`` (asv: skipped, ``n/a``), never zeros.
 
-**Op lists are fixed at import** (asv requires it): they come from ``ops.json`` next to the
-suite module, keyed by backend then workload, written by ``python -m benchmarks._ops
---update`` (a quick profile). A static list keeps every commit's params identical and the
-import free of torch (asv imports the suite in every benchmark process). An op that appears
-only in a later commit has no asv series until ``ops.json`` is refreshed, but ``neuronasv
-run`` keeps the full op table of every run in the sidecar, so the analysis reports it as
-*new*.
+**Op lists are fixed at import** (asv requires it): the union of the seed ``ops.json``
+next to the suite module (keyed by backend then workload; optional) and the machine's op
+catalogue named by ``NEURONASV_OPS_CATALOGUE`` (same layout). ``neuronasv run`` keeps that
+catalogue itself (:mod:`neuronasv.store.catalogue`): before each commit's asv run it
+profiles the commit once (:mod:`neuronasv.store.prepass`) and adds every op found, so an op
+gets its series from the commit it first appears in and never loses it afterwards. The
+list is static for the whole asv run, so every benchmark process sees the same params, and
+the import stays free of torch (asv imports the suite in every benchmark process).
+
+**Profiled once per commit**: when ``NEURONASV_PREPASS_DIR`` holds the pre-pass payload of
+a class, its ``setup_cache`` returns that payload (the same profile, taken in the pre-pass
+process) and re-profiles only the (shape, dtype) entries the pre-pass did not deliver or
+that failed there; without it (plain ``asv run``) ``setup_cache`` profiles everything.
 
 Import stays light: the registry loads workload modules without importing torch; torch,
 the backend and the profiler are imported only inside ``setup_cache``.
@@ -37,6 +43,8 @@ Environment variables (all optional; ``neuronasv run`` sets the first ones):
                            (``0``: leave them out on accelerators too)
 ``NEURONASV_PROFILE_OUT``  folder for each profile's JSON (the run sidecar reads it)
 ``NEURONASV_TRACE_DIR``    folder for profiler traces (kept only when set)
+``NEURONASV_OPS_CATALOGUE`` the machine's op catalogue (ops added to the seed ``ops.json``)
+``NEURONASV_PREPASS_DIR``  the pre-pass payloads (``setup_cache`` reuses them)
 """
 
 from __future__ import annotations
@@ -72,6 +80,7 @@ def ops_file_for(module: str) -> str:
     if not path:
         raise ValueError(f"suite module {module!r} is not imported from a file")
     return os.path.join(os.path.dirname(os.path.abspath(path)), OPS_FILE_NAME)
+
 
 #: Samples per (workload, shape, dtype) profile, per round. Budget: on the 2-core CPU CI
 #: machine the whole default suite (3 variants x 3 shapes x 2 dtypes) must stay within a
@@ -164,16 +173,18 @@ def _write_json(folder: str, name: str, payload: dict[str, Any]) -> None:
     os.replace(tmp, os.path.join(folder, name))
 
 
-def _profile_workload(suite: Any) -> dict[str, Any]:
+def _profile_workload(suite: Any, keys: Sequence[tuple[str, str]] | None = None) -> dict[str, Any]:
     """Body of every class's ``setup_cache``: profile each (shape, dtype) once.
 
     Returns only builtins (the pickle is loaded by light benchmark processes). A failure of
-    one (shape, dtype) is recorded for that entry and the others still run.
+    one (shape, dtype) is recorded for that entry and the others still run. ``keys``
+    limits the (shape, dtype) entries (default: all of the class's).
     """
     out_dir = os.environ.get("NEURONASV_PROFILE_OUT") or None
     trace_root = os.environ.get("NEURONASV_TRACE_DIR") or None
     results: dict[str, dict[str, Any]] = {}
-    keys = [(s, d) for s in suite.shapes for d in suite.dtypes]
+    if keys is None:
+        keys = [(s, d) for s in suite.shapes for d in suite.dtypes]
 
     def fail(shape: str, dtype: str, error: str) -> None:
         results[f"{shape}|{dtype}"] = {"error": error}
@@ -226,6 +237,55 @@ def _profile_workload(suite: Any) -> dict[str, Any]:
     return {"workload": suite.workload, "backend": backend.name, "results": results}
 
 
+def _prepass_payload(suite: Any) -> dict[str, Any] | None:
+    """The pre-pass payload of ``suite``'s workload, when it is there and fits the class."""
+    folder = os.environ.get("NEURONASV_PREPASS_DIR", "").strip()
+    if not folder:
+        return None
+    path = os.path.join(folder, _safe(suite.workload) + ".json")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            payload = json.load(fh)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        print(f"neuronasv suite: ignoring unreadable pre-pass {path}: {exc}", file=sys.stderr)
+        return None
+    fits = (
+        isinstance(payload, dict)
+        and payload.get("workload") == suite.workload
+        and payload.get("shapes") == list(suite.shapes)
+        and payload.get("dtypes") == list(suite.dtypes)
+        and payload.get("samples") == _samples(suite.repeat, suite.rounds)
+        and payload.get("active") == suite.active
+        and isinstance(payload.get("results"), dict)
+    )
+    return payload if fits else None
+
+
+def _setup_cache(suite: Any) -> dict[str, Any]:
+    """What every class's ``setup_cache`` returns: the pre-pass payload, completed.
+
+    Entries the pre-pass did not deliver, or that failed in its shared process, are
+    profiled here in asv's fresh process (the behaviour without a pre-pass).
+    """
+    payload = _prepass_payload(suite)
+    if payload is None:
+        return _profile_workload(suite)
+    results: dict[str, Any] = payload["results"]
+    todo = [
+        (s, d)
+        for s in suite.shapes
+        for d in suite.dtypes
+        if not isinstance(results.get(f"{s}|{d}"), dict) or "error" in results[f"{s}|{d}"]
+    ]
+    if todo:
+        rest = _profile_workload(suite, todo)
+        results.update(rest["results"])
+        payload.setdefault("backend", rest.get("backend"))
+    return {"workload": suite.workload, "backend": payload.get("backend"), "results": results}
+
+
 class _DevtimeSuite:
     """Base of the generated classes (underscore: asv must not collect it)."""
 
@@ -268,7 +328,7 @@ def _make_class(
     ops: Sequence[str],
 ) -> type:
     def setup_cache(self: _DevtimeSuite) -> dict[str, Any]:
-        return _profile_workload(self)
+        return _setup_cache(self)
 
     # asv keys setup_cache by "<module>:<line>", so every generated class would share one
     # cache (one profile for all workloads). A per-class module name gives each its own
@@ -344,8 +404,8 @@ def build_suite(
         cpu_shapes: shapes for every backend (keep them quick on a CPU).
         accelerator_shapes: extra shapes on CUDA / Neuron (or with ``NEURONASV_LARGE=1``).
         dtypes: dtype labels (``NEURONASV_DTYPES`` overrides).
-        ops_file: the op lists (default: ``ops.json`` beside ``module``; missing = totals
-            only).
+        ops_file: the seed op lists (default: ``ops.json`` beside ``module``; may be
+            missing). ``NEURONASV_OPS_CATALOGUE`` adds the machine's catalogue to them.
 
     Returns:
         ``{class name: class}`` for the module's globals.
@@ -354,6 +414,10 @@ def build_suite(
 
     backend = import_backend_name()
     ops_table = load_ops(ops_file or ops_file_for(module)).get(backend, {})
+    catalogue = os.environ.get("NEURONASV_OPS_CATALOGUE", "").strip()
+    if catalogue:
+        for workload, ops in load_ops(catalogue).get(backend, {}).items():
+            ops_table[workload] = sorted(set(ops_table.get(workload, ())) | set(ops))
     shapes = _shapes(backend, cpu_shapes, accelerator_shapes)
     dts = _env_list("NEURONASV_DTYPES") or list(dtypes)
     classes: dict[str, type] = {}

@@ -1,9 +1,12 @@
 """Real asv, real git, real profiler: ``neuronasv run`` on two commits, then plain asv.
 
-A temporary git repository holds a copy of this package and suite. Its second commit adds
-extra multiplications to the naive RMSNorm only. ``neuronasv run HEAD~1 HEAD`` must
-benchmark each commit's own code (the installed editable neuronasv does not have the
-change, so a visible slowdown proves the worktree was imported); unmodified
+A temporary git repository holds a copy of this package and suite **without** the seed
+``benchmarks/ops.json``, so every per-op series comes from the runner's own op catalogue.
+Its second commit adds extra multiplications to the naive RMSNorm only, and one op the base
+never runs (``aten::abs``). ``neuronasv run HEAD~1 HEAD`` must benchmark each commit's own
+code (the installed editable neuronasv does not have the change, so a visible slowdown
+proves the worktree was imported), give every op of every workload an asv series at both
+commits, including ``aten::abs`` from the commit it first appears in; unmodified
 ``asv compare`` must then mark ``aten::mul`` of the naive variant and its total with ``+``
 and leave the fused variant's series alone; ``asv publish`` must list the per-op series.
 """
@@ -11,6 +14,7 @@ and leave the fused variant's series alone; ``asv publish`` must list the per-op
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -21,10 +25,12 @@ from pathlib import Path
 import pytest
 
 from neuronasv.model import RunSidecar
+from neuronasv.store.catalogue import catalogue_path, load_catalogue
 
 ROOT = Path(__file__).resolve().parents[2]
 NEURONASV = str(Path(sys.executable).parent / "neuronasv")
 EXTRA_MULS = 100
+NEW_OP = "aten::abs"
 MACHINE = "e2ebox"
 
 pytestmark = pytest.mark.slow
@@ -51,6 +57,9 @@ def _slow_down_naive(repo: Path) -> None:
     # Tensor x tensor: a Python scalar would add scalar-wrapping copies (other ops) too.
     # Large on purpose: the load of a shared CI box can shift a whole run by 2x.
     extra = f"    for _ in range({EXTRA_MULS}):  # regression\n        sq = sq * weight\n"
+    # An op the base never runs (x*x >= 0, so the result is unchanged): its series must
+    # exist from this commit on, with no list edited by hand.
+    extra += f"    sq = sq.{NEW_OP.split('::')[1]}()  # new op\n"
     path.write_text(text.replace(anchor, anchor + extra))
 
 
@@ -62,6 +71,7 @@ def two_commit_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(ROOT / "neuronasv", repo / "neuronasv", ignore=ignore)
     shutil.copytree(ROOT / "benchmarks", repo / "benchmarks", ignore=ignore)
+    (repo / "benchmarks" / "ops.json").unlink()  # no seed: the catalogue does it all
     shutil.copy(ROOT / "asv.conf.json", repo / "asv.conf.json")
     (repo / ".gitignore").write_text(".asv/\n__pycache__/\n")
     _git(repo, "init", "-q", "-b", "main")
@@ -97,6 +107,9 @@ def test_run_reports_progress_and_writes_results(two_commit_run: dict[str, objec
     base, head = str(two_commit_run["base"]), str(two_commit_run["head"])
     assert f"[1/2 {base[:8]}] commit" in out and f"[2/2 {head[:8]}] commit" in out
     assert "rmsnorm.Naive.devtime_op" in out  # asv's own progress lines come through
+    assert f"[1/2 {base[:8]}] pre-pass done" in out and f"[2/2 {head[:8]}] pre-pass done" in out
+    new_ops = [ln for ln in out.splitlines() if f"[2/2 {head[:8]}] op catalogue:" in ln]
+    assert new_ops and NEW_OP in new_ops[0], out
     assert "USDT" not in out + proc.stderr and "profiler_start" not in out + proc.stderr
     machine_dir = Path(str(two_commit_run["repo"])) / ".asv" / "results" / MACHINE
     info = json.loads((machine_dir / "machine.json").read_text())
@@ -136,6 +149,57 @@ def test_sidecar_holds_fingerprint_tables_and_series(two_commit_run: dict[str, o
     assert trace.is_file() and ".asv/results" not in str(trace)
 
 
+def _results(run: dict[str, object], sha: str) -> dict[str, dict[tuple[str, ...], float]]:
+    """asv's results file of ``sha``: benchmark -> {param combination: value}."""
+    import itertools
+
+    machine_dir = Path(str(run["repo"])) / ".asv" / "results" / MACHINE
+    (path,) = machine_dir.glob(f"{sha[:8]}-*.json")
+    doc = json.loads(path.read_text())
+    cols = doc["result_columns"]
+    out: dict[str, dict[tuple[str, ...], float]] = {}
+    for name, row in doc["results"].items():
+        values, params = row[cols.index("result")], row[cols.index("params")]
+        combos = list(itertools.product(*params))
+        out[name] = {c: v for c, v in zip(combos, values, strict=True) if v is not None}
+    return out
+
+
+def test_every_op_of_every_workload_has_a_series_at_both_commits(
+    two_commit_run: dict[str, object],
+) -> None:
+    for sha in (str(two_commit_run["base"]), str(two_commit_run["head"])):
+        sidecar, results = _sidecar(two_commit_run, sha), _results(two_commit_run, sha)
+        assert {p.name for p in sidecar.profiles} == {"rmsnorm.naive", "rmsnorm.fused"}
+        for prof in sidecar.profiles:
+            bench = "rmsnorm." + prof.name.split(".")[1].capitalize() + ".devtime_op"
+            timed = [o.op for o in prof.ops if max(o.self_device_time_us) > 0]
+            assert len(timed) >= 5
+            for op in timed:
+                key = (repr(prof.shape), repr(prof.dtype), repr(op))
+                value = results[bench].get(key)
+                assert value is not None and math.isfinite(value) and value > 0, (sha, key)
+    new = ("'32x1024'", "'float32'", repr(NEW_OP))
+    base = _results(two_commit_run, str(two_commit_run["base"]))["rmsnorm.Naive.devtime_op"]
+    head = _results(two_commit_run, str(two_commit_run["head"]))["rmsnorm.Naive.devtime_op"]
+    assert new not in base or math.isnan(base[new])  # not run (or not declared) at base
+    assert head[new] > 0  # a series from the commit it first appears in
+    results_dir = Path(str(two_commit_run["repo"])) / ".asv" / "results"
+    cat = load_catalogue(catalogue_path(str(results_dir), MACHINE))
+    assert cat.first_seen["cpu"]["rmsnorm.naive"][NEW_OP] == two_commit_run["head"]
+    # The catalogue is exactly the union of both commits' timed ops (nothing hand-kept).
+    for workload in ("rmsnorm.naive", "rmsnorm.fused"):
+        union = {
+            o.op
+            for sha in (str(two_commit_run["base"]), str(two_commit_run["head"]))
+            for p in _sidecar(two_commit_run, sha).profiles
+            if p.name == workload
+            for o in p.ops
+            if max(o.self_device_time_us) > 0
+        }
+        assert set(cat.ops("cpu", workload)) == union
+
+
 def _asv(run: dict[str, object], *args: str) -> str:
     proc = subprocess.run(
         [sys.executable, "-m", "asv", *args],
@@ -151,7 +215,8 @@ def _rows(compare_out: str) -> dict[str, tuple[str, float]]:
     for line in compare_out.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) >= 5 and "devtime" in cells[-1]:
-            ratio = float(cells[3].lstrip("~")) if cells[3].lstrip("~") else float("nan")
+            text = cells[3].lstrip("~")
+            ratio = float(text) if text and text != "n/a" else float("nan")
             rows[re.sub(r"\s+", " ", cells[-1])] = (cells[0], ratio)
     return rows
 
@@ -172,7 +237,10 @@ def test_asv_compare_marks_the_slowed_op_and_total(two_commit_run: dict[str, obj
     # (every series alike, measured up to ~2.5x here), so unmarked-ness of the untouched
     # series is asserted relative to the regression rather than absolutely: the slowed op
     # must stand out by far more than any untouched series moved.
-    worst = max(max(r, 1 / r) for _, r in others.values())
+    # The op new in head is listed (asv: n/a before it existed), not compared.
+    new = f"rmsnorm.Naive.devtime_op('32x1024', 'float32', '{NEW_OP}')"
+    assert new in rows and math.isnan(rows[new][1]), out
+    worst = max(max(r, 1 / r) for _, r in others.values() if not math.isnan(r))
     assert rows[mul][1] > 3 * worst, out
 
 
@@ -181,5 +249,5 @@ def test_asv_publish_lists_per_op_series(two_commit_run: dict[str, object]) -> N
     index = json.loads((Path(str(two_commit_run["repo"])) / ".asv/html/index.json").read_text())
     op = index["benchmarks"]["rmsnorm.Naive.devtime_op"]
     assert op["param_names"] == ["shape", "dtype", "op"]
-    assert "'aten::mul'" in op["params"][2]
+    assert "'aten::mul'" in op["params"][2] and repr(NEW_OP) in op["params"][2]
     assert "rmsnorm.Fused.devtime_total" in index["benchmarks"]

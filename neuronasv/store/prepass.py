@@ -1,0 +1,163 @@
+"""Profile a commit's ``devtime_`` suite once, in one process, before asv runs it.
+
+``neuronasv run`` calls this for each commit (``python -m neuronasv.store.prepass``, with the
+commit's worktree first on the import path, so the commit's own workloads and measure code
+run) before ``asv run``. It does two jobs at once:
+
+1. **Op discovery.** asv fixes the ``op`` param of every ``devtime_op`` benchmark at import.
+   The profiles taken here name every op the commit runs, so the runner can add new ops to
+   the machine's op catalogue (:mod:`neuronasv.store.catalogue`) *before* asv imports the
+   suite: an op gets its series from the commit it first appears in.
+2. **One process for the whole suite.** Without it, every class's ``setup_cache`` runs in
+   its own asv process and pays the torch import, device initialisation and first-call
+   warm-up again (twelve times for the default suite). Here each generated class's profile
+   (the exact body of its ``setup_cache``: same shapes, dtypes, samples, iterations) runs
+   once, and its payload is written to ``<out>/<workload>.json``; the suite's
+   ``setup_cache`` returns that payload when ``NEURONASV_PREPASS_DIR`` points here, and
+   profiles by itself otherwise (plain ``asv run``, or a workload this pass did not reach).
+
+Each payload is written as soon as its workload is done, so a crash loses only the rest,
+which asv's ``setup_cache`` then profiles in fresh processes as before. Each workload prints
+one line (``prepass <workload>: ...``) so the runner can watch for a hang.
+
+Which classes run: those whose asv benchmark names (``rmsnorm.Naive.devtime_total`` and
+``name('shape', 'dtype')``, as asv matches ``--bench``) match any ``--bench`` regex.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import itertools
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+__all__ = ["discover_classes", "main", "payload_path", "run_prepass", "selected"]
+
+
+def payload_path(out_dir: str, workload: str) -> str:
+    """Where the payload of ``workload`` goes (and where ``setup_cache`` looks)."""
+    return os.path.join(out_dir, re.sub(r"[^A-Za-z0-9._-]+", "_", workload) + ".json")
+
+
+def discover_classes(benchmark_dir: str) -> list[tuple[str, type]]:
+    """``(asv name prefix, class)`` of every generated devtime class in the suite.
+
+    Imports the suite the way asv does (``asv_runner``'s importer and module walk), so the
+    names are asv's (``rmsnorm.Naive``) and the import errors are the ones asv would hit.
+    """
+    from asv_runner._aux import update_sys_path
+    from asv_runner.discovery import disc_modules
+
+    from neuronasv.store.suite import _DevtimeSuite
+
+    root = os.path.abspath(benchmark_dir)
+    update_sys_path(root)
+    found: dict[str, type] = {}
+    for module in disc_modules(os.path.basename(root)):
+        prefix = module.__name__.split(".", 1)[1:]
+        for attr, value in vars(module).items():
+            if attr.startswith("_") or not isinstance(value, type):
+                continue
+            if issubclass(value, _DevtimeSuite) and value is not _DevtimeSuite:
+                found.setdefault(".".join([*prefix, value.__name__]), value)
+    return sorted(found.items())
+
+
+def _names(prefix: str, cls: type) -> Iterable[str]:
+    for method in ("devtime_total", "devtime_op"):
+        name = f"{prefix}.{method}"
+        yield name
+        func = getattr(cls, method, None)
+        params = getattr(func, "params", None)
+        if params:
+            for combo in itertools.product(*params):
+                yield f"{name}({', '.join(repr(p) for p in combo)})"
+
+
+def selected(classes: Sequence[tuple[str, type]], regexes: Sequence[str]) -> list[type]:
+    """The classes asv would run at least one benchmark of under ``--bench regexes``."""
+    if not regexes:
+        return [cls for _, cls in classes]
+    pats = [re.compile(r) for r in regexes]
+    return [
+        cls
+        for prefix, cls in classes
+        if any(p.search(n) for n in _names(prefix, cls) for p in pats)
+    ]
+
+
+def run_prepass(
+    benchmark_dir: str,
+    out_dir: str,
+    regexes: Sequence[str] = (),
+    *,
+    say: Callable[[str], None] = print,
+) -> int:
+    """Profile every selected class once; write one payload per workload. Returns the count."""
+    from neuronasv.store.suite import _profile_workload, _samples
+
+    classes = selected(discover_classes(benchmark_dir), regexes)
+    os.makedirs(out_dir, exist_ok=True)
+    say(f"prepass: {len(classes)} workload(s) in one process")
+    for cls in classes:
+        suite: Any = cls()
+        started = time.monotonic()
+        payload = _profile_workload(suite)
+        payload["shapes"] = list(suite.shapes)
+        payload["dtypes"] = list(suite.dtypes)
+        payload["samples"] = _samples(suite.repeat, suite.rounds)
+        payload["active"] = suite.active
+        path = payload_path(out_dir, suite.workload)
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, allow_nan=False)
+        os.replace(tmp, path)
+        results = payload["results"].values()
+        bad = sum("error" in r for r in results)
+        skipped = sum("skip" in r for r in results)
+        note = "".join(
+            [f", {bad} failed" if bad else "", f", {skipped} skipped" if skipped else ""]
+        )
+        say(
+            f"prepass {suite.workload}: {len(payload['results'])} (shape, dtype)"
+            f" in {time.monotonic() - started:.1f} s{note}"
+        )
+        _release_memory()
+    return len(classes)
+
+
+def _release_memory() -> None:
+    """Between workloads: give back what the last one held, as its own process exit would.
+
+    The caching allocator keeps the previous workload's blocks; on an accelerator the next
+    (larger) shape should start from an empty pool, not fail or fragment because of them.
+    """
+    gc.collect()
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return
+    cuda = getattr(torch, "cuda", None)
+    if cuda is not None and cuda.is_initialized():
+        cuda.empty_cache()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m neuronasv.store.prepass", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("benchmark_dir")
+    parser.add_argument("--out", required=True, help="folder for the payloads")
+    parser.add_argument("--bench", action="append", default=[], help="asv --bench regex")
+    args = parser.parse_args(argv)
+    run_prepass(args.benchmark_dir, args.out, args.bench, say=lambda s: print(s, flush=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
