@@ -101,7 +101,7 @@ def test_dry_run_without_token_writes_the_request(tmp_path: Path) -> None:
     (req,) = sent["requests"]
     assert (req["method"], req["path"]) == ("POST", "/repos/octo/kernels/issues/5/comments")
     assert req["json"]["body"].startswith(
-        MARKER + "\n## :red_circle: neuronasv: 2 causes of regression"
+        MARKER + "\n## :red_circle: neuronasv: 1 series lost at head \\(1 failed\\); 1 cause of"
     )
 
 
