@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from neuronasv.measure import get_backend, profile_workload, roofline
+from neuronasv.measure import evidence, get_backend, profile_workload
 from neuronasv.measure.peaks import Peak
 from neuronasv.measure.workloads import get, names
 from neuronasv.model import ProfileDocument, WorkloadProfile
@@ -42,7 +42,7 @@ def test_a_failing_estimate_is_a_warning_not_a_lost_profile(
     def boom(*_a: object, **_k: object) -> None:
         raise RuntimeError("no shapes today")
 
-    monkeypatch.setattr(roofline, "capture_op_costs", boom)
+    monkeypatch.setattr(evidence, "capture_work", boom)  # the one untimed pass
     prof = profile_workload(get("transformer.residual"), get_backend("cpu"), shape=TINY,
                             dtype="float32", samples=2, peak=PEAK)
     assert "work evidence skipped: RuntimeError: no shapes today" in prof.warnings
