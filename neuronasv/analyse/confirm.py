@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from neuronasv.analyse.causes import MOVED_VERDICTS, find_causes
@@ -143,6 +143,7 @@ def confirm(
         and f.verdict not in ("new", "removed", "failed")
     ]
     measured = todo + extra
+    changed = {(w.workload, w.shape, w.dtype) for w in doc.work}
     data: dict[str, dict[SeriesId, list[tuple[float, ...]]]] = {"base": {}, "head": {}}
     done: dict[int, Finding] = {}  # suspect index -> its deciding judgement
     rejected: set[int] = set()
@@ -181,7 +182,9 @@ def confirm(
             round_seconds = clock() - t0
         if exhausted:
             break
-        latest = _judge_all(measured, data, st, floors, len(todo), look, looks, rho, rejected)
+        latest = _judge_all(
+            measured, data, st, floors, len(todo), look, looks, rho, rejected, changed
+        )
         level = spend(st.alpha, look, looks, rho)
         for i, g in enumerate(latest[: len(todo)]):
             if i in done:
@@ -267,6 +270,7 @@ def _judge_all(
     looks: int,
     rho: float,
     rejected: set[int],
+    changed: Collection[tuple[str | None, str | None, str | None]] = (),
 ) -> list[Finding]:
     pairs = []
     for f in measured:
@@ -292,6 +296,7 @@ def _judge_all(
         family=range(n_todo),
         level=spend(st.alpha, look, looks, rho),
         rejected=rejected,
+        boost=changed,
     )
 
 
@@ -414,6 +419,10 @@ class WorktreeProfileRunner:
     run_cmd: CommandRunner = _run_cmd
     progress: Callable[[str], None] = _progress
     _trees: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # git runs with ``-C repo`` *and* ``cwd=repo``: a relative path would be taken twice.
+        self.repo = os.path.abspath(self.repo)
 
     def _tree(self, side: str) -> str:
         if side not in self._trees:

@@ -8,9 +8,14 @@ with weighted Bonferroni local tests, so it controls the family-wise error rate 
 chance of *any* false alarm in the comparison) strongly, under any dependence between
 series. Our graph (:func:`hierarchy`):
 
-- workload totals hold ``1 - op_share`` of alpha, shared equally; ops hold ``op_share``;
-- a rejected total passes its alpha to the ops of its own (workload, shape, dtype), with a
-  small ``leak`` to the other totals;
+- workload totals hold ``1 - op_share`` of alpha; ops hold ``op_share``. Totals share
+  theirs equally, except that a total whose configuration's exact *work* changed
+  (:mod:`neuronasv.analyse.evidence`) starts with ``boost_factor`` (4) shares: the work
+  evidence is fixed by the code, not drawn from the timing noise, so weighting by it keeps
+  the procedure valid and puts the alpha where a change is known to be;
+- a rejected total passes its alpha half to the other totals of its workload (the other
+  shapes and dtypes of one change), half to the ops of its own (workload, shape, dtype),
+  with a small ``leak`` to the other workloads' totals;
 - a rejected op passes half to its total and half to its siblings (a small ``leak`` to
   other totals), so an op that regressed strengthens the test of its workload.
 
@@ -59,6 +64,8 @@ __all__ = [
 DEFAULT_OP_SHARE = 0.1
 #: Share of a rejected node's alpha that leaks to the other totals.
 DEFAULT_LEAK = 0.01
+#: How many times the alpha of a total whose work changed starts with.
+DEFAULT_BOOST = 4.0
 
 
 @dataclass(frozen=True)
@@ -88,11 +95,18 @@ def hierarchy(
     *,
     op_share: float = DEFAULT_OP_SHARE,
     leak: float = DEFAULT_LEAK,
+    boost: Collection[tuple[str | None, str | None, str | None]] = (),
+    boost_factor: float = DEFAULT_BOOST,
 ) -> Graph:
     """The totals-first graph over ``series`` (see the module docstring).
 
     Series without an op (workload totals, plain asv benchmarks) are totals; an op whose
-    total is not among ``series`` is a total of its own.
+    total is not among ``series`` is a total of its own. Totals of the configurations in
+    ``boost`` (those whose exact work changed: fixed by the code, independent of the timing
+    noise, so a valid prior weight) start with ``boost_factor`` times the alpha of the
+    others. A rejected total passes half of what it passes on to the other totals of its
+    workload (other shapes and dtypes of one change usually move together), half to its
+    own ops.
     """
     if not 0.0 <= op_share < 1.0 or not 0.0 <= leak < 1.0:
         raise ValueError("op_share and leak must be in [0, 1)")
@@ -114,11 +128,13 @@ def hierarchy(
         children[p].append(i)
 
     w = np.zeros(n)
+    boosted = set(boost)
+    tw = np.array([boost_factor if _config(series[t]) in boosted else 1.0 for t in totals])
     if totals and ops:
-        w[totals] = (1.0 - op_share) / len(totals)
+        w[totals] = (1.0 - op_share) * tw / tw.sum()
         w[ops] = op_share / len(ops)
-    elif n:
-        w[:] = 1.0 / n
+    elif totals:
+        w[totals] = tw / tw.sum()
     g = np.zeros((n, n))
 
     def spread(row: int, targets: Sequence[int], mass: float) -> None:
@@ -127,15 +143,19 @@ def hierarchy(
             g[row, t] += mass / len(targets)
 
     for t in totals:
-        others = [u for u in totals if u != t]
+        family = [u for u in totals if u != t and series[u].workload == series[t].workload]
+        family = family if series[t].workload is not None else []
+        others = [u for u in totals if u != t and u not in family]
         kids = children[t]
-        if kids and others:
-            spread(t, kids, 1.0 - leak)
-            spread(t, others, leak)
-        elif kids:
-            spread(t, kids, 1.0)
-        elif others:
-            spread(t, others, 1.0)
+        targets = [(kids, 1.0), (family, 1.0), (others, leak)]
+        live = [(grp, mass) for grp, mass in targets if grp]
+        if not live:
+            continue
+        if kids and family:
+            live = [(kids, 0.5), (family, 0.5)] + ([(others, leak)] if others else [])
+        total = sum(mass for _, mass in live)
+        for grp, mass in live:
+            spread(t, grp, mass / total)
     for i in ops:
         p = parent[i]
         assert p is not None

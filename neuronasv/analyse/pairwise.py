@@ -193,6 +193,7 @@ def judge(
     *,
     level: float | None = None,
     rejected: Collection[int] = (),
+    boost: Collection[tuple[str | None, str | None, str | None]] = (),
 ) -> list[Finding]:
     """Verdicts for one comparison (all series together: the correction spans them all).
 
@@ -206,6 +207,8 @@ def judge(
         level: the alpha this look spends (default ``settings.alpha``; confirmation
             spends less per look, :func:`multitest.spend`).
         rejected: family indices rejected at an earlier look (their alpha is passed on).
+        boost: (workload, shape, dtype) whose exact work changed: their totals start with
+            more alpha (:func:`multitest.hierarchy`).
 
     Returns:
         One finding per pair, in the given order (attribution and acks are added by
@@ -221,7 +224,7 @@ def judge(
     fam = list(range(len(pairs)) if family is None else family)
     famset = set(fam)
     tested = [i for i in fam if ev[i].p is not None]
-    graph = hierarchy([pairs[i].series for i in fam], op_share=settings.op_share)
+    graph = hierarchy([pairs[i].series for i in fam], op_share=settings.op_share, boost=boost)
     pos = {i: k for k, i in enumerate(fam)}
     adjusted = adjusted_pvalues(
         [ev[i].p if i in tested else None for i in fam],
@@ -696,11 +699,11 @@ def compare(
                 head_rounds=tuple(tuple(float(x) for x in r) for r in hr),
             )
         )
-    findings = judge(pairs, settings, floors)
     base_profiles = history.profiles.get((bm, base), ())
     head_profiles = history.profiles.get((hm, head), ())
-    findings = attribute(findings, base_profiles=base_profiles, head_profiles=head_profiles)
     work = work_changes(base_profiles, head_profiles)
+    findings = judge(pairs, settings, floors, boost={(w.workload, w.shape, w.dtype) for w in work})
+    findings = attribute(findings, base_profiles=base_profiles, head_profiles=head_profiles)
     ack_list = list(acks)
     if ack_list:
         findings = [_apply_ack(f, ack_list, head) for f in findings]

@@ -45,13 +45,29 @@ def test_totals_hold_most_alpha_and_pass_it_to_their_ops() -> None:
     adj = adjusted_pvalues(p, g)
     assert adj[0] == pytest.approx(0.0008 / 0.09) and adj[0] <= 0.01
     assert stats.holm(p)[0] > 0.01
-    # Once the total is rejected its ops are tested with its alpha: an op at p = 4e-5
-    # (its own start weight is 0.1/200 = 0.0005: it needs 5e-6 alone) now passes.
-    p[1] = 4e-5
+    # Once the total is rejected its ops are tested with its alpha (half of it; the other
+    # half goes to the workload's other totals): an op at p = 2e-5 (its own start weight
+    # is 0.1/200 = 0.0005: it needs 5e-6 alone) now passes.
+    p[1] = 2e-5
     adj = adjusted_pvalues(p, g)
     assert adj[1] is not None and adj[1] <= 0.01
     p[0] = 0.5  # without its total the same op stays unrejected
     assert adjusted_pvalues(p, g)[1] > 0.01  # type: ignore[operator]
+
+
+def test_work_changed_totals_start_with_more_alpha_and_pass_it_to_their_workload() -> None:
+    fam = [total(f"s{c}") for c in range(3)] + [
+        SeriesId("b", (), "other", f"s{c}", "bfloat16") for c in range(3)
+    ]
+    g = hierarchy(fam, boost={("wl", "s0", "bfloat16")})
+    assert g.weights[0] == pytest.approx(4 * g.weights[1]) and g.weights.sum() == pytest.approx(1)
+    # With no ops, all of a rejected total's alpha goes to its own workload's totals.
+    assert g.transitions[0, 1] + g.transitions[0, 2] > 0.98
+    assert g.transitions[0, 3] < 0.01
+    # A boosted total at p = 0.015 is rejected at 0.05 (weight 4/9), not without the boost.
+    p: list[float | None] = [0.015, 0.5, 0.5, 0.5, 0.5, 0.5]
+    assert adjusted_pvalues(p, g)[0] <= 0.05  # type: ignore[operator]
+    assert adjusted_pvalues(p, hierarchy(fam))[0] > 0.05  # type: ignore[operator]
 
 
 def test_untested_nodes_and_pre_rejected_nodes() -> None:
