@@ -505,9 +505,13 @@ def _cause_sections(d: Digest, h3: str, *, details: bool = True) -> list[_Sectio
         elif c.ops:
             ops = ", ".join(md_code(o) for o in c.ops[:3])
             head += ["", f"Time moved in {ops} with no recorded change of work."]
+        # The op tables come from the compared runs' sidecars; after a re-measurement the
+        # total's figures are the rounds', so the column says where its numbers are from.
+        rerun = any(f.confirmed is not None for f in view.totals)
+        where_col = "Where the time went (first run)" if rerun else "Where the time went"
         head += [
             "",
-            "| Shape · dtype | Total | Δ (CI) | State | Where the time went |",
+            f"| Shape · dtype | Total | Δ (CI) | State | {where_col} |",
             "|---|---|---|---|---|",
         ]
         rows = []
