@@ -2,7 +2,8 @@
 
 The unit of replication is the *run*: two profiling runs (separate processes) of the same
 code differ by more than their within-run sample spread. So a series is judged one of two
-ways, and every tested series of the comparison shares one Holm correction.
+ways, and every tested series of the comparison shares one multiple-testing procedure:
+totals first (graphical gatekeeping, :mod:`neuronasv.analyse.multitest`).
 
 **Rounds** (``PairInput.base_rounds``/``head_rounds``, at least 2 paired rounds a side,
 from ``neuronasv confirm``'s interleaved ABAB re-measurement or ``compare --round``):
@@ -10,10 +11,11 @@ from ``neuronasv confirm``'s interleaved ABAB re-measurement or ``compare --roun
 1. per-round log-ratio of medians ``d_r = log(median(head_r) / median(base_r))``;
 2. moderated t test of ``mean(d) = 0`` (:func:`stats.moderated_t`): the per-series
    variance of ``d`` (R-1 df) is pooled with a prior — the series' history noise floor
-   when known (:mod:`neuronasv.analyse.floors`), else an empirical-Bayes prior from every
-   rounds series of the comparison (:func:`stats.ebayes_prior`, Smyth 2004);
+   when known (:mod:`neuronasv.analyse.floors`), else the pooled round-to-round variance of
+   the *other* workloads' series of the same kind (a workload's own series share each
+   round's process offset, so they cannot inform each other's variance);
 3. CI of the ratio: ``exp(mean(d) ± t · se)``, the same model as the test;
-4. verdict: Holm-adjusted p < alpha **and** beyond the rule's minimum effect **and** every
+4. verdict: gatekeeping-adjusted p <= alpha **and** beyond the rule's minimum effect **and** every
    round shifted the same way -> regression/improvement; beyond the minimum effect but not
    significant or not consistent -> noisy.
 
@@ -25,9 +27,10 @@ within-run test cannot see run-to-run shifts. Within the floor -> noisy, with th
 the reason; re-measure in rounds to decide. Without a floor (no main-branch history) the
 verdict is the within-run test alone and the document's settings say so.
 
-**Holm** over every tested series of the comparison controls the family-wise error rate —
-the chance of *any* false alarm in one PR comparison, what a reviewer pays for — under
-arbitrary dependence (op series of one workload share their samples). Benjamini–Hochberg
+**Gatekeeping** over every tested series of the comparison controls the family-wise error
+rate — the chance of *any* false alarm in one PR comparison, what a reviewer pays for —
+under arbitrary dependence (op series of one workload share their samples), while a
+workload total never competes with a hundred op series for alpha. Benjamini–Hochberg
 would bound only the expected share of false alarms among alarms.
 
 Other verdicts: absent at base -> new; absent at head -> removed; failed at head -> failed.
@@ -222,7 +225,6 @@ def judge(
         ev[i] = replace(ev[i], p=p)
     ev = _rounds_test(pairs, ev, settings, fl)
     fam = list(range(len(pairs)) if family is None else family)
-    famset = set(fam)
     tested = [i for i in fam if ev[i].p is not None]
     graph = hierarchy([pairs[i].series for i in fam], op_share=settings.op_share, boost=boost)
     pos = {i: k for k, i in enumerate(fam)}
@@ -237,9 +239,7 @@ def judge(
     alpha = settings.alpha if level is None else level
     out = []
     m = len(tested)
-    for i, (pi, e) in enumerate(zip(pairs, ev, strict=True)):
-        if i not in famset and e.p is not None:
-            e = replace(e, p_adj=None)
+    for pi, e in zip(pairs, ev, strict=True):
         f = fl.get(floor_key(pi.series))
         k = settings.floor_k
         if k is None:

@@ -8,7 +8,7 @@
   verdicts use Holm (see ``neuronasv.analyse.pairwise``): it bounds the probability of
   *any* false alarm in one comparison, without assuming the series are independent (the
   op series of one workload share their samples).
-* :func:`round_log_ratios`, :func:`ebayes_prior`, :func:`moderated_t` — the rounds test:
+* :func:`round_log_ratios`, :func:`moderated_t` — the rounds test:
   the unit of replication is the *run*, so base and head measured in R interleaved rounds
   give R log-ratios of medians per series, tested with a moderated t statistic whose
   variance borrows strength from a prior (Smyth 2004, limma's ``eBayes``).
@@ -23,14 +23,11 @@ import zlib
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import optimize as _opt
-from scipy import special as _spc
 from scipy import stats as _sps
 
 __all__ = [
     "benjamini_hochberg",
     "bootstrap_ratio_ci",
-    "ebayes_prior",
     "floor_k",
     "holm",
     "mann_whitney_many",
@@ -212,48 +209,6 @@ def round_log_ratios(
             raise ValueError("round medians must be positive for a log-ratio")
         out[i] = math.log(mh / mb)
     return out
-
-
-def ebayes_prior(variances: Sequence[float], df: float | Sequence[float]) -> tuple[float, float]:
-    """Prior variance and prior df from many series' sample variances (Smyth 2004).
-
-    Each ``s_i^2`` (``df_i`` degrees of freedom) is modelled as a scaled chi-square draw
-    around a series variance that itself follows a scaled inverse chi-square prior
-    ``(s0^2, d0)``. Moments of ``log s_i^2`` give both: the excess of their variance over
-    the chi-square part (mean ``trigamma(df_i/2)``) is ``trigamma(d0/2)``. Few or very
-    similar series give a large ``d0`` (capped at :data:`MAX_PRIOR_DF`); very different
-    series a small one, so a noisy series keeps its own variance. ``df`` is one number for
-    all or one per variance (series measured in different numbers of rounds).
-
-    Returns:
-        ``(s0^2, d0)``; ``(0.0, 0.0)`` (no prior) with fewer than 3 positive variances.
-    """
-    v = np.asarray(variances, dtype=float)
-    d = np.broadcast_to(np.asarray(df, dtype=float), v.shape)
-    keep = (v > 0.0) & np.isfinite(v) & (d > 0)
-    s2, d = v[keep], d[keep]
-    if s2.size < 3:
-        return 0.0, 0.0
-    e = np.log(s2) - _spc.digamma(d / 2.0) + np.log(d / 2.0)
-    emean = float(e.mean())
-    evar = float(e.var(ddof=1)) - float(np.mean(_spc.polygamma(1, d / 2.0)))
-    if evar <= 0.0 or 2.0 * _trigamma_inv(evar) > MAX_PRIOR_DF:
-        d0 = MAX_PRIOR_DF
-    else:
-        d0 = 2.0 * _trigamma_inv(evar)
-    s0 = math.exp(emean + float(_spc.digamma(d0 / 2.0)) - math.log(d0 / 2.0))
-    return s0, d0
-
-
-def _trigamma_inv(y: float) -> float:
-    """x with trigamma(x) = y (trigamma is decreasing on x > 0)."""
-    f = lambda x: float(_spc.polygamma(1, x)) - y  # noqa: E731
-    lo, hi = 1e-8, 1.0
-    while f(hi) > 0.0:
-        hi *= 2.0
-        if hi > 1e8:
-            return hi
-    return float(_opt.brentq(f, lo, hi))
 
 
 def moderated_t(

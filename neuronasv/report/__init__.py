@@ -7,7 +7,7 @@ by :mod:`neuronasv.report.escape`. The GitHub side lives in :mod:`neuronasv.gith
 from __future__ import annotations
 
 from neuronasv.report.annotations import render_annotations
-from neuronasv.report.digest import Digest, attribution_sentence, digest
+from neuronasv.report.digest import Digest, digest
 from neuronasv.report.markdown import (
     COMMENT_MAX_CHARS,
     MARKER,
@@ -24,7 +24,6 @@ __all__ = [
     "MARKER",
     "Digest",
     "append_summary",
-    "attribution_sentence",
     "comment_marker",
     "digest",
     "render_annotations",

@@ -32,6 +32,7 @@ __all__ = [
     "cause_views",
     "config_label",
     "signed_attribution",
+    "total_cells",
     "work_sentence",
 ]
 

@@ -19,7 +19,6 @@ from neuronasv.model.findings import (
     EnvChange,
     Finding,
     FindingsDocument,
-    OpContribution,
     SeriesId,
 )
 from neuronasv.report.causes import CauseView, cause_views
@@ -27,8 +26,6 @@ from neuronasv.report.units import format_delta_pct, plural
 
 __all__ = [
     "Digest",
-    "attribution_parts",
-    "attribution_sentence",
     "digest",
     "group_label",
     "lost_phrase",
@@ -293,58 +290,3 @@ def lost_phrase(doc: FindingsDocument) -> str:
         if (n := sum(1 for f in lost if f.verdict == word))
     ]
     return f"{plural(len(lost), 'series', 'series')} lost at head ({', '.join(bits)})"
-
-
-def attribution_parts(f: Finding, *, max_ops: int = 3) -> tuple[list[OpContribution], int]:
-    """The ops that explain a total's change, biggest contribution first.
-
-    Returns:
-        ``([contribution, ...], hidden)``: at most ``max_ops`` entries and the
-        number left out. Contributions whose delta has the opposite sign of the total's
-        change are skipped (they offset it; they do not explain it).
-    """
-    sign = 1.0 if _change(f) >= 0 else -1.0
-    contribs = [a for a in f.attribution if a.delta * sign > 0]
-    contribs.sort(key=lambda a: (-abs(a.delta), a.op))
-    shown = contribs[:max_ops]
-    return shown, len(contribs) - len(shown)
-
-
-def attribution_sentence(
-    f: Finding,
-    *,
-    code: Callable[[str], str] = lambda s: s,
-    strong: Callable[[str], str] = lambda s: s,
-    max_ops: int = 3,
-) -> str | None:
-    """Which ops explain a workload total's change, as one sentence (None if unknown).
-
-    ``rmsnorm.naive 4x512 bfloat16 +18.2 %: aten::mul explains 79 % (2.35 ms → 2.95 ms,
-    3 → 4 calls); aten::add 15 % (410 µs → 520 µs, 1 call).``
-
-    Args:
-        f: a workload-total finding with ``attribution``.
-        code: wraps untrusted names (op, series); pass an escaper for markdown.
-        strong: wraps the change figure (``**...**`` in markdown).
-        max_ops: how many ops to name.
-    """
-    from neuronasv.report.units import format_calls, format_delta_pct, format_pair
-
-    shown, hidden = attribution_parts(f, max_ops=max_ops)
-    if not shown:
-        return None
-    bits = []
-    for i, a in enumerate(shown):
-        detail = format_pair(a.base, a.head, f.unit)
-        calls = format_calls(a.calls_base, a.calls_head)
-        if calls:
-            detail += f", {calls} call{'' if calls == '1' else 's'}"
-        verb = " explains " if i == 0 else " "
-        bits.append(f"{code(a.op)}{verb}{a.share * 100:.0f} % ({detail})")
-    more = f"; {plural(hidden, 'more op')}" if hidden else ""
-    return (
-        f"{code(group_label(f.series))} {strong(format_delta_pct(f.ratio))}: "
-        + "; ".join(bits)
-        + more
-        + "."
-    )

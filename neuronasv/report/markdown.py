@@ -43,7 +43,6 @@ from neuronasv.report.causes import (
 )
 from neuronasv.report.digest import (
     Digest,
-    attribution_sentence,
     digest,
     group_label,
     plural,
@@ -63,7 +62,6 @@ __all__ = [
     "COMMENT_MAX_CHARS",
     "MARKER",
     "TRIMMED_MAX_CHARS",
-    "attribution_markdown",
     "comment_marker",
     "render_comment",
     "render_comment_trimmed",
@@ -155,15 +153,6 @@ def _finding_table(fs: Sequence[Finding]) -> tuple[list[str], list[str]]:
         cols.append("Re-run")
     head = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     return head, [_finding_row(f, confirmed_col=confirmed_col) for f in fs]
-
-
-def attribution_markdown(f: Finding, *, max_ops: int = 3) -> str | None:
-    """One markdown sentence: which ops explain a workload total's change (None if none).
-
-    ```rmsnorm.naive 4x512 bfloat16`` **+18.2 %**: ``aten::mul`` explains 79 % (2.35 ms →
-    2.95 ms, 3 → 4 calls); ``aten::add`` 15 % (...).``
-    """
-    return attribution_sentence(f, code=md_code, strong=lambda s: f"**{s}**", max_ops=max_ops)
 
 
 # ------------------------------------------------------------------------- sections
