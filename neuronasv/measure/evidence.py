@@ -118,7 +118,7 @@ def capture_work(
     from torch.profiler import ProfilerActivity, profile
 
     from neuronasv.measure.profiling import is_bookkeeping, normalize_op_name, quiet_kineto_stderr
-    from neuronasv.measure.roofline import costs_from_events
+    from neuronasv.measure.roofline import costs_from_events, is_host_event
 
     with quiet_kineto_stderr(), profile(
         activities=[ProfilerActivity.CPU], record_shapes=True, with_flops=True
@@ -133,13 +133,9 @@ def capture_work(
     def name(e: Any) -> str:
         return normalize_op_name(e.key)
 
-    host = [e for e in events if _is_host(e)]
+    host = [e for e in events if is_host_event(e)]
     return WorkCapture(
         costs=costs_from_events(events, iterations, default_dtype=default_dtype, op_name=name),
         signatures=signatures_from_events(host, iterations, op_name=name),
     )
 
-
-def _is_host(event: Any) -> bool:
-    device_type = getattr(event, "device_type", None)
-    return device_type is None or str(device_type).endswith("CPU")

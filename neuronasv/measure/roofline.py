@@ -59,7 +59,6 @@ __all__ = [
     "RooflinePoint",
     "annotate",
     "annotate_workload",
-    "capture_op_costs",
     "costs_from_events",
     "dtype_label",
     "measure_cpu_peak",
@@ -565,21 +564,6 @@ def costs_from_events(
                 {dt: f / iterations for dt, f in by_dtype.get(name, {}).items()},
             )
     return result
-
-
-def capture_op_costs(
-    step: Callable[[], object],
-    *,
-    iterations: int = 1,
-    default_dtype: Any = "float32",
-    synchronize: Callable[[], None] | None = None,
-) -> dict[str, OpCost]:
-    """Per-op costs of ``step`` from one untimed pass (:func:`evidence.capture_work`)."""
-    from neuronasv.measure.evidence import capture_work
-
-    return capture_work(
-        step, iterations=iterations, default_dtype=default_dtype, synchronize=synchronize
-    ).costs
 
 
 def annotate_workload(
