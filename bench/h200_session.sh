@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# One prepared session on a lent NVIDIA host (no network): everything the CPU cannot show,
+# under a global deadline, each step with its own timeout so a slow step never costs the rest.
+# Outputs land in $OUT/h200.tgz (one archive). How the figures in docs were made:
+#
+#   1. setup: wheels carried in .whl (asv, asv_runner, msgspec, ...) -> /tmp/site, the
+#      checkout installed with --no-deps --no-build-isolation into the host's python;
+#   2. runs/: N separate `neuronasv profile` processes of the same code (naive + fused,
+#      4x512 and 8x1024x4096 bf16, 30 samples) for bench/eval_h200.py (--data runs/);
+#   3. fixtures/: bench/capture_device_fixtures.py (Triton / cuDNN / module-scope events);
+#   4. bench/device_check.sh cuda;
+#   5. `neuronasv demo --backend auto` (two commits, compare, confirm, comment, site);
+#   6. `neuronasv run` of the whole default suite at HEAD (wall time per commit).
+#
+#   DEADLINE=500 RUNS_BUDGET=150 bash bench/h200_session.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+T0=$SECONDS
+DEADLINE=${DEADLINE:-500}
+RUNS_BUDGET=${RUNS_BUDGET:-150}
+OUTDIR=${OUT:-/tmp/h200-out}
+W=/tmp/h200
+mkdir -p "$W/runs" "$W/fixtures" "$W/logs"
+left() { echo $((DEADLINE - (SECONDS - T0))); }
+step() { echo; echo "==> [$((SECONDS - T0)) s] $*"; }
+pack() { tar -C /tmp -czf "$OUTDIR/h200.tgz" h200 2>/dev/null; }
+trap pack EXIT
+
+step "setup"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+  --target /tmp/site .whl/*.whl || exit 3
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
+python3 -m pip install -q --no-deps --no-build-isolation --no-index . 2>&1 | tail -3
+python3 -c "import torch, neuronasv; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name())"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv | tee "$W/logs/nvidia-smi.csv"
+export HOME=/tmp/h200-home; mkdir -p "$HOME"
+git config --global user.email ci@example.invalid; git config --global user.name ci
+if [ ! -d .git ]; then
+  git init -q && git add -A && git commit -qm "snapshot for the device session" && echo "(git repo made from the copy)"
+fi
+
+step "runs: separate profile processes, ${RUNS_BUDGET} s"
+i=0; r0=$SECONDS
+while [ $((SECONDS - r0)) -lt "$RUNS_BUDGET" ] && [ "$(left)" -gt 300 ]; do
+  i=$((i + 1))
+  timeout 60 python3 -m neuronasv profile --backend cuda --variant naive --variant fused \
+    --shape 4x512 --shape 8x1024x4096 --samples 30 --no-roofline --quiet \
+    --json "$W/runs/run$i.json" > /dev/null 2>> "$W/logs/runs.err" || echo "run $i failed"
+done
+echo "runs: $i processes in $((SECONDS - r0)) s"
+
+step "fixtures: Triton / cuDNN / module scopes"
+timeout 90 python3 bench/capture_device_fixtures.py --out "$W/fixtures" --backend cuda 2>&1 \
+  | grep -v '^USDT' | tee "$W/logs/fixtures.txt"
+
+step "device_check"
+OUT=$W/device_check DEVICE_VENV=/tmp/device-venv timeout 120 bash bench/device_check.sh cuda \
+  > "$W/logs/device_check.txt" 2>&1; echo "device_check rc=$?"; tail -5 "$W/logs/device_check.txt"
+
+step "demo --backend auto"
+t=$(( $(left) - 70 )); [ $t -gt 240 ] && t=240
+if [ $t -gt 60 ]; then
+  timeout $t python3 -m neuronasv demo --backend auto --out /tmp/h200-demo > "$W/logs/demo.txt" 2>&1
+  echo "demo rc=$? ($t s allowed)"; tail -15 "$W/logs/demo.txt"
+  cp /tmp/h200-demo/comment.md /tmp/h200-demo/findings*.json /tmp/h200-demo/compare*.txt /tmp/h200-demo/regressions.json "$W/" 2>/dev/null
+  cp -r /tmp/h200-demo/results "$W/demo-results" 2>/dev/null
+fi
+
+step "whole default suite, one commit"
+t=$(( $(left) - 10 ))
+if [ $t -gt 40 ]; then
+  s=$SECONDS
+  timeout $t python3 -m neuronasv run HEAD --backend cuda --machine h200 --results-dir /tmp/h200-results \
+    > "$W/logs/suite.txt" 2>&1
+  echo "suite rc=$? in $((SECONDS - s)) s ($t s allowed)"; tail -8 "$W/logs/suite.txt"
+  cp -r /tmp/h200-results "$W/suite-results" 2>/dev/null
+fi
+step "done"
