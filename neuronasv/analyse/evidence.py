@@ -16,17 +16,40 @@ Ops and their calls per iteration are compared for every configuration (workload
 dtype) profiled on both sides; signatures only where both sides have them: a side
 captured without the shapes pass (older results) has no signatures and gives no
 ``shapes`` change, never a false one.
+
+**Work decides where timing cannot** (:func:`apply_work`). A change has a *direction* when
+it is one-sided: an op added, more calls, more bytes and no fewer FLOPs (``more``), or the
+mirror image (``less``); a configuration has one when all its changes agree. Strictly
+more work cannot take less device time except by noise, so when the timing test left a
+series undecided (``noisy`` or ``unchanged``) a one-sided work change decides it: the
+verdict is ``regression`` (``improvement``) with ``basis="work"``, and the timing stays
+beside it as the measured size with its confidence interval. A significant timing verdict
+always stands (more work that runs faster is news the reviewer must see, with a warning);
+mixed changes (an op replaced by another) are left to the timing. Identical code has no
+work change, so this adds no false alarm to an A/A comparison.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Literal
 
-from neuronasv.model import OpProfile, WorkChange, WorkloadProfile
-from neuronasv.model.findings import WorkKind
+from neuronasv.model import Finding, OpProfile, WorkChange, WorkloadProfile
+from neuronasv.model.findings import Verdict, WorkKind
 
-__all__ = ["has_evidence", "work_changes"]
+__all__ = [
+    "Direction",
+    "apply_work",
+    "change_direction",
+    "config_directions",
+    "has_evidence",
+    "work_changes",
+]
+
+Direction = Literal["more", "less", "mixed"]
+Config = tuple[str | None, str | None, str | None]
 
 
 def has_evidence(profile: WorkloadProfile) -> bool:
@@ -113,3 +136,119 @@ def work_changes(
             )
     out.sort(key=lambda w: (w.workload, w.shape, w.dtype, w.op))
     return tuple(out)
+
+
+def _cmp(a: float | None, b: float | None) -> int | None:
+    """-1/0/+1 for b vs a; None when a side is unknown."""
+    if a is None or b is None:
+        return None
+    if _same(a, b):
+        return 0
+    return 1 if b > a else -1
+
+
+def change_direction(w: WorkChange) -> Direction:
+    """``more``/``less`` when the op's work moved one way only, else ``mixed``.
+
+    New op: more; removed: less. Otherwise calls, bytes and FLOPs per iteration are
+    compared: all that are known move the same way (or stay) and at least one moves. A
+    shapes change with unknown bytes and FLOPs has no direction (``mixed``).
+    """
+    if w.kind == "new":
+        return "more"
+    if w.kind == "removed":
+        return "less"
+    signs = [
+        c
+        for c in (
+            _cmp(w.calls_base, w.calls_head),
+            _cmp(w.bytes_base, w.bytes_head),
+            _cmp(w.flops_base, w.flops_head),
+        )
+        if c is not None
+    ]
+    if signs and all(c >= 0 for c in signs) and any(c > 0 for c in signs):
+        return "more"
+    if signs and all(c <= 0 for c in signs) and any(c < 0 for c in signs):
+        return "less"
+    return "mixed"
+
+
+def config_directions(work: Iterable[WorkChange]) -> dict[Config, Direction]:
+    """Per configuration: ``more``/``less`` when every change of it agrees, else ``mixed``."""
+    out: dict[Config, Direction] = {}
+    for w in work:
+        d = change_direction(w)
+        prev = out.get(w.config)
+        out[w.config] = d if prev is None or prev == d else "mixed"
+    return out
+
+
+def _summary(changes: Sequence[WorkChange]) -> str:
+    parts = []
+    for w in changes[:3]:
+        if w.kind in ("new", "removed"):
+            parts.append(f"{w.kind} op {w.op}")
+        elif w.kind == "calls" and w.calls_base is not None and w.calls_head is not None:
+            parts.append(f"{w.op} {w.calls_base:g} → {w.calls_head:g} calls")
+        elif w.bytes_base and w.bytes_head:
+            parts.append(f"{w.op} bytes ×{w.bytes_head / w.bytes_base:.3g}")
+        else:
+            parts.append(f"{w.op} {w.kind}")
+    more = f" and {len(changes) - 3} more" if len(changes) > 3 else ""
+    return ", ".join(parts) + more
+
+
+def apply_work(findings: Sequence[Finding], work: Iterable[WorkChange]) -> list[Finding]:
+    """Decide the series the timing left open from one-sided work changes (module doc).
+
+    A workload total follows its configuration's direction; an op series its own
+    change's. Only ``noisy`` and ``unchanged`` verdicts change, never an acknowledged
+    finding; a significant timing verdict against the work's direction gets a warning.
+    """
+    changes = list(work)
+    by_config: dict[Config, list[WorkChange]] = {}
+    for w in changes:
+        by_config.setdefault(w.config, []).append(w)
+    directions = config_directions(changes)
+    by_op: dict[tuple[Config, str], WorkChange] = {(w.config, w.op): w for w in changes}
+    out = []
+    for f in findings:
+        s = f.series
+        key: Config = (s.workload, s.shape, s.dtype)
+        if s.op is None:
+            d = directions.get(key)
+            these = by_config.get(key, [])
+        else:
+            hit = by_op.get((key, s.op))
+            d = change_direction(hit) if hit is not None else None
+            these = [hit] if hit is not None else []
+        if d is None or d == "mixed" or f.acknowledged is not None:
+            out.append(f)
+            continue
+        verdict: Verdict = "regression" if d == "more" else "improvement"
+        word = "more" if d == "more" else "less"
+        if f.verdict in ("regression", "improvement"):
+            if f.verdict != verdict:
+                note = f"{word} work at head ({_summary(these)}) yet the time moved the other way"
+                f = replace(f, warnings=(*f.warnings, note))
+            out.append(f)
+            continue
+        if f.verdict not in ("noisy", "unchanged"):
+            out.append(f)
+            continue
+        out.append(
+            replace(
+                f,
+                verdict=verdict,
+                basis="work",
+                confirmed=True,
+                reason=(
+                    f"certain from the exact work: {word} work at head ({_summary(these)});"
+                    f" the timing alone did not decide: {f.reason}"
+                ),
+                warnings=tuple(w for w in f.warnings if w != "not confirmed on re-measurement"),
+            )
+        )
+    return out
+

@@ -51,7 +51,7 @@ from neuronasv.analyse import stats
 from neuronasv.analyse.acks import Acknowledgement, match_ack
 from neuronasv.analyse.attribution import attribute
 from neuronasv.analyse.causes import find_causes
-from neuronasv.analyse.evidence import work_changes
+from neuronasv.analyse.evidence import apply_work, work_changes
 from neuronasv.analyse.floors import FloorKey, NoiseFloor, floor_key, noise_floors
 from neuronasv.analyse.health import device_health
 from neuronasv.analyse.multitest import DEFAULT_OP_SHARE, adjusted_pvalues, hierarchy
@@ -703,6 +703,7 @@ def compare(
     head_profiles = history.profiles.get((hm, head), ())
     work = work_changes(base_profiles, head_profiles)
     findings = judge(pairs, settings, floors, boost={(w.workload, w.shape, w.dtype) for w in work})
+    findings = apply_work(findings, work)
     findings = attribute(findings, base_profiles=base_profiles, head_profiles=head_profiles)
     ack_list = list(acks)
     if ack_list:
