@@ -19,7 +19,9 @@ captured without the shapes pass (older results) has no signatures and gives no
 
 **Work decides where timing cannot** (:func:`apply_work`). A change has a *direction* when
 it is one-sided: an op added, more calls, more bytes and no fewer FLOPs (``more``), or the
-mirror image (``less``); a configuration has one when all its changes agree. Strictly
+mirror image (``less``); a configuration has one when all its changes agree, or else
+when its changed ops' total calls, bytes and FLOPs move one way
+(:func:`config_directions`). Strictly
 more work cannot take less device time except by noise, so when the timing test left a
 series undecided (``noisy`` or ``unchanged``) a one-sided work change decides it: the
 verdict is ``regression`` (``improvement``) with ``basis="work"``, and the timing stays
@@ -41,6 +43,7 @@ from neuronasv.model.findings import Verdict, WorkKind
 
 __all__ = [
     "Direction",
+    "aggregate",
     "apply_work",
     "change_direction",
     "config_directions",
@@ -175,13 +178,51 @@ def change_direction(w: WorkChange) -> Direction:
 
 
 def config_directions(work: Iterable[WorkChange]) -> dict[Config, Direction]:
-    """Per configuration: ``more``/``less`` when every change of it agrees, else ``mixed``."""
-    out: dict[Config, Direction] = {}
+    """Per configuration: ``more``/``less`` when its work moved one way, else ``mixed``.
+
+    First by dominance (every change agrees: certain). Otherwise by the totals over the
+    configuration's changed ops — calls, bytes and FLOPs per iteration — under the cost
+    model every roofline uses (device time does not fall when calls, bytes and FLOPs all
+    stay or rise): all three totals move the same way or stay, at least one moves. An op
+    without a cost formula (a wrapper such as ``aten::to``, whose work its child
+    ``aten::copy_`` carries) counts by its calls only. Anything else is ``mixed``.
+    """
+    groups: dict[Config, list[WorkChange]] = {}
     for w in work:
-        d = change_direction(w)
-        prev = out.get(w.config)
-        out[w.config] = d if prev is None or prev == d else "mixed"
+        groups.setdefault(w.config, []).append(w)
+    out: dict[Config, Direction] = {}
+    for cfg, changes in groups.items():
+        dirs = {change_direction(w) for w in changes}
+        if len(dirs) == 1 and dirs != {"mixed"}:
+            out[cfg] = dirs.pop()
+            continue
+        signs = [
+            _cmp(
+                sum(getattr(w, f"{what}_base") or 0.0 for w in changes),
+                sum(getattr(w, f"{what}_head") or 0.0 for w in changes),
+            )
+            for what in ("calls", "bytes", "flops")
+        ]
+        known = [c for c in signs if c is not None]
+        if known and all(c >= 0 for c in known) and any(c > 0 for c in known):
+            out[cfg] = "more"
+        elif known and all(c <= 0 for c in known) and any(c < 0 for c in known):
+            out[cfg] = "less"
+        else:
+            out[cfg] = "mixed"
     return out
+
+
+def aggregate(changes: Sequence[WorkChange]) -> str:
+    """``calls 10 → 10, bytes ×41, FLOPs ×1.3`` over the changed ops (for reasons)."""
+    parts = []
+    for what, label in (("calls", "calls"), ("bytes", "bytes"), ("flops", "FLOPs")):
+        b = sum(getattr(w, f"{what}_base") or 0.0 for w in changes)
+        h = sum(getattr(w, f"{what}_head") or 0.0 for w in changes)
+        if _same(b, h):
+            continue
+        parts.append(f"{label} ×{h / b:.3g}" if b > 0 else f"{label} {b:g} → {h:g}")
+    return ", ".join(parts)
 
 
 def _summary(changes: Sequence[WorkChange]) -> str:
@@ -216,9 +257,12 @@ def apply_work(findings: Sequence[Finding], work: Iterable[WorkChange]) -> list[
     for f in findings:
         s = f.series
         key: Config = (s.workload, s.shape, s.dtype)
+        summary = ""
         if s.op is None:
             d = directions.get(key)
             these = by_config.get(key, [])
+            if len({change_direction(w) for w in these}) > 1:
+                summary = f"over the changed ops {aggregate(these)}: "
         else:
             hit = by_op.get((key, s.op))
             d = change_direction(hit) if hit is not None else None
@@ -244,8 +288,8 @@ def apply_work(findings: Sequence[Finding], work: Iterable[WorkChange]) -> list[
                 basis="work",
                 confirmed=True,
                 reason=(
-                    f"certain from the exact work: {word} work at head ({_summary(these)});"
-                    f" the timing alone did not decide: {f.reason}"
+                    f"certain from the exact work: {word} work at head"
+                    f" ({summary}{_summary(these)}); the timing alone did not decide: {f.reason}"
                 ),
                 warnings=tuple(w for w in f.warnings if w != "not confirmed on re-measurement"),
             )

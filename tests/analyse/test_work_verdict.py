@@ -51,10 +51,11 @@ def test_direction_of_one_change(change: WorkChange, direction: str) -> None:
     assert change_direction(change) == direction
 
 
-def test_a_configuration_has_a_direction_only_when_every_change_agrees() -> None:
+def test_a_configuration_has_a_direction_when_its_changes_or_their_totals_agree() -> None:
     more = [wc("aten::full_like", "new"), wc("aten::add", "bytes", bytes_base=1, bytes_head=9)]
     assert config_directions(more) == {CFG: "more"}
-    assert config_directions([*more, wc("aten::fill_", "removed")]) == {CFG: "mixed"}
+    fewer_calls = wc("aten::fill_", "removed", calls_base=1, bytes_base=4)
+    assert config_directions([*more, fewer_calls]) == {CFG: "mixed"}  # calls down, bytes up
 
 
 def test_more_work_decides_an_undecided_total_and_op_and_keeps_the_timing_beside() -> None:
@@ -115,3 +116,33 @@ def test_basis_round_trips_and_old_documents_read_as_timing() -> None:
     bad = {**f.to_json(), "basis": "vibes"}
     with pytest.raises(Exception, match="basis"):
         Finding.from_json(bad, "t")
+
+
+def test_the_demo_change_is_more_work_in_total_though_a_scalar_copy_is_gone() -> None:
+    """The eps patch on the CPU: one scalar-to-tensor copy fewer, but add/rsqrt/fill_ now
+    run over every element and full_like/empty_like are new: more work in total."""
+    work = [
+        wc("aten::to", "calls", calls_base=2, calls_head=1),
+        wc("aten::copy_", "calls", calls_base=2, calls_head=1, bytes_base=24, bytes_head=12,
+           flops_base=0, flops_head=0),
+        wc("aten::add", "shapes", calls_base=1, calls_head=1, bytes_base=40, bytes_head=16400,
+           flops_base=4, flops_head=4),
+        wc("aten::rsqrt", "shapes", calls_base=1, calls_head=1, bytes_base=32,
+           bytes_head=16384, flops_base=4, flops_head=2048),
+        wc("aten::full_like", "new", calls_head=1),
+        wc("aten::empty_like", "new", calls_head=1, bytes_head=0, flops_head=0),
+    ]
+    assert config_directions(work) == {CFG: "more"}
+    (t, c) = apply_work([total("noisy"), op("aten::copy_", "noisy")], work)
+    assert (t.verdict, t.basis) == ("regression", "work")
+    assert "over the changed ops calls" not in t.reason  # calls stay 5 -> 5
+    assert "bytes ×" in t.reason and "FLOPs ×" in t.reason
+    assert (c.verdict, c.basis) == ("improvement", "work")  # that op does less
+
+
+def test_fewer_calls_against_more_bytes_has_no_direction() -> None:
+    work = [
+        wc("aten::to", "calls", calls_base=3, calls_head=1),
+        wc("aten::add", "shapes", calls_base=1, calls_head=1, bytes_base=40, bytes_head=400),
+    ]
+    assert config_directions(work) == {CFG: "mixed"}
