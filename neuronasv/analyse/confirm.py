@@ -31,7 +31,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from neuronasv.analyse.causes import MOVED_VERDICTS, find_causes
-from neuronasv.analyse.evidence import apply_work
+from neuronasv.analyse.evidence import apply_work, work_decides
 from neuronasv.analyse.floors import FloorKey, NoiseFloor
 from neuronasv.analyse.multitest import spend
 from neuronasv.analyse.pairwise import PairInput, Settings, judge
@@ -145,6 +145,7 @@ def confirm(
     ]
     measured = todo + extra
     changed = {(w.workload, w.shape, w.dtype) for w in doc.work}
+    certain = work_decides([f.series for f in todo], doc.work)
     data: dict[str, dict[SeriesId, list[tuple[float, ...]]]] = {"base": {}, "head": {}}
     done: dict[int, Finding] = {}  # suspect index -> its deciding judgement
     rejected: set[int] = set()
@@ -193,7 +194,9 @@ def confirm(
             if g.p_adjusted is not None and g.p_adjusted <= level:
                 rejected.add(i)
                 done[i] = g
-            elif _futile(g, st):
+            elif _futile(g, st) or certain[i]:
+                # Futile: the CI lies within the minimum effect. Certain: the exact work
+                # decides the direction; more rounds would only narrow its size.
                 done[i] = g
         if progress:
             progress(

@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Literal
 
-from neuronasv.model import Finding, OpProfile, WorkChange, WorkloadProfile
+from neuronasv.model import Finding, OpProfile, SeriesId, WorkChange, WorkloadProfile
 from neuronasv.model.findings import Verdict, WorkKind
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "config_directions",
     "has_evidence",
     "work_changes",
+    "work_decides",
 ]
 
 Direction = Literal["more", "less", "mixed"]
@@ -238,6 +239,25 @@ def _summary(changes: Sequence[WorkChange]) -> str:
             parts.append(f"{w.op} {w.kind}")
     more = f" and {len(changes) - 3} more" if len(changes) > 3 else ""
     return ", ".join(parts) + more
+
+
+def work_decides(series: Iterable[SeriesId], work: Iterable[WorkChange]) -> list[bool]:
+    """Per series: True when its work moved one way (its verdict is certain without timing).
+
+    Confirmation uses it to stop adding rounds for such series: more rounds would only
+    narrow the size of a change whose direction is already known.
+    """
+    changes = list(work)
+    directions = config_directions(changes)
+    ops: dict[tuple[Config, str], Direction] = {
+        (w.config, w.op): change_direction(w) for w in changes
+    }
+    out = []
+    for s in series:
+        key: Config = (s.workload, s.shape, s.dtype)
+        d = directions.get(key) if s.op is None else ops.get((key, s.op))
+        out.append(d in ("more", "less"))
+    return out
 
 
 def apply_work(findings: Sequence[Finding], work: Iterable[WorkChange]) -> list[Finding]:
