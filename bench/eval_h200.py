@@ -208,8 +208,8 @@ def pool_main(args, st) -> None:
     tp = targets(pool)
     print(
         f"pool: {len(pool)} processes of one code ({args.runs}); floors from"
-        f" {' + '.join(str(len(h)) for h in history) or 'no'} history runs + the pool runs not"
-        f" {'in the pool (oracle)' if ORACLE else 'not drawn'}; op share"
+        f" {' + '.join(str(len(h)) for h in history) or 'no'} history runs + the pool runs"
+        f" {'all in the pool (oracle)' if ORACLE else 'not drawn'}; op share"
         f" {st.op_share:.0%}; {len(pool[0])} series a comparison, n={args.n}, rule {args.rule},"
         f" alpha {st.alpha}, {args.trials} trials"
     )
