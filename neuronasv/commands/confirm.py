@@ -28,6 +28,7 @@ from neuronasv.commands.args import (
 )
 from neuronasv.commands.compare import add_floor_args, emit, failing, floors_for, render
 from neuronasv.errors import RegressionFound, UsageError
+from neuronasv.model import FindingsDocument
 from neuronasv.report.load import load_findings
 
 __all__ = ["add_parser", "run"]
@@ -73,7 +74,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="start no new round that would end past this many seconds (no limit)",
     )
     p.add_argument(
-        "--samples", type=int_at_least(1), default=10, help="samples per side per round (10)"
+        "--samples",
+        type=int_at_least(1),
+        default=None,
+        help="samples per side per round (default: 10 on the CPU, 30 on an accelerator, where"
+        " samples are nearly free and the median's sampling error is most of an op's"
+        " round-to-round noise)",
     )
     p.add_argument(
         "--backend", default="auto", help="auto (default), cpu, cuda or neuron: where to re-measure"
@@ -117,6 +123,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+#: Samples per side per round when --samples is not given, by the compared runs' backend.
+#: On the H200, 57-90 % of an op's between-process variance of a 30-sample median is that
+#: median's own sampling error (docs/analysis.md); a CPU sample costs real CPU time.
+SAMPLES_BY_BACKEND = {"cpu": 10}
+ACCELERATOR_SAMPLES = 30
+
+
+def default_samples(doc: FindingsDocument) -> int:
+    """10 on the CPU (or an unknown backend), 30 on an accelerator (cuda, neuron)."""
+    backend = (doc.head.fingerprint.get("backend") if doc.head else None) or "cpu"
+    return SAMPLES_BY_BACKEND.get(backend, ACCELERATOR_SAMPLES if backend else 10)
+
+
 def run(args: argparse.Namespace) -> int:
     fail_rule = Rule.parse(args.fail_on) if args.fail_on else None  # bad rule: before work
     doc = load_findings(args.findings)
@@ -131,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         base=doc.base.commit,
         head=doc.head.commit,
         backend=args.backend,
-        samples=args.samples,
+        samples=args.samples or default_samples(doc),
     )
     floors = floors_for(args, doc.base.machine, (doc.head.commit,)) if args.history_dir else None
     recorder = RecordingRunner(runner)

@@ -146,3 +146,16 @@ def test_fewer_calls_against_more_bytes_has_no_direction() -> None:
         wc("aten::add", "shapes", calls_base=1, calls_head=1, bytes_base=40, bytes_head=400),
     ]
     assert config_directions(work) == {CFG: "mixed"}
+
+
+def test_confirm_takes_more_samples_per_round_on_an_accelerator() -> None:
+    from neuronasv.commands.confirm import default_samples
+    from neuronasv.model import FindingsDocument, RunRef
+
+    def doc(backend: str | None) -> FindingsDocument:
+        fp = {"backend": backend} if backend else {}
+        return FindingsDocument("compare", RunRef("a" * 40, "m", fp), RunRef("b" * 40, "m", fp))
+
+    assert default_samples(doc("cpu")) == 10
+    assert default_samples(doc(None)) == 10
+    assert default_samples(doc("cuda")) == 30 and default_samples(doc("neuron")) == 30
