@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 
 from neuronasv.model import OpProfile, WorkChange, WorkloadProfile
 from neuronasv.model.findings import WorkKind
+from neuronasv.samples import median
 
 __all__ = ["has_evidence", "work_changes"]
 
@@ -35,11 +36,9 @@ def has_evidence(profile: WorkloadProfile) -> bool:
 
 
 def _median(xs: Sequence[float]) -> float | None:
-    s = sorted(x for x in xs if math.isfinite(x))
-    if not s:
-        return None
-    n = len(s)
-    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2.0
+    """Median of the finite values, None without any."""
+    s = [x for x in xs if math.isfinite(x)]
+    return median(s) if s else None
 
 
 def _same(a: float | None, b: float | None) -> bool:

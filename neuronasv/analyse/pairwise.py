@@ -68,12 +68,12 @@ from neuronasv.model import (
     SeriesId,
 )
 from neuronasv.model.findings import Verdict
+from neuronasv.samples import NOISE_THRESHOLD, median, noise
 
 __all__ = [
     "INCOMPARABLE_KEYS",
     "MIN_ROUNDS",
     "MIN_SAMPLES",
-    "NOISE_WARN",
     "Evidence",
     "PairInput",
     "Settings",
@@ -90,7 +90,6 @@ MIN_ROUNDS = 2  # paired rounds a side for the rounds test (one round = a single
 #: so the pooled prior must not count as more than this.
 MAX_POOLED_DF = 8.0
 MIN_SAMPLES = 3  # below this on either side the test cannot reach significance: factor-only
-NOISE_WARN = 0.10  # IQR/median above this gets a warning (torch.utils.benchmark's figure)
 INCOMPARABLE_KEYS = ("backend", "device_model")
 
 
@@ -121,7 +120,7 @@ class Settings:
             ),
             "ci": f"{self.confidence:.0%} percentile bootstrap of the ratio of medians"
             f" ({self.resamples} resamples, seed {self.seed})",
-            "noise_warn": NOISE_WARN,
+            "noise_warn": NOISE_THRESHOLD,
             "rounds_test": (
                 "per-round log-ratio of medians, moderated t (prior: the series' noise"
                 " floor, else the pooled round-to-round variance of the other workloads'"
@@ -333,14 +332,14 @@ def _measure(pi: PairInput, st: Settings) -> Evidence:
             ph = tuple(x for rnd in hr for x in rnd)
             return Evidence(
                 "rounds",
-                base=stats.median(pb),
-                head=stats.median(ph),
+                base=median(pb),
+                head=median(ph),
                 samples=(pb, ph),
                 log_ratios=tuple(float(x) for x in d),
-                noise=(stats.noise(pb), stats.noise(ph)),
+                noise=(noise(pb), noise(ph)),
             )
     if len(sb) >= MIN_SAMPLES and len(sh) >= MIN_SAMPLES:
-        mb, mh = stats.median(sb), stats.median(sh)
+        mb, mh = median(sb), median(sh)
         ci = (
             None
             if st.resamples <= 0
@@ -359,7 +358,7 @@ def _measure(pi: PairInput, st: Settings) -> Evidence:
             ratio=mh / mb if mb != 0.0 else None,
             ci=ci,
             samples=(tuple(sb), tuple(sh)),
-            noise=(stats.noise(sb), stats.noise(sh)),
+            noise=(noise(sb), noise(sh)),
             warnings=tuple(warns),
         )
     warns.append(
@@ -441,7 +440,7 @@ def _verdict(
     rule = st.rules.for_series(pi.series)
     warnings = list(e.warnings)
     for side, nz in zip(("base", "head"), e.noise, strict=True):
-        if nz is not None and nz > NOISE_WARN:
+        if nz is not None and nz > NOISE_THRESHOLD:
             warnings.append(f"noisy {side}: IQR/median {nz * 100:.0f} %")
     effect = _pct(e.ratio) if e.ratio is not None else "n/a"
     ci_txt = f" (CI {_pct(e.ci[0])} to {_pct(e.ci[1])})" if e.ci else ""

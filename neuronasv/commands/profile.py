@@ -14,6 +14,7 @@ from typing import Any
 
 from neuronasv.commands.args import int_at_least, output_dir, output_file, write_output
 from neuronasv.model.profile import ProfileDocument, WorkloadProfile
+from neuronasv.samples import median, noise
 
 __all__ = ["DEFAULT_VARIANTS", "add_parser", "comparison_line", "render_profile", "run"]
 
@@ -114,12 +115,6 @@ def _safe(text: str) -> str:
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(text))
 
 
-def _median(values: Sequence[float]) -> float:
-    from neuronasv.measure.profiling import _median as med
-
-    return med(values)
-
-
 def _fmt_us(us: float) -> str:
     if us >= 1000:
         return f"{us / 1000:.3f} ms"
@@ -131,10 +126,8 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from neuronasv.measure.profiling import spread
-
     n = len(profile.device_time_us)
-    total = _median(profile.device_time_us)
+    total = median(profile.device_time_us)
     what = (
         "self CPU time (CPU backend: the CPU is the device)"
         if profile.device_time_is_cpu
@@ -143,7 +136,7 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
     title = Text(
         f"{_safe(profile.name)} [{profile.shape}, {profile.dtype}] on {profile.backend}: "
         f"{_fmt_us(total)} per iteration (median of {n} samples, IQR/median "
-        f"{spread(profile.device_time_us):.0%})"
+        f"{noise(profile.device_time_us) or 0.0:.0%})"
     )
     table = Table(
         title=title,
@@ -165,9 +158,9 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
         table.add_column("of peak", justify="right")
     # Largest first by the median shown in the table (not by the sum over samples, which
     # can order two ops differently when one has an outlier sample).
-    ranked = sorted(profile.ops, key=lambda o: (-_median(o.self_device_time_us), o.op))
+    ranked = sorted(profile.ops, key=lambda o: (-median(o.self_device_time_us), o.op))
     for op in ranked:
-        dev = _median(op.self_device_time_us)
+        dev = median(op.self_device_time_us)
         share = dev / total if total else 0.0
         per_call = dev / op.calls_per_iter if op.calls_per_iter else dev
         cells: list[Text | str] = [
@@ -176,8 +169,8 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
             _fmt_us(dev),
             f"{share:.1%}",
             _fmt_us(per_call),
-            f"{spread(op.self_device_time_us):.0%}",
-            _fmt_us(_median(op.self_cpu_time_us)),
+            f"{noise(op.self_device_time_us) or 0.0:.0%}",
+            _fmt_us(median(op.self_cpu_time_us)),
         ]
         if roofline:
             frac = op.roofline_fraction
@@ -192,8 +185,8 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
         c = profile.canary
         console.print(
             Text(
-                f"canary {_safe(c.name)}: start {_median(c.start_us):.0f} µs,"
-                f" end {_median(c.end_us):.0f} µs"
+                f"canary {_safe(c.name)}: start {median(c.start_us):.0f} µs,"
+                f" end {median(c.end_us):.0f} µs"
             )
         )
 
@@ -206,10 +199,10 @@ def comparison_line(profiles: Sequence[WorkloadProfile]) -> str | None:
     if len(profiles) < 2:
         return None
     base = profiles[0]
-    base_t = _median(base.device_time_us)
+    base_t = median(base.device_time_us)
     parts = []
     for i, p in enumerate(profiles[1:]):
-        t = _median(p.device_time_us)
+        t = median(p.device_time_us)
         if t <= 0 or base_t <= 0:
             continue
         ratio = base_t / t

@@ -50,6 +50,7 @@ from neuronasv.publish import render
 from neuronasv.publish.feeds import atom_feed, regressions_json
 from neuronasv.publish.render import fmt_value, h, script_json, sparkline_svg
 from neuronasv.publish.sitedata import MachineData, SiteData
+from neuronasv.samples import NOISE_THRESHOLD
 
 __all__ = [
     "CHUNK",
@@ -70,8 +71,7 @@ _OWN_BEFORE_MANIFEST = frozenset({".neuronasv-cache", _MANIFEST + ".tmp"})
 _CHUNK_PATH = re.compile(r"m/[A-Za-z0-9._-]+/[A-Za-z0-9._-]+/c[0-9]{5}\.js")
 _CHUNK_HEAD = b"NASV.chunk("
 _ASSETS = ("uPlot.iife.min.js", "uPlot.min.css", "uPlot.LICENSE", "site.css", "site.js")
-NOISY = 0.10  # IQR/median above this over the recent commits: noise level "high"
-QUIET = 0.02  # ... below this: "low"
+QUIET = 0.02  # IQR/median below this: noise level "low" (above NOISE_THRESHOLD: "high")
 
 
 @dataclass(frozen=True)
@@ -239,7 +239,7 @@ def noise_levels(md: MachineData) -> list[float | None]:
 def _noise_badge(level: float | None) -> str:
     if level is None:
         return '<span class="nz nz-none" title="no quartiles recorded">–</span>'
-    cls = "low" if level < QUIET else ("mid" if level < NOISY else "high")
+    cls = "low" if level < QUIET else ("mid" if level < NOISE_THRESHOLD else "high")
     pct = f"{level * 100:.1f}" if level < 0.1 else f"{level * 100:.0f}"
     return (
         f'<span class="nz nz-{cls}" title="noise: within-run IQR/median, median of the last'

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from analyse_asvdata import neuronasv_run
 
+from neuronasv import samples
 from neuronasv.analyse import stats
 from neuronasv.analyse.acks import Acknowledgement
 from neuronasv.analyse.attribution import attribute, headline
@@ -41,7 +42,7 @@ def test_bootstrap_ci_is_deterministic_and_covers():
     ci1 = stats.bootstrap_ratio_ci(a, b, seed=7)
     assert ci1 == stats.bootstrap_ratio_ci(a, b, seed=7)
     assert ci1 is not None and ci1[0] < 1.1 < ci1[1] and ci1[0] > 1.0
-    assert stats.noise([1.0, 2.0, 3.0, 4.0, 5.0]) == pytest.approx(2.0 / 3.0)
+    assert samples.noise([1.0, 2.0, 3.0, 4.0, 5.0]) == pytest.approx(2.0 / 3.0)
 
 
 def test_rules_parse_and_overrides():
