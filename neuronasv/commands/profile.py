@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from neuronasv.commands.args import int_at_least, output_dir, output_file, write_output
+from neuronasv.format import format_pct, format_value
 from neuronasv.model.profile import ProfileDocument, WorkloadProfile
 from neuronasv.samples import median, noise
 
@@ -116,9 +117,7 @@ def _safe(text: str) -> str:
 
 
 def _fmt_us(us: float) -> str:
-    if us >= 1000:
-        return f"{us / 1000:.3f} ms"
-    return f"{us:.2f} µs"
+    return format_value(us * 1e-6, "seconds")
 
 
 def render_profile(profile: WorkloadProfile, console: Any) -> None:
@@ -136,7 +135,7 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
     title = Text(
         f"{_safe(profile.name)} [{profile.shape}, {profile.dtype}] on {profile.backend}: "
         f"{_fmt_us(total)} per iteration (median of {n} samples, IQR/median "
-        f"{noise(profile.device_time_us) or 0.0:.0%})"
+        f"{format_pct(noise(profile.device_time_us) or 0.0)})"
     )
     table = Table(
         title=title,
@@ -167,14 +166,14 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
             Text(_safe(op.op)),
             f"{op.calls_per_iter:g}",
             _fmt_us(dev),
-            f"{share:.1%}",
+            format_pct(share),
             _fmt_us(per_call),
-            f"{noise(op.self_device_time_us) or 0.0:.0%}",
+            format_pct(noise(op.self_device_time_us) or 0.0),
             _fmt_us(median(op.self_cpu_time_us)),
         ]
         if roofline:
             frac = op.roofline_fraction
-            cells.append("-" if frac is None else f"{frac:.1%}")
+            cells.append("-" if frac is None else format_pct(frac))
         table.add_row(*cells)
     console.print(table)
     for w in profile.warnings:
@@ -185,8 +184,8 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
         c = profile.canary
         console.print(
             Text(
-                f"canary {_safe(c.name)}: start {median(c.start_us):.0f} µs,"
-                f" end {median(c.end_us):.0f} µs"
+                f"canary {_safe(c.name)}: start {_fmt_us(median(c.start_us))},"
+                f" end {_fmt_us(median(c.end_us))}"
             )
         )
 

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from neuronasv.errors import BackendUnavailable, CaptureError, UsageError
+from neuronasv.format import format_pct
 from neuronasv.measure.backends.base import Backend
 from neuronasv.measure.workloads import Workload, dtype_name, parse_dtype, parse_shape, shape_label
 from neuronasv.model.profile import OpProfile, WorkloadProfile
@@ -244,7 +245,8 @@ def summarize_cycles(
     total_spread = noise(totals) or 0.0
     if total_spread > NOISE_THRESHOLD:
         warnings_out.append(
-            f"noisy: device time IQR/median = {total_spread:.0%} > {NOISE_THRESHOLD:.0%}"
+            f"noisy: device time IQR/median = {format_pct(total_spread)}"
+            f" > {format_pct(NOISE_THRESHOLD)}"
             f" over {n} samples (more --samples or --active iterations per sample help)"
         )
     total_median = _median(totals)
@@ -253,10 +255,10 @@ def summarize_cycles(
         share = _median(o.self_device_time_us) / total_median if total_median else 0.0
         op_spread = noise(o.self_device_time_us) or 0.0
         if share >= 0.05 and op_spread > NOISE_THRESHOLD:
-            noisy_ops.append(f"{o.op} {op_spread:.0%}")
+            noisy_ops.append(f"{o.op} {format_pct(op_spread)}")
     if noisy_ops:
         warnings_out.append(
-            f"noisy ops (IQR/median > {NOISE_THRESHOLD:.0%}): " + ", ".join(noisy_ops)
+            f"noisy ops (IQR/median > {format_pct(NOISE_THRESHOLD)}): " + ", ".join(noisy_ops)
         )
     return WorkloadProfile(
         name=name,
