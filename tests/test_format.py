@@ -49,7 +49,8 @@ def test_p_values(p: float, text: str, sentence: str) -> None:
 @pytest.mark.parametrize(
     ("value", "unit", "text"),
     [
-        (0.002355, "seconds", "2.35 ms"), (0.0099996, "seconds", "10.0 ms"), (2.36e-5, "seconds", "23.6 µs"), (236e-9, "s", "236 ns"),
+        (0.002355, "seconds", "2.35 ms"), (0.0099996, "seconds", "10.0 ms"),
+        (2.36e-5, "seconds", "23.6 µs"), (236e-9, "s", "236 ns"),
         (1.5, "seconds", "1.50 s"), (512, "bytes", "512 bytes"), (1536, "bytes", "1.50 KiB"),
         (64 * 2**20, "bytes", "64.0 MiB"), (3 * 2**30, "bytes", "3.00 GiB"),
         (3.14159, "flops", "3.142 flops"), (None, "seconds", "n/a"),
