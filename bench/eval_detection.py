@@ -36,6 +36,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from neuronasv import samples
 from neuronasv.analyse import stats
 from neuronasv.analyse.attribution import attribute, headline
 from neuronasv.analyse.changepoints import CPSettings, detect
@@ -201,7 +202,7 @@ def floors_from(runs: list[Run], n: int) -> dict:
 
     out = {}
     for sid in runs[0]:
-        vals = [stats.median(r[sid][:n]) for r in runs if sid in r]
+        vals = [samples.median(r[sid][:n]) for r in runs if sid in r]
         got = stats.noise_floor(vals)
         if got is not None and got[1] >= 5:
             out[floor_key(sid)] = NoiseFloor(*got)
@@ -228,8 +229,8 @@ def pairs_for(base: list[Run], head: list[Run], n: int, rng) -> list[PairInput]:
             PairInput(
                 sid,
                 "µs",
-                Point("a", 0, stats.median(pb), tuple(pb)),
-                Point("b", 1, stats.median(ph), tuple(ph)),
+                Point("a", 0, samples.median(pb), tuple(pb)),
+                Point("b", 1, samples.median(ph), tuple(ph)),
                 br if len(br) > 1 else (),
                 hr if len(hr) > 1 else (),
             )
@@ -434,7 +435,7 @@ def spread(runs) -> None:
         if not all(sid in s for s in sides):
             continue
         meds = np.array([np.median(s[sid]) for s in sides])
-        within = np.median([stats.noise(s[sid][:10]) or 0 for s in sides])
+        within = np.median([samples.noise(s[sid][:10]) or 0 for s in sides])
         between = stats.MAD_K * np.median(np.abs(np.log(meds / np.median(meds))))
         rows.append((sid.label, within, between))
     rows.sort(key=lambda r: -r[2])

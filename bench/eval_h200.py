@@ -38,6 +38,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from eval_detection import pairs_for, series_of
 
+from neuronasv import samples
 from neuronasv.analyse import stats
 from neuronasv.analyse.floors import NoiseFloor, floor_key
 from neuronasv.analyse.pairwise import Settings, judge
@@ -74,7 +75,7 @@ def floors(history: list[list[Run]], n: int) -> dict:
     for g, runs in enumerate(history):
         for r in runs:
             for sid, x in r.items():
-                vals.setdefault(sid, []).append((g, stats.median(list(x[:n]))))
+                vals.setdefault(sid, []).append((g, samples.median(list(x[:n]))))
     out = {}
     for sid, seq in vals.items():
         breaks = [i for i in range(1, len(seq)) if seq[i][0] != seq[i - 1][0]]

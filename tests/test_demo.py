@@ -68,7 +68,7 @@ def test_verdict_names_the_cause_from_the_work_evidence() -> None:
     doc = replace(_doc(op, total), work=(work,))
     sentence = verdict_sentence(doc)
     assert sentence == (
-        "Regression: rmsnorm.naive: +13.0 % at 4x512 bf16 — regression confirmed at 1/1"
+        "Regression: rmsnorm.naive: +13 % at 4x512 bf16 — regression confirmed at 1/1"
         " configurations · work changed. aten::mul 3 → 4 calls."
     )
 

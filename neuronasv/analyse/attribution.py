@@ -24,10 +24,11 @@ from dataclasses import replace
 
 import numpy as np
 
+from neuronasv.format import format_delta_pct, format_signed, pct_number
 from neuronasv.model import Finding, OpContribution
 from neuronasv.model.profile import WorkloadProfile
 
-__all__ = ["MOVED", "attribute", "ci_text", "format_delta", "headline", "short_dtype"]
+__all__ = ["MOVED", "attribute", "ci_text", "headline", "short_dtype"]
 
 MOVED = ("regression", "improvement", "noisy")
 
@@ -165,30 +166,8 @@ def attribute(
     return out
 
 
-def format_delta(seconds: float, unit: str = "seconds") -> str:
-    """``+0.41 ms``, ``-12.3 µs``, ``+1.20 s``; other units plainly (``+3 bytes``)."""
-    sign = "+" if seconds >= 0 else "-"
-    a = abs(seconds)
-    if unit != "seconds":
-        return f"{sign}{a:.3g} {unit}"
-    if a >= 1.0:
-        return f"{sign}{a:.2f} s"
-    if a >= 1e-4:  # 0.1 ms and up in ms, as people read device time
-        return f"{sign}{a * 1e3:.2f} ms"
-    if a >= 1e-6:
-        return f"{sign}{a * 1e6:.1f} µs"
-    return f"{sign}{a * 1e9:.0f} ns"
-
-
-def _pct(ratio: float) -> str:
-    v = (ratio - 1.0) * 100.0
-    return f"{v:+.1f} %" if abs(v) < 10 else f"{v:+.0f} %"
-
-
-def _num(v: float, signed: bool = False) -> str:
-    x = (v - 1.0) * 100.0
-    fmt = ("+" if signed else "") + (".1f" if abs(x) < 10 else ".0f")
-    return format(x, fmt)
+def _num(ratio: float, signed: bool = False) -> str:
+    return pct_number(ratio - 1.0, signed=signed)
 
 
 def ci_text(low: float, high: float) -> str:
@@ -231,16 +210,16 @@ def headline(finding: Finding) -> str:
         name = s.label
     if finding.ratio is None or not math.isfinite(finding.ratio):
         return f"{name}: {finding.verdict}"
-    text = f"{name}: {_pct(finding.ratio)}"
+    text = f"{name}: {format_delta_pct(finding.ratio)}"
     if finding.ci_low is not None and finding.ci_high is not None:
         text += f" ({ci_text(finding.ci_low, finding.ci_high)})"
     if finding.attribution:
         # Signed parts that add up (the top op and the rest), never "explains 160 %".
         top, rest = finding.attribution[0], finding.attribution[1:]
-        text += f"; {top.op} {format_delta(top.delta, finding.unit)}{_calls(top)}"
+        text += f"; {top.op} {format_signed(top.delta, finding.unit)}{_calls(top)}"
         moved = [a for a in rest if a.delta != 0.0]
         if moved:
             other = sum(a.delta for a in moved)
             word = "op" if len(moved) == 1 else "ops"
-            text += f", {len(moved)} other {word} {format_delta(other, finding.unit)}"
+            text += f", {len(moved)} other {word} {format_signed(other, finding.unit)}"
     return text

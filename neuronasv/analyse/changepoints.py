@@ -39,6 +39,7 @@ from scipy import stats as _sps
 from neuronasv.analyse.acks import Acknowledgement, match_ack
 from neuronasv.analyse.pairwise import env_changes
 from neuronasv.analyse.states import MIN_POINTS  # fewer points: detect() does not run
+from neuronasv.format import format_delta_pct, p_text
 from neuronasv.model import ChangePoint, FindingsDocument, History, RunRef
 
 __all__ = ["MIN_POINTS", "CPSettings", "RawChange", "detect", "detect_history", "energy_split"]
@@ -225,8 +226,8 @@ def detect_history(
             fa = history.fingerprints.get((s.machine, after_c))
             envs = env_changes(fb, fa) if fb is not None and fa is not None else ()
             reason = (
-                f"{(ratio - 1) * 100:+.1f} % between {before_c[:8]} and {after_c[:8]}"
-                f" (t-test p={rc.p_value:.2g})"
+                f"{format_delta_pct(ratio)} between {before_c[:8]} and {after_c[:8]}"
+                f" (t-test {p_text(rc.p_value)})"
             )
             if envs:
                 named = ", ".join(f"{e.key} {e.before} → {e.after}" for e in envs)

@@ -37,6 +37,7 @@ from neuronasv.analyse.multitest import spend
 from neuronasv.analyse.pairwise import PairInput, Settings, judge
 from neuronasv.errors import CaptureError, StoreError, UsageError
 from neuronasv.model import Finding, FindingsDocument, Point, ProfileDocument, SeriesId
+from neuronasv.samples import median
 
 __all__ = [
     "Runner",
@@ -288,8 +289,8 @@ def _judge_all(
             PairInput(
                 series=f.series,
                 unit=f.unit,
-                base=Point("base", 0, _median(pb), tuple(pb)) if pb else None,
-                head=Point("head", 1, _median(ph), tuple(ph)) if ph else None,
+                base=Point("base", 0, median(pb), tuple(pb)) if pb else None,
+                head=Point("head", 1, median(ph), tuple(ph)) if ph else None,
                 base_rounds=tuple(b),
                 head_rounds=tuple(h),
             )
@@ -364,12 +365,6 @@ def _timing_from(new: Finding, g: Finding) -> Finding:
             n_head=g.n_head,
         )
     return new
-
-
-def _median(xs: Sequence[float]) -> float:
-    s = sorted(xs)
-    n = len(s)
-    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2.0
 
 
 def samples_from_profile(

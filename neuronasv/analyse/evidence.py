@@ -40,6 +40,7 @@ from typing import Literal
 
 from neuronasv.model import Finding, OpProfile, SeriesId, WorkChange, WorkloadProfile
 from neuronasv.model.findings import Verdict, WorkKind
+from neuronasv.samples import median
 
 __all__ = [
     "Direction",
@@ -62,11 +63,9 @@ def has_evidence(profile: WorkloadProfile) -> bool:
 
 
 def _median(xs: Sequence[float]) -> float | None:
-    s = sorted(x for x in xs if math.isfinite(x))
-    if not s:
-        return None
-    n = len(s)
-    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2.0
+    """Median of the finite values, None without any."""
+    s = [x for x in xs if math.isfinite(x)]
+    return median(s) if s else None
 
 
 def _same(a: float | None, b: float | None) -> bool:

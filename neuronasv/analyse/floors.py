@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from neuronasv.analyse import stats
+from neuronasv.format import format_pct
 from neuronasv.model import History, SeriesId
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ class NoiseFloor:
         return stats.MAD_EFFICIENCY * self.pairs
 
     def describe(self) -> str:
-        return f"{self.sd * 100:.1f} % from {self.pairs} main-branch run pairs"
+        return f"{format_pct(self.sd)} from {self.pairs} main-branch run pairs"
 
 
 def floor_key(sid: SeriesId) -> FloorKey:

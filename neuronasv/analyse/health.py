@@ -42,6 +42,7 @@ from statistics import median
 
 from scipy import stats as sps
 
+from neuronasv.format import format_pair, format_pct
 from neuronasv.model import CanaryReading, History
 from neuronasv.model.findings import CanaryCheck, DeviceHealth
 
@@ -99,8 +100,7 @@ def _level(readings: Sequence[CanaryReading], name: str) -> float | None:
 
 
 def _pct(x: float) -> str:
-    v = abs(x) * 100
-    return f"{v:.1f} %" if v < 10 else f"{v:.0f} %"
+    return format_pct(abs(x))
 
 
 def _state_note(state: Mapping[str, str]) -> str:
@@ -180,7 +180,8 @@ def check_side(
         status = "withheld"
         reason = (
             f"{where} canary {_pct(change)} slower than this machine's history (median of"
-            f" {n} runs: {level:.0f} vs {baseline:.0f} µs; withheld beyond +{_pct(threshold)})"
+            f" {n} runs: {format_pair(level * 1e-6, baseline * 1e-6, 'seconds', sep=' vs ')};"
+            f" withheld beyond +{_pct(threshold)})"
             + _state_note(state)
         )
     elif diff < -k * noise:
@@ -192,8 +193,9 @@ def check_side(
     else:
         status = "ok"
         reason = (
-            f"{where} canary within this machine's history ({change * 100:+.1f} %, median of"
-            f" {n} runs; withheld beyond +{_pct(threshold)})"
+            f"{where} canary within this machine's history"
+            f" ({format_pct(change, signed=True)}, median of {n} runs;"
+            f" withheld beyond +{_pct(threshold)})"
         )
     return CanaryCheck(
         status=status,  # type: ignore[arg-type]

@@ -57,6 +57,7 @@ from neuronasv.analyse.health import device_health
 from neuronasv.analyse.multitest import DEFAULT_OP_SHARE, adjusted_pvalues, hierarchy
 from neuronasv.analyse.rules import Rule, RuleSet
 from neuronasv.errors import IncomparableError, UsageError
+from neuronasv.format import format_delta_pct, format_p, format_pct, p_text, pct_number
 from neuronasv.model import (
     EnvChange,
     Finding,
@@ -68,12 +69,12 @@ from neuronasv.model import (
     SeriesId,
 )
 from neuronasv.model.findings import Verdict
+from neuronasv.samples import NOISE_THRESHOLD, median, noise
 
 __all__ = [
     "INCOMPARABLE_KEYS",
     "MIN_ROUNDS",
     "MIN_SAMPLES",
-    "NOISE_WARN",
     "Evidence",
     "PairInput",
     "Settings",
@@ -90,7 +91,6 @@ MIN_ROUNDS = 2  # paired rounds a side for the rounds test (one round = a single
 #: so the pooled prior must not count as more than this.
 MAX_POOLED_DF = 8.0
 MIN_SAMPLES = 3  # below this on either side the test cannot reach significance: factor-only
-NOISE_WARN = 0.10  # IQR/median above this gets a warning (torch.utils.benchmark's figure)
 INCOMPARABLE_KEYS = ("backend", "device_model")
 
 
@@ -115,13 +115,13 @@ class Settings:
             "correction": "gatekeeping",
             "correction_reason": (
                 "graphical gatekeeping (Bretz et al. 2009): workload totals first, a moved"
-                f" total passes its alpha to its ops (ops start with {self.op_share:.0%});"
+                f" total passes its alpha to its ops (ops start with {format_pct(self.op_share)});"
                 " controls the chance of any false alarm in one comparison under arbitrary"
                 " dependence between series"
             ),
-            "ci": f"{self.confidence:.0%} percentile bootstrap of the ratio of medians"
+            "ci": f"{format_pct(self.confidence)} percentile bootstrap of the ratio of medians"
             f" ({self.resamples} resamples, seed {self.seed})",
-            "noise_warn": NOISE_WARN,
+            "noise_warn": NOISE_THRESHOLD,
             "rounds_test": (
                 "per-round log-ratio of medians, moderated t (prior: the series' noise"
                 " floor, else the pooled round-to-round variance of the other workloads'"
@@ -177,15 +177,6 @@ class Evidence:
     @property
     def n(self) -> tuple[int, int] | None:
         return (len(self.samples[0]), len(self.samples[1])) if self.samples else None
-
-
-def _pct(x: float) -> str:
-    v = (x - 1.0) * 100.0
-    return f"{v:+.1f} %" if abs(v) < 10 else f"{v:+.0f} %"
-
-
-def _fmt_p(p: float) -> str:
-    return f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
 
 
 def judge(
@@ -333,14 +324,14 @@ def _measure(pi: PairInput, st: Settings) -> Evidence:
             ph = tuple(x for rnd in hr for x in rnd)
             return Evidence(
                 "rounds",
-                base=stats.median(pb),
-                head=stats.median(ph),
+                base=median(pb),
+                head=median(ph),
                 samples=(pb, ph),
                 log_ratios=tuple(float(x) for x in d),
-                noise=(stats.noise(pb), stats.noise(ph)),
+                noise=(noise(pb), noise(ph)),
             )
     if len(sb) >= MIN_SAMPLES and len(sh) >= MIN_SAMPLES:
-        mb, mh = stats.median(sb), stats.median(sh)
+        mb, mh = median(sb), median(sh)
         ci = (
             None
             if st.resamples <= 0
@@ -359,7 +350,7 @@ def _measure(pi: PairInput, st: Settings) -> Evidence:
             ratio=mh / mb if mb != 0.0 else None,
             ci=ci,
             samples=(tuple(sb), tuple(sh)),
-            noise=(stats.noise(sb), stats.noise(sh)),
+            noise=(noise(sb), noise(sh)),
             warnings=tuple(warns),
         )
     warns.append(
@@ -454,10 +445,10 @@ def _verdict(
     rule = st.rules.for_series(pi.series)
     warnings = list(e.warnings)
     for side, nz in zip(("base", "head"), e.noise, strict=True):
-        if nz is not None and nz > NOISE_WARN:
-            warnings.append(f"noisy {side}: IQR/median {nz * 100:.0f} %")
-    effect = _pct(e.ratio) if e.ratio is not None else "n/a"
-    ci_txt = f" (CI {_pct(e.ci[0])} to {_pct(e.ci[1])})" if e.ci else ""
+        if nz is not None and nz > NOISE_THRESHOLD:
+            warnings.append(f"noisy {side}: IQR/median {format_pct(nz)}")
+    effect = format_delta_pct(e.ratio) if e.ratio is not None else "n/a"
+    ci_txt = f" (CI {format_delta_pct(e.ci[0])} to {format_delta_pct(e.ci[1])})" if e.ci else ""
     if e.mode == "value":
         worse, better = rule.exceeded(e.base, e.head), rule.improved(e.base, e.head)
         verdict: Verdict = "regression" if worse else "improvement" if better else "unchanged"
@@ -511,7 +502,7 @@ def _decide(
     p = 1.0 if e.p is None else float(e.p)
     p_adj = 1.0 if e.p_adj is None else float(e.p_adj)
     sig = p_adj <= alpha
-    corr = f"gatekeeping-adjusted {_fmt_p(p_adj)} over {m} series"
+    corr = f"gatekeeping-adjusted {format_p(p_adj)} over {m} series"
     if e.mode == "rounds":
         d = np.asarray(e.log_ratios)
         sign = 1.0 if e.ratio > 1.0 else -1.0
@@ -519,24 +510,24 @@ def _decide(
         third = against <= allowed_against(d.size)  # the rounds agree on the direction
         src, prior_sd, prior_df = e.prior or ("pooled", 0.0, 0.0)
         prior = (
-            f"prior: noise floor {prior_sd * 100:.1f} %"
+            f"prior: noise floor {format_pct(prior_sd)}"
             if src == "floor"
-            else f"prior {prior_sd * 100:.1f} % pooled over other workloads"
+            else f"prior {format_pct(prior_sd)} pooled over other workloads"
             if prior_df > 0
             else "no prior"
         )
-        per_round = ", ".join(_pct(math.exp(x)) for x in d)
-        test = f"moderated t over {d.size} rounds ({per_round}; {prior}), p={_fmt_p(p)}, {corr}"
+        per_round = ", ".join(format_delta_pct(math.exp(x)) for x in d)
+        test = f"moderated t over {d.size} rounds ({per_round}; {prior}), {p_text(p)}, {corr}"
         not_third = (
             f"the rounds disagree ({against} of {d.size} the other way, at most"
             f" {allowed_against(d.size)} allowed)"
         )
     else:
-        test = f"p={_fmt_p(p)}, {corr}"
+        test = f"{p_text(p)}, {corr}"
         lr = abs(math.log(e.ratio)) if e.ratio > 0 else 0.0
         third = floor is None or lr > k * floor.sd
         not_third = (
-            f"within the between-run noise floor (±{(math.exp(k * floor.sd) - 1) * 100:.1f} %"
+            f"within the between-run noise floor (±{format_pct(math.exp(k * floor.sd) - 1)}"
             f" = {k:.2g} × {floor.describe()}); re-measure in rounds (neuronasv confirm)"
             if floor is not None
             else ""
@@ -555,7 +546,7 @@ def _decide(
             )
         reason = f"{effect}, {test} ≤ {alpha:.2g}{extra}, beyond {rule_txt}"
         if e.mode == "samples" and floor is not None:
-            reason += f" and the ±{(math.exp(k * floor.sd) - 1) * 100:.1f} % noise floor"
+            reason += f" and the ±{format_pct(math.exp(k * floor.sd) - 1)} noise floor"
         return ("regression" if worse else "improvement"), reason
     if outcome == "noisy":
         why = not_third if sig else f"not significant ({test} > {alpha:.2g})"
@@ -766,8 +757,8 @@ def floor_summary(floors: Mapping[FloorKey, NoiseFloor]) -> str:
         )
     sds = sorted(f.sd for f in floors.values())
     return (
-        f"{len(sds)} series, {sds[0] * 100:.1f}–{sds[-1] * 100:.1f} % (median"
-        f" {sds[len(sds) // 2] * 100:.1f} %): single-run changes must exceed k × floor"
+        f"{len(sds)} series, {pct_number(sds[0])}–{format_pct(sds[-1])} (median"
+        f" {format_pct(sds[len(sds) // 2])}): single-run changes must exceed k × floor"
     )
 
 

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from neuronasv.format import format_delta_pct
 from neuronasv.model import ChangePoint, Finding, FindingsDocument
 
 __all__ = [
@@ -130,5 +131,4 @@ def change_text(f: Finding | None) -> str:
     """``+45 %`` for a finding's ratio ("" when there is none)."""
     if f is None or f.ratio is None or not math.isfinite(f.ratio):
         return ""
-    v = (f.ratio - 1.0) * 100.0
-    return f"{v:+.1f} %" if abs(v) < 10 else f"{v:+.0f} %"
+    return format_delta_pct(f.ratio)

@@ -25,6 +25,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats as _sps
 
+from neuronasv.samples import median
+
 __all__ = [
     "benjamini_hochberg",
     "bootstrap_ratio_ci",
@@ -32,40 +34,11 @@ __all__ = [
     "holm",
     "mann_whitney_many",
     "mann_whitney_p",
-    "median",
     "moderated_t",
-    "noise",
     "noise_floor",
     "round_log_ratios",
     "seed_for",
 ]
-
-
-def median(samples: Sequence[float]) -> float:
-    """Median of a non-empty sequence."""
-    return _quantile(sorted(float(x) for x in samples), 0.5)
-
-
-def _quantile(s: Sequence[float], q: float) -> float:
-    """numpy's default (linear) quantile of sorted values, without numpy's per-call cost
-    (series hold tens of samples; suites hold hundreds of series)."""
-    if not s:
-        raise ValueError("median of an empty sequence")
-    pos = q * (len(s) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
-
-
-def noise(samples: Sequence[float]) -> float | None:
-    """IQR/median of ``samples`` (None when fewer than 2 samples or a zero median)."""
-    if len(samples) < 2:
-        return None
-    s = sorted(float(x) for x in samples)
-    med = _quantile(s, 0.5)
-    if med == 0.0:
-        return None
-    return (_quantile(s, 0.75) - _quantile(s, 0.25)) / abs(med)
 
 
 EXACT_MAX = 50  # exact null distribution up to this many samples a side (no ties)

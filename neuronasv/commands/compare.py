@@ -17,7 +17,6 @@ import sys
 from neuronasv.analyse.acks import ACKS_PATH, load_acks
 from neuronasv.analyse.pairwise import Settings, compare
 from neuronasv.analyse.rules import Rule, RuleSet
-from neuronasv.analyse.tables import compare_markdown, compare_text
 from neuronasv.commands.args import (
     existing_dir,
     existing_file,
@@ -29,6 +28,7 @@ from neuronasv.commands.args import (
 from neuronasv.errors import RegressionFound, ResultsError, UsageError, VerdictsWithheld
 from neuronasv.model import FindingsDocument, History
 from neuronasv.report.load import read_text
+from neuronasv.report.tables import compare_markdown, compare_text
 from neuronasv.store.history import (
     GitRunner,
     default_results_dir,

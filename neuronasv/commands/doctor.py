@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from neuronasv.errors import BackendUnavailable
+from neuronasv.format import format_value
 
 __all__ = ["add_parser", "run"]
 
@@ -79,7 +80,8 @@ def _smoke(backend: Any) -> str:
     if stats.device_time_us <= 0:
         return "FAILED: the capture holds no device time"
     what = "self CPU time" if backend.device_time_is_cpu else "device time"
-    return f"ok ({len(stats.ops)} ops, {stats.device_time_us:.1f} µs {what})"
+    took = format_value(stats.device_time_us * 1e-6, "seconds")
+    return f"ok ({len(stats.ops)} ops, {took} {what})"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,7 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from neuronasv.commands.args import int_at_least, output_dir, output_file, write_output
+from neuronasv.format import format_pct, format_value
 from neuronasv.model.profile import ProfileDocument, WorkloadProfile
+from neuronasv.samples import median, noise
 
 __all__ = ["DEFAULT_VARIANTS", "add_parser", "comparison_line", "render_profile", "run"]
 
@@ -114,16 +116,8 @@ def _safe(text: str) -> str:
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(text))
 
 
-def _median(values: Sequence[float]) -> float:
-    from neuronasv.measure.profiling import _median as med
-
-    return med(values)
-
-
 def _fmt_us(us: float) -> str:
-    if us >= 1000:
-        return f"{us / 1000:.3f} ms"
-    return f"{us:.2f} µs"
+    return format_value(us * 1e-6, "seconds")
 
 
 def render_profile(profile: WorkloadProfile, console: Any) -> None:
@@ -131,10 +125,8 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from neuronasv.measure.profiling import spread
-
     n = len(profile.device_time_us)
-    total = _median(profile.device_time_us)
+    total = median(profile.device_time_us)
     what = (
         "self CPU time (CPU backend: the CPU is the device)"
         if profile.device_time_is_cpu
@@ -143,7 +135,7 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
     title = Text(
         f"{_safe(profile.name)} [{profile.shape}, {profile.dtype}] on {profile.backend}: "
         f"{_fmt_us(total)} per iteration (median of {n} samples, IQR/median "
-        f"{spread(profile.device_time_us):.0%})"
+        f"{format_pct(noise(profile.device_time_us) or 0.0)})"
     )
     table = Table(
         title=title,
@@ -165,23 +157,23 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
         table.add_column("of peak", justify="right")
     # Largest first by the median shown in the table (not by the sum over samples, which
     # can order two ops differently when one has an outlier sample).
-    ranked = sorted(profile.ops, key=lambda o: (-_median(o.self_device_time_us), o.op))
+    ranked = sorted(profile.ops, key=lambda o: (-median(o.self_device_time_us), o.op))
     for op in ranked:
-        dev = _median(op.self_device_time_us)
+        dev = median(op.self_device_time_us)
         share = dev / total if total else 0.0
         per_call = dev / op.calls_per_iter if op.calls_per_iter else dev
         cells: list[Text | str] = [
             Text(_safe(op.op)),
             f"{op.calls_per_iter:g}",
             _fmt_us(dev),
-            f"{share:.1%}",
+            format_pct(share),
             _fmt_us(per_call),
-            f"{spread(op.self_device_time_us):.0%}",
-            _fmt_us(_median(op.self_cpu_time_us)),
+            format_pct(noise(op.self_device_time_us) or 0.0),
+            _fmt_us(median(op.self_cpu_time_us)),
         ]
         if roofline:
             frac = op.roofline_fraction
-            cells.append("-" if frac is None else f"{frac:.1%}")
+            cells.append("-" if frac is None else format_pct(frac))
         table.add_row(*cells)
     console.print(table)
     for w in profile.warnings:
@@ -192,8 +184,8 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
         c = profile.canary
         console.print(
             Text(
-                f"canary {_safe(c.name)}: start {_median(c.start_us):.0f} µs,"
-                f" end {_median(c.end_us):.0f} µs"
+                f"canary {_safe(c.name)}: start {_fmt_us(median(c.start_us))},"
+                f" end {_fmt_us(median(c.end_us))}"
             )
         )
 
@@ -206,10 +198,10 @@ def comparison_line(profiles: Sequence[WorkloadProfile]) -> str | None:
     if len(profiles) < 2:
         return None
     base = profiles[0]
-    base_t = _median(base.device_time_us)
+    base_t = median(base.device_time_us)
     parts = []
     for i, p in enumerate(profiles[1:]):
-        t = _median(p.device_time_us)
+        t = median(p.device_time_us)
         if t <= 0 or base_t <= 0:
             continue
         ratio = base_t / t

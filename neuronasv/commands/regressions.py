@@ -27,7 +27,6 @@ from neuronasv.analyse.newest import (
     measured_commits,
     regressions_document,
 )
-from neuronasv.analyse.tables import history_text
 from neuronasv.commands.args import (
     existing_file,
     finite_nonnegative,
@@ -38,6 +37,7 @@ from neuronasv.commands.args import (
 from neuronasv.commands.compare import add_common, emit, results_folder, warn_load_errors
 from neuronasv.errors import ResultsError, StoreError, UsageError
 from neuronasv.model import FindingsDocument, History
+from neuronasv.report.tables import history_text
 from neuronasv.store.history import GitRunner, git_runner_for, load_history
 
 __all__ = ["add_parser", "newest_for", "run"]

@@ -34,11 +34,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from neuronasv.errors import NeuronasvError
+from neuronasv.format import format_delta_pct, format_p, format_pair
 from neuronasv.github.client import GitHubClient
 from neuronasv.github.comments import comment_authors
 from neuronasv.model import ChangePoint, FindingsDocument
 from neuronasv.report.escape import clean, md_code, md_text, safe_url
-from neuronasv.report.units import format_p, format_pair
 
 __all__ = [
     "LABEL",
@@ -107,13 +107,11 @@ class IssueAction:
     comment: str = ""
 
 
-def _pct(ratio: float) -> str:
-    return f"{(ratio - 1.0) * 100:+.1f} %"
-
-
 def render_title(cp: ChangePoint) -> str:
     return clean(
-        f"Performance regression: {cp.series.label} {_pct(cp.ratio)} on {cp.machine}", max_len=240
+        f"Performance regression: {cp.series.label} {format_delta_pct(cp.ratio)}"
+        f" on {cp.machine}",
+        max_len=240,
     )
 
 
@@ -125,7 +123,8 @@ def render_body(
     rng = f"{cp.commit_before[:12]}..{cp.commit_after[:12]}"
     lines = [
         issue_marker(key, cp.machine),
-        f"**{md_text(cp.series.label, max_len=200)}** regressed by **{_pct(cp.ratio)}** on "
+        f"**{md_text(cp.series.label, max_len=200)}** regressed by"
+        f" **{format_delta_pct(cp.ratio)}** on "
         f"{md_code(cp.machine)}: {values} (p {format_p(cp.p_value)}).",
         "",
         f"- Culprit range: {md_code(rng)} (the shift starts at the first commit of the range end)",

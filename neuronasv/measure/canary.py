@@ -36,11 +36,13 @@ from statistics import median
 from typing import TYPE_CHECKING, Any
 
 from neuronasv.errors import UsageError
+from neuronasv.format import format_pair, format_pct
 from neuronasv.model.profile import CanaryReading
 
 if TYPE_CHECKING:
     from neuronasv.measure.backends.base import Backend
     from neuronasv.model.history import History
+
 
 __all__ = [
     "CANARY_KERNELS",
@@ -81,6 +83,10 @@ CANARY_KERNELS: dict[str, CanaryKernel] = {
     "neuron": CanaryKernel(matmul_n=2048, copy_mib=256, dtype="bfloat16"),
 }
 
+
+def _us_pair(a_us: float, b_us: float, sep: str) -> str:
+    """Two canary levels (µs) in one scale: ``1.23 ms vs 1.00 ms``."""
+    return format_pair(a_us * 1e-6, b_us * 1e-6, "seconds", sep=sep)
 
 def _kernel_for(backend: Backend) -> CanaryKernel:
     try:
@@ -279,13 +285,13 @@ def judge(
         degraded = True
         if drift > 0:
             reasons.append(
-                f"device slowed by {drift:.0%} between the start and end of the run"
-                f" (canary {start:.0f} -> {end:.0f} µs): thermal throttling or contention"
+                f"device slowed by {format_pct(drift)} between the start and end of the run"
+                f" (canary {_us_pair(start, end, ' -> ')}): thermal throttling or contention"
             )
         else:
             reasons.append(
-                f"device was {-drift:.0%} slower at the start of the run than at its end"
-                f" (canary {start:.0f} -> {end:.0f} µs): busy or clocking up when the run began"
+                f"device was {format_pct(-drift)} slower at the start of the run than at its end"
+                f" (canary {_us_pair(start, end, ' -> ')}): busy or clocking up when the run began"
             )
     same = [r for r in history if r.name == current.name and r.start_us and r.end_us]
     levels = [_level(r) for r in same]
@@ -306,14 +312,15 @@ def judge(
         if deviation > k:
             degraded = True
             reasons.append(
-                f"canary {level / baseline - 1:.0%} slower than this machine's median over"
-                f" {len(levels)} runs ({level:.0f} vs {baseline:.0f} µs, {deviation:.1f} MADs"
+                f"canary {format_pct(level / baseline - 1)} slower than this machine's median"
+                f" over {len(levels)} runs ({_us_pair(level, baseline, ' vs ')},"
+                f" {deviation:.1f} MADs"
                 f" > {k:g}): the device is throttled or unhealthy"
             )
         elif deviation < -k:
             reasons.append(
-                f"canary {1 - level / baseline:.0%} faster than this machine's median"
-                f" ({level:.0f} vs {baseline:.0f} µs): different hardware or settings?"
+                f"canary {format_pct(1 - level / baseline)} faster than this machine's median"
+                f" ({_us_pair(level, baseline, ' vs ')}): different hardware or settings?"
             )
         status = "degraded" if degraded else "healthy"
     return CanaryVerdict(

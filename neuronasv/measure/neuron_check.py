@@ -38,6 +38,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from neuronasv.format import format_value
+
 __all__ = ["Check", "NeuronCheckReport", "render_markdown", "run_neuron_check", "write_report"]
 
 STATUSES = ("pass", "warn", "fail", "skip")
@@ -289,7 +291,7 @@ def run_neuron_check(
             "capture",
             "pass" if src == "key_averages" else "warn",
             f"{workload} 4x512 bf16: device time from {src};"
-            f" {len(p.ops)} ops; median total {total:.2f} µs",
+            f" {len(p.ops)} ops; median total {format_value(total * 1e-6, 'seconds')}",
             ""
             if src == "key_averages"
             else "key_averages() held no device time; the trace.json fallback supplied it",

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import math
 import os
 import re
 import shutil
@@ -48,13 +47,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from neuronasv.errors import BackendUnavailable, CaptureError, UsageError
+from neuronasv.format import format_pct
 from neuronasv.measure.backends.base import Backend
 from neuronasv.measure.workloads import Workload, dtype_name, parse_dtype, parse_shape, shape_label
 from neuronasv.model.profile import OpProfile, WorkloadProfile
+from neuronasv.samples import NOISE_THRESHOLD, median, noise
 
 __all__ = [
     "BOOKKEEPING_PREFIXES",
-    "NOISE_THRESHOLD",
     "UNATTRIBUTED_OP",
     "CycleStats",
     "OpSample",
@@ -64,7 +64,6 @@ __all__ = [
     "op_input_shapes",
     "profile_workload",
     "quiet_kineto_stderr",
-    "spread",
     "summarize_cycles",
     "trace_file_stem",
 ]
@@ -78,8 +77,6 @@ BOOKKEEPING_PREFIXES: tuple[str, ...] = (
 )
 #: Row for device time whose launching op was not kept (see module docstring).
 UNATTRIBUTED_OP = "[unattributed device time]"
-#: IQR/median above which a series is flagged noisy (torch.utils.benchmark uses 10 %).
-NOISE_THRESHOLD = 0.10
 # Below this, device time that no op claims is rounding, not a kernel.
 _UNATTRIBUTED_EPS_US = 1e-3
 
@@ -185,26 +182,8 @@ def extract_cycle(events: Iterable[Any], *, device_time_is_cpu: bool) -> CycleSt
     return CycleStats(ops=samples, device_time_us=attributed)
 
 
-def _quantile(sorted_values: Sequence[float], q: float) -> float:
-    pos = (len(sorted_values) - 1) * q
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(sorted_values) - 1)
-    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
-
-
-def spread(values: Sequence[float]) -> float:
-    """IQR / median (linear quantiles); 0.0 for fewer than 2 values or a zero median."""
-    if len(values) < 2:
-        return 0.0
-    s = sorted(values)
-    median = _quantile(s, 0.5)
-    if median == 0:
-        return 0.0
-    return (_quantile(s, 0.75) - _quantile(s, 0.25)) / abs(median)
-
-
 def _median(values: Sequence[float]) -> float:
-    return _quantile(sorted(values), 0.5) if values else 0.0
+    return median(values) if values else 0.0
 
 
 def summarize_cycles(
@@ -263,22 +242,23 @@ def summarize_cycles(
         )
     ops.sort(key=lambda o: (-sum(o.self_device_time_us), o.op))
     warnings_out: list[str] = []
-    total_spread = spread(totals)
+    total_spread = noise(totals) or 0.0
     if total_spread > NOISE_THRESHOLD:
         warnings_out.append(
-            f"noisy: device time IQR/median = {total_spread:.0%} > {NOISE_THRESHOLD:.0%}"
+            f"noisy: device time IQR/median = {format_pct(total_spread)}"
+            f" > {format_pct(NOISE_THRESHOLD)}"
             f" over {n} samples (more --samples or --active iterations per sample help)"
         )
     total_median = _median(totals)
     noisy_ops = []
     for o in ops:
         share = _median(o.self_device_time_us) / total_median if total_median else 0.0
-        op_spread = spread(o.self_device_time_us)
+        op_spread = noise(o.self_device_time_us) or 0.0
         if share >= 0.05 and op_spread > NOISE_THRESHOLD:
-            noisy_ops.append(f"{o.op} {op_spread:.0%}")
+            noisy_ops.append(f"{o.op} {format_pct(op_spread)}")
     if noisy_ops:
         warnings_out.append(
-            f"noisy ops (IQR/median > {NOISE_THRESHOLD:.0%}): " + ", ".join(noisy_ops)
+            f"noisy ops (IQR/median > {format_pct(NOISE_THRESHOLD)}): " + ", ".join(noisy_ops)
         )
     return WorkloadProfile(
         name=name,

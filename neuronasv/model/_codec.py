@@ -8,11 +8,13 @@ names the field, never a ``KeyError`` deep inside the analysis.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+import types
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from neuronasv.errors import CorruptResultsError, SchemaVersionError
 
@@ -261,3 +263,329 @@ def strings(values: Any, name: str, source: str) -> tuple[str, ...]:
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
         raise CorruptResultsError(f"{source}: {name} must be a list of strings")
     return tuple(values)
+
+
+# --- Declarative codecs ------------------------------------------------------------------
+#
+# Every versioned type is a frozen dataclass that inherits :class:`Model` (a nested
+# object) or :class:`Document` (a top-level file with ``kind`` and ``schema_version``).
+# ``to_json``/``from_json`` are derived once per class from its fields' annotations, so a
+# new field is one line in the class: its type says how it is written and checked. JSON
+# keys are the field names; ``dumps`` sorts them, so field order never changes the bytes.
+# Additive fields need a default (older files lack them); a field older readers must not
+# see written when empty takes ``spec(omit_empty=True)``.
+#
+# | annotation                | written as        | read with (errors name the field)       |
+# | ------------------------- | ----------------- | --------------------------------------- |
+# | ``str`` / ``int`` / ``float`` / ``bool`` | itself | :func:`field` when required, else |
+# |                           |                   | :func:`text_field`/:func:`int_field`/   |
+# |                           |                   | :func:`bool_field` with the default     |
+# | ``Literal[...]``          | the string        | :func:`field`, then "unknown <label>"   |
+# | ``X | None`` (scalar)     | value or null     | :func:`opt_str`/:func:`optional_float`/ |
+# |                           |                   | :func:`opt_bool`                        |
+# | ``tuple[str, ...]``       | list              | :func:`str_list`                        |
+# | ``tuple[float, ...]``     | list              | :func:`finite_floats` (non-empty)       |
+# | ``Model`` / ``Model | None`` | object / null  | ``Model.from_json``                     |
+# | ``tuple[Model, ...]``     | list of objects   | each ``Model.from_json``; the list must |
+# |                           |                   | be present unless the field has a default|
+# | ``Mapping[str, str]``     | object            | :func:`str_map`                         |
+# | ``Mapping[str, Any]``     | object, verbatim  | must be an object                       |
+#
+# Anything else (a pair list, a renamed key, a derived value) is spelled out with
+# :func:`spec` in the field's metadata.
+
+_T = TypeVar("_T", bound="Model")
+_D = TypeVar("_D", bound="Document")
+_Encode = Callable[[Any], Any]  # the instance -> the JSON value
+_Decode = Callable[[Mapping[str, Any], str], Any]  # (object, source) -> the field's value
+
+
+def spec(
+    *,
+    key: str | None = None,
+    label: str | None = None,
+    choices: tuple[str, ...] | None = None,
+    omit_empty: bool = False,
+    skip: bool = False,
+    encode: _Encode | None = None,
+    decode: _Decode | None = None,
+) -> dict[str, Any]:
+    """Metadata for ``dataclasses.field(metadata=spec(...))`` where the annotation is not enough.
+
+    Args:
+        key: the JSON key when it is not the field's name.
+        label: how errors name the field's value (``unknown <label> 'x'``).
+        choices: the strings a ``str`` field accepts (``Literal`` annotations need none).
+        omit_empty: leave the key out when the value is empty (an additive field that
+            older readers never saw).
+        skip: not part of the JSON (derived or in-process only).
+        encode: the JSON value from the *instance*, replacing the derived writer.
+        decode: ``(object, source) -> value``, replacing the derived reader.
+    """
+    return {
+        "codec": {
+            "key": key,
+            "label": label,
+            "choices": choices,
+            "omit_empty": omit_empty,
+            "skip": skip,
+            "encode": encode,
+            "decode": decode,
+        }
+    }
+
+
+def _finite(value: float, name: str, source: str) -> float:
+    if not math.isfinite(value):
+        raise CorruptResultsError(f"{source}: field {name!r} must be finite, got {value!r}")
+    return value
+
+
+def _model_of(tp: Any) -> type[Model] | None:
+    return tp if isinstance(tp, type) and issubclass(tp, Model) else None
+
+
+def _plain(tp: Any) -> Any:
+    """``X | None`` -> (X, True); anything else -> (tp, False)."""
+    args = get_args(tp)
+    if get_origin(tp) in (Union, types.UnionType) and type(None) in args:
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) == 1:
+            return rest[0], True
+    return tp, False
+
+
+def _reader(
+    f: dataclasses.Field[Any], tp: Any, opts: Mapping[str, Any], owner: str, ns: dict[str, Any]
+) -> str:
+    """The expression that reads field ``f`` from ``data`` (errors name ``source``).
+
+    Objects the expression needs (a nested type, a default, the accepted strings) are
+    put in ``ns`` under names suffixed with the field's name.
+    """
+    name = opts["key"] or f.name
+    key = repr(name)
+    default: Any = f.default
+    required = default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ns[f"D_{f.name}"] = default
+    inner, optional = _plain(tp)
+    origin, args = get_origin(inner), get_args(inner)
+    model = _model_of(inner)
+    choices: tuple[str, ...] | None = opts["choices"]
+    if opts["decode"] is not None:
+        ns[f"X_{f.name}"] = opts["decode"]
+        return f"X_{f.name}(data, source)"
+    if origin is Literal:
+        choices = tuple(args)
+    if choices is not None:
+        ns[f"C_{f.name}"] = (frozenset(choices), opts["label"] or f.name)
+        if not required:  # an additive choice: older files lack it
+            return f"_choice(data, {key}, C_{f.name}, source, D_{f.name})"
+        return f"_choice(data, {key}, C_{f.name}, source)"
+    if model is not None:
+        ns[f"M_{f.name}"] = model
+        if optional:
+            return f"_opt_model(M_{f.name}, data.get({key}), source)"
+        return f"M_{f.name}.from_json(data.get({key}), source)"
+    if optional:
+        scalar = {str: "opt_str", float: "optional_float", bool: "opt_bool"}.get(inner)
+        if scalar is not None:
+            return f"{scalar}(data, {key}, source)"
+    elif inner in (str, int, bool):
+        if required:
+            return f"field(data, {key}, {inner.__name__}, source)"
+        reader = {str: "text_field", int: "int_field", bool: "bool_field"}[inner]
+        return f"{reader}(data, {key}, source, D_{f.name})"
+    elif inner is float:
+        if required:
+            return f"_finite(float(field(data, {key}, (int, float), source)), {key}, source)"
+    elif origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        item = args[0]
+        item_model = _model_of(item)
+        if item is str:
+            return f"str_list(data, {key}, source)"
+        if item is float:
+            return f"finite_floats(data.get({key}), {key}, source)"
+        if item_model is not None:
+            ns[f"M_{f.name}"] = item_model
+            # a required list must be present (even if empty); an optional one may be null
+            get = (
+                f"field(data, {key}, list, source)"
+                if required
+                else f"list_field(data, {key}, source)"
+            )
+            return f"tuple([M_{f.name}.from_json(x, source) for x in {get}])"
+    elif origin in (Mapping, dict):
+        if args == (str, str):
+            return f"str_map(data, {key}, source)"
+        if args and args[0] is str:
+            return f"_object(data, {key}, source)"
+    raise TypeError(f"{owner}.{f.name}: no codec for {tp!r}; give it spec(encode=, decode=)")
+
+
+def _writer(f: dataclasses.Field[Any], tp: Any, opts: Mapping[str, Any], ns: dict[str, Any]) -> str:
+    """The expression that writes field ``f`` of ``self``."""
+    if opts["encode"] is not None:
+        ns[f"E_{f.name}"] = opts["encode"]
+        return f"E_{f.name}(self)"
+    value = f"self.{f.name}"
+    inner, optional = _plain(tp)
+    origin, args = get_origin(inner), get_args(inner)
+    if _model_of(inner) is not None:
+        return (
+            f"(None if {value} is None else {value}.to_json())"
+            if optional
+            else f"{value}.to_json()"
+        )
+    if origin is tuple:
+        if args and _model_of(args[0]) is not None:
+            return f"[x.to_json() for x in {value}]"
+        return f"list({value})"
+    if origin in (Mapping, dict):
+        return f"dict({value})"
+    return value
+
+
+def _choice(
+    data: Mapping[str, Any],
+    name: str,
+    allowed: tuple[frozenset[str], str],
+    source: str,
+    default: str | None = None,
+) -> str:
+    if default is not None and name not in data:
+        return default
+    value: str = field(data, name, str, source)
+    if value not in allowed[0]:
+        raise CorruptResultsError(f"{source}: unknown {allowed[1]} {value!r}")
+    return value
+
+
+def _opt_model(model: type[Model], value: Any, source: str) -> Any:
+    return None if value is None else model.from_json(value, source)
+
+
+def _object(data: Mapping[str, Any], name: str, source: str) -> dict[str, Any]:
+    value = data.get(name, {})
+    if not isinstance(value, Mapping):
+        raise CorruptResultsError(f"{source}: field {name!r} must be an object")
+    return dict(value)
+
+
+class _Plan:
+    """One class's ``encode(self)`` and ``decode(cls, data, source)``, generated once.
+
+    Generated as source text (as :mod:`dataclasses` writes ``__init__``) so reading a
+    field costs one call of its checker, as the hand-written codecs did: a history load
+    reads tens of thousands of op entries.
+    """
+
+    __slots__ = ("decode", "encode", "keys")
+
+    def __init__(self, cls: type[Model]) -> None:
+        hints = get_type_hints(cls)
+        ns: dict[str, Any] = {
+            **{k: v for k, v in globals().items() if not k.startswith("__")},
+            "CLS": cls,
+            "WHAT": cls._what,
+        }
+        written, read, omit = [], [], []
+        keys: list[str] = []
+        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+            opts = f.metadata.get("codec") or spec()["codec"]
+            if opts["skip"]:
+                continue
+            key = opts["key"] or f.name
+            keys.append(key)
+            written.append(f"{key!r}: {_writer(f, hints[f.name], opts, ns)}")
+            read.append((f.name, _reader(f, hints[f.name], opts, cls.__name__, ns)))
+            if opts["omit_empty"]:
+                omit.append(key)
+        enc = [f"    out = {{{', '.join(written)}}}"]
+        enc += [f"    if not out[{k!r}]:\n        del out[{k!r}]" for k in omit]
+        enc += ["    return out"]
+        dec = [
+            "    if not isinstance(data, Mapping):",
+            "        raise CorruptResultsError(f'{source}: {WHAT} must be an object')",
+        ]
+        if cls._context is not None:
+            # ("op", "op"): errors inside name the object, "... op 'aten::mul': ..."
+            label, attr = cls._context
+            expr = dict(read)[attr]
+            read = [(n, n if n == attr else e) for n, e in read]
+            dec += [f"    {attr} = {expr}", f"    source = f'{{source}} {label} {{{attr}!r}}'"]
+        if "_check" in {k for c in cls.__mro__[:-1] if c is not Model for k in vars(c)}:
+            dec += ["    values = {" + ", ".join(f"{n!r}: {e}" for n, e in read) + "}"]
+            dec += ["    CLS._check(values, data, source)", "    return CLS(**values)"]
+        else:
+            dec += ["    return CLS(" + ", ".join(f"{n}={e}" for n, e in read) + ")"]
+        text = "def encode(self):\n" + "\n".join(enc) + "\n\n"
+        text += "def decode(data, source):\n" + "\n".join(dec) + "\n"
+        exec(compile(text, f"<codec of {cls.__qualname__}>", "exec"), ns)
+        self.encode: Callable[[Any], dict[str, Any]] = ns["encode"]
+        self.decode: Callable[[Any, str], Any] = ns["decode"]
+        self.keys = tuple(keys)
+
+
+class Model:
+    """A nested JSON object whose codec is derived from its dataclass fields.
+
+    Subclasses are frozen dataclasses and set ``_what`` (how errors name the object:
+    ``"op entry"`` -> ``op entry must be an object``) and optionally ``_context``
+    (``(label, field)``: errors inside name the object by that field's value).
+    """
+
+    _what: ClassVar[str] = "entry"
+    _context: ClassVar[tuple[str, str] | None] = None
+    _codec_plan_: ClassVar[_Plan | None] = None
+
+    @classmethod
+    def _codec_plan(cls) -> _Plan:
+        # Built on first use (the annotations name classes defined later in the module)
+        # and kept on the class itself: derived from the type, never from data.
+        plan: _Plan | None = cls.__dict__.get("_codec_plan_")
+        if plan is None:
+            plan = _Plan(cls)
+            cls._codec_plan_ = plan
+        return plan
+
+    def to_json(self) -> dict[str, Any]:
+        return self._codec_plan().encode(self)
+
+    @classmethod
+    def from_json(cls: type[_T], data: Any, source: str = "<json>") -> _T:
+        return cls._codec_plan().decode(data, source)
+
+    @classmethod
+    def _check(cls, values: dict[str, Any], data: Mapping[str, Any], source: str) -> None:
+        """Cross-field checks and reading of older versions (may adjust ``values``)."""
+
+
+class Document(Model):
+    """A top-level file: ``kind`` and ``schema_version`` around the derived fields.
+
+    Subclasses set ``_kind``, ``_version`` (written), ``_readable`` (read) and ``_source``
+    (the default name in errors).
+    """
+
+    _kind: ClassVar[str]
+    _version: ClassVar[int]
+    _readable: ClassVar[tuple[int, ...]]
+    _source: ClassVar[str] = "<document>"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self._kind, "schema_version": self._version, **super().to_json()}
+
+    def dumps(self) -> str:
+        return dumps(self.to_json())
+
+    @classmethod
+    def from_json(cls: type[_D], data: Any, source: str | None = None) -> _D:
+        source = cls._source if source is None else source
+        doc = check_schema(data, kind=cls._kind, supported=cls._readable, source=source)
+        return cls._codec_plan().decode(doc, source)
+
+    @classmethod
+    def loads(cls: type[_D], text: str, source: str | None = None) -> _D:
+        source = cls._source if source is None else source
+        return cls.from_json(loads(text, source=source), source)

@@ -32,6 +32,7 @@ from typing import Any, Literal, get_args
 
 from neuronasv.errors import CorruptResultsError
 from neuronasv.model import _codec
+from neuronasv.model._codec import Document, Model, spec
 
 __all__ = [
     "FINDINGS_SCHEMA_VERSION",
@@ -64,27 +65,20 @@ CauseKind = Literal["work", "timing"]
 CAUSE_KINDS: tuple[str, ...] = get_args(CauseKind)
 
 
-def _list(data: Mapping[str, Any], name: str, source: str) -> list[Any]:
-    v = data.get(name, [])
-    if not isinstance(v, list):
-        raise CorruptResultsError(f"{source}: {name} must be a list")
-    return v
 HealthStatus = Literal["ok", "withheld", "unknown"]
 HEALTH_STATUSES: tuple[str, ...] = get_args(HealthStatus)
 
 
-def _opt_str(data: Mapping[str, Any], name: str, source: str = "<findings>") -> str | None:
-    return _codec.opt_str(data, name, source)
-
-
 @dataclass(frozen=True)
-class SeriesId:
+class SeriesId(Model):
     """Which series a finding is about.
 
     ``benchmark`` and ``params`` are asv's (the key in the results file); ``workload``,
     ``shape``, ``dtype`` and ``op`` are filled for neuronasv's own series (``op`` None = the
     workload total) and None for plain asv benchmarks.
     """
+
+    _what = "series"
 
     benchmark: str
     params: tuple[str, ...] = ()
@@ -102,37 +96,16 @@ class SeriesId:
             return f"{text} · {self.op}" if self.op else text
         return f"{self.benchmark}({', '.join(self.params)})" if self.params else self.benchmark
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "benchmark": self.benchmark,
-            "params": list(self.params),
-            "workload": self.workload,
-            "shape": self.shape,
-            "dtype": self.dtype,
-            "op": self.op,
-        }
-
-    @classmethod
-    def from_json(cls, data: Any, source: str) -> SeriesId:
-        if not isinstance(data, Mapping):
-            raise CorruptResultsError(f"{source}: series must be an object")
-        return cls(
-            benchmark=_codec.field(data, "benchmark", str, source),
-            params=_codec.str_list(data, "params", source),
-            workload=_opt_str(data, "workload", source),
-            shape=_opt_str(data, "shape", source),
-            dtype=_opt_str(data, "dtype", source),
-            op=_opt_str(data, "op", source),
-        )
-
 
 def _group(s: SeriesId) -> tuple[str | None, str | None, str | None]:
     return (s.workload, s.shape, s.dtype)
 
 
 @dataclass(frozen=True)
-class OpContribution:
+class OpContribution(Model):
     """One op's share of a workload total's change (op-level attribution)."""
+
+    _what = "attribution entry"
 
     op: str
     base: float | None
@@ -142,34 +115,9 @@ class OpContribution:
     calls_base: float | None = None
     calls_head: float | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "op": self.op,
-            "base": self.base,
-            "head": self.head,
-            "delta": self.delta,
-            "share": self.share,
-            "calls_base": self.calls_base,
-            "calls_head": self.calls_head,
-        }
-
-    @classmethod
-    def from_json(cls, data: Any, source: str) -> OpContribution:
-        if not isinstance(data, Mapping):
-            raise CorruptResultsError(f"{source}: attribution entry must be an object")
-        return cls(
-            op=_codec.field(data, "op", str, source),
-            base=_codec.optional_float(data, "base", source),
-            head=_codec.optional_float(data, "head", source),
-            delta=float(_codec.field(data, "delta", (int, float), source)),
-            share=float(_codec.field(data, "share", (int, float), source)),
-            calls_base=_codec.optional_float(data, "calls_base", source),
-            calls_head=_codec.optional_float(data, "calls_head", source),
-        )
-
 
 @dataclass(frozen=True)
-class Finding:
+class Finding(Model):
     """The verdict on one series between base and head.
 
     Attributes:
@@ -194,6 +142,8 @@ class Finding:
             exact work evidence — strictly more or strictly less work at head — where the
             timing alone did not decide; :func:`neuronasv.analyse.evidence.apply_work`).
     """
+
+    _what = "finding"
 
     series: SeriesId
     verdict: Verdict
@@ -222,107 +172,28 @@ class Finding:
     def change_pct(self) -> float | None:
         return None if self.ratio is None else (self.ratio - 1.0) * 100.0
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "series": self.series.to_json(),
-            "verdict": self.verdict,
-            "unit": self.unit,
-            "base": self.base,
-            "head": self.head,
-            "ratio": self.ratio,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-            "p_value": self.p_value,
-            "p_adjusted": self.p_adjusted,
-            "noise_base": self.noise_base,
-            "noise_head": self.noise_head,
-            "n_base": self.n_base,
-            "n_head": self.n_head,
-            "reason": self.reason,
-            "warnings": list(self.warnings),
-            "attribution": [a.to_json() for a in self.attribution],
-            "acknowledged": self.acknowledged,
-            "confirmed": self.confirmed,
-            "calls_base": self.calls_base,
-            "calls_head": self.calls_head,
-            "basis": self.basis,
-        }
-
-    @classmethod
-    def from_json(cls, data: Any, source: str) -> Finding:
-        if not isinstance(data, Mapping):
-            raise CorruptResultsError(f"{source}: finding must be an object")
-        verdict = _codec.field(data, "verdict", str, source)
-        if verdict not in VERDICTS:
-            raise CorruptResultsError(f"{source}: unknown verdict {verdict!r}")
-        return cls(
-            series=SeriesId.from_json(data.get("series"), source),
-            verdict=verdict,
-            unit=_codec.field(data, "unit", str, source),
-            base=_codec.optional_float(data, "base", source),
-            head=_codec.optional_float(data, "head", source),
-            ratio=_codec.optional_float(data, "ratio", source),
-            ci_low=_codec.optional_float(data, "ci_low", source),
-            ci_high=_codec.optional_float(data, "ci_high", source),
-            p_value=_codec.optional_float(data, "p_value", source),
-            p_adjusted=_codec.optional_float(data, "p_adjusted", source),
-            noise_base=_codec.optional_float(data, "noise_base", source),
-            noise_head=_codec.optional_float(data, "noise_head", source),
-            n_base=_codec.int_field(data, "n_base", source),
-            n_head=_codec.int_field(data, "n_head", source),
-            reason=_codec.text_field(data, "reason", source),
-            warnings=_codec.str_list(data, "warnings", source),
-            attribution=tuple(
-                OpContribution.from_json(a, source)
-                for a in _codec.list_field(data, "attribution", source)
-            ),
-            acknowledged=_opt_str(data, "acknowledged", source),
-            confirmed=_codec.opt_bool(data, "confirmed", source),
-            calls_base=_codec.optional_float(data, "calls_base", source),
-            calls_head=_codec.optional_float(data, "calls_head", source),
-            basis=_basis(data, source),
-        )
-
-
-def _basis(data: Mapping[str, Any], source: str) -> Literal["timing", "work"]:
-    value = data.get("basis", "timing")  # absent before findings schema 3
-    if value not in ("timing", "work"):
-        raise CorruptResultsError(
-            f"{source}: finding basis must be 'timing' or 'work', got {value!r}"
-        )
-    return "work" if value == "work" else "timing"
-
 
 @dataclass(frozen=True)
-class EnvChange:
+class EnvChange(Model):
     """One environment-fingerprint key that differs (``torch``: 2.12.0 → 2.13.0)."""
+
+    _what = "env change"
 
     key: str
     before: str | None
     after: str | None
 
-    def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "before": self.before, "after": self.after}
-
-    @classmethod
-    def from_json(cls, data: Any, source: str) -> EnvChange:
-        if not isinstance(data, Mapping):
-            raise CorruptResultsError(f"{source}: env change must be an object")
-        return cls(
-            key=_codec.field(data, "key", str, source),
-            before=_opt_str(data, "before", source),
-            after=_opt_str(data, "after", source),
-        )
-
 
 @dataclass(frozen=True)
-class ChangePoint:
+class ChangePoint(Model):
     """A shift in one series' history (mode ``history``).
 
     ``commit_before`` is the last commit of the old level and ``commit_after`` the first of
     the new one (the culprit lies in ``commit_before..commit_after``). ``open`` is True when
     the shift is a regression still in effect at the latest commit.
     """
+
+    _what = "change point"
 
     series: SeriesId
     machine: str
@@ -334,63 +205,18 @@ class ChangePoint:
     ratio: float
     p_value: float
     unit: str
-    kind: Literal["regression", "improvement"]
+    kind: Literal["regression", "improvement"] = field(metadata=spec(label="change kind"))
     open: bool = False
     env_changes: tuple[EnvChange, ...] = ()
     acknowledged: str | None = None
     reason: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "series": self.series.to_json(),
-            "machine": self.machine,
-            "commit_before": self.commit_before,
-            "commit_after": self.commit_after,
-            "index": self.index,
-            "before": self.before,
-            "after": self.after,
-            "ratio": self.ratio,
-            "p_value": self.p_value,
-            "unit": self.unit,
-            "kind": self.kind,
-            "open": self.open,
-            "env_changes": [e.to_json() for e in self.env_changes],
-            "acknowledged": self.acknowledged,
-            "reason": self.reason,
-        }
-
-    @classmethod
-    def from_json(cls, data: Any, source: str) -> ChangePoint:
-        if not isinstance(data, Mapping):
-            raise CorruptResultsError(f"{source}: change point must be an object")
-        kind = _codec.field(data, "kind", str, source)
-        if kind not in ("regression", "improvement"):
-            raise CorruptResultsError(f"{source}: unknown change kind {kind!r}")
-        return cls(
-            series=SeriesId.from_json(data.get("series"), source),
-            machine=_codec.field(data, "machine", str, source),
-            commit_before=_codec.field(data, "commit_before", str, source),
-            commit_after=_codec.field(data, "commit_after", str, source),
-            index=int(_codec.field(data, "index", int, source)),
-            before=float(_codec.field(data, "before", (int, float), source)),
-            after=float(_codec.field(data, "after", (int, float), source)),
-            ratio=float(_codec.field(data, "ratio", (int, float), source)),
-            p_value=float(_codec.field(data, "p_value", (int, float), source)),
-            unit=_codec.field(data, "unit", str, source),
-            kind=kind,
-            open=_codec.bool_field(data, "open", source),
-            env_changes=tuple(
-                EnvChange.from_json(e, source)
-                for e in _codec.list_field(data, "env_changes", source)
-            ),
-            acknowledged=_opt_str(data, "acknowledged", source),
-            reason=_codec.text_field(data, "reason", source),
-        )
-
 
 @dataclass(frozen=True)
-class RunRef:
+class RunRef(Model):
     """One side of a comparison: commit, machine, fingerprint, links."""
+
+    _what = "run reference"
 
     commit: str
     machine: str
@@ -398,37 +224,9 @@ class RunRef:
     label: str | None = None  # branch or ref name as the user gave it (untrusted text)
     trace_url: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "commit": self.commit,
-            "machine": self.machine,
-            "fingerprint": dict(self.fingerprint),
-            "label": self.label,
-            "trace_url": self.trace_url,
-        }
-
-    @classmethod
-    def from_json(cls, data: Any, source: str) -> RunRef:
-        if not isinstance(data, Mapping):
-            raise CorruptResultsError(f"{source}: run reference must be an object")
-        return cls(
-            commit=_codec.field(data, "commit", str, source),
-            machine=_codec.field(data, "machine", str, source),
-            fingerprint=_codec.str_map(data, "fingerprint", source),
-            label=_opt_str(data, "label", source),
-            trace_url=_opt_str(data, "trace_url", source),
-        )
-
-
-def _opt_bool(data: Mapping[str, Any], name: str, source: str) -> bool | None:
-    v = data.get(name)
-    if v is None or isinstance(v, bool):
-        return v
-    raise CorruptResultsError(f"{source}: {name} must be true, false or null, got {v!r}")
-
 
 @dataclass(frozen=True)
-class WorkChange:
+class WorkChange(Model):
     """One op of one (workload, shape, dtype) whose *work* differs between base and head.
 
     Exact, not statistical: from the calls per iteration and the recorded input shapes
@@ -446,11 +244,13 @@ class WorkChange:
         time_base, time_head: the op's median self device time per iteration (seconds).
     """
 
+    _what = "work change"
+
     workload: str
     shape: str
     dtype: str
     op: str
-    kind: WorkKind
+    kind: WorkKind = field(metadata=spec(label="work change kind"))
     calls_base: float | None = None
     calls_head: float | None = None
     bytes_base: float | None = None
@@ -466,53 +266,18 @@ class WorkChange:
     def config(self) -> tuple[str, str, str]:
         return (self.workload, self.shape, self.dtype)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "workload": self.workload,
-            "shape": self.shape,
-            "dtype": self.dtype,
-            "op": self.op,
-            "kind": self.kind,
-            "calls_base": self.calls_base,
-            "calls_head": self.calls_head,
-            "bytes_base": self.bytes_base,
-            "bytes_head": self.bytes_head,
-            "flops_base": self.flops_base,
-            "flops_head": self.flops_head,
-            "signature_base": list(self.signature_base),
-            "signature_head": list(self.signature_head),
-            "time_base": self.time_base,
-            "time_head": self.time_head,
-        }
 
-    @classmethod
-    def from_json(cls, data: Any, source: str) -> WorkChange:
-        if not isinstance(data, Mapping):
-            raise CorruptResultsError(f"{source}: work change must be an object")
-        kind = _codec.field(data, "kind", str, source)
-        if kind not in WORK_KINDS:
-            raise CorruptResultsError(f"{source}: unknown work change kind {kind!r}")
-        num = {
-            k: _codec.optional_float(data, k, source)
-            for k in (
-                "calls_base", "calls_head", "bytes_base", "bytes_head", "flops_base",
-                "flops_head", "time_base", "time_head",
-            )
-        }  # fmt: skip
-        return cls(
-            workload=_codec.field(data, "workload", str, source),
-            shape=_codec.field(data, "shape", str, source),
-            dtype=_codec.field(data, "dtype", str, source),
-            op=_codec.field(data, "op", str, source),
-            kind=kind,
-            signature_base=_codec.strings(data.get("signature_base", []), "signature_base", source),
-            signature_head=_codec.strings(data.get("signature_head", []), "signature_head", source),
-            **num,
-        )
+def _configs(data: Mapping[str, Any], source: str) -> tuple[tuple[str, str], ...]:
+    configs = []
+    for c in _codec.field(data, "configs", list, source):
+        if not isinstance(c, list) or len(c) != 2 or not all(isinstance(x, str) for x in c):
+            raise CorruptResultsError(f"{source}: cause configs must be [shape, dtype] pairs")
+        configs.append((c[0], c[1]))
+    return tuple(configs)
 
 
 @dataclass(frozen=True)
-class Cause:
+class Cause(Model):
     """Findings of one workload family that share one explanation.
 
     A ``work`` cause: configurations (shape, dtype) of one workload whose work changed the
@@ -531,57 +296,22 @@ class Cause:
         totals: the workload-total series of those configurations.
     """
 
-    kind: CauseKind
+    _what = "cause"
+
+    kind: CauseKind = field(metadata=spec(label="cause kind"))
     workload: str
-    direction: Literal["regression", "improvement", "unconfirmed"]
+    direction: Literal["regression", "improvement", "unconfirmed"] = field(
+        metadata=spec(label="cause direction")
+    )
     ops: tuple[str, ...] = ()
-    configs: tuple[tuple[str, str], ...] = ()
+    configs: tuple[tuple[str, str], ...] = field(
+        default=(), metadata=spec(encode=lambda c: [list(x) for x in c.configs], decode=_configs)
+    )
     totals: tuple[SeriesId, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "workload": self.workload,
-            "direction": self.direction,
-            "ops": list(self.ops),
-            "configs": [list(c) for c in self.configs],
-            "totals": [t.to_json() for t in self.totals],
-        }
-
-    @classmethod
-    def from_json(cls, data: Any, source: str) -> Cause:
-        if not isinstance(data, Mapping):
-            raise CorruptResultsError(f"{source}: cause must be an object")
-        kind = _codec.field(data, "kind", str, source)
-        if kind not in CAUSE_KINDS:
-            raise CorruptResultsError(f"{source}: unknown cause kind {kind!r}")
-        direction = _codec.field(data, "direction", str, source)
-        if direction not in ("regression", "improvement", "unconfirmed"):
-            raise CorruptResultsError(f"{source}: unknown cause direction {direction!r}")
-        configs = []
-        for c in _codec.field(data, "configs", list, source):
-            if not isinstance(c, list) or len(c) != 2 or not all(isinstance(x, str) for x in c):
-                raise CorruptResultsError(f"{source}: cause configs must be [shape, dtype] pairs")
-            configs.append((c[0], c[1]))
-        return cls(
-            kind=kind,
-            workload=_codec.field(data, "workload", str, source),
-            direction=direction,
-            ops=_codec.strings(data.get("ops", []), "ops", source),
-            configs=tuple(configs),
-            totals=tuple(SeriesId.from_json(t, source) for t in data.get("totals", [])),
-        )
-
-
-def _health_status(data: Mapping[str, Any], source: str) -> HealthStatus:
-    status = _codec.field(data, "status", str, source)
-    if status not in HEALTH_STATUSES:
-        raise CorruptResultsError(f"{source}: unknown health status {status!r}")
-    return status
 
 
 @dataclass(frozen=True)
-class CanaryCheck:
+class CanaryCheck(Model):
     """One side's device-health canary against its machine's history.
 
     Attributes:
@@ -599,10 +329,12 @@ class CanaryCheck:
         device_state: clocks, throttle reasons, ECC, ... recorded with the readings.
     """
 
+    _what = "canary check"
+
     side: str
     commit: str
     machine: str
-    status: HealthStatus
+    status: HealthStatus = field(metadata=spec(label="health status"))
     reason: str
     level_us: float | None = None
     baseline_us: float | None = None
@@ -612,47 +344,9 @@ class CanaryCheck:
     readings: int = 0
     device_state: Mapping[str, str] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "side": self.side,
-            "commit": self.commit,
-            "machine": self.machine,
-            "status": self.status,
-            "reason": self.reason,
-            "level_us": self.level_us,
-            "baseline_us": self.baseline_us,
-            "change": self.change,
-            "threshold": self.threshold,
-            "history_n": self.history_n,
-            "readings": self.readings,
-            "device_state": dict(self.device_state),
-        }
-
-    @classmethod
-    def from_json(cls, data: Any, source: str) -> CanaryCheck:
-        if not isinstance(data, Mapping):
-            raise CorruptResultsError(f"{source}: canary check must be an object")
-        state = data.get("device_state", {})
-        if not isinstance(state, Mapping):
-            raise CorruptResultsError(f"{source}: device_state must be an object")
-        return cls(
-            side=_codec.field(data, "side", str, source),
-            commit=_codec.field(data, "commit", str, source),
-            machine=_codec.field(data, "machine", str, source),
-            status=_health_status(data, source),
-            reason=str(data.get("reason", "")),
-            level_us=_codec.optional_float(data, "level_us", source),
-            baseline_us=_codec.optional_float(data, "baseline_us", source),
-            change=_codec.optional_float(data, "change", source),
-            threshold=_codec.optional_float(data, "threshold", source),
-            history_n=int(data.get("history_n", 0)),
-            readings=int(data.get("readings", 0)),
-            device_state={str(k): str(v) for k, v in state.items()},
-        )
-
 
 @dataclass(frozen=True)
-class DeviceHealth:
+class DeviceHealth(Model):
     """Whether the device ran as fast as it usually does, for the runs compared.
 
     Attributes:
@@ -665,7 +359,9 @@ class DeviceHealth:
         checks: one per side.
     """
 
-    status: HealthStatus
+    _what = "health"
+
+    status: HealthStatus = field(metadata=spec(label="health status"))
     reason: str
     checks: tuple[CanaryCheck, ...] = ()
 
@@ -673,26 +369,9 @@ class DeviceHealth:
     def withheld(self) -> bool:
         return self.status == "withheld"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "reason": self.reason,
-            "checks": [c.to_json() for c in self.checks],
-        }
-
-    @classmethod
-    def from_json(cls, data: Any, source: str) -> DeviceHealth:
-        if not isinstance(data, Mapping):
-            raise CorruptResultsError(f"{source}: health must be an object")
-        return cls(
-            status=_health_status(data, source),
-            reason=str(data.get("reason", "")),
-            checks=tuple(CanaryCheck.from_json(c, source) for c in data.get("checks", [])),
-        )
-
 
 @dataclass(frozen=True)
-class FindingsDocument:
+class FindingsDocument(Document):
     """Everything Report and Publish need, in one versioned document.
 
     Attributes:
@@ -712,7 +391,12 @@ class FindingsDocument:
         health: the device-health decision (compare mode); None when none was made.
     """
 
-    mode: Literal["compare", "history"]
+    _kind = _KIND
+    _version = FINDINGS_SCHEMA_VERSION
+    _readable = _READABLE
+    _source = "<findings>"
+
+    mode: Literal["compare", "history"] = field(metadata=spec(label="mode"))
     base: RunRef | None
     head: RunRef | None
     findings: tuple[Finding, ...] = ()
@@ -731,6 +415,12 @@ class FindingsDocument:
     def withheld(self) -> str | None:
         """The reason verdicts are withheld (device unhealthy), or None."""
         return self.health.reason if self.health is not None and self.health.withheld else None
+
+    @classmethod
+    def _check(cls, values: dict[str, Any], data: Mapping[str, Any], source: str) -> None:
+        # version 1 recorded only a flag: it becomes a one-entry ``forced``
+        if data["schema_version"] == 1 and values["settings"].get("forced") is True:
+            values["forced"] = ("compared with --force (version 1 document: reason not recorded)",)
 
     def count(self, verdict: str) -> int:
         return sum(1 for f in self.findings if f.verdict == verdict and f.acknowledged is None)
@@ -762,75 +452,3 @@ class FindingsDocument:
                 )
             )
         )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": _KIND,
-            "schema_version": FINDINGS_SCHEMA_VERSION,
-            "mode": self.mode,
-            "created": self.created,
-            "base": self.base.to_json() if self.base else None,
-            "head": self.head.to_json() if self.head else None,
-            "findings": [f.to_json() for f in self.findings],
-            "change_points": [c.to_json() for c in self.change_points],
-            "env_changes": [e.to_json() for e in self.env_changes],
-            "settings": dict(self.settings),
-            "load_errors": list(self.load_errors),
-            "links": dict(self.links),
-            "work": [w.to_json() for w in self.work],
-            "causes": [c.to_json() for c in self.causes],
-            "forced": list(self.forced),
-            "health": self.health.to_json() if self.health is not None else None,
-        }
-
-    def dumps(self) -> str:
-        return _codec.dumps(self.to_json())
-
-    @classmethod
-    def from_json(cls, data: Any, source: str = "<findings>") -> FindingsDocument:
-        doc = _codec.check_schema(
-            data, kind=_KIND, supported=_READABLE, source=source
-        )
-        mode = _codec.field(doc, "mode", str, source)
-        if mode not in ("compare", "history"):
-            raise CorruptResultsError(f"{source}: unknown mode {mode!r}")
-        settings = doc.get("settings", {})
-        links = doc.get("links", {})
-        if not isinstance(settings, Mapping) or not isinstance(links, Mapping):
-            raise CorruptResultsError(f"{source}: settings and links must be objects")
-        base, head = doc.get("base"), doc.get("head")
-        forced_raw = doc.get("forced", [])
-        if not isinstance(forced_raw, list) or not all(isinstance(x, str) for x in forced_raw):
-            raise CorruptResultsError(f"{source}: forced must be a list of strings")
-        forced = tuple(forced_raw)
-        if doc["schema_version"] == 1 and settings.get("forced") is True:
-            forced = ("compared with --force (version 1 document: reason not recorded)",)
-        health = doc.get("health")
-        return cls(
-            mode=mode,
-            created=_codec.text_field(doc, "created", source),
-            base=RunRef.from_json(base, source) if base is not None else None,
-            head=RunRef.from_json(head, source) if head is not None else None,
-            findings=tuple(
-                Finding.from_json(f, source) for f in _codec.list_field(doc, "findings", source)
-            ),
-            change_points=tuple(
-                ChangePoint.from_json(c, source)
-                for c in _codec.list_field(doc, "change_points", source)
-            ),
-            env_changes=tuple(
-                EnvChange.from_json(e, source)
-                for e in _codec.list_field(doc, "env_changes", source)
-            ),
-            settings=dict(settings),
-            load_errors=_codec.str_list(doc, "load_errors", source),
-            links=_codec.str_map(doc, "links", source),
-            work=tuple(WorkChange.from_json(w, source) for w in _list(doc, "work", source)),
-            causes=tuple(Cause.from_json(c, source) for c in _list(doc, "causes", source)),
-            forced=forced,
-            health=DeviceHealth.from_json(health, source) if health is not None else None,
-        )
-
-    @classmethod
-    def loads(cls, text: str, source: str = "<findings>") -> FindingsDocument:
-        return cls.from_json(_codec.loads(text, source=source), source)

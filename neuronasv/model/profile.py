@@ -20,10 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from neuronasv.errors import CorruptResultsError
-from neuronasv.model import _codec
+from neuronasv.model._codec import Document, Model, spec
 
 __all__ = [
     "PROFILE_SCHEMA_VERSION",
@@ -39,7 +37,7 @@ _KIND = "neuronasv.profile"
 
 
 @dataclass(frozen=True)
-class OpProfile:
+class OpProfile(Model):
     """One operator of one workload.
 
     Attributes:
@@ -55,6 +53,9 @@ class OpProfile:
             empty when not captured.
     """
 
+    _what = "op entry"
+    _context = ("op", "op")
+
     op: str
     calls_per_iter: float
     self_device_time_us: tuple[float, ...]
@@ -64,80 +65,27 @@ class OpProfile:
     roofline_fraction: float | None = None
     signature: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "op": self.op,
-            "calls_per_iter": self.calls_per_iter,
-            "self_device_time_us": list(self.self_device_time_us),
-            "self_cpu_time_us": list(self.self_cpu_time_us),
-            "flops": self.flops,
-            "bytes": self.bytes,
-            "roofline_fraction": self.roofline_fraction,
-            "signature": list(self.signature),
-        }
-
-    @classmethod
-    def from_json(cls, data: Any, source: str) -> OpProfile:
-        if not isinstance(data, Mapping):
-            raise CorruptResultsError(f"{source}: op entry must be an object")
-        op = _codec.field(data, "op", str, source)
-        src = f"{source} op {op!r}"
-        return cls(
-            op=op,
-            calls_per_iter=float(_codec.field(data, "calls_per_iter", (int, float), src)),
-            self_device_time_us=_codec.finite_floats(
-                data.get("self_device_time_us"), "self_device_time_us", src
-            ),
-            self_cpu_time_us=_codec.finite_floats(
-                data.get("self_cpu_time_us"), "self_cpu_time_us", src
-            ),
-            flops=_codec.optional_float(data, "flops", src),
-            bytes=_codec.optional_float(data, "bytes", src),
-            roofline_fraction=_codec.optional_float(data, "roofline_fraction", src),
-            signature=_codec.strings(data.get("signature", []), "signature", src),
-        )
-
 
 @dataclass(frozen=True)
-class CanaryReading:
+class CanaryReading(Model):
     """Device-health canary: a fixed reference kernel timed at run start and end (µs).
 
     ``device_state`` is what the device reported around the reading (``start.*`` and
     ``end.*`` keys: clocks, throttle reasons, temperature, ECC counts), when it can tell.
     """
 
+    _what = "canary"
+    _context = ("canary", "name")
+
     name: str
     start_us: tuple[float, ...]
     end_us: tuple[float, ...]
-    device_state: Mapping[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": self.name,
-            "start_us": list(self.start_us),
-            "end_us": list(self.end_us),
-        }
-        if self.device_state:
-            out["device_state"] = dict(self.device_state)
-        return out
-
-    @classmethod
-    def from_json(cls, data: Any, source: str) -> CanaryReading:
-        if not isinstance(data, Mapping):
-            raise CorruptResultsError(f"{source}: canary must be an object")
-        state = data.get("device_state", {})
-        if not isinstance(state, Mapping):
-            raise CorruptResultsError(f"{source}: canary.device_state must be an object")
-        return cls(
-            name=_codec.field(data, "name", str, source),
-            start_us=_codec.finite_floats(data.get("start_us"), "canary.start_us", source),
-            end_us=_codec.finite_floats(data.get("end_us"), "canary.end_us", source),
-            device_state={str(k): str(v) for k, v in state.items()},
-        )
+    # additive in version 2: left out when empty, as before it existed
+    device_state: Mapping[str, str] = field(default_factory=dict, metadata=spec(omit_empty=True))
 
 
 @dataclass(frozen=True)
-class WorkloadProfile:
+class WorkloadProfile(Model):
     """Device time of one workload at one (shape, dtype) on one backend.
 
     Attributes:
@@ -153,6 +101,9 @@ class WorkloadProfile:
         trace_files: exported traces, relative to the trace directory.
         canary: device-health canary reading, when it ran.
     """
+
+    _what = "workload entry"
+    _context = ("workload", "name")
 
     name: str
     backend: str
@@ -174,82 +125,23 @@ class WorkloadProfile:
     def op(self, name: str) -> OpProfile | None:
         return next((o for o in self.ops if o.op == name), None)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "backend": self.backend,
-            "shape": self.shape,
-            "dtype": self.dtype,
-            "device_time_us": list(self.device_time_us),
-            "device_time_is_cpu": self.device_time_is_cpu,
-            "iterations_per_sample": self.iterations_per_sample,
-            "ops": [o.to_json() for o in self.ops],
-            "warnings": list(self.warnings),
-            "trace_files": list(self.trace_files),
-            "canary": self.canary.to_json() if self.canary else None,
-        }
-
-    @classmethod
-    def from_json(cls, data: Any, source: str) -> WorkloadProfile:
-        if not isinstance(data, Mapping):
-            raise CorruptResultsError(f"{source}: workload entry must be an object")
-        name = _codec.field(data, "name", str, source)
-        src = f"{source} workload {name!r}"
-        ops_raw = _codec.field(data, "ops", list, src)
-        canary_raw = data.get("canary")
-        return cls(
-            name=name,
-            backend=_codec.field(data, "backend", str, src),
-            shape=_codec.field(data, "shape", str, src),
-            dtype=_codec.field(data, "dtype", str, src),
-            device_time_us=_codec.finite_floats(data.get("device_time_us"), "device_time_us", src),
-            ops=tuple(OpProfile.from_json(o, src) for o in ops_raw),
-            device_time_is_cpu=_codec.bool_field(data, "device_time_is_cpu", src),
-            iterations_per_sample=_codec.int_field(data, "iterations_per_sample", src, 1),
-            warnings=_codec.str_list(data, "warnings", src),
-            trace_files=_codec.str_list(data, "trace_files", src),
-            canary=CanaryReading.from_json(canary_raw, src) if canary_raw is not None else None,
-        )
-
 
 @dataclass(frozen=True)
-class ProfileDocument:
-    """A set of workload profiles from one process, with the environment fingerprint."""
+class ProfileDocument(Document):
+    """A set of workload profiles from one process, with the environment fingerprint.
+
+    ``to_json``/``from_json``/``dumps``/``loads`` come from :class:`~neuronasv.model._codec.
+    Document` (derived from the fields); ``schema_version`` is not read from the file: a
+    document always holds the current version once read.
+    """
+
+    _kind = _KIND
+    _version = PROFILE_SCHEMA_VERSION
+    _readable = _READABLE
+    _source = "<profile>"
 
     backend: str
     workloads: tuple[WorkloadProfile, ...]
     fingerprint: Mapping[str, str] = field(default_factory=dict)
     created: str = ""
-    schema_version: int = PROFILE_SCHEMA_VERSION
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": _KIND,
-            "schema_version": PROFILE_SCHEMA_VERSION,
-            "backend": self.backend,
-            "created": self.created,
-            "fingerprint": dict(self.fingerprint),
-            "workloads": [w.to_json() for w in self.workloads],
-        }
-
-    def dumps(self) -> str:
-        return _codec.dumps(self.to_json())
-
-    @classmethod
-    def from_json(cls, data: Any, source: str = "<profile>") -> ProfileDocument:
-        doc = _codec.check_schema(
-            data, kind=_KIND, supported=_READABLE, source=source
-        )
-        return cls(
-            backend=_codec.field(doc, "backend", str, source),
-            created=_codec.text_field(doc, "created", source),
-            fingerprint=_codec.str_map(doc, "fingerprint", source),
-            workloads=tuple(
-                WorkloadProfile.from_json(w, source)
-                for w in _codec.field(doc, "workloads", list, source)
-            ),
-        )
-
-    @classmethod
-    def loads(cls, text: str, source: str = "<profile>") -> ProfileDocument:
-        return cls.from_json(_codec.loads(text, source=source), source)
+    schema_version: int = field(default=PROFILE_SCHEMA_VERSION, metadata=spec(skip=True))

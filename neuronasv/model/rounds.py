@@ -14,11 +14,12 @@ Schema history (``ROUNDS_SCHEMA_VERSION``):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from neuronasv.errors import CorruptResultsError
 from neuronasv.model import _codec
+from neuronasv.model._codec import Document, Model, spec
 from neuronasv.model.findings import SeriesId
 
 __all__ = ["MAX_ROUNDS", "ROUNDS_SCHEMA_VERSION", "RoundMeasurement", "RoundsDocument"]
@@ -29,47 +30,45 @@ _KIND = "neuronasv.rounds"
 _SIDES = ("base", "head")
 
 
+def _samples(
+    data: Mapping[str, Any], source: str
+) -> tuple[tuple[SeriesId, tuple[float, ...]], ...]:
+    entries = data.get("series", [])
+    if not isinstance(entries, list):
+        raise CorruptResultsError(f"{source}: series must be a list")
+    out = []
+    for i, e in enumerate(entries):
+        if not isinstance(e, Mapping):
+            raise CorruptResultsError(f"{source}: series[{i}] must be an object")
+        out.append(
+            (
+                SeriesId.from_json(e.get("series"), source),
+                _codec.finite_floats(e.get("samples"), f"series[{i}].samples", source),
+            )
+        )
+    return tuple(out)
+
+
+def _write_samples(m: RoundMeasurement) -> list[dict[str, Any]]:
+    return [{"series": s.to_json(), "samples": list(x)} for s, x in m.samples]
+
+
 @dataclass(frozen=True)
-class RoundMeasurement:
+class RoundMeasurement(Model):
     """One call of confirm's runner: one side, one round, samples per series."""
 
-    side: str  # "base" or "head"
+    _what = "a measurement"
+
+    side: str = field(metadata=spec(choices=_SIDES, label="side"))  # "base" or "head"
     round: int
-    samples: tuple[tuple[SeriesId, tuple[float, ...]], ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "side": self.side,
-            "round": self.round,
-            "series": [{"series": s.to_json(), "samples": list(x)} for s, x in self.samples],
-        }
-
-    @classmethod
-    def from_json(cls, data: Any, source: str) -> RoundMeasurement:
-        if not isinstance(data, Mapping):
-            raise CorruptResultsError(f"{source}: a measurement must be an object")
-        side = _codec.field(data, "side", str, source)
-        if side not in _SIDES:
-            raise CorruptResultsError(f"{source}: side must be 'base' or 'head', got {side!r}")
-        rnd = _codec.field(data, "round", int, source)
-        entries = data.get("series", [])
-        if not isinstance(entries, list):
-            raise CorruptResultsError(f"{source}: series must be a list")
-        out = []
-        for i, e in enumerate(entries):
-            if not isinstance(e, Mapping):
-                raise CorruptResultsError(f"{source}: series[{i}] must be an object")
-            out.append(
-                (
-                    SeriesId.from_json(e.get("series"), source),
-                    _codec.finite_floats(e.get("samples"), f"series[{i}].samples", source),
-                )
-            )
-        return cls(side, rnd, tuple(out))
+    # written as ``series``: [{"series": SeriesId, "samples": [...]}, ...]
+    samples: tuple[tuple[SeriesId, tuple[float, ...]], ...] = field(
+        metadata=spec(key="series", encode=_write_samples, decode=_samples)
+    )
 
 
 @dataclass(frozen=True)
-class RoundsDocument:
+class RoundsDocument(Document):
     """Every sample confirm re-measured, per side and round.
 
     Attributes:
@@ -81,11 +80,32 @@ class RoundsDocument:
             budget has fewer).
     """
 
+    _kind = _KIND
+    _version = ROUNDS_SCHEMA_VERSION
+    _readable = (ROUNDS_SCHEMA_VERSION,)
+    _source = "<rounds>"
+
     base: str
     head: str
     rounds: int
     measurements: tuple[RoundMeasurement, ...] = ()
-    max_rounds: int = 0  # 0: same as rounds
+    # 0: same as rounds; written as ``design_max`` (a reader never sees 0)
+    max_rounds: int = field(default=0, metadata=spec(encode=lambda d: d.design_max))
+
+    @classmethod
+    def _check(cls, values: dict[str, Any], data: Mapping[str, Any], source: str) -> None:
+        rounds = values["rounds"]
+        if not 1 <= rounds <= MAX_ROUNDS:
+            raise CorruptResultsError(f"{source}: rounds must be 1..{MAX_ROUNDS}, got {rounds}")
+        max_rounds = values["max_rounds"] if "max_rounds" in data else rounds
+        if not rounds <= max_rounds <= MAX_ROUNDS:
+            raise CorruptResultsError(
+                f"{source}: max_rounds must be {rounds}..{MAX_ROUNDS}, got {max_rounds}"
+            )
+        for m in values["measurements"]:
+            if not 0 <= m.round < max_rounds:
+                raise CorruptResultsError(f"{source}: round {m.round} outside 0..{max_rounds - 1}")
+        values["max_rounds"] = max_rounds
 
     @property
     def design_max(self) -> int:
@@ -98,53 +118,3 @@ class RoundsDocument:
             if m.side == side and m.round == round_index:
                 out.update(m.samples)
         return out
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": _KIND,
-            "schema_version": ROUNDS_SCHEMA_VERSION,
-            "base": self.base,
-            "head": self.head,
-            "rounds": self.rounds,
-            "max_rounds": self.design_max,
-            "measurements": [m.to_json() for m in self.measurements],
-        }
-
-    def dumps(self) -> str:
-        return _codec.dumps(self.to_json())
-
-    @classmethod
-    def from_json(cls, data: Any, source: str = "<rounds>") -> RoundsDocument:
-        doc = _codec.check_schema(
-            data, kind=_KIND, supported=(ROUNDS_SCHEMA_VERSION,), source=source
-        )
-        rounds = _codec.field(doc, "rounds", int, source)
-        if not 1 <= rounds <= MAX_ROUNDS:
-            raise CorruptResultsError(f"{source}: rounds must be 1..{MAX_ROUNDS}, got {rounds}")
-        max_rounds = doc.get("max_rounds", rounds)
-        if isinstance(max_rounds, bool) or not isinstance(max_rounds, int):
-            raise CorruptResultsError(f"{source}: max_rounds must be an integer")
-        if not rounds <= max_rounds <= MAX_ROUNDS:
-            raise CorruptResultsError(
-                f"{source}: max_rounds must be {rounds}..{MAX_ROUNDS}, got {max_rounds}"
-            )
-        raw = doc.get("measurements", [])
-        if not isinstance(raw, list):
-            raise CorruptResultsError(f"{source}: measurements must be a list")
-        ms = tuple(RoundMeasurement.from_json(m, source) for m in raw)
-        for m in ms:
-            if not 0 <= m.round < max_rounds:
-                raise CorruptResultsError(
-                    f"{source}: round {m.round} outside 0..{max_rounds - 1}"
-                )
-        return cls(
-            base=_codec.field(doc, "base", str, source),
-            head=_codec.field(doc, "head", str, source),
-            rounds=rounds,
-            measurements=ms,
-            max_rounds=max_rounds,
-        )
-
-    @classmethod
-    def loads(cls, text: str, source: str = "<rounds>") -> RoundsDocument:
-        return cls.from_json(_codec.loads(text, source=source), source)

@@ -15,10 +15,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from neuronasv.errors import CorruptResultsError
-from neuronasv.model import _codec
+from neuronasv.model._codec import Document
 from neuronasv.model.findings import SeriesId
 from neuronasv.model.profile import WorkloadProfile
 
@@ -37,7 +35,7 @@ def sidecar_path(asv_result_file: str | os.PathLike[str]) -> str:
 
 
 @dataclass(frozen=True)
-class RunSidecar:
+class RunSidecar(Document):
     """Environment and full op tables of one (machine, commit, environment) run.
 
     Attributes:
@@ -52,6 +50,11 @@ class RunSidecar:
         failures: workload key -> error text for workloads that failed in this commit.
     """
 
+    _kind = _KIND
+    _version = SIDECAR_SCHEMA_VERSION
+    _readable = (SIDECAR_SCHEMA_VERSION,)
+    _source = "<sidecar>"
+
     machine: str
     commit_hash: str
     env_name: str
@@ -61,50 +64,3 @@ class RunSidecar:
     traces: Mapping[str, str] = field(default_factory=dict)
     failures: Mapping[str, str] = field(default_factory=dict)
     created: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": _KIND,
-            "schema_version": SIDECAR_SCHEMA_VERSION,
-            "machine": self.machine,
-            "commit_hash": self.commit_hash,
-            "env_name": self.env_name,
-            "created": self.created,
-            "fingerprint": dict(self.fingerprint),
-            "profiles": [p.to_json() for p in self.profiles],
-            "series": [s.to_json() for s in self.series],
-            "traces": dict(self.traces),
-            "failures": dict(self.failures),
-        }
-
-    def dumps(self) -> str:
-        return _codec.dumps(self.to_json())
-
-    @classmethod
-    def from_json(cls, data: Any, source: str = "<sidecar>") -> RunSidecar:
-        doc = _codec.check_schema(
-            data, kind=_KIND, supported=(SIDECAR_SCHEMA_VERSION,), source=source
-        )
-        for name in ("fingerprint", "traces", "failures"):
-            if not isinstance(doc.get(name, {}), Mapping):
-                raise CorruptResultsError(f"{source}: {name} must be an object")
-        return cls(
-            machine=_codec.field(doc, "machine", str, source),
-            commit_hash=_codec.field(doc, "commit_hash", str, source),
-            env_name=_codec.field(doc, "env_name", str, source),
-            created=_codec.text_field(doc, "created", source),
-            fingerprint=_codec.str_map(doc, "fingerprint", source),
-            profiles=tuple(
-                WorkloadProfile.from_json(p, source)
-                for p in _codec.list_field(doc, "profiles", source)
-            ),
-            series=tuple(
-                SeriesId.from_json(s, source) for s in _codec.list_field(doc, "series", source)
-            ),
-            traces=_codec.str_map(doc, "traces", source),
-            failures=_codec.str_map(doc, "failures", source),
-        )
-
-    @classmethod
-    def loads(cls, text: str, source: str = "<sidecar>") -> RunSidecar:
-        return cls.from_json(_codec.loads(text, source=source), source)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from xml.etree import ElementTree as ET
 
+from neuronasv.format import format_delta_pct
 from neuronasv.model import ChangePoint, FindingsDocument
 
 __all__ = ["ATOM_NS", "atom_feed", "change_point_id", "regressions_json", "xml_text"]
@@ -85,14 +86,14 @@ def atom_feed(
     for cp, d in zip(regs, updated, strict=False):
         e = ET.SubElement(feed, a + "entry")
         state = "open" if cp.open and not cp.acknowledged else "past"
-        pct = (cp.ratio - 1.0) * 100.0
+        pct = format_delta_pct(cp.ratio)
         ET.SubElement(e, a + "title").text = xml_text(
-            f"[{state}] {pct:+.1f} % {cp.series.label} on {cp.machine}"
+            f"[{state}] {pct} {cp.series.label} on {cp.machine}"
         )
         ET.SubElement(e, a + "id").text = change_point_id(cp)
         ET.SubElement(e, a + "updated").text = _iso(d, clock)
         ET.SubElement(e, a + "link", rel="alternate", href=page_url(cp) or site_url)
-        summary = cp.reason or f"{pct:+.1f} %"
+        summary = cp.reason or pct
         summary += f" — culprit in {cp.commit_before[:12]}..{cp.commit_after[:12]}"
         if cp.acknowledged:
             summary += f"; acknowledged: {cp.acknowledged}"

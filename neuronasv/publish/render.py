@@ -18,9 +18,10 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from neuronasv.format import format_pct
+
 __all__ = [
     "SPARK_MIN_FACTOR",
-    "fmt_value",
     "h",
     "page",
     "script_json",
@@ -55,23 +56,6 @@ def script_json(obj: Any) -> str:
     return text
 
 
-def fmt_value(v: float | None, unit: str) -> str:
-    """``2.355 ms`` for seconds, plain 4 significant digits otherwise."""
-    if v is None or not math.isfinite(v):
-        return "n/a"
-    if unit == "seconds":
-        for scale, name in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
-            if abs(v) >= scale:
-                return f"{v / scale:.4g} {name}"
-        return f"{v / 1e-9:.4g} ns"
-    if unit == "bytes":
-        for scale, name in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
-            if abs(v) >= scale:
-                return f"{v / scale:.4g} {name}"
-        return f"{v:.0f} B"
-    return f"{v:.4g} {unit}" if unit and unit != "unit" else f"{v:.4g}"
-
-
 #: A sparkline's vertical extent covers at least this factor (log scale): changes much
 #: smaller than it stay near-flat, a doubling or more fills the height.
 SPARK_MIN_FACTOR = 2.0
@@ -97,7 +81,7 @@ def spark_scale(values: np.ndarray) -> tuple[np.ndarray, str]:
         span = max(b - a, math.log(SPARK_MIN_FACTOR))
         mid = (a + b) / 2
         heights = (lv - (mid - span / 2)) / span
-        note = f"range ×{hi / lo:.3g}" if hi / lo >= 1.1 else f"range {(hi / lo - 1) * 100:.1f} %"
+        note = f"range ×{hi / lo:.3g}" if hi / lo >= 1.1 else f"range {format_pct(hi / lo - 1)}"
         return heights, note
     a, b = min(lo, 0.0), max(hi, 0.0)
     span = b - a or 1.0

@@ -45,11 +45,13 @@ from neuronasv.analyse.states import (
     series_state,
 )
 from neuronasv.errors import UsageError
+from neuronasv.format import format_delta_pct, format_value, pct_number
 from neuronasv.model import ChangePoint, Finding, FindingsDocument, SeriesId
 from neuronasv.publish import render
 from neuronasv.publish.feeds import atom_feed, regressions_json
-from neuronasv.publish.render import fmt_value, h, script_json, sparkline_svg
+from neuronasv.publish.render import h, script_json, sparkline_svg
 from neuronasv.publish.sitedata import MachineData, SiteData
+from neuronasv.samples import NOISE_THRESHOLD
 
 __all__ = [
     "CHUNK",
@@ -70,8 +72,7 @@ _OWN_BEFORE_MANIFEST = frozenset({".neuronasv-cache", _MANIFEST + ".tmp"})
 _CHUNK_PATH = re.compile(r"m/[A-Za-z0-9._-]+/[A-Za-z0-9._-]+/c[0-9]{5}\.js")
 _CHUNK_HEAD = b"NASV.chunk("
 _ASSETS = ("uPlot.iife.min.js", "uPlot.min.css", "uPlot.LICENSE", "site.css", "site.js")
-NOISY = 0.10  # IQR/median above this over the recent commits: noise level "high"
-QUIET = 0.02  # ... below this: "low"
+QUIET = 0.02  # IQR/median below this: noise level "low" (above NOISE_THRESHOLD: "high")
 
 
 @dataclass(frozen=True)
@@ -239,8 +240,8 @@ def noise_levels(md: MachineData) -> list[float | None]:
 def _noise_badge(level: float | None) -> str:
     if level is None:
         return '<span class="nz nz-none" title="no quartiles recorded">–</span>'
-    cls = "low" if level < QUIET else ("mid" if level < NOISY else "high")
-    pct = f"{level * 100:.1f}" if level < 0.1 else f"{level * 100:.0f}"
+    cls = "low" if level < QUIET else ("mid" if level < NOISE_THRESHOLD else "high")
+    pct = pct_number(level)
     return (
         f'<span class="nz nz-{cls}" title="noise: within-run IQR/median, median of the last'
         f' 10 commits">IQR {pct} %</span>'
@@ -534,7 +535,7 @@ def _series_row(v: _View, r: int, label: str, cps: CPIndex, col: Mapping[str, in
     return (
         f'<tr class="{cls}" data-state="{h(st)}"{extra}><td>{shown}</td>'
         f"<td>{label}</td>"
-        f'<td class="num">{h(fmt_value(_latest(vals), s.unit))}</td>'
+        f'<td class="num">{h(format_value(_latest(vals), s.unit))}</td>'
         f'<td class="num chg{hot}">{h(change_text(v.finding(r)))}</td>'
         f"<td>{_noise_badge(v.noise[r])}</td>"
         f"<td>{sparkline_svg(tail, marks=marks, good=good, label=f'trend of {s.series.label}')}"
@@ -706,7 +707,7 @@ def _regressions_page(
             f'<tr data-state="{h(cp.kind if state == "open" else state)}">'
             f'<td><span class="st st-{h(state)}">{h(state)}</span></td>'
             f"<td>{h(cp.kind)}</td><td>{name}</td><td>{h(cp.machine)}</td>"
-            f'<td class="num">{(cp.ratio - 1) * 100:+.1f} %</td>'
+            f'<td class="num">{format_delta_pct(cp.ratio)}</td>'
             f"<td>{commit_link(cp.commit_before)}..{commit_link(cp.commit_after)}</td>"
             f"<td>{h(cp.reason)}{ack}</td></tr>"
         )

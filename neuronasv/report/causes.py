@@ -17,14 +17,14 @@ from dataclasses import dataclass
 
 from neuronasv.analyse.attribution import short_dtype
 from neuronasv.analyse.causes import find_causes
-from neuronasv.model import Cause, Finding, FindingsDocument, OpContribution, WorkChange
-from neuronasv.report.units import (
+from neuronasv.format import (
     format_ci,
     format_delta_pct,
     format_pair,
     format_signed,
     plural,
 )
+from neuronasv.model import Cause, Finding, FindingsDocument, OpContribution, WorkChange
 
 __all__ = [
     "CauseView",

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from neuronasv.analyse.states import coverage_of
+from neuronasv.format import format_delta_pct, plural
 from neuronasv.model.findings import (
     ChangePoint,
     EnvChange,
@@ -22,7 +23,6 @@ from neuronasv.model.findings import (
     SeriesId,
 )
 from neuronasv.report.causes import CauseView, cause_views
-from neuronasv.report.units import format_delta_pct, plural
 
 __all__ = [
     "Digest",

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from neuronasv.errors import CorruptResultsError, UsageError
+from neuronasv.format import format_bytes
 from neuronasv.model.findings import FindingsDocument
 
 __all__ = ["MAX_DOCUMENT_BYTES", "load_findings", "load_history_values", "read_text"]
@@ -37,8 +38,8 @@ def read_text(path: str | Path, what: str, *, limit: int | None = None) -> str:
             size = os.fstat(fh.fileno()).st_size
             if size > limit:
                 raise CorruptResultsError(
-                    f"{p}: {what} is {_size(size)}, larger than the {_size(limit)} limit;"
-                    " not read"
+                    f"{p}: {what} is {format_bytes(size)}, larger than the"
+                    f" {format_bytes(limit)} limit; not read"
                 )
             raw = fh.read(limit + 1)
     except FileNotFoundError:
@@ -48,17 +49,13 @@ def read_text(path: str | Path, what: str, *, limit: int | None = None) -> str:
     except OSError as exc:
         raise CorruptResultsError(f"{p}: cannot read {what} ({exc.strerror or exc})") from None
     if len(raw) > limit:
-        raise CorruptResultsError(f"{p}: {what} is larger than the {_size(limit)} limit")
+        raise CorruptResultsError(f"{p}: {what} is larger than the {format_bytes(limit)} limit")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CorruptResultsError(
             f"{p}: {what} is not UTF-8 text (byte {exc.start}: {exc.reason}); a binary file?"
         ) from None
-
-
-def _size(n: int) -> str:
-    return f"{n / 2**20:.0f} MiB" if n >= 2**20 else f"{n:,} bytes"
 
 
 def _read(path: str | Path, what: str) -> str:

@@ -26,6 +26,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from neuronasv import __version__
+from neuronasv.format import (
+    TIME_UNITS,
+    format_calls,
+    format_ci,
+    format_delta_pct,
+    format_p,
+    format_pair,
+    format_pct,
+    pick_time_scale,
+)
 from neuronasv.model.findings import (
     ChangePoint,
     Finding,
@@ -48,15 +58,6 @@ from neuronasv.report.digest import (
     plural,
 )
 from neuronasv.report.escape import md_code, md_text, mermaid_label, safe_url
-from neuronasv.report.units import (
-    TIME_UNITS,
-    format_calls,
-    format_ci,
-    format_delta_pct,
-    format_p,
-    format_pair,
-    pick_time_scale,
-)
 
 __all__ = [
     "COMMENT_MAX_CHARS",
@@ -352,7 +353,7 @@ def _sections(
         for f in noisy:
             bench, op = _series_cells(f)
             noise = " / ".join(
-                f"{v * 100:.0f} %" for v in (f.noise_base, f.noise_head) if v is not None
+                format_pct(v) for v in (f.noise_base, f.noise_head) if v is not None
             )
             rows.append(
                 f"| {bench} | {op} | {format_delta_pct(f.ratio)} "

@@ -14,16 +14,16 @@ from rich.table import Table
 from rich.text import Text
 
 from neuronasv.analyse.attribution import headline
-from neuronasv.model.findings import ChangePoint, Finding, FindingsDocument
-from neuronasv.report.digest import Digest, digest, group_label
-from neuronasv.report.escape import clean
-from neuronasv.report.units import (
+from neuronasv.format import (
     format_calls,
     format_ci,
     format_delta_pct,
     format_p,
     format_pair,
 )
+from neuronasv.model.findings import ChangePoint, Finding, FindingsDocument
+from neuronasv.report.digest import Digest, digest, group_label
+from neuronasv.report.escape import clean
 
 __all__ = ["render_terminal", "terminal_text"]
 

@@ -40,7 +40,7 @@ def test_compare_text_whole_output_and_fail_on(tmp_path):
     assert lines[13] == "regression: rmsnorm.naive 4x512 bf16 · aten::mul: +19 % (CI 17–22 %)"
     assert lines[14] == (
         "regression: rmsnorm.naive 4x512 bf16: +11 % (CI 9.6–12 %);"
-        " aten::mul +27.2 µs (3 calls), 3 other ops -1.4 µs"
+        " aten::mul +27.2 µs (3 calls), 3 other ops -1.43 µs"
     )
     assert lines[-1] == "summary: 2 regression, 1 noisy, 5 unchanged"
     r = cli(

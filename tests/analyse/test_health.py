@@ -68,7 +68,7 @@ def test_slow_canary_on_a_steady_gpu_history_is_withheld_with_the_reason() -> No
     assert c.change == pytest.approx(0.23, abs=0.002)
     assert c.reason.startswith(
         "head c0ffeec0 canary 23 % slower than this machine's history"
-        " (median of 12 runs: 1230 vs 1000 µs; withheld beyond +"
+        " (median of 12 runs: 1.23 ms vs 1.00 ms; withheld beyond +"
     )
     assert "throttle_reasons hw_thermal_slowdown, sm_clock_mhz 1275" in c.reason
     # The 0.5 % noise floor governs on such a steady machine: k(12) x 0.5 %.

@@ -12,9 +12,9 @@ from analyse_asvdata import neuronasv_run
 from neuronasv.analyse.newest import check_newest, newest_pair, regressions_document
 from neuronasv.analyse.pairwise import compare
 from neuronasv.analyse.states import MIN_POINTS, Coverage, coverage_of, series_state
-from neuronasv.analyse.tables import history_text
 from neuronasv.errors import UsageError
 from neuronasv.model import ChangePoint, Finding, FindingsDocument, SeriesId
+from neuronasv.report.tables import history_text
 from neuronasv.store.history import load_history
 from tests.analyse.conftest import DATA
 
@@ -75,7 +75,7 @@ def test_two_commits_say_too_few_for_change_points_and_give_suspects() -> None:
         "summary: too few commits for change points (have 2, need 4);"
         " newest commit 5e6f7a8b: 0 confirmed, 2 suspect regressions (not re-measured)"
     )
-    assert "suspect  +19%    rmsnorm.naive 4x512 bfloat16 · aten::mul" in text
+    assert "suspect  +19 %   rmsnorm.naive 4x512 bfloat16 · aten::mul" in text
 
 
 def test_report_of_the_same_pair_brings_its_confirmations() -> None:
@@ -92,7 +92,7 @@ def test_report_of_the_same_pair_brings_its_confirmations() -> None:
     got = check_newest(h, "ci-cpu-1", report=confirmed)
     assert got is not None and got.source == "report" and got.confirmed_run
     text = history_text(regressions_document(h, newest=got))
-    assert "confirmed  +19%    rmsnorm.naive 4x512 bfloat16 · aten::mul" in text
+    assert "confirmed  +19 %   rmsnorm.naive 4x512 bfloat16 · aten::mul" in text
     assert "newest commit 5e6f7a8b: 1 confirmed, 0 suspect regressions" in text
     # the total was disproved by the re-run: not listed at all
     assert "rmsnorm.naive 4x512 bfloat16\n" not in text

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from analyse_asvdata import neuronasv_run
 
+from neuronasv import samples
 from neuronasv.analyse import stats
 from neuronasv.analyse.acks import Acknowledgement
 from neuronasv.analyse.attribution import attribute, headline
@@ -41,7 +42,7 @@ def test_bootstrap_ci_is_deterministic_and_covers():
     ci1 = stats.bootstrap_ratio_ci(a, b, seed=7)
     assert ci1 == stats.bootstrap_ratio_ci(a, b, seed=7)
     assert ci1 is not None and ci1[0] < 1.1 < ci1[1] and ci1[0] > 1.0
-    assert stats.noise([1.0, 2.0, 3.0, 4.0, 5.0]) == pytest.approx(2.0 / 3.0)
+    assert samples.noise([1.0, 2.0, 3.0, 4.0, 5.0]) == pytest.approx(2.0 / 3.0)
 
 
 def test_rules_parse_and_overrides():
@@ -116,7 +117,7 @@ def test_compare_fixture_attribution_from_profiles():
     # Shares add up to about 1 (median of sums is not the sum of medians).
     assert sum(c.share for c in total.attribution) == pytest.approx(1.0, abs=0.1)
     assert headline(total).startswith("rmsnorm.naive 4x512 bf16: +11 % (CI ")
-    assert "aten::mul +27.2 µs (3 calls), 3 other ops -1.4 µs" in headline(total)
+    assert "aten::mul +27.2 µs (3 calls), 3 other ops -1.43 µs" in headline(total)
     fused = [f for f in doc.findings if f.series.workload == "rmsnorm.fused"]
     assert {f.verdict for f in fused} == {"unchanged"}
     assert doc.env_changes == ()
@@ -159,7 +160,7 @@ def test_attribution_from_op_findings_and_headline_golden():
         3,
     )
     assert headline(out[0]) == (
-        "rmsnorm.naive 4x512 bf16: +18 % (CI 12–25 %); aten::mul +0.33 ms (3 calls),"
+        "rmsnorm.naive 4x512 bf16: +18 % (CI 12–25 %); aten::mul +331 µs (3 calls),"
         " 1 other op +29.0 µs"
     )
 

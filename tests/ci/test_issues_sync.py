@@ -51,7 +51,7 @@ def test_open_regression_creates_then_is_stable_then_updates() -> None:
     assert [a.kind for a in plan] == ["create"]
     a = plan[0]
     assert a.key == change_point_key(c) and issue_marker(a.key, "trn2") in a.body
-    assert "aten" in a.title and "+25.0 %" in a.title and "trn2" in a.title
+    assert "aten" in a.title and "+25 %" in a.title and "trn2" in a.title
     assert "2.00 ms → 2.50 ms" in a.body
 
     existing = [as_issue(1001, a.title, a.body)]
@@ -60,7 +60,7 @@ def test_open_regression_creates_then_is_stable_then_updates() -> None:
     worse = replace(c, after=0.003, ratio=1.5)  # same change point, new estimate
     plan = plan_sync([doc(worse)], existing, authors=[BOT])
     assert [(p.kind, p.number) for p in plan] == [("update", 1001)]
-    assert "+50.0 %" in plan[0].title
+    assert "+50 %" in plan[0].title
 
 
 def test_recovery_and_acknowledgement_close_only_our_machine() -> None:

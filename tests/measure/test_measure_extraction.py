@@ -18,9 +18,9 @@ from neuronasv.measure.profiling import (
     OpSample,
     extract_cycle,
     normalize_op_name,
-    spread,
     summarize_cycles,
 )
+from neuronasv.samples import noise
 
 
 class Trace:
@@ -241,7 +241,8 @@ def test_failed_capture_is_an_error_naming_the_workload(cycles: list[CycleStats]
         )
 
 
-def test_spread() -> None:
-    assert spread([1.0]) == 0.0
-    assert spread([10.0, 10.0, 10.0]) == 0.0
-    assert spread([1.0, 2.0, 3.0, 4.0, 5.0]) == pytest.approx(2.0 / 3.0)
+def test_noise_as_the_profile_uses_it() -> None:
+    # the profile's warning reads "no spread" (0.0) where samples.noise has no ratio
+    assert (noise([1.0]) or 0.0) == 0.0
+    assert noise([10.0, 10.0, 10.0]) == 0.0
+    assert noise([1.0, 2.0, 3.0, 4.0, 5.0]) == pytest.approx(2.0 / 3.0)

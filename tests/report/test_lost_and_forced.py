@@ -4,13 +4,13 @@ on the document: ``FindingsDocument.lost`` and ``FindingsDocument.forced``."""
 from __future__ import annotations
 
 from neuronasv.analyse.pairwise import Settings, compare
-from neuronasv.analyse.tables import compare_markdown, compare_text
 from neuronasv.github.statuses import check_run_payload, status_payload
 from neuronasv.model import Finding, FindingsDocument, RunRef, SeriesId
 from neuronasv.model.findings import FINDINGS_SCHEMA_VERSION
 from neuronasv.report.digest import digest
 from neuronasv.report.markdown import render_comment
 from neuronasv.report.summary import render_summary
+from neuronasv.report.tables import compare_markdown, compare_text
 from neuronasv.store.history import load_history
 from tests.analyse.analyse_asvdata import neuronasv_run
 

@@ -83,7 +83,7 @@ def test_headline_reads_in_ten_seconds() -> None:
     # not in the headline.
     assert lines[1] == (
         "## :red_circle: neuronasv: 1 series lost at head \\(1 failed\\); 1 cause of"
-        " regression — rmsnorm\\.naive \\+18\\.2 % \\(confirmed\\)"
+        " regression — rmsnorm\\.naive \\+18 % \\(confirmed\\)"
     )
     quiet = render_comment(doc("quiet")).splitlines()[1]
     assert quiet == "## :white_check_mark: neuronasv: no change beyond the noise in 40 series"
@@ -92,11 +92,11 @@ def test_headline_reads_in_ten_seconds() -> None:
 def test_regressions_table_has_op_attribution_units_and_links() -> None:
     text = render_comment(doc("compare"))
     assert (
-        "| `rmsnorm.naive 4x512 bfloat16` | `aten::mul` | 2.35 ms → 2.95 ms | **+25.3 %** |" in text
+        "| `rmsnorm.naive 4x512 bfloat16` | `aten::mul` | 2.35 ms → 2.95 ms | **+25 %** |" in text
     )
     # Signed parts that add up: +595 + 110 + 50 - 5 = +750 µs, the total's change.
     assert (
-        "| `4x512 bf16` | 4.12 ms → 4.87 ms | **+18.2 %** (+12.1 … +25.1 %) | ✓ confirmed |"
+        "| `4x512 bf16` | 4.12 ms → 4.87 ms | **+18 %** (+12 … +25 %) | ✓ confirmed |"
         " `aten::mul` +595 µs, `aten::add` +110 µs, `aten::mean` +50.0 µs, 1 other op -5.00 µs |"
     ) in text
     assert "explains" not in text

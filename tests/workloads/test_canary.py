@@ -38,7 +38,7 @@ def test_a_slow_device_is_degraded_and_says_why() -> None:
     v = judge(HISTORY, reading(1400))
     assert v.degraded
     assert v.deviation is not None and v.deviation > 5
-    assert "40% slower than this machine's median over 7 runs" in v.reasons[0]
+    assert "40 % slower than this machine's median over 7 runs" in v.reasons[0]
 
 
 def test_a_faster_device_is_noted_but_not_blamed() -> None:
@@ -47,7 +47,7 @@ def test_a_faster_device_is_noted_but_not_blamed() -> None:
     assert "faster" in v.reasons[0]
 
 
-@pytest.mark.parametrize(("start", "end", "word"), [(1000, 1250, "slowed by 25%"),
+@pytest.mark.parametrize(("start", "end", "word"), [(1000, 1250, "slowed by 25 %"),
                                                       (1250, 1000, "slower at the start")])
 def test_drift_within_a_run_is_degraded_even_without_history(
     start: float, end: float, word: str

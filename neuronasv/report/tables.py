@@ -1,15 +1,17 @@
 """Plain text and simple markdown tables of a findings document (the CLI's own output).
 
-The PR comment renderer lives in ``neuronasv.report``; this is the terminal table of
+The PR comment renderer is :mod:`neuronasv.report.markdown`; this is the terminal table of
 ``neuronasv compare`` / ``regressions``. Untrusted names go through
-``neuronasv.report.escape`` (control/bidi characters, markdown punctuation).
+:mod:`neuronasv.report.escape` (control/bidi characters, markdown punctuation), numbers
+through :mod:`neuronasv.format`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from neuronasv.analyse.attribution import format_delta, headline
+from neuronasv.analyse.attribution import headline
+from neuronasv.format import format_ci, format_delta_pct, format_p, format_pct, format_value
 from neuronasv.model import ChangePoint, Finding, FindingsDocument
 from neuronasv.report.digest import lost_phrase
 from neuronasv.report.escape import clean, md_code, md_text
@@ -30,23 +32,6 @@ def sort_findings(findings: Sequence[Finding]) -> list[Finding]:
             f.series.label,
         ),
     )
-
-
-def _pct(r: float | None) -> str:
-    if r is None:
-        return "n/a"
-    v = (r - 1.0) * 100
-    return f"{v:+.1f}%" if abs(v) < 10 else f"{v:+.0f}%"
-
-
-def _ci(f: Finding) -> str:
-    if f.ci_low is None or f.ci_high is None:
-        return ""
-    return f"{_pct(f.ci_low)}..{_pct(f.ci_high)}"
-
-
-def _p(p: float | None) -> str:
-    return "" if p is None else (f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}")
 
 
 def _verdict(f: Finding) -> str:
@@ -105,10 +90,10 @@ def compare_text(doc: FindingsDocument, *, show_unchanged: bool = True) -> str:
         rows.append(
             (
                 _verdict(f),
-                _pct(f.ratio),
-                _ci(f),
-                _p(f.p_adjusted),
-                "" if noise is None else f"{noise * 100:.0f}%",
+                format_delta_pct(f.ratio),
+                format_ci(f.ci_low, f.ci_high),
+                format_p(f.p_adjusted),
+                "" if noise is None else format_pct(noise),
                 clean(f.series.label),
             )
         )
@@ -154,7 +139,8 @@ def compare_markdown(doc: FindingsDocument) -> str:
     ]
     for f in sort_findings(doc.findings):
         lines.append(
-            f"| {md_text(_verdict(f))} | {_pct(f.ratio)} | {_ci(f)} | {_p(f.p_adjusted)} |"
+            f"| {md_text(_verdict(f))} | {format_delta_pct(f.ratio)}"
+            f" | {format_ci(f.ci_low, f.ci_high)} | {format_p(f.p_adjusted)} |"
             f" {md_code(f.series.label, in_table=True)} |"
         )
     moved = [f for f in sort_findings(doc.findings) if f.verdict in ("regression", "improvement")]
@@ -164,10 +150,6 @@ def compare_markdown(doc: FindingsDocument) -> str:
     return out + f"\n{md_text(_summary(doc))}\n"
 
 
-def _level(x: float, unit: str) -> str:
-    return format_delta(x, unit).lstrip("+") if unit == "seconds" else f"{x:.4g}"
-
-
 def _cp_row(c: ChangePoint) -> tuple[str, ...]:
     state = "open" if c.open else ""
     if c.acknowledged is not None:
@@ -175,10 +157,10 @@ def _cp_row(c: ChangePoint) -> tuple[str, ...]:
     return (
         c.kind,
         state,
-        _pct(c.ratio),
+        format_delta_pct(c.ratio),
         f"{c.commit_before[:8]}..{c.commit_after[:8]}",
-        f"{_level(c.before, c.unit)} -> {_level(c.after, c.unit)}",
-        f"{c.p_value:.1e}",
+        f"{format_value(c.before, c.unit)} -> {format_value(c.after, c.unit)}",
+        format_p(c.p_value),
         clean(c.machine),
         clean(c.series.label),
     )
@@ -246,7 +228,7 @@ def history_text(doc: FindingsDocument, *, only_open: bool = False) -> str:
         shown = [(s, f) for s, f in states if s is not None]
         if shown:
             nrows = [("state", "change", "series")] + [
-                (s, _pct(f.ratio), clean(f.series.label)) for s, f in shown
+                (s, format_delta_pct(f.ratio), clean(f.series.label)) for s, f in shown
             ]
             w0 = max(len(r[0]) for r in nrows)
             w1 = max(len(r[1]) for r in nrows)

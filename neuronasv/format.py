@@ -1,0 +1,182 @@
+"""Every number people read, formatted one way: the one home of the rounding rules.
+
+A leaf (imports only :mod:`math`), so every stage may use it: the verdict reasons of
+``analyse``, the PR comment, job summary and terminal view of ``report``, the GitHub
+issues, the history site. One rule per quantity:
+
+- **Percentage** (a change, a noise level, a share, a threshold): one decimal below 10 %,
+  whole percent from 10 % (two significant figures), a space before ``%``, changes signed:
+  ``+2.5 %``, ``+18 %``, ``-95 %``, ``+2300 %``, ``12 %``. A confidence interval of a
+  ratio gives both bounds by the same rule: ``+12 … +25 %``.
+- **p-value**: two significant figures; below 0.0001 ``<0.0001``: ``0.032``,
+  ``0.00041``, ``<0.0001``; in a sentence ``p=0.032``, ``p<0.0001`` (:func:`p_text`).
+- **Duration** (unit seconds): three significant figures in the unit that leaves 1–3
+  integer digits (s, ms, µs, ns): ``2.36 ms``, ``23.6 µs``, ``236 ns``.
+- **Bytes**: three significant figures in binary units (KiB, MiB, GiB), plain bytes below
+  1 KiB: ``512 bytes``, ``1.50 KiB``, ``64.0 MiB``.
+- **Any other unit**: four significant figures and the unit's name (``3.142 flops``).
+- **Calls per iteration**: whole numbers plainly, else two decimals (``3``, ``2.50``).
+
+Two sides of a change share one scale unless they differ by over 100× (:func:`format_pair`).
+Unknown or non-finite values read ``n/a`` (values) or nothing (p-values, intervals).
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = [
+    "TIME_UNITS",
+    "format_bytes",
+    "format_calls",
+    "format_ci",
+    "format_delta_pct",
+    "format_p",
+    "format_pair",
+    "format_pct",
+    "format_signed",
+    "format_value",
+    "p_text",
+    "pct_number",
+    "pick_time_scale",
+    "plural",
+]
+
+#: Unit names that mean "seconds" in results and findings documents.
+TIME_UNITS = frozenset({"seconds", "second", "s", "sec"})
+
+_SCALES: tuple[tuple[float, str], ...] = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+_BINARY: tuple[tuple[float, str], ...] = ((2.0**30, "GiB"), (2.0**20, "MiB"), (2.0**10, "KiB"))
+#: Smallest p-value shown as a number; smaller ones read ``<0.0001``.
+P_FLOOR = 1e-4
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 regression``, ``2 regressions``."""
+    return f"{n} {word if n == 1 else (words or word + 's')}"
+
+
+# --- percentages ---------------------------------------------------------------------------
+
+
+def pct_number(fraction: float, *, signed: bool = False) -> str:
+    """``fraction`` (0.182) as a percentage without the sign ``%`` (``18``, ``+2.5``)."""
+    v = fraction * 100.0
+    # decided on the rounded figure, so 9.96 % reads "10 %", not "10.0 %"
+    spec = ("+" if signed else "") + (".1f" if abs(round(v, 1)) < 10 else ".0f")
+    return format(v, spec)
+
+
+def format_pct(fraction: float | None, *, signed: bool = False) -> str:
+    """``0.123`` → ``12 %``, ``0.034`` → ``3.4 %`` (``+3.4 %`` signed); unknown → ``n/a``."""
+    if fraction is None or not math.isfinite(fraction):
+        return "n/a"
+    return f"{pct_number(fraction, signed=signed)} %"
+
+
+def format_delta_pct(ratio: float | None) -> str:
+    """Ratio head/base → signed percent change (``1.182`` → ``+18 %``, ``1.025`` → ``+2.5 %``)."""
+    if ratio is None or not math.isfinite(ratio):
+        return "n/a"
+    return format_pct(ratio - 1.0, signed=True)
+
+
+def format_ci(low: float | None, high: float | None) -> str:
+    """CI of the ratio as percent changes: ``+12 … +25 %``; unknown → empty."""
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return ""
+    return f"{pct_number(low - 1, signed=True)} … {pct_number(high - 1, signed=True)} %"
+
+
+# --- p-values ------------------------------------------------------------------------------
+
+
+def format_p(p: float | None) -> str:
+    """p-value with two significant figures; tiny ones as ``<0.0001``; unknown → empty."""
+    if p is None or not math.isfinite(p):
+        return ""
+    if p < P_FLOOR:
+        return "<0.0001"
+    return f"{p:.2g}"
+
+
+def p_text(p: float) -> str:
+    """The p-value in a sentence: ``p=0.032``, ``p<0.0001``."""
+    text = format_p(p)
+    return f"p{text}" if text.startswith("<") else f"p={text}"
+
+
+# --- values with units ---------------------------------------------------------------------
+
+
+def pick_time_scale(seconds: float) -> tuple[float, str]:
+    """The (factor, suffix) that shows ``seconds`` with 1–3 integer digits."""
+    mag = abs(seconds)
+    for factor, suffix in _SCALES:
+        if mag >= factor:
+            return factor, suffix
+    return _SCALES[-1]
+
+
+def _digits(x: float) -> str:
+    """Three significant figures without exponent notation (2.36, 23.6, 236, 2360)."""
+    # decided on the rounded figure, so 9.996 reads "10.0", not "10.00"
+    if abs(round(x, 1)) >= 100:
+        return f"{x:.0f}"
+    if abs(round(x, 2)) >= 10:
+        return f"{x:.1f}"
+    return f"{x:.2f}"
+
+
+def format_bytes(n: float) -> str:
+    """``512 bytes``, ``1.50 KiB``, ``64.0 MiB``, ``2.00 GiB``."""
+    for factor, suffix in _BINARY:
+        if abs(n) >= factor:
+            return f"{_digits(n / factor)} {suffix}"
+    return f"{n:.0f} bytes"
+
+
+def format_value(value: float | None, unit: str, *, scale: tuple[float, str] | None = None) -> str:
+    """``0.002355, "seconds"`` → ``2.36 ms``; bytes in KiB/MiB/GiB; other units keep their
+    name; None → ``n/a``."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    if unit.lower() in TIME_UNITS:
+        factor, suffix = scale or pick_time_scale(value)
+        return f"{_digits(value / factor)} {suffix}"
+    if unit == "bytes":
+        return format_bytes(value)
+    text = f"{value:.4g}"
+    return f"{text} {unit}" if unit and unit != "unit" else text
+
+
+def format_signed(value: float, unit: str) -> str:
+    """A signed change in the unit's own scale: ``+2.10 µs``, ``-0.41 ms``, ``+3 bytes``."""
+    if not math.isfinite(value):
+        return "n/a"
+    sign = "+" if value >= 0 else "-"
+    return sign + format_value(abs(value), unit)
+
+
+def format_pair(base: float | None, head: float | None, unit: str, *, sep: str = " → ") -> str:
+    """``2.36 ms → 2.79 ms``: one scale for both sides unless they differ by over 100×."""
+    known = [abs(v) for v in (base, head) if v is not None and math.isfinite(v) and v != 0]
+    scale = None
+    if known and unit.lower() in TIME_UNITS and max(known) < 100 * min(known):
+        scale = pick_time_scale(max(known))
+    return f"{format_value(base, unit, scale=scale)}{sep}{format_value(head, unit, scale=scale)}"
+
+
+def _calls(x: float) -> str:
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:.2f}"
+
+
+def format_calls(base: float | None, head: float | None) -> str:
+    """Calls per iteration: ``3`` when equal, ``3 → 4`` when they changed, empty if unknown."""
+    if base is None and head is None:
+        return ""
+    if base is not None and head is not None and base == head:
+        return _calls(base)
+    b = "–" if base is None else _calls(base)
+    h = "–" if head is None else _calls(head)
+    return f"{b} → {h}"

@@ -1,0 +1,102 @@
+"""The one formatting leaf: one rule per quantity, and no module rounds by hand."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from neuronasv import format as fmt
+
+PACKAGE = Path(fmt.__file__).resolve().parent
+
+
+@pytest.mark.parametrize(
+    ("ratio", "text"),
+    [
+        (1.182, "+18 %"), (1.025, "+2.5 %"), (0.999, "-0.1 %"), (1.0, "+0.0 %"),
+        (0.05, "-95 %"), (24.0, "+2300 %"), (1.0996, "+10 %"), (1.0994, "+9.9 %"),
+        (None, "n/a"), (float("nan"), "n/a"), (float("inf"), "n/a"),
+    ],
+)  # fmt: skip
+def test_percent_change_has_two_significant_figures(ratio: float | None, text: str) -> None:
+    assert fmt.format_delta_pct(ratio) == text
+
+
+def test_every_percentage_follows_the_same_rule() -> None:
+    assert fmt.format_pct(0.123) == "12 %"  # a noise level
+    assert fmt.format_pct(0.034) == "3.4 %"
+    assert fmt.format_pct(0.10) == "10 %"  # the noise threshold
+    assert fmt.format_pct(-0.023, signed=True) == "-2.3 %"
+    assert fmt.format_ci(1.121, 1.251) == "+12 … +25 %"
+    assert fmt.format_ci(0.842, 0.913) == "-16 … -8.7 %"
+    assert fmt.format_ci(None, 1.2) == ""
+    assert fmt.pct_number(0.182) == "18" and fmt.pct_number(0.025, signed=True) == "+2.5"
+
+
+@pytest.mark.parametrize(
+    ("p", "text", "sentence"),
+    [(0.032, "0.032", "p=0.032"), (0.00041, "0.00041", "p=0.00041"), (1e-4, "0.0001", "p=0.0001"),
+     (3.2e-5, "<0.0001", "p<0.0001"), (1.0, "1", "p=1")],
+)  # fmt: skip
+def test_p_values(p: float, text: str, sentence: str) -> None:
+    assert fmt.format_p(p) == text
+    assert fmt.p_text(p) == sentence
+    assert fmt.format_p(None) == "" and fmt.format_p(float("nan")) == ""
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "text"),
+    [
+        (0.002355, "seconds", "2.35 ms"), (0.0099996, "seconds", "10.0 ms"),
+        (2.36e-5, "seconds", "23.6 µs"), (236e-9, "s", "236 ns"),
+        (1.5, "seconds", "1.50 s"), (512, "bytes", "512 bytes"), (1536, "bytes", "1.50 KiB"),
+        (64 * 2**20, "bytes", "64.0 MiB"), (3 * 2**30, "bytes", "3.00 GiB"),
+        (3.14159, "flops", "3.142 flops"), (None, "seconds", "n/a"),
+    ],
+)  # fmt: skip
+def test_values_with_units(value: float | None, unit: str, text: str) -> None:
+    assert fmt.format_value(value, unit) == text
+
+
+def test_pairs_share_one_scale() -> None:
+    assert fmt.format_pair(0.00123, 0.001, "seconds") == "1.23 ms → 1.00 ms"
+    assert fmt.format_pair(0.00123, 0.001, "seconds", sep=" vs ") == "1.23 ms vs 1.00 ms"
+    assert fmt.format_signed(-0.000595, "seconds") == "-595 µs"
+    assert fmt.format_bytes(70 * 2**20) == "70.0 MiB"
+    assert fmt.format_calls(3.0, 4.0) == "3 → 4" and fmt.format_calls(2.5, 2.5) == "2.50"
+
+
+# Hand-rolled percentages and p-values: ``x * 100:.1f``, ``{x:.0%}``, ``{p:.2g}``.
+_BY_HAND = re.compile(r"\* ?100(?:\.0)?:[+]?\.?\d*[fg]\}|:[+]?\.\d%\}|\{p[a-z_]*:\.\d[eg]\}")
+
+
+_ALLOWED = {
+    # the rule's own text, as the user wrote it (``median:+2.5%``), not a measured figure
+    ("rules.py", 'return f"{self.stat} +{self.threshold * 100:g} %"'),
+}
+
+
+def test_no_module_formats_percentages_or_p_values_by_hand() -> None:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name == "format.py" and path.parent == PACKAGE:
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if _BY_HAND.search(line) and (path.name, line.strip()) not in _ALLOWED:
+                found.append(f"{path.relative_to(PACKAGE)}:{n}: {line.strip()}")
+    assert found == []
+
+
+def test_format_is_a_leaf() -> None:
+    text = Path(fmt.__file__).read_text(encoding="utf-8")
+    assert not re.search(r"^(from|import) neuronasv", text, re.M)
+
+
+def test_analysis_never_imports_the_renderers() -> None:
+    """Presentation lives in report/ (tables included) and format.py; analyse only decides."""
+    upward = re.compile(r"^\s*(from|import) neuronasv\.(report|publish|github|commands)\b", re.M)
+    for layer in ("analyse", "measure", "model"):
+        for path in sorted((PACKAGE / layer).rglob("*.py")):
+            assert not upward.search(path.read_text(encoding="utf-8")), path
