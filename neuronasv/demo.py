@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 from neuronasv.errors import NeuronasvError, UsageError
 from neuronasv.model import FindingsDocument
+from neuronasv.store.asvconf import repo_config
 
 __all__ = [
     "DEFAULT_BENCH",
@@ -232,10 +233,8 @@ def _ensure_config_branches(repo: str, base: str) -> None:
     demo's scratch clone, so adding the branch there changes nothing of the user's.
     """
     try:
-        with open(os.path.join(repo, "asv.conf.json"), encoding="utf-8") as fh:
-            text = "\n".join(ln for ln in fh if not ln.lstrip().startswith("//"))
-        branches = json.loads(text).get("branches") or ["main"]
-    except (OSError, ValueError, AttributeError):
+        branches = repo_config(repo).get("branches") or ["main"]
+    except NeuronasvError:
         branches = ["main"]
     for b in branches:
         if isinstance(b, str) and b and not _git_ok(repo, "rev-parse", "--verify", "--quiet",

@@ -45,6 +45,7 @@ from neuronasv.errors import CorruptResultsError, NeuronasvError, SchemaVersionE
 from neuronasv.model import History, Point, RunSidecar, Series, SeriesId, sidecar_path
 from neuronasv.model._codec import check_strings
 from neuronasv.model.profile import WorkloadProfile
+from neuronasv.store.asvconf import results_dir_for
 
 __all__ = [
     "ASV_API_VERSION",
@@ -894,23 +895,9 @@ def _one_file_per_run(parsed: Sequence[_Rec], errors: list[str]) -> list[_Rec]:
     return [r for r in parsed if id(r) not in dropped]
 
 
-def default_results_dir(root: str | os.PathLike[str] = ".") -> str:
-    """``results_dir`` from ``<root>/asv.conf.json`` (asv's default ``results`` otherwise)."""
-    r = os.fspath(root)
-    conf = os.path.join(r, "asv.conf.json")
-    try:
-        with open(conf, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError:
-        return os.path.join(r, "results")
-    # asv allows // comments in asv.conf.json; drop whole-line ones before parsing.
-    lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("//")]
-    try:
-        data = json.loads("\n".join(lines))
-    except ValueError:
-        return os.path.join(r, "results")
-    rd = data.get("results_dir", "results") if isinstance(data, dict) else "results"
-    return os.path.join(r, str(rd))
+def default_results_dir(root: str | os.PathLike[str] | None = ".") -> str:
+    """``results_dir`` of ``<root>/asv.conf.json``; see ``store.asvconf.results_dir_for``."""
+    return results_dir_for(root)
 
 
 def resolve_commit(ref: str, history: History, git: GitRunner | None = None) -> str:
