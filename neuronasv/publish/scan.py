@@ -14,7 +14,7 @@ float row per file:
 * a :class:`~neuronasv.publish.cache.ParseCache` keeps each file's row on disk: a publish
   after one new commit parses one file; parser processes write their own entries;
 * files that must be parsed are parsed in a process pool;
-* commit order from one ``git rev-list --topo-order --all`` (``git_commit_order``;
+* commit order from one ``git rev-list --topo-order --all`` (``Git.commit_order``;
   commits git does not know go last, by asv's commit date, as in the loader).
 
 Semantics follow the loader: asv ``null`` (failed) and ``NaN`` (not applicable) both
@@ -29,7 +29,7 @@ import itertools
 import json
 import math
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -40,13 +40,12 @@ from neuronasv.errors import CorruptResultsError, NeuronasvError, SchemaVersionE
 from neuronasv.model import SeriesId, sidecar_path
 from neuronasv.publish.cache import Codec, ParseCache, digest_bytes
 from neuronasv.publish.sitedata import MachineData, SeriesInfo, SiteData
+from neuronasv.store.git import Git, git_for
 from neuronasv.store.history import (
     asv_float,
     benchmark_units,
     decode_asv_json,
     default_unit,
-    git_commit_order,
-    git_runner_for,
     read_sidecar_bytes,
     stat_key,
 )
@@ -428,15 +427,13 @@ def _result_paths(results_dir: str, machine: str | None) -> list[str]:
     return out
 
 
-def git_order(
-    repo: str, commits: Iterable[str], run: Callable[[Sequence[str]], str] | None = None
-) -> list[str]:
-    """``commits`` oldest first by git (``store.history.git_commit_order``); unknown: left out."""
-    runner = run or git_runner_for(repo)
-    if runner is None:
+def git_order(repo: str, commits: Iterable[str], git: Git | None = None) -> list[str]:
+    """``commits`` oldest first by git (:meth:`Git.commit_order`); unknown: left out."""
+    gw = git or git_for(repo)
+    if gw is None:
         raise CorruptResultsError(f"{repo}: not a git repository")
     try:
-        return git_commit_order(commits, runner)
+        return gw.commit_order(commits)
     except StoreError as exc:
         raise CorruptResultsError(str(exc)) from exc
 

@@ -65,8 +65,8 @@ from neuronasv.store.catalogue import (
     refresh_from_sidecars,
     save_catalogue,
 )
+from neuronasv.store.git import Git
 from neuronasv.store.machine import check_machine_name, machine_info, save_machine
-from neuronasv.store.worktree import GitRunner, detached_worktree, rev_parse, run_git, subject
 
 __all__ = [
     "DEFAULT_RESULTS_DIR",
@@ -340,7 +340,7 @@ def run_commits(
     opts: RunOptions,
     *,
     progress: Progress = print,
-    git: GitRunner = run_git,
+    git: Git | None = None,
     clock: Clock = _utcnow,
     fingerprint: Mapping[str, str] | None = None,
 ) -> list[CommitRun]:
@@ -349,7 +349,7 @@ def run_commits(
     Args:
         opts: what to run.
         progress: receives one line per progress event (asv's lines, prefixed).
-        git: git runner (injected in tests).
+        git: the git gateway (injected in tests; default ``Git(opts.repo)``).
         clock: time source for the sidecars' ``created``.
         fingerprint: environment fingerprint; collected from the backend when None.
 
@@ -360,8 +360,10 @@ def run_commits(
     """
     if opts.machine is not None:
         check_machine_name(opts.machine)  # before anything runs or is written
-    repo = os.path.abspath(git(["rev-parse", "--show-toplevel"], opts.repo).strip())
-    shas = [rev_parse(repo, c, git) for c in (opts.commits or ("HEAD",))]
+    gw = git or Git(opts.repo)
+    repo = os.path.abspath(gw.toplevel())
+    gw = gw.at(repo)
+    shas = [gw.rev_parse(c) for c in (opts.commits or ("HEAD",))]
     base_conf = repo_config(repo)
     results_dir, html_dir, traces_root = run_dirs(repo, opts, base_conf)
 
@@ -388,7 +390,7 @@ def run_commits(
     outcomes: list[CommitRun] = []
     for i, sha in enumerate(shas, 1):
         prefix = f"[{i}/{len(shas)} {sha[:8]}]"
-        progress(f"{prefix} commit {sha[:8]} {subject(repo, sha, git)}".rstrip())
+        progress(f"{prefix} commit {sha[:8]} {gw.subject(sha)}".rstrip())
         outcome = _run_one(
             opts,
             repo=repo,
@@ -403,7 +405,7 @@ def run_commits(
             cat_path=cat_path,
             prefix=prefix,
             progress=progress,
-            git=git,
+            git=gw,
             clock=clock,
         )
         outcomes.append(outcome)
@@ -437,12 +439,12 @@ def _run_one(
     cat_path: str,
     prefix: str,
     progress: Progress,
-    git: GitRunner,
+    git: Git,
     clock: Clock,
 ) -> CommitRun:
     with (
         tempfile.TemporaryDirectory(prefix="neuronasv-run-") as work,
-        detached_worktree(repo, sha, parent=work, git=git) as tree,
+        git.detached_worktree(sha, parent=work) as tree,
     ):
         suite = os.path.join(tree, "benchmarks")
         conf_file = os.path.join(tree, "asv.conf.json")

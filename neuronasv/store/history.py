@@ -17,7 +17,8 @@ Missing values, explicitly:
   * NaN samples inside a sample list are dropped (asv's ``is_different`` does the same).
 
 Commit order comes from git when ``repo`` is given (one ``git rev-list --topo-order
---all``, see :func:`git_commit_order`), else from asv's commit dates (then the hash).
+--all``, see :meth:`neuronasv.store.git.Git.commit_order`), else from asv's commit
+dates (then the hash).
 
 Speed (this loader also feeds ``compare``/``regressions`` on long histories): JSON goes
 through msgspec with a NaN pre-pass (:func:`decode_asv_json`), sidecar series lists are
@@ -34,8 +35,7 @@ import json
 import math
 import os
 import re
-import subprocess
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -46,6 +46,7 @@ from neuronasv.model import History, Point, RunSidecar, Series, SeriesId, sideca
 from neuronasv.model._codec import check_strings
 from neuronasv.model.profile import WorkloadProfile
 from neuronasv.store.asvconf import results_dir_for
+from neuronasv.store.git import Git
 
 __all__ = [
     "ASV_API_VERSION",
@@ -57,8 +58,6 @@ __all__ = [
     "decode_asv_json",
     "default_results_dir",
     "default_unit",
-    "git_commit_order",
-    "git_runner_for",
     "load_history",
     "missing_results_error",
     "parse_result_file",
@@ -69,9 +68,6 @@ __all__ = [
 
 ASV_API_VERSION = 2
 _METADATA_FILES = frozenset({"machine.json", "benchmarks.json"})
-
-GitRunner = Callable[[Sequence[str]], str]
-
 
 class HistoryCache(Protocol):
     """What ``load_history`` needs from a per-file cache (Publish supplies a disk one)."""
@@ -593,46 +589,6 @@ def _iter_result_paths(results_dir: str, machine: str | None) -> Iterable[str]:
                 yield os.path.join(dirpath, fn)
 
 
-def _default_git(repo: str) -> GitRunner:
-    def run(args: Sequence[str]) -> str:
-        proc = subprocess.run(
-            ["git", "-C", repo, *args], capture_output=True, text=True, check=False
-        )
-        if proc.returncode != 0:
-            raise StoreError(f"git {' '.join(args[:2])} failed in {repo}: {proc.stderr.strip()}")
-        return proc.stdout
-
-    return run
-
-
-def git_commit_order(commits: Iterable[str], git: GitRunner) -> list[str]:
-    """Order ``commits`` oldest first by git history; unknown commits are left out.
-
-    One ``git rev-list --topo-order --reverse --all`` call orders every commit reachable
-    from a ref. Commits with results that no ref reaches (a deleted PR branch whose
-    objects remain) cost one more call that walks them together with all refs, so they
-    land between their ancestors and descendants; hashes git does not have are
-    ignored (``--ignore-missing``) and left out.
-
-    Args:
-        commits: full hashes.
-        git: runs ``git <args>`` in the repository and returns stdout.
-    """
-    wanted = set(commits)
-    if not wanted:
-        return []
-    listed = git(["rev-list", "--topo-order", "--reverse", "--all"]).split()
-    missing = wanted.difference(listed)
-    if missing and len(missing) <= _MAX_EXTRA_ARGS:
-        args = ["rev-list", "--topo-order", "--reverse", "--ignore-missing", "--all"]
-        listed = git([*args, *sorted(missing)]).split()
-    return [c for c in listed if c in wanted]
-
-
-# Off-ref commits passed on one command line (41 bytes each; Linux allows ~2 MB).
-_MAX_EXTRA_ARGS = 20_000
-
-
 def benchmark_units(results_dir: str) -> dict[str, str]:
     """benchmark -> unit from asv's ``benchmarks.json`` (empty when absent/unreadable)."""
     path = os.path.join(results_dir, "benchmarks.json")
@@ -681,7 +637,7 @@ def load_history(
     machine: str | None = None,
     repo: str | os.PathLike[str] | None = None,
     cache: HistoryCache | None = None,
-    git: GitRunner | None = None,
+    git: Git | None = None,
 ) -> History:
     """Load every results file under ``results_dir`` into a :class:`History`.
 
@@ -690,7 +646,7 @@ def load_history(
         machine: only this machine's folder.
         repo: a git repository (work tree or git dir) giving the commit order.
         cache: optional per-file cache (``get(path, stat_key)``/``put(path, stat_key, parsed)``).
-        git: injected git runner (tests); default runs ``git -C repo``.
+        git: the git gateway for ``repo`` (injected in tests; default ``Git(repo)``).
 
     Returns:
         The history; unreadable files are listed in ``load_errors`` as ``"path: reason"``.
@@ -712,7 +668,7 @@ def _load_history(
     machine: str | None,
     repo: str | os.PathLike[str] | None,
     cache: HistoryCache | None,
-    git: GitRunner | None,
+    git: Git | None,
 ) -> History:
     rdir = os.fspath(results_dir)
     errors: list[str] = []
@@ -747,9 +703,9 @@ def _load_history(
     all_commits = {rec.commit for rec in parsed}
     ordered: list[str] = []
     if repo is not None or git is not None:
-        runner = git or _default_git(os.fspath(repo))  # type: ignore[arg-type]
+        gw = git or Git(os.fspath(repo))  # type: ignore[arg-type]
         try:
-            ordered = git_commit_order(all_commits, runner)
+            ordered = gw.commit_order(all_commits)
         except StoreError as exc:
             errors.append(f"commit order: {exc}; falling back to asv commit dates")
     rest = sorted(all_commits - set(ordered), key=lambda c: (dates.get(c, 0), c))
@@ -900,10 +856,10 @@ def default_results_dir(root: str | os.PathLike[str] | None = ".") -> str:
     return results_dir_for(root)
 
 
-def resolve_commit(ref: str, history: History, git: GitRunner | None = None) -> str:
+def resolve_commit(ref: str, history: History, git: Git | None = None) -> str:
     """A commit-ish (branch, tag, full or prefix hash) -> the full hash that has results.
 
-    Git resolves it when a runner is given; otherwise (or when git does not know it) a
+    Git resolves it when a gateway is given; otherwise (or when git does not know it) a
     unique prefix of a commit in ``history`` is accepted.
 
     Raises:
@@ -912,10 +868,7 @@ def resolve_commit(ref: str, history: History, git: GitRunner | None = None) -> 
     from neuronasv.errors import UsageError
 
     if git is not None:
-        try:
-            full = git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"]).strip()
-        except StoreError:
-            full = ""
+        full = git.resolve(ref)
         if full:
             return full
     low = ref.lower()
@@ -964,14 +917,3 @@ def missing_results_error(
         f"no results for {name} under {results_dir}",
         hint=f"measure it first: `neuronasv run {ref}` (or check --results-dir and --machine)",
     )
-
-
-def git_runner_for(repo: str | os.PathLike[str]) -> GitRunner | None:
-    """A git runner for ``repo`` when it is a git work tree or git dir, else None."""
-    r = os.fspath(repo)
-    if os.path.isdir(os.path.join(r, ".git")) or os.path.isfile(os.path.join(r, "HEAD")):
-        return _default_git(r)
-    proc = subprocess.run(
-        ["git", "-C", r, "rev-parse", "--git-dir"], capture_output=True, text=True, check=False
-    )
-    return _default_git(r) if proc.returncode == 0 else None
