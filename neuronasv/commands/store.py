@@ -85,13 +85,15 @@ def check_result_files(files: dict[str, Path]) -> None:
         CorruptResultsError: names each bad file and why (exit 5).
     """
     from neuronasv.model._codec import loads
-    from neuronasv.store.history import parse_result_file, read_sidecar_bytes
+    from neuronasv.store.asvresults import AsvResultsReader
+    from neuronasv.store.history import parse_result_file
 
+    reader = AsvResultsReader()
     problems: list[str] = []
     for rel, path in sorted(files.items()):
         try:
             if rel.endswith(".neuronasv"):
-                read_sidecar_bytes(path.read_bytes(), str(path))
+                reader.sidecar_bytes(path.read_bytes(), str(path))
             elif rel == "benchmarks.json" or rel.endswith("/machine.json"):
                 if not isinstance(loads(path.read_text(encoding="utf-8"), source=str(path)),
                                   dict):

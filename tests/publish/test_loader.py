@@ -12,12 +12,9 @@ from typing import Any
 import pytest
 
 from neuronasv.errors import CorruptResultsError
+from neuronasv.store.asvresults import asv_float, decode_asv_json
 from neuronasv.store.git import Git, SubprocessGit
-from neuronasv.store.history import (
-    asv_float,
-    decode_asv_json,
-    load_history,
-)
+from neuronasv.store.history import load_history
 
 
 def _unmark(v: Any, marked: bool) -> Any:
@@ -131,7 +128,7 @@ def test_loader_on_the_synthetic_history(tiny_history: Path) -> None:
 
 
 def test_prepass_rewrites_bare_tokens_only_outside_strings() -> None:
-    from neuronasv.store.history import _mark_nonfinite
+    from neuronasv.store.asvresults import _mark_nonfinite
 
     raw = b'{"NaN": "a NaN", "v": [NaN, -Infinity], "w": "Infinity", "x": Infinity}'
     assert _mark_nonfinite(raw) == (
