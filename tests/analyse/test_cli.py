@@ -331,3 +331,18 @@ def test_regressions_says_too_few_commits_and_takes_the_confirm_report(tmp_path)
     assert r.returncode == 2 and r.stderr == (
         "error: --report missing.json: No such file or directory\n"
     )
+
+
+def test_confirm_noisy_options_are_one_setting(tmp_path) -> None:
+    """--include-noisy (default) and --regressions-only set the one value confirm reads."""
+    from neuronasv.cli import build_parser
+
+    (tmp_path / "f.json").write_text("{}")
+    base = ["confirm", "--findings", str(tmp_path / "f.json")]
+    parse = build_parser("confirm").parse_args
+    assert parse(base).include_noisy is True
+    assert parse([*base, "--include-noisy"]).include_noisy is True
+    assert parse([*base, "--regressions-only"]).include_noisy is False
+    with pytest.raises(SystemExit) as info:
+        parse([*base, "--include-noisy", "--regressions-only"])
+    assert info.value.code == 2
