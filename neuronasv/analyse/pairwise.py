@@ -51,6 +51,7 @@ from neuronasv.analyse import stats
 from neuronasv.analyse.acks import Acknowledgement, match_ack
 from neuronasv.analyse.attribution import attribute
 from neuronasv.analyse.causes import find_causes
+from neuronasv.analyse.envdiff import env_changes
 from neuronasv.analyse.evidence import work_changes
 from neuronasv.analyse.floors import FloorKey, NoiseFloor, floor_key, noise_floors
 from neuronasv.analyse.health import device_health
@@ -58,7 +59,6 @@ from neuronasv.analyse.multitest import DEFAULT_OP_SHARE, adjusted_pvalues, hier
 from neuronasv.analyse.rules import Rule, RuleSet
 from neuronasv.errors import IncomparableError, UsageError
 from neuronasv.model import (
-    EnvChange,
     Finding,
     FindingsDocument,
     History,
@@ -78,7 +78,6 @@ __all__ = [
     "PairInput",
     "Settings",
     "compare",
-    "env_changes",
     "floor_summary",
     "incomparable",
     "judge",
@@ -543,14 +542,6 @@ def _decide(
             f"{effect}, significant ({test}) but within the {rule.describe()} minimum effect"
         )
     return "unchanged", f"{effect}, {test}"
-
-
-def env_changes(before: Mapping[str, str], after: Mapping[str, str]) -> tuple[EnvChange, ...]:
-    """Fingerprint keys whose value differs (sorted by key)."""
-    keys = sorted(set(before) | set(after))
-    return tuple(
-        EnvChange(k, before.get(k), after.get(k)) for k in keys if before.get(k) != after.get(k)
-    )
 
 
 def incomparable(
