@@ -4,7 +4,7 @@ Imports are read with ``ast`` (every ``import``/``from ... import``, module-leve
 inside a function, or under ``TYPE_CHECKING``: a lazy import hides a circle, it does not
 remove it). The stage order is the one of docs/architecture.md::
 
-    errors, model (and the root package)  <  measure  <  store  <  analyse  <  report
+    errors, model, fileio (and the root package)  <  measure  <  store  <  analyse  <  report
         <  github, publish  <  commands, cli, demo (and every ``__main__``)
 """
 
@@ -18,7 +18,7 @@ import pytest
 PKG = Path(__file__).resolve().parents[1] / "neuronasv"
 
 STAGES = {
-    "errors": 0, "model": 0,
+    "errors": 0, "model": 0, "fileio": 0,
     "measure": 1,
     "store": 2,
     "analyse": 3,

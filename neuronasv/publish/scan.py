@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from neuronasv.errors import CorruptResultsError, NeuronasvError, StoreError
+from neuronasv.fileio import write_atomic
 from neuronasv.model import SeriesId
 from neuronasv.publish.cache import Codec, ParseCache, digest_bytes
 from neuronasv.publish.sitedata import MachineData, SeriesInfo, SiteData
@@ -158,10 +159,7 @@ class _Layouts:
             os.makedirs(self.directory, exist_ok=True)
             path = os.path.join(self.directory, lid + ".json")
             if not os.path.exists(path):
-                tmp = f"{path}.{os.getpid()}.tmp"
-                with open(tmp, "w", encoding="utf-8") as fh:
-                    json.dump(_layout_json(layout), fh, separators=(",", ":"))
-                os.replace(tmp, path)
+                write_atomic(path, json.dumps(_layout_json(layout), separators=(",", ":")))
 
     def get(self, lid: str) -> Layout | None:
         if lid in self.mem:

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from neuronasv.errors import CorruptResultsError, StoreError
+from neuronasv.fileio import write_atomic
 from neuronasv.model import RunSidecar, SeriesId, WorkloadProfile, sidecar_path
 from neuronasv.store.asvconf import (
     DEFAULT_HTML_DIR,
@@ -660,9 +661,5 @@ def _write_sidecar(
         failures=failures,
         created=clock().isoformat(timespec="seconds"),
     )
-    path = sidecar_path(result_file)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(sidecar.dumps())
-    os.replace(tmp, path)
+    write_atomic(sidecar_path(result_file), sidecar.dumps())
     return sidecar, failures

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from neuronasv.errors import StoreError
+from neuronasv.fileio import write_atomic
 from neuronasv.store.git import Git, GitResult, GitTransport, SubprocessGit, redact
 
 __all__ = [
@@ -455,9 +456,7 @@ class ResultsStore:
                     kept.append(path)
                     continue
             target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(target.name + ".tmp-neuronasv")
-            tmp.write_bytes(data)
-            os.replace(tmp, target)  # atomic: a reader never sees half a file
+            write_atomic(target, data)  # a reader never sees half a file
             written.append(path)
         return PullReport(tuple(written), tuple(unchanged), tuple(kept))
 
