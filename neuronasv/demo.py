@@ -32,7 +32,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -40,6 +39,8 @@ from dataclasses import dataclass
 
 from neuronasv.errors import NeuronasvError, UsageError
 from neuronasv.model import FindingsDocument
+from neuronasv.store.asvconf import repo_config
+from neuronasv.store.git import Git
 
 __all__ = [
     "DEFAULT_BENCH",
@@ -152,15 +153,8 @@ class DemoOutcome:
 
 
 def _git(repo: str, *args: str, env_extra: dict[str, str] | None = None) -> str:
-    env = {**os.environ, **_GIT_ENV, **(env_extra or {})}
-    proc = subprocess.run(
-        ["git", "-C", repo, *args], capture_output=True, text=True, env=env, check=False
-    )
-    if proc.returncode != 0:
-        raise NeuronasvError(
-            f"git {' '.join(args)} failed in {repo}: {proc.stderr.strip() or proc.stdout.strip()}"
-        )
-    return proc.stdout.strip()
+    """``git <args>`` in ``repo`` with the demo's identity (StoreError naming git's reason)."""
+    return Git(repo, env={**_GIT_ENV, **(env_extra or {})}).text(*args)
 
 
 def check_out_folder(out: str, source_repo: str) -> bool:
@@ -232,10 +226,8 @@ def _ensure_config_branches(repo: str, base: str) -> None:
     demo's scratch clone, so adding the branch there changes nothing of the user's.
     """
     try:
-        with open(os.path.join(repo, "asv.conf.json"), encoding="utf-8") as fh:
-            text = "\n".join(ln for ln in fh if not ln.lstrip().startswith("//"))
-        branches = json.loads(text).get("branches") or ["main"]
-    except (OSError, ValueError, AttributeError):
+        branches = repo_config(repo).get("branches") or ["main"]
+    except NeuronasvError:
         branches = ["main"]
     for b in branches:
         if isinstance(b, str) and b and not _git_ok(repo, "rev-parse", "--verify", "--quiet",
@@ -244,8 +236,7 @@ def _ensure_config_branches(repo: str, base: str) -> None:
 
 
 def _git_ok(repo: str, *args: str) -> bool:
-    proc = subprocess.run(["git", "-C", repo, *args], capture_output=True, check=False)
-    return proc.returncode == 0
+    return Git(repo).ok(*args)
 
 
 def verdict_sentence(doc: FindingsDocument) -> str:

@@ -29,6 +29,7 @@ from typing import Any
 
 from neuronasv.analyse.rules import series_names
 from neuronasv.errors import CorruptResultsError, UsageError
+from neuronasv.fileio import write_atomic
 from neuronasv.model import SeriesId, _codec
 
 __all__ = [
@@ -131,8 +132,4 @@ def save_acks(path: str | os.PathLike[str], acks: Sequence[Acknowledgement]) -> 
             raise UsageError("an acknowledgement needs a pattern and a reason")
     if os.path.exists(p) and not os.path.isfile(p):
         raise UsageError(f"acknowledgements file {p} is not a regular file")
-    os.makedirs(os.path.dirname(os.path.abspath(p)), exist_ok=True)
-    tmp = p + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(dumps_acks(acks))
-    os.replace(tmp, p)
+    write_atomic(p, dumps_acks(acks), make_dirs=True)

@@ -37,7 +37,7 @@ import numpy as np
 from scipy import stats as _sps
 
 from neuronasv.analyse.acks import Acknowledgement, match_ack
-from neuronasv.analyse.pairwise import env_changes
+from neuronasv.analyse.envdiff import env_changes
 from neuronasv.analyse.states import MIN_POINTS  # fewer points: detect() does not run
 from neuronasv.format import format_delta_pct, p_text
 from neuronasv.model import ChangePoint, FindingsDocument, History, RunRef

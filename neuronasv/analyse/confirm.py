@@ -35,9 +35,10 @@ from neuronasv.analyse.evidence import apply_work, work_decides
 from neuronasv.analyse.floors import FloorKey, NoiseFloor
 from neuronasv.analyse.multitest import spend
 from neuronasv.analyse.pairwise import PairInput, Settings, judge
-from neuronasv.errors import CaptureError, StoreError, UsageError
+from neuronasv.errors import CaptureError, UsageError
 from neuronasv.model import Finding, FindingsDocument, Point, ProfileDocument, SeriesId
 from neuronasv.samples import median
+from neuronasv.store.git import Git
 
 __all__ = [
     "Runner",
@@ -417,6 +418,7 @@ class WorktreeProfileRunner:
         python: interpreter (default: this one, whose packages the worktrees share).
         workdir: where worktrees and JSON files go (default: a temporary folder).
         run_cmd: injected process runner ``(argv, cwd, env) -> returncode`` (tests).
+        git: the git gateway that adds/removes the worktrees (default ``Git(repo)``).
         progress: where one line per re-measured profile goes (stderr by default).
     """
 
@@ -429,11 +431,13 @@ class WorktreeProfileRunner:
     workdir: str | None = None
     run_cmd: CommandRunner = _run_cmd
     progress: Callable[[str], None] = _progress
+    git: Git | None = None
     _trees: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        # git runs with ``-C repo`` *and* ``cwd=repo``: a relative path would be taken twice.
         self.repo = os.path.abspath(self.repo)
+        if self.git is None:
+            self.git = Git(self.repo)
 
     def _tree(self, side: str) -> str:
         if side not in self._trees:
@@ -442,13 +446,8 @@ class WorktreeProfileRunner:
             path = os.path.join(root, side)
             commit = self.base if side == "base" else self.head
             if not os.path.isdir(path):
-                rc = self.run_cmd(
-                    ["git", "-C", self.repo, "worktree", "add", "--detach", path, commit],
-                    self.repo,
-                    os.environ,
-                )
-                if rc != 0:
-                    raise StoreError(f"git worktree add {commit[:12]} failed (exit {rc})")
+                assert self.git is not None  # set in __post_init__
+                self.git.worktree_add(path, commit)  # StoreError naming git's reason
             self._trees[side] = path
         return self._trees[side]
 
@@ -509,9 +508,6 @@ class WorktreeProfileRunner:
     def close(self) -> None:
         """Remove the worktrees (best effort)."""
         for path in self._trees.values():
-            self.run_cmd(
-                ["git", "-C", self.repo, "worktree", "remove", "--force", path],
-                self.repo,
-                os.environ,
-            )
+            if self.git is not None:
+                self.git.worktree_remove(path)
         self._trees.clear()

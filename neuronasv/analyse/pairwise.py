@@ -51,6 +51,7 @@ from neuronasv.analyse import stats
 from neuronasv.analyse.acks import Acknowledgement, match_ack
 from neuronasv.analyse.attribution import attribute
 from neuronasv.analyse.causes import find_causes
+from neuronasv.analyse.envdiff import env_changes
 from neuronasv.analyse.evidence import apply_work, work_changes
 from neuronasv.analyse.floors import FloorKey, NoiseFloor, floor_key, noise_floors
 from neuronasv.analyse.health import device_health
@@ -59,7 +60,6 @@ from neuronasv.analyse.rules import Rule, RuleSet
 from neuronasv.errors import IncomparableError, UsageError
 from neuronasv.format import format_delta_pct, format_p, format_pct, p_text, pct_number
 from neuronasv.model import (
-    EnvChange,
     Finding,
     FindingsDocument,
     History,
@@ -79,7 +79,6 @@ __all__ = [
     "PairInput",
     "Settings",
     "compare",
-    "env_changes",
     "floor_summary",
     "incomparable",
     "judge",
@@ -558,14 +557,6 @@ def _decide(
             f"{effect}, significant ({test}) but within the {rule.describe()} minimum effect"
         )
     return "unchanged", f"{effect}, {test}"
-
-
-def env_changes(before: Mapping[str, str], after: Mapping[str, str]) -> tuple[EnvChange, ...]:
-    """Fingerprint keys whose value differs (sorted by key)."""
-    keys = sorted(set(before) | set(after))
-    return tuple(
-        EnvChange(k, before.get(k), after.get(k)) for k in keys if before.get(k) != after.get(k)
-    )
 
 
 def incomparable(

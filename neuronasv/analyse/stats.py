@@ -143,10 +143,6 @@ def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
     return out
 
 
-def is_finite(x: float | None) -> bool:
-    return x is not None and math.isfinite(x)
-
-
 # --- between-run variance: rounds and noise floors ----------------------------------------
 
 #: Robust-scale constant: 1.4826 x median(|x|) estimates the sd of a centred normal.

@@ -15,14 +15,13 @@ anything fails, so a failed write leaves nothing behind.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
 import os
 import sys
-import tempfile
 from collections.abc import Callable
 
 from neuronasv.errors import UsageError
+from neuronasv.fileio import write_atomic
 
 __all__ = [
     "existing_dir",
@@ -191,20 +190,9 @@ def write_output(text: str, path: str | None) -> None:
         except OSError as exc:
             raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
         return
-    folder = os.path.dirname(os.path.abspath(path))
-    tmp: str | None = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
-        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a plain open() would not
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-        tmp = None
+        write_atomic(path, text)  # removes its temporary file when it fails
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
     except UnicodeEncodeError as exc:
         raise UsageError(f"cannot write {path}: text is not valid Unicode ({exc.reason})") from None
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)

@@ -29,10 +29,9 @@ from neuronasv.errors import RegressionFound, ResultsError, UsageError, Verdicts
 from neuronasv.model import FindingsDocument, History
 from neuronasv.report.load import read_text
 from neuronasv.report.tables import compare_markdown, compare_text
+from neuronasv.store.git import Git, git_for
 from neuronasv.store.history import (
-    GitRunner,
     default_results_dir,
-    git_runner_for,
     load_history,
     missing_results_error,
     resolve_commit,
@@ -211,7 +210,7 @@ def warn_load_errors(history: History) -> None:
         print(f"warning: ... and {len(history.load_errors) - 10} more", file=sys.stderr)
 
 
-def _resolve(ref: str, history: History, git: GitRunner | None, rdir: str) -> str:
+def _resolve(ref: str, history: History, git: Git | None, rdir: str) -> str:
     try:
         commit = resolve_commit(ref, history, git)
     except UsageError:
@@ -228,9 +227,9 @@ def _resolve(ref: str, history: History, git: GitRunner | None, rdir: str) -> st
 def run(args: argparse.Namespace) -> int:
     fail_rule = Rule.parse(args.fail_on) if args.fail_on else None
     rules = RuleSet.parse(args.rule)
-    git = git_runner_for(args.repo)
+    git = git_for(args.repo)
     rdir = results_folder(args)
-    history = load_history(rdir, machine=None, repo=args.repo if git is not None else None)
+    history = load_history(rdir, machine=None, git=git)
     warn_load_errors(history)
     base = _resolve(args.base, history, git, rdir)
     head = _resolve(args.head, history, git, rdir)

@@ -84,15 +84,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--backend", default="auto", help="auto (default), cpu, cuda or neuron: where to re-measure"
     )
-    p.add_argument(
+    which = p.add_mutually_exclusive_group()
+    which.add_argument(
         "--include-noisy",
+        dest="include_noisy",
         action="store_true",
         default=True,
-        help="also re-measure noisy findings (the default; kept for old scripts)",
+        help="also re-measure noisy findings (the default)",
     )
-    p.add_argument(
+    which.add_argument(
         "--regressions-only",
-        action="store_true",
+        dest="include_noisy",
+        action="store_false",
         help="re-measure regressions and improvements, not noisy ones",
     )
     add_floor_args(p)
@@ -161,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
             rounds=args.rounds,
             max_rounds=args.max_rounds,
             budget_seconds=args.budget_seconds,
-            include_noisy=not args.regressions_only,
+            include_noisy=args.include_noisy,
             floors=floors,
             progress=lambda line: print(line, file=sys.stderr, flush=True),
         )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import time
 from typing import Any
@@ -19,6 +18,7 @@ from neuronasv.commands.args import (
 from neuronasv.errors import ResultsError
 from neuronasv.model import FindingsDocument
 from neuronasv.report.load import load_findings
+from neuronasv.store.git import git_for
 
 
 def add_parser(subparsers: Any) -> None:
@@ -96,17 +96,8 @@ def add_parser(subparsers: Any) -> None:
 
 def _commit_url_from_repo(repo: str | None) -> str | None:
     """``https://github.com/o/r/commit/{commit}`` from the repo's origin, when it is GitHub."""
-    if not repo:
-        return None
-    try:
-        url = subprocess.run(
-            ["git", "-C", repo, "remote", "get-url", "origin"],
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout.strip()
-    except OSError:
-        return None
+    git = git_for(repo)
+    url = (git.remote_url("origin") if git is not None else None) or ""
     for prefix in ("git@github.com:", "https://github.com/", "ssh://git@github.com/"):
         if url.startswith(prefix):
             path = url[len(prefix) :].removesuffix(".git")
@@ -152,20 +143,21 @@ def run(args: argparse.Namespace) -> int:
         from neuronasv.analyse.newest import regressions_document
         from neuronasv.commands.regressions import newest_for
         from neuronasv.publish.cache import ParseCache
-        from neuronasv.store.history import git_runner_for, load_history
+        from neuronasv.store.history import load_history
 
         hcache: ParseCache[Any] | None = (
             ParseCache(args.cache_dir or os.path.join(args.out, ".neuronasv-cache"))
             if not args.no_cache
             else None
         )
-        history = load_history(args.results_dir, machine=args.machine, repo=args.repo, cache=hcache)
+        git = git_for(args.repo)
+        history = load_history(args.results_dir, machine=args.machine, git=git, cache=hcache)
         # as `neuronasv regressions` does, per machine: change points + newest vs parent
         findings = [
             regressions_document(
                 history,
                 machine=m,
-                newest=newest_for(history, m, git_runner_for(args.repo) if args.repo else None),
+                newest=newest_for(history, m, git),
             )
             for m in ([args.machine] if args.machine else history.machines)
         ]

@@ -38,7 +38,8 @@ from neuronasv.commands.compare import add_common, emit, results_folder, warn_lo
 from neuronasv.errors import ResultsError, StoreError, UsageError
 from neuronasv.model import FindingsDocument, History
 from neuronasv.report.tables import history_text
-from neuronasv.store.history import GitRunner, git_runner_for, load_history
+from neuronasv.store.git import Git, git_for
+from neuronasv.store.history import load_history
 
 __all__ = ["add_parser", "newest_for", "run"]
 
@@ -95,12 +96,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _ancestors(git: GitRunner | None, commit: str) -> list[str] | None:
+def _ancestors(git: Git | None, commit: str) -> list[str] | None:
     """``commit``'s first-parent chain, nearest first (None without git or unknown commit)."""
     if git is None:
         return None
     try:
-        return git(["rev-list", "--first-parent", "--max-count=10000", commit]).split()[1:]
+        return git.ancestors(commit, 10000)[1:]
     except StoreError:
         return None
 
@@ -108,7 +109,7 @@ def _ancestors(git: GitRunner | None, commit: str) -> list[str] | None:
 def newest_for(
     history: History,
     machine: str,
-    git: GitRunner | None,
+    git: Git | None,
     *,
     report: FindingsDocument | None = None,
     acks: Sequence[Acknowledgement] = (),
@@ -129,9 +130,9 @@ def _newest_machine(history: History, machine: str | None) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    git = git_runner_for(args.repo)
+    git = git_for(args.repo)
     rdir = results_folder(args)
-    history = load_history(rdir, machine=args.machine, repo=args.repo if git is not None else None)
+    history = load_history(rdir, machine=args.machine, git=git)
     warn_load_errors(history)
     if not history.series:
         detail = "; ".join(history.load_errors[:3])

@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import argparse
 import base64
-import json
 import os
 import sys
 from pathlib import Path
 
 from neuronasv.commands.args import existing_dir, int_at_least, machine_name, output_dir
 from neuronasv.errors import CorruptResultsError, NeuronasvError, StoreError, UsageError
+from neuronasv.store.asvconf import results_dir_for
 from neuronasv.store.gitstore import DEFAULT_BRANCH, ResultsStore, collect_result_files
-
-DEFAULT_RESULTS_DIR = ".asv/results"
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -71,21 +69,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def results_dir_from_config(start: str = ".") -> str:
-    """``results_dir`` of ``asv.conf.json`` in ``start`` (asv's default when absent)."""
-    conf = Path(start) / "asv.conf.json"
-    if conf.is_file():
-        try:
-            value = json.loads(_strip_comments(conf.read_text(encoding="utf-8"))).get("results_dir")
-        except (ValueError, AttributeError):
-            value = None
-        if isinstance(value, str) and value:
-            return str(Path(start) / value)
-    return str(Path(start) / DEFAULT_RESULTS_DIR)
-
-
-def _strip_comments(text: str) -> str:
-    """asv.conf.json may hold ``//`` comment lines; JSON does not."""
-    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
+    """``results_dir`` of ``asv.conf.json`` in ``start`` (``.asv/results`` when absent)."""
+    return results_dir_for(start)
 
 
 def check_result_files(files: dict[str, Path]) -> None:
@@ -100,13 +85,15 @@ def check_result_files(files: dict[str, Path]) -> None:
         CorruptResultsError: names each bad file and why (exit 5).
     """
     from neuronasv.model._codec import loads
-    from neuronasv.store.history import parse_result_file, read_sidecar_bytes
+    from neuronasv.store.asvresults import AsvResultsReader
+    from neuronasv.store.history import parse_result_file
 
+    reader = AsvResultsReader()
     problems: list[str] = []
     for rel, path in sorted(files.items()):
         try:
             if rel.endswith(".neuronasv"):
-                read_sidecar_bytes(path.read_bytes(), str(path))
+                reader.sidecar_bytes(path.read_bytes(), str(path))
             elif rel == "benchmarks.json" or rel.endswith("/machine.json"):
                 if not isinstance(loads(path.read_text(encoding="utf-8"), source=str(path)),
                                   dict):

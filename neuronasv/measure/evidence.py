@@ -19,13 +19,23 @@ shape of the work). An op's signature is the sorted list of ``"<calls per iterat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from neuronasv.errors import UsageError
+from neuronasv.model.profile import WorkloadProfile
 
-__all__ = ["WorkCapture", "call_signature", "capture_work", "signatures_from_events"]
+if TYPE_CHECKING:
+    from neuronasv.measure.peaks import Peak
+
+__all__ = [
+    "WorkCapture",
+    "annotate_workload",
+    "call_signature",
+    "capture_work",
+    "signatures_from_events",
+]
 
 # Profiler input types that are not tensors (scalars, lists, absent optionals).
 _NON_TENSOR = frozenset({"", "Scalar", "ScalarList", "TensorList", "GenericList", "None"})
@@ -117,7 +127,7 @@ def capture_work(
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from neuronasv.measure.profiling import is_bookkeeping, normalize_op_name, quiet_kineto_stderr
+    from neuronasv.measure.opnames import is_bookkeeping, normalize_op_name, quiet_kineto_stderr
     from neuronasv.measure.roofline import costs_from_events, is_host_event
 
     with quiet_kineto_stderr(), profile(
@@ -139,3 +149,49 @@ def capture_work(
         signatures=signatures_from_events(host, iterations, op_name=name),
     )
 
+
+def annotate_workload(
+    profile: WorkloadProfile,
+    workload: Any,
+    backend: Any,
+    *,
+    seed: int = 0,
+    peak: Peak | None = None,
+    fingerprint: Mapping[str, str] | None = None,
+    step: Callable[[], object] | None = None,
+    fractions: bool = True,
+) -> WorkloadProfile:
+    """Add the work of a finished profile of ``workload`` on ``backend``.
+
+    One separate untimed pass (:func:`capture_work`) — with the
+    profile's own ``step`` when given (already warm), else a fresh build at the profile's
+    shape and dtype, warmed up first — gives every op its call signatures (exact work
+    evidence) and ``flops``/``bytes``; with ``fractions`` the ``roofline_fraction``
+    against ``peak`` (default :func:`~neuronasv.measure.roofline.peak_for` the backend and
+    its fingerprint) too. (Here, not in ``roofline``: the roofline's cost formulas are
+    used by this pass, so the pass that runs them sits above them.)
+    """
+    from neuronasv.measure.roofline import annotate, peak_for
+    from neuronasv.measure.workloads import parse_dtype, parse_shape
+
+    if step is None:
+        step = workload.build(
+            parse_shape(profile.shape), parse_dtype(profile.dtype), backend.device, seed
+        )
+        for _ in range(2):  # compiled workloads compile on their first calls
+            step()
+        backend.synchronize()
+    work = capture_work(step, default_dtype=profile.dtype, synchronize=backend.synchronize)
+    if fractions and peak is None:
+        if fingerprint is None and backend.name != "cpu":
+            from neuronasv.measure.fingerprint import collect_fingerprint
+
+            fingerprint = collect_fingerprint(backend)
+        peak = peak_for(backend, fingerprint)
+    annotated = annotate(profile, work.costs, peak if fractions else None)
+    return replace(
+        annotated,
+        ops=tuple(
+            replace(op, signature=work.signatures.get(op.op, ())) for op in annotated.ops
+        ),
+    )

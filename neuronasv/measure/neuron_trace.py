@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from neuronasv.measure.profiling import (
+from neuronasv.measure.opnames import (
     UNATTRIBUTED_OP,
     CycleStats,
     OpSample,

@@ -39,16 +39,23 @@ import dataclasses
 import os
 import re
 import shutil
-import sys
 import tempfile
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from neuronasv.errors import BackendUnavailable, CaptureError, UsageError
 from neuronasv.format import format_pct
 from neuronasv.measure.backends.base import Backend
+from neuronasv.measure.opnames import (
+    BOOKKEEPING_PREFIXES,
+    UNATTRIBUTED_OP,
+    CycleStats,
+    OpSample,
+    is_bookkeeping,
+    normalize_op_name,
+    quiet_kineto_stderr,
+)
 from neuronasv.measure.workloads import Workload, dtype_name, parse_dtype, parse_shape, shape_label
 from neuronasv.model.profile import OpProfile, WorkloadProfile
 from neuronasv.samples import NOISE_THRESHOLD, median, noise
@@ -68,69 +75,13 @@ __all__ = [
     "trace_file_stem",
 ]
 
-#: Rows that are profiler bookkeeping, not work.
-BOOKKEEPING_PREFIXES: tuple[str, ...] = (
-    "ProfilerStep",
-    "profiler::",
-    "[memory]",
-    "[OutOfMemory]",
-)
-#: Row for device time whose launching op was not kept (see module docstring).
-UNATTRIBUTED_OP = "[unattributed device time]"
 # Below this, device time that no op claims is rounding, not a kernel.
 _UNATTRIBUTED_EPS_US = 1e-3
 
 _WAIT = 2
 _WARMUP = 1
 
-_COMPILED_FX_RE = re.compile(r"^## Call CompiledFxGraph\s+\S+(\s+##)?\s*$")
-# Inductor/FX cache keys: long lowercase base32/hex tokens with at least one digit.
-_HASH_TOKEN_RE = re.compile(
-    r"(?<![A-Za-z0-9])(?=[a-z0-9]*[0-9])(?=[a-z0-9]*[a-z])[a-z0-9]{32,}(?![A-Za-z0-9])"
-)
-_ADDRESS_RE = re.compile(r"0x[0-9a-fA-F]{6,}")
-_KINETO_NOISE_RE = re.compile(
-    r"^(USDT:.*profiler_(start|stop)\b|STAGE:.*ActivityProfilerController|"
-    r"\[W[0-9 :.]*CPUAllocator)"
-)
 _CYCLE_WARNING = ".*Profiler clears events at the end of each cycle"
-
-
-def normalize_op_name(name: str) -> str:
-    """A stable identity for a profiler row name.
-
-    Strips what changes between runs and commits but not the work: the FX graph hash of
-    ``## Call CompiledFxGraph <hash> ##``, other long hash tokens, and memory addresses.
-    ``Torch-Compiled Region: 0/0`` is kept as is (frame/recompile ids are stable for a
-    given program).
-    """
-    text = str(name).strip()
-    if _COMPILED_FX_RE.match(text):
-        return "## Call CompiledFxGraph"
-    text = _HASH_TOKEN_RE.sub("<hash>", text)
-    return _ADDRESS_RE.sub("0x?", text)
-
-
-def is_bookkeeping(name: str) -> bool:
-    """True for profiler rows that are not work (``ProfilerStep*`` and friends)."""
-    return name.startswith(BOOKKEEPING_PREFIXES)
-
-
-@dataclass(frozen=True)
-class OpSample:
-    """One op's totals within one profiler cycle (µs, summed over the active iterations)."""
-
-    self_device_us: float
-    self_cpu_us: float
-    count: int
-
-
-@dataclass(frozen=True)
-class CycleStats:
-    """One cycle's ops (normalised names) and its device total (µs, whole cycle)."""
-
-    ops: dict[str, OpSample]
-    device_time_us: float
 
 
 def _device_kind(entry: Any) -> str:
@@ -274,39 +225,7 @@ def summarize_cycles(
     )
 
 
-@contextlib.contextmanager
-def quiet_kineto_stderr() -> Iterator[None]:
-    """Capture file descriptor 2 and re-emit it without Kineto's per-cycle chatter.
 
-    Kineto writes from C++ straight to fd 2, so ``sys.stderr`` redirection cannot catch
-    it; this swaps fd 2 for a temporary file for the duration and afterwards writes every
-    line that is not known noise back to the real stderr (real errors stay visible).
-    """
-    with contextlib.suppress(Exception):
-        sys.stderr.flush()
-    try:
-        saved = os.dup(2)
-    except OSError:  # no fd 2 (daemonised): nothing to protect
-        yield
-        return
-    buf = tempfile.TemporaryFile()  # noqa: SIM115 - must outlive the dup2 dance below
-    try:
-        os.dup2(buf.fileno(), 2)
-        try:
-            yield
-        finally:
-            with contextlib.suppress(Exception):
-                sys.stderr.flush()
-            os.dup2(saved, 2)
-        buf.seek(0)
-        text = buf.read().decode("utf-8", errors="replace")
-    finally:
-        os.close(saved)
-        buf.close()
-    kept = [ln for ln in text.splitlines(keepends=True) if not _KINETO_NOISE_RE.match(ln)]
-    if kept:
-        sys.stderr.write("".join(kept))
-        sys.stderr.flush()
 
 
 def trace_file_stem(name: str, shape: str, dtype: str) -> str:
@@ -509,7 +428,7 @@ def profile_workload(
         if reading is not None:
             result = dataclasses.replace(result, canary=reading)
         if roofline or evidence:
-            from neuronasv.measure.roofline import annotate_workload
+            from neuronasv.measure.evidence import annotate_workload
 
             try:
                 result = annotate_workload(

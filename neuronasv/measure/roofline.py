@@ -58,7 +58,6 @@ __all__ = [
     "OpCost",
     "RooflinePoint",
     "annotate",
-    "annotate_workload",
     "costs_from_events",
     "dtype_label",
     "measure_cpu_peak",
@@ -564,51 +563,6 @@ def costs_from_events(
                 {dt: f / iterations for dt, f in by_dtype.get(name, {}).items()},
             )
     return result
-
-
-def annotate_workload(
-    profile: WorkloadProfile,
-    workload: Any,
-    backend: Any,
-    *,
-    seed: int = 0,
-    peak: Peak | None = None,
-    fingerprint: Mapping[str, str] | None = None,
-    step: Callable[[], object] | None = None,
-    fractions: bool = True,
-) -> WorkloadProfile:
-    """Add the work of a finished profile of ``workload`` on ``backend``.
-
-    One separate untimed pass (:func:`neuronasv.measure.evidence.capture_work`) — with the
-    profile's own ``step`` when given (already warm), else a fresh build at the profile's
-    shape and dtype, warmed up first — gives every op its call signatures (exact work
-    evidence) and ``flops``/``bytes``; with ``fractions`` the ``roofline_fraction``
-    against ``peak`` (default :func:`peak_for` the backend and its fingerprint) too.
-    """
-    from neuronasv.measure.evidence import capture_work
-    from neuronasv.measure.workloads import parse_dtype, parse_shape
-
-    if step is None:
-        step = workload.build(
-            parse_shape(profile.shape), parse_dtype(profile.dtype), backend.device, seed
-        )
-        for _ in range(2):  # compiled workloads compile on their first calls
-            step()
-        backend.synchronize()
-    work = capture_work(step, default_dtype=profile.dtype, synchronize=backend.synchronize)
-    if fractions and peak is None:
-        if fingerprint is None and backend.name != "cpu":
-            from neuronasv.measure.fingerprint import collect_fingerprint
-
-            fingerprint = collect_fingerprint(backend)
-        peak = peak_for(backend, fingerprint)
-    annotated = annotate(profile, work.costs, peak if fractions else None)
-    return replace(
-        annotated,
-        ops=tuple(
-            replace(op, signature=work.signatures.get(op.op, ())) for op in annotated.ops
-        ),
-    )
 
 
 # --- peaks ------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import sys
 import tempfile
 
 from neuronasv.errors import UsageError
+from neuronasv.store.asvconf import read_asv_config
 
 __all__ = ["run_asv_publish"]
 
@@ -40,13 +41,8 @@ def run_asv_publish(
     Raises:
         UsageError: the config is missing or asv publish failed (its output is included).
     """
-    from asv import util as asv_util  # asv reads its JSON with comments allowed
-
     cfg_path = os.fspath(config)
-    try:
-        conf = asv_util.load_json(cfg_path, js_comments=True)
-    except Exception as exc:  # asv raises its own UserError / OSError variants
-        raise UsageError(f"{cfg_path}: cannot read asv config ({exc})") from exc
+    conf = read_asv_config(cfg_path)  # UsageError naming the file when unreadable
     base = os.path.dirname(os.path.abspath(cfg_path))
     conf["results_dir"] = os.path.abspath(os.fspath(results_dir))
     conf["html_dir"] = os.path.abspath(os.fspath(html_dir))

@@ -19,7 +19,6 @@ raw float arrays for the scan's summaries.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -27,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from neuronasv.fileio import write_atomic
 from neuronasv.model import sidecar_path
 
 __all__ = [
@@ -193,16 +193,6 @@ class ParseCache(Generic[T]):
         if folder not in self._made:
             os.makedirs(folder, exist_ok=True)
             self._made.add(folder)
-        # write-then-rename: a crash never leaves a half entry under the real name. The
-        # temporary name is per process (mkstemp's random O_EXCL names cost 4x more, and
-        # only one writer per process and entry exists).
-        tmp = f"{entry}.{os.getpid()}.tmp"
-        try:
-            with open(tmp, "wb") as fh:
-                fh.write(json.dumps(header, separators=(",", ":")).encode() + b"\n" + payload)
-            os.replace(tmp, entry)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        # write-then-rename: a crash never leaves a half entry under the real name
+        write_atomic(entry, json.dumps(header, separators=(",", ":")).encode() + b"\n" + payload)
         self.stats.writes += 1

@@ -8,18 +8,21 @@ float row per file:
 * per results file: asv's ``result``/``stats_q_25``/``stats_q_75`` columns as arrays, in the
   order of a *layout* (the file's (benchmark, params) keys and their sidecar ``SeriesId``);
   layouts repeat from commit to commit, so they are stored once, by content hash;
-* JSON through the loader's fast path (``store.history.decode_asv_json``: msgspec with
-  asv's bare NaN handled; sidecars via ``read_sidecar_bytes``, whose series list is
-  validated once per distinct list and whose op tables are skipped);
+* the one asv results reader (``store.asvresults.AsvResultsReader``, the loader's):
+  the same listing, header checks, row shapes, sidecar reading, unit rule and errors;
+  JSON through msgspec with asv's bare NaN handled; a sidecar's series list validated
+  once per distinct list, its op tables skipped. Only the values are read here (no
+  samples), into numpy;
 * a :class:`~neuronasv.publish.cache.ParseCache` keeps each file's row on disk: a publish
   after one new commit parses one file; parser processes write their own entries;
 * files that must be parsed are parsed in a process pool;
-* commit order from one ``git rev-list --topo-order --all`` (``git_commit_order``;
+* commit order from one ``git rev-list --topo-order --all`` (``Git.commit_order``;
   commits git does not know go last, by asv's commit date, as in the loader).
 
 Semantics follow the loader: asv ``null`` (failed) and ``NaN`` (not applicable) both
 become NaN here (no point drawn); a sidecar that cannot be read is a warning, and the
-series then keep their asv names.
+series then keep their asv names. The one difference: samples are not read, so a file
+whose only fault is in its samples is drawn here and listed as unreadable by the loader.
 """
 
 from __future__ import annotations
@@ -29,31 +32,29 @@ import itertools
 import json
 import math
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from neuronasv.errors import CorruptResultsError, NeuronasvError, SchemaVersionError, StoreError
-from neuronasv.model import SeriesId, sidecar_path
+from neuronasv.errors import CorruptResultsError, NeuronasvError, StoreError
+from neuronasv.fileio import write_atomic
+from neuronasv.model import SeriesId
 from neuronasv.publish.cache import Codec, ParseCache, digest_bytes
 from neuronasv.publish.sitedata import MachineData, SeriesInfo, SiteData
-from neuronasv.store.history import (
-    asv_float,
+from neuronasv.store.asvresults import (
+    AsvResultsReader,
     benchmark_units,
-    decode_asv_json,
-    default_unit,
-    git_commit_order,
-    git_runner_for,
-    read_sidecar_bytes,
+    result_paths,
     stat_key,
+    unit_for,
 )
+from neuronasv.store.git import Git, git_for
 
 __all__ = ["Summary", "git_order", "parse_summary", "scan_results", "summary_cache"]
 
-_METADATA = frozenset({"machine.json", "benchmarks.json"})
 Layout = tuple[tuple[str, tuple[str, ...], "SeriesId | None"], ...]
 
 
@@ -158,10 +159,7 @@ class _Layouts:
             os.makedirs(self.directory, exist_ok=True)
             path = os.path.join(self.directory, lid + ".json")
             if not os.path.exists(path):
-                tmp = f"{path}.{os.getpid()}.tmp"
-                with open(tmp, "w", encoding="utf-8") as fh:
-                    json.dump(_layout_json(layout), fh, separators=(",", ":"))
-                os.replace(tmp, path)
+                write_atomic(path, json.dumps(_layout_json(layout), separators=(",", ":")))
 
     def get(self, lid: str) -> Layout | None:
         if lid in self.mem:
@@ -180,17 +178,7 @@ class _Layouts:
 
 # -- parsing one file ----------------------------------------------------------------
 
-# Per-process memo: sidecar series list (by the loader's serial for that list) -> key
-# map; every commit of a suite has the same list, so it is built once per process.
-_SMAP_MEMO: dict[int, dict[tuple[str, tuple[str, ...]], SeriesId]] = {}
-_LAYOUT_MEMO: dict[tuple[tuple[tuple[str, tuple[str, ...]], ...], int], tuple[str, Layout]] = {}
-_ONE_OFF = itertools.count(-2, -1)
-# benchmark -> (params as written, combinations, layout keys): commits repeat them
-_COMBOS: dict[str, tuple[list[Any], list[tuple[str, ...]], list[tuple[str, tuple[str, ...]]]]] = {}
-
-
-def _unquote(p: str) -> str:
-    return p[1:-1] if len(p) >= 2 and p[0] == p[-1] and p[0] in "'\"" else p
+_PLAIN = {float, int, type(None), str}  # np.float64 takes these (str: NaN markers only)
 
 
 def _num(v: Any) -> float:
@@ -204,7 +192,7 @@ def _floats(values: Any, n: int) -> np.ndarray:
     if not isinstance(values, list) or len(values) != n:
         return np.full(n, np.nan)
     try:
-        # None -> NaN; the loader's "nan"/"inf"/"-inf" marker strings -> their floats
+        # None -> NaN; the reader's "nan"/"inf"/"-inf" marker strings -> their floats
         out = np.array(values, dtype=np.float64)
         if out.shape == (n,):
             return out
@@ -213,230 +201,180 @@ def _floats(values: Any, n: int) -> np.ndarray:
     return np.array([_num(v) for v in values], dtype=np.float64)
 
 
-def _column(cells: list[Any], sizes: list[int], dtype: type) -> np.ndarray:
-    """Concatenated per-row lists (rows whose cell is unusable -> NaN) as one array."""
+def _column(cells: list[Any], sizes: list[int], dtype: type) -> np.ndarray | None:
+    """Concatenated per-row lists (a row whose cell is not a list of ``n`` -> NaN).
+
+    None when a value is not a plain number (``None``, a NaN marker): the caller decides.
+    """
     flat: list[Any] = []
-    ok = True
     for cell, n in zip(cells, sizes, strict=True):
         if isinstance(cell, list) and len(cell) == n:
             flat.extend(cell)
         else:
             flat.extend(itertools.repeat(None, n))
+    if not set(map(type, flat)) <= _PLAIN:
+        return None
     try:
         out = np.array(flat, dtype=np.float64)
-        ok = out.shape == (len(flat),)
     except (TypeError, ValueError):
-        ok = False
-    if not ok:  # something odd in some row (a nested list, a string): row by row
-        parts = [_floats(c, n) for c, n in zip(cells, sizes, strict=True)]
-        out = np.concatenate(parts) if parts else np.zeros(0)
+        return None
+    if out.shape != (len(flat),):
+        return None
     return out.astype(dtype, copy=False)
 
 
-def _read_sidecar(
-    path: str,
-) -> tuple[
-    dict[tuple[str, tuple[str, ...]], SeriesId],
-    int,
-    dict[str, str] | None,
-    dict[str, str],
-    str | None,
-    bytes,
-]:
-    """(key map, its serial, fingerprint, traces, warning, raw bytes) of ``path``'s sidecar."""
-    spath = sidecar_path(path)
-    try:
-        with open(spath, "rb") as fh:
-            raw = fh.read()
-    except FileNotFoundError:
-        return {}, -1, None, {}, None, b""
-    except OSError as exc:
-        return {}, -1, None, {}, f"{spath}: sidecar unreadable ({exc}); asv names used", b""
-    try:
-        sc, serial = read_sidecar_bytes(raw, spath, profiles=False)
-    except (NeuronasvError, UnicodeDecodeError) as exc:
-        return {}, -1, None, {}, f"{spath}: sidecar unreadable ({exc}); asv names used", raw
-    smap = _SMAP_MEMO.get(serial) if serial >= 0 else None
-    if smap is None:
-        smap = {}
-        for s in sc.series:
-            smap[(s.benchmark, s.params)] = s
-            smap.setdefault((s.benchmark, tuple(_unquote(p) for p in s.params)), s)
-        if serial >= 0:
-            if len(_SMAP_MEMO) > 64:
-                _SMAP_MEMO.clear()
-            _SMAP_MEMO[serial] = smap
-        else:
-            serial = next(_ONE_OFF)  # a list read the slow way: never reused as a memo key
-    return smap, serial, dict(sc.fingerprint), dict(sc.traces), None, raw
+def _lenient(cells: list[Any], sizes: list[int], dtype: type) -> np.ndarray:
+    """Row by row: a cell that is not a list of numbers becomes NaNs (quartile columns)."""
+    parts = [_floats(c, n) for c, n in zip(cells, sizes, strict=True)]
+    return (np.concatenate(parts) if parts else np.zeros(0)).astype(dtype, copy=False)
+
+
+class SummaryParser:
+    """Results files -> :class:`Summary` rows; owns its reader and memos (no globals).
+
+    One per scan in this process, or one per worker process of the scan's pool (set up by
+    the pool's initializer), so a worker hands each layout (1,000 SeriesIds) back once.
+    """
+
+    def __init__(self, cache_dir: str | None = None) -> None:
+        self.reader = AsvResultsReader()
+        self.cache = ParseCache(cache_dir, SUMMARY_CODEC) if cache_dir is not None else None
+        # (combination keys of the rows, series map key) -> (layout id, layout)
+        self._layouts: dict[tuple[tuple[int, ...], int], tuple[str, Layout]] = {}
+        self.sent: set[str] = set()  # layout ids already handed back
+
+    def parse(self, path: str, layouts: _Layouts | None = None) -> tuple[Summary, Layout, str]:
+        """Parse one asv results file (and its sidecar) into a :class:`Summary` and its layout.
+
+        The header, row shapes and sidecar are checked by the one reader
+        (:class:`~neuronasv.store.asvresults.AsvResultsReader`), with the loader's errors.
+        Values that are not plain numbers are checked the loader's way too (a string or a
+        boolean value is an error, not a NaN); samples are not read here.
+
+        Returns:
+            ``(summary, layout, digest)``; ``digest`` is the content digest of the results
+            file and sidecar as read (:func:`neuronasv.publish.cache.digest_bytes`).
+
+        Raises:
+            CorruptResultsError: not JSON, or not an asv results file.
+            SchemaVersionError: an asv results ``version`` other than 2.
+        """
+        reader = self.reader
+        raw, doc, marked = reader.read_json(path)  # markers are floats to numpy
+        h = reader.header(doc, path, marked)
+        names: list[str] = []
+        combos_of: list[tuple[tuple[str, ...], ...]] = []
+        ckeys: list[int] = []
+        sizes: list[int] = []
+        res_cells: list[Any] = []
+        lo_cells: list[Any] = []
+        hi_cells: list[Any] = []
+        for name, row in h.results.items():
+            cols, combos, ckey, res = reader.row_shape(name, row, h.columns, path)
+            names.append(name)
+            combos_of.append(combos)
+            ckeys.append(ckey)
+            sizes.append(len(combos))
+            res_cells.append(res)
+            lo_cells.append(cols.get("stats_q_25"))
+            hi_cells.append(cols.get("stats_q_75"))
+        value = _column(res_cells, sizes, np.float64)
+        if value is None:  # something other than numbers: the loader's checks, its errors
+            for name, row in h.results.items():
+                reader.parse_row(name, row, h.columns, path, marked)
+            value = _lenient(res_cells, sizes, np.float64)
+        q25 = _column(lo_cells, sizes, np.float32)
+        q75 = _column(hi_cells, sizes, np.float32)
+
+        sidecar, smap, warn, sc_raw = reader.read_sidecar(path, profiles=False)
+        memo_key = (tuple(ckeys), smap.key if smap is not None else -1)
+        got = self._layouts.get(memo_key)
+        if got is None:
+            layout: Layout = tuple(
+                (b, p, smap.get(b, p) if smap is not None else None)
+                for b, combos in zip(names, combos_of, strict=True)
+                for p in combos
+            )
+            got = (_layout_id(layout), layout)
+            if len(self._layouts) > 64:
+                self._layouts.clear()
+            self._layouts[memo_key] = got
+        lid, layout = got
+        if layouts is not None:
+            layouts.add(lid, layout)
+        summary = Summary(
+            machine=h.machine,
+            commit=h.commit,
+            env_name=h.env_name,
+            date=h.date,
+            layout_id=lid,
+            value=value,
+            q25=q25 if q25 is not None else _lenient(lo_cells, sizes, np.float32),
+            q75=q75 if q75 is not None else _lenient(hi_cells, sizes, np.float32),
+            fingerprint=dict(sidecar.fingerprint) if sidecar is not None else None,
+            traces=dict(sidecar.traces) if sidecar is not None else {},
+            warnings=[warn] if warn else [],
+        )
+        return summary, layout, digest_bytes(raw, sc_raw)
+
+    def job(
+        self, job: tuple[str, tuple[int, ...], str | None]
+    ) -> tuple[str, bytes | None, Any, str | None]:
+        """(path, encoded summary, layout JSON if new to the receiver, error) of one file.
+
+        ``job`` is (path, stat key, cache directory or None); with a cache directory the
+        entry is stored here (in the worker, in parallel, instead of one by one in the
+        parent). ``pool.map`` keeps input order, so a layout sent with an earlier file
+        has reached the parent before any later file that refers to it.
+        """
+        path, key, cache_dir = job
+        try:
+            s, layout, digest = self.parse(path)
+        except (NeuronasvError, OSError) as exc:
+            msg = str(exc)
+            return path, None, None, msg if msg.startswith(path) else f"{path}: {msg}"
+        payload = _encode(s)
+        if cache_dir is not None:
+            if self.cache is None or self.cache.base != cache_dir:
+                self.cache = ParseCache(cache_dir, SUMMARY_CODEC)
+            self.cache.put_encoded(path, key, payload, digest)
+        fresh = s.layout_id not in self.sent
+        self.sent.add(s.layout_id)
+        return path, payload, _layout_json(layout) if fresh else None, None
 
 
 def parse_summary(path: str, layouts: _Layouts | None = None) -> tuple[Summary, Layout, str]:
-    """Parse one asv results file (and its sidecar) into a :class:`Summary` and its layout.
-
-    Returns:
-        ``(summary, layout, digest)``; ``digest`` is the content digest of the results
-        file and sidecar as read (:func:`neuronasv.publish.cache.digest_bytes`).
-
-    Raises:
-        CorruptResultsError: not JSON, or not an asv results file.
-        SchemaVersionError: an asv results ``version`` other than 2.
-    """
-    with open(path, "rb") as fh:
-        raw = fh.read()
-    doc, _marked = decode_asv_json(raw, path)  # markers are floats to numpy; see _floats
-    if not isinstance(doc, dict):
-        raise CorruptResultsError(f"{path}: expected a JSON object")
-    if doc.get("version") != 2:
-        raise SchemaVersionError(f"{path}: asv results version {doc.get('version')!r} (expected 2)")
-    commit, env_name = doc.get("commit_hash"), doc.get("env_name")
-    columns, results = doc.get("result_columns"), doc.get("results")
-    if not isinstance(commit, str) or not isinstance(env_name, str):
-        raise CorruptResultsError(f"{path}: commit_hash and env_name must be strings")
-    if not isinstance(columns, list) or not isinstance(results, dict) or "result" not in columns:
-        raise CorruptResultsError(f"{path}: result_columns/results missing or malformed")
-    params = doc["params"] if isinstance(doc.get("params"), dict) else {}
-    machine = str(params.get("machine") or os.path.basename(os.path.dirname(path)))
-    date = asv_float(doc.get("date"), _marked)
-    date = (
-        int(date)
-        if isinstance(date, (int, float)) and not isinstance(date, bool) and math.isfinite(date)
-        else None
-    )
-    ci = {c: i for i, c in enumerate(columns)}
-    i_res, i_prm = ci["result"], ci.get("params", -1)
-    i_lo, i_hi = ci.get("stats_q_25", -1), ci.get("stats_q_75", -1)
-
-    keys: list[tuple[str, tuple[str, ...]]] = []
-    sizes: list[int] = []
-    res_cells: list[Any] = []
-    lo_cells: list[Any] = []
-    hi_cells: list[Any] = []
-    for name, row in results.items():
-        if not isinstance(row, list):
-            raise CorruptResultsError(f"{path}: results[{name!r}] must be a list")
-        nrow = len(row)
-        res = row[i_res] if i_res < nrow else None
-        prm = (row[i_prm] if 0 <= i_prm < nrow else None) or []
-        seen = _COMBOS.get(name)
-        if seen is not None and seen[0] == prm:
-            combos, pairs = seen[1], seen[2]
-        else:
-            if not isinstance(prm, list) or not all(isinstance(p, list) for p in prm):
-                raise CorruptResultsError(f"{path}: results[{name!r}] params malformed")
-            combos = list(itertools.product(*[[str(x) for x in p] for p in prm])) if prm else [()]
-            pairs = [(name, combo) for combo in combos]
-            # memo only all-string params: a list equal to those is the same strings
-            # (1 == True == 1.0 would otherwise share combos whose str() differ)
-            if all(isinstance(x, str) for p in prm for x in p):
-                if len(_COMBOS) > 100_000:
-                    _COMBOS.clear()
-                _COMBOS[name] = (prm, combos, pairs)
-        n = len(combos)
-        res = res if isinstance(res, list) else [res] * n
-        if len(res) != n:
-            raise CorruptResultsError(
-                f"{path}: results[{name!r}] has {len(res)} values for {n} parameter sets"
-            )
-        keys.extend(pairs)
-        sizes.append(n)
-        res_cells.append(res)
-        lo_cells.append(row[i_lo] if 0 <= i_lo < nrow else None)
-        hi_cells.append(row[i_hi] if 0 <= i_hi < nrow else None)
-
-    smap, sig, fingerprint, traces, warn, sc_raw = _read_sidecar(path)
-    memo_key = (tuple(keys), sig)
-    got = _LAYOUT_MEMO.get(memo_key)
-    if got is None:
-        layout: Layout = tuple(
-            (b, p, smap.get((b, p)) or smap.get((b, tuple(_unquote(x) for x in p))))
-            for b, p in keys
-        )
-        got = (_layout_id(layout), layout)
-        if len(_LAYOUT_MEMO) > 64:
-            _LAYOUT_MEMO.clear()
-        _LAYOUT_MEMO[memo_key] = got
-    lid, layout = got
-    if layouts is not None:
-        layouts.add(lid, layout)
-    summary = Summary(
-        machine=machine,
-        commit=commit,
-        env_name=env_name,
-        date=date,
-        layout_id=lid,
-        value=_column(res_cells, sizes, np.float64),
-        q25=_column(lo_cells, sizes, np.float32),
-        q75=_column(hi_cells, sizes, np.float32),
-        fingerprint=fingerprint,
-        traces=traces,
-        warnings=[warn] if warn else [],
-    )
-    return summary, layout, digest_bytes(raw, sc_raw)
+    """One file with a parser of its own (see :meth:`SummaryParser.parse`)."""
+    return SummaryParser().parse(path, layouts)
 
 
-# Per worker process: layout ids already handed back (each layout, 1,000 SeriesIds,
-# crosses the process boundary once per worker, not once per file) and the cache the
-# worker writes entries to (in parallel, instead of one by one in the parent).
-_SENT: set[str] = set()
-_WORKER_CACHE: dict[str, ParseCache[Summary]] = {}
+# The pool's worker processes: one parser each, made by the initializer (a worker's
+# state lives in the worker process; the scanning process never touches it).
+_worker: SummaryParser | None = None
 
 
-def _parse_worker(
+def _init_worker() -> None:
+    global _worker
+    _worker = SummaryParser()
+
+
+def _parse_in_worker(
     job: tuple[str, tuple[int, ...], str | None],
 ) -> tuple[str, bytes | None, Any, str | None]:
-    """Process-pool entry: (path, encoded summary, layout JSON if new here, error).
-
-    ``job`` is (path, stat key, cache directory or None); with a cache directory the
-    worker stores the entry itself. ``pool.map`` keeps input order, so a layout a worker
-    sent with an earlier file has reached the parent before any later file that refers
-    to it.
-    """
-    path, key, cache_dir = job
-    try:
-        s, layout, digest = parse_summary(path)
-    except (NeuronasvError, OSError) as exc:
-        msg = str(exc)
-        return path, None, None, msg if msg.startswith(path) else f"{path}: {msg}"
-    payload = _encode(s)
-    if cache_dir is not None:
-        cache = _WORKER_CACHE.get(cache_dir)
-        if cache is None:
-            cache = _WORKER_CACHE[cache_dir] = ParseCache(cache_dir, SUMMARY_CODEC)
-        cache.put_encoded(path, key, payload, digest)
-    fresh = s.layout_id not in _SENT
-    _SENT.add(s.layout_id)
-    return path, payload, _layout_json(layout) if fresh else None, None
+    assert _worker is not None, "the pool's initializer makes the parser"
+    return _worker.job(job)
 
 
 # -- the folder ----------------------------------------------------------------------
 
 
-def _result_paths(results_dir: str, machine: str | None) -> list[str]:
-    out: list[str] = []
-    try:
-        names = sorted(os.listdir(results_dir))
-    except FileNotFoundError:
-        raise CorruptResultsError(f"{results_dir}: results folder not found") from None
-    for m in names:
-        mdir = os.path.join(results_dir, m)
-        if (machine is not None and m != machine) or not os.path.isdir(mdir):
-            continue
-        for fn in sorted(os.listdir(mdir)):
-            if fn.endswith(".json") and fn not in _METADATA:
-                out.append(os.path.join(mdir, fn))
-    return out
-
-
-def git_order(
-    repo: str, commits: Iterable[str], run: Callable[[Sequence[str]], str] | None = None
-) -> list[str]:
-    """``commits`` oldest first by git (``store.history.git_commit_order``); unknown: left out."""
-    runner = run or git_runner_for(repo)
-    if runner is None:
+def git_order(repo: str, commits: Iterable[str], git: Git | None = None) -> list[str]:
+    """``commits`` oldest first by git (:meth:`Git.commit_order`); unknown: left out."""
+    gw = git or git_for(repo)
+    if gw is None:
         raise CorruptResultsError(f"{repo}: not a git repository")
     try:
-        return git_commit_order(commits, runner)
+        return gw.commit_order(commits)
     except StoreError as exc:
         raise CorruptResultsError(str(exc)) from exc
 
@@ -467,7 +405,7 @@ def scan_results(
     errors: list[str] = []
     summaries: list[Summary] = []
     todo: list[tuple[str, tuple[int, ...]]] = []
-    for path in _result_paths(rdir, machine):
+    for path in result_paths(rdir, machine):  # ResultsError when the folder is missing
         key = stat_key(path)
         s = cache.get(path, key) if cache is not None else None
         if s is not None and layouts.get(s.layout_id) is not None:
@@ -475,23 +413,22 @@ def scan_results(
         else:
             todo.append((path, key))
     say(f"{len(summaries)} results files from cache, {len(todo)} to parse")
-    _SENT.clear()  # in-process parsing: this scan's layouts store starts empty
     n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
     base = cache.base if cache is not None else None
     jobs = [(p, k, base) for p, k in todo]
     results: Iterable[tuple[str, bytes | None, Any, str | None]]
     if n_workers > 1 and len(todo) >= 64:
-        with ProcessPoolExecutor(max_workers=n_workers) as pool:
-            results = list(pool.map(_parse_worker, jobs, chunksize=16))
+        with ProcessPoolExecutor(max_workers=n_workers, initializer=_init_worker) as pool:
+            results = list(pool.map(_parse_in_worker, jobs, chunksize=16))
     else:
-        results = (_parse_worker(j) for j in jobs)
+        results = map(SummaryParser().job, jobs)
     for path, payload, layout_json, err in results:
         if err is not None or payload is None:
             errors.append(err or f"{path}: unreadable")
             continue
         s = _decode(payload)
         if layouts.get(s.layout_id) is None:
-            if layout_json is None:  # pragma: no cover - see _parse_worker
+            if layout_json is None:  # pragma: no cover - see SummaryParser.job
                 errors.append(f"{path}: layout {s.layout_id} lost between processes")
                 continue
             layouts.add(s.layout_id, _layout_from_json(layout_json, path))
@@ -512,8 +449,15 @@ def scan_results(
         except CorruptResultsError as exc:
             errors.append(f"commit order: {exc}; falling back to asv commit dates")
     unit_of = benchmark_units(rdir)
+    # benchmarks a sidecar names are neuronasv device time, in seconds (asvresults.unit_for)
+    mapped = {
+        b
+        for lid in {s.layout_id for ss in by_machine.values() for s in ss}
+        for b, _p, sid in (layouts.get(lid) or ())
+        if sid is not None
+    }
     machines = [
-        _assemble(name, by_machine[name], layouts, order, unit_of, errors)
+        _assemble(name, by_machine[name], layouts, order, unit_of, mapped, errors)
         for name in sorted(by_machine)
     ]
     return SiteData(machines=machines, load_errors=errors)
@@ -525,6 +469,7 @@ def _assemble(
     layouts: _Layouts,
     order: Mapping[str, int],
     unit_of: Mapping[str, str],
+    mapped: set[str],
     errors: list[str],
 ) -> MachineData:
     dates: dict[str, int] = {}
@@ -558,7 +503,9 @@ def _assemble(
             if r is None:
                 r = rows[k] = len(info)
                 info.append(
-                    SeriesInfo(s.env_name, sid or SeriesId(b, p), unit_of.get(b, default_unit(b)))
+                    SeriesInfo(
+                        s.env_name, sid or SeriesId(b, p), unit_for(b, unit_of, b in mapped)
+                    )
                 )
             elif sid is not None:
                 # later sidecars win, as in the loader (a series gains its identity)

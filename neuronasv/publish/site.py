@@ -45,6 +45,7 @@ from neuronasv.analyse.states import (
     series_state,
 )
 from neuronasv.errors import UsageError
+from neuronasv.fileio import is_temp_of, write_atomic
 from neuronasv.format import format_delta_pct, format_value, pct_number
 from neuronasv.model import ChangePoint, Finding, FindingsDocument, SeriesId
 from neuronasv.publish import render
@@ -286,10 +287,7 @@ class _Writer:
             self._dump({})
 
     def _dump(self, manifest: Mapping[str, str]) -> None:
-        tmp = self.path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(dict(manifest), fh, sort_keys=True)
-        os.replace(tmp, self.path)
+        write_atomic(self.path, json.dumps(dict(manifest), sort_keys=True))
 
     def fresh(self, rel: str, digest: str) -> bool:
         """True (and remembered) when ``rel`` on disk already has this digest."""
@@ -306,10 +304,7 @@ class _Writer:
         if os.path.commonpath([self.root, parent]) != self.root:
             raise UsageError(f"refusing to write {rel}: its folder leads outside {self.out}")
         data = text.encode("utf-8") if isinstance(text, str) else text
-        tmp = path + ".tmp"
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
+        write_atomic(path, data)
         self.report.written.append(rel)
         if digest is not None:
             self.new[rel] = digest
@@ -749,7 +744,9 @@ def check_site_folder(out: str | os.PathLike[str]) -> None:
         raise UsageError(f"--out {path} exists and is not a folder")
     if os.path.isfile(os.path.join(path, _MANIFEST)):
         return
-    foreign = sorted(set(os.listdir(path)) - _OWN_BEFORE_MANIFEST)
+    names = os.listdir(path)
+    foreign = sorted(n for n in names if n not in _OWN_BEFORE_MANIFEST)
+    foreign = [n for n in foreign if not is_temp_of(n, _MANIFEST)]  # a write cut short
     if foreign:
         shown = ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else "")
         raise UsageError(

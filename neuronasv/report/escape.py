@@ -31,7 +31,6 @@ __all__ = [
     "ZWJ",
     "ZWSP",
     "clean",
-    "html_text",
     "md_code",
     "md_text",
     "mermaid_label",
@@ -79,12 +78,6 @@ def _defuse(text: str) -> str:
     """Break mentions, issue references and autolinks with zero-width characters."""
     text = text.replace("@", "@" + ZWJ).replace("#", "#" + ZWJ)
     return _AUTOLINK.sub(lambda m: m.group(1)[0] + ZWSP + m.group(1)[1:], text)
-
-
-def html_text(text: str, *, max_len: int = MAX_LEN) -> str:
-    """Untrusted text for an HTML context (e.g. inside ``<summary>``): entities only."""
-    s = _defuse(clean(text, max_len=max_len))
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
 def md_text(text: str, *, max_len: int = MAX_LEN) -> str:

@@ -49,7 +49,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from neuronasv.errors import CorruptResultsError, StoreError
+from neuronasv.fileio import write_atomic
 from neuronasv.model import RunSidecar, SeriesId, WorkloadProfile, sidecar_path
+from neuronasv.store.asvconf import (
+    DEFAULT_HTML_DIR,
+    DEFAULT_RESULTS_DIR,
+    config_dir,
+    read_asv_config,
+    repo_config,
+)
 from neuronasv.store.catalogue import (
     OpCatalogue,
     catalogue_path,
@@ -58,8 +66,8 @@ from neuronasv.store.catalogue import (
     refresh_from_sidecars,
     save_catalogue,
 )
+from neuronasv.store.git import Git
 from neuronasv.store.machine import check_machine_name, machine_info, save_machine
-from neuronasv.store.worktree import GitRunner, detached_worktree, rev_parse, run_git, subject
 
 __all__ = [
     "DEFAULT_RESULTS_DIR",
@@ -71,10 +79,9 @@ __all__ = [
     "is_noise",
     "read_profiles",
     "run_commits",
+    "run_dirs",
 ]
 
-DEFAULT_RESULTS_DIR = os.path.join(".asv", "results")
-DEFAULT_HTML_DIR = os.path.join(".asv", "html")
 #: Outside the results folder on purpose: asv walks it and tries to load every ``*.json``.
 DEFAULT_TRACES_DIR = os.path.join(".asv", "traces")
 
@@ -154,23 +161,6 @@ class CommitRun:
     @property
     def ok(self) -> bool:
         return self.result_file is not None
-
-
-def _load_conf(path: str) -> dict[str, Any]:
-    from asv import util as asv_util
-
-    try:
-        data = asv_util.load_json(path, js_comments=True)
-    except Exception as exc:  # asv raises its own UserError / ValueError types
-        raise CorruptResultsError(f"{path}: cannot read the asv config: {exc}") from exc
-    if not isinstance(data, dict):
-        raise CorruptResultsError(f"{path}: the asv config must be a JSON object")
-    return data
-
-
-def _repo_conf(repo: str) -> dict[str, Any]:
-    path = os.path.join(repo, "asv.conf.json")
-    return _load_conf(path) if os.path.isfile(path) else {}
 
 
 def asv_command(opts: RunOptions, conf_path: str, sha: str, machine: str) -> list[str]:
@@ -325,16 +315,33 @@ def _find_result(results_dir: str, machine: str, sha: str, since: float) -> str 
     return max(found, key=os.path.getmtime) if found else None
 
 
-def _resolve_dir(repo: str, value: str | None, conf_value: Any, default: str) -> str:
-    chosen = value or (conf_value if isinstance(conf_value, str) and conf_value else default)
-    return os.path.abspath(chosen if os.path.isabs(chosen) else os.path.join(repo, chosen))
+def _under(repo: str, value: str | None) -> str | None:
+    """A path option relative to the checkout (None stays None)."""
+    return value if not value or os.path.isabs(value) else os.path.join(repo, value)
+
+
+def run_dirs(
+    repo: str, opts: RunOptions, conf: Mapping[str, Any] | None = None
+) -> tuple[str, str, str]:
+    """Absolute (results, html, traces) folders of a run in checkout ``repo``.
+
+    The results folder follows the same rule as every reader
+    (:func:`neuronasv.store.asvconf.results_dir_for`): ``--results-dir``, else the
+    config's ``results_dir``, else ``.asv/results``.
+    """
+    base = repo_config(repo) if conf is None else conf
+    results = config_dir(repo, "results_dir", DEFAULT_RESULTS_DIR, conf=base,
+                         override=_under(repo, opts.results_dir))  # fmt: skip
+    html = config_dir(repo, "html_dir", DEFAULT_HTML_DIR, conf=base)
+    traces = _under(repo, opts.traces_dir or DEFAULT_TRACES_DIR) or ""
+    return os.path.abspath(results), os.path.abspath(html), os.path.abspath(traces)
 
 
 def run_commits(
     opts: RunOptions,
     *,
     progress: Progress = print,
-    git: GitRunner = run_git,
+    git: Git | None = None,
     clock: Clock = _utcnow,
     fingerprint: Mapping[str, str] | None = None,
 ) -> list[CommitRun]:
@@ -343,7 +350,7 @@ def run_commits(
     Args:
         opts: what to run.
         progress: receives one line per progress event (asv's lines, prefixed).
-        git: git runner (injected in tests).
+        git: the git gateway (injected in tests; default ``Git(opts.repo)``).
         clock: time source for the sidecars' ``created``.
         fingerprint: environment fingerprint; collected from the backend when None.
 
@@ -354,14 +361,12 @@ def run_commits(
     """
     if opts.machine is not None:
         check_machine_name(opts.machine)  # before anything runs or is written
-    repo = os.path.abspath(git(["rev-parse", "--show-toplevel"], opts.repo).strip())
-    shas = [rev_parse(repo, c, git) for c in (opts.commits or ("HEAD",))]
-    base_conf = _repo_conf(repo)
-    results_dir = _resolve_dir(
-        repo, opts.results_dir, base_conf.get("results_dir"), DEFAULT_RESULTS_DIR
-    )
-    html_dir = _resolve_dir(repo, None, base_conf.get("html_dir"), DEFAULT_HTML_DIR)
-    traces_root = _resolve_dir(repo, opts.traces_dir, None, DEFAULT_TRACES_DIR)
+    gw = git or Git(opts.repo)
+    repo = os.path.abspath(gw.toplevel())
+    gw = gw.at(repo)
+    shas = [gw.rev_parse(c) for c in (opts.commits or ("HEAD",))]
+    base_conf = repo_config(repo)
+    results_dir, html_dir, traces_root = run_dirs(repo, opts, base_conf)
 
     backend_name = opts.backend
     if fingerprint is None:
@@ -386,7 +391,7 @@ def run_commits(
     outcomes: list[CommitRun] = []
     for i, sha in enumerate(shas, 1):
         prefix = f"[{i}/{len(shas)} {sha[:8]}]"
-        progress(f"{prefix} commit {sha[:8]} {subject(repo, sha, git)}".rstrip())
+        progress(f"{prefix} commit {sha[:8]} {gw.subject(sha)}".rstrip())
         outcome = _run_one(
             opts,
             repo=repo,
@@ -401,7 +406,7 @@ def run_commits(
             cat_path=cat_path,
             prefix=prefix,
             progress=progress,
-            git=git,
+            git=gw,
             clock=clock,
         )
         outcomes.append(outcome)
@@ -435,16 +440,16 @@ def _run_one(
     cat_path: str,
     prefix: str,
     progress: Progress,
-    git: GitRunner,
+    git: Git,
     clock: Clock,
 ) -> CommitRun:
     with (
         tempfile.TemporaryDirectory(prefix="neuronasv-run-") as work,
-        detached_worktree(repo, sha, parent=work, git=git) as tree,
+        git.detached_worktree(sha, parent=work) as tree,
     ):
         suite = os.path.join(tree, "benchmarks")
         conf_file = os.path.join(tree, "asv.conf.json")
-        conf = dict(_load_conf(conf_file) if os.path.isfile(conf_file) else base_conf)
+        conf = dict(read_asv_config(conf_file) if os.path.isfile(conf_file) else base_conf)
         if not os.path.isdir(suite):
             # Older commits predate the suite: measure their code with today's suite, as
             # asv itself does for every commit.
@@ -656,9 +661,5 @@ def _write_sidecar(
         failures=failures,
         created=clock().isoformat(timespec="seconds"),
     )
-    path = sidecar_path(result_file)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(sidecar.dumps())
-    os.replace(tmp, path)
+    write_atomic(sidecar_path(result_file), sidecar.dumps())
     return sidecar, failures

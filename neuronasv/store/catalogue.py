@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from neuronasv.errors import CorruptResultsError
+from neuronasv.fileio import write_atomic
 
 if TYPE_CHECKING:
     from neuronasv.model import WorkloadProfile
@@ -174,11 +175,7 @@ def load_catalogue(path: str) -> OpCatalogue:
 def save_catalogue(path: str, catalogue: OpCatalogue) -> None:
     """Write atomically (a reader never sees half a file)."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(catalogue.to_json(), fh, indent=1, sort_keys=False)
-        fh.write("\n")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(catalogue.to_json(), indent=1, sort_keys=False) + "\n")
 
 
 def ops_from_profiles(profiles: Iterable[WorkloadProfile]) -> dict[str, set[str]]:

@@ -30,25 +30,22 @@ import hashlib
 import os
 import random
 import re
-import subprocess
 import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Protocol
 
 from neuronasv.errors import StoreError
+from neuronasv.fileio import write_atomic
+from neuronasv.store.git import Git, GitResult, GitTransport, SubprocessGit, redact
 
 __all__ = [
     "DEFAULT_BRANCH",
-    "GitResult",
-    "GitRunner",
     "PullReport",
     "PushReport",
     "ResultsStore",
-    "SubprocessGit",
     "collect_result_files",
     "result_commit_prefix",
 ]
@@ -74,74 +71,6 @@ _RETRYABLE = (
     "rpc failed",
 )
 _MISSING_BRANCH = ("couldn't find remote ref", "could not find remote ref")
-
-
-@dataclass(frozen=True)
-class GitResult:
-    """Outcome of one git invocation (stdout as bytes: blobs are not always text)."""
-
-    returncode: int
-    stdout: bytes
-    stderr: str
-
-    @property
-    def text(self) -> str:
-        return self.stdout.decode("utf-8", errors="replace")
-
-
-class GitRunner(Protocol):
-    """Runs ``git <args>``; injectable so tests can interpose on (say) the first push."""
-
-    def __call__(
-        self,
-        args: Sequence[str],
-        *,
-        cwd: str,
-        env: Mapping[str, str] | None = None,
-        input: bytes | None = None,
-    ) -> GitResult: ...
-
-
-class SubprocessGit:
-    """The real git, as a subprocess. ``env`` entries are added to the inherited environment.
-
-    ``GIT_TERMINAL_PROMPT=0`` so a missing credential fails fast instead of waiting for a
-    password on a CI runner with no terminal.
-    """
-
-    def __init__(self, executable: str = "git", timeout: float = 600.0) -> None:
-        self.executable = executable
-        self.timeout = timeout
-
-    def __call__(
-        self,
-        args: Sequence[str],
-        *,
-        cwd: str,
-        env: Mapping[str, str] | None = None,
-        input: bytes | None = None,
-    ) -> GitResult:
-        full_env = dict(os.environ)
-        full_env["GIT_TERMINAL_PROMPT"] = "0"
-        if env:
-            full_env.update(env)
-        try:
-            proc = subprocess.run(
-                [self.executable, *args],
-                cwd=cwd,
-                env=full_env,
-                input=input,
-                capture_output=True,
-                timeout=self.timeout,
-                check=False,
-            )
-        except FileNotFoundError as exc:
-            raise StoreError(
-                "git is not installed or not on PATH", hint="install git to use the results store"
-            ) from exc
-        except subprocess.TimeoutExpired:
-            return GitResult(124, b"", f"git {args[0] if args else ''} timed out")
-        return GitResult(proc.returncode, proc.stdout, proc.stderr.decode("utf-8", "replace"))
 
 
 @dataclass(frozen=True)
@@ -265,7 +194,7 @@ class ResultsStore:
     repo: str | os.PathLike[str]
     remote: str = "origin"
     branch: str = DEFAULT_BRANCH
-    git: GitRunner = field(default_factory=SubprocessGit)
+    git: GitTransport = field(default_factory=SubprocessGit)
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     rng: random.Random = field(default_factory=random.Random)
@@ -282,6 +211,7 @@ class ResultsStore:
         if self.max_attempts < 1:
             raise StoreError("max_attempts must be at least 1")
         self._cwd = os.fspath(self.repo)
+        self._gw = Git(self._cwd, transport=self.git, env=self.env)
         res = self._git(["rev-parse", "--git-dir"], check=False)
         if res.returncode != 0:
             raise StoreError(
@@ -299,16 +229,7 @@ class ResultsStore:
         input: bytes | None = None,
         check: bool = True,
     ) -> GitResult:
-        merged = dict(self.env)
-        if env:
-            merged.update(env)
-        res = self.git(args, cwd=self._cwd, env=merged or None, input=input)
-        if check and res.returncode != 0:
-            raise StoreError(
-                f"git {' '.join(args[:2])} failed (exit {res.returncode}): "
-                f"{_redact(res.stderr).strip()[:500]}"
-            )
-        return res
+        return self._gw.run(*args, env=env, input=input, check=check)
 
     def _fetch_tip(self) -> str | None:
         """Fetch the branch into a private ref; its commit, or None if it does not exist."""
@@ -334,8 +255,8 @@ class ResultsStore:
                     _Retryable(res.stderr)
                     if _is_retryable(low)
                     else StoreError(
-                        f"cannot fetch {self.branch!r} from {_redact(self.remote)}: "
-                        f"{_redact(res.stderr).strip()[:500]}"
+                        f"cannot fetch {self.branch!r} from {redact(self.remote)}: "
+                        f"{redact(res.stderr).strip()[:500]}"
                     )
                 )
             return self._git(["rev-parse", "--verify", f"{ref}^{{commit}}"]).text.strip()
@@ -441,8 +362,8 @@ class ResultsStore:
                     return PushReport(commit, True, attempt, tuple(sorted(blobs)))
                 if not _is_retryable(res.stderr.lower()):
                     raise StoreError(
-                        f"push to {_redact(self.remote)} {self.branch!r} failed: "
-                        f"{_redact(res.stderr).strip()[:500]}",
+                        f"push to {redact(self.remote)} {self.branch!r} failed: "
+                        f"{redact(res.stderr).strip()[:500]}",
                         hint="check the token has `contents: write` on this repository",
                     )
                 last_error = res.stderr
@@ -452,7 +373,7 @@ class ResultsStore:
                 raise StoreError(
                     f"gave up storing results on {self.branch!r} after {attempt} attempts"
                     " (the branch kept moving or git kept failing): "
-                    f"{_redact(last_error).strip()[:300]}",
+                    f"{redact(last_error).strip()[:300]}",
                     hint="re-run the job; nothing was force-pushed and no result was lost",
                 )
             self.sleep(self._backoff(attempt))
@@ -488,7 +409,7 @@ class ResultsStore:
         tip = self.tip()
         if tip is None:
             raise StoreError(
-                f"results branch {self.branch!r} does not exist on {_redact(self.remote)}",
+                f"results branch {self.branch!r} does not exist on {redact(self.remote)}",
                 hint="push results first: `neuronasv store push`",
             )
         listing = self._git(["ls-tree", "-r", "-z", "--full-tree", tip]).stdout
@@ -535,9 +456,7 @@ class ResultsStore:
                     kept.append(path)
                     continue
             target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(target.name + ".tmp-neuronasv")
-            tmp.write_bytes(data)
-            os.replace(tmp, target)  # atomic: a reader never sees half a file
+            write_atomic(target, data)  # a reader never sees half a file
             written.append(path)
         return PullReport(tuple(written), tuple(unchanged), tuple(kept))
 
@@ -561,7 +480,7 @@ class ResultsStore:
                 return fn()
             except _Retryable as exc:
                 if attempt >= self.max_attempts:
-                    msg = _redact(str(exc)).strip()[:300]
+                    msg = redact(str(exc)).strip()[:300]
                     raise StoreError(f"git kept failing: {msg}") from exc
                 self.sleep(self._backoff(attempt))
 
@@ -580,12 +499,3 @@ class _Retryable(Exception):
 
 def _is_retryable(stderr_lower: str) -> bool:
     return any(s in stderr_lower for s in _RETRYABLE)
-
-
-_CRED_RE = re.compile(r"(https?://)[^/@\s]+@")
-_HEADER_RE = re.compile(r"(authorization:\s*\w+\s+)\S+", re.IGNORECASE)
-
-
-def _redact(text: str) -> str:
-    """Strip credentials from URLs and headers before text reaches a log."""
-    return _HEADER_RE.sub(r"\1***", _CRED_RE.sub(r"\1***@", text))

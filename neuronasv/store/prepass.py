@@ -37,6 +37,8 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from neuronasv.fileio import write_atomic
+
 __all__ = ["discover_classes", "main", "payload_path", "run_prepass", "selected"]
 
 
@@ -114,10 +116,7 @@ def run_prepass(
         payload["samples"] = _samples(suite.repeat, suite.rounds)
         payload["active"] = suite.active
         path = payload_path(out_dir, suite.workload)
-        tmp = path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, allow_nan=False)
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(payload, allow_nan=False))
         results = payload["results"].values()
         bad = sum("error" in r for r in results)
         skipped = sum("skip" in r for r in results)

@@ -59,6 +59,8 @@ import types
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from neuronasv.fileio import write_atomic
+
 __all__ = [
     "DEFAULT_DTYPES",
     "build_suite",
@@ -167,10 +169,7 @@ def _samples(repeat: int, rounds: int) -> int:
 
 def _write_json(folder: str, name: str, payload: dict[str, Any]) -> None:
     os.makedirs(folder, exist_ok=True)
-    tmp = os.path.join(folder, f".{name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(payload, fh, allow_nan=False)
-    os.replace(tmp, os.path.join(folder, name))
+    write_atomic(os.path.join(folder, name), json.dumps(payload, allow_nan=False))
 
 
 def _profile_workload(suite: Any, keys: Sequence[tuple[str, str]] | None = None) -> dict[str, Any]:

@@ -12,7 +12,9 @@ import pytest
 
 from neuronasv.analyse.confirm import WorktreeProfileRunner, confirm
 from neuronasv.model import FindingsDocument, OpProfile, ProfileDocument, WorkloadProfile
+from neuronasv.store.git import Git
 from tests.analyse.conftest import DATA
+from tests.fakegit import FakeGit
 
 PR = os.path.join(DATA, "pr")
 
@@ -172,15 +174,21 @@ def test_worktree_runner_commands(tmp_path):
     from neuronasv.model import SeriesId
 
     sid = SeriesId("b", (), "rmsnorm.naive", "4x512", "bfloat16", "aten::mul")
+    fake = FakeGit(strict=True, replies={("worktree",): ""})
     r = WorktreeProfileRunner(
-        "/repo", "a" * 40, "b" * 40, samples=7, workdir=str(tmp_path), run_cmd=run_cmd
-    )
+        "/repo", "a" * 40, "b" * 40, samples=7, workdir=str(tmp_path), run_cmd=run_cmd,
+        git=Git("/repo", transport=fake),
+    )  # fmt: skip
     got = r("head", [sid], 0)
     assert got[sid] == pytest.approx([50e-6, 60e-6])
-    assert seen[0][0][:5] == ["git", "-C", "/repo", "worktree", "add"]
-    prof = seen[1][0]
+    head_tree = str(tmp_path / "head")
+    assert fake.calls == [["worktree", "add", "--detach", "--force", head_tree, "b" * 40]]
+    assert fake.cwds == ["/repo"]
+    prof = seen[0][0]
     assert prof[1:4] == ["-m", "neuronasv", "profile"] and "--workload" in prof
-    assert prof[prof.index("--samples") + 1] == "7" and seen[1][1] == str(tmp_path / "head")
+    assert prof[prof.index("--samples") + 1] == "7" and seen[0][1] == head_tree
+    r.close()
+    assert fake.calls[1][:3] == ["worktree", "remove", "--force"]
     json.dumps(got[sid])
 
 
@@ -323,3 +331,18 @@ def test_regressions_says_too_few_commits_and_takes_the_confirm_report(tmp_path)
     assert r.returncode == 2 and r.stderr == (
         "error: --report missing.json: No such file or directory\n"
     )
+
+
+def test_confirm_noisy_options_are_one_setting(tmp_path) -> None:
+    """--include-noisy (default) and --regressions-only set the one value confirm reads."""
+    from neuronasv.cli import build_parser
+
+    (tmp_path / "f.json").write_text("{}")
+    base = ["confirm", "--findings", str(tmp_path / "f.json")]
+    parse = build_parser("confirm").parse_args
+    assert parse(base).include_noisy is True
+    assert parse([*base, "--include-noisy"]).include_noisy is True
+    assert parse([*base, "--regressions-only"]).include_noisy is False
+    with pytest.raises(SystemExit) as info:
+        parse([*base, "--include-noisy", "--regressions-only"])
+    assert info.value.code == 2

@@ -126,9 +126,9 @@ def test_git_order_wins_over_dates_and_prefix_resolution(tmp_path):
     h = load_history(rd, repo=str(repo))
     assert h.commits == tuple(commits)
     assert [p.order for p in h.series[0].points] == [0, 1, 2]
-    from neuronasv.store.history import git_runner_for
+    from neuronasv.store.git import git_for
 
-    assert resolve_commit("HEAD~1", h, git_runner_for(str(repo))) == commits[1]
+    assert resolve_commit("HEAD~1", h, git_for(str(repo))) == commits[1]
     assert resolve_commit(commits[2][:7], h, None) == commits[2]
 
 

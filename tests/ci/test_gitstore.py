@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from neuronasv.errors import StoreError
+from neuronasv.store.git import GitResult, SubprocessGit
 from neuronasv.store.gitstore import (
-    GitResult,
     ResultsStore,
-    SubprocessGit,
     collect_result_files,
     result_commit_prefix,
 )

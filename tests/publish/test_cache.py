@@ -4,7 +4,8 @@ import os
 from pathlib import Path
 
 from neuronasv.publish.cache import ParseCache
-from neuronasv.store.history import load_history, parse_result_file, stat_key
+from neuronasv.store.asvresults import stat_key
+from neuronasv.store.history import load_history, parse_result_file
 
 
 def _first_result(hist: Path) -> str:

@@ -12,13 +12,9 @@ from typing import Any
 import pytest
 
 from neuronasv.errors import CorruptResultsError
-from neuronasv.store.history import (
-    asv_float,
-    decode_asv_json,
-    git_commit_order,
-    git_runner_for,
-    load_history,
-)
+from neuronasv.store.asvresults import asv_float, decode_asv_json
+from neuronasv.store.git import Git, SubprocessGit
+from neuronasv.store.history import load_history
 
 
 def _unmark(v: Any, marked: bool) -> Any:
@@ -91,20 +87,20 @@ def test_commit_order_one_call_plus_commits_no_ref_reaches(tmp_path: Path) -> No
     _git(repo, "checkout", "-q", "main")
     _git(repo, "branch", "-q", "-D", "pr")  # a merged-and-deleted PR branch: no ref
     calls: list[list[str]] = []
-    real = git_runner_for(repo)
-    assert real is not None
+    real = SubprocessGit()
 
-    def runner(args: Any) -> str:
+    def counting(args: Any, **kw: Any) -> Any:
         calls.append(list(args))
-        return real(args)
+        return real(args, **kw)
 
+    git = Git(repo, transport=counting)
     unknown = "0" * 40
-    got = git_commit_order([*main, pr, unknown], runner)
+    got = git.commit_order([*main, pr, unknown])
     assert got.index(main[1]) < got.index(pr)  # the PR commit sits after its parent
     assert set(got) == {*main, pr} and got.index(main[0]) == 0
     assert len(calls) == 2  # --all, then once more for the off-ref commit
     calls.clear()
-    assert git_commit_order(main, runner) == main and len(calls) == 1
+    assert git.commit_order(main) == main and len(calls) == 1
 
 
 def test_loader_on_the_synthetic_history(tiny_history: Path) -> None:
@@ -132,7 +128,7 @@ def test_loader_on_the_synthetic_history(tiny_history: Path) -> None:
 
 
 def test_prepass_rewrites_bare_tokens_only_outside_strings() -> None:
-    from neuronasv.store.history import _mark_nonfinite
+    from neuronasv.store.asvresults import _mark_nonfinite
 
     raw = b'{"NaN": "a NaN", "v": [NaN, -Infinity], "w": "Infinity", "x": Infinity}'
     assert _mark_nonfinite(raw) == (

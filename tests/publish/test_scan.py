@@ -69,8 +69,18 @@ def test_corrupt_and_truncated_files_are_named_and_others_still_load(history_cop
     assert len(data.machines[0].commits) == 38
 
 
-def test_missing_results_dir_is_a_clear_error(tmp_path: Path) -> None:
-    from neuronasv.errors import CorruptResultsError
+def test_missing_results_dir_is_the_same_clear_error_in_both_readers(tmp_path: Path) -> None:
+    """One rule (store/asvresults.result_paths): a missing folder is exit 5 naming it, for
+    the site and the loader alike; a machine without results yet is simply empty."""
+    from neuronasv.errors import ResultsError
 
-    with pytest.raises(CorruptResultsError, match="not found"):
-        scan_results(tmp_path / "nope")
+    msgs = []
+    for read in (scan_results, load_history):
+        with pytest.raises(ResultsError, match="does not exist") as info:
+            read(tmp_path / "nope")
+        assert info.value.exit_code == 5
+        msgs.append(str(info.value))
+    assert msgs[0] == msgs[1] and str(tmp_path / "nope") in msgs[0]
+    (tmp_path / "res").mkdir()
+    assert scan_results(tmp_path / "res", machine="m", workers=1).machines == []
+    assert load_history(tmp_path / "res", machine="m").series == ()

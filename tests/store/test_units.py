@@ -16,7 +16,8 @@ from asv_runner.benchmarks.mark import SkipNotImplemented
 
 from asv_bench_neuronasv.benchmarks.devtime import DevtimeBenchmark, split_rounds
 from neuronasv.errors import CorruptResultsError, StoreError
-from neuronasv.store import asvrun, machine, worktree
+from neuronasv.store import asvrun, machine
+from neuronasv.store.git import Git
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -289,13 +290,14 @@ def test_worktree_checks_out_commit_and_cleans_up(tmp_path: Path) -> None:
     first = _git(repo, "rev-parse", "HEAD")
     (repo / "f").write_text("two")
     _git(repo, "commit", "-q", "-am", "2")
-    assert worktree.rev_parse(str(repo), "HEAD~1") == first
-    with worktree.detached_worktree(str(repo), first, parent=str(tmp_path)) as tree:
+    git = Git(repo)
+    assert git.rev_parse("HEAD~1") == first
+    with git.detached_worktree(first, parent=str(tmp_path)) as tree:
         assert Path(tree, "f").read_text() == "one"
     assert not Path(tree).exists()
     assert _git(repo, "worktree", "list").count("\n") == 0  # only the main tree
     assert (repo / "f").read_text() == "two"  # the checkout is untouched
     with pytest.raises(StoreError, match="not a commit"):
-        worktree.rev_parse(str(repo), "no-such-branch")
+        git.rev_parse("no-such-branch")
     with pytest.raises(StoreError):
-        worktree.rev_parse(str(repo), "--output=x")
+        git.rev_parse("--output=x")

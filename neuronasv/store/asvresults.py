@@ -1,0 +1,650 @@
+"""The one reader of asv's results format (``api_version`` 2): files, rows, sidecars, units.
+
+Two consumers read asv results folders: the analysis loader (``store/history.py``: every
+value and sample as ``model.History``) and the site's scan (``publish/scan.py``: medians
+and quartiles as matrices). Both go through this module, so the format is decided once:
+
+* **one listing** (:func:`result_paths`): every ``*.json`` below the folder except the
+  top level and asv's ``machine.json``/``benchmarks.json``, walked as asv walks it. A
+  results folder that does not exist is a :class:`~neuronasv.errors.ResultsError` (exit
+  5) naming it — before, the loader returned an empty history (a typo in
+  ``--results-dir`` looked like "no results yet") while the scan raised; a machine with
+  no folder yet is simply empty;
+* **one header check** (:meth:`AsvResultsReader.header`): one version check with one
+  message, the required fields, the machine (``params.machine``, else the folder name),
+  the environment (``env_name``, else from the file name) and **one date parse**
+  (:func:`asv_date`);
+* **one row shape** (:meth:`AsvResultsReader.parse_row`): parameter combinations, the
+  value count, samples; failed (``null``) and skipped (``NaN``) values;
+* **one sidecar read** (:meth:`AsvResultsReader.read_sidecar`) with one warning wording
+  ("sidecar ignored: ..."; the asv names are then used), and **one ``unquote``** for
+  params written without asv's repr quotes (:meth:`AsvResultsReader.series_map`);
+* **one unit decision** (:func:`unit_for`): asv's ``benchmarks.json`` unit, else
+  seconds for a benchmark a sidecar maps (neuronasv device time, stored in seconds),
+  else the unit asv implies by the name's prefix. Before, the scan skipped the middle
+  rule and labelled sidecar-mapped series with a prefix asv does not know ``unit``.
+
+Caches belong to an :class:`AsvResultsReader` (one per load, or one per scan worker
+process), never to the module: every commit of a suite repeats the same series list and
+the same parameter lists, so each distinct one is validated once and shared; memo keys
+are serial numbers the reader hands out (never object ids, which are reused).
+
+Speed: JSON goes through msgspec with a NaN pre-pass (:func:`decode_asv_json`); sidecar
+series lists are validated once per distinct byte string; see docs/publishing.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import gc
+import itertools
+import json
+import math
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from neuronasv.errors import (
+    CorruptResultsError,
+    NeuronasvError,
+    ResultsError,
+    SchemaVersionError,
+)
+from neuronasv.model import RunSidecar, SeriesId, sidecar_path
+from neuronasv.model._codec import check_strings
+
+__all__ = [
+    "ASV_API_VERSION",
+    "AsvResultsReader",
+    "Header",
+    "RawFile",
+    "Row",
+    "SeriesMap",
+    "asv_date",
+    "asv_float",
+    "benchmark_units",
+    "decode_asv_json",
+    "default_unit",
+    "no_cyclic_gc",
+    "result_paths",
+    "stat_key",
+    "unit_for",
+    "unquote",
+]
+
+ASV_API_VERSION = 2
+METADATA_FILES = frozenset({"machine.json", "benchmarks.json"})
+
+
+def _number(v: Any, where: str, source: str) -> float | None:
+    """A finite float, None for null, NaN passed through; anything else is corrupt."""
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise CorruptResultsError(f"{source}: {where} is not a number: {v!r}")
+    f = float(v)
+    if math.isinf(f):
+        raise CorruptResultsError(f"{source}: {where} is infinite")
+    return f
+
+
+# -- fast JSON ---------------------------------------------------------------------
+#
+# Parsing dominates every load (asv results: ~140 kB of floats per commit at 1,000
+# series; sidecars: ~230 kB, mostly the series list). ``msgspec`` decodes 5-7x faster
+# than the stdlib, but like every strict parser it rejects asv's bare ``NaN`` and
+# ``Infinity``. So a byte pre-pass turns those tokens, outside strings only, into the
+# strings below, which the readers map back (``numpy`` also reads them as floats).
+# Anything unusual (a backslash anywhere, the marker strings already present, any
+# msgspec error) takes the stdlib path instead: same values, same error messages.
+
+_NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+_BARE = re.compile(rb"-Infinity|Infinity|NaN")
+_MARK = {b"NaN": b'"nan"', b"Infinity": b'"inf"', b"-Infinity": b'"-inf"'}
+_JSON = msgspec.json.Decoder()
+
+
+def _mark_nonfinite(raw: bytes) -> bytes | None:
+    """``raw`` with bare NaN/Infinity (outside strings) as marker strings; None: use stdlib.
+
+    Without backslashes a ``"`` always opens or closes a string, so a token is outside
+    every string exactly when the number of quotes before it is even.
+    """
+    if b"NaN" not in raw and b"Infinity" not in raw:
+        return raw
+    if b"\\" in raw or b'"nan"' in raw or b'"inf"' in raw or b'"-inf"' in raw:
+        return None
+    out: list[bytes] = []
+    last = 0  # end of the previous token
+    quotes = 0  # quotes before ``last``
+    for m in _BARE.finditer(raw):
+        start = m.start()
+        quotes += raw.count(b'"', last, start)
+        if quotes % 2 == 0:
+            out.append(raw[last:start])
+            out.append(_MARK[m.group()])
+        else:
+            out.append(raw[last : m.end()])
+        last = m.end()
+    out.append(raw[last:])
+    return b"".join(out)
+
+
+def decode_asv_json(raw: bytes, source: str) -> tuple[Any, bool]:
+    """Decode an asv JSON document (bare ``NaN``/``Infinity`` allowed, as asv writes).
+
+    Returns:
+        ``(data, marked)``: when ``marked`` is True, non-finite numbers appear in
+        ``data`` as the strings ``"nan"``, ``"inf"``, ``"-inf"`` (see
+        :func:`asv_float`); otherwise as Python floats, exactly as ``json.loads``.
+
+    Raises:
+        CorruptResultsError: not UTF-8, empty, or not valid JSON (names ``source``).
+    """
+    fast = _mark_nonfinite(raw)
+    if fast is not None:
+        try:
+            return _JSON.decode(fast), fast is not raw
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            pass  # the stdlib decides, and words the error (lone surrogates land here too)
+        except RecursionError:
+            raise CorruptResultsError(f"{source}: JSON nested too deeply") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorruptResultsError(f"{source}: not UTF-8 text ({exc.reason})") from exc
+    if not text.strip():
+        raise CorruptResultsError(f"{source}: empty file")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CorruptResultsError(
+            f"{source}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno});"
+            " the file may be truncated"
+        ) from exc
+    except RecursionError:
+        raise CorruptResultsError(f"{source}: JSON nested too deeply") from None
+    check_strings(data, source)  # e.g. a lone surrogate in a benchmark or op name
+    return data, False
+
+
+def asv_float(v: Any, marked: bool) -> Any:
+    """A value from :func:`decode_asv_json` with the marker strings mapped back to floats."""
+    if marked and v.__class__ is str and v in _NONFINITE:
+        return _NONFINITE[v]
+    return v
+
+class _SidecarHead(msgspec.Struct):
+    """A sidecar with its bulky lists left undecoded (``msgspec.Raw``)."""
+
+    kind: Any = msgspec.UNSET
+    schema_version: Any = msgspec.UNSET
+    machine: Any = msgspec.UNSET
+    commit_hash: Any = msgspec.UNSET
+    env_name: Any = msgspec.UNSET
+    created: Any = msgspec.UNSET
+    fingerprint: Any = msgspec.UNSET
+    traces: Any = msgspec.UNSET
+    failures: Any = msgspec.UNSET
+    series: msgspec.Raw = msgspec.Raw(b"[]")
+    profiles: msgspec.Raw = msgspec.Raw(b"[]")
+
+
+_HEAD = msgspec.json.Decoder(_SidecarHead)
+_HEAD_FIELDS = tuple(f for f in _SidecarHead.__struct_fields__ if f not in ("series", "profiles"))
+
+
+_HEAD = msgspec.json.Decoder(_SidecarHead)
+_HEAD_FIELDS = tuple(f for f in _SidecarHead.__struct_fields__ if f not in ("series", "profiles"))
+
+
+def asv_date(v: Any, marked: bool) -> int | None:
+    """asv's ``date`` (ms since the epoch) as an int; None when absent or not a finite number."""
+    v = asv_float(v, marked)
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+        return int(v)
+    return None
+
+
+def unquote(p: str) -> str:
+    """A param without asv's repr quotes (``'a'`` -> ``a``); sidecars may write either."""
+    return p[1:-1] if len(p) >= 2 and p[0] == p[-1] and p[0] in "'\"" else p
+
+
+def default_unit(benchmark: str) -> str:
+    """The unit asv implies by a benchmark's prefix (``time_`` -> seconds, ...)."""
+    leaf = benchmark.rsplit(".", 1)[-1]
+    if leaf.startswith(("time_", "devtime_", "timeraw_")):
+        return "seconds"
+    if leaf.startswith(("mem_", "peakmem_")):
+        return "bytes"
+    return "unit"
+
+
+def unit_for(benchmark: str, units: Mapping[str, str], mapped: bool) -> str:
+    """The one unit decision: ``benchmarks.json``, else seconds when a sidecar maps the
+    benchmark (the plugin stores device time in seconds), else asv's prefix rule."""
+    got = units.get(benchmark)
+    if got is not None:
+        return got
+    return "seconds" if mapped else default_unit(benchmark)
+
+
+def benchmark_units(results_dir: str) -> dict[str, str]:
+    """benchmark -> unit from asv's ``benchmarks.json`` (empty when absent/unreadable)."""
+    path = os.path.join(results_dir, "benchmarks.json")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        k: str(v["unit"])
+        for k, v in data.items()
+        if isinstance(v, dict) and isinstance(v.get("unit"), str)
+    }
+
+
+def stat_key(path: str) -> tuple[int, ...]:
+    """Cache key of a results file and its sidecar: (mtime_ns, size) of each (0s if absent)."""
+    out: list[int] = []
+    for p in (path, sidecar_path(path)):
+        try:
+            st = os.stat(p)
+            out += [st.st_mtime_ns, st.st_size]
+        except FileNotFoundError:
+            out += [0, 0]
+    return tuple(out)
+
+
+def result_paths(results_dir: str, machine: str | None = None) -> list[str]:
+    """Every results file under ``results_dir`` (only ``machine``'s folder when given), sorted.
+
+    Raises:
+        ResultsError: ``results_dir`` does not exist or is not a folder (exit 5).
+    """
+    if not os.path.isdir(results_dir):
+        what = "is not a folder" if os.path.exists(results_dir) else "does not exist"
+        raise ResultsError(
+            f"results folder {results_dir} {what}",
+            hint="pass --results-dir, or run `neuronasv run` first",
+        )
+    root = results_dir if machine is None else os.path.join(results_dir, machine)
+    out: list[str] = []
+    if not os.path.isdir(root):
+        return out  # a machine with no results yet
+    top = os.path.abspath(results_dir)
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        if os.path.abspath(dirpath) == top:
+            continue  # top level holds benchmarks.json, not results
+        for fn in sorted(filenames):
+            if fn.endswith(".json") and fn not in METADATA_FILES:
+                out.append(os.path.join(dirpath, fn))
+    return out
+
+
+@contextlib.contextmanager
+def no_cyclic_gc() -> Iterator[None]:
+    """The cyclic collector off for the body, then as before (the caller's state kept).
+
+    A history is millions of small acyclic objects (a ``Point`` per value): the collector
+    would rescan them over and over while they are made. Measured at 1,000 commits x
+    1,000 series (``bench/bench_publish.py``'s history): 5.4 s with it off, 10.2 s on.
+    It is process-wide while the body runs, so it wraps exactly one load and nothing else.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+# One benchmark row of one file, before it becomes points:
+# (benchmark, parameter combinations, values, samples per value or None, version, clean,
+# combinations key). A value is a finite float, None (failed) or NaN (skipped: no point
+# at all). The combinations tuple is shared by every file with the same row, and its key
+# (a serial of the reader, never reused) names it in the caller's memos.
+Row = tuple[
+    str,
+    tuple[tuple[str, ...], ...],
+    list["float | None"],
+    "list[tuple[float, ...]] | None",
+    "str | None",
+    bool,  # clean: every value a finite float (no failure, nothing skipped)
+    int,
+]
+
+
+@dataclass(frozen=True)
+class Header:
+    """What a results file says about itself (checked by :meth:`AsvResultsReader.header`)."""
+
+    machine: str
+    commit: str
+    env_name: str
+    date: int | None
+    columns: list[str]
+    results: dict[str, Any]
+
+
+@dataclass
+class RawFile:
+    """One results file and its sidecar, rows not yet turned into points (lean)."""
+
+    path: str
+    machine: str
+    commit: str
+    env_name: str
+    date: int | None
+    rows: list[Row]
+    sidecar: RunSidecar | None
+    series_map: SeriesMap | None
+    warnings: tuple[str, ...]
+
+
+class SeriesMap:
+    """(benchmark, params) -> the sidecar's ``SeriesId``, params with or without quotes.
+
+    ``key`` is a serial of the reader that built it: maps of the same series list share
+    one map and one key.
+    """
+
+    __slots__ = ("by_params", "key")
+
+    def __init__(self, series: tuple[SeriesId, ...], key: int) -> None:
+        by: dict[tuple[str, tuple[str, ...]], SeriesId] = {}
+        for s in series:
+            by[(s.benchmark, s.params)] = s
+            by.setdefault((s.benchmark, tuple(unquote(p) for p in s.params)), s)
+        self.by_params = by
+        self.key = key
+
+    def get(self, benchmark: str, params: tuple[str, ...]) -> SeriesId | None:
+        by = self.by_params
+        sid = by.get((benchmark, params))
+        if sid is None and by:
+            sid = by.get((benchmark, tuple(unquote(x) for x in params)))
+        return sid
+
+
+_NO_SAMPLES = itertools.repeat(())
+_FLOAT = {float}
+_LIST = {list}
+# Memo entries kept per reader before it starts over (a pathological folder of thousands
+# of distinct suites must not grow a reader without bound).
+_MEMO_LIMIT = 100_000
+
+
+def _opt(v: Any) -> str | None:
+    return None if v is None else str(v)
+
+
+class AsvResultsReader:
+    """Reads asv results files and sidecars; owns the memos that make a folder fast.
+
+    One reader per load (``load_history``) or per scan worker process: the memos are
+    worth it across the files of one folder, and die with the reader.
+    """
+
+    def __init__(self) -> None:
+        self._serial = itertools.count()
+        # distinct sidecar series lists (raw bytes compared by ``==``, memcmp speed)
+        self._series: list[tuple[bytes, tuple[SeriesId, ...], SeriesMap | None, int]] = []
+        # benchmark -> (params as written, combinations, their key)
+        self._combos: dict[str, tuple[list[Any], tuple[tuple[str, ...], ...], int]] = {}
+
+    def new_key(self) -> int:
+        """A serial no other object of this reader has (for one-off memo keys)."""
+        return next(self._serial)
+
+    # -- one file ----------------------------------------------------------------------
+
+    def read_json(self, path: str) -> tuple[bytes, Any, bool]:
+        """``(raw bytes, data, marked)`` of an asv JSON file (see :func:`decode_asv_json`)."""
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        data, marked = decode_asv_json(raw, path)
+        return raw, data, marked
+
+    def header(
+        self, data: Any, path: str, marked: bool, machine: str | None = None
+    ) -> Header:
+        """Check a decoded results document; its header.
+
+        Raises:
+            CorruptResultsError: not an object, missing/mistyped fields.
+            SchemaVersionError: an asv ``version`` other than 2.
+        """
+        p = path
+        if not isinstance(data, dict):
+            raise CorruptResultsError(f"{p}: expected a JSON object, got {type(data).__name__}")
+        version = data.get("version")
+        if version != ASV_API_VERSION:
+            if version is None:
+                raise CorruptResultsError(f"{p}: no asv 'version' field: not an asv results file")
+            hint = (
+                "run `asv update` to convert old results"
+                if isinstance(version, int) and version < ASV_API_VERSION
+                else "this file was written by a newer asv"
+            )
+            raise SchemaVersionError(
+                f"{p}: asv results api_version {version!r} is not supported (reads 2; {hint})"
+            )
+        for key in ("commit_hash", "results", "result_columns"):
+            if key not in data:
+                raise CorruptResultsError(f"{p}: field {key!r} is missing")
+        commit = data["commit_hash"]
+        if not isinstance(commit, str) or not commit:
+            raise CorruptResultsError(f"{p}: commit_hash must be a non-empty string")
+        columns = data["result_columns"]
+        if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+            raise CorruptResultsError(f"{p}: result_columns must be a list of names")
+        if "result" not in columns:
+            raise CorruptResultsError(f"{p}: result_columns has no 'result' column")
+        results = data["results"]
+        if not isinstance(results, dict):
+            raise CorruptResultsError(f"{p}: results must be an object")
+        params_env = data.get("params") or {}
+        if not isinstance(params_env, dict):
+            raise CorruptResultsError(f"{p}: params must be an object")
+        mach = params_env.get("machine")
+        if not isinstance(mach, str) or not mach:
+            mach = machine or os.path.basename(os.path.dirname(os.path.abspath(p)))
+        env_name = data.get("env_name")
+        if not isinstance(env_name, str):
+            env_name = os.path.basename(p)[:-5].split("-", 1)[-1] if p.endswith(".json") else ""
+        return Header(mach, commit, env_name, asv_date(data.get("date"), marked), columns, results)
+
+    def combos(self, name: str, params: list[Any]) -> tuple[tuple[tuple[str, ...], ...], int]:
+        """A benchmark's parameter combinations (asv's product of its param lists) and key."""
+        seen = self._combos.get(name)
+        if seen is not None and seen[0] == params:
+            return seen[1], seen[2]
+        combos: tuple[tuple[str, ...], ...] = (
+            tuple(tuple(str(v) for v in c) for c in itertools.product(*params)) if params else ((),)
+        )
+        key = next(self._serial)
+        # Memo only all-string params (asv writes reprs): a list equal to those is the same
+        # strings, whereas 1 == True == 1.0 would share combinations whose str() differ.
+        if all(isinstance(v, str) for p in params for v in p):
+            if len(self._combos) > _MEMO_LIMIT:
+                self._combos.clear()
+            self._combos[name] = (params, combos, key)
+        return combos, key
+
+    def row_shape(
+        self, name: str, row: Any, columns: list[str], source: str
+    ) -> tuple[dict[str, Any], tuple[tuple[str, ...], ...], int, list[Any] | None]:
+        """A row's cells by column, its combinations (and key) and its result list.
+
+        The result is None when the whole benchmark failed (asv compresses an all-None
+        list to None), else a list with one value per combination.
+
+        Raises:
+            CorruptResultsError: not a list, params not a list of lists, or a value
+                count that does not match the combinations.
+        """
+        where = f"benchmark {name!r}"
+        if not isinstance(row, list):
+            raise CorruptResultsError(f"{source}: {where}: row must be a list")
+        cols = dict(zip(columns, row, strict=False))  # asv drops trailing None columns
+        result = cols.get("result")
+        params = cols.get("params") or []
+        if not isinstance(params, list) or not set(map(type, params)) <= _LIST:
+            raise CorruptResultsError(f"{source}: {where}: params must be a list of lists")
+        combos, ckey = self.combos(name, params)
+        if result is not None:
+            if not isinstance(result, list):
+                # Non-parameterised benchmarks may hold a bare scalar in hand-written files.
+                result = [result]
+            if len(result) != len(combos):
+                raise CorruptResultsError(
+                    f"{source}: {where}: {len(result)} results for {len(combos)} parameter"
+                    " combinations"
+                )
+        return cols, combos, ckey, result
+
+    def parse_row(
+        self, name: str, row: Any, columns: list[str], source: str, marked: bool
+    ) -> Row:
+        """One benchmark row, every value and sample checked.
+
+        Raises:
+            CorruptResultsError: names the file, the benchmark and what is wrong.
+        """
+        where = f"benchmark {name!r}"
+        cols, combos, ckey, result = self.row_shape(name, row, columns, source)
+        samples = cols.get("samples")
+        version = _opt(cols.get("version"))
+        if result is None:
+            return (name, combos, [None] * len(combos), None, version, False, ckey)
+        if samples is not None and (not isinstance(samples, list) or len(samples) != len(combos)):
+            raise CorruptResultsError(f"{source}: {where}: samples do not match the parameters")
+        values: list[float | None]
+        clean = set(map(type, result)) == _FLOAT and math.isfinite(sum(result))
+        if clean:
+            values = result  # all finite floats (the common case), checked at C speed
+        else:
+            values = [
+                _number(asv_float(raw, marked), f"{where} result[{i}]", source)
+                for i, raw in enumerate(result)
+            ]
+        if samples is None:
+            return (name, combos, values, None, version, clean, ckey)
+        out: list[tuple[float, ...]] = []
+        for i, smp in enumerate(samples):
+            v = values[i]
+            if smp is None or (v is not None and v != v):
+                out.append(())  # skipped (NaN) values have no point, so no samples
+                continue
+            if not isinstance(smp, list):
+                raise CorruptResultsError(f"{source}: {where} samples[{i}] must be a list")
+            vals = [_number(asv_float(x, marked), f"{where} samples[{i}]", source) for x in smp]
+            out.append(tuple(v for v in vals if v is not None and not math.isnan(v)))
+        return (name, combos, values, out, version, clean, ckey)
+
+    def parse(self, path: str, machine: str | None = None) -> RawFile:
+        """One results file (every value and sample) and its sidecar.
+
+        Raises:
+            CorruptResultsError: not JSON, truncated, wrong types, missing keys.
+            SchemaVersionError: an asv ``version`` other than 2.
+            OSError: the file cannot be read.
+        """
+        _raw, data, marked = self.read_json(path)
+        h = self.header(data, path, marked, machine)
+        rows = [self.parse_row(n, row, h.columns, path, marked) for n, row in h.results.items()]
+        sidecar, smap, warning, _sc_raw = self.read_sidecar(path)
+        return RawFile(
+            path, h.machine, h.commit, h.env_name, h.date, rows, sidecar, smap,
+            (warning,) if warning else (),
+        )  # fmt: skip
+
+    # -- sidecars ----------------------------------------------------------------------
+
+    def _series_list(self, raw: bytes, source: str) -> tuple[tuple[SeriesId, ...], int] | None:
+        for known, series, _smap, key in self._series:
+            if known == raw:
+                return series, key
+        data = _JSON.decode(raw)
+        if not isinstance(data, list):
+            return None
+        series = tuple(SeriesId.from_json(s, source) for s in data)
+        key = next(self._serial)
+        self._series.insert(0, (raw, series, None, key))
+        del self._series[8:]
+        return series, key
+
+    def sidecar_bytes(
+        self, raw: bytes, source: str, *, profiles: bool = True
+    ) -> tuple[RunSidecar, int]:
+        """A sidecar from its bytes, fast; ``(sidecar, key of its series list)``.
+
+        Same validation and errors as ``RunSidecar.loads`` (it is the fallback for
+        anything unusual, and its sidecar gets a key of its own). With
+        ``profiles=False`` the op tables are skipped, not validated (the site does not
+        show them).
+
+        Raises:
+            NeuronasvError: as ``RunSidecar.loads``.
+            UnicodeDecodeError: not UTF-8.
+        """
+        try:
+            head = _HEAD.decode(raw)
+            doc = {f: v for f in _HEAD_FIELDS if (v := getattr(head, f)) is not msgspec.UNSET}
+            got = self._series_list(bytes(head.series), source)
+            profs: Any = _JSON.decode(head.profiles) if profiles else []
+            if got is not None and isinstance(profs, list):
+                sc = RunSidecar.from_json({**doc, "profiles": profs, "series": []}, source)
+                return _with_series(sc, got[0]), got[1]
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            pass
+        sc = RunSidecar.loads(raw.decode("utf-8"), source=source)
+        return sc, next(self._serial)
+
+    def series_map(self, sidecar: RunSidecar, key: int) -> SeriesMap:
+        """The (benchmark, params) -> SeriesId map of a sidecar whose series list has ``key``."""
+        for i, (raw, series, smap, k) in enumerate(self._series):
+            if k == key:
+                if smap is None:
+                    smap = SeriesMap(series, key)
+                    self._series[i] = (raw, series, smap, k)
+                return smap
+        return SeriesMap(sidecar.series, key)  # a list read the slow way: its own map
+
+    def read_sidecar(
+        self, path: str, *, profiles: bool = True
+    ) -> tuple[RunSidecar | None, SeriesMap | None, str | None, bytes]:
+        """``(sidecar, its series map, warning, raw bytes)`` of results file ``path``.
+
+        No sidecar: ``(None, None, None, b"")``. An unreadable one is a warning, never an
+        error: the asv results are still usable without it (their series keep asv's
+        names); lose nothing.
+        """
+        spath = sidecar_path(path)
+        try:
+            with open(spath, "rb") as fh:
+                raw = fh.read()
+        except FileNotFoundError:
+            return None, None, None, b""
+        except OSError as exc:
+            return None, None, f"{spath}: sidecar ignored: {exc}", b""
+        try:
+            sc, key = self.sidecar_bytes(raw, spath, profiles=profiles)
+        except (NeuronasvError, UnicodeDecodeError) as exc:
+            return None, None, f"{spath}: sidecar ignored: {exc}", raw
+        return sc, self.series_map(sc, key), None, raw
+
+
+def _with_series(sc: RunSidecar, series: tuple[SeriesId, ...]) -> RunSidecar:
+    return dataclasses.replace(sc, series=series)
