@@ -105,6 +105,7 @@ def capture_work(
     iterations: int = 1,
     default_dtype: Any = "float32",
     synchronize: Callable[[], None] | None = None,
+    assume_causal: bool = False,
 ) -> WorkCapture:
     """Run ``step`` under a host-only profiler with shapes and FLOPs; return the work.
 
@@ -113,6 +114,7 @@ def capture_work(
     should be warmed up already (compiled workloads compile on their first calls). Runs
     under ``torch.no_grad()`` like the timed loop, so the same ops run. Op names are
     normalised as in :func:`neuronasv.measure.profiling.normalize_op_name`.
+    ``assume_causal``: see :func:`neuronasv.measure.roofline.op_cost`.
     """
     import torch
     from torch.profiler import ProfilerActivity, profile
@@ -135,7 +137,10 @@ def capture_work(
 
     host = [e for e in events if is_host_event(e)]
     return WorkCapture(
-        costs=costs_from_events(events, iterations, default_dtype=default_dtype, op_name=name),
+        costs=costs_from_events(
+            events, iterations, default_dtype=default_dtype, op_name=name,
+            assume_causal=assume_causal,
+        ),
         signatures=signatures_from_events(host, iterations, op_name=name),
     )
 

@@ -19,6 +19,12 @@ Schema history (``FINDINGS_SCHEMA_VERSION``):
       status is ``withheld`` the verdicts stand as data but no regression is reported, the
       commit status is not ``failure`` and ``--fail-on`` does not fire. Version 1 documents
       read with ``health`` None (no decision was made).
+      Additive, same version (written only when set; older readers ignore them): op
+      findings' and op contributions' ``roofline_base``/``roofline_head`` (the op's
+      fraction of the device's peak at base/head, from the sidecar profiles) and
+      ``roofline_bound`` (which roof: ``compute``, ``memory``, ``bandwidth only, FLOPs
+      unknown``, ...); ``RunRef.traces`` (workload key ``name[shape,dtype]`` -> trace file,
+      relative to where ``trace_url`` points).
 """
 
 from __future__ import annotations
@@ -138,9 +144,12 @@ class OpContribution:
     share: float  # fraction of the total's delta this op explains (can exceed 1 or be < 0)
     calls_base: float | None = None
     calls_head: float | None = None
+    roofline_base: float | None = None
+    roofline_head: float | None = None
+    roofline_bound: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "op": self.op,
             "base": self.base,
             "head": self.head,
@@ -149,6 +158,8 @@ class OpContribution:
             "calls_base": self.calls_base,
             "calls_head": self.calls_head,
         }
+        out.update(_roofline_json(self))
+        return out
 
     @classmethod
     def from_json(cls, data: Any, source: str) -> OpContribution:
@@ -162,7 +173,26 @@ class OpContribution:
             share=float(_codec.field(data, "share", (int, float), source)),
             calls_base=_codec.optional_float(data, "calls_base", source),
             calls_head=_codec.optional_float(data, "calls_head", source),
+            **_roofline_fields(data, source),
         )
+
+
+def _roofline_json(x: OpContribution | Finding) -> dict[str, Any]:
+    """The additive roofline keys, only when set (older documents stay byte-identical)."""
+    out: dict[str, Any] = {}
+    for name in ("roofline_base", "roofline_head", "roofline_bound"):
+        value = getattr(x, name)
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def _roofline_fields(data: Mapping[str, Any], source: str) -> dict[str, Any]:
+    return {
+        "roofline_base": _codec.optional_float(data, "roofline_base", source),
+        "roofline_head": _codec.optional_float(data, "roofline_head", source),
+        "roofline_bound": _opt_str(data, "roofline_bound", source),
+    }
 
 
 @dataclass(frozen=True)
@@ -185,6 +215,9 @@ class Finding:
         acknowledged: the maintainer's reason when an acknowledgement matched.
         confirmed: True/False after an interleaved re-measurement, None if not re-measured.
         calls_base, calls_head: calls per iteration for op series.
+        roofline_base, roofline_head: for op series, the op's achieved fraction of the
+            device's peak on each side (from the sidecar profiles), when known.
+        roofline_bound: which roof that fraction is of (head's, else base's).
     """
 
     series: SeriesId
@@ -208,6 +241,9 @@ class Finding:
     confirmed: bool | None = None
     calls_base: float | None = None
     calls_head: float | None = None
+    roofline_base: float | None = None
+    roofline_head: float | None = None
+    roofline_bound: str | None = None
 
     @property
     def change_pct(self) -> float | None:
@@ -236,6 +272,7 @@ class Finding:
             "confirmed": self.confirmed,
             "calls_base": self.calls_base,
             "calls_head": self.calls_head,
+            **_roofline_json(self),
         }
 
     @classmethod
@@ -270,6 +307,7 @@ class Finding:
             confirmed=_codec.opt_bool(data, "confirmed", source),
             calls_base=_codec.optional_float(data, "calls_base", source),
             calls_head=_codec.optional_float(data, "calls_head", source),
+            **_roofline_fields(data, source),
         )
 
 
@@ -376,16 +414,22 @@ class RunRef:
     machine: str
     fingerprint: Mapping[str, str] = field(default_factory=dict)
     label: str | None = None  # branch or ref name as the user gave it (untrusted text)
-    trace_url: str | None = None
+    trace_url: str | None = None  # where this side's traces can be downloaded
+    # workload key ``name[shape,dtype]`` -> trace file (relative to ``trace_url``'s folder
+    # or artifact): the comment names the file of each flagged workload.
+    traces: Mapping[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "commit": self.commit,
             "machine": self.machine,
             "fingerprint": dict(self.fingerprint),
             "label": self.label,
             "trace_url": self.trace_url,
         }
+        if self.traces:
+            out["traces"] = dict(self.traces)
+        return out
 
     @classmethod
     def from_json(cls, data: Any, source: str) -> RunRef:
@@ -397,6 +441,7 @@ class RunRef:
             fingerprint=_codec.str_map(data, "fingerprint", source),
             label=_opt_str(data, "label", source),
             trace_url=_opt_str(data, "trace_url", source),
+            traces=_codec.str_map(data, "traces", source),
         )
 
 

@@ -14,6 +14,9 @@ Schema history (``PROFILE_SCHEMA_VERSION``):
       Additive, same version: ``canary.device_state`` (flat str -> str: GPU clocks,
       throttle reasons, ECC, ...), optional; readers that predate it ignore it, which loses
       only that explanation, so documents without it and readers without it both still work.
+      Additive, same version: per-op ``roofline_bound`` (what ``roofline_fraction`` is a
+      fraction of: ``compute``, ``memory`` or ``bandwidth only, FLOPs unknown``, then
+      assumptions such as ``; assumed causal``), optional; absent = unknown.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ class OpProfile:
         flops: floating-point operations per iteration, when known.
         bytes: bytes moved per iteration (reads + writes), when known.
         roofline_fraction: achieved fraction of the device's peak, when known.
+        roofline_bound: which roof that fraction is of, for people (see the module doc).
         signature: the exact work, sorted ``"<calls per iteration>×<input dtypes and
             shapes>"`` entries (:func:`neuronasv.measure.evidence.signatures_from_events`);
             empty when not captured.
@@ -63,9 +67,10 @@ class OpProfile:
     bytes: float | None = None
     roofline_fraction: float | None = None
     signature: tuple[str, ...] = ()
+    roofline_bound: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "op": self.op,
             "calls_per_iter": self.calls_per_iter,
             "self_device_time_us": list(self.self_device_time_us),
@@ -75,6 +80,9 @@ class OpProfile:
             "roofline_fraction": self.roofline_fraction,
             "signature": list(self.signature),
         }
+        if self.roofline_bound is not None:
+            out["roofline_bound"] = self.roofline_bound
+        return out
 
     @classmethod
     def from_json(cls, data: Any, source: str) -> OpProfile:
@@ -95,6 +103,7 @@ class OpProfile:
             bytes=_codec.optional_float(data, "bytes", src),
             roofline_fraction=_codec.optional_float(data, "roofline_fraction", src),
             signature=_codec.strings(data.get("signature", []), "signature", src),
+            roofline_bound=_codec.opt_str(data, "roofline_bound", src),
         )
 
 
