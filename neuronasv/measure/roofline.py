@@ -420,6 +420,7 @@ def triton_kernel_cost(
     *,
     in_out: int = 0,
     kwinputs: Mapping[str, Any] | None = None,
+    default_dtype: str = "float32",
 ) -> OpCost:
     """Bytes of one launch of an inductor Triton kernel; FLOPs unknown (None).
 
@@ -432,10 +433,12 @@ def triton_kernel_cost(
     count comes from the kernel's source, :func:`triton_in_out_count`; 0 when unknown,
     which undercounts an in-place kernel's writes). When inductor measured it itself
     (``kernel_num_gb``/``kernel_flop`` in the event's keyword inputs: only with
-    ``TORCHINDUCTOR_BENCHMARK_KERNEL``/``PROFILE_BANDWIDTH``), its figures win.
+    ``TORCHINDUCTOR_BENCHMARK_KERNEL``/``PROFILE_BANDWIDTH``), its figures win. Tensors
+    whose dtype was not recorded (torch records none on these events) take
+    ``default_dtype``, the workload's.
     """
     kw = kwinputs or {}
-    ts = [t for t in _tensors(input_shapes, input_dtypes, "float32") if t is not None]
+    ts = [t for t in _tensors(input_shapes, input_dtypes, default_dtype) if t is not None]
     if input_dtypes is None:  # without dtypes a 1-d [n] may be a size: keep n-d tensors only
         ts = [t for t in ts if len(t.shape) > 0]
     num_gb, kflop = kw.get("kernel_num_gb"), kw.get("kernel_flop")
@@ -598,6 +601,7 @@ def _event_own_cost(event: Any, default_dtype: str, assume_causal: bool = False)
                 str(kw.get("kernel_name") or name),
             ),
             kwinputs=kw,
+            default_dtype=default_dtype,
         )
     cost = op_cost(
         name,
