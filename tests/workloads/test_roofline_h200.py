@@ -94,7 +94,7 @@ def test_compiled_block_every_kernel_gets_a_fraction() -> None:
         assert cost.flops is None and cost.bytes and cost.bytes > 0, op
         assert point.fraction is not None and 0.05 < point.fraction <= 1.0, (op, point)
         assert R.roofline_label(cost, point) == R.BANDWIDTH_ONLY
-    mm_cost, mm = pts["aten::mm"]
+    _, mm = pts["aten::mm"]
     assert mm.bound == "compute" and mm.fraction is not None and 0.5 < mm.fraction <= 1.0
     att_cost, att = pts["aten::_cudnn_attention_forward"]
     assert att_cost.notes == () and att.bound == "compute"
