@@ -227,8 +227,8 @@ _ATTENTION: dict[str, tuple[str, int, Any, bool]] = {
     "_scaled_dot_product_attention_math_for_mps": ("bhle", 5, True, False),
 }
 
-#: Workload tag: its attention is causal (``is_causal=True``), used when the profiler did
-#: not record the flag.
+#: Workload tag: any attention the workload runs is causal (``is_causal=True``; vacuous for
+#: a workload without attention), used when the profiler did not record the flag.
 CAUSAL_TAG = "causal-attention"
 #: Note on an attention cost whose causal mask was not recorded but whose workload is
 #: causal (:func:`op_cost` ``assume_causal``).
