@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import math
 import os
 import re
@@ -330,9 +331,24 @@ def quiet_kineto_stderr() -> Iterator[None]:
         sys.stderr.flush()
 
 
+_STEM_MAX = 120
+
+
 def trace_file_stem(name: str, shape: str, dtype: str) -> str:
-    """File-system-safe stem for one workload's trace files (``rmsnorm.naive-4x512-bfloat16``)."""
-    return re.sub(r"[^A-Za-z0-9_.\-]", "_", f"{name}-{shape}-{dtype}")
+    """File-system-safe stem for one workload's trace files (``rmsnorm.naive-4x512-bfloat16``).
+
+    Anything outside ``A-Za-z0-9_.-`` becomes ``_``; no leading ``.`` or ``-`` (no hidden
+    file, which ``actions/upload-artifact`` would leave out, no option-like name); at most
+    120 characters (a longer one keeps its first 100 and a hash of the whole), so any
+    workload name gives one plain file name.
+    """
+    text = f"{name}-{shape}-{dtype}"
+    stem = re.sub(r"[^A-Za-z0-9_.\-]", "_", text)
+    stem = "_" + stem.lstrip(".-") if stem[:1] in (".", "-") else stem
+    if len(stem) > _STEM_MAX:
+        digest = hashlib.sha1(text.encode("utf-8", "surrogatepass"), usedforsecurity=False)
+        stem = f"{stem[:100]}-{digest.hexdigest()[:12]}"
+    return stem
 
 
 def gzip_trace(path: str) -> str:

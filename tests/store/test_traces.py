@@ -105,3 +105,20 @@ def test_module_command(tmp_path: Path) -> None:
     cmd[cmd.index(str(tmp_path / "f.json"))] = str(tmp_path / "bad.json")
     r = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=120)
     assert r.returncode == 5 and r.stderr.startswith("error:"), (r.returncode, r.stderr)
+
+
+@pytest.mark.parametrize("name", [
+    "rmsnorm.naive", "..", ".hidden", "-rf", "a/b\\c", "x" * 400, "名前\u202e", "a\x00b",
+])  # fmt: skip
+def test_trace_file_names_are_plain_whatever_the_workload_name(name: str) -> None:
+    from neuronasv.measure.profiling import trace_file_stem
+
+    stem = trace_file_stem(name, "4x512", "bfloat16")
+    assert stem == trace_file_stem(name, "4x512", "bfloat16")  # stable
+    assert 0 < len(stem) <= 120 and stem[0] not in ".-"
+    assert all(c.isascii() and (c.isalnum() or c in "_.-") for c in stem)
+    if name == "rmsnorm.naive":
+        assert stem == "rmsnorm.naive-4x512-bfloat16"
+    assert trace_file_stem("x" * 400, "4x512", "bfloat16") != trace_file_stem(
+        "x" * 399 + "y", "4x512", "bfloat16"
+    )
