@@ -71,3 +71,10 @@ def test_hostile_names_and_links_are_inert() -> None:
     assert f": base `{name}` · head `" in line and "](" not in line.split(": base ", 1)[1]
     # Names from code are code spans (inert), one line each.
     assert line.startswith(f"- {md_code(EVIL_WL)} `4x512 bf16` — look for {md_code(EVIL_OP)}:")
+
+
+def test_terminal_shows_the_flagged_ops_fraction_of_peak() -> None:
+    from neuronasv.report.terminal import terminal_text
+
+    text = terminal_text(_doc(), width=220)
+    assert "Of peak" in text and "80 % → 27 % of peak (compute; assumed causal)" in text
