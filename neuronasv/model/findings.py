@@ -19,7 +19,10 @@ Schema history (``FINDINGS_SCHEMA_VERSION``):
       status is ``withheld`` the verdicts stand as data but no regression is reported, the
       commit status is not ``failure`` and ``--fail-on`` does not fire. Version 1 documents
       read with ``health`` None (no decision was made).
-      Additive, same version (written only when set; older readers ignore them): op
+  3 — ``Finding.basis``: ``work`` when the exact work evidence decided the verdict (strictly
+      more or strictly less work at head and a timing that did not decide), else ``timing``.
+      Versions 1 and 2 read with ``timing``.
+      Additive, same version 3 (written only when set; older readers ignore them): op
       findings' and op contributions' ``roofline_base``/``roofline_head`` (the op's
       fraction of the device's peak at base/head, from the sidecar profiles) and
       ``roofline_bound`` (which roof: ``compute``, ``memory``, ``bandwidth only, FLOPs
@@ -53,9 +56,9 @@ __all__ = [
     "WorkKind",
 ]
 
-FINDINGS_SCHEMA_VERSION = 2
+FINDINGS_SCHEMA_VERSION = 3
 #: Versions :meth:`FindingsDocument.from_json` reads.
-_READABLE = (1, 2)
+_READABLE = (1, 2, 3)
 FINDINGS_SCHEMA_READS = _READABLE
 _KIND = "neuronasv.findings"
 
@@ -214,7 +217,12 @@ class Finding:
         attribution: for workload totals that moved, the ops that explain it.
         acknowledged: the maintainer's reason when an acknowledgement matched.
         confirmed: True/False after an interleaved re-measurement, None if not re-measured.
+            True also when ``basis`` is ``work``: the direction is certain from the exact
+            work, whatever the timing noise (the rounds only measure its size).
         calls_base, calls_head: calls per iteration for op series.
+        basis: what decided the verdict: ``timing`` (the statistics) or ``work`` (the
+            exact work evidence — strictly more or strictly less work at head — where the
+            timing alone did not decide; :func:`neuronasv.analyse.evidence.apply_work`).
         roofline_base, roofline_head: for op series, the op's achieved fraction of the
             device's peak on each side (from the sidecar profiles), when known.
         roofline_bound: which roof that fraction is of (head's, else base's).
@@ -241,6 +249,7 @@ class Finding:
     confirmed: bool | None = None
     calls_base: float | None = None
     calls_head: float | None = None
+    basis: Literal["timing", "work"] = "timing"
     roofline_base: float | None = None
     roofline_head: float | None = None
     roofline_bound: str | None = None
@@ -272,6 +281,7 @@ class Finding:
             "confirmed": self.confirmed,
             "calls_base": self.calls_base,
             "calls_head": self.calls_head,
+            "basis": self.basis,
             **_roofline_json(self),
         }
 
@@ -307,8 +317,18 @@ class Finding:
             confirmed=_codec.opt_bool(data, "confirmed", source),
             calls_base=_codec.optional_float(data, "calls_base", source),
             calls_head=_codec.optional_float(data, "calls_head", source),
+            basis=_basis(data, source),
             **_roofline_fields(data, source),
         )
+
+
+def _basis(data: Mapping[str, Any], source: str) -> Literal["timing", "work"]:
+    value = data.get("basis", "timing")  # absent before findings schema 3
+    if value not in ("timing", "work"):
+        raise CorruptResultsError(
+            f"{source}: finding basis must be 'timing' or 'work', got {value!r}"
+        )
+    return "work" if value == "work" else "timing"
 
 
 @dataclass(frozen=True)
