@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # Pull the stored history, find change points per machine, and build the site.
-# Usage: bash ci/analyse.sh [--remote R] [--branch B] [--token-env VAR] --out DIR --site DIR
+# Usage: bash ci/analyse.sh [--remote R] [--branch B] [--token-env VAR] [--traces-dir T]
+#            --out DIR --site DIR
+# --traces-dir: trace store of this run's bench jobs; the site copies and links the traces
+# its sidecars name (commits measured by earlier runs keep no trace link).
 # Writes DIR/regressions-<machine>.json (findings documents, history mode) and the site.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source ci/lib.sh
-store_opts=() out="" site=""
+store_opts=() out="" site="" traces=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --remote|--branch|--token-env) store_opts+=("$1" "$2"); shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --site) site="$2"; shift 2 ;;
+    --traces-dir) traces="$2"; shift 2 ;;
     *) die "unknown argument $1" ;;
   esac
 done
@@ -37,5 +41,6 @@ if [ -n "${GITHUB_REPOSITORY:-}" ]; then
   pub+=(--commit-url "${GITHUB_SERVER_URL:-https://github.com}/$GITHUB_REPOSITORY/commit/{commit}")
 fi
 [ -n "${SITE_URL:-}" ] && pub+=(--base-url "$SITE_URL")
+[ -n "$traces" ] && [ -d "$traces" ] && pub+=(--traces-dir "$traces")
 nx "${pub[@]}"
 rm -rf "$history"  # the artifact carries findings, not a second copy of the history

@@ -2,12 +2,16 @@
 # The unprivileged half of the PR flow: measure merge-base and head on this machine,
 # re-measure suspected regressions interleaved (ABAB), render, and lay out the artifact:
 #   OUT/results/ (the asv results + sidecars: the numbers)  OUT/rounds.json (every ABAB
-#   sample)  OUT/pr-number  OUT/head-sha  OUT/base-sha  OUT/traces/
+#   sample)  OUT/pr-number  OUT/head-sha  OUT/base-sha
 #   OUT/findings.json  OUT/comment.md (for people reading the artifact only)
+# and the base and head traces of every flagged workload in TRACES_OUT (default
+# OUT/traces) as <base|head>-<hash8>/<workload>-<shape>-<dtype>.json.gz (the layout the
+# comment's links name; the workflow uploads it as the pr-benchmark-traces artifact).
 # The privileged comment job reads only the numbers (results/, rounds.json) and the three
 # one-line files, and recomputes every verdict itself (ci/pr_comment.py).
 # Env: NEURONASV_CONFIRM_SAMPLES (samples per side per round of the re-run).
 # Usage: bash ci/pr-bench.sh --pr N --base SHA --head SHA --out DIR [--bench REGEX]
+#            [--traces-out DIR]
 # Env: NEURONASV_MACHINE (trainium), NEURONASV_BACKEND, NEURONASV_PYTHON (optional),
 #      NEURONASV_CONFIRM_ROUNDS (3; 0 skips the confirmation re-run),
 #      NEURONASV_CONFIRM_MAX_ROUNDS (rounds + 3), NEURONASV_CONFIRM_BUDGET (900 s),
@@ -16,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source ci/lib.sh
-pr="" base="" head="" out="" bench=""
+pr="" base="" head="" out="" bench="" traces_out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --pr) pr="$2"; shift 2 ;;
@@ -24,6 +28,7 @@ while [ $# -gt 0 ]; do
     --head) head="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --bench) bench="$2"; shift 2 ;;
+    --traces-out) traces_out="$2"; shift 2 ;;
     *) die "unknown argument $1" ;;
   esac
 done
@@ -35,9 +40,11 @@ mb=$(git merge-base "$base" "$head")
 source ci/env-full.sh
 mkdir -p "$out"
 results="$out/results"  # in the artifact; PR measurements never go to the results branch
-rm -rf "$results"
+traces_all="$out/traces-all"  # every workload's trace; only the flagged ones are kept
+traces_out="${traces_out:-$out/traces}"
+rm -rf "$results" "$traces_all" "$traces_out"
 log "PR #$pr: merge-base ${mb:0:12} vs head ${head:0:12} on $machine"
-args=(run --machine "$machine" --results-dir "$results" --keep-traces --traces-dir "$out/traces")
+args=(run --machine "$machine" --results-dir "$results" --keep-traces --traces-dir "$traces_all")
 [ -n "$bench" ] && args+=(--bench "$bench")
 nx "${args[@]}" "$mb" "$head"
 nx compare "$mb" "$head" --results-dir "$results" --machine "$machine" --repo . \
@@ -56,6 +63,10 @@ if [ "$rounds" != "0" ]; then
   [ -n "${NEURONASV_HISTORY_DIR:-}" ] && confirm+=(--history-dir "$NEURONASV_HISTORY_DIR")
   nx "${confirm[@]}"
 fi
+# Base and head traces of the flagged workloads (the comment links them), the rest dropped.
+nxpy -m neuronasv.publish.traces --findings "$out/findings.json" --traces-dir "$traces_all" \
+  --machine "$machine" --out "$traces_out"
+rm -rf "$traces_all"
 # The rendered comment is for people reading the artifact; pr-comment.yml recomputes the
 # verdicts from results/ and rounds.json with the default branch's code and never reads
 # findings.json or this file.

@@ -19,7 +19,12 @@ untrusted. This step takes **numbers only** from it and decides everything else 
    settings, links) are never read.
 4. Links: built here from the repository and the run id only
    (``$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/<id>``), for the comment and the
-   commit status. Acknowledgements come from this (default-branch) checkout.
+   commit status. The traces: the run's ``pr-benchmark-traces`` artifact, found by name
+   through the API (``.../actions/runs/<id>/artifacts/<artifact id>``; the run's page when
+   it is not there), and per flagged workload of the *recomputed* findings the file name
+   that ``ci/pr-bench.sh`` gives it (:func:`neuronasv.report.traces.trace_path`, from the
+   series identity, made file-system safe) — nothing about traces is read from the
+   artifact. Acknowledgements come from this (default-branch) checkout.
 5. Posting needs ``GITHUB_TOKEN``: without it this step fails (exit 2), it never falls
    back to a silent dry run. ``--dry-run`` does everything but the writes and prints them.
 
@@ -193,8 +198,9 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
     from neuronasv.github.client import GitHubClient
     from neuronasv.github.comments import planned_requests, upsert_comment
     from neuronasv.github.statuses import publish_status, status_payload
-    from neuronasv.github.workflow_run import RunContext, bind_pr, run_url
+    from neuronasv.github.workflow_run import RunContext, artifact_url, bind_pr, run_url
     from neuronasv.report.markdown import MARKER, render_comment, render_comment_trimmed
+    from neuronasv.report.traces import TRACES_ARTIFACT, flagged_workloads, with_trace_links
 
     token = env.get("GITHUB_TOKEN")
     if not token and not args.dry_run:
@@ -218,6 +224,11 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
         created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     )
     doc = dataclasses.replace(doc, links={"report_url": url})
+    traces_url = artifact_url(
+        client, env.get("GITHUB_SERVER_URL") or "https://github.com", repo, ctx.run_id,
+        TRACES_ARTIFACT,
+    ) if flagged_workloads(doc) else None  # fmt: skip
+    doc = with_trace_links(doc, traces_url or url)
     body = render_comment(doc, marker=MARKER, report_url=url)
     trimmed = render_comment_trimmed(doc, marker=MARKER, report_url=url)
     print(

@@ -152,6 +152,12 @@ checkout "$W/pr-runner" "$C"
 for f in findings.json comment.md pr-number head-sha base-sha rounds.json; do
   [ -s "$W/artifact/$f" ] || fail "artifact lacks $f"
 done
+# Base and head traces of the flagged workload (gzipped chrome traces), nothing else.
+for side in "base-${B:0:8}" "head-${C:0:8}"; do
+  compgen -G "$W/artifact/traces/$side/rmsnorm.naive-*.json.gz" >/dev/null \
+    || fail "artifact lacks the $side trace of rmsnorm.naive: $(ls -R "$W/artifact/traces" 2>&1)"
+done
+[ ! -e "$W/artifact/traces-all" ] || fail "the unflagged workloads' traces were left in the artifact"
 rm -rf "$W/pr-runner"
 
 step "comment job (workflow_run): recompute from the artifact's numbers, post comment + status"
@@ -192,6 +198,11 @@ assert "work changed" in first and "aten::mul" in first and "3 → 27 calls" in 
 # The status follows the timing verdict: failure exactly when the cause is a regression.
 regressed = "regression" in first.splitlines()[0]
 assert sts and sts[-1]["state"] == ("failure" if regressed else "success"), (sts, first[:300])
+# The flagged workload's base and head traces, named as the PR job laid them out.
+traces = body.split("\n### Traces\n", 1)
+assert len(traces) == 2, "the comment has no traces section"
+assert "rmsnorm.naive-" in traces[1] and ".json.gz" in traces[1], traces[1][:400]
+assert "look for `aten::mul`" in traces[1], traces[1][:400]
 line = next(ln for ln in first.splitlines() if "3 → 27 calls" in ln)
 print("comment names aten::mul:", line.strip()[:200])
 print("status:", sts[-1]["state"], "-", sts[-1].get("description"))

@@ -21,12 +21,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
 from neuronasv.format import format_delta_pct, format_signed, pct_number
 from neuronasv.model import Finding, OpContribution
-from neuronasv.model.profile import WorkloadProfile
+from neuronasv.model.profile import OpProfile, WorkloadProfile
 
 __all__ = ["MOVED", "attribute", "ci_text", "headline", "short_dtype"]
 
@@ -87,9 +88,20 @@ def _from_profiles(
                 share=delta / total if total else 0.0,
                 calls_base=bo.calls_per_iter if bo else None,
                 calls_head=ho.calls_per_iter if ho else None,
+                **_roofline(bo, ho),
             )
         )
     return total, out
+
+
+def _roofline(bo: OpProfile | None, ho: OpProfile | None) -> dict[str, Any]:
+    """The op's fraction of peak on each side and the roof it is of (head's, else base's)."""
+    rb = bo.roofline_fraction if bo else None
+    rh = ho.roofline_fraction if ho else None
+    bound = (ho.roofline_bound if ho and rh is not None else None) or (
+        bo.roofline_bound if bo and rb is not None else None
+    )
+    return {"roofline_base": rb, "roofline_head": rh, "roofline_bound": bound}
 
 
 def _from_findings(f: Finding, ops: Sequence[Finding]) -> tuple[float, list[OpContribution]]:
@@ -106,6 +118,9 @@ def _from_findings(f: Finding, ops: Sequence[Finding]) -> tuple[float, list[OpCo
                 share=delta / total if total else 0.0,
                 calls_base=o.calls_base,
                 calls_head=o.calls_head,
+                roofline_base=o.roofline_base,
+                roofline_head=o.roofline_head,
+                roofline_bound=o.roofline_bound,
             )
         )
     return total, out
@@ -117,7 +132,8 @@ def attribute(
     base_profiles: Sequence[WorkloadProfile] = (),
     head_profiles: Sequence[WorkloadProfile] = (),
 ) -> list[Finding]:
-    """Add attribution to moved workload totals (and calls to op findings from profiles).
+    """Add attribution to moved workload totals (and calls and fractions of peak to op
+    findings from profiles).
 
     Args:
         findings: one comparison's findings.
@@ -144,6 +160,9 @@ def attribute(
                     calls_base=bo.calls_per_iter if bo else None,
                     calls_head=ho.calls_per_iter if ho else None,
                 )
+            if (bo or ho) and f.roofline_base is None and f.roofline_head is None:
+                # The op's fraction of peak (issue 14 item 5): what the comment shows.
+                f = replace(f, **_roofline(bo, ho))
             out.append(f)
             continue
         if f.verdict not in MOVED or f.base is None or f.head is None:

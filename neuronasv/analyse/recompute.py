@@ -20,6 +20,8 @@ Free text the run could choose never passes through (:func:`sanitize`):
   unknown, which ``compare`` refuses);
 - units other than the known ones become ``unit``;
 - op tables keep their numbers and op names, not their warnings, trace files or canary;
+  an op's ``roofline_bound`` is kept only when it is one of the labels the roofline
+  writes (:func:`known_bound`);
 - load errors (file names the run chose) become one sentence with their count.
 
 Series identities (benchmark, params, workload, shape, dtype, op) are the one kind of
@@ -40,6 +42,7 @@ from neuronasv.analyse.pairwise import compare
 from neuronasv.analyse.replay import ReplayRunner, missing_rounds
 from neuronasv.errors import CorruptResultsError
 from neuronasv.model import FindingsDocument, History, Series
+from neuronasv.model.profile import WorkloadProfile
 from neuronasv.model.rounds import RoundsDocument
 
 __all__ = [
@@ -48,6 +51,7 @@ __all__ = [
     "KNOWN_UNITS",
     "MACHINE_RE",
     "UNNAMED_MACHINE",
+    "known_bound",
     "recompute",
     "sanitize",
 ]
@@ -67,6 +71,29 @@ def _clean_fingerprint(fp: Mapping[str, str]) -> dict[str, str]:
         for k, v in fp.items()
         if FP_KEY_RE.fullmatch(k) and FP_VALUE_RE.fullmatch(v) and not v.endswith(" ")
     }
+
+
+def known_bound(text: str | None) -> str | None:
+    """``text`` when it is a label :func:`neuronasv.measure.roofline.roofline_label`
+    writes (``compute``, ``memory; assumed causal``, ...), else None."""
+    from neuronasv.measure.roofline import ASSUMED_CAUSAL, BANDWIDTH_ONLY
+
+    if not text:
+        return None
+    parts = text.split("; ")
+    ok = parts[0] in ("compute", "memory", BANDWIDTH_ONLY) and all(
+        p == ASSUMED_CAUSAL for p in parts[1:]
+    )
+    return text if ok else None
+
+
+def _clean_ops(w: WorkloadProfile) -> WorkloadProfile:
+    ops = tuple(
+        o if o.roofline_bound == known_bound(o.roofline_bound)
+        else dataclasses.replace(o, roofline_bound=None)
+        for o in w.ops
+    )
+    return dataclasses.replace(w, warnings=(), trace_files=(), canary=None, ops=ops)
 
 
 def sanitize(history: History) -> History:
@@ -99,9 +126,7 @@ def sanitize(history: History) -> History:
         if m == raw
     }
     profiles = {
-        (name, c): tuple(
-            dataclasses.replace(w, warnings=(), trace_files=(), canary=None) for w in ws
-        )
+        (name, c): tuple(_clean_ops(w) for w in ws)
         for (m, c), ws in history.profiles.items()
         if m == raw
     }

@@ -173,7 +173,12 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
         ]
         if roofline:
             frac = op.roofline_fraction
-            cells.append("-" if frac is None else format_pct(frac))
+            # The roof it is of: "(memory)", "(compute)", "(bw only)" for compiled kernels
+            # whose FLOPs are unknown; the full label is in the JSON (roofline_bound).
+            bound = _short_bound(op.roofline_bound)
+            cells.append(
+                "-" if frac is None else format_pct(frac) + (f" ({bound})" if bound else "")
+            )
         table.add_row(*cells)
     console.print(table)
     for w in profile.warnings:
@@ -219,6 +224,17 @@ def comparison_line(profiles: Sequence[WorkloadProfile]) -> str | None:
 
 def _write_json(path: str, doc: ProfileDocument) -> None:
     write_output(doc.dumps(), path)
+
+
+def _short_bound(label: str | None) -> str:
+    """``compute``, ``memory``, ``bw only`` (+ ``, causal?`` when causal was assumed)."""
+    if not label:
+        return ""
+    from neuronasv.measure.roofline import ASSUMED_CAUSAL, BANDWIDTH_ONLY
+
+    parts = label.split("; ")
+    head = "bw only" if parts[0] == BANDWIDTH_ONLY else parts[0]
+    return _safe(head + (", causal?" if ASSUMED_CAUSAL in parts[1:] else ""))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -71,7 +71,20 @@ def add_parser(subparsers: Any) -> None:
         help="commit link template, e.g. https://github.com/ORG/REPO/commit/{commit}",
     )
     p.add_argument(
-        "--trace-url", default=None, help="trace link template with {path} (sidecar trace paths)"
+        "--trace-url",
+        default=None,
+        help="trace link template with {path} (sidecar trace paths); default: the copies"
+        " made from --traces-dir",
+    )
+    p.add_argument(
+        "--traces-dir",
+        type=existing_dir,
+        default=None,
+        help="trace store to copy the sidecars' traces from into OUT/traces/ (default:"
+        " REPO/.asv/traces when it exists); each op chart's commit links its trace",
+    )
+    p.add_argument(
+        "--no-traces", action="store_true", help="copy and link no traces (unless --trace-url)"
     )
     p.add_argument("--title", default="neuronasv history")
     p.add_argument(
@@ -161,10 +174,15 @@ def run(args: argparse.Namespace) -> int:
             )
             for m in ([args.machine] if args.machine else history.machines)
         ]
+    traces_dir = args.traces_dir
+    if traces_dir is None and args.repo:
+        default = os.path.join(args.repo, ".asv", "traces")
+        traces_dir = default if os.path.isdir(default) else None
     opts = PublishOptions(
         base_url=args.base_url,
         commit_url=args.commit_url or _commit_url_from_repo(args.repo),
         trace_url=args.trace_url,
+        traces_dir=None if args.no_traces or args.trace_url else traces_dir,
         title=args.title,
     )
     report = publish_site(data, args.out, findings=findings, options=opts)

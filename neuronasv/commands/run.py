@@ -34,10 +34,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--bench", metavar="REGEX", help="only benchmarks matching (asv --bench)")
     p.add_argument("--quick", action="store_true", help="smoke test: one sample, minimal profile")
-    p.add_argument(
+    traces = p.add_mutually_exclusive_group()
+    traces.add_argument(
         "--keep-traces",
+        dest="keep_traces",
         action="store_true",
-        help="keep profiler traces under .asv/traces/<machine>/<hash8>/",
+        default=True,
+        help="keep one gzipped chrome trace per workload under .asv/traces/<machine>/<hash8>/"
+        " (the default; the sidecar names them, the comment and the site link them)",
+    )
+    traces.add_argument(
+        "--no-traces",
+        dest="keep_traces",
+        action="store_false",
+        help="keep no traces",
     )
     p.add_argument("--traces-dir", type=output_dir, help="trace store (default: .asv/traces)")
     p.add_argument("--backend", default="auto", help="auto, cpu, cuda or neuron")

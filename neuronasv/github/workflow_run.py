@@ -20,10 +20,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from neuronasv.errors import UntrustedArtifactError, UsageError
+from neuronasv.errors import NeuronasvError, UntrustedArtifactError, UsageError
 from neuronasv.github.client import GitHubClient
 
-__all__ = ["RunContext", "bind_pr", "run_url"]
+__all__ = ["RunContext", "artifact_url", "bind_pr", "run_url"]
 
 _SHA = re.compile(r"[0-9a-f]{40}")
 _REPO = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
@@ -91,6 +91,39 @@ def run_url(server_url: str, repository: str, run_id: int) -> str:
     if not re.fullmatch(r"https://[A-Za-z0-9.-]+(:[0-9]{1,5})?", server_url.rstrip("/")):
         raise UsageError(f"server URL {server_url!r} is not https://host")
     return f"{server_url.rstrip('/')}/{repository}/actions/runs/{int(run_id)}"
+
+
+def artifact_url(
+    client: GitHubClient, server_url: str, repository: str, run_id: int, name: str
+) -> str | None:
+    """The page of run ``run_id``'s artifact ``name``, or None when it is not there.
+
+    GitHub's documented artifact URL,
+    ``<server>/<owner>/<name>/actions/runs/<run id>/artifacts/<artifact id>`` (what
+    ``actions/upload-artifact`` reports as ``artifact-url``), with the id from the REST API
+    (``GET /repos/{owner}/{repo}/actions/runs/{run_id}/artifacts?name=...``; needs
+    ``actions: read``). None when the run uploaded no such artifact, it expired, or the
+    API fails: the caller links the run's page instead.
+    """
+    base = run_url(server_url, repository, run_id)
+    try:
+        data = client.get_json(
+            f"/repos/{repository}/actions/runs/{int(run_id)}/artifacts", params={"name": name}
+        )
+    except NeuronasvError:
+        return None
+    arts = data.get("artifacts") if isinstance(data, Mapping) else None
+    for a in arts if isinstance(arts, list) else []:
+        if (
+            isinstance(a, Mapping)
+            and a.get("name") == name
+            and not a.get("expired")
+            and isinstance(a.get("id"), int)
+            and not isinstance(a.get("id"), bool)
+            and a["id"] > 0
+        ):
+            return f"{base}/artifacts/{a['id']}"
+    return None
 
 
 def _pr_matches(data: Any, ctx: RunContext) -> bool:

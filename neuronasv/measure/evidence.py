@@ -115,6 +115,7 @@ def capture_work(
     iterations: int = 1,
     default_dtype: Any = "float32",
     synchronize: Callable[[], None] | None = None,
+    assume_causal: bool = False,
 ) -> WorkCapture:
     """Run ``step`` under a host-only profiler with shapes and FLOPs; return the work.
 
@@ -123,6 +124,7 @@ def capture_work(
     should be warmed up already (compiled workloads compile on their first calls). Runs
     under ``torch.no_grad()`` like the timed loop, so the same ops run. Op names are
     normalised as in :func:`neuronasv.measure.profiling.normalize_op_name`.
+    ``assume_causal``: see :func:`neuronasv.measure.roofline.op_cost`.
     """
     import torch
     from torch.profiler import ProfilerActivity, profile
@@ -145,7 +147,10 @@ def capture_work(
 
     host = [e for e in events if is_host_event(e)]
     return WorkCapture(
-        costs=costs_from_events(events, iterations, default_dtype=default_dtype, op_name=name),
+        costs=costs_from_events(
+            events, iterations, default_dtype=default_dtype, op_name=name,
+            assume_causal=assume_causal,
+        ),
         signatures=signatures_from_events(host, iterations, op_name=name),
     )
 
@@ -181,7 +186,14 @@ def annotate_workload(
         for _ in range(2):  # compiled workloads compile on their first calls
             step()
         backend.synchronize()
-    work = capture_work(step, default_dtype=profile.dtype, synchronize=backend.synchronize)
+    from neuronasv.measure.roofline import CAUSAL_TAG
+
+    work = capture_work(
+        step,
+        default_dtype=profile.dtype,
+        synchronize=backend.synchronize,
+        assume_causal=CAUSAL_TAG in tuple(getattr(workload, "tags", ()) or ()),
+    )
     if fractions and peak is None:
         if fingerprint is None and backend.name != "cpu":
             from neuronasv.measure.fingerprint import collect_fingerprint

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import os
 import re
 import shutil
@@ -66,6 +67,7 @@ __all__ = [
     "CycleStats",
     "OpSample",
     "extract_cycle",
+    "gzip_trace",
     "is_bookkeeping",
     "normalize_op_name",
     "op_input_shapes",
@@ -228,9 +230,43 @@ def summarize_cycles(
 
 
 
+_STEM_MAX = 120
+
+
 def trace_file_stem(name: str, shape: str, dtype: str) -> str:
-    """File-system-safe stem for one workload's trace files (``rmsnorm.naive-4x512-bfloat16``)."""
-    return re.sub(r"[^A-Za-z0-9_.\-]", "_", f"{name}-{shape}-{dtype}")
+    """File-system-safe stem for one workload's trace files (``rmsnorm.naive-4x512-bfloat16``).
+
+    Anything outside ``A-Za-z0-9_.-`` becomes ``_``; no leading ``.`` or ``-`` (no hidden
+    file, which ``actions/upload-artifact`` would leave out, no option-like name); at most
+    120 characters (a longer one keeps its first 100 and a hash of the whole), so any
+    workload name gives one plain file name.
+    """
+    text = f"{name}-{shape}-{dtype}"
+    stem = re.sub(r"[^A-Za-z0-9_.\-]", "_", text)
+    stem = "_" + stem.lstrip(".-") if stem[:1] in (".", "-") else stem
+    if len(stem) > _STEM_MAX:
+        digest = hashlib.sha1(text.encode("utf-8", "surrogatepass"), usedforsecurity=False)
+        stem = f"{stem[:100]}-{digest.hexdigest()[:12]}"
+    return stem
+
+
+def gzip_trace(path: str) -> str:
+    """Compress the chrome trace ``path`` to ``path + ".gz"`` (Perfetto opens it as is) and
+    remove the original; returns the new path. Traces are text, 10-20x smaller gzipped."""
+    import gzip
+
+    dest = path + ".gz"
+    tmp = dest + ".tmp"
+    # mtime=0: the same trace gives the same bytes.
+    with (
+        open(path, "rb") as src,
+        open(tmp, "wb") as raw,
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as dst,
+    ):
+        shutil.copyfileobj(src, dst)
+    os.replace(tmp, dest)
+    os.remove(path)
+    return dest
 
 
 def _copy_backend_trace(backend_dir: str, path: str) -> bool:
@@ -370,7 +406,7 @@ def profile_workload(
                             raise CaptureError(
                                 f"{label}: exporting the chrome trace failed: {exc}"
                             ) from exc
-                    trace_files.append(os.path.basename(path))
+                    trace_files.append(os.path.basename(gzip_trace(path)))
                     if backend_hook is not None and os.path.isdir(backend_dir):
                         trace_files.append(os.path.basename(backend_dir))
                 stats = extract_cycle(

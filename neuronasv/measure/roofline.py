@@ -24,6 +24,15 @@ Formulas (per call):
   * scaled-dot-product attention (forward kernels of every backend): 4·B·H·L·S·E, scaled
     by the share of (query, key) pairs a causal mask keeps; bytes = q + k + v + output
     (the FlashAttention ideal, no L×S matrix in memory). Backward: 2.5× the forward FLOPs.
+    The flag is read from the recorded concrete inputs; when the profiler recorded none,
+    a workload tagged :data:`CAUSAL_TAG` is assumed causal and the label says so
+    ("assumed causal"). Covered: ``scaled_dot_product_attention``, the flash /
+    efficient / cuDNN / CPU-flash / MPS / "overrideable" kernels and their backwards.
+  * compiled Triton kernels (``triton_per_fused_...``: inductor's ``_RecordFunctionFast``
+    launch events, whose recorded inputs are the kernel's arguments): bytes = every tensor
+    argument once, ``in_out_ptr`` arguments twice (read + write); FLOPs unknown, so the
+    fraction is of peak *bandwidth* and labelled "bandwidth only, FLOPs unknown" (a lower
+    bound). See :func:`triton_kernel_cost`.
   * RMSNorm / LayerNorm fused kernels: 4 (8) FLOPs per element; bytes = input + weight
     (+ bias) + output.
   * views and allocations (``view``, ``transpose``, ``empty``, ...): 0 FLOPs, 0 bytes.
@@ -43,6 +52,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -55,16 +65,23 @@ from neuronasv.measure.peaks import PEAK_ENV, PEAKS, Peak, neuroncore_peak, pars
 from neuronasv.model.profile import OpProfile, WorkloadProfile
 
 __all__ = [
+    "ASSUMED_CAUSAL",
+    "BANDWIDTH_ONLY",
+    "CAUSAL_TAG",
     "OpCost",
     "RooflinePoint",
     "annotate",
     "costs_from_events",
     "dtype_label",
+    "is_triton_kernel",
     "measure_cpu_peak",
     "op_cost",
     "peak_for",
     "roofline_fraction",
+    "roofline_label",
     "roofline_point",
+    "triton_in_out_count",
+    "triton_kernel_cost",
 ]
 
 # --- dtypes -----------------------------------------------------------------------------
@@ -118,11 +135,13 @@ class OpCost:
         flops: floating-point operations, or None when unknown.
         bytes: bytes moved to/from main memory (reads + writes), or None when unknown.
         flops_by_dtype: FLOPs split by the dtype they run in (for the dtype's peak).
+        notes: assumptions the estimate rests on, for people (``"assumed causal"``).
     """
 
     flops: float | None
     bytes: float | None
     flops_by_dtype: Mapping[str, float] = field(default_factory=dict, hash=False)
+    notes: tuple[str, ...] = ()
 
     @property
     def known(self) -> bool:
@@ -198,7 +217,24 @@ _ATTENTION: dict[str, tuple[str, int, Any, bool]] = {
     "_scaled_dot_product_cudnn_attention_backward": ("bhle", 14, True, True),
     "_flash_attention_backward": ("blhe", 11, True, True),
     "_efficient_attention_backward": ("blhe", 14, 1, True),
+    # cuDNN (what SDPA picks on Hopper for bf16), the out-of-tree "overrideable" backend
+    # and MPS; schemas read from torch 2.13's ``torch.ops.aten.<name>.default._schema``.
+    "_cudnn_attention_forward": ("bhle", 10, True, False),
+    "_cudnn_attention_backward": ("bhle", 14, True, True),
+    "_scaled_dot_product_fused_attention_overrideable": ("bhle", 5, True, False),
+    "_scaled_dot_product_fused_attention_overrideable_backward": ("bhle", 13, True, True),
+    "_scaled_dot_product_attention_math_for_mps": ("bhle", 5, True, False),
 }
+
+#: Workload tag: any attention the workload runs is causal (``is_causal=True``; vacuous for
+#: a workload without attention), used when the profiler did not record the flag.
+CAUSAL_TAG = "causal-attention"
+#: Note on an attention cost whose causal mask was not recorded but whose workload is
+#: causal (:func:`op_cost` ``assume_causal``).
+ASSUMED_CAUSAL = "assumed causal"
+#: Label of a fraction computed from bytes alone (the kernel's FLOPs are unknown): the
+#: share of peak *bandwidth*, a lower bound of the fraction of the true roof.
+BANDWIDTH_ONLY = "bandwidth only, FLOPs unknown"
 
 
 @dataclass(frozen=True)
@@ -327,7 +363,10 @@ def _causal_share(lq: int, lk: int) -> float:
 
 
 def _attention_cost(
-    name: str, ts: list[_Tensor | None], concrete_inputs: Sequence[Any] | None
+    name: str,
+    ts: list[_Tensor | None],
+    concrete_inputs: Sequence[Any] | None,
+    assume_causal: bool = False,
 ) -> OpCost | None:
     layout, causal_idx, causal_value, backward = _ATTENTION[name]
     tensors = [t for t in ts if t is not None]
@@ -344,14 +383,97 @@ def _attention_cost(
     else:
         b, lq, h, e = q.shape
         lk, ev = k.shape[1], v.shape[3]
-    share = _causal_share(lq, lk) if _concrete(concrete_inputs, causal_idx) == causal_value else 1.0
+    flag = _concrete(concrete_inputs, causal_idx)
+    notes: tuple[str, ...] = ()
+    if flag is None and assume_causal:
+        # The profiler recorded no value for the flag (older torch, some backends): the
+        # workload says its attention is causal; the label says this was assumed.
+        causal, notes = True, (ASSUMED_CAUSAL,)
+    else:
+        causal = flag is not None and flag == causal_value and not isinstance(flag, str)
+    share = _causal_share(lq, lk) if causal else 1.0
     fwd = 2.0 * b * h * lq * lk * (e + ev) * share
     out_bytes = b * h * lq * ev * q.itemsize
     if backward:
         # grad_out + q + k + v + out read; dq + dk + dv written.
         nbytes = 2 * out_bytes + 2 * (q.nbytes + k.nbytes + v.nbytes)
-        return _cost(2.5 * fwd, nbytes, q.dtype)
-    return _cost(fwd, q.nbytes + k.nbytes + v.nbytes + out_bytes, q.dtype)
+        return replace(_cost(2.5 * fwd, nbytes, q.dtype), notes=notes)
+    return replace(_cost(fwd, q.nbytes + k.nbytes + v.nbytes + out_bytes, q.dtype), notes=notes)
+
+
+#: Kernel-name prefixes of the Triton kernels inductor generates (pointwise, persistent
+#: reduction, reduction, template, foreach, split scan, combo).
+TRITON_PREFIXES = (
+    "triton_poi_", "triton_per_", "triton_red_", "triton_tem_", "triton_for_",
+    "triton_spl_", "triton_", )  # fmt: skip
+
+
+def is_triton_kernel(name: str) -> bool:
+    """True for an inductor-generated Triton kernel's launch event (``triton_per_fused_...``)."""
+    return name.startswith(TRITON_PREFIXES)
+
+
+def triton_kernel_cost(
+    input_shapes: Sequence[Any],
+    input_dtypes: Sequence[str] | None,
+    *,
+    in_out: int = 0,
+    kwinputs: Mapping[str, Any] | None = None,
+    default_dtype: str = "float32",
+) -> OpCost:
+    """Bytes of one launch of an inductor Triton kernel; FLOPs unknown (None).
+
+    Inductor launches each kernel inside a ``_RecordFunctionFast`` event named after the
+    kernel whose recorded inputs are the launch arguments, in the order of
+    ``python_argdefs`` (torch/_inductor/codegen/common.py): the in-place buffers
+    (``in_out_ptr*``: read and written) first, then the inputs (``in_ptr*``), the outputs
+    (``out_ptr*``), then the integer sizes (``xnumel``, ``r0_numel``: scalars, skipped).
+    Bytes = every tensor argument once, plus the first ``in_out`` tensors once more (the
+    count comes from the kernel's source, :func:`triton_in_out_count`; 0 when unknown,
+    which undercounts an in-place kernel's writes). When inductor measured it itself
+    (``kernel_num_gb``/``kernel_flop`` in the event's keyword inputs: only with
+    ``TORCHINDUCTOR_BENCHMARK_KERNEL``/``PROFILE_BANDWIDTH``), its figures win. Tensors
+    whose dtype was not recorded (torch records none on these events) take
+    ``default_dtype``, the workload's.
+    """
+    kw = kwinputs or {}
+    ts = [t for t in _tensors(input_shapes, input_dtypes, default_dtype) if t is not None]
+    if input_dtypes is None:  # without dtypes a 1-d [n] may be a size: keep n-d tensors only
+        ts = [t for t in ts if len(t.shape) > 0]
+    num_gb, kflop = kw.get("kernel_num_gb"), kw.get("kernel_flop")
+    if isinstance(num_gb, (int, float)) and not isinstance(num_gb, bool) and num_gb > 0:
+        nbytes: float | None = float(num_gb) * 1e9
+    elif ts:
+        nbytes = float(sum(t.nbytes for t in ts) + sum(t.nbytes for t in ts[: max(in_out, 0)]))
+    else:
+        return _UNKNOWN
+    dt = max(ts, key=lambda t: t.nbytes).dtype if ts else "float32"
+    if isinstance(kflop, (int, float)) and not isinstance(kflop, bool) and kflop > 0:
+        return OpCost(float(kflop), nbytes, {dt: float(kflop)})
+    return OpCost(None, nbytes)
+
+
+_TRITON_DEF_RE = re.compile(r"^def\s+(?P<name>\w+)\s*\((?P<args>[^)]*)\)", re.MULTILINE)
+
+
+def triton_in_out_count(kernel_file: str | None, kernel_name: str) -> int:
+    """How many ``in_out_ptr`` arguments ``kernel_name`` takes, from its generated source.
+
+    ``kernel_file`` is the ``kernel_file`` keyword input inductor records with the launch
+    (the kernel's Python module in the inductor cache, on the machine that ran it). 0 when
+    the file or the ``def`` is not found.
+    """
+    if not kernel_file or not os.path.isfile(kernel_file):
+        return 0
+    try:
+        with open(kernel_file, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(1_000_000)
+    except OSError:
+        return 0
+    for m in _TRITON_DEF_RE.finditer(text):
+        if m.group("name") == kernel_name:
+            return sum(1 for a in m.group("args").split(",") if a.strip().startswith("in_out_ptr"))
+    return 0
 
 
 def _reduced_numel(
@@ -376,6 +498,7 @@ def op_cost(
     *,
     input_dtypes: Sequence[str] | None = None,
     concrete_inputs: Sequence[Any] | None = None,
+    assume_causal: bool = False,
 ) -> OpCost:
     """FLOPs and bytes of one call of ``op`` (the *total* work, children included).
 
@@ -387,6 +510,9 @@ def op_cost(
             tells tensors from scalars and gives each tensor its itemsize.
         concrete_inputs: the profiler's ``concrete_inputs`` (scalar argument values:
             reduction dims, ``is_causal``).
+        assume_causal: the workload's attention is causal: used when an attention op's
+            ``is_causal`` was not recorded (the cost then carries the note
+            :data:`ASSUMED_CAUSAL`); a recorded value always wins.
 
     Returns:
         An :class:`OpCost`; ``OpCost(None, None)`` when the op has no formula.
@@ -399,7 +525,7 @@ def op_cost(
     ts = _tensors(input_shapes, input_dtypes, str(dtype))
     tensors = [t for t in ts if t is not None]
     if name in _ATTENTION:
-        return _attention_cost(name, ts, concrete_inputs) or _UNKNOWN
+        return _attention_cost(name, ts, concrete_inputs, assume_causal) or _UNKNOWN
     matmul = _matmul_cost(name, ts)
     if matmul is not None:
         return matmul
@@ -460,19 +586,35 @@ def is_host_event(event: Any) -> bool:
     return device_type is None or str(device_type).endswith("CPU")
 
 
-def _event_own_cost(event: Any, default_dtype: str) -> OpCost:
+def _event_own_cost(event: Any, default_dtype: str, assume_causal: bool = False) -> OpCost:
+    name = str(event.name)
+    if is_triton_kernel(name):
+        kw = getattr(event, "kwinputs", None) or {}
+        kw = kw if isinstance(kw, Mapping) else {}
+        kernel_file = kw.get("kernel_file")
+        return triton_kernel_cost(
+            getattr(event, "input_shapes", None) or [],
+            getattr(event, "input_dtypes", None) or None,
+            in_out=triton_in_out_count(
+                kernel_file if isinstance(kernel_file, str) else None,
+                str(kw.get("kernel_name") or name),
+            ),
+            kwinputs=kw,
+            default_dtype=default_dtype,
+        )
     cost = op_cost(
-        event.name,
+        name,
         getattr(event, "input_shapes", None) or [],
         default_dtype,
         input_dtypes=getattr(event, "input_dtypes", None) or None,
         concrete_inputs=getattr(event, "concrete_inputs", None) or None,
+        assume_causal=assume_causal,
     )
     profiler_flops = getattr(event, "flops", 0) or 0
     if profiler_flops > 0 and cost.bytes is not None:
         # The profiler's with_flops count (mm/addmm/bmm/mul/add/conv) wins for FLOPs.
         dt = next(iter(cost.flops_by_dtype), dtype_label(default_dtype))
-        cost = OpCost(float(profiler_flops), cost.bytes, {dt: float(profiler_flops)})
+        cost = OpCost(float(profiler_flops), cost.bytes, {dt: float(profiler_flops)}, cost.notes)
     return cost
 
 
@@ -482,6 +624,7 @@ def costs_from_events(
     *,
     default_dtype: Any = "float32",
     op_name: Callable[[Any], str] | None = None,
+    assume_causal: bool = False,
 ) -> dict[str, OpCost]:
     """Per-op FLOPs/bytes per iteration from profiler events, with "self" semantics.
 
@@ -493,6 +636,7 @@ def costs_from_events(
         default_dtype: dtype for tensors whose dtype the profiler did not record.
         op_name: the op identity used in the profile (default: ``event.key``), so costs
             land on the same names as :class:`~neuronasv.model.OpProfile` entries.
+        assume_causal: see :func:`op_cost` (the workload's attention is causal).
 
     Returns:
         ``{op: OpCost}``; an op is ``OpCost(None, None)`` when any of its events has no
@@ -519,7 +663,7 @@ def costs_from_events(
             if counted[id(child)]:
                 f_sum += c_own.flops or 0.0
                 b_sum += c_own.bytes or 0.0
-        cost = _event_own_cost(e, str(default_dtype))
+        cost = _event_own_cost(e, str(default_dtype), assume_causal)
         own[key] = cost
         if cost.flops:
             # An op that computes is composite when its children do the computing: a
@@ -538,13 +682,20 @@ def costs_from_events(
     flops: dict[str, float] = {}
     nbytes: dict[str, float] = {}
     by_dtype: dict[str, dict[str, float]] = {}
+    notes: dict[str, list[str]] = {}
     unknown: set[str] = set()
+    no_flops: set[str] = set()  # some counted call's FLOPs are unknown (Triton kernels)
     seen: set[str] = set()
     for e in cpu_events:
         name = name_of(e)
         seen.add(name)
         cost = own[id(e)]
         if counted[id(e)]:
+            if cost.flops is None:
+                no_flops.add(name)
+            for note in cost.notes:
+                if note not in notes.setdefault(name, []):
+                    notes[name].append(note)
             flops[name] = flops.get(name, 0.0) + (cost.flops or 0.0)
             nbytes[name] = nbytes.get(name, 0.0) + (cost.bytes or 0.0)
             dts = by_dtype.setdefault(name, {})
@@ -558,9 +709,10 @@ def costs_from_events(
             result[name] = _UNKNOWN
         else:
             result[name] = OpCost(
-                flops[name] / iterations,
+                None if name in no_flops else flops[name] / iterations,
                 nbytes[name] / iterations,
                 {dt: f / iterations for dt, f in by_dtype.get(name, {}).items()},
+                tuple(notes.get(name, ())),
             )
     return result
 
@@ -752,6 +904,16 @@ def roofline_point(cost: OpCost, time_us: float, peak: Peak | None) -> RooflineP
     return RooflinePoint(bw, fl, ideal / seconds, "memory" if mem_t >= comp_t else "compute")
 
 
+def roofline_label(cost: OpCost, point: RooflinePoint) -> str | None:
+    """What a fraction is a fraction of, for people: ``compute``, ``memory``, or
+    :data:`BANDWIDTH_ONLY` (bytes alone: FLOPs unknown), then the cost's notes
+    (``memory; assumed causal``). None when there is no fraction."""
+    if point.fraction is None or point.bound is None:
+        return None
+    label = BANDWIDTH_ONLY if cost.flops is None and point.bound == "memory" else point.bound
+    return "; ".join((label, *cost.notes))
+
+
 def roofline_fraction(cost: OpCost, time_us: float, peak: Peak | None) -> float | None:
     """``ideal time at peak / measured time`` (None when unknown); see :func:`roofline_point`."""
     return roofline_point(cost, time_us, peak).fraction
@@ -760,9 +922,10 @@ def roofline_fraction(cost: OpCost, time_us: float, peak: Peak | None) -> float 
 def annotate(
     profile: WorkloadProfile, op_costs: Mapping[str, OpCost], peak: Peak | None
 ) -> WorkloadProfile:
-    """Fill ``flops``, ``bytes`` and ``roofline_fraction`` of every op in ``profile``.
+    """Fill ``flops``, ``bytes``, ``roofline_fraction`` and ``roofline_bound`` of every op.
 
-    The fraction uses the op's median self device time per iteration. Ops missing from
+    The fraction uses the op's median self device time per iteration; the bound says
+    which roof it is measured against (:func:`roofline_label`). Ops missing from
     ``op_costs`` (or unknown there) keep ``None``.
 
     Returns:
@@ -772,15 +935,19 @@ def annotate(
     for op in profile.ops:
         cost = op_costs.get(op.op, _UNKNOWN)
         if not cost.known:
-            ops.append(replace(op, flops=None, bytes=None, roofline_fraction=None))
+            ops.append(replace(
+                op, flops=None, bytes=None, roofline_fraction=None, roofline_bound=None
+            ))
             continue
         times = [t for t in op.self_device_time_us if math.isfinite(t)]
-        frac = roofline_fraction(cost, median(times), peak) if times else None
+        point = roofline_point(cost, median(times), peak) if times else None
         work = (cost.flops or 0.0) + (cost.bytes or 0.0)
+        known = point is not None and point.fraction is not None and work > 0
         ops.append(replace(
             op,
             flops=cost.flops,
             bytes=cost.bytes,
-            roofline_fraction=frac if work > 0 else None,
+            roofline_fraction=point.fraction if known and point else None,
+            roofline_bound=roofline_label(cost, point) if known and point else None,
         ))
     return replace(profile, ops=tuple(ops))

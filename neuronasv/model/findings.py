@@ -22,6 +22,12 @@ Schema history (``FINDINGS_SCHEMA_VERSION``):
   3 — ``Finding.basis``: ``work`` when the exact work evidence decided the verdict (strictly
       more or strictly less work at head and a timing that did not decide), else ``timing``.
       Versions 1 and 2 read with ``timing``.
+      Additive, same version 3 (written only when set; older readers ignore them): op
+      findings' and op contributions' ``roofline_base``/``roofline_head`` (the op's
+      fraction of the device's peak at base/head, from the sidecar profiles) and
+      ``roofline_bound`` (which roof: ``compute``, ``memory``, ``bandwidth only, FLOPs
+      unknown``, ...); ``RunRef.traces`` (workload key ``name[shape,dtype]`` -> trace file,
+      relative to where ``trace_url`` points).
 """
 
 from __future__ import annotations
@@ -114,6 +120,9 @@ class OpContribution(Model):
     share: float  # fraction of the total's delta this op explains (can exceed 1 or be < 0)
     calls_base: float | None = None
     calls_head: float | None = None
+    roofline_base: float | None = field(default=None, metadata=spec(omit_empty=True))
+    roofline_head: float | None = field(default=None, metadata=spec(omit_empty=True))
+    roofline_bound: str | None = field(default=None, metadata=spec(omit_empty=True))
 
 
 @dataclass(frozen=True)
@@ -141,6 +150,9 @@ class Finding(Model):
         basis: what decided the verdict: ``timing`` (the statistics) or ``work`` (the
             exact work evidence — strictly more or strictly less work at head — where the
             timing alone did not decide; :func:`neuronasv.analyse.evidence.apply_work`).
+        roofline_base, roofline_head: for op series, the op's achieved fraction of the
+            device's peak on each side (from the sidecar profiles), when known.
+        roofline_bound: which roof that fraction is of (head's, else base's).
     """
 
     _what = "finding"
@@ -167,6 +179,9 @@ class Finding(Model):
     calls_base: float | None = None
     calls_head: float | None = None
     basis: Literal["timing", "work"] = "timing"
+    roofline_base: float | None = field(default=None, metadata=spec(omit_empty=True))
+    roofline_head: float | None = field(default=None, metadata=spec(omit_empty=True))
+    roofline_bound: str | None = field(default=None, metadata=spec(omit_empty=True))
 
     @property
     def change_pct(self) -> float | None:
@@ -222,7 +237,10 @@ class RunRef(Model):
     machine: str
     fingerprint: Mapping[str, str] = field(default_factory=dict)
     label: str | None = None  # branch or ref name as the user gave it (untrusted text)
-    trace_url: str | None = None
+    trace_url: str | None = None  # where this side's traces can be downloaded
+    # workload key ``name[shape,dtype]`` -> trace file (relative to ``trace_url``'s folder
+    # or artifact): the comment names the file of each flagged workload.
+    traces: Mapping[str, str] = field(default_factory=dict, metadata=spec(omit_empty=True))
 
 
 @dataclass(frozen=True)

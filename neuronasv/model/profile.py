@@ -14,6 +14,9 @@ Schema history (``PROFILE_SCHEMA_VERSION``):
       Additive, same version: ``canary.device_state`` (flat str -> str: GPU clocks,
       throttle reasons, ECC, ...), optional; readers that predate it ignore it, which loses
       only that explanation, so documents without it and readers without it both still work.
+      Additive, same version: per-op ``roofline_bound`` (what ``roofline_fraction`` is a
+      fraction of: ``compute``, ``memory`` or ``bandwidth only, FLOPs unknown``, then
+      assumptions such as ``; assumed causal``), optional; absent = unknown.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ class OpProfile(Model):
         flops: floating-point operations per iteration, when known.
         bytes: bytes moved per iteration (reads + writes), when known.
         roofline_fraction: achieved fraction of the device's peak, when known.
+        roofline_bound: which roof that fraction is of, for people (see the module doc).
         signature: the exact work, sorted ``"<calls per iteration>×<input dtypes and
             shapes>"`` entries (:func:`neuronasv.measure.evidence.signatures_from_events`);
             empty when not captured.
@@ -64,6 +68,7 @@ class OpProfile(Model):
     bytes: float | None = None
     roofline_fraction: float | None = None
     signature: tuple[str, ...] = ()
+    roofline_bound: str | None = field(default=None, metadata=spec(omit_empty=True))
 
 
 @dataclass(frozen=True)

@@ -83,7 +83,11 @@ class PublishOptions:
     Attributes:
         base_url: absolute site URL (feeds need absolute links); "" = relative links.
         commit_url: template with ``{commit}``, e.g. ``https://github.com/o/r/commit/{commit}``.
-        trace_url: template with ``{path}`` for stored traces (sidecar paths).
+        trace_url: template with ``{path}`` for stored traces (sidecar paths); None with
+            ``traces_dir`` = the copies this publish makes (``traces/{path}`` in the site).
+        traces_dir: the trace store (``neuronasv run``'s ``.asv/traces``): each trace a
+            sidecar names and this folder holds is copied into the site's ``traces/``,
+            and each op chart's commit links it. None: no copies.
         title: site title.
         now: clock for the feed (tests inject it).
     """
@@ -91,6 +95,7 @@ class PublishOptions:
     base_url: str = ""
     commit_url: str | None = None
     trace_url: str | None = None
+    traces_dir: str | None = None
     title: str = "neuronasv history"
     now: datetime | None = None
 
@@ -412,7 +417,60 @@ def _newest_html(v: _View, commit_link: Callable[[str], str]) -> str:
     return '<div class="verdict">' + "".join(parts) + "</div>"
 
 
-def _workload_page(g: _Group, v: _View, cps: CPIndex, opts: PublishOptions, n_chunks: int) -> str:
+#: What a trace path from a sidecar may look like to be copied or linked: plain folder and
+#: file names (``<machine>/<hash8>/<stem>.json.gz``), nothing that climbs or hides.
+_TRACE_PART = r"[A-Za-z0-9_][A-Za-z0-9._+@-]{0,199}"
+_TRACE_PATH = re.compile(rf"{_TRACE_PART}(/{_TRACE_PART}){{0,7}}")
+
+
+def _copy_traces(w: _Writer, data: SiteData, traces_dir: str) -> set[str]:
+    """Copy every trace a sidecar names from ``traces_dir`` into the site's ``traces/``.
+
+    Returns the paths copied (or already there unchanged). A path that is not plain
+    (:data:`_TRACE_PATH`), a missing file or a symbolic link is skipped.
+    """
+    root = os.path.realpath(traces_dir)
+    done: set[str] = set()
+    for md in data.machines:
+        for per_commit in md.traces.values():
+            for rel in per_commit.values():
+                if rel in done or not _TRACE_PATH.fullmatch(rel) or ".." in rel.split("/"):
+                    continue
+                src = os.path.join(traces_dir, rel)
+                real = os.path.realpath(src)
+                if (
+                    os.path.commonpath([root, real]) != root
+                    or os.path.islink(src)
+                    or not os.path.isfile(src)
+                ):
+                    continue
+                st = os.stat(src)
+                digest = f"trace\x00{st.st_size}\x00{st.st_mtime_ns}"
+                dest = f"traces/{rel}"
+                if not w.fresh(dest, digest):
+                    with open(src, "rb") as fh:
+                        w.write(dest, fh.read(), digest)
+                done.add(rel)
+    return done
+
+
+def _peak_text(f: Finding | None) -> str:
+    """``80 % of peak (compute)`` of an op at the newest commit (vs its parent), or ""."""
+    if f is None or f.series.op is None:
+        return ""
+    from neuronasv.report.causes import of_peak
+
+    return of_peak(f.roofline_base, f.roofline_head, f.roofline_bound)
+
+
+def _workload_page(
+    g: _Group,
+    v: _View,
+    cps: CPIndex,
+    opts: PublishOptions,
+    n_chunks: int,
+    copied: set[str] | None = None,
+) -> str:
     md = g.machine
     col = {c: i for i, c in enumerate(md.commits)}
     rows_meta = []
@@ -422,6 +480,7 @@ def _workload_page(g: _Group, v: _View, cps: CPIndex, opts: PublishOptions, n_ch
         f = v.finding(r)
         rows_meta.append(
             {
+                "peak": _peak_text(f),
                 "label": _row_label(md, r, g),
                 "total": r == g.total,
                 "state": v.states[r],
@@ -448,10 +507,14 @@ def _workload_page(g: _Group, v: _View, cps: CPIndex, opts: PublishOptions, n_ch
                     }
                 )
     traces = []
+    trace_url = opts.trace_url
+    if trace_url is None and copied:
+        # The copies this publish made; workload pages live at m/<machine>/<page>.html.
+        trace_url = "../../traces/{path}"
     if g.trace_key is not None:
         for j in sorted(md.traces):
             p = md.traces[j].get(g.trace_key)
-            if p:
+            if p and (opts.trace_url is not None or (copied is not None and p in copied)):
                 traces.append([j, p])
     nw = v.newest
     meta = {
@@ -469,7 +532,7 @@ def _workload_page(g: _Group, v: _View, cps: CPIndex, opts: PublishOptions, n_ch
         ],
         "traces": traces,
         "commitUrl": opts.commit_url,
-        "traceUrl": opts.trace_url,
+        "traceUrl": trace_url,
     }
     lead = g.total if g.total is not None else (g.rows[0] if len(g.rows) == 1 else None)
     badge = ""
@@ -855,6 +918,7 @@ def publish_site(
             _View(md, _groups(md), series_states(md, cps, newest), noise_levels(md), newest,
                   coverage)
         )  # fmt: skip
+    copied = _copy_traces(w, data, options.traces_dir) if options.traces_dir else None
     page_for: dict[tuple[str, str, tuple[str, ...]], str] = {}
     for v in views:
         md = v.md
@@ -869,7 +933,7 @@ def publish_site(
                 digest, make = _chunk_js(g, k)
                 if not w.fresh(rel, digest):
                     w.write(rel, make(), digest)
-            w.write(rel_page, _workload_page(g, v, cps, options, n_chunks))
+            w.write(rel_page, _workload_page(g, v, cps, options, n_chunks, copied))
             report.pages += 1
         report.series += len(md.series)
 

@@ -21,6 +21,7 @@ from neuronasv.format import (
     format_ci,
     format_delta_pct,
     format_pair,
+    format_pct,
     format_signed,
     plural,
 )
@@ -31,6 +32,8 @@ __all__ = [
     "cause_headline",
     "cause_views",
     "config_label",
+    "of_peak",
+    "of_peak_cell",
     "signed_attribution",
     "total_cells",
     "work_sentence",
@@ -235,6 +238,36 @@ def signed_attribution(f: Finding, *, code: Code = _plain, max_ops: int = 3) -> 
         other = format_signed(sum(a.delta for a in rest), f.unit)
         bits.append(f"{plural(len(rest), 'other op')} {other}")
     return ", ".join(bits)
+
+
+def of_peak(
+    base: float | None, head: float | None, bound: str | None, *, text: Code = _plain
+) -> str:
+    """``80 % of peak (compute)``, or ``62 % → 80 % of peak (memory)`` when base differs;
+    empty when unknown. ``bound`` (from the run's profiles) passes through ``text``."""
+    vals = [v for v in (base, head) if v is not None and math.isfinite(v) and v >= 0]
+    if not vals:
+        return ""
+    if base is not None and head is not None and format_pct(base) != format_pct(head):
+        figure = f"{format_pct(base)} → {format_pct(head)}"
+    else:
+        figure = format_pct(vals[-1])
+    return f"{figure} of peak" + (f" ({text(bound)})" if bound else "")
+
+
+def of_peak_cell(f: Finding, *, code: Code = _plain, text: Code = _plain, max_ops: int = 2) -> str:
+    """The "of peak" cell of a total's row: the moved ops with a known fraction, largest
+    change first — ``aten::mm 80 % of peak (compute)`` (empty when none is known)."""
+    contribs = [
+        a
+        for a in f.attribution
+        if a.delta != 0.0 and (a.roofline_head is not None or a.roofline_base is not None)
+    ]
+    contribs.sort(key=lambda a: (-abs(a.delta), a.op))
+    return ", ".join(
+        f"{code(a.op)} {of_peak(a.roofline_base, a.roofline_head, a.roofline_bound, text=text)}"
+        for a in contribs[:max_ops]
+    )
 
 
 def _range(view: CauseView) -> str:

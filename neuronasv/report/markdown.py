@@ -47,6 +47,8 @@ from neuronasv.model.findings import (
 from neuronasv.report.causes import (
     cause_headline,
     config_label,
+    of_peak,
+    of_peak_cell,
     signed_attribution,
     total_cells,
     work_sentence,
@@ -131,7 +133,11 @@ def _confirmed(f: Finding) -> str:
     return {True: "✓", False: "✗ not reproduced", None: ""}[f.confirmed]
 
 
-def _finding_row(f: Finding, *, confirmed_col: bool) -> str:
+def _peak_text(x: str) -> str:
+    return md_text(x, max_len=60)
+
+
+def _finding_row(f: Finding, *, confirmed_col: bool, peak_col: bool = False) -> str:
     bench, op = _series_cells(f)
     cells = [
         bench,
@@ -142,6 +148,9 @@ def _finding_row(f: Finding, *, confirmed_col: bool) -> str:
         format_p(f.p_adjusted if f.p_adjusted is not None else f.p_value),
         format_calls(f.calls_base, f.calls_head),
     ]
+    if peak_col:
+        cells.append(of_peak(f.roofline_base, f.roofline_head, f.roofline_bound,
+                             text=_peak_text))  # fmt: skip
     if confirmed_col:
         cells.append(_confirmed(f))
     return "| " + " | ".join(cells) + " |"
@@ -149,11 +158,15 @@ def _finding_row(f: Finding, *, confirmed_col: bool) -> str:
 
 def _finding_table(fs: Sequence[Finding]) -> tuple[list[str], list[str]]:
     confirmed_col = any(f.confirmed is not None for f in fs)
+    peak_col = any(f.roofline_base is not None or f.roofline_head is not None for f in fs)
     cols = ["Benchmark", "Op", "Base → Head", "Δ", "CI of Δ", "p", "Calls"]
+    if peak_col:
+        cols.append("Of peak")
     if confirmed_col:
         cols.append("Re-run")
     head = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    return head, [_finding_row(f, confirmed_col=confirmed_col) for f in fs]
+    rows = [_finding_row(f, confirmed_col=confirmed_col, peak_col=peak_col) for f in fs]
+    return head, rows
 
 
 # ------------------------------------------------------------------------- sections
@@ -161,11 +174,17 @@ def _finding_table(fs: Sequence[Finding]) -> tuple[list[str], list[str]]:
 
 def _links_line(doc: FindingsDocument, report_url: str | None) -> str:
     links: list[str] = []
+    base_t = doc.base.trace_url if doc.base else None
+    head_t = doc.head.trace_url if doc.head else None
+    traces = (
+        (("Traces", base_t),)  # one place for both sides (the PR workflow's artifact)
+        if base_t == head_t
+        else (("Base trace", base_t), ("Head trace", head_t))
+    )
     named = (
         ("History", doc.links.get("history_url")),
         ("Full report", report_url),
-        ("Base trace", doc.base.trace_url if doc.base else None),
-        ("Head trace", doc.head.trace_url if doc.head else None),
+        *traces,
     )
     for name, url in named:
         safe = safe_url(url)
@@ -304,6 +323,9 @@ def _sections(
 
     if doc.mode == "compare":
         out += _cause_sections(d, h3, details=details)
+        traces = _trace_section(doc, h3)
+        if traces is not None:
+            out.append(traces)
         if d.failed:
             rows = [
                 f"- {md_code(f.series.label)}: "
@@ -468,6 +490,35 @@ def _sections(
     return out
 
 
+def _trace_section(doc: FindingsDocument, h3: str) -> _Section | None:
+    """Base and head trace of every flagged workload, the op to look for, how to open them
+    (issue 14 item 4). From ``RunRef.traces``/``trace_url``; None when no side names any."""
+    from neuronasv.report.traces import TRACE_HINT_MD, flagged_workloads
+
+    if doc.base is None or doc.head is None or not (doc.base.traces or doc.head.traces):
+        return None
+    rows = []
+    for fw in flagged_workloads(doc):
+        links = []
+        for word, ref in (("base", doc.base), ("head", doc.head)):
+            name = ref.traces.get(fw.key)
+            if not name:
+                continue
+            url = safe_url(ref.trace_url)
+            label = f"{word} {md_code(name, max_len=200)}"
+            links.append(f"[{label}]({url})" if url else label)
+        if not links:
+            continue
+        what = md_code(config_label(fw.shape, fw.dtype))
+        look = f" — look for {md_code(fw.op)}" if fw.op else ""
+        rows.append(f"- {md_code(fw.workload)} {what}{look}: " + " · ".join(links))
+    if not rows:
+        return None
+    return _Section(
+        "traces", [f"{h3} Traces", "", TRACE_HINT_MD, ""], rows, rank=5
+    )
+
+
 def _warnings_summary(warnings: Sequence[tuple[SeriesId, str]]) -> str:
     """One line for many per-series warnings: how many, on how many series, the kinds."""
     kinds: dict[str, int] = {}
@@ -499,19 +550,23 @@ def _cause_sections(d: Digest, h3: str, *, details: bool = True) -> list[_Sectio
         # total's figures are the rounds', so the column says where its numbers are from.
         rerun = any(f.confirmed is not None for f in view.totals)
         where_col = "Where the time went (first run)" if rerun else "Where the time went"
+        in_table = lambda x: md_code(x, in_table=True)  # noqa: E731
+        peaks = {f.series: of_peak_cell(f, code=in_table, text=_peak_text) for f in view.totals}
+        peak_col = " Of peak |" if any(peaks.values()) else ""
         head += [
             "",
-            f"| Shape · dtype | Total | Δ (CI) | State | {where_col} |",
-            "|---|---|---|---|---|",
+            f"| Shape · dtype | Total | Δ (CI) | State | {where_col} |{peak_col}",
+            "|---|---|---|---|---|" + ("---|" if peak_col else ""),
         ]
         rows = []
         for f in sorted(view.totals, key=lambda f: -abs(_log_ratio(f))):
             pair, change, state = total_cells(f)
             label = config_label(f.series.shape or "", f.series.dtype or "")
-            where = signed_attribution(f, code=lambda x: md_code(x, in_table=True))
-            rows.append(
-                f"| {md_code(label, in_table=True)} | {pair} | {change} | {state} | {where} |"
-            )
+            where = signed_attribution(f, code=in_table)
+            row = f"| {md_code(label, in_table=True)} | {pair} | {change} | {state} | {where} |"
+            if peak_col:
+                row += f" {peaks[f.series]} |"
+            rows.append(row)
         out.append(_Section(f"cause {n}", head, rows, rank=9))
     if not details:  # the short form: causes only, no collapsed lists
         return out

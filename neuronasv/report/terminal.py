@@ -22,6 +22,7 @@ from neuronasv.format import (
     format_pair,
 )
 from neuronasv.model.findings import ChangePoint, Finding, FindingsDocument
+from neuronasv.report.causes import of_peak
 from neuronasv.report.digest import Digest, digest, group_label
 from neuronasv.report.escape import clean
 
@@ -41,11 +42,13 @@ def _t(text: str, style: str = "") -> Text:
 
 def _findings_table(title: str, fs: Sequence[Finding], style: str) -> Table:
     table = Table(title=title, title_justify="left", title_style=style, expand=False)
-    for col in ("Benchmark", "Op", "Base → Head", "Δ", "CI of Δ", "p", "Calls"):
+    peak = any(f.roofline_base is not None or f.roofline_head is not None for f in fs)
+    cols = ("Benchmark", "Op", "Base → Head", "Δ", "CI of Δ", "p", "Calls")
+    for col in (*cols, "Of peak") if peak else cols:
         table.add_column(col, no_wrap=col in ("Δ", "p"))
     for f in fs:
         op = "" if f.series.workload is None else (f.series.op or "total")
-        table.add_row(
+        cells: list[Text | str] = [
             _t(group_label(f.series)),
             _t(op),
             format_pair(f.base, f.head, f.unit),
@@ -53,7 +56,10 @@ def _findings_table(title: str, fs: Sequence[Finding], style: str) -> Table:
             format_ci(f.ci_low, f.ci_high),
             format_p(f.p_adjusted if f.p_adjusted is not None else f.p_value),
             format_calls(f.calls_base, f.calls_head),
-        )
+        ]
+        if peak:  # the op's fraction of the device's peak (issue 14 item 5)
+            cells.append(_t(of_peak(f.roofline_base, f.roofline_head, f.roofline_bound)))
+        table.add_row(*cells)
     return table
 
 

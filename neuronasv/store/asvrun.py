@@ -124,7 +124,9 @@ class RunOptions:
         traces_dir: trace store (default ``.asv/traces``), used with ``keep_traces``.
         bench: asv ``--bench`` regular expression.
         quick: asv ``--quick`` and a minimal profile (a smoke test, not a measurement).
-        keep_traces: keep profiler traces at ``<traces_dir>/<machine>/<hash8>/``.
+        keep_traces: keep profiler traces at ``<traces_dir>/<machine>/<hash8>/`` (default:
+            one gzipped chrome trace per workload, from the last profiled cycle; Neuron
+            adds its trace folder with the NEFF/NTFF files).
         backend: measure backend (``auto``, ``cpu``, ``cuda``, ``neuron``).
         python: interpreter for asv and the benchmarks (the ``existing`` environment).
         extra_env: extra environment variables for asv and the benchmark processes.
@@ -140,7 +142,7 @@ class RunOptions:
     traces_dir: str | None = None
     bench: str | None = None
     quick: bool = False
-    keep_traces: bool = False
+    keep_traces: bool = True
     backend: str = "auto"
     python: str = field(default_factory=lambda: sys.executable)
     extra_env: Mapping[str, str] = field(default_factory=dict)

@@ -6,6 +6,8 @@ Adds to :class:`tests.github.fakegithub.FakeGitHub`:
   "repo": {"full_name"}}}`` for PRs registered with :meth:`FakeGitHubCI.add_pull`, and
   ``GET /repos/{o}/{r}/pulls?state=open&head=OWNER:REF`` listing them (GitHub filters by
   the head's owner and branch): the comment job binds a run to its PR with these;
+- ``GET /repos/{o}/{r}/actions/runs/{id}/artifacts`` (``name`` filter): artifacts planted
+  with :meth:`FakeGitHubCI.add_artifact` (the comment links the traces artifact by id);
 - issues: ``GET /repos/{o}/{r}/issues`` (``state``, ``labels``, paged with ``Link``),
   ``POST /repos/{o}/{r}/issues``, ``PATCH /repos/{o}/{r}/issues/{n}``; comments on an issue
   reuse the base class's ``/issues/{n}/comments``. Issue numbers start at 1001, so they
@@ -44,6 +46,7 @@ class FakeGitHubCI(FakeGitHub):
         self.pull_heads: dict[int, tuple[str, str, str]] = {}  # number -> (repo, ref, state)
         self.issues: list[dict[str, Any]] = []
         self._next_issue = 1000
+        self.artifacts: dict[int, list[dict[str, Any]]] = {}  # run id -> artifacts
 
     def add_pull(self, number: int, head_sha: str, *, head_repo: str | None = None,
                  head_ref: str | None = None, state: str = "open") -> None:
@@ -56,6 +59,14 @@ class FakeGitHubCI(FakeGitHub):
         repo, ref, state = self.pull_heads[n]
         return {"number": n, "state": state,
                 "head": {"sha": self.pulls[n], "ref": ref, "repo": {"full_name": repo}}}
+
+    def add_artifact(self, run_id: int, name: str, artifact_id: int,
+                     *, expired: bool = False) -> None:
+        """Plant an artifact of workflow run ``run_id``."""
+        with self.lock:
+            self.artifacts.setdefault(run_id, []).append(
+                {"id": artifact_id, "name": name, "expired": expired, "size_in_bytes": 1024}
+            )
 
     def add_issue(self, author: str, title: str, body: str, *, state: str = "open",
                   labels: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -100,6 +111,13 @@ class FakeGitHubCI(FakeGitHub):
                 self._send(h, status, data, headers)
             return status
 
+        m = re.fullmatch(r"actions/runs/(\d+)/artifacts", rest)
+        if m and method == "GET":
+            want = query.get("name", [""])[0]
+            with self.lock:
+                arts = [dict(a) for a in self.artifacts.get(int(m.group(1)), [])
+                        if not want or a["name"] == want]
+            return reply(200, {"total_count": len(arts), "artifacts": arts})
         m = re.fullmatch(r"pulls/(\d+)", rest)
         if m and method == "GET":
             n = int(m.group(1))

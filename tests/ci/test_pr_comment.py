@@ -25,6 +25,7 @@ from neuronasv.analyse.recompute import UNNAMED_MACHINE
 from neuronasv.errors import UntrustedArtifactError
 from neuronasv.model import Finding, FindingsDocument, RunRef, SeriesId
 from neuronasv.model.rounds import RoundMeasurement, RoundsDocument
+from neuronasv.report.traces import PERFETTO_URL, TRACES_ARTIFACT
 from neuronasv.store.history import load_history
 from tests.analyse.analyse_asvdata import neuronasv_run
 from tests.ci.fakegithub_ext import FakeGitHubCI
@@ -179,9 +180,16 @@ def test_hostile_artifact_comment_has_only_run_links_and_recomputed_verdicts(
         (status,) = gh.statuses(HEAD)
         assert TOKEN not in r.stdout + r.stderr
 
-    # Every link in the comment and the status is the repository's own run.
-    assert urls(body) and set(urls(body)) == {RUN_URL}, urls(body)
+    # Every link in the comment and the status is the repository's own run (the traces:
+    # the run's page, as the run uploaded no traces artifact), or Perfetto in the hint.
+    assert urls(body) and set(urls(body)) == {RUN_URL, PERFETTO_URL}, urls(body)
     assert status["target_url"] == RUN_URL
+    # The flagged workload's base and head traces are named, from the series identity.
+    assert (
+        f"- `rmsnorm.naive` `4x512 fp32` — look for `aten::mul`:"
+        f" [base `base-{BASE[:8]}/rmsnorm.naive-4x512-float32.json.gz`]({RUN_URL})"
+        f" · [head `head-{HEAD[:8]}/rmsnorm.naive-4x512-float32.json.gz`]({RUN_URL})"
+    ) in body
     # Nothing the artifact wrote as text reaches GitHub.
     for text in (body, json.dumps(status)):
         for bad in ("evil", "Approve", "merge", "@org", "<b>", "javascript", "trn2"):
@@ -317,3 +325,84 @@ def test_replayed_rounds_equal_confirm_on_the_recorded_runner(tmp_path: Path) ->
     assert a == b and any(f.confirmed for f in a.findings)
     back = RoundsDocument.loads(rec.document(BASE, HEAD, 3).dumps())
     assert back == rec.document(BASE, HEAD, 3)
+
+
+def _set_roofline(art: Path, commit: str, fraction: float, bound: str) -> None:
+    """Give aten::mul of ``commit``'s sidecar a fraction of peak and its label."""
+    from neuronasv.model import RunSidecar
+
+    # Not a glob: the hostile machine folder's name holds "[...]".
+    (path,) = [
+        Path(d) / n
+        for d, _, names in os.walk(art / "results")
+        for n in names
+        if n.startswith(commit[:8]) and n.endswith(".neuronasv")
+    ]
+    sc = RunSidecar.loads(path.read_text())
+    profiles = tuple(
+        dataclasses.replace(w, ops=tuple(
+            dataclasses.replace(o, roofline_fraction=fraction, roofline_bound=bound)
+            if o.op == "aten::mul" else o
+            for o in w.ops
+        ))
+        for w in sc.profiles
+    )  # fmt: skip
+    path.write_text(dataclasses.replace(sc, profiles=profiles).dumps())
+
+
+def test_comment_links_the_traces_artifact_and_shows_the_flagged_ops_fraction_of_peak(
+    tmp_path: Path,
+) -> None:
+    """Issue 14 items 4-5: per flagged workload, base and head traces at the run's traces
+    artifact (its id from the API), the op named, how to open them; the moved op's
+    fraction of peak in the cause table and the series table. A label the roofline never
+    writes (the run chose it) is withheld; the numbers stay."""
+    art = make_artifact(tmp_path)
+    _set_roofline(art, BASE, 0.62, "memory")
+    _set_roofline(art, HEAD, 0.21, f"memory [Approve]({EVIL})")
+    with FakeGitHubCI(tokens={TOKEN: "github-actions[bot]"}, repo=REPO) as gh:
+        gh.add_pull(7, HEAD)
+        gh.add_artifact(RUN_ID, "pr-benchmark", 900)
+        gh.add_artifact(RUN_ID, TRACES_ARTIFACT, 901)
+        gh.add_artifact(RUN_ID + 1, TRACES_ARTIFACT, 999)  # another run's: never linked
+        r = run_script(art, event(tmp_path), gh)
+        assert r.returncode == 0, r.stdout + r.stderr
+        (ours,) = gh.comments(7, author="github-actions[bot]")
+        body = ours["body"]
+        asked = [q for q in gh.requests if "/artifacts" in q.path]
+    art_url = f"{RUN_URL}/artifacts/901"
+    assert asked and all(f"/actions/runs/{RUN_ID}/artifacts" in q.path for q in asked)
+    assert set(urls(body)) == {RUN_URL, art_url, PERFETTO_URL}, urls(body)
+    traces = body.split("### Traces", 1)[1]
+    assert traces.splitlines()[2].startswith("Open a trace in [Perfetto](https://ui.perfetto.dev)")
+    assert (
+        f"- `rmsnorm.naive` `4x512 fp32` — look for `aten::mul`:"
+        f" [base `base-{BASE[:8]}/rmsnorm.naive-4x512-float32.json.gz`]({art_url})"
+        f" · [head `head-{HEAD[:8]}/rmsnorm.naive-4x512-float32.json.gz`]({art_url})"
+    ) in traces
+    assert f"[Traces]({art_url})" in body  # the footer: one link for both sides
+    # Of peak: the cause table's column names the op; the series table shows base → head.
+    cause = body.split("### 1.", 1)[1].split("\n\n###", 1)[0]
+    header = next(ln for ln in cause.splitlines() if ln.startswith("| Shape"))
+    assert header.endswith("| Where the time went (first run) | Of peak |")
+    row = next(ln for ln in cause.splitlines() if ln.startswith("| `4x512 fp32`"))
+    assert row.endswith("| `aten::mul` 62 % → 21 % of peak (memory) |"), row
+    series = body.split("<details><summary>Every series with a verdict", 1)[1]
+    mul = next(ln for ln in series.splitlines() if "`aten::mul`" in ln)
+    assert "| 62 % → 21 % of peak (memory) |" in mul, mul
+    for bad in ("evil", "Approve"):
+        assert bad not in body
+
+
+def test_traces_artifact_lookup_failure_links_the_run_page(tmp_path: Path) -> None:
+    """The API cannot list the run's artifacts (403): the comment still posts, and the
+    traces link is the run's page."""
+    art = make_artifact(tmp_path)
+    with FakeGitHubCI(tokens={TOKEN: "github-actions[bot]"}, repo=REPO) as gh:
+        gh.add_pull(7, HEAD)
+        gh.add_artifact(RUN_ID, TRACES_ARTIFACT, 901)
+        gh.add_fault("GET", r"/actions/runs/\d+/artifacts$", "forbidden", times=10)
+        r = run_script(art, event(tmp_path), gh)
+        assert r.returncode == 0, r.stdout + r.stderr
+        (ours,) = gh.comments(7, author="github-actions[bot]")
+    assert f"[Traces]({RUN_URL})" in ours["body"] and "/artifacts/" not in ours["body"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -70,8 +71,12 @@ def test_compiled_shows_a_compiled_region_without_hash(cpu_profiles: Profiles) -
 
 def test_trace_files_one_per_workload(cpu_profiles: Profiles, cpu_trace_dir: str) -> None:
     for name, prof in cpu_profiles.items():
-        assert prof.trace_files == (f"{name}-4x512-bfloat16.json",)
-        data = json.loads((Path(cpu_trace_dir) / prof.trace_files[0]).read_text())
+        # gzipped (Perfetto opens .json.gz as is), deterministic gzip header, no .json left
+        assert prof.trace_files == (f"{name}-4x512-bfloat16.json.gz",)
+        raw = (Path(cpu_trace_dir) / prof.trace_files[0]).read_bytes()
+        assert raw[:2] == b"\x1f\x8b" and raw[4:8] == b"\0\0\0\0"  # gzip, mtime 0
+        assert not (Path(cpu_trace_dir) / f"{name}-4x512-bfloat16.json").exists()
+        data = json.loads(gzip.decompress(raw))
         assert any(
             e.get("name") == "aten::rms_norm"
             or "Compiled" in str(e.get("name"))

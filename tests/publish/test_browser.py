@@ -210,3 +210,18 @@ def test_op_chart_marks_the_newest_commits_regression(
     cols = np.flatnonzero(red.sum(axis=0) > 20)  # a vertical line: many red pixels a column
     assert cols.size, "no red marker on the total chart"
     assert cols.min() > px.shape[1] * 0.8  # at the newest commit: the right edge
+
+
+def test_op_charts_with_traces_and_fractions_of_peak_render_without_console_errors(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """Issue 14 items 4-5: the legend's of-peak text, the line under each op chart's title
+    and the newest commit's trace link (the details panel opens on it) in a real browser."""
+    from . import test_site_traces as st
+
+    # publishes tmp_path/site with traces and fractions, and checks the data it ships
+    st.test_op_charts_link_the_stored_traces_and_show_the_fraction_of_peak(tmp_path)
+    page = next((tmp_path / "site" / "m").rglob("*.html"))
+    png = tmp_path / "t.png"
+    assert browser.render(page.as_uri(), png, height=1400) == []
+    assert (_pixels(png).sum(axis=2) < 300).sum() > 1000  # text and charts drawn

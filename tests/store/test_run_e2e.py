@@ -13,6 +13,7 @@ and leave the fused variant's series alone; ``asv publish`` must list the per-op
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import os
@@ -93,7 +94,7 @@ def two_commit_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object
     )
     proc = subprocess.run(
         [NEURONASV, "run", "HEAD~1", "HEAD", "--machine", MACHINE, "--backend", "cpu",
-         "--bench", r"rmsnorm\.(Naive|Fused)\.", "--keep-traces"],
+         "--bench", r"rmsnorm\.(Naive|Fused)\."],  # traces are kept by default
         cwd=repo, env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     return {"repo": repo, "env": env, "base": base, "head": head, "proc": proc}
@@ -144,9 +145,16 @@ def test_sidecar_holds_fingerprint_tables_and_series(two_commit_run: dict[str, o
     total = series[("rmsnorm.Naive.devtime_total", ("'32x1024'", "'float32'"))]
     assert total.op is None and total.workload == "rmsnorm.naive"
     assert not after.failures
-    # --keep-traces: outside the results folder, one per workload.
-    trace = Path(str(two_commit_run["repo"])) / ".asv" / "traces" / after.traces[naive.key]
-    assert trace.is_file() and ".asv/results" not in str(trace)
+    # Traces (the default): outside the results folder, one gzipped chrome trace per
+    # workload, at <machine>/<hash8>/<stem>.json.gz, named by the sidecar.
+    assert set(after.traces) == {p.key for p in after.profiles}
+    store = Path(str(two_commit_run["repo"])) / ".asv" / "traces"
+    rel = after.traces[naive.key]
+    assert rel == f"{MACHINE}/{head[:8]}/rmsnorm.naive-32x1024-float32.json.gz"
+    events = json.loads(gzip.decompress((store / rel).read_bytes()))["traceEvents"]
+    assert any(e.get("name") == "aten::mul" for e in events)
+    # The op tables carry the fraction of peak and which roof it is of (item 5).
+    assert mul.roofline_fraction is not None and mul.roofline_bound == "memory"
 
 
 def _results(run: dict[str, object], sha: str) -> dict[str, dict[tuple[str, ...], float]]:

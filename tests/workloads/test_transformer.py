@@ -23,7 +23,8 @@ def test_every_transformer_workload_is_registered_with_the_tag() -> None:
     assert {w.name for w in T.WORKLOADS} == expected
     for w in T.WORKLOADS:
         assert workloads.get(w.name) is w
-        assert w.tags == ("transformer",)
+        # "causal-attention": any attention it runs is causal (roofline.CAUSAL_TAG)
+        assert w.tags == ("transformer", "causal-attention")
         assert w.default_shape == T.PRESETS["cpu"].shapes[0]
         assert w.compiled == w.name.endswith(".compiled")
 

@@ -401,7 +401,7 @@ def _workload(name: str, description: str, build: Build, *, compiled: bool = Fal
             default_shape=PRESETS["cpu"].shapes[0],
             build_fn=build,
             compiled=compiled,
-            tags=("transformer",),
+            tags=("transformer", "causal-attention"),  # roofline.CAUSAL_TAG
             skip_fn=compiled_skip_reason if compiled else None,
             default_dtype=PRESETS["cpu"].dtype,
         )

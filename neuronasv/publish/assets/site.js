@@ -181,7 +181,7 @@
         { value: function (u, i) { return i === null ? "" : "#" + i + " " + (d.commits[i] || ""); } },
         { label: "IQR low", stroke: "rgba(78,121,167,0.25)", width: 0, points: { show: false }, value: function (u, val) { return fmt(val, unit); } },
         { label: "IQR high", stroke: "rgba(78,121,167,0.25)", width: 0, points: { show: false }, value: function (u, val) { return fmt(val, unit); } },
-        { label: meta.rows[r].label, stroke: "#1f4e79", width: 1.5, spanGaps: false, points: { show: false }, value: function (u, val) { return fmt(val, unit); } }
+        { label: meta.rows[r].label + (meta.rows[r].peak ? " · " + meta.rows[r].peak : ""), stroke: "#1f4e79", width: 1.5, spanGaps: false, points: { show: false }, value: function (u, val) { return fmt(val, unit); } }
       ],
       bands: [{ series: [2, 1], fill: "rgba(78,121,167,0.22)" }],
       plugins: [markersPlugin(marksFor(meta, r))],
@@ -211,7 +211,7 @@
     for (var k = layers.length - 1; k >= 0; k--) {
       var L = layers[k], color = PALETTE[k % PALETTE.length], rr = L.r;
       series.push({
-        label: meta.rows[rr].label, stroke: color, fill: color, width: 0, points: { show: false },
+        label: meta.rows[rr].label + (meta.rows[rr].peak ? " · " + meta.rows[rr].peak : ""), stroke: color, fill: color, width: 0, points: { show: false },
         value: (function (r2) { return function (u, val, si, i) { return i === null || i === undefined ? "" : fmt(d.v[r2][i], unit); }; })(rr)
       });
       data.push(L.y);
@@ -254,9 +254,12 @@
     box.appendChild(t);
     meta.traces.forEach(function (tr) {
       if (tr[0] !== i) return;
-      var p = el("p", null, "Trace: ");
-      if (meta.traceUrl) p.appendChild(el("a", { href: meta.traceUrl.split("{path}").join(tr[1]) }, tr[1]));
+      var p = el("p", null, "Trace of this commit: ");
+      if (meta.traceUrl) p.appendChild(el("a", { href: meta.traceUrl.split("{path}").join(tr[1]), download: "" }, tr[1]));
       else p.appendChild(el("code", null, tr[1]));
+      p.appendChild(document.createTextNode(" — open it in "));
+      p.appendChild(el("a", { href: "https://ui.perfetto.dev" }, "Perfetto"));
+      p.appendChild(document.createTextNode(" (drag the file onto the page); a Neuron trace folder (NTFF) opens in Neuron Explorer."));
       box.appendChild(p);
     });
     if (meta.newest && i === meta.newest.index) {
@@ -306,6 +309,8 @@
       title.appendChild(document.createTextNode(" "));
       title.appendChild(noiseBadge(row.noise));
       cell.appendChild(title);
+      // of peak at the newest commit (roofline: ideal time at the device's peak / measured)
+      if (row.peak) cell.appendChild(el("p", { "class": "peak", title: "ideal time at the device's peak (bandwidth or FLOP/s, whichever bounds) / measured self device time, newest commit" }, row.peak + " at the newest commit"));
       var box = el("div", { "class": "chart small" });
       cell.appendChild(box);
       grid.appendChild(cell);

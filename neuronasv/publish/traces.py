@@ -1,0 +1,104 @@
+"""The trace store: pick the flagged workloads' traces of a comparison into a folder.
+
+``neuronasv run`` keeps one gzipped chrome trace per workload at
+``<traces_dir>/<machine>/<hash8>/<stem>.json.gz`` (and, on Neuron, the ``<stem>/`` trace
+folder with the NTFF/NEFF files beside it). The PR workflow uploads only the traces a
+reviewer needs: those of the workloads the comparison flagged
+(:func:`neuronasv.report.traces.flagged_workloads`), laid out as
+``<out>/<side>-<hash8>/...`` (:func:`neuronasv.report.traces.trace_path`), the layout the
+comment's links name.
+
+    python -m neuronasv.publish.traces --findings F --traces-dir D --machine M --out O
+
+Exit codes: 0 (also when nothing is flagged or no trace exists: a comparison without
+traces is not an error), 2 usage, 5 unreadable findings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from neuronasv.errors import NeuronasvError, UsageError
+from neuronasv.model import FindingsDocument
+from neuronasv.report.traces import flagged_workloads, trace_path
+
+__all__ = ["Picked", "main", "pick_flagged_traces"]
+
+
+@dataclass(frozen=True)
+class Picked:
+    """What :func:`pick_flagged_traces` did."""
+
+    copied: tuple[str, ...]  # paths written under ``out`` (relative)
+    missing: tuple[str, ...]  # trace files the store did not have (relative to the store)
+
+
+def pick_flagged_traces(
+    doc: FindingsDocument, traces_dir: str, machine: str, out: str
+) -> Picked:
+    """Copy base and head traces of every flagged workload of ``doc`` into ``out``.
+
+    Raises:
+        UsageError: ``doc`` is not a comparison (no base or head), or ``machine`` is not a
+            plain folder name.
+    """
+    if doc.base is None or doc.head is None:
+        raise UsageError("the findings are not a comparison of two commits")
+    if not machine or machine in (".", "..") or os.sep in machine or "/" in machine:
+        raise UsageError(f"machine {machine!r} is not a folder name")
+    copied: list[str] = []
+    missing: list[str] = []
+    for fw in flagged_workloads(doc):
+        for side, ref in (("base", doc.base), ("head", doc.head)):
+            rel = trace_path(side, ref.commit, fw.workload, fw.shape, fw.dtype)
+            name = rel.split("/", 1)[1]
+            src = os.path.join(traces_dir, machine, ref.commit[:8], name)
+            if not os.path.isfile(src) or os.path.islink(src):
+                missing.append(os.path.relpath(src, traces_dir))
+                continue
+            dest = os.path.join(out, rel)
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            shutil.copyfile(src, dest)
+            copied.append(rel)
+            # Neuron: the profiler's trace folder (NTFF, NEFF) sits beside the chrome trace.
+            folder = src[: -len(".json.gz")]
+            if os.path.isdir(folder) and not os.path.islink(folder):
+                shutil.copytree(folder, dest[: -len(".json.gz")], symlinks=False,
+                                dirs_exist_ok=True)  # fmt: skip
+                copied.append(rel[: -len(".json.gz")] + "/")
+    return Picked(tuple(copied), tuple(missing))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m neuronasv.publish.traces",
+        description="copy the flagged workloads' base and head traces into a folder",
+    )
+    ap.add_argument("--findings", required=True, help="neuronasv compare/confirm JSON")
+    ap.add_argument("--traces-dir", required=True, help="the run's trace store")
+    ap.add_argument("--machine", required=True, help="asv machine name of the run")
+    ap.add_argument("--out", required=True, help="folder to fill (created)")
+    args = ap.parse_args(argv)
+    try:
+        with open(args.findings, encoding="utf-8") as fh:
+            doc = FindingsDocument.loads(fh.read(), source=args.findings)
+        picked = pick_flagged_traces(doc, args.traces_dir, args.machine, args.out)
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return UsageError.exit_code
+    except NeuronasvError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return exc.exit_code
+    print(f"{len(picked.copied)} trace(s) of flagged workloads copied to {args.out}")
+    for m in picked.missing:
+        print(f"no trace for {m}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
