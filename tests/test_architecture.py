@@ -27,10 +27,9 @@ STAGES = {
     "commands": 6, "cli": 6, "demo": 6,
 }  # fmt: skip
 
-#: Up-arrows that another part of issue 15 removes (the presentation seam: renderers move
-#: from analyse/tables.py into report). Shrink-only: the test fails when one disappears
-#: and is still listed, so this list can only get shorter.
-KNOWN_UP: set[tuple[str, str]] = set()  # the renderers moved from analyse/tables into report
+#: Known up-arrows, shrink-only (the test fails when one disappears and is still listed):
+#: none left since the renderers moved from analyse/tables.py into report.
+KNOWN_UP: set[tuple[str, str]] = set()
 
 
 def module_name(path: Path, root: Path) -> str:
