@@ -49,8 +49,16 @@ from typing import Any
 
 from neuronasv.errors import BackendUnavailable, CaptureError, UsageError
 from neuronasv.measure.backends.base import Backend
+from neuronasv.measure.modules import (
+    MODULE_RANGE_PREFIX,
+    ROOT,
+    ModuleCycle,
+    ancestors,
+    inclusive,
+    rollup_events,
+)
 from neuronasv.measure.workloads import Workload, dtype_name, parse_dtype, parse_shape, shape_label
-from neuronasv.model.profile import OpProfile, WorkloadProfile
+from neuronasv.model.profile import ModuleProfile, OpProfile, WorkloadProfile
 
 __all__ = [
     "BOOKKEEPING_PREFIXES",
@@ -60,6 +68,7 @@ __all__ = [
     "OpSample",
     "extract_cycle",
     "is_bookkeeping",
+    "module_profiles",
     "normalize_op_name",
     "op_input_shapes",
     "profile_workload",
@@ -69,9 +78,11 @@ __all__ = [
     "trace_file_stem",
 ]
 
-#: Rows that are profiler bookkeeping, not work.
+#: Rows that are profiler bookkeeping, not work (module ranges are scopes, not ops:
+#: :mod:`neuronasv.measure.modules`).
 BOOKKEEPING_PREFIXES: tuple[str, ...] = (
     "ProfilerStep",
+    MODULE_RANGE_PREFIX,
     "profiler::",
     "[memory]",
     "[OutOfMemory]",
@@ -130,10 +141,12 @@ class OpSample:
 
 @dataclass(frozen=True)
 class CycleStats:
-    """One cycle's ops (normalised names) and its device total (µs, whole cycle)."""
+    """One cycle's ops (normalised names), its device total (µs, whole cycle) and, when
+    the events were read, the op time by module (:mod:`neuronasv.measure.modules`)."""
 
     ops: dict[str, OpSample]
     device_time_us: float
+    modules: ModuleCycle | None = None
 
 
 def _device_kind(entry: Any) -> str:
@@ -262,6 +275,7 @@ def summarize_cycles(
             )
         )
     ops.sort(key=lambda o: (-sum(o.self_device_time_us), o.op))
+    modules, ops = module_profiles(cycles, ops, active=active)
     warnings_out: list[str] = []
     total_spread = spread(totals)
     if total_spread > NOISE_THRESHOLD:
@@ -291,7 +305,53 @@ def summarize_cycles(
         iterations_per_sample=active,
         warnings=tuple(warnings_out),
         trace_files=tuple(trace_files),
+        modules=modules,
     )
+
+
+def module_profiles(
+    cycles: Sequence[CycleStats], ops: Sequence[OpProfile], *, active: int
+) -> tuple[tuple[ModuleProfile, ...], list[OpProfile]]:
+    """Module rollup of ``cycles`` (pure): per path, inclusive and self time per sample
+    (per iteration), and ``ops`` with their per-module shares filled in.
+
+    Empty (and ``ops`` unchanged) when no cycle saw a module scope: a workload without
+    scopes keeps the profile it had before the rollup existed.
+    """
+    rolled = [c.modules for c in cycles if c.modules is not None]
+    if len(rolled) != len(cycles) or not any(set(m.self_us) - {ROOT} for m in rolled):
+        return (), list(ops)
+    paths: set[str] = set()
+    for m in rolled:
+        for p in m.self_us:
+            paths.update(ancestors(p))
+    # Root first, then depth-first in name order (block, block.attn, block.mlp, ...).
+    order = sorted(paths, key=lambda p: (p != ROOT, p.split(".")))
+    incl = [inclusive(m.self_us) for m in rolled]
+    modules = tuple(
+        ModuleProfile(
+            path=p,
+            device_time_us=tuple(i.get(p, 0.0) / active for i in incl),
+            self_device_time_us=tuple(m.self_us.get(p, 0.0) / active for m in rolled),
+        )
+        for p in order
+    )
+    per_op: dict[str, dict[str, float]] = {}
+    for m in rolled:
+        for (path, op), t in m.op_us.items():
+            acc = per_op.setdefault(op, {})
+            acc[path] = acc.get(path, 0.0) + t
+    out = []
+    for o in ops:
+        by_path = per_op.get(o.op, {})
+        total = sum(by_path.values())
+        shares = (
+            {p: round(t / total, 6) for p, t in sorted(by_path.items()) if t > 0}
+            if total > 0
+            else {}
+        )
+        out.append(dataclasses.replace(o, modules=shares) if shares else o)
+    return modules, out
 
 
 @contextlib.contextmanager
@@ -481,6 +541,17 @@ def profile_workload(
                     # No device time in key_averages (Neuron without a working
                     # correlate_device_time): the backend's exported trace, if it has one.
                     stats = backend.fallback_cycle(backend_dir, stats) or stats
+                # Module rollup from this same cycle's event tree (key_averages is built
+                # from it: no extra pass); what no op claims goes to the root.
+                stats = dataclasses.replace(
+                    stats,
+                    modules=rollup_events(
+                        prof.events(),
+                        device_time_is_cpu=backend.device_time_is_cpu,
+                        total_us=stats.device_time_us,
+                        unattributed_op=UNATTRIBUTED_OP,
+                    ),
+                )
                 cycles.append(stats)
 
             prof = profile(

@@ -14,6 +14,11 @@ Schema history (``PROFILE_SCHEMA_VERSION``):
       Additive, same version: ``canary.device_state`` (flat str -> str: GPU clocks,
       throttle reasons, ECC, ...), optional; readers that predate it ignore it, which loses
       only that explanation, so documents without it and readers without it both still work.
+  3 — module rollup (:mod:`neuronasv.measure.modules`): ``WorkloadProfile.modules``, per
+      module path its inclusive and self device time per sample, from the same timed
+      cycles; ``OpProfile.modules``, the share of each op's time per module path. Version
+      1 and 2 documents read with no modules (a workload without module scopes writes none
+      either).
 """
 
 from __future__ import annotations
@@ -27,15 +32,35 @@ from neuronasv.model import _codec
 
 __all__ = [
     "PROFILE_SCHEMA_VERSION",
+    "MODULE_SERIES_PREFIX",
     "CanaryReading",
+    "ModuleProfile",
     "OpProfile",
     "ProfileDocument",
     "WorkloadProfile",
+    "module_series_name",
+    "module_series_path",
 ]
 
-PROFILE_SCHEMA_VERSION = 2
-_READABLE = (1, 2)
+PROFILE_SCHEMA_VERSION = 3
+_READABLE = (1, 2, 3)
 _KIND = "neuronasv.profile"
+
+#: A module's series is an ``op`` series named ``module:<path>`` (``module:block.mlp``;
+#: ``module:`` alone is the workload root): see docs/asv.md, "Module series".
+MODULE_SERIES_PREFIX = "module:"
+
+
+def module_series_name(path: str) -> str:
+    """``block.mlp`` -> ``module:block.mlp`` (the op param of its asv series)."""
+    return MODULE_SERIES_PREFIX + path
+
+
+def module_series_path(op: str | None) -> str | None:
+    """The module path of a ``module:`` op name, None for a real op (or the total)."""
+    if op is None or not op.startswith(MODULE_SERIES_PREFIX):
+        return None
+    return op[len(MODULE_SERIES_PREFIX) :]
 
 
 @dataclass(frozen=True)
@@ -53,6 +78,8 @@ class OpProfile:
         signature: the exact work, sorted ``"<calls per iteration>×<input dtypes and
             shapes>"`` entries (:func:`neuronasv.measure.evidence.signatures_from_events`);
             empty when not captured.
+        modules: module path -> the fraction of this op's time spent in that module
+            (``""`` = outside any module scope); empty when the workload has no scopes.
     """
 
     op: str
@@ -63,9 +90,10 @@ class OpProfile:
     bytes: float | None = None
     roofline_fraction: float | None = None
     signature: tuple[str, ...] = ()
+    modules: Mapping[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "op": self.op,
             "calls_per_iter": self.calls_per_iter,
             "self_device_time_us": list(self.self_device_time_us),
@@ -75,6 +103,9 @@ class OpProfile:
             "roofline_fraction": self.roofline_fraction,
             "signature": list(self.signature),
         }
+        if self.modules:
+            out["modules"] = dict(self.modules)
+        return out
 
     @classmethod
     def from_json(cls, data: Any, source: str) -> OpProfile:
@@ -95,6 +126,55 @@ class OpProfile:
             bytes=_codec.optional_float(data, "bytes", src),
             roofline_fraction=_codec.optional_float(data, "roofline_fraction", src),
             signature=_codec.strings(data.get("signature", []), "signature", src),
+            modules=_shares(data.get("modules", {}), src),
+        )
+
+
+def _shares(data: Any, source: str) -> dict[str, float]:
+    if not isinstance(data, Mapping):
+        raise CorruptResultsError(f"{source}: modules must be an object of path -> share")
+    out: dict[str, float] = {}
+    for k, v in data.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0 + 1e-9:
+            raise CorruptResultsError(f"{source}: module share {k!r} must be a number in [0, 1]")
+        out[str(k)] = float(v)
+    return out
+
+
+@dataclass(frozen=True)
+class ModuleProfile:
+    """Device time of one module path of a workload (:mod:`neuronasv.measure.modules`).
+
+    Attributes:
+        path: dotted module path (``block.mlp``); ``""`` is the workload root.
+        device_time_us: inclusive time per iteration (the module and everything below it),
+            one value per sample; the root's equals the workload total.
+        self_device_time_us: time of the ops directly in this module, per sample.
+    """
+
+    path: str
+    device_time_us: tuple[float, ...]
+    self_device_time_us: tuple[float, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "device_time_us": list(self.device_time_us),
+            "self_device_time_us": list(self.self_device_time_us),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, source: str) -> ModuleProfile:
+        if not isinstance(data, Mapping):
+            raise CorruptResultsError(f"{source}: module entry must be an object")
+        path = _codec.field(data, "path", str, source)
+        src = f"{source} module {path!r}"
+        return cls(
+            path=path,
+            device_time_us=_codec.finite_floats(data.get("device_time_us"), "device_time_us", src),
+            self_device_time_us=_codec.finite_floats(
+                data.get("self_device_time_us"), "self_device_time_us", src
+            ),
         )
 
 
@@ -152,6 +232,8 @@ class WorkloadProfile:
         warnings: noise or capture warnings for people (e.g. IQR/median > 10 %).
         trace_files: exported traces, relative to the trace directory.
         canary: device-health canary reading, when it ran.
+        modules: module rollup (root first, then paths in order), empty when the
+            workload opened no module scope.
     """
 
     name: str
@@ -165,6 +247,7 @@ class WorkloadProfile:
     warnings: tuple[str, ...] = ()
     trace_files: tuple[str, ...] = ()
     canary: CanaryReading | None = None
+    modules: tuple[ModuleProfile, ...] = ()
 
     @property
     def key(self) -> str:
@@ -174,8 +257,22 @@ class WorkloadProfile:
     def op(self, name: str) -> OpProfile | None:
         return next((o for o in self.ops if o.op == name), None)
 
+    def module(self, path: str) -> ModuleProfile | None:
+        return next((m for m in self.modules if m.path == path), None)
+
+    def series_samples(self, op: str | None) -> tuple[float, ...] | None:
+        """Samples of the total (None), an op, or a module (``module:<path>``); None if absent."""
+        if op is None:
+            return self.device_time_us
+        path = module_series_path(op)
+        if path is not None:
+            m = self.module(path)
+            return m.device_time_us if m else None
+        o = self.op(op)
+        return o.self_device_time_us if o else None
+
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "backend": self.backend,
             "shape": self.shape,
@@ -188,6 +285,9 @@ class WorkloadProfile:
             "trace_files": list(self.trace_files),
             "canary": self.canary.to_json() if self.canary else None,
         }
+        if self.modules:
+            out["modules"] = [m.to_json() for m in self.modules]
+        return out
 
     @classmethod
     def from_json(cls, data: Any, source: str) -> WorkloadProfile:
@@ -209,6 +309,9 @@ class WorkloadProfile:
             warnings=_codec.str_list(data, "warnings", src),
             trace_files=_codec.str_list(data, "trace_files", src),
             canary=CanaryReading.from_json(canary_raw, src) if canary_raw is not None else None,
+            modules=tuple(
+                ModuleProfile.from_json(m, src) for m in _codec.list_field(data, "modules", src)
+            ),
         )
 
 
