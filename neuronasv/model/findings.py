@@ -19,6 +19,9 @@ Schema history (``FINDINGS_SCHEMA_VERSION``):
       status is ``withheld`` the verdicts stand as data but no regression is reported, the
       commit status is not ``failure`` and ``--fail-on`` does not fire. Version 1 documents
       read with ``health`` None (no decision was made).
+      Additive, same version: ``Finding.module_chain`` (total -> modules -> op, from the
+      module rollup of the sidecar profiles); optional and written only when present, so
+      documents without it read as before and older readers ignore it.
 """
 
 from __future__ import annotations
@@ -185,6 +188,11 @@ class Finding:
         acknowledged: the maintainer's reason when an acknowledgement matched.
         confirmed: True/False after an interleaved re-measurement, None if not re-measured.
         calls_base, calls_head: calls per iteration for op series.
+        module_chain: for a workload total that moved and whose profiles carry module
+            times, the path from the total to the op: the total (``op`` ``""``), each
+            module on the way down (``op`` ``module:<path>``, inclusive time) and the op
+            within the last module (``op`` its name, its time in that module); base/head
+            in the series' unit, ``share`` = the link's delta / the total's delta.
     """
 
     series: SeriesId
@@ -208,13 +216,14 @@ class Finding:
     confirmed: bool | None = None
     calls_base: float | None = None
     calls_head: float | None = None
+    module_chain: tuple[OpContribution, ...] = ()
 
     @property
     def change_pct(self) -> float | None:
         return None if self.ratio is None else (self.ratio - 1.0) * 100.0
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "series": self.series.to_json(),
             "verdict": self.verdict,
             "unit": self.unit,
@@ -237,6 +246,9 @@ class Finding:
             "calls_base": self.calls_base,
             "calls_head": self.calls_head,
         }
+        if self.module_chain:
+            out["module_chain"] = [a.to_json() for a in self.module_chain]
+        return out
 
     @classmethod
     def from_json(cls, data: Any, source: str) -> Finding:
@@ -270,6 +282,10 @@ class Finding:
             confirmed=_codec.opt_bool(data, "confirmed", source),
             calls_base=_codec.optional_float(data, "calls_base", source),
             calls_head=_codec.optional_float(data, "calls_head", source),
+            module_chain=tuple(
+                OpContribution.from_json(a, source)
+                for a in _codec.list_field(data, "module_chain", source)
+            ),
         )
 
 

@@ -31,8 +31,8 @@ from neuronasv.errors import CorruptResultsError
 from neuronasv.model import _codec
 
 __all__ = [
-    "PROFILE_SCHEMA_VERSION",
     "MODULE_SERIES_PREFIX",
+    "PROFILE_SCHEMA_VERSION",
     "CanaryReading",
     "ModuleProfile",
     "OpProfile",

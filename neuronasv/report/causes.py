@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from neuronasv.analyse.attribution import short_dtype
 from neuronasv.analyse.causes import find_causes
 from neuronasv.model import Cause, Finding, FindingsDocument, OpContribution, WorkChange
+from neuronasv.model.profile import module_series_path
 from neuronasv.report.units import (
     format_ci,
     format_delta_pct,
@@ -31,6 +32,7 @@ __all__ = [
     "cause_headline",
     "cause_views",
     "config_label",
+    "module_chain_text",
     "signed_attribution",
     "total_cells",
     "work_sentence",
@@ -235,6 +237,39 @@ def signed_attribution(f: Finding, *, code: Code = _plain, max_ops: int = 3) -> 
         other = format_signed(sum(a.delta for a in rest), f.unit)
         bits.append(f"{plural(len(rest), 'other op')} {other}")
     return ", ".join(bits)
+
+
+def _link_name(op: str) -> str:
+    path = module_series_path(op)
+    return op if path is None else path
+
+
+def module_chain_text(f: Finding, *, code: Code = _plain) -> str:
+    """``block +9.0 % ← block.mlp +14.2 % ← aten::mm +14.3 %``: the total, the module that
+    moved most at each level, and the op that moved most inside the last one (empty
+    without a module rollup). A top module that *is* the total (same times within 0.5 %)
+    stands for it, so the chain does not say the same number twice."""
+    links = list(f.module_chain)
+    if len(links) < 2:
+        return ""
+    total, first = links[0], links[1]
+    if _same(total.base, first.base) and _same(total.head, first.head):
+        links = links[1:]
+    bits = []
+    for a in links:
+        name = "total" if a.op == "" else _link_name(a.op)
+        if a.base and a.head is not None and a.base > 0:
+            change = format_delta_pct(a.head / a.base)
+        else:
+            change = format_signed(a.delta, f.unit)
+        bits.append(f"{code(name)} {change}")
+    return " ← ".join(bits)
+
+
+def _same(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return abs(a - b) <= 0.005 * max(abs(a), abs(b))
 
 
 def _range(view: CauseView) -> str:

@@ -37,6 +37,7 @@ from neuronasv.model.findings import (
 from neuronasv.report.causes import (
     cause_headline,
     config_label,
+    module_chain_text,
     signed_attribution,
     total_cells,
     work_sentence,
@@ -507,7 +508,11 @@ def _cause_sections(d: Digest, h3: str, *, details: bool = True) -> list[_Sectio
         for f in sorted(view.totals, key=lambda f: -abs(_log_ratio(f))):
             pair, change, state = total_cells(f)
             label = config_label(f.series.shape or "", f.series.dtype or "")
-            where = signed_attribution(f, code=lambda x: md_code(x, in_table=True))
+            cell = lambda x: md_code(x, in_table=True)  # noqa: E731
+            where = signed_attribution(f, code=cell)
+            chain = module_chain_text(f, code=cell)
+            if chain:  # model -> module -> op first, then every op's signed part
+                where = f"{chain}<br>{where}" if where else chain
             rows.append(
                 f"| {md_code(label, in_table=True)} | {pair} | {change} | {state} | {where} |"
             )

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from neuronasv.analyse.attribution import headline
 from neuronasv.model.findings import ChangePoint, Finding, FindingsDocument
+from neuronasv.report.causes import module_chain_text
 from neuronasv.report.digest import Digest, digest, group_label
 from neuronasv.report.escape import clean
 from neuronasv.report.units import (
@@ -82,6 +83,9 @@ def _renderables(d: Digest, show_unchanged: bool) -> list[object]:
         for f in d.regressions:
             if f.attribution:
                 out.append(Text.assemble("  → ", _t(headline(f), "")))
+            chain = module_chain_text(f)
+            if chain:
+                out.append(Text.assemble("    ", _t(chain, "")))
     if d.open_regressions:
         out.append(_cp_table("Open regressions", d.open_regressions, "bold red"))
     if d.improvements:
