@@ -46,6 +46,7 @@ from neuronasv.analyse.states import (
 )
 from neuronasv.errors import UsageError
 from neuronasv.model import ChangePoint, Finding, FindingsDocument, SeriesId
+from neuronasv.model.profile import module_series_path
 from neuronasv.publish import render
 from neuronasv.publish.feeds import atom_feed, regressions_json
 from neuronasv.publish.render import fmt_value, h, script_json, sparkline_svg
@@ -141,17 +142,40 @@ def _groups(md: MachineData) -> list[_Group]:
             title, trace_key, total = sid.benchmark, None, None
         if len(envs) > 1:
             title += f" ({key[0]})"
-        rows.sort(
-            key=lambda r: (r != total, md.series[r].series.op or "", md.series[r].series.params)
-        )
+        rows.sort(key=lambda r: (r != total, *_row_order(md, md.series[r].series)))
         gid = json.dumps([md.name, *[str(x) for x in key]])
         out.append(_Group(md, gid, title, _slug(title, gid), rows, total, trace_key))
     return out
 
 
+def _module_of(md: MachineData, sid: SeriesId) -> str | None:
+    """The module a row sits under: a module's own path, an op's main module, or None."""
+    path = module_series_path(sid.op)
+    if path is not None:
+        return path
+    if sid.op is None or sid.workload is None:
+        return None
+    return md.op_modules.get((sid.workload, sid.shape or "", sid.dtype or "", sid.op))
+
+
+def _row_order(md: MachineData, sid: SeriesId) -> tuple[Any, ...]:
+    """Module rows in tree order, each followed by the ops mostly in it; then the rest."""
+    path = _module_of(md, sid)
+    is_module = module_series_path(sid.op) is not None
+    if path is None or (not is_module and not path):
+        return (1, (), 0, sid.op or "", sid.params)
+    return (0, tuple(path.split(".")), int(not is_module), sid.op or "", sid.params)
+
+
 def _row_label(md: MachineData, r: int, g: _Group) -> str:
     sid = md.series[r].series
     if g.trace_key is not None:
+        path = module_series_path(sid.op)
+        if path is not None:  # a module: indented by its depth, ▸ marks it
+            return "\u2003" * path.count(".") + f"▸ {path}"
+        module = _module_of(md, sid)
+        if module:  # an op nested beneath its module
+            return "\u2003" * (module.count(".") + 1) + (sid.op or "")
         return sid.op or "total"
     return ", ".join(sid.params) or sid.benchmark
 
