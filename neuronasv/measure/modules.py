@@ -122,9 +122,7 @@ def instrument(module: Any, prefix: str = "") -> Iterator[Any]:
             es.enter_context(_range(_path))
             _stack.append(es)
 
-        def post(
-            _mod: Any, _args: Any, _out: Any, *, _stack: list[Any] = stack
-        ) -> None:
+        def post(_mod: Any, _args: Any, _out: Any, *, _stack: list[Any] = stack) -> None:
             if _stack:
                 _stack.pop().close()
 

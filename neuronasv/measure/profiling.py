@@ -86,6 +86,10 @@ BOOKKEEPING_PREFIXES: tuple[str, ...] = (
     "profiler::",
     "[memory]",
     "[OutOfMemory]",
+    # CUPTI's buffer allocation, seen on an H200 (torch 2.11, CUDA 13) as a child of the op
+    # whose kernel it interrupted, with that kernel attached again: counting it would count
+    # the kernel twice (its parent op keeps it either way).
+    "Activity Buffer Request",
 )
 #: Row for device time whose launching op was not kept (see module docstring).
 UNATTRIBUTED_OP = "[unattributed device time]"
