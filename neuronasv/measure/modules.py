@@ -68,11 +68,17 @@ def _join(parent: str, name: str) -> str:
 
 @contextlib.contextmanager
 def _range(path: str) -> Iterator[str]:
+    import torch
     from torch.profiler import record_function
 
     token = _current.set(path)
     try:
-        with record_function(MODULE_RANGE_PREFIX + path):
+        # Only while the profiler records: a range costs a dispatcher call each way, and
+        # the warm-up and unprofiled runs have no use for it (the path is kept either way).
+        if torch.autograd._profiler_enabled():
+            with record_function(MODULE_RANGE_PREFIX + path):
+                yield path
+        else:
             yield path
     finally:
         _current.reset(token)
