@@ -149,3 +149,17 @@ def test_no_chain_without_module_times_or_when_no_module_moved() -> None:
     total = next(f for f in doc.findings if f.series.op is None)
     assert total.verdict == "regression" and total.module_chain == ()
     assert " ← " not in render_comment(doc)
+
+
+def test_a_module_series_is_re_measured_from_the_profile_like_an_op() -> None:
+    from neuronasv.analyse.confirm import samples_from_profile
+    from neuronasv.model import ProfileDocument
+
+    prof = _profile(1.0)
+    doc = ProfileDocument("cuda", (prof,))
+    mlp = SeriesId("b", (), WL, SHAPE, DTYPE, "module:block.mlp")
+    gone = SeriesId("b", (), WL, SHAPE, DTYPE, "module:block.gone")
+    got = samples_from_profile(doc, [mlp, gone])
+    module = prof.module("block.mlp")
+    assert module is not None
+    assert got == {mlp: [x * 1e-6 for x in module.device_time_us]}
