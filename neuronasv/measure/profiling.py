@@ -503,6 +503,7 @@ def profile_workload(
         stem = trace_file_stem(workload.name, shape_s, dtype_s)
         trace_files: list[str] = []
         cycles: list[CycleStats] = []
+        rollup_errors: list[str] = []
         with contextlib.ExitStack() as stack:
             if trace_dir is not None:
                 os.makedirs(trace_dir, exist_ok=True)
@@ -546,16 +547,19 @@ def profile_workload(
                     # correlate_device_time): the backend's exported trace, if it has one.
                     stats = backend.fallback_cycle(backend_dir, stats) or stats
                 # Module rollup from this same cycle's event tree (key_averages is built
-                # from it: no extra pass); what no op claims goes to the root.
-                stats = dataclasses.replace(
-                    stats,
-                    modules=rollup_events(
+                # from it: no extra pass); what no op claims goes to the root. It is extra:
+                # a failure loses the module times (with a warning), never the profile.
+                try:
+                    rolled = rollup_events(
                         prof.events(),
                         device_time_is_cpu=backend.device_time_is_cpu,
                         total_us=stats.device_time_us,
                         unattributed_op=UNATTRIBUTED_OP,
-                    ),
-                )
+                    )
+                except Exception as exc:
+                    rollup_errors.append(f"{type(exc).__name__}: {exc}")
+                else:
+                    stats = dataclasses.replace(stats, modules=rolled)
                 cycles.append(stats)
 
             prof = profile(
@@ -603,6 +607,11 @@ def profile_workload(
         )
         if reading is not None:
             result = dataclasses.replace(result, canary=reading)
+        if rollup_errors:
+            result = dataclasses.replace(
+                result,
+                warnings=(*result.warnings, f"module rollup skipped: {rollup_errors[0]}"),
+            )
         if roofline or evidence:
             from neuronasv.measure.roofline import annotate_workload
 

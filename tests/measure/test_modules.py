@@ -305,3 +305,20 @@ def test_h200_block_capture_every_kernel_microsecond_lands_in_a_module() -> None
     assert per_iter["block.mlp"] > per_iter["block.attn"] > per_iter["block.attn_norm"]
     mm_mlp = mc.op_us[("block.mlp", "aten::mm")] / iters
     assert mm_mlp / per_iter["block.mlp"] > 0.8  # the MLP is its three GEMMs
+
+
+def test_a_failing_rollup_loses_the_module_times_not_the_profile(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from neuronasv.measure import profiling
+
+    def broken(*_a: Any, **_k: Any) -> Any:
+        raise RuntimeError("no event tree")
+
+    monkeypatch.setattr(profiling, "rollup_events", broken)
+    prof = profile_workload(
+        get("transformer.block"), get_backend("cpu"), shape="1x32x64x2", dtype="float32",
+        samples=2, active=1, roofline=False, evidence=False,
+    )  # fmt: skip
+    assert prof.modules == () and len(prof.device_time_us) == 2 and prof.ops
+    assert "module rollup skipped: RuntimeError: no event tree" in prof.warnings
