@@ -113,7 +113,9 @@ def capture(name, shape, dtype, backend_name, out, iters=5):
         rows.append(
             {
                 "name": e.name,
-                "input_shapes": [list(s) if isinstance(s, (list, tuple)) else s for s in (e.input_shapes or [])],
+                "input_shapes": [
+                    list(s) if isinstance(s, (list, tuple)) else s for s in (e.input_shapes or [])
+                ],
                 "input_dtypes": [str(t) for t in (getattr(e, "input_dtypes", None) or [])],
                 "concrete_inputs": [repr(c) for c in (getattr(e, "concrete_inputs", None) or [])],
                 "self_device_us": dev,
@@ -137,13 +139,15 @@ def capture(name, shape, dtype, backend_name, out, iters=5):
         key = r["scopes"][-1] if r["scopes"] else "-"
         by_scope[key] = by_scope.get(key, 0.0) + r["self_device_us"] / iters
     top = sorted(((r["self_device_us"] / iters, r["name"]) for r in rows), reverse=True)[:4]
+    scopes = {k: round(v, 1) for k, v in by_scope.items()}
     print(f"{stem}: {total:.1f} us/iter device, {len(rows)} rows, {time.time() - t0:.1f} s;"
-          f" top {[(n, round(t, 2)) for t, n in top]}; scopes {({k: round(v, 1) for k, v in by_scope.items()})}",
-          flush=True)
+          f" top {[(n, round(t, 2)) for t, n in top]}; scopes {scopes}", flush=True)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--out", required=True)
     ap.add_argument("--backend", default="cuda")
     args = ap.parse_args()
@@ -155,7 +159,7 @@ def main() -> None:
             shape = "4x64x256"
         try:
             capture(name, shape, dtype, args.backend, args.out)
-        except Exception as exc:  # noqa: BLE001 - a capture that fails must not stop the others
+        except Exception as exc:  # a capture that fails must not stop the others
             print(f"{name} {shape} {dtype}: FAILED {type(exc).__name__}: {exc}", flush=True)
 
 

@@ -27,6 +27,7 @@ of the eps example, each ``neuronasv profile --backend cuda`` of rmsnorm naive +
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import sys
 import time
@@ -47,15 +48,24 @@ DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "h2
 Run = dict[SeriesId, np.ndarray]
 
 
-def load(folder: str) -> tuple[list[Run], list[Run]]:
-    def read(name: str) -> Run:
-        with open(os.path.join(folder, name), encoding="utf-8") as fh:
-            doc = ProfileDocument.loads(fh.read(), source=name)
-        return series_of(list(doc.workloads))
+def read_run(path: str) -> Run:
+    with open(path, encoding="utf-8") as fh:
+        doc = ProfileDocument.loads(fh.read(), source=path)
+    return series_of(list(doc.workloads))
 
-    base = [read(f"base-run{i}.json") for i in range(1, 5)]
-    eps = [read(f"eps-run{i}.json") for i in range(1, 9)]
+
+def load(folder: str) -> tuple[list[Run], list[Run]]:
+    base = [read_run(os.path.join(folder, f"base-run{i}.json")) for i in range(1, 5)]
+    eps = [read_run(os.path.join(folder, f"eps-run{i}.json")) for i in range(1, 9)]
     return base, eps
+
+
+def load_glob(pattern: str) -> list[Run]:
+    """Runs in the order they were made (run1, run2, ... run10: by name length, then name)."""
+    paths = sorted(glob.glob(pattern), key=lambda p: (len(p), p))
+    if not paths:
+        raise SystemExit(f"no profile documents match {pattern!r}")
+    return [read_run(p) for p in paths]
 
 
 def floors(history: list[list[Run]], n: int) -> dict:
@@ -123,6 +133,121 @@ def trial(
     return bool(others), found
 
 
+def pool_trial(
+    rng, pool, history, design, amount, st, n, target_pool, max_rounds
+) -> tuple[bool, bool | None, int, SeriesId | None]:
+    """One comparison drawn from ``pool`` (runs of one code, in time order).
+
+    ``design`` is R (fixed interleaved rounds; 1 = one run a side) or ``"adaptive"`` (one
+    run a side nominates suspects, then :func:`confirm` adds rounds 3 .. ``max_rounds``
+    from fresh runs). Floors: every ``history`` group plus the pool runs not drawn.
+    Returns (any false alarm, target found or None in A/A, rounds used).
+    """
+    from neuronasv.analyse.confirm import confirm
+    from neuronasv.model import FindingsDocument, RunRef
+
+    need = 2 + 2 * max_rounds if design == "adaptive" else 2 * int(design)
+    order = rng.permutation(len(pool))[:need]
+    used = set(order.tolist())
+    rest = pool if ORACLE else [r for i, r in enumerate(pool) if i not in used]
+    fl = floors([*history, rest], n)
+    target = None
+    if amount:
+        target = target_pool[rng.integers(len(target_pool))]
+
+    def side(i: int, head: bool) -> Run:
+        r = pool[i]
+        return inject(r, target, amount) if head and target is not None else r
+
+    if design == "adaptive":
+        b0, h0 = side(order[0], False), side(order[1], True)
+        fs = judge(pairs_for([b0], [h0], n, rng), st, fl)
+        doc = FindingsDocument("compare", RunRef("a" * 40, "m"), RunRef("b" * 40, "m"), tuple(fs))
+        bases = [side(i, False) for i in order[2 : 2 + max_rounds]]
+        heads = [side(i, True) for i in order[2 + max_rounds :]]
+
+        def runner(which, series, r):
+            src = (bases if which == "base" else heads)[r]
+            size = min(x.size for x in src.values())
+            idx = np.sort(rng.choice(size, min(n, size), replace=False))
+            return {sid: list(src[sid][idx]) for sid in series if sid in src}
+
+        got = confirm(doc, runner, rounds=3, max_rounds=max_rounds, settings=st, floors=fl)
+        fs = list(got.findings)
+        rounds_used = int(got.settings.get("rounds", 0) or 0)
+    else:
+        r = int(design)
+        b = [side(i, False) for i in order[:r]]
+        h = [side(i, True) for i in order[r:]]
+        fs = judge(pairs_for(b, h, n, rng), st, fl)
+        rounds_used = r
+    flagged = [f for f in fs if f.verdict in ("regression", "improvement")]
+    if target is None:
+        return bool(flagged), None, rounds_used, None
+    tot = SeriesId(target.benchmark, (), target.workload, target.shape, target.dtype)
+    others = [f for f in flagged if f.series not in (target, tot)]
+    found = any(f.series == target and f.verdict == "regression" for f in fs)
+    return bool(others), found, rounds_used, target
+
+
+ORACLE = False
+
+
+def between_sd(runs: list[Run], sid: SeriesId, n: int) -> float:
+    """Between-process SD of the series' n-sample medians, in % of their mean."""
+    meds = np.array([stats.median(list(r[sid][:n])) for r in runs if sid in r])
+    return float(np.std(meds, ddof=1) / np.mean(meds) * 100.0)
+
+
+def pool_main(args, st) -> None:
+    global ORACLE
+    ORACLE = args.oracle_floors
+    t0 = time.time()
+    pool = load_glob(args.runs)
+    history = [load_glob(g) for g in args.history]
+    tp = targets(pool)
+    print(
+        f"pool: {len(pool)} processes of one code ({args.runs}); floors from"
+        f" {' + '.join(str(len(h)) for h in history) or 'no'} history runs + the pool runs"
+        f" {'all in the pool (oracle)' if ORACLE else 'not drawn'}; op share"
+        f" {st.op_share:.0%}; {len(pool[0])} series a comparison, n={args.n}, rule {args.rule},"
+        f" alpha {st.alpha}, {args.trials} trials"
+    )
+    print(f"ops >= 10 µs (targets): {', '.join(s.label for s in tp)}")
+    print(f"\n{'design':<30} {'A/A false alarms':>17} {'+1 % found':>11} {'+2 % found':>11}"
+          f" {'rounds':>7}")
+    designs: list = [int(x) for x in args.designs.split(",") if x]
+    if args.max_rounds:
+        designs.append("adaptive")
+    for design in designs:
+        rng = np.random.default_rng(args.seed + (99 if design == "adaptive" else int(design)))
+        res = []
+        for amount in (0.0, 0.01, 0.02):
+            got = [
+                pool_trial(rng, pool, history, design, amount, st, args.n, tp, args.max_rounds)
+                for _ in range(args.trials)
+            ]
+            res.append(got)
+        fa = sum(g[0] for g in res[0]) / args.trials
+        p1 = sum(bool(g[1]) for g in res[1]) / args.trials
+        p2 = sum(bool(g[1]) for g in res[2]) / args.trials
+        mean_r = np.mean([g[2] for r in res for g in r])
+        name = (
+            f"adaptive 1 + 3..{args.max_rounds} rounds"
+            if design == "adaptive"
+            else "one run a side" if design == 1 else f"{design} interleaved rounds"
+        )
+        print(f"{name:<30} {fa:>16.1%} {p1:>10.1%} {p2:>10.1%} {mean_r:>7.1f}", flush=True)
+        per = []
+        for t in tp:
+            hits = [bool(g[1]) for g in res[1] if g[3] == t]
+            if hits:
+                sd = between_sd(pool, t, args.n)
+                per.append(f"{t.op} {t.shape} (sd {sd:.2f} %): {sum(hits) / len(hits):.0%}")
+        print(f"{'':<30} +1 % by op: {'; '.join(per)}")
+    print(f"\n(total {time.time() - t0:.0f} s, load {os.getloadavg()[0]:.2f})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -133,7 +258,19 @@ def main() -> None:
     ap.add_argument("--rule", default="median:0.5%")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--oracle-floors", action="store_true")
+    ap.add_argument("--runs", help="glob of profile JSONs of one code (pool mode)")
+    ap.add_argument("--history", action="append", default=[],
+                    help="glob of history runs for the floors (repeatable; one code each)")
+    ap.add_argument("--designs", default="1,2,3,4", help="fixed round counts (pool mode)")
+    ap.add_argument("--op-share", type=float, default=None,
+                    help="share of alpha the op series start with (default: the product's)")
+    ap.add_argument("--max-rounds", type=int, default=0,
+                    help="also the adaptive design up to this many rounds (pool mode)")
     args = ap.parse_args()
+    if args.runs:
+        kw = {} if args.op_share is None else {"op_share": args.op_share}
+        pool_main(args, Settings(rules=RuleSet.parse([args.rule]), resamples=0, **kw))
+        return
     t0 = time.time()
     base_runs, eps_runs = load(args.data)
     st = Settings(rules=RuleSet.parse([args.rule]), resamples=0)

@@ -27,11 +27,11 @@ pack() { tar -C /tmp -czf "$OUTDIR/h200.tgz" h200 2>/dev/null; }
 trap pack EXIT
 
 step "setup"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl || exit 3
-export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-deps --no-build-isolation --no-index . 2>&1 | tail -3
-python3 -c "import torch, neuronasv; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name())"
+# Into the host python itself (not --target + PYTHONPATH: asv starts its benchmark processes
+# with a clean environment, so a PYTHONPATH-only asv_runner is invisible there).
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir .whl/*.whl || exit 3
+export PYTHONUNBUFFERED=1
+python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name())"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv | tee "$W/logs/nvidia-smi.csv"
 export HOME=/tmp/h200-home; mkdir -p "$HOME"
 git config --global user.email ci@example.invalid; git config --global user.name ci
@@ -39,28 +39,20 @@ if [ ! -d .git ]; then
   git init -q && git add -A && git commit -qm "snapshot for the device session" && echo "(git repo made from the copy)"
 fi
 
-step "runs: separate profile processes, ${RUNS_BUDGET} s"
-i=0; r0=$SECONDS
-while [ $((SECONDS - r0)) -lt "$RUNS_BUDGET" ] && [ "$(left)" -gt 300 ]; do
-  i=$((i + 1))
-  timeout 60 python3 -m neuronasv profile --backend cuda --variant naive --variant fused \
-    --shape 4x512 --shape 8x1024x4096 --samples 30 --no-roofline --quiet \
-    --json "$W/runs/run$i.json" > /dev/null 2>> "$W/logs/runs.err" || echo "run $i failed"
-done
-echo "runs: $i processes in $((SECONDS - r0)) s"
-
-step "fixtures: Triton / cuDNN / module scopes"
-timeout 90 python3 bench/capture_device_fixtures.py --out "$W/fixtures" --backend cuda 2>&1 \
-  | grep -v '^USDT' | tee "$W/logs/fixtures.txt"
-
 step "device_check"
 OUT=$W/device_check DEVICE_VENV=/tmp/device-venv timeout 120 bash bench/device_check.sh cuda \
   > "$W/logs/device_check.txt" 2>&1; echo "device_check rc=$?"; tail -5 "$W/logs/device_check.txt"
+if /tmp/device-venv/bin/python -c "import neuronasv" 2>/dev/null; then
+  PYN=/tmp/device-venv/bin/python
+else
+  python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . 2>&1 | tail -3; PYN=python3
+fi
+echo "neuronasv runs with $PYN"
 
 step "demo --backend auto"
 t=$(( $(left) - 70 )); [ $t -gt 240 ] && t=240
 if [ $t -gt 60 ]; then
-  timeout $t python3 -m neuronasv demo --backend auto --out /tmp/h200-demo > "$W/logs/demo.txt" 2>&1
+  timeout $t "$PYN" -m neuronasv demo --backend auto --out /tmp/h200-demo > "$W/logs/demo.txt" 2>&1
   echo "demo rc=$? ($t s allowed)"; tail -15 "$W/logs/demo.txt"
   cp /tmp/h200-demo/comment.md /tmp/h200-demo/findings*.json /tmp/h200-demo/compare*.txt /tmp/h200-demo/regressions.json "$W/" 2>/dev/null
   cp -r /tmp/h200-demo/results "$W/demo-results" 2>/dev/null
@@ -68,11 +60,27 @@ fi
 
 step "whole default suite, one commit"
 t=$(( $(left) - 10 ))
-if [ $t -gt 40 ]; then
+if [ $t -gt 40 ] && [ "${SUITE:-1}" = 1 ]; then
   s=$SECONDS
-  timeout $t python3 -m neuronasv run HEAD --backend cuda --machine h200 --results-dir /tmp/h200-results \
+  timeout $t "$PYN" -m neuronasv run HEAD --backend cuda --machine h200 --results-dir /tmp/h200-results \
     > "$W/logs/suite.txt" 2>&1
   echo "suite rc=$? in $((SECONDS - s)) s ($t s allowed)"; tail -8 "$W/logs/suite.txt"
   cp -r /tmp/h200-results "$W/suite-results" 2>/dev/null
 fi
+step "runs: separate profile processes, ${RUNS_BUDGET} s"
+i=0; r0=$SECONDS
+while [ $((SECONDS - r0)) -lt "$RUNS_BUDGET" ] && [ "$(left)" -gt 20 ]; do
+  i=$((i + 1))
+  timeout 60 "$PYN" -m neuronasv profile --backend cuda --variant naive --variant fused \
+    --shape 4x512 --shape 8x1024x4096 --samples 30 --no-roofline --quiet \
+    --json "$W/runs/run${RUNS_TAG:-}$i.json" > /dev/null 2>> "$W/logs/runs.err" || echo "run $i failed"
+done
+echo "runs: $i processes in $((SECONDS - r0)) s"
+
+if [ "${FIXTURES:-1}" = 1 ]; then
+  step "fixtures: Triton / cuDNN / module scopes"
+  timeout 90 "$PYN" bench/capture_device_fixtures.py --out "$W/fixtures" --backend cuda 2>&1 \
+    | grep -v '^USDT' | tee "$W/logs/fixtures.txt"
+fi
+
 step "done"

@@ -228,10 +228,38 @@ def install(root: str, *, allow_torch_download: bool) -> int:
         _say(f"pip could not install the project:\n    {_tail(proc, 12)}")
         return EXIT_PIP
     if not _imports_from_checkout(sys.executable, root):
-        _say("installed, but neuronasv still does not import from this checkout")
-        return EXIT_PIP
+        # A copy installed in the base interpreter (seen through --system-site-packages)
+        # wins over a default editable install, whose import hook comes after the path
+        # finder. The "compat" editable mode puts the checkout itself on sys.path, ahead
+        # of the base's site-packages.
+        _say(
+            f"another neuronasv shadows this checkout ({_where(sys.executable)}): reinstalling"
+            " in editable compat mode (the checkout on sys.path, ahead of the base's packages)"
+        )
+        proc = _pip(
+            ["--no-deps", "--no-build-isolation", "--no-index", "--force-reinstall",
+             "--config-settings", "editable_mode=compat", *targets]
+        )  # fmt: skip
+        if proc.returncode != 0 or not _imports_from_checkout(sys.executable, root):
+            _say(
+                "installed, but neuronasv still does not import from this checkout: it"
+                f" imports from {_where(sys.executable)}; uninstall that copy from the base"
+                " interpreter (pip uninstall neuronasv asv_bench_neuronasv) or use a venv"
+                " without --system-site-packages"
+            )
+            return EXIT_PIP
     _say(f"ready: {sys.executable}")
     return 0
+
+
+def _where(python: str) -> str:
+    """Where ``neuronasv`` imports from for ``python`` (or why it does not)."""
+    proc = subprocess.run(
+        [python, "-c", "import neuronasv, os; print(os.path.dirname(neuronasv.__file__))"],
+        cwd="/", capture_output=True, text=True, check=False,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )  # fmt: skip
+    return proc.stdout.strip() or (proc.stderr.strip().splitlines() or ["no import"])[-1]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

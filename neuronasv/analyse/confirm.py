@@ -31,6 +31,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from neuronasv.analyse.causes import MOVED_VERDICTS, find_causes
+from neuronasv.analyse.evidence import apply_work, work_decides
 from neuronasv.analyse.floors import FloorKey, NoiseFloor
 from neuronasv.analyse.multitest import spend
 from neuronasv.analyse.pairwise import PairInput, Settings, judge
@@ -144,6 +145,7 @@ def confirm(
     ]
     measured = todo + extra
     changed = {(w.workload, w.shape, w.dtype) for w in doc.work}
+    certain = work_decides([f.series for f in todo], doc.work)
     data: dict[str, dict[SeriesId, list[tuple[float, ...]]]] = {"base": {}, "head": {}}
     done: dict[int, Finding] = {}  # suspect index -> its deciding judgement
     rejected: set[int] = set()
@@ -192,7 +194,9 @@ def confirm(
             if g.p_adjusted is not None and g.p_adjusted <= level:
                 rejected.add(i)
                 done[i] = g
-            elif _futile(g, st):
+            elif _futile(g, st) or certain[i]:
+                # Futile: the CI lies within the minimum effect. Certain: the exact work
+                # decides the direction; more rounds would only narrow its size.
                 done[i] = g
         if progress:
             progress(
@@ -213,6 +217,7 @@ def confirm(
             out.append(f)
             continue
         out.append(_settle(f, final[k], k in done, r))
+    out = apply_work(out, doc.work)
     new_doc = replace(
         doc,
         findings=tuple(out),
@@ -309,6 +314,11 @@ def _settle(f: Finding, g: Finding, decided: bool, rounds: int) -> Finding:
     regression or improvement that the rounds do not reproduce becomes noisy.
     """
     ok = decided and g.verdict in ("regression", "improvement")
+    if f.basis == "work" and not ok:
+        # The exact work decided the direction; the rounds measure its size.
+        return _timing_from(
+            replace(f, reason=f"{f.reason}; rounds: {g.reason}", confirmed=True), g
+        )
     method = (
         f"{rounds} interleaved rounds (ABAB, n={g.n_base}/{g.n_head})"
         if rounds >= 2
@@ -333,8 +343,14 @@ def _settle(f: Finding, g: Finding, decided: bool, rounds: int) -> Finding:
         confirmed=ok,
         reason=f"{f.reason}; {note}",
         warnings=f.warnings + (() if ok else ("not confirmed on re-measurement",)),
+        basis="timing",
     )
-    if g.ratio is not None:  # the rounds measured it better than the single run did
+    return _timing_from(new, g)
+
+
+def _timing_from(new: Finding, g: Finding) -> Finding:
+    """``new`` with the rounds' figures (they measured it better than the single run)."""
+    if g.ratio is not None:
         new = replace(
             new,
             base=g.base,

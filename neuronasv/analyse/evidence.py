@@ -16,17 +16,44 @@ Ops and their calls per iteration are compared for every configuration (workload
 dtype) profiled on both sides; signatures only where both sides have them: a side
 captured without the shapes pass (older results) has no signatures and gives no
 ``shapes`` change, never a false one.
+
+**Work decides where timing cannot** (:func:`apply_work`). A change has a *direction* when
+it is one-sided: an op added, more calls, more bytes and no fewer FLOPs (``more``), or the
+mirror image (``less``); a configuration has one when all its changes agree, or else
+when its changed ops' total calls, bytes and FLOPs move one way
+(:func:`config_directions`). Strictly
+more work cannot take less device time except by noise, so when the timing test left a
+series undecided (``noisy`` or ``unchanged``) a one-sided work change decides it: the
+verdict is ``regression`` (``improvement``) with ``basis="work"``, and the timing stays
+beside it as the measured size with its confidence interval. A significant timing verdict
+always stands (more work that runs faster is news the reviewer must see, with a warning);
+mixed changes (an op replaced by another) are left to the timing. Identical code has no
+work change, so this adds no false alarm to an A/A comparison.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Literal
 
-from neuronasv.model import OpProfile, WorkChange, WorkloadProfile
-from neuronasv.model.findings import WorkKind
+from neuronasv.model import Finding, OpProfile, SeriesId, WorkChange, WorkloadProfile
+from neuronasv.model.findings import Verdict, WorkKind
 
-__all__ = ["has_evidence", "work_changes"]
+__all__ = [
+    "Direction",
+    "aggregate",
+    "apply_work",
+    "change_direction",
+    "config_directions",
+    "has_evidence",
+    "work_changes",
+    "work_decides",
+]
+
+Direction = Literal["more", "less", "mixed"]
+Config = tuple[str | None, str | None, str | None]
 
 
 def has_evidence(profile: WorkloadProfile) -> bool:
@@ -113,3 +140,179 @@ def work_changes(
             )
     out.sort(key=lambda w: (w.workload, w.shape, w.dtype, w.op))
     return tuple(out)
+
+
+def _cmp(a: float | None, b: float | None) -> int | None:
+    """-1/0/+1 for b vs a; None when a side is unknown."""
+    if a is None or b is None:
+        return None
+    if _same(a, b):
+        return 0
+    return 1 if b > a else -1
+
+
+def change_direction(w: WorkChange) -> Direction:
+    """``more``/``less`` when the op's work moved one way only, else ``mixed``.
+
+    New op: more; removed: less. Otherwise calls, bytes and FLOPs per iteration are
+    compared: all that are known move the same way (or stay) and at least one moves. A
+    shapes change with unknown bytes and FLOPs has no direction (``mixed``).
+    """
+    if w.kind == "new":
+        return "more"
+    if w.kind == "removed":
+        return "less"
+    signs = [
+        c
+        for c in (
+            _cmp(w.calls_base, w.calls_head),
+            _cmp(w.bytes_base, w.bytes_head),
+            _cmp(w.flops_base, w.flops_head),
+        )
+        if c is not None
+    ]
+    if signs and all(c >= 0 for c in signs) and any(c > 0 for c in signs):
+        return "more"
+    if signs and all(c <= 0 for c in signs) and any(c < 0 for c in signs):
+        return "less"
+    return "mixed"
+
+
+def config_directions(work: Iterable[WorkChange]) -> dict[Config, Direction]:
+    """Per configuration: ``more``/``less`` when its work moved one way, else ``mixed``.
+
+    First by dominance (every change agrees: certain). Otherwise by the totals over the
+    configuration's changed ops — calls, bytes and FLOPs per iteration — under the cost
+    model every roofline uses (device time does not fall when calls, bytes and FLOPs all
+    stay or rise): all three totals move the same way or stay, at least one moves. An op
+    without a cost formula (a wrapper such as ``aten::to``, whose work its child
+    ``aten::copy_`` carries) counts by its calls only. Anything else is ``mixed``.
+    """
+    groups: dict[Config, list[WorkChange]] = {}
+    for w in work:
+        groups.setdefault(w.config, []).append(w)
+    out: dict[Config, Direction] = {}
+    for cfg, changes in groups.items():
+        dirs = {change_direction(w) for w in changes}
+        if len(dirs) == 1 and dirs != {"mixed"}:
+            out[cfg] = dirs.pop()
+            continue
+        signs = [
+            _cmp(
+                sum(getattr(w, f"{what}_base") or 0.0 for w in changes),
+                sum(getattr(w, f"{what}_head") or 0.0 for w in changes),
+            )
+            for what in ("calls", "bytes", "flops")
+        ]
+        known = [c for c in signs if c is not None]
+        if known and all(c >= 0 for c in known) and any(c > 0 for c in known):
+            out[cfg] = "more"
+        elif known and all(c <= 0 for c in known) and any(c < 0 for c in known):
+            out[cfg] = "less"
+        else:
+            out[cfg] = "mixed"
+    return out
+
+
+def aggregate(changes: Sequence[WorkChange]) -> str:
+    """``calls 10 → 10, bytes ×41, FLOPs ×1.3`` over the changed ops (for reasons)."""
+    parts = []
+    for what, label in (("calls", "calls"), ("bytes", "bytes"), ("flops", "FLOPs")):
+        b = sum(getattr(w, f"{what}_base") or 0.0 for w in changes)
+        h = sum(getattr(w, f"{what}_head") or 0.0 for w in changes)
+        if _same(b, h):
+            continue
+        parts.append(f"{label} ×{h / b:.3g}" if b > 0 else f"{label} {b:g} → {h:g}")
+    return ", ".join(parts)
+
+
+def _summary(changes: Sequence[WorkChange]) -> str:
+    parts = []
+    for w in changes[:3]:
+        if w.kind in ("new", "removed"):
+            parts.append(f"{w.kind} op {w.op}")
+        elif w.kind == "calls" and w.calls_base is not None and w.calls_head is not None:
+            parts.append(f"{w.op} {w.calls_base:g} → {w.calls_head:g} calls")
+        elif w.bytes_base and w.bytes_head:
+            parts.append(f"{w.op} bytes ×{w.bytes_head / w.bytes_base:.3g}")
+        else:
+            parts.append(f"{w.op} {w.kind}")
+    more = f" and {len(changes) - 3} more" if len(changes) > 3 else ""
+    return ", ".join(parts) + more
+
+
+def work_decides(series: Iterable[SeriesId], work: Iterable[WorkChange]) -> list[bool]:
+    """Per series: True when its work moved one way (its verdict is certain without timing).
+
+    Confirmation uses it to stop adding rounds for such series: more rounds would only
+    narrow the size of a change whose direction is already known.
+    """
+    changes = list(work)
+    directions = config_directions(changes)
+    ops: dict[tuple[Config, str], Direction] = {
+        (w.config, w.op): change_direction(w) for w in changes
+    }
+    out = []
+    for s in series:
+        key: Config = (s.workload, s.shape, s.dtype)
+        d = directions.get(key) if s.op is None else ops.get((key, s.op))
+        out.append(d in ("more", "less"))
+    return out
+
+
+def apply_work(findings: Sequence[Finding], work: Iterable[WorkChange]) -> list[Finding]:
+    """Decide the series the timing left open from one-sided work changes (module doc).
+
+    A workload total follows its configuration's direction; an op series its own
+    change's. Only ``noisy`` and ``unchanged`` verdicts change, never an acknowledged
+    finding; a significant timing verdict against the work's direction gets a warning.
+    """
+    changes = list(work)
+    by_config: dict[Config, list[WorkChange]] = {}
+    for w in changes:
+        by_config.setdefault(w.config, []).append(w)
+    directions = config_directions(changes)
+    by_op: dict[tuple[Config, str], WorkChange] = {(w.config, w.op): w for w in changes}
+    out = []
+    for f in findings:
+        s = f.series
+        key: Config = (s.workload, s.shape, s.dtype)
+        summary = ""
+        if s.op is None:
+            d = directions.get(key)
+            these = by_config.get(key, [])
+            if len({change_direction(w) for w in these}) > 1:
+                summary = f"over the changed ops {aggregate(these)}: "
+        else:
+            hit = by_op.get((key, s.op))
+            d = change_direction(hit) if hit is not None else None
+            these = [hit] if hit is not None else []
+        if d is None or d == "mixed" or f.acknowledged is not None:
+            out.append(f)
+            continue
+        verdict: Verdict = "regression" if d == "more" else "improvement"
+        word = "more" if d == "more" else "less"
+        if f.verdict in ("regression", "improvement"):
+            if f.verdict != verdict:
+                note = f"{word} work at head ({_summary(these)}) yet the time moved the other way"
+                f = replace(f, warnings=(*f.warnings, note))
+            out.append(f)
+            continue
+        if f.verdict not in ("noisy", "unchanged"):
+            out.append(f)
+            continue
+        out.append(
+            replace(
+                f,
+                verdict=verdict,
+                basis="work",
+                confirmed=True,
+                reason=(
+                    f"certain from the exact work: {word} work at head"
+                    f" ({summary}{_summary(these)}); the timing alone did not decide: {f.reason}"
+                ),
+                warnings=tuple(w for w in f.warnings if w != "not confirmed on re-measurement"),
+            )
+        )
+    return out
+

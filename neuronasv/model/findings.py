@@ -19,6 +19,9 @@ Schema history (``FINDINGS_SCHEMA_VERSION``):
       status is ``withheld`` the verdicts stand as data but no regression is reported, the
       commit status is not ``failure`` and ``--fail-on`` does not fire. Version 1 documents
       read with ``health`` None (no decision was made).
+  3 — ``Finding.basis``: ``work`` when the exact work evidence decided the verdict (strictly
+      more or strictly less work at head and a timing that did not decide), else ``timing``.
+      Versions 1 and 2 read with ``timing``.
       Additive, same version: ``Finding.module_chain`` (total -> modules -> op, from the
       module rollup of the sidecar profiles); optional and written only when present, so
       documents without it read as before and older readers ignore it.
@@ -50,9 +53,9 @@ __all__ = [
     "WorkKind",
 ]
 
-FINDINGS_SCHEMA_VERSION = 2
+FINDINGS_SCHEMA_VERSION = 3
 #: Versions :meth:`FindingsDocument.from_json` reads.
-_READABLE = (1, 2)
+_READABLE = (1, 2, 3)
 FINDINGS_SCHEMA_READS = _READABLE
 _KIND = "neuronasv.findings"
 
@@ -187,12 +190,17 @@ class Finding:
         attribution: for workload totals that moved, the ops that explain it.
         acknowledged: the maintainer's reason when an acknowledgement matched.
         confirmed: True/False after an interleaved re-measurement, None if not re-measured.
+            True also when ``basis`` is ``work``: the direction is certain from the exact
+            work, whatever the timing noise (the rounds only measure its size).
         calls_base, calls_head: calls per iteration for op series.
         module_chain: for a workload total that moved and whose profiles carry module
             times, the path from the total to the op: the total (``op`` ``""``), each
             module on the way down (``op`` ``module:<path>``, inclusive time) and the op
             within the last module (``op`` its name, its time in that module); base/head
             in the series' unit, ``share`` = the link's delta / the total's delta.
+        basis: what decided the verdict: ``timing`` (the statistics) or ``work`` (the
+            exact work evidence — strictly more or strictly less work at head — where the
+            timing alone did not decide; :func:`neuronasv.analyse.evidence.apply_work`).
     """
 
     series: SeriesId
@@ -216,6 +224,7 @@ class Finding:
     confirmed: bool | None = None
     calls_base: float | None = None
     calls_head: float | None = None
+    basis: Literal["timing", "work"] = "timing"
     module_chain: tuple[OpContribution, ...] = ()
 
     @property
@@ -245,6 +254,7 @@ class Finding:
             "confirmed": self.confirmed,
             "calls_base": self.calls_base,
             "calls_head": self.calls_head,
+            "basis": self.basis,
         }
         if self.module_chain:
             out["module_chain"] = [a.to_json() for a in self.module_chain]
@@ -282,11 +292,21 @@ class Finding:
             confirmed=_codec.opt_bool(data, "confirmed", source),
             calls_base=_codec.optional_float(data, "calls_base", source),
             calls_head=_codec.optional_float(data, "calls_head", source),
+            basis=_basis(data, source),
             module_chain=tuple(
                 OpContribution.from_json(a, source)
                 for a in _codec.list_field(data, "module_chain", source)
             ),
         )
+
+
+def _basis(data: Mapping[str, Any], source: str) -> Literal["timing", "work"]:
+    value = data.get("basis", "timing")  # absent before findings schema 3
+    if value not in ("timing", "work"):
+        raise CorruptResultsError(
+            f"{source}: finding basis must be 'timing' or 'work', got {value!r}"
+        )
+    return "work" if value == "work" else "timing"
 
 
 @dataclass(frozen=True)

@@ -309,9 +309,14 @@ def cause_headline(view: CauseView, *, code: Code = _plain) -> str:
     elif c.direction in ("regression", "improvement") and n:
         word = c.direction if view.decided == 1 else c.direction + "s"
         confirmed = sum(1 for f in view.totals if f.confirmed and f.verdict == c.direction)
+        by_work = sum(
+            1 for f in view.totals if f.basis == "work" and f.verdict == c.direction
+        )
         lost = sum(1 for f in view.totals if f.confirmed is False)
         if confirmed:
             text += f" — {word} confirmed at {confirmed}/{n} configurations"
+            if by_work:
+                text += f" ({by_work} by the exact work, the timing alone undecided)"
         elif lost:
             text += f" — not reproduced on re-measurement ({lost}/{n})"
         else:
@@ -339,6 +344,8 @@ def total_cells(f: Finding) -> tuple[str, str, str]:
         ("regression", False): "✗ not reproduced",
         ("improvement", False): "✗ not reproduced",
     }.get((f.verdict, f.confirmed))
+    if f.basis == "work" and f.verdict in ("regression", "improvement"):
+        state = "✓ certain: " + ("more" if f.verdict == "regression" else "less") + " work"
     if state is None:
         state = "within noise" if f.verdict in ("unchanged", "noisy") else f.verdict
     return pair, change, state

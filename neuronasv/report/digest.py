@@ -143,6 +143,8 @@ def _compare_headline(views: Sequence[CauseView], series: int, lost: str) -> str
             return ""
         f = best.worst
         state = "confirmed" if f.confirmed else "single run, not re-measured"
+        if f.basis == "work" and f.verdict == best.cause.direction:
+            state = "certain from the exact work"
         if f.confirmed is False or f.verdict != best.cause.direction:
             state = "not confirmed"
         where = best.cause.workload + (f" · {f.series.op}" if f.series.op else "")

@@ -119,3 +119,29 @@ def test_a_single_suspect_workload_is_measured_with_a_reference_workload() -> No
     naive = [f for f in got.findings if f.series.workload == "rmsnorm.naive"]
     assert all(f.verdict == "regression" and f.confirmed for f in naive)
     assert "pooled over other workloads" in naive[0].reason
+
+
+def test_work_decided_suspects_get_no_extra_rounds_and_keep_their_certain_verdict() -> None:
+    """More work (a new op) decides the naive totals: the rounds measure the size once
+    and no further round is spent on them, however small the timing shift."""
+    rng = np.random.default_rng(11)
+    runner, calls = runner_for(rng, {"rmsnorm.naive": 1.02})
+    base = doc_for()
+    work = tuple(
+        WorkChange("rmsnorm.naive", s, d, "aten::full_like", "new", calls_head=1.0)
+        for s, d in CONFIGS
+    )
+    from dataclasses import replace
+
+    quiet = tuple(
+        f if f.series.workload == "rmsnorm.naive" else replace(f, verdict="unchanged")
+        for f in base.findings
+    )
+    got = confirm(replace(base, findings=quiet, work=work), runner, rounds=3, max_rounds=8)
+    naive = [f for f in got.findings if f.series.workload == "rmsnorm.naive"]
+    assert all(
+        f.verdict == "regression" and f.basis == "work" and f.confirmed for f in naive
+    ), [f.reason for f in naive]
+    assert all("3 interleaved rounds" in f.reason for f in naive)  # their size beside it
+    assert got.settings["rounds"] == 3  # decided at the first look: no round more
+    assert max(r for _, r in calls) == 2

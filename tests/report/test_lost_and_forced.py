@@ -7,6 +7,7 @@ from neuronasv.analyse.pairwise import Settings, compare
 from neuronasv.analyse.tables import compare_markdown, compare_text
 from neuronasv.github.statuses import check_run_payload, status_payload
 from neuronasv.model import Finding, FindingsDocument, RunRef, SeriesId
+from neuronasv.model.findings import FINDINGS_SCHEMA_VERSION
 from neuronasv.report.digest import digest
 from neuronasv.report.markdown import render_comment
 from neuronasv.report.summary import render_summary
@@ -65,7 +66,7 @@ def test_forced_reasons_survive_the_json_round_trip_and_v1_documents_still_load(
     doc = FindingsDocument("compare", RunRef(A, "m"), RunRef(B, "m"),
                            forced=("backend unknown at head (no fingerprint)",))
     back = FindingsDocument.loads(doc.dumps())
-    assert back.forced == doc.forced and back.to_json()["schema_version"] == 2
+    assert back.forced == doc.forced and back.to_json()["schema_version"] == FINDINGS_SCHEMA_VERSION
     assert digest(back).headline.startswith("FORCED comparison (backend unknown at head")
     assert status_payload(back)["state"] == "error"
     v1 = {**doc.to_json(), "schema_version": 1, "settings": {"forced": True}}
