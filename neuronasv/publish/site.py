@@ -582,6 +582,8 @@ def _group_html(v: _View, g: _Group, href: str, cps: CPIndex, col: Mapping[str, 
             if v.states[r] != "ok":
                 flagged[v.states[r]] = flagged.get(v.states[r], 0) + 1
         what = "ops" if g.trace_key is not None else "series"
+        if any(module_series_path(md.series[r].series.op) is not None for r in rest):
+            what = "modules and ops"
         said = ", ".join(
             f"{n} {st}" for st, n in sorted(flagged.items(), key=lambda kv: _severity(kv[0]))
         )

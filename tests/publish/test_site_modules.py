@@ -26,7 +26,9 @@ def test_module_rows_lead_their_ops_in_tree_order(tmp_path: Path) -> None:
         "block.mlp"
     )
     publish_site(data, tmp_path, options=PublishOptions())
-    labels = _labels((tmp_path / "index.html").read_text())
+    index = (tmp_path / "index.html").read_text()
+    assert "modules and ops</button>" in index
+    labels = _labels(index)
     stripped = [x.replace(EM, "") for x in labels]
     assert (
         stripped.index("▸ block") < stripped.index("▸ block.attn") < stripped.index("▸ block.mlp")
