@@ -36,6 +36,7 @@ def collect_ops(
 ) -> tuple[str, dict[str, list[str]]]:
     """Profile every workload briefly; return (resolved backend, {workload: sorted ops})."""
     from neuronasv.measure import backends, profiling, workloads
+    from neuronasv.store.catalogue import ops_from_profiles
 
     backend = backends.get_backend(backend_name)
     table: dict[str, list[str]] = {}
@@ -51,7 +52,7 @@ def collect_ops(
                 prof = profiling.profile_workload(
                     w, backend, shape=shape, dtype=dtype, samples=2, active=1
                 )
-                seen.update(o.op for o in prof.ops if max(o.self_device_time_us, default=0) > 0)
+                seen.update(ops_from_profiles([prof]).get(w.name, ()))
         table[w.name] = sorted(seen)
         print(f"{w.name}: {len(seen)} ops", file=sys.stderr)
     return backend.name, table

@@ -89,3 +89,28 @@ def test_profile_table_is_sorted_by_the_median_it_shows() -> None:
     render_profile(prof, console)
     text = console.export_text()
     assert text.index("aten::steady") < text.index("aten::spiky")
+
+
+def test_profile_shows_the_module_rollup_when_the_workload_has_one() -> None:
+    from rich.console import Console
+
+    from neuronasv.commands.profile import render_profile
+    from neuronasv.model.profile import ModuleProfile, OpProfile, WorkloadProfile
+
+    mm = OpProfile("aten::mm", 2.0, (8.0,), (8.0,), modules={"b.attn": 0.25, "b.mlp": 0.75})
+    mods = (
+        ModuleProfile("", (8.0,), (0.0,)),
+        ModuleProfile("b", (8.0,), (0.0,)),
+        ModuleProfile("b.attn", (2.0,), (2.0,)),
+        ModuleProfile("b.mlp", (6.0,), (6.0,)),
+    )
+    prof = WorkloadProfile("w", "cuda", "4x4", "float32", (8.0,), (mm,), modules=mods)
+    console = Console(width=200, record=True, file=io.StringIO())
+    render_profile(prof, console)
+    text = console.export_text()
+    assert "by module" in text
+    row = next(line for line in text.splitlines() if "b.mlp" in line)
+    assert "75.0%" in row and "aten::mm 6.00 µs" in row
+    plain = Console(width=200, record=True, file=io.StringIO())
+    render_profile(WorkloadProfile("w", "cuda", "4x4", "float32", (8.0,), (mm,)), plain)
+    assert "by module" not in plain.export_text()

@@ -12,6 +12,11 @@ Source of the per-op numbers, in order of preference:
    asv's fixed parameter lists cannot;
 2. otherwise the op series' own findings (base/head medians).
 
+When both profiles carry module times (:mod:`neuronasv.measure.modules`), a moved total
+also gets its ``module_chain`` (:func:`module_chain`): from the total down through the
+module that moved most in the total's direction at each level, to the op that moved most
+within the last one — "block +9 % ← block.mlp +14 % ← aten::mm +14 %".
+
 :func:`headline` turns a finding into the sentence a reviewer reads; the Report stage
 reuses it.
 """
@@ -27,9 +32,14 @@ import numpy as np
 
 from neuronasv.format import format_delta_pct, format_signed, pct_number
 from neuronasv.model import Finding, OpContribution
-from neuronasv.model.profile import OpProfile, WorkloadProfile
+from neuronasv.model.profile import (
+    OpProfile,
+    WorkloadProfile,
+    module_series_name,
+    module_series_path,
+)
 
-__all__ = ["MOVED", "attribute", "ci_text", "headline", "short_dtype"]
+__all__ = ["MOVED", "attribute", "ci_text", "headline", "module_chain", "short_dtype"]
 
 MOVED = ("regression", "improvement", "noisy")
 
@@ -104,6 +114,75 @@ def _roofline(bo: OpProfile | None, ho: OpProfile | None) -> dict[str, Any]:
     return {"roofline_base": rb, "roofline_head": rh, "roofline_bound": bound}
 
 
+def _med(xs: Sequence[float]) -> float:
+    return float(np.median(xs)) if len(xs) else 0.0
+
+
+def module_chain(
+    f: Finding, bp: WorkloadProfile, hp: WorkloadProfile
+) -> tuple[OpContribution, ...]:
+    """Total -> modules -> op for a moved total (see the module docstring); ``()`` when a
+    side has no module times or no module moved in the total's direction.
+
+    Links are :class:`OpContribution` s: the total (``op`` ``""``), then each module
+    (``op`` ``module:<path>``, inclusive time), then the op within the last module (its
+    median self time times its share in that module, ``OpProfile.modules``).
+    """
+    if not bp.modules or not hp.modules:
+        return ()
+    k = _scale(f.unit)
+    tb, th = _med(bp.device_time_us) * k, _med(hp.device_time_us) * k
+    total = th - tb
+    if total == 0.0:
+        return ()
+    sign = 1.0 if total > 0 else -1.0
+    links = [OpContribution(op="", base=tb, head=th, delta=total, share=1.0)]
+
+    def side(p: WorkloadProfile, path: str) -> float | None:
+        m = p.module(path)
+        return _med(m.device_time_us) * k if m else None
+
+    paths = {m.path for m in bp.modules} | {m.path for m in hp.modules}
+    current = ""
+    while True:
+        children = sorted(p for p in paths if p and p.rpartition(".")[0] == current)
+        moves = []
+        for p in children:
+            b, h = side(bp, p), side(hp, p)
+            moves.append((sign * ((h or 0.0) - (b or 0.0)), p, b, h))
+        if not moves:
+            break
+        gain, path, b, h = max(moves, key=lambda m: (m[0], m[1]))
+        if gain <= 0.0:
+            break
+        delta = (h or 0.0) - (b or 0.0)
+        links.append(OpContribution(module_series_name(path), b, h, delta, delta / total))
+        current = path
+    if len(links) == 1:
+        return ()
+
+    def in_module(p: WorkloadProfile, op: str) -> float | None:
+        o = p.op(op)
+        if o is None or current not in o.modules:
+            return None
+        return _med(o.self_device_time_us) * o.modules[current] * k
+
+    ops = sorted({o.op for o in bp.ops} | {o.op for o in hp.ops})
+    best: tuple[float, str, float | None, float | None] | None = None
+    for op in ops:
+        b, h = in_module(bp, op), in_module(hp, op)
+        if b is None and h is None:
+            continue
+        gain = sign * ((h or 0.0) - (b or 0.0))
+        if gain > 0.0 and (best is None or (gain, op) > (best[0], best[1])):
+            best = (gain, op, b, h)
+    if best is not None:
+        _, op, b, h = best
+        delta = (h or 0.0) - (b or 0.0)
+        links.append(OpContribution(op, b, h, delta, delta / total))
+    return tuple(links)
+
+
 def _from_findings(f: Finding, ops: Sequence[Finding]) -> tuple[float, list[OpContribution]]:
     total = (f.head or 0.0) - (f.base or 0.0)
     out = []
@@ -168,20 +247,23 @@ def attribute(
         if f.verdict not in MOVED or f.base is None or f.head is None:
             out.append(f)
             continue
+        chain: tuple[OpContribution, ...] = ()
         if bp is not None and hp is not None:
             _, contribs = _from_profiles(f, bp, hp)
+            chain = module_chain(f, bp, hp)
         else:
             ops = [
                 o
                 for o in findings
                 if o.series.op is not None
+                and module_series_path(o.series.op) is None  # a module is not an op
                 and (o.series.workload, o.series.shape, o.series.dtype)
                 == (s.workload, s.shape, s.dtype)
             ]
             _, contribs = _from_findings(f, ops)
         contribs = [c for c in contribs if c.delta != 0.0 or c.base is None or c.head is None]
         contribs.sort(key=lambda c: (-abs(c.delta), c.op))
-        out.append(replace(f, attribution=tuple(contribs)))
+        out.append(replace(f, attribution=tuple(contribs), module_chain=chain))
     return out
 
 

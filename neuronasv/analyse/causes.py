@@ -24,6 +24,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from neuronasv.model import Cause, Finding, SeriesId, WorkChange
+from neuronasv.model.profile import module_series_path
 
 __all__ = ["MOVED_VERDICTS", "find_causes", "work_key"]
 
@@ -109,8 +110,8 @@ def find_causes(findings: Sequence[Finding], work: Iterable[WorkChange]) -> tupl
             continue
         if f.series.op is None:
             totals[c] = f
-        else:
-            ops_of.setdefault(c, []).append(f)
+        elif module_series_path(f.series.op) is None:  # modules are not ops (their chain
+            ops_of.setdefault(c, []).append(f)  # shows on the total: report/causes.py)
 
     ranked: list[tuple[tuple[int, float, str], Cause]] = []
 

@@ -378,12 +378,10 @@ def samples_from_profile(
         for w in doc.workloads:
             if (w.name, w.shape, w.dtype) != (sid.workload, sid.shape, sid.dtype):
                 continue
-            if sid.op is None:
-                out[sid] = [x * k for x in w.device_time_us]
-            else:
-                o = w.op(sid.op)
-                if o is not None:
-                    out[sid] = [x * k for x in o.self_device_time_us]
+            # the total, an op, or a module (``module:<path>``)
+            xs = w.series_samples(sid.op)
+            if xs is not None:
+                out[sid] = [x * k for x in xs]
     return out
 
 

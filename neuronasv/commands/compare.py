@@ -139,6 +139,7 @@ def read_rounds(base_files: list[str], head_files: list[str]) -> dict:
     """``floor_key -> (base rounds, head rounds)`` from paired profile documents."""
     from neuronasv.analyse.floors import floor_key
     from neuronasv.model import ProfileDocument, SeriesId
+    from neuronasv.model.profile import module_series_name
 
     if len(base_files) != len(head_files):
         raise UsageError(
@@ -150,7 +151,11 @@ def read_rounds(base_files: list[str], head_files: list[str]) -> dict:
         for side, path in enumerate(files):
             doc = ProfileDocument.loads(read_text(path, "profile document"), source=path)
             for w in doc.workloads:
-                found = {None: w.device_time_us} | {o.op: o.self_device_time_us for o in w.ops}
+                found = (
+                    {None: w.device_time_us}
+                    | {o.op: o.self_device_time_us for o in w.ops}
+                    | {module_series_name(m.path): m.device_time_us for m in w.modules if m.path}
+                )
                 for op, xs in found.items():
                     key = floor_key(SeriesId("", (), w.name, w.shape, w.dtype, op))
                     got = out.setdefault(key, ([], []))[side]

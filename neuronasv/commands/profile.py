@@ -181,6 +181,31 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
             )
         table.add_row(*cells)
     console.print(table)
+    if profile.modules:
+        mods = Table(title=Text("by module (inclusive; top ops inside)"), title_justify="left")
+        mods.add_column("module", overflow="fold")
+        mods.add_column("device", justify="right")
+        mods.add_column("%", justify="right")
+        mods.add_column("top ops", overflow="fold")
+        for m in profile.modules:
+            if not m.path:
+                continue
+            dev = median(m.device_time_us)
+            inside = sorted(
+                (
+                    (median(o.self_device_time_us) * o.modules[m.path], o.op)
+                    for o in profile.ops
+                    if m.path in o.modules
+                ),
+                reverse=True,
+            )[:3]
+            mods.add_row(
+                Text("  " * m.path.count(".") + _safe(m.path)),
+                _fmt_us(dev),
+                format_pct(dev / total) if total else "-",
+                Text(", ".join(f"{_safe(op)} {_fmt_us(t).strip()}" for t, op in inside)),
+            )
+        console.print(mods)
     for w in profile.warnings:
         console.print(Text(f"warning: {_safe(w)}"))
     for t in profile.trace_files:

@@ -15,7 +15,7 @@ from neuronasv.commands.args import (
     machine_name,
     output_dir,
 )
-from neuronasv.errors import ResultsError
+from neuronasv.errors import NeuronasvError, ResultsError
 from neuronasv.model import FindingsDocument
 from neuronasv.report.load import load_findings
 from neuronasv.store.git import git_for
@@ -118,6 +118,34 @@ def _commit_url_from_repo(repo: str | None) -> str | None:
     return None
 
 
+def _newest_op_modules(
+    results_dir: str, machine: str, commits: list[str]
+) -> dict[tuple[str, str, str, str], str]:
+    """Which module each op sits in, from the newest run sidecar of ``machine`` (the scan
+    skips the sidecars' profiles for speed; one file per machine is cheap). Empty when
+    that sidecar is missing or unreadable: the site then lists ops after the modules."""
+    import glob
+
+    from neuronasv.model import RunSidecar
+    from neuronasv.model.sidecar import SIDECAR_SUFFIX
+    from neuronasv.publish.sitedata import op_modules_of
+
+    if not commits:
+        return {}
+    # sidecars are named like asv's results files: <hash8>-<env>.neuronasv
+    folder = glob.escape(os.path.join(results_dir, machine))
+    pattern = os.path.join(folder, commits[-1][:8] + "*" + SIDECAR_SUFFIX)
+    for path in sorted(glob.glob(pattern)):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                sidecar = RunSidecar.loads(fh.read(), path)
+        except (OSError, ValueError, NeuronasvError):
+            continue
+        if sidecar.commit_hash == commits[-1]:
+            return op_modules_of(sidecar.profiles)
+    return {}
+
+
 def run(args: argparse.Namespace) -> int:
     from neuronasv.publish import (
         PublishOptions,
@@ -152,6 +180,8 @@ def run(args: argparse.Namespace) -> int:
         workers=args.workers,
         progress=lambda m: print(m, file=sys.stderr),
     )
+    for md in data.machines:
+        md.op_modules.update(_newest_op_modules(args.results_dir, md.name, md.commits))
     if findings is None and args.detect:
         from neuronasv.analyse.newest import regressions_document
         from neuronasv.commands.regressions import newest_for

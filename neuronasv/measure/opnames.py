@@ -13,25 +13,35 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 __all__ = [
     "BOOKKEEPING_PREFIXES",
+    "MODULE_RANGE_PREFIX",
     "UNATTRIBUTED_OP",
     "CycleStats",
+    "ModuleCycle",
     "OpSample",
     "is_bookkeeping",
     "normalize_op_name",
     "quiet_kineto_stderr",
 ]
 
-#: Rows that are profiler bookkeeping, not work.
+#: Prefix of the ``record_function`` ranges that scope a model's modules
+#: (:mod:`neuronasv.measure.modules`): scopes, not ops.
+MODULE_RANGE_PREFIX = "neuronasv.module::"
+#: Rows that are profiler bookkeeping, not work (module ranges are scopes, not ops).
 BOOKKEEPING_PREFIXES: tuple[str, ...] = (
     "ProfilerStep",
+    MODULE_RANGE_PREFIX,
     "profiler::",
     "[memory]",
     "[OutOfMemory]",
+    # CUPTI's buffer allocation, seen on an H200 (torch 2.11, CUDA 13) as a child of the op
+    # whose kernel it interrupted, with that kernel attached again: counting it would count
+    # the kernel twice (its parent op keeps it either way).
+    "Activity Buffer Request",
 )
 #: Row for device time whose launching op was not kept (see module docstring).
 UNATTRIBUTED_OP = "[unattributed device time]"
@@ -77,12 +87,26 @@ class OpSample:
 
 
 @dataclass(frozen=True)
+class ModuleCycle:
+    """One cycle's op time by module (µs, whole cycle; :mod:`neuronasv.measure.modules`).
+
+    Attributes:
+        self_us: path -> time of the ops directly in that module (``""`` = the root).
+        op_us: (path, op) -> that op's time in that module (op names normalised).
+    """
+
+    self_us: Mapping[str, float]
+    op_us: Mapping[tuple[str, str], float]
+
+
+@dataclass(frozen=True)
 class CycleStats:
-    """One cycle's ops (normalised names) and its device total (µs, whole cycle)."""
+    """One cycle's ops (normalised names), its device total (µs, whole cycle) and, when
+    the events were read, the op time by module (:mod:`neuronasv.measure.modules`)."""
 
     ops: dict[str, OpSample]
     device_time_us: float
-
+    modules: ModuleCycle | None = None
 
 
 @contextlib.contextmanager

@@ -48,6 +48,7 @@ from typing import Any
 from neuronasv.errors import BackendUnavailable, CaptureError, UsageError
 from neuronasv.format import format_pct
 from neuronasv.measure.backends.base import Backend
+from neuronasv.measure.modules import ROOT, ancestors, inclusive, rollup_events
 from neuronasv.measure.opnames import (
     BOOKKEEPING_PREFIXES,
     UNATTRIBUTED_OP,
@@ -58,7 +59,7 @@ from neuronasv.measure.opnames import (
     quiet_kineto_stderr,
 )
 from neuronasv.measure.workloads import Workload, dtype_name, parse_dtype, parse_shape, shape_label
-from neuronasv.model.profile import OpProfile, WorkloadProfile
+from neuronasv.model.profile import ModuleProfile, OpProfile, WorkloadProfile
 from neuronasv.samples import NOISE_THRESHOLD, median, noise
 
 __all__ = [
@@ -69,6 +70,7 @@ __all__ = [
     "extract_cycle",
     "gzip_trace",
     "is_bookkeeping",
+    "module_profiles",
     "normalize_op_name",
     "op_input_shapes",
     "profile_workload",
@@ -194,6 +196,7 @@ def summarize_cycles(
             )
         )
     ops.sort(key=lambda o: (-sum(o.self_device_time_us), o.op))
+    modules, ops = module_profiles(cycles, ops, active=active)
     warnings_out: list[str] = []
     total_spread = noise(totals) or 0.0
     if total_spread > NOISE_THRESHOLD:
@@ -224,6 +227,7 @@ def summarize_cycles(
         iterations_per_sample=active,
         warnings=tuple(warnings_out),
         trace_files=tuple(trace_files),
+        modules=modules,
     )
 
 
@@ -231,6 +235,51 @@ def summarize_cycles(
 
 
 _STEM_MAX = 120
+
+
+def module_profiles(
+    cycles: Sequence[CycleStats], ops: Sequence[OpProfile], *, active: int
+) -> tuple[tuple[ModuleProfile, ...], list[OpProfile]]:
+    """Module rollup of ``cycles`` (pure): per path, inclusive and self time per sample
+    (per iteration), and ``ops`` with their per-module shares filled in.
+
+    Empty (and ``ops`` unchanged) when no cycle saw a module scope: a workload without
+    scopes keeps the profile it had before the rollup existed.
+    """
+    rolled = [c.modules for c in cycles if c.modules is not None]
+    if len(rolled) != len(cycles) or not any(set(m.self_us) - {ROOT} for m in rolled):
+        return (), list(ops)
+    paths: set[str] = set()
+    for m in rolled:
+        for p in m.self_us:
+            paths.update(ancestors(p))
+    # Root first, then depth-first in name order (block, block.attn, block.mlp, ...).
+    order = sorted(paths, key=lambda p: (p != ROOT, p.split(".")))
+    incl = [inclusive(m.self_us) for m in rolled]
+    modules = tuple(
+        ModuleProfile(
+            path=p,
+            device_time_us=tuple(i.get(p, 0.0) / active for i in incl),
+            self_device_time_us=tuple(m.self_us.get(p, 0.0) / active for m in rolled),
+        )
+        for p in order
+    )
+    per_op: dict[str, dict[str, float]] = {}
+    for m in rolled:
+        for (path, op), t in m.op_us.items():
+            acc = per_op.setdefault(op, {})
+            acc[path] = acc.get(path, 0.0) + t
+    out = []
+    for o in ops:
+        by_path = per_op.get(o.op, {})
+        total = sum(by_path.values())
+        shares = (
+            {p: round(t / total, 6) for p, t in sorted(by_path.items()) if t > 0}
+            if total > 0
+            else {}
+        )
+        out.append(dataclasses.replace(o, modules=shares) if shares else o)
+    return modules, out
 
 
 def trace_file_stem(name: str, shape: str, dtype: str) -> str:
@@ -374,6 +423,7 @@ def profile_workload(
         stem = trace_file_stem(workload.name, shape_s, dtype_s)
         trace_files: list[str] = []
         cycles: list[CycleStats] = []
+        rollup_errors: list[str] = []
         with contextlib.ExitStack() as stack:
             if trace_dir is not None:
                 os.makedirs(trace_dir, exist_ok=True)
@@ -416,6 +466,20 @@ def profile_workload(
                     # No device time in key_averages (Neuron without a working
                     # correlate_device_time): the backend's exported trace, if it has one.
                     stats = backend.fallback_cycle(backend_dir, stats) or stats
+                # Module rollup from this same cycle's event tree (key_averages is built
+                # from it: no extra pass); what no op claims goes to the root. It is extra:
+                # a failure loses the module times (with a warning), never the profile.
+                try:
+                    rolled = rollup_events(
+                        prof.events(),
+                        device_time_is_cpu=backend.device_time_is_cpu,
+                        total_us=stats.device_time_us,
+                        unattributed_op=UNATTRIBUTED_OP,
+                    )
+                except Exception as exc:
+                    rollup_errors.append(f"{type(exc).__name__}: {exc}")
+                else:
+                    stats = dataclasses.replace(stats, modules=rolled)
                 cycles.append(stats)
 
             prof = profile(
@@ -463,6 +527,11 @@ def profile_workload(
         )
         if reading is not None:
             result = dataclasses.replace(result, canary=reading)
+        if rollup_errors:
+            result = dataclasses.replace(
+                result,
+                warnings=(*result.warnings, f"module rollup skipped: {rollup_errors[0]}"),
+            )
         if roofline or evidence:
             from neuronasv.measure.evidence import annotate_workload
 

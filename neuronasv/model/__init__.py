@@ -22,6 +22,7 @@ from neuronasv.model.history import History, Point, Series
 from neuronasv.model.profile import (
     PROFILE_SCHEMA_VERSION,
     CanaryReading,
+    ModuleProfile,
     OpProfile,
     ProfileDocument,
     WorkloadProfile,
@@ -39,6 +40,7 @@ __all__ = [
     "Finding",
     "FindingsDocument",
     "History",
+    "ModuleProfile",
     "OpContribution",
     "OpProfile",
     "Point",

@@ -28,6 +28,9 @@ Schema history (``FINDINGS_SCHEMA_VERSION``):
       ``roofline_bound`` (which roof: ``compute``, ``memory``, ``bandwidth only, FLOPs
       unknown``, ...); ``RunRef.traces`` (workload key ``name[shape,dtype]`` -> trace file,
       relative to where ``trace_url`` points).
+      Additive, same version: ``Finding.module_chain`` (total -> modules -> op, from the
+      module rollup of the sidecar profiles); optional and written only when present, so
+      documents without it read as before and older readers ignore it.
 """
 
 from __future__ import annotations
@@ -147,6 +150,11 @@ class Finding(Model):
             True also when ``basis`` is ``work``: the direction is certain from the exact
             work, whatever the timing noise (the rounds only measure its size).
         calls_base, calls_head: calls per iteration for op series.
+        module_chain: for a workload total that moved and whose profiles carry module
+            times, the path from the total to the op: the total (``op`` ``""``), each
+            module on the way down (``op`` ``module:<path>``, inclusive time) and the op
+            within the last module (``op`` its name, its time in that module); base/head
+            in the series' unit, ``share`` = the link's delta / the total's delta.
         basis: what decided the verdict: ``timing`` (the statistics) or ``work`` (the
             exact work evidence — strictly more or strictly less work at head — where the
             timing alone did not decide; :func:`neuronasv.analyse.evidence.apply_work`).
@@ -182,6 +190,9 @@ class Finding(Model):
     roofline_base: float | None = field(default=None, metadata=spec(omit_empty=True))
     roofline_head: float | None = field(default=None, metadata=spec(omit_empty=True))
     roofline_bound: str | None = field(default=None, metadata=spec(omit_empty=True))
+    module_chain: tuple[OpContribution, ...] = field(
+        default=(), metadata=spec(omit_empty=True)
+    )
 
     @property
     def change_pct(self) -> float | None:

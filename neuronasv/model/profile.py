@@ -17,26 +17,53 @@ Schema history (``PROFILE_SCHEMA_VERSION``):
       Additive, same version: per-op ``roofline_bound`` (what ``roofline_fraction`` is a
       fraction of: ``compute``, ``memory`` or ``bandwidth only, FLOPs unknown``, then
       assumptions such as ``; assumed causal``), optional; absent = unknown.
+  3 — module rollup (:mod:`neuronasv.measure.modules`): ``WorkloadProfile.modules``, per
+      module path its inclusive and self device time per sample, from the same timed
+      cycles; ``OpProfile.modules``, the share of each op's time per module path. Version
+      1 and 2 documents read with no modules (a workload without module scopes writes none
+      either).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+from neuronasv.errors import CorruptResultsError
 from neuronasv.model._codec import Document, Model, spec
 
 __all__ = [
+    "MODULE_SERIES_PREFIX",
     "PROFILE_SCHEMA_VERSION",
     "CanaryReading",
+    "ModuleProfile",
     "OpProfile",
     "ProfileDocument",
     "WorkloadProfile",
+    "module_series_name",
+    "module_series_path",
 ]
 
-PROFILE_SCHEMA_VERSION = 2
-_READABLE = (1, 2)
+PROFILE_SCHEMA_VERSION = 3
+_READABLE = (1, 2, 3)
 _KIND = "neuronasv.profile"
+
+#: A module's series is an ``op`` series named ``module:<path>`` (``module:block.mlp``;
+#: ``module:`` alone is the workload root): see docs/asv.md, "Module series".
+MODULE_SERIES_PREFIX = "module:"
+
+
+def module_series_name(path: str) -> str:
+    """``block.mlp`` -> ``module:block.mlp`` (the op param of its asv series)."""
+    return MODULE_SERIES_PREFIX + path
+
+
+def module_series_path(op: str | None) -> str | None:
+    """The module path of a ``module:`` op name, None for a real op (or the total)."""
+    if op is None or not op.startswith(MODULE_SERIES_PREFIX):
+        return None
+    return op[len(MODULE_SERIES_PREFIX) :]
 
 
 @dataclass(frozen=True)
@@ -55,6 +82,8 @@ class OpProfile(Model):
         signature: the exact work, sorted ``"<calls per iteration>×<input dtypes and
             shapes>"`` entries (:func:`neuronasv.measure.evidence.signatures_from_events`);
             empty when not captured.
+        modules: module path -> the fraction of this op's time spent in that module
+            (``""`` = outside any module scope); empty when the workload has no scopes.
     """
 
     _what = "op entry"
@@ -69,6 +98,40 @@ class OpProfile(Model):
     roofline_fraction: float | None = None
     signature: tuple[str, ...] = ()
     roofline_bound: str | None = field(default=None, metadata=spec(omit_empty=True))
+    modules: Mapping[str, float] = field(
+        default_factory=dict,
+        metadata=spec(omit_empty=True, decode=lambda d, src: _shares(d.get("modules", {}), src)),
+    )
+
+
+def _shares(data: Any, source: str) -> dict[str, float]:
+    if not isinstance(data, Mapping):
+        raise CorruptResultsError(f"{source}: modules must be an object of path -> share")
+    out: dict[str, float] = {}
+    for k, v in data.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0 + 1e-9:
+            raise CorruptResultsError(f"{source}: module share {k!r} must be a number in [0, 1]")
+        out[str(k)] = float(v)
+    return out
+
+
+@dataclass(frozen=True)
+class ModuleProfile(Model):
+    """Device time of one module path of a workload (:mod:`neuronasv.measure.modules`).
+
+    Attributes:
+        path: dotted module path (``block.mlp``); ``""`` is the workload root.
+        device_time_us: inclusive time per iteration (the module and everything below it),
+            one value per sample; the root's equals the workload total.
+        self_device_time_us: time of the ops directly in this module, per sample.
+    """
+
+    _what = "module entry"
+    _context = ("module", "path")
+
+    path: str
+    device_time_us: tuple[float, ...]
+    self_device_time_us: tuple[float, ...]
 
 
 @dataclass(frozen=True)
@@ -105,6 +168,8 @@ class WorkloadProfile(Model):
         warnings: noise or capture warnings for people (e.g. IQR/median > 10 %).
         trace_files: exported traces, relative to the trace directory.
         canary: device-health canary reading, when it ran.
+        modules: module rollup (root first, then paths in order), empty when the
+            workload opened no module scope.
     """
 
     _what = "workload entry"
@@ -121,6 +186,7 @@ class WorkloadProfile(Model):
     warnings: tuple[str, ...] = ()
     trace_files: tuple[str, ...] = ()
     canary: CanaryReading | None = None
+    modules: tuple[ModuleProfile, ...] = field(default=(), metadata=spec(omit_empty=True))
 
     @property
     def key(self) -> str:
@@ -129,6 +195,20 @@ class WorkloadProfile(Model):
 
     def op(self, name: str) -> OpProfile | None:
         return next((o for o in self.ops if o.op == name), None)
+
+    def module(self, path: str) -> ModuleProfile | None:
+        return next((m for m in self.modules if m.path == path), None)
+
+    def series_samples(self, op: str | None) -> tuple[float, ...] | None:
+        """Samples of the total (None), an op, or a module (``module:<path>``); None if absent."""
+        if op is None:
+            return self.device_time_us
+        path = module_series_path(op)
+        if path is not None:
+            m = self.module(path)
+            return m.device_time_us if m else None
+        o = self.op(op)
+        return o.self_device_time_us if o else None
 
 
 @dataclass(frozen=True)

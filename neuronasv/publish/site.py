@@ -48,6 +48,7 @@ from neuronasv.errors import UsageError
 from neuronasv.fileio import is_temp_of, write_atomic
 from neuronasv.format import format_delta_pct, format_value, pct_number
 from neuronasv.model import ChangePoint, Finding, FindingsDocument, SeriesId
+from neuronasv.model.profile import module_series_path
 from neuronasv.publish import render
 from neuronasv.publish.feeds import atom_feed, regressions_json
 from neuronasv.publish.render import h, script_json, sparkline_svg
@@ -148,17 +149,40 @@ def _groups(md: MachineData) -> list[_Group]:
             title, trace_key, total = sid.benchmark, None, None
         if len(envs) > 1:
             title += f" ({key[0]})"
-        rows.sort(
-            key=lambda r: (r != total, md.series[r].series.op or "", md.series[r].series.params)
-        )
+        rows.sort(key=lambda r: (r != total, *_row_order(md, md.series[r].series)))
         gid = json.dumps([md.name, *[str(x) for x in key]])
         out.append(_Group(md, gid, title, _slug(title, gid), rows, total, trace_key))
     return out
 
 
+def _module_of(md: MachineData, sid: SeriesId) -> str | None:
+    """The module a row sits under: a module's own path, an op's main module, or None."""
+    path = module_series_path(sid.op)
+    if path is not None:
+        return path
+    if sid.op is None or sid.workload is None:
+        return None
+    return md.op_modules.get((sid.workload, sid.shape or "", sid.dtype or "", sid.op))
+
+
+def _row_order(md: MachineData, sid: SeriesId) -> tuple[Any, ...]:
+    """Module rows in tree order, each followed by the ops mostly in it; then the rest."""
+    path = _module_of(md, sid)
+    is_module = module_series_path(sid.op) is not None
+    if path is None or (not is_module and not path):
+        return (1, (), 0, sid.op or "", sid.params)
+    return (0, tuple(path.split(".")), int(not is_module), sid.op or "", sid.params)
+
+
 def _row_label(md: MachineData, r: int, g: _Group) -> str:
     sid = md.series[r].series
     if g.trace_key is not None:
+        path = module_series_path(sid.op)
+        if path is not None:  # a module: indented by its depth, ▸ marks it
+            return "\u2003" * path.count(".") + f"▸ {path}"
+        module = _module_of(md, sid)
+        if module:  # an op nested beneath its module
+            return "\u2003" * (module.count(".") + 1) + (sid.op or "")
         return sid.op or "total"
     return ", ".join(sid.params) or sid.benchmark
 
@@ -617,6 +641,8 @@ def _group_html(v: _View, g: _Group, href: str, cps: CPIndex, col: Mapping[str, 
             if v.states[r] != "ok":
                 flagged[v.states[r]] = flagged.get(v.states[r], 0) + 1
         what = "ops" if g.trace_key is not None else "series"
+        if any(module_series_path(md.series[r].series.op) is not None for r in rest):
+            what = "modules and ops"
         said = ", ".join(
             f"{n} {st}" for st, n in sorted(flagged.items(), key=lambda kv: _severity(kv[0]))
         )

@@ -12,14 +12,14 @@ folder, cached per file) and :func:`from_history` (from a loaded ``model.History
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from neuronasv.model import History, SeriesId
+from neuronasv.model import History, SeriesId, WorkloadProfile
 
-__all__ = ["MachineData", "SeriesInfo", "SiteData", "from_history"]
+__all__ = ["MachineData", "SeriesInfo", "SiteData", "from_history", "op_modules_of"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,9 @@ class MachineData:
         q25, q75: (series, commits) quartiles (NaN where unknown).
         fingerprints: commit index -> environment fingerprint (from sidecars).
         traces: commit index -> {workload key: trace path} (from sidecars).
+        op_modules: (workload, shape, dtype, op) -> the module path holding most of that
+            op's time, from the newest profiles (:func:`op_modules_of`): the site nests
+            op rows beneath their module's row. Empty: ops follow the module rows.
     """
 
     name: str
@@ -59,6 +62,7 @@ class MachineData:
     q75: np.ndarray
     fingerprints: dict[int, Mapping[str, str]] = field(default_factory=dict)
     traces: dict[int, Mapping[str, str]] = field(default_factory=dict)
+    op_modules: dict[tuple[str, str, str, str], str] = field(default_factory=dict)
 
     def env_changes(self) -> list[tuple[int, list[tuple[str, str | None, str | None]]]]:
         """(commit index, [(key, before, after)]) wherever the fingerprint changed."""
@@ -83,6 +87,17 @@ class SiteData:
 
     machines: list[MachineData]
     load_errors: list[str] = field(default_factory=list)
+
+
+def op_modules_of(profiles: Iterable[WorkloadProfile]) -> dict[tuple[str, str, str, str], str]:
+    """(workload, shape, dtype, op) -> the module path with the largest share of the op."""
+    out: dict[tuple[str, str, str, str], str] = {}
+    for p in profiles:
+        for o in p.ops:
+            if o.modules:
+                top = max(o.modules.items(), key=lambda kv: (kv[1], kv[0]))[0]
+                out[(p.name, p.shape, p.dtype, o.op)] = top
+    return out
 
 
 def from_history(history: History) -> SiteData:
@@ -118,6 +133,7 @@ def from_history(history: History) -> SiteData:
             for (mach, c), fp in history.fingerprints.items()
             if mach == name and c in col
         }
+        newest = history.profiles.get((name, commits[-1]), ()) if commits else ()
         machines.append(
             MachineData(
                 name=name,
@@ -128,6 +144,7 @@ def from_history(history: History) -> SiteData:
                 q25=q25,
                 q75=q75,
                 fingerprints=fps,
+                op_modules=op_modules_of(newest),
             )
         )
     return SiteData(machines=machines, load_errors=list(history.load_errors))

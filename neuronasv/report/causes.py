@@ -26,12 +26,14 @@ from neuronasv.format import (
     plural,
 )
 from neuronasv.model import Cause, Finding, FindingsDocument, OpContribution, WorkChange
+from neuronasv.model.profile import module_series_path
 
 __all__ = [
     "CauseView",
     "cause_headline",
     "cause_views",
     "config_label",
+    "module_chain_text",
     "of_peak",
     "of_peak_cell",
     "signed_attribution",
@@ -268,6 +270,37 @@ def of_peak_cell(f: Finding, *, code: Code = _plain, text: Code = _plain, max_op
         f"{code(a.op)} {of_peak(a.roofline_base, a.roofline_head, a.roofline_bound, text=text)}"
         for a in contribs[:max_ops]
     )
+def _link_name(op: str) -> str:
+    path = module_series_path(op)
+    return op if path is None else path
+
+
+def module_chain_text(f: Finding, *, code: Code = _plain) -> str:
+    """``block +9.0 % ← block.mlp +14.2 % ← aten::mm +14.3 %``: the total, the module that
+    moved most at each level, and the op that moved most inside the last one (empty
+    without a module rollup). A top module that *is* the total (same times within 0.5 %)
+    stands for it, so the chain does not say the same number twice."""
+    links = list(f.module_chain)
+    if len(links) < 2:
+        return ""
+    total, first = links[0], links[1]
+    if _same(total.base, first.base) and _same(total.head, first.head):
+        links = links[1:]
+    bits = []
+    for a in links:
+        name = "total" if a.op == "" else _link_name(a.op)
+        if a.base and a.head is not None and a.base > 0:
+            change = format_delta_pct(a.head / a.base)
+        else:
+            change = format_signed(a.delta, f.unit)
+        bits.append(f"{code(name)} {change}")
+    return " ← ".join(bits)
+
+
+def _same(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return abs(a - b) <= 0.005 * max(abs(a), abs(b))
 
 
 def _range(view: CauseView) -> str:

@@ -47,6 +47,7 @@ from neuronasv.model.findings import (
 from neuronasv.report.causes import (
     cause_headline,
     config_label,
+    module_chain_text,
     of_peak,
     of_peak_cell,
     signed_attribution,
@@ -563,6 +564,9 @@ def _cause_sections(d: Digest, h3: str, *, details: bool = True) -> list[_Sectio
             pair, change, state = total_cells(f)
             label = config_label(f.series.shape or "", f.series.dtype or "")
             where = signed_attribution(f, code=in_table)
+            chain = module_chain_text(f, code=in_table)
+            if chain:  # model -> module -> op first, then every op's signed part
+                where = f"{chain}<br>{where}" if where else chain
             row = f"| {md_code(label, in_table=True)} | {pair} | {change} | {state} | {where} |"
             if peak_col:
                 row += f" {peaks[f.series]} |"

@@ -22,7 +22,7 @@ from neuronasv.format import (
     format_pair,
 )
 from neuronasv.model.findings import ChangePoint, Finding, FindingsDocument
-from neuronasv.report.causes import of_peak
+from neuronasv.report.causes import module_chain_text, of_peak
 from neuronasv.report.digest import Digest, digest, group_label
 from neuronasv.report.escape import clean
 
@@ -88,6 +88,9 @@ def _renderables(d: Digest, show_unchanged: bool) -> list[object]:
         for f in d.regressions:
             if f.attribution:
                 out.append(Text.assemble("  → ", _t(headline(f), "")))
+            chain = module_chain_text(f)
+            if chain:
+                out.append(Text.assemble("    ", _t(chain, "")))
     if d.open_regressions:
         out.append(_cp_table("Open regressions", d.open_regressions, "bold red"))
     if d.improvements:

@@ -183,14 +183,20 @@ def ops_from_profiles(profiles: Iterable[WorkloadProfile]) -> dict[str, set[str]
 
     An op counts when any of its samples is above zero — the rule of the seed tool
     (``python -m benchmarks._ops``): host-only rows on an accelerator (no kernel) would be
-    all-zero series.
+    all-zero series. Module scopes count the same way, as ``module:<path>`` entries (the
+    ``devtime_op`` param of a module series; docs/asv.md).
     """
+    from neuronasv.model.profile import module_series_name
+
     out: dict[str, set[str]] = {}
     for prof in profiles:
         ops = out.setdefault(prof.name, set())
         for op in prof.ops:
             if max(op.self_device_time_us, default=0.0) > 0:
                 ops.add(op.op)
+        for m in prof.modules:  # module series: ``module:<path>`` (not the root: the total)
+            if m.path and max(m.device_time_us, default=0.0) > 0:
+                ops.add(module_series_name(m.path))
     return out
 
 

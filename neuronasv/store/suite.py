@@ -8,7 +8,9 @@ This is what an asv suite module calls — this repository's ``benchmarks/`` and
 One class per workload (``rmsnorm.naive`` -> ``rmsnorm.Naive``), two benchmarks each:
 
 * ``devtime_total(shape, dtype)`` — the workload's total self device time per iteration;
-* ``devtime_op(shape, dtype, op)`` — one series per op (self device time per iteration).
+* ``devtime_op(shape, dtype, op)`` — one series per op (self device time per iteration),
+  and one per module scope of the workload (:mod:`neuronasv.measure.modules`), its
+  inclusive device time per iteration, as ``op`` = ``module:<path>`` (``module:block.mlp``).
 
 One profiled run per (workload, shape, dtype) feeds the total and every op series: the
 class's ``setup_cache`` profiles each (shape, dtype) once and asv hands that cache to every
@@ -193,6 +195,7 @@ def _profile_workload(suite: Any, keys: Sequence[tuple[str, str]] | None = None)
 
     try:
         from neuronasv.measure import backends, profiling, workloads
+        from neuronasv.model.profile import module_series_name
 
         backend = backends.get_backend(os.environ.get("NEURONASV_BACKEND", "auto") or "auto")
         workload = workloads.get(suite.workload)
@@ -227,9 +230,19 @@ def _profile_workload(suite: Any, keys: Sequence[tuple[str, str]] | None = None)
             tb = traceback.format_exc(limit=3)
             fail(shape, dtype, f"{type(exc).__name__}: {exc}\n{tb}")
             continue
+        ops = {op.op: [us * 1e-6 for us in op.self_device_time_us] for op in prof.ops}
+        # Module series ride in the op param as ``module:<path>`` (docs/asv.md): the root
+        # is the total already, so only named modules.
+        ops.update(
+            {
+                module_series_name(m.path): [us * 1e-6 for us in m.device_time_us]
+                for m in prof.modules
+                if m.path
+            }
+        )
         results[f"{shape}|{dtype}"] = {
             "total": [us * 1e-6 for us in prof.device_time_us],
-            "ops": {op.op: [us * 1e-6 for us in op.self_device_time_us] for op in prof.ops},
+            "ops": ops,
         }
         if out_dir:
             _write_json(out_dir, _safe(key) + ".json", {"key": key, "profile": prof.to_json()})

@@ -19,6 +19,7 @@ import pytest
 from neuronasv.errors import CorruptResultsError, SchemaVersionError
 from neuronasv.model import FindingsDocument, ProfileDocument, RunSidecar
 from neuronasv.model._codec import Document, Model, spec
+from neuronasv.model.profile import PROFILE_SCHEMA_VERSION
 from neuronasv.model.rounds import RoundsDocument
 from tests.model import documents
 
@@ -107,7 +108,7 @@ def test_version_1_profile_reads_without_signatures() -> None:
             w["canary"].pop("device_state", None)
     doc = ProfileDocument.from_json(data, source="v1.json")
     assert all(o.signature == () for w in doc.workloads for o in w.ops)
-    assert doc.schema_version == 2
+    assert doc.schema_version == PROFILE_SCHEMA_VERSION  # read as the current version
     assert doc.workloads[0].canary is not None and doc.workloads[0].canary.device_state == {}
 
 

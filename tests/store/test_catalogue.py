@@ -276,3 +276,50 @@ def test_prepass_writes_payloads_and_profiles_in_one_process(tmp_path: Path) -> 
     assert len(entry["total"]) == 2 and entry["ops"]["aten::mul"]
     profiles, failures = asvrun.read_profiles(str(tmp_path / "profiles"))
     assert not failures and {p.name for p in profiles} == {"rmsnorm.naive", "rmsnorm.fused"}
+
+
+def test_module_series_are_op_params_from_the_catalogue_to_the_benchmark(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from neuronasv.model import ModuleProfile
+    from neuronasv.store.suite import build_suite
+
+    prof = WorkloadProfile(
+        "w", "cpu", "4x512", "float32", (10.0,), (_op("aten::mm", 10.0),),
+        modules=(
+            ModuleProfile("", (10.0,), (0.0,)),
+            ModuleProfile("block", (10.0,), (2.0,)),
+            ModuleProfile("block.mlp", (8.0,), (8.0,)),
+            ModuleProfile("block.idle", (0.0,), (0.0,)),
+        ),
+    )  # fmt: skip
+    found = catalogue.ops_from_profiles([prof])
+    # named modules with time, as module:<path>; the root is the total, not a series
+    assert found == {"w": {"aten::mm", "module:block", "module:block.mlp"}}
+
+    # The real suite: declared from the catalogue, filled by the real profile of the block.
+    cat = catalogue.OpCatalogue().merge(
+        "cpu", {"transformer.block": ["aten::mm", "module:block.mlp", "module:nope"]}
+    )
+    path = tmp_path / "cat.neuronasv-ops"
+    catalogue.save_catalogue(str(path), cat)
+    for k, v in {
+        "NEURONASV_BACKEND": "cpu", "NEURONASV_OPS_CATALOGUE": str(path),
+        "NEURONASV_SAMPLES": "2", "NEURONASV_SHAPES": "1x32x64x2",
+    }.items():  # fmt: skip
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("NEURONASV_PREPASS_DIR", raising=False)
+    monkeypatch.delenv("NEURONASV_PROFILE_OUT", raising=False)
+    classes = build_suite(
+        "transformer", module=__name__, cpu_shapes=(), dtypes=("float32",),
+        ops_file=str(tmp_path / "none.json"),
+    )  # fmt: skip
+    block = classes["Block"]()
+    assert "module:block.mlp" in block.devtime_op.params[2]
+    cache = block.setup_cache()
+    block.setup(cache, "1x32x64x2", "float32", "module:block.mlp")
+    mlp = block.devtime_op(cache, "1x32x64x2", "float32", "module:block.mlp")
+    total = block.devtime_total(cache, "1x32x64x2", "float32")
+    assert len(mlp) == 2 and all(0 < m < t for m, t in zip(mlp, total, strict=True))
+    with pytest.raises(NotImplementedError):
+        block.setup(cache, "1x32x64x2", "float32", "module:nope")

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from neuronasv.errors import UsageError
+from neuronasv.measure.modules import scope
 from neuronasv.measure.workloads import Workload, register
 from neuronasv.measure.workloads._compile import compile_backend, compiled_skip_reason
 
@@ -227,20 +228,33 @@ def block_forward(
     Weights are passed flat (the order of :meth:`BlockParams.tensors`) so that
     ``torch.compile`` sees plain tensor inputs and one compiled graph serves every build
     with the same shapes.
+
+    Module scopes (:mod:`neuronasv.measure.modules`): ``block`` with ``block.attn_norm``,
+    ``block.attn`` (q/k/v/o projections, rotary, attention, residual add),
+    ``block.mlp_norm`` and ``block.mlp`` (SwiGLU and its residual add). Under
+    ``torch.compile`` the scopes are left out (dynamo drops them; the kernels fuse across
+    them); in ``transformer.block.backward`` they cover the forward, and the backward's
+    ops stay at the workload root.
     """
     import torch.nn.functional as F
 
     attn_norm, wq, wk, wv, wo, mlp_norm, w_gate, w_up, w_down = weights
     b, s, hidden = x.shape
     d = hidden // heads
-    hn = rmsnorm(x, attn_norm)
-    q = F.linear(hn, wq).view(b, s, heads, d).transpose(1, 2)
-    k = F.linear(hn, wk).view(b, s, heads, d).transpose(1, 2)
-    v = F.linear(hn, wv).view(b, s, heads, d).transpose(1, 2)
-    q, k = apply_rope(q, k, cos, sin)
-    a = attention(q, k, v).transpose(1, 2).reshape(b, s, hidden)
-    h = x + F.linear(a, wo)
-    return h + swiglu_mlp(rmsnorm(h, mlp_norm), w_gate, w_up, w_down)
+    with scope("block"):
+        with scope("attn_norm"):
+            hn = rmsnorm(x, attn_norm)
+        with scope("attn"):
+            q = F.linear(hn, wq).view(b, s, heads, d).transpose(1, 2)
+            k = F.linear(hn, wk).view(b, s, heads, d).transpose(1, 2)
+            v = F.linear(hn, wv).view(b, s, heads, d).transpose(1, 2)
+            q, k = apply_rope(q, k, cos, sin)
+            a = attention(q, k, v).transpose(1, 2).reshape(b, s, hidden)
+            h = x + F.linear(a, wo)  # the residual add belongs to its sub-layer
+        with scope("mlp_norm"):
+            hn = rmsnorm(h, mlp_norm)
+        with scope("mlp"):
+            return h + swiglu_mlp(hn, w_gate, w_up, w_down)
 
 
 # --- seeded construction ----------------------------------------------------------------
