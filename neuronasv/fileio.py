@@ -18,8 +18,10 @@ import contextlib
 import itertools
 import os
 import re
+from collections.abc import Iterator
+from typing import BinaryIO
 
-__all__ = ["is_temp_of", "temp_name", "write_atomic"]
+__all__ = ["atomic_open", "is_temp_of", "temp_name", "write_atomic"]
 
 _COUNTER = itertools.count()  # names only, never reused: a counter, not a cache
 _TEMP_RE = re.compile(r"^\.(?P<name>.+)\.\d+\.\d+\.tmp$")
@@ -35,6 +37,31 @@ def is_temp_of(filename: str, name: str) -> bool:
     """Whether ``filename`` is a temporary file :func:`write_atomic` made for ``name``."""
     m = _TEMP_RE.match(filename)
     return m is not None and m.group("name") == name
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike[str], *, make_dirs: bool = False) -> Iterator[BinaryIO]:
+    """A binary file to stream into; it replaces ``path`` when the block ends without error.
+
+    For content too large to hold in memory (a gzipped trace). Close any wrapper (a
+    ``GzipFile``) inside the block, so its last bytes are written before the rename.
+
+    Raises:
+        OSError: the folder or the file cannot be written; no temporary file is left (nor
+            when the block raises).
+    """
+    p = os.fspath(path)
+    if make_dirs:
+        os.makedirs(os.path.dirname(os.path.abspath(p)), exist_ok=True)
+    tmp = temp_name(p)
+    try:
+        with open(tmp, "xb") as fh:
+            yield fh
+        os.replace(tmp, p)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def write_atomic(
@@ -56,16 +83,6 @@ def write_atomic(
         OSError: the folder or the file cannot be written; no temporary file is left.
         UnicodeEncodeError: ``data`` is text that ``encoding`` cannot encode.
     """
-    p = os.fspath(path)
     raw = data.encode(encoding) if isinstance(data, str) else data
-    if make_dirs:
-        os.makedirs(os.path.dirname(os.path.abspath(p)), exist_ok=True)
-    tmp = temp_name(p)
-    try:
-        with open(tmp, "xb") as fh:
-            fh.write(raw)
-        os.replace(tmp, p)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with atomic_open(path, make_dirs=make_dirs) as fh:
+        fh.write(raw)

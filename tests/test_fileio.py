@@ -75,3 +75,21 @@ def test_nothing_else_renames_into_place() -> None:
         if p.name != "fileio.py" and re.search(r"os\.replace\(|os\.rename\(", p.read_text())
     ]
     assert offenders == []
+
+
+def test_atomic_open_streams_and_renames_only_on_success(tmp_path: Path) -> None:
+    import gzip
+
+    from neuronasv.fileio import atomic_open
+    from neuronasv.measure.profiling import gzip_trace
+
+    target = tmp_path / "t.bin"
+    with pytest.raises(RuntimeError), atomic_open(target) as fh:
+        fh.write(b"half")
+        raise RuntimeError("stopped")
+    assert os.listdir(tmp_path) == []  # neither the target nor a temporary file
+    trace = tmp_path / "trace.json"
+    trace.write_text('{"traceEvents": []}')
+    out = gzip_trace(str(trace))
+    assert gzip.decompress(Path(out).read_bytes()) == b'{"traceEvents": []}'
+    assert os.listdir(tmp_path) == ["trace.json.gz"]

@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from neuronasv.errors import BackendUnavailable, CaptureError, UsageError
+from neuronasv.fileio import atomic_open
 from neuronasv.format import format_pct
 from neuronasv.measure.backends.base import Backend
 from neuronasv.measure.modules import ROOT, ancestors, inclusive, rollup_events
@@ -305,15 +306,14 @@ def gzip_trace(path: str) -> str:
     import gzip
 
     dest = path + ".gz"
-    tmp = dest + ".tmp"
-    # mtime=0: the same trace gives the same bytes.
+    # mtime=0: the same trace gives the same bytes. Contexts close in reverse: the
+    # GzipFile (its trailer) before atomic_open renames the whole file into place.
     with (
         open(path, "rb") as src,
-        open(tmp, "wb") as raw,
+        atomic_open(dest) as raw,
         gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as dst,
     ):
         shutil.copyfileobj(src, dst)
-    os.replace(tmp, dest)
     os.remove(path)
     return dest
 
