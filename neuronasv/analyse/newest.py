@@ -21,9 +21,9 @@ comparison are read, so how ``compare`` reaches its verdicts can change freely.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neuronasv.analyse.acks import Acknowledgement
 from neuronasv.analyse.changepoints import CPSettings, detect_history
@@ -31,6 +31,9 @@ from neuronasv.analyse.pairwise import Settings, compare
 from neuronasv.analyse.states import Coverage
 from neuronasv.errors import IncomparableError, StoreError, UsageError
 from neuronasv.model import FindingsDocument, History
+
+if TYPE_CHECKING:
+    from neuronasv.store.history import GitRunner
 
 __all__ = [
     "NewestCheck",
@@ -149,11 +152,7 @@ def check_newest(
     return NewestCheck(doc, "compare")
 
 
-#: ``git(args) -> stdout`` in the repository (``neuronasv.store.history.git_runner_for``).
-Git = Callable[[Sequence[str]], str]
-
-
-def first_parents(git: Git | None, commit: str) -> list[str] | None:
+def _first_parents(git: GitRunner | None, commit: str) -> list[str] | None:
     """``commit``'s first-parent chain, nearest first (None without git or unknown commit)."""
     if git is None:
         return None
@@ -166,18 +165,19 @@ def first_parents(git: Git | None, commit: str) -> list[str] | None:
 def newest_for(
     history: History,
     machine: str,
-    git: Git | None,
+    git: GitRunner | None,
     *,
     report: FindingsDocument | None = None,
     acks: Sequence[Acknowledgement] = (),
     created: str = "",
 ) -> NewestCheck | None:
-    """:func:`check_newest` with the parent from git's first-parent chain when there is git.
+    """:func:`check_newest` with the parent from git's first-parent chain when there is git
+    (``git``: ``neuronasv.store.history.git_runner_for``; None: the history's order).
 
     What ``neuronasv regressions`` and ``neuronasv publish --detect`` both do per machine.
     """
     measured = measured_commits(history, machine)
-    ancestors = first_parents(git, measured[-1]) if measured else None
+    ancestors = _first_parents(git, measured[-1]) if measured else None
     return check_newest(
         history, machine, ancestors=ancestors, report=report, acks=acks, created=created
     )
