@@ -24,6 +24,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from neuronasv import env
 from neuronasv.store.suite import DEFAULT_DTYPES, OPS_FILE_NAME
 
 OPS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), OPS_FILE_NAME)
@@ -61,7 +62,7 @@ def collect_ops(
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks._ops", description=__doc__)
     parser.add_argument("--update", action="store_true", help="write ops.json")
-    parser.add_argument("--backend", default=os.environ.get("NEURONASV_BACKEND", "auto"))
+    parser.add_argument("--backend", default=env.BACKEND.read())
     parser.add_argument("--shapes", default="", help="comma list beyond each default shape")
     parser.add_argument("--dtypes", default=",".join(DEFAULT_DTYPES))
     parser.add_argument("--tag", action="append", default=[], help="only workloads so tagged")

@@ -71,7 +71,7 @@ rm -rf "$traces_all"
 # verdicts from results/ and rounds.json with the default branch's code and never reads
 # findings.json or this file.
 nx comment --pr "$pr" --report "$out/findings.json" --dry-run --out /dev/null \
-  --body-out "$out/comment.md" --repo "${GITHUB_REPOSITORY:-local/checkout}"
+  --body-out "$out/comment.md" --github-repo "${GITHUB_REPOSITORY:-local/checkout}"
 printf '%s\n' "$pr" > "$out/pr-number"
 printf '%s\n' "$head" > "$out/head-sha"
 printf '%s\n' "$mb" > "$out/base-sha"

@@ -17,32 +17,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 import traceback
 from collections.abc import Sequence
 
-from neuronasv import __version__
+from neuronasv import __version__, env
+from neuronasv.commands import COMMANDS
 from neuronasv.errors import INTERNAL_ERROR_EXIT, NeuronasvError
 
 __all__ = ["COMMANDS", "build_parser", "main", "run_parsed"]
-
-# name -> one-line help, in the order of ``neuronasv --help``: the data flow.
-COMMANDS: dict[str, str] = {
-    "doctor": "show backends found, versions and what is missing",
-    "profile": "profile workloads: device time per op (RMSNorm variants by default)",
-    "run": "run the asv suite for commits (default HEAD), samples recorded",
-    "compare": "base vs head verdicts with p-values, CIs and op attribution",
-    "confirm": "re-measure suspected regressions interleaved (ABAB) and confirm survivors",
-    "regressions": "change points over history; open regressions first",
-    "ack": "acknowledge an expected shift (benchmark pattern, commit, reason)",
-    "comment": "create or update the sticky PR comment from a findings document",
-    "status": "set the commit status (and optionally a check run) from a findings document",
-    "summary": "job summary ($GITHUB_STEP_SUMMARY) and annotations from a findings document",
-    "publish": "write the static history site (index, workload pages, regressions feeds)",
-    "store": "push results to / pull results from the results branch",
-    "demo": "run the whole flow locally: suite at 2 commits, compare, comment, site",
-}
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -105,7 +88,7 @@ def run_parsed(args: argparse.Namespace) -> int:
         _say(f"error: {where + ': ' if where else ''}{exc.strerror or exc}")
         return 2
     except Exception as exc:  # a bug: say so, with a distinct exit code (never 1)
-        if os.environ.get("NEURONASV_TRACEBACK"):
+        if env.TRACEBACK.read():
             traceback.print_exc()
         _say(
             f"internal error: {type(exc).__name__}: {exc} (in `neuronasv {args.command}`;"

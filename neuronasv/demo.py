@@ -401,7 +401,7 @@ def run_demo(
     os.environ.pop("GITHUB_TOKEN", None)  # never post from the demo
     command(
         "comment", "--pr", "1", "--report", report, "--dry-run", "--out", paths.requests,
-        "--body-out", paths.comment, "--repo", "example/neuronasv",
+        "--body-out", paths.comment, "--github-repo", "example/neuronasv",
     )  # fmt: skip
 
     step(7, "History: change points, and the newest commit against its parent")

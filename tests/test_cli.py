@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import io
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -77,8 +79,8 @@ def test_profile_table_is_sorted_by_the_median_it_shows() -> None:
     """One op with a huge outlier sample has the larger sum but the smaller median."""
     from rich.console import Console
 
-    from neuronasv.commands.profile import render_profile
     from neuronasv.model.profile import OpProfile, WorkloadProfile
+    from neuronasv.report.profile import render_profile
 
     spiky = OpProfile("aten::spiky", 1.0, (1.0, 1.0, 1.0, 1.0, 1000.0), (1.0,) * 5)
     steady = OpProfile("aten::steady", 1.0, (5.0, 5.0, 5.0, 5.0, 5.0), (1.0,) * 5)
@@ -114,3 +116,84 @@ def test_profile_shows_the_module_rollup_when_the_workload_has_one() -> None:
     plain = Console(width=200, record=True, file=io.StringIO())
     render_profile(WorkloadProfile("w", "cuda", "4x4", "float32", (8.0,), (mm,)), plain)
     assert "by module" not in plain.export_text()
+
+
+COMMANDS_DIR = Path(__file__).resolve().parents[1] / "neuronasv" / "commands"
+#: Modules of neuronasv.commands that are not commands (shared by all of them).
+SHARED = {"__init__", "args"}
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """Every module ``path`` imports, at the top or inside a function (ast, not a regex)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "import_module":
+            arg = node.args[0] if node.args else None
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                found.add(arg.value)
+    return found
+
+
+def test_every_command_module_is_listed_and_every_listed_command_has_a_module() -> None:
+    modules = {p.stem for p in COMMANDS_DIR.glob("*.py")} - SHARED
+    assert modules == set(COMMANDS)
+
+
+@pytest.mark.parametrize("path", sorted(COMMANDS_DIR.glob("*.py")), ids=lambda p: p.stem)
+def test_commands_do_not_import_each_other(path: Path) -> None:
+    """Shared logic lives in the stages (analyse, report) or in commands/args.py."""
+    commands = {f"neuronasv.commands.{name}" for name in COMMANDS}
+    bad = sorted(_imported_modules(path) & commands)
+    assert not bad, f"{path.name} imports command module(s) {bad}"
+
+
+def test_the_import_check_sees_imports_inside_functions(tmp_path: Path) -> None:
+    src = tmp_path / "x.py"
+    src.write_text(
+        "def f():\n    from neuronasv.commands.regressions import newest_for\n"
+        "    from neuronasv.commands import compare\n"
+    )
+    found = _imported_modules(src)
+    assert {"neuronasv.commands.regressions", "neuronasv.commands.compare"} <= found
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_one_line_help_is_written_once(name: str) -> None:
+    """The command's own parser carries the same one-line help as ``neuronasv --help``."""
+    parser = build_parser(name)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    shown = {a.dest: a.help for a in sub._choices_actions}
+    assert shown[name] == COMMANDS[name]
+    text = (COMMANDS_DIR / f"{name}.py").read_text(encoding="utf-8")
+    assert COMMANDS[name] not in text, f"{name}.py repeats its one-line help"
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_repo_is_always_a_checkout(name: str) -> None:
+    """``--repo`` takes a folder in every command that has it; ``owner/name`` is
+    ``--github-repo`` (comment, status keep ``--repo`` hidden as a deprecated alias)."""
+    from neuronasv.commands.args import existing_dir
+
+    actions = _actions(name)
+    if name == "store":
+        parser = build_parser(name)
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        store = sub.choices[name]
+        inner = next(a for a in store._actions if isinstance(a, argparse._SubParsersAction))
+        push = inner.choices["push"]._actions
+        actions = {a.option_strings[-1]: a for a in push if a.option_strings}
+    repo = actions.get("--repo")
+    if name in ("comment", "status"):
+        assert repo is not None and repo.help == argparse.SUPPRESS
+        assert repo.dest == "github_repo_deprecated"
+        assert actions["--github-repo"].metavar == "OWNER/NAME"
+    elif repo is not None:
+        assert repo.type is existing_dir and repo.metavar == "DIR", name
+        assert str(repo.help).startswith("git checkout"), name
+

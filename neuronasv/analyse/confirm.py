@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from neuronasv.analyse.causes import MOVED_VERDICTS, find_causes
@@ -35,6 +35,7 @@ from neuronasv.analyse.evidence import apply_work, work_decides
 from neuronasv.analyse.floors import FloorKey, NoiseFloor
 from neuronasv.analyse.multitest import spend
 from neuronasv.analyse.pairwise import PairInput, Settings, judge
+from neuronasv.analyse.profile_samples import samples_from_profile
 from neuronasv.errors import CaptureError, UsageError
 from neuronasv.model import Finding, FindingsDocument, Point, ProfileDocument, SeriesId
 from neuronasv.samples import median
@@ -368,21 +369,6 @@ def _timing_from(new: Finding, g: Finding) -> Finding:
     return new
 
 
-def samples_from_profile(
-    doc: ProfileDocument, series: Iterable[SeriesId], unit: str = "seconds"
-) -> dict[SeriesId, list[float]]:
-    """Samples per series from a profile document (µs -> the series unit)."""
-    k = 1e-6 if unit == "seconds" else 1.0
-    out: dict[SeriesId, list[float]] = {}
-    for sid in series:
-        for w in doc.workloads:
-            if (w.name, w.shape, w.dtype) != (sid.workload, sid.shape, sid.dtype):
-                continue
-            # the total, an op, or a module (``module:<path>``)
-            xs = w.series_samples(sid.op)
-            if xs is not None:
-                out[sid] = [x * k for x in xs]
-    return out
 
 
 CommandRunner = Callable[[Sequence[str], str, Mapping[str, str]], int]

@@ -23,19 +23,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neuronasv.analyse.acks import Acknowledgement
 from neuronasv.analyse.changepoints import CPSettings, detect_history
 from neuronasv.analyse.pairwise import Settings, compare
 from neuronasv.analyse.states import Coverage
-from neuronasv.errors import IncomparableError, UsageError
+from neuronasv.errors import IncomparableError, StoreError, UsageError
 from neuronasv.model import FindingsDocument, History
+
+if TYPE_CHECKING:
+    from neuronasv.store.git import Git
 
 __all__ = [
     "NewestCheck",
     "check_newest",
     "measured_commits",
+    "newest_for",
     "newest_pair",
     "regressions_document",
 ]
@@ -146,6 +150,38 @@ def check_newest(
     except IncomparableError as exc:  # e.g. the backend changed at the newest commit
         return NewestCheck(None, "compare", f"not compared with its parent {parent[:12]}: {exc}")
     return NewestCheck(doc, "compare")
+
+
+def _first_parents(git: Git | None, commit: str) -> list[str] | None:
+    """``commit``'s first-parent chain, nearest first (None without git or unknown commit)."""
+
+    if git is None:
+        return None
+    try:
+        return git.ancestors(commit, 10000)[1:]
+    except StoreError:
+        return None
+
+
+def newest_for(
+    history: History,
+    machine: str,
+    git: Git | None,
+    *,
+    report: FindingsDocument | None = None,
+    acks: Sequence[Acknowledgement] = (),
+    created: str = "",
+) -> NewestCheck | None:
+    """:func:`check_newest` with the parent from git's first-parent chain when there is git
+    (``git``: ``neuronasv.store.git.git_for``; None: the history's order).
+
+    What ``neuronasv regressions`` and ``neuronasv publish --detect`` both do per machine.
+    """
+    measured = measured_commits(history, machine)
+    ancestors = _first_parents(git, measured[-1]) if measured else None
+    return check_newest(
+        history, machine, ancestors=ancestors, report=report, acks=acks, created=created
+    )
 
 
 def regressions_document(

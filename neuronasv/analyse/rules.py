@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from neuronasv.errors import UsageError
-from neuronasv.model import SeriesId
+from neuronasv.model import FindingsDocument, SeriesId
 
-__all__ = ["DEFAULT_RULE", "Rule", "RuleSet", "series_names"]
+__all__ = ["DEFAULT_RULE", "Rule", "RuleSet", "failing", "series_names"]
 
 _STATS = ("median", "mean", "min")
 _RULE_RE = re.compile(
@@ -97,6 +97,24 @@ class Rule:
 
 
 DEFAULT_RULE = Rule("median", 0.05, True, "median:5%")
+
+
+def failing(doc: FindingsDocument, rule: Rule, *, confirmed_only: bool = False) -> list[str]:
+    """Labels of the unacknowledged regressions beyond ``rule`` (``--fail-on``).
+
+    A regression that ``confirm`` disproved (``confirmed`` False) never fails;
+    ``confirmed_only`` (``neuronasv confirm --fail-on``) also leaves out the ones not
+    re-measured (``confirmed`` None).
+    """
+    out = []
+    for f in doc.findings:
+        if f.verdict != "regression" or f.acknowledged is not None or f.confirmed is False:
+            continue
+        if confirmed_only and not f.confirmed:
+            continue
+        if f.base is not None and f.head is not None and rule.exceeded(f.base, f.head):
+            out.append(f.series.label)
+    return out
 
 
 def series_names(s: SeriesId) -> tuple[str, ...]:

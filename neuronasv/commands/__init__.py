@@ -1,4 +1,32 @@
-"""One module per CLI sub-command; each exposes ``add_parser(subparsers)``.
+"""One module per CLI sub-command; each exposes ``add_parser(subparsers)`` and ``run(args)``.
 
-Commands only parse arguments, call the library and print; logic lives in the stages.
+Commands only parse arguments, call the library and print; logic lives in the stages
+(pure logic in ``analyse``, rendering in ``report``, document loading in
+``report.load``). The argument helpers every command shares are in
+:mod:`neuronasv.commands.args`; a command never imports another command
+(``tests/test_cli.py`` checks).
+
+:data:`COMMANDS` is the one place a command's one-line help is written: ``neuronasv
+--help`` lists it without importing the command, and the command's own parser uses it.
 """
+
+from __future__ import annotations
+
+__all__ = ["COMMANDS"]
+
+# name -> one-line help, in the order of ``neuronasv --help``: the data flow.
+COMMANDS: dict[str, str] = {
+    "doctor": "show backends found, versions and what is missing",
+    "profile": "profile workloads: device time per op (RMSNorm variants by default)",
+    "run": "run the asv suite for commits (default HEAD), samples recorded",
+    "compare": "base vs head verdicts with p-values, CIs and op attribution",
+    "confirm": "re-measure suspected regressions interleaved (ABAB) and confirm survivors",
+    "regressions": "change points over history; open regressions first",
+    "ack": "acknowledge an expected shift (benchmark pattern, commit, reason)",
+    "comment": "create or update the sticky PR comment from a findings document",
+    "status": "set the commit status (and optionally a check run) from a findings document",
+    "summary": "job summary ($GITHUB_STEP_SUMMARY) and annotations from a findings document",
+    "publish": "write the static history site (index, workload pages, regressions feeds)",
+    "store": "push results to / pull results from the results branch",
+    "demo": "run the whole flow locally: suite at 2 commits, compare, comment, site",
+}

@@ -12,7 +12,7 @@ import os
 import sys
 
 from neuronasv.analyse.acks import ACKS_PATH, Acknowledgement, load_acks, save_acks
-from neuronasv.commands.args import output_file
+from neuronasv.commands.args import command_parser, output_file
 from neuronasv.errors import UsageError
 from neuronasv.report.escape import clean
 
@@ -20,12 +20,7 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "ack",
-        help="acknowledge an expected shift (benchmark pattern, commit, reason)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = command_parser(subparsers, "ack", description=__doc__)
     p.add_argument("pattern", nargs="?", help="fnmatch pattern: series label or benchmark")
     p.add_argument("--commit", help="hash (prefix) of the commit that shifted; '*' = any")
     p.add_argument("--reason", help="why the shift is expected")

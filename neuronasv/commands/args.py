@@ -1,4 +1,10 @@
-"""Shared argument checks and output writing for every sub-command (no copies elsewhere).
+"""Shared arguments, argument checks and output writing for every sub-command.
+
+The one module commands share (a command never imports another command): options that
+mean the same in several commands are declared here once, with one help text and one
+meaning — ``--repo`` is always a git checkout (:func:`add_repo_arg`); a GitHub
+``owner/name`` is ``--github-repo`` (:func:`add_github_repo_arg`, which keeps the old
+``comment``/``status`` spelling ``--repo OWNER/NAME`` working with a deprecation warning).
 
 Each checker is an argparse ``type=``: a bad value becomes argparse's own
 ``error: argument --alpha: ...`` (exit 2) *before* the command does any work, so a
@@ -19,14 +25,35 @@ import math
 import os
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from neuronasv.errors import UsageError
+from neuronasv.commands import COMMANDS
+from neuronasv.errors import ResultsError, UsageError
 from neuronasv.fileio import write_atomic
 
+if TYPE_CHECKING:
+    from neuronasv.analyse.acks import Acknowledgement
+    from neuronasv.analyse.floors import FloorKey, NoiseFloor
+    from neuronasv.model import History
+
 __all__ = [
+    "GITHUB_REPO_DEPRECATED",
+    "acks_from_args",
+    "add_acks_arg",
+    "add_backend_arg",
+    "add_dry_run_args",
+    "add_findings_arg",
+    "add_floor_args",
+    "add_github_repo_arg",
+    "add_out_arg",
+    "add_repo_arg",
+    "add_results_args",
+    "command_parser",
     "existing_dir",
     "existing_file",
     "finite_nonnegative",
+    "floors_from_args",
+    "github_environment",
     "int_at_least",
     "machine_name",
     "output_dir",
@@ -34,6 +61,8 @@ __all__ = [
     "positive_int",
     "probability_open",
     "pvalue",
+    "results_folder",
+    "warn_load_errors",
     "write_output",
 ]
 
@@ -196,3 +225,179 @@ def write_output(text: str, path: str | None) -> None:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
     except UnicodeEncodeError as exc:
         raise UsageError(f"cannot write {path}: text is not valid Unicode ({exc.reason})") from None
+
+
+# --- options shared by several commands: declared once ----------------------------------
+
+
+def command_parser(
+    subparsers: Any, name: str, *, description: str | None, raw: bool = True
+) -> argparse.ArgumentParser:
+    """The sub-command's parser, with its one-line help from :data:`COMMANDS`.
+
+    ``raw`` keeps the description's line breaks (a module docstring with a usage block).
+    """
+    kwargs: dict[str, Any] = {"help": COMMANDS[name], "description": description}
+    if raw:
+        kwargs["formatter_class"] = argparse.RawDescriptionHelpFormatter
+    parser: argparse.ArgumentParser = subparsers.add_parser(name, **kwargs)
+    return parser
+
+
+def add_repo_arg(
+    p: argparse.ArgumentParser,
+    *,
+    default: str | None = ".",
+    purpose: str = "",
+    default_text: str = "the current folder",
+) -> None:
+    """``--repo DIR``: the git checkout the command works in (always a folder)."""
+    where = default_text
+    p.add_argument(
+        "--repo",
+        type=existing_dir,
+        default=default,
+        metavar="DIR",
+        help=f"git checkout{': ' + purpose if purpose else ''} (default: {where})",
+    )
+
+
+#: The deprecation warning of ``comment``/``status --repo OWNER/NAME``.
+GITHUB_REPO_DEPRECATED = (
+    "warning: `--repo OWNER/NAME` is deprecated for `neuronasv {command}` (--repo is a git"
+    " checkout in every other command); use --github-repo OWNER/NAME"
+)
+
+
+def add_github_repo_arg(p: argparse.ArgumentParser) -> None:
+    """``--github-repo OWNER/NAME`` (and the deprecated ``--repo OWNER/NAME`` it replaces)."""
+    p.add_argument(
+        "--github-repo",
+        metavar="OWNER/NAME",
+        help="GitHub repository (default: $GITHUB_REPOSITORY)",
+    )
+    p.add_argument("--repo", dest="github_repo_deprecated", help=argparse.SUPPRESS)
+
+
+def github_environment(args: argparse.Namespace) -> dict[str, str]:
+    """``os.environ`` with ``GITHUB_REPOSITORY`` from ``--github-repo`` when given.
+
+    The deprecated ``--repo OWNER/NAME`` still works, with a warning on stderr; given
+    together with ``--github-repo`` (and different), it is a usage error.
+    """
+    env = dict(os.environ)
+    repo = args.github_repo
+    old = getattr(args, "github_repo_deprecated", None)
+    if old:
+        print(GITHUB_REPO_DEPRECATED.format(command=args.command), file=sys.stderr)
+        if repo and repo != old:
+            raise UsageError(f"--repo {old} and --github-repo {repo} disagree; give only one")
+        repo = repo or old
+    if repo:
+        env["GITHUB_REPOSITORY"] = repo
+    return env
+
+
+def add_findings_arg(p: argparse.ArgumentParser, flag: str = "--report") -> None:
+    """The findings document a report command renders (``--report FINDINGS.json``)."""
+    p.add_argument(
+        flag,
+        required=True,
+        type=existing_file,
+        metavar="FINDINGS.json",
+        help="findings document from `neuronasv compare --format json`",
+    )
+
+
+def add_out_arg(p: argparse.ArgumentParser, *, what: str = "the output") -> None:
+    """``--out FILE``: where the command's output goes instead of stdout."""
+    p.add_argument(
+        "--out",
+        type=output_file,
+        metavar="FILE",
+        help=f"write {what} to this file instead of stdout",
+    )
+
+
+def add_dry_run_args(p: argparse.ArgumentParser) -> None:
+    """``--dry-run`` and ``--out`` of the commands that talk to GitHub."""
+    p.add_argument("--dry-run", action="store_true", help="write what would be sent; send nothing")
+    add_out_arg(p, what="the dry run's requests")
+
+
+def add_acks_arg(p: argparse.ArgumentParser) -> None:
+    from neuronasv.analyse.acks import ACKS_PATH
+
+    p.add_argument(
+        "--acks", type=existing_file, help=f"acknowledgements file (default: REPO/{ACKS_PATH})"
+    )
+
+
+def acks_from_args(args: argparse.Namespace) -> list[Acknowledgement]:
+    """The acknowledgements of ``--acks``, else of ``REPO/.neuronasv/acknowledgements.json``."""
+    from neuronasv.analyse.acks import ACKS_PATH, load_acks
+
+    return load_acks(args.acks or os.path.join(args.repo, ACKS_PATH))
+
+
+def add_backend_arg(p: argparse.ArgumentParser, *, purpose: str = "") -> None:
+    """``--backend``: where to measure."""
+    p.add_argument(
+        "--backend",
+        default="auto",
+        help="auto (default: the accelerator when there is one, else the CPU), cpu, cuda or"
+        f" neuron{': ' + purpose if purpose else ''}",
+    )
+
+
+def add_results_args(p: argparse.ArgumentParser, *, machine_help: str) -> None:
+    """``--results-dir``, ``--machine`` and ``--repo`` of the commands reading results."""
+    p.add_argument("--results-dir", help="asv results folder (default: asv.conf.json's)")
+    p.add_argument("--machine", type=machine_name, help=machine_help)
+    add_repo_arg(p, purpose="commit names and order")
+
+
+def add_floor_args(p: argparse.ArgumentParser) -> None:
+    """``--history-dir`` and ``--no-floor``: the noise floors of ``compare``/``confirm``."""
+    p.add_argument(
+        "--history-dir",
+        type=existing_dir,
+        help="main-branch results folder for per-series noise floors (default: --results-dir)",
+    )
+    p.add_argument("--no-floor", action="store_true", help="no noise floors")
+
+
+def floors_from_args(
+    args: argparse.Namespace, machine: str, exclude: tuple[str, ...]
+) -> dict[FloorKey, NoiseFloor] | None:
+    """Noise floors from ``--history-dir`` ({} with ``--no-floor``; None: neither given)."""
+    if args.no_floor:
+        return {}
+    if not args.history_dir:
+        return None
+    from neuronasv.analyse.floors import noise_floors
+    from neuronasv.store.history import load_history
+
+    return noise_floors(load_history(args.history_dir, machine=machine), machine, exclude=exclude)
+
+
+def results_folder(args: argparse.Namespace) -> str:
+    """``--results-dir`` (or the config's), which must exist: exit 5 naming it otherwise."""
+    from neuronasv.store.history import default_results_dir
+
+    rdir = str(args.results_dir or default_results_dir(args.repo))
+    if not os.path.isdir(rdir):
+        raise ResultsError(
+            f"results folder {rdir} "
+            + ("is not a folder" if os.path.exists(rdir) else "does not exist"),
+            hint="measure first with `neuronasv run COMMIT`, or pass --results-dir",
+        )
+    return rdir
+
+
+def warn_load_errors(history: History, limit: int = 10) -> None:
+    """Results files that could not be read, on stderr (the rest were loaded)."""
+    for err in history.load_errors[:limit]:
+        print(f"warning: skipped: {err}", file=sys.stderr)
+    if len(history.load_errors) > limit:
+        print(f"warning: ... and {len(history.load_errors) - limit} more", file=sys.stderr)

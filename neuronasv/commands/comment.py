@@ -3,7 +3,9 @@
 Creates our comment on the PR or updates it in place (found by hidden marker and author,
 across all pages). With ``--dry-run``, or when ``GITHUB_TOKEN`` is not set, nothing is
 sent: the request that would be sent (method, path, JSON body) is written to stdout or
-``--out``. Environment: ``GITHUB_API_URL``, ``GITHUB_REPOSITORY``, ``GITHUB_TOKEN``.
+``--out``. Environment: ``GITHUB_API_URL``, ``GITHUB_REPOSITORY`` (or ``--github-repo``;
+the old spelling ``--repo OWNER/NAME`` still works, with a deprecation warning),
+``GITHUB_TOKEN``.
 
 Exit codes: 0 done, 2 usage, 5 unreadable findings, 8 GitHub refused (permission errors
 carry a hint about the workflow's ``permissions:``).
@@ -12,10 +14,19 @@ carry a hint about the workflow's ``permissions:``).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
-from neuronasv.commands.args import existing_file, output_file, positive_int, write_output
+from neuronasv.commands.args import (
+    add_dry_run_args,
+    add_findings_arg,
+    add_github_repo_arg,
+    command_parser,
+    existing_file,
+    github_environment,
+    output_file,
+    positive_int,
+    write_output,
+)
 from neuronasv.errors import UsageError
 from neuronasv.github.client import DEFAULT_API_URL, GitHubClient
 from neuronasv.github.comments import planned_requests, upsert_comment
@@ -23,27 +34,14 @@ from neuronasv.github.dryrun import dry_run_text
 from neuronasv.report.load import load_findings, load_history_values
 from neuronasv.report.markdown import comment_marker, render_comment, render_comment_trimmed
 
-__all__ = ["add_parser", "positive_int", "run"]  # positive_int: from commands.args
+__all__ = ["add_parser", "run"]
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "comment",
-        help="create or update the sticky PR comment from a findings document",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = command_parser(subparsers, "comment", description=__doc__)
     p.add_argument("--pr", type=positive_int, required=True, help="pull request number")
-    p.add_argument(
-        "--report",
-        required=True,
-        type=existing_file,
-        metavar="FINDINGS.json",
-        help="findings document from `neuronasv compare --format json`",
-    )
-    p.add_argument("--dry-run", action="store_true", help="write what would be sent; send nothing")
-    p.add_argument(
-        "--out", type=output_file, metavar="FILE", help="dry-run output file (default: stdout)"
-    )
+    add_findings_arg(p)
+    add_dry_run_args(p)
     p.add_argument(
         "--body-out",
         type=output_file,
@@ -66,7 +64,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="login whose marker comments are ours (default: the token's own,"
         " or github-actions[bot])",
     )
-    p.add_argument("--repo", help="owner/name (default: $GITHUB_REPOSITORY)")
+    add_github_repo_arg(p)
     p.set_defaults(func=run)
 
 
@@ -82,9 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if args.body_out:
         write_output(body, args.body_out)
 
-    env = dict(os.environ)
-    if args.repo:
-        env["GITHUB_REPOSITORY"] = args.repo
+    env = github_environment(args)
     token = env.get("GITHUB_TOKEN")
     if args.dry_run or not token:
         reason = "--dry-run" if args.dry_run else "GITHUB_TOKEN is not set"

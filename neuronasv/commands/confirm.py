@@ -18,42 +18,32 @@ import sys
 
 from neuronasv.analyse.confirm import WorktreeProfileRunner, confirm
 from neuronasv.analyse.replay import RecordingRunner
-from neuronasv.analyse.rules import Rule
+from neuronasv.analyse.rules import Rule, failing
 from neuronasv.commands.args import (
-    existing_dir,
-    existing_file,
+    add_backend_arg,
+    add_findings_arg,
+    add_floor_args,
+    add_out_arg,
+    add_repo_arg,
+    command_parser,
     finite_nonnegative,
+    floors_from_args,
     int_at_least,
     output_file,
+    write_output,
 )
-from neuronasv.commands.compare import add_floor_args, emit, failing, floors_for, render
 from neuronasv.errors import RegressionFound, UsageError
 from neuronasv.model import FindingsDocument
+from neuronasv.report.document import FORMATS, render_document
 from neuronasv.report.load import load_findings
 
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "confirm",
-        help="re-measure suspected regressions interleaved (ABAB) and confirm survivors",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument(
-        "--findings",
-        required=True,
-        type=existing_file,
-        metavar="FINDINGS.json",
-        help="compare document (`neuronasv compare --format json`)",
-    )
-    p.add_argument(
-        "--repo",
-        type=existing_dir,
-        default=".",
-        help="git work tree holding both commits (.)",
-    )
+    p = command_parser(subparsers, "confirm", description=__doc__)
+    add_findings_arg(p, "--findings")
+    add_repo_arg(p, purpose="holds both commits")
     p.add_argument(
         "--rounds",
         type=int_at_least(1),
@@ -81,9 +71,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         " samples are nearly free and the median's sampling error is most of an op's"
         " round-to-round noise)",
     )
-    p.add_argument(
-        "--backend", default="auto", help="auto (default), cpu, cuda or neuron: where to re-measure"
-    )
+    add_backend_arg(p, purpose="where to re-measure")
     which = p.add_mutually_exclusive_group()
     which.add_argument(
         "--include-noisy",
@@ -101,7 +89,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_floor_args(p)
     p.add_argument(
         "--format",
-        choices=("text", "json", "markdown"),
+        choices=FORMATS,
         default="text",
         help="output: text table, json (the findings document with `confirmed` set) or markdown",
     )
@@ -110,12 +98,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="RULE",
         help="exit 1 if a *confirmed* unacknowledged regression exceeds RULE (e.g. 'median:5%%')",
     )
-    p.add_argument(
-        "--out",
-        type=output_file,
-        metavar="FILE",
-        help="write the output to this file instead of stdout",
-    )
+    add_out_arg(p)
     p.add_argument(
         "--rounds-out",
         type=output_file,
@@ -155,7 +138,9 @@ def run(args: argparse.Namespace) -> int:
         backend=args.backend,
         samples=args.samples or default_samples(doc),
     )
-    floors = floors_for(args, doc.base.machine, (doc.head.commit,)) if args.history_dir else None
+    floors = (
+        floors_from_args(args, doc.base.machine, (doc.head.commit,)) if args.history_dir else None
+    )
     recorder = RecordingRunner(runner)
     try:
         doc = confirm(
@@ -172,14 +157,10 @@ def run(args: argparse.Namespace) -> int:
         runner.close()
     if args.rounds_out:
         rec = recorder.document(runner.base, runner.head, args.rounds, args.max_rounds)
-        emit(rec.dumps(), args.rounds_out)
-    emit(render(doc, args.format), args.out)
+        write_output(rec.dumps(), args.rounds_out)
+    write_output(render_document(doc, args.format), args.out)
     if fail_rule is not None:
-        bad = [
-            label
-            for label in failing(doc, fail_rule)
-            if any(f.series.label == label and f.confirmed for f in doc.findings)
-        ]
+        bad = failing(doc, fail_rule, confirmed_only=True)
         if bad:
             raise RegressionFound(f"{len(bad)} confirmed regression(s): " + ", ".join(bad[:5]))
     return 0

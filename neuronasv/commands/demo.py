@@ -8,15 +8,23 @@ from __future__ import annotations
 import argparse
 import os
 
-from neuronasv.commands.args import existing_dir, existing_file, int_at_least, output_dir
+from neuronasv.commands.args import (
+    add_backend_arg,
+    add_repo_arg,
+    command_parser,
+    existing_file,
+    int_at_least,
+    output_dir,
+)
 
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
+    p = command_parser(
+        subparsers,
         "demo",
-        help="run the whole flow locally: suite at 2 commits, compare, comment, site",
+        raw=False,
         description=(
             "Clone HEAD into a scratch folder, commit the shipped example regression, run"
             " the suite at both commits, compare them, render the PR comment (dry run), list"
@@ -29,9 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default=os.path.join("out", "demo"),
         help="scratch folder: new, empty, or one the demo made (default: out/demo)",
     )
-    p.add_argument(
-        "--repo", type=existing_dir, default=os.getcwd(), help="checkout to demo (default: here)"
-    )
+    add_repo_arg(p, default=os.getcwd(), purpose="the one to demo")
     p.add_argument(
         "--patch",
         type=existing_file,
@@ -54,11 +60,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="delete --out first (only a folder the demo made; anything else is refused)",
     )
-    p.add_argument(
-        "--backend",
-        default="auto",
-        help="auto (default: the accelerator when there is one, else the CPU), cpu, cuda, neuron",
-    )
+    add_backend_arg(p)
     p.set_defaults(func=run)
 
 

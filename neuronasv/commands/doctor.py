@@ -7,6 +7,10 @@ backends being unavailable is reported with the reason and how to get them, not 
 (``neuronasv.measure.neuron_check``) and writes ``neuron-check.md`` and
 ``neuron-check.json`` into ``--out`` (default ``neuron-check/``); exit 3 when a check
 failed (the backend will not work here as it is), 0 otherwise.
+
+``--env`` lists every ``NEURONASV_*`` environment variable (:mod:`neuronasv.env`) with its
+value here and what neuronasv makes of it, without importing torch; the full report ends
+with the same list.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import shutil
 import sys
 from typing import Any
 
+from neuronasv.commands.args import command_parser
 from neuronasv.errors import BackendUnavailable
 from neuronasv.format import format_value
 
@@ -23,9 +28,10 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    p = subparsers.add_parser(
+    p = command_parser(
+        subparsers,
         "doctor",
-        help="show backends found, versions and what is missing",
+        raw=False,
         description=(
             "Check which backends (neuron, cuda, cpu) can run here, print the environment"
             " fingerprint and how to get what is missing."
@@ -41,6 +47,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--out", default="neuron-check", help="folder for the --neuron-check report and traces"
+    )
+    p.add_argument(
+        "--env",
+        action="store_true",
+        help="only list the NEURONASV_* environment variables and their values here",
     )
     p.set_defaults(func=run)
     return p
@@ -84,7 +95,24 @@ def _smoke(backend: Any) -> str:
     return f"ok ({len(stats.ops)} ops, {took} {what})"
 
 
+def env_lines() -> list[str]:
+    """``neuronasv doctor --env``: one block per variable, value first (set ones marked)."""
+    from neuronasv import env
+
+    lines = ["environment (NEURONASV_*; docs/environment.md):"]
+    for d in env.describe():
+        mark = "*" if d.value != "unset" else " "
+        set_by = "" if d.set_by == env.USER else f"; set by {d.set_by}"
+        lines.append(f" {mark} {d.name:<26} {d.value}")
+        lines.append(f"     {'':<26} -> {d.effective}")
+        lines.append(f"     {'':<26} {d.kind}{set_by}: {d.doc}")
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "env", False):
+        print("\n".join(env_lines()))
+        return 0
     if getattr(args, "neuron_check", False):
         return _neuron_check(args)
     from neuronasv.measure.backends import all_backends, get_backend
@@ -130,4 +158,5 @@ def run(args: argparse.Namespace) -> int:
         print("missing:", file=out)
         for m in missing:
             print(f"  - {m}", file=out)
+    print("", *env_lines(), sep="\n", file=out)
     return 0

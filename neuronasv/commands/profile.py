@@ -9,30 +9,36 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import sys
-from collections.abc import Sequence
 from typing import Any
 
-from neuronasv.commands.args import int_at_least, output_dir, output_file, write_output
-from neuronasv.format import format_pct, format_value
+from neuronasv.commands.args import (
+    add_backend_arg,
+    command_parser,
+    int_at_least,
+    output_dir,
+    output_file,
+    write_output,
+)
 from neuronasv.model.profile import ProfileDocument, WorkloadProfile
-from neuronasv.samples import median, noise
+from neuronasv.report.profile import comparison_line, list_line, render_profile, safe_text
 
-__all__ = ["DEFAULT_VARIANTS", "add_parser", "comparison_line", "render_profile", "run"]
+__all__ = ["DEFAULT_VARIANTS", "add_parser", "run"]
 
 DEFAULT_VARIANTS: tuple[str, ...] = ("naive", "fused", "compiled")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    p = subparsers.add_parser(
+    p = command_parser(
+        subparsers,
         "profile",
-        help="profile workloads: device time per op (RMSNorm variants by default)",
+        raw=False,
         description=(
             "Run workloads under torch.profiler and print, per workload, an op table sorted"
             " by self device time, then compare them. On the CPU backend device time is the"
             " ops' self CPU time."
         ),
     )
-    p.add_argument("--backend", default="auto", help="auto (default), cpu, cuda or neuron")
+    add_backend_arg(p)
     p.add_argument(
         "--variant",
         action="append",
@@ -111,157 +117,6 @@ def _selected(args: argparse.Namespace) -> list[str]:
     return seen
 
 
-def _safe(text: str) -> str:
-    """Op names come from the profiler (and user code): show control characters escaped."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(text))
-
-
-def _fmt_us(us: float) -> str:
-    return format_value(us * 1e-6, "seconds")
-
-
-def render_profile(profile: WorkloadProfile, console: Any) -> None:
-    """Print one workload's op table (rich) to ``console``."""
-    from rich.table import Table
-    from rich.text import Text
-
-    n = len(profile.device_time_us)
-    total = median(profile.device_time_us)
-    what = (
-        "self CPU time (CPU backend: the CPU is the device)"
-        if profile.device_time_is_cpu
-        else "self device time"
-    )
-    title = Text(
-        f"{_safe(profile.name)} [{profile.shape}, {profile.dtype}] on {profile.backend}: "
-        f"{_fmt_us(total)} per iteration (median of {n} samples, IQR/median "
-        f"{format_pct(noise(profile.device_time_us) or 0.0)})"
-    )
-    table = Table(
-        title=title,
-        title_justify="left",
-        caption=f"device time = {what}; per iteration ({profile.iterations_per_sample} per sample)",
-        caption_justify="left",
-    )
-    table.add_column("op", overflow="fold")
-    table.add_column("calls/iter", justify="right")
-    table.add_column(
-        "self device" if not profile.device_time_is_cpu else "self device (=CPU)", justify="right"
-    )
-    table.add_column("%", justify="right")
-    table.add_column("per call", justify="right")
-    table.add_column("IQR/median", justify="right")
-    table.add_column("self CPU", justify="right")
-    roofline = any(op.roofline_fraction is not None for op in profile.ops)
-    if roofline:
-        table.add_column("of peak", justify="right")
-    # Largest first by the median shown in the table (not by the sum over samples, which
-    # can order two ops differently when one has an outlier sample).
-    ranked = sorted(profile.ops, key=lambda o: (-median(o.self_device_time_us), o.op))
-    for op in ranked:
-        dev = median(op.self_device_time_us)
-        share = dev / total if total else 0.0
-        per_call = dev / op.calls_per_iter if op.calls_per_iter else dev
-        cells: list[Text | str] = [
-            Text(_safe(op.op)),
-            f"{op.calls_per_iter:g}",
-            _fmt_us(dev),
-            format_pct(share),
-            _fmt_us(per_call),
-            format_pct(noise(op.self_device_time_us) or 0.0),
-            _fmt_us(median(op.self_cpu_time_us)),
-        ]
-        if roofline:
-            frac = op.roofline_fraction
-            # The roof it is of: "(memory)", "(compute)", "(bw only)" for compiled kernels
-            # whose FLOPs are unknown; the full label is in the JSON (roofline_bound).
-            bound = _short_bound(op.roofline_bound)
-            cells.append(
-                "-" if frac is None else format_pct(frac) + (f" ({bound})" if bound else "")
-            )
-        table.add_row(*cells)
-    console.print(table)
-    if profile.modules:
-        mods = Table(title=Text("by module (inclusive; top ops inside)"), title_justify="left")
-        mods.add_column("module", overflow="fold")
-        mods.add_column("device", justify="right")
-        mods.add_column("%", justify="right")
-        mods.add_column("top ops", overflow="fold")
-        for m in profile.modules:
-            if not m.path:
-                continue
-            dev = median(m.device_time_us)
-            inside = sorted(
-                (
-                    (median(o.self_device_time_us) * o.modules[m.path], o.op)
-                    for o in profile.ops
-                    if m.path in o.modules
-                ),
-                reverse=True,
-            )[:3]
-            mods.add_row(
-                Text("  " * m.path.count(".") + _safe(m.path)),
-                _fmt_us(dev),
-                format_pct(dev / total) if total else "-",
-                Text(", ".join(f"{_safe(op)} {_fmt_us(t).strip()}" for t, op in inside)),
-            )
-        console.print(mods)
-    for w in profile.warnings:
-        console.print(Text(f"warning: {_safe(w)}"))
-    for t in profile.trace_files:
-        console.print(Text(f"trace: {_safe(t)}"))
-    if profile.canary is not None:
-        c = profile.canary
-        console.print(
-            Text(
-                f"canary {_safe(c.name)}: start {_fmt_us(median(c.start_us))},"
-                f" end {_fmt_us(median(c.end_us))}"
-            )
-        )
-
-
-def comparison_line(profiles: Sequence[WorkloadProfile]) -> str | None:
-    """``"rmsnorm.fused is 2.10x faster than rmsnorm.naive; rmsnorm.compiled 1.40x slower"``.
-
-    The first profile is the baseline; ratios are of median device time per iteration.
-    """
-    if len(profiles) < 2:
-        return None
-    base = profiles[0]
-    base_t = median(base.device_time_us)
-    parts = []
-    for i, p in enumerate(profiles[1:]):
-        t = median(p.device_time_us)
-        if t <= 0 or base_t <= 0:
-            continue
-        ratio = base_t / t
-        word = "faster" if ratio >= 1 else "slower"
-        factor = ratio if ratio >= 1 else 1 / ratio
-        if i == 0:
-            parts.append(f"{p.name} is {factor:.2f}x {word} than {base.name}")
-        else:
-            parts.append(f"{p.name} {factor:.2f}x {word}")
-    if not parts:
-        return None
-    unit = " (CPU self time)" if base.device_time_is_cpu else " (device time)"
-    return "; ".join(parts) + unit
-
-
-def _write_json(path: str, doc: ProfileDocument) -> None:
-    write_output(doc.dumps(), path)
-
-
-def _short_bound(label: str | None) -> str:
-    """``compute``, ``memory``, ``bw only`` (+ ``, causal?`` when causal was assumed)."""
-    if not label:
-        return ""
-    from neuronasv.measure.roofline import ASSUMED_CAUSAL, BANDWIDTH_ONLY
-
-    parts = label.split("; ")
-    head = "bw only" if parts[0] == BANDWIDTH_ONLY else parts[0]
-    return _safe(head + (", causal?" if ASSUMED_CAUSAL in parts[1:] else ""))
-
-
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -272,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 120, soft_wrap=False)
     if args.list:
         for w in workloads.all_workloads():
-            console.print(_list_line(w.name, w.description, w.default_shape))
+            console.print(list_line(w.name, w.description, w.default_shape))
         return 0
     selected = [workloads.get(n) for n in _selected(args)]
     for d in args.dtype or ():
@@ -309,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
     for w in selected:
         reason = w.skip_reason(backend)
         if reason:
-            console.print(f"skipped {w.name}: {_safe(reason)}")
+            console.print(f"skipped {w.name}: {safe_text(reason)}")
             continue
         # Every (shape, dtype) asked for, in the order given: one process can re-measure
         # many combinations (what `neuronasv confirm` does per workload and round).
@@ -344,13 +199,6 @@ def run(args: argparse.Namespace) -> int:
             fingerprint=collect_fingerprint(backend),
             created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         )
-        _write_json(args.json, doc)
+        write_output(doc.dumps(), args.json)
         print(f"wrote {args.json}", file=sys.stderr)
     return 0
-
-
-def _list_line(name: str, description: str, shape: str) -> Any:
-    """One ``--list`` line as rich Text (no markup interpretation)."""
-    from rich.text import Text
-
-    return Text(f"{name:<28} {shape:<12} {description}")

@@ -9,6 +9,8 @@ import time
 from typing import Any
 
 from neuronasv.commands.args import (
+    add_repo_arg,
+    command_parser,
     existing_dir,
     existing_file,
     int_at_least,
@@ -22,9 +24,10 @@ from neuronasv.store.git import git_for
 
 
 def add_parser(subparsers: Any) -> None:
-    p = subparsers.add_parser(
+    p = command_parser(
+        subparsers,
         "publish",
-        help="write the static history site (index, workload pages, regressions feeds)",
+        raw=False,
         description="Write a static site from an asv results folder: index.html at the root of"
         " --out, one page per workload, regressions.json and regressions.atom. Works from the"
         " file system with no network. Incremental: parsed results are cached per file and"
@@ -42,11 +45,8 @@ def add_parser(subparsers: Any) -> None:
         default="site",
         help="output folder (default: site); new, empty, or written by an earlier publish",
     )
-    p.add_argument(
-        "--repo",
-        type=existing_dir,
-        default=None,
-        help="git repository for commit order (default: asv dates)",
+    add_repo_arg(
+        p, default=None, purpose="commit order", default_text="none: asv dates give the order"
     )
     p.add_argument("--machine", type=machine_name, default=None, help="only this machine")
     p.add_argument(
@@ -183,8 +183,7 @@ def run(args: argparse.Namespace) -> int:
     for md in data.machines:
         md.op_modules.update(_newest_op_modules(args.results_dir, md.name, md.commits))
     if findings is None and args.detect:
-        from neuronasv.analyse.newest import regressions_document
-        from neuronasv.commands.regressions import newest_for
+        from neuronasv.analyse.newest import newest_for, regressions_document
         from neuronasv.publish.cache import ParseCache
         from neuronasv.store.history import load_history
 

@@ -16,42 +16,36 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import os
-from collections.abc import Sequence
 
-from neuronasv.analyse.acks import ACKS_PATH, Acknowledgement, load_acks
 from neuronasv.analyse.changepoints import CPSettings
-from neuronasv.analyse.newest import (
-    NewestCheck,
-    check_newest,
-    measured_commits,
-    regressions_document,
-)
+from neuronasv.analyse.newest import newest_for, regressions_document
 from neuronasv.commands.args import (
+    acks_from_args,
+    add_acks_arg,
+    add_out_arg,
+    add_results_args,
+    command_parser,
     existing_file,
     finite_nonnegative,
     int_at_least,
-    output_file,
     pvalue,
+    results_folder,
+    warn_load_errors,
+    write_output,
 )
-from neuronasv.commands.compare import add_common, emit, results_folder, warn_load_errors
-from neuronasv.errors import ResultsError, StoreError, UsageError
-from neuronasv.model import FindingsDocument, History
+from neuronasv.errors import ResultsError, UsageError
+from neuronasv.model import History
+from neuronasv.report.load import load_findings
 from neuronasv.report.tables import history_text
-from neuronasv.store.git import Git, git_for
+from neuronasv.store.git import git_for
 from neuronasv.store.history import load_history
 
-__all__ = ["add_parser", "newest_for", "run"]
+__all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "regressions",
-        help="change points over history; open regressions first",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add_common(
+    p = command_parser(subparsers, "regressions", description=__doc__)
+    add_results_args(
         p,
         machine_help="only this asv machine's history (default: every machine, each on its own)",
     )
@@ -82,45 +76,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="smallest relative shift reported, >= 0 (0.02 = 2 %%)",
     )
     p.add_argument("--open", action="store_true", help="text: only open regressions")
-    p.add_argument(
-        "--acks", type=existing_file, help=f"acknowledgements file (default: REPO/{ACKS_PATH})"
-    )
-    p.add_argument(
-        "--out", type=output_file, help="write the output to this file instead of stdout"
-    )
+    add_acks_arg(p)
+    add_out_arg(p)
     p.add_argument(
         "--report",
+        type=existing_file,
+        metavar="FINDINGS.json",
         help="compare/confirm document (JSON) of the newest commit vs its parent: its"
         " verdicts and confirmations are the newest commit's state (default: compare here)",
     )
     p.set_defaults(func=run)
-
-
-def _ancestors(git: Git | None, commit: str) -> list[str] | None:
-    """``commit``'s first-parent chain, nearest first (None without git or unknown commit)."""
-    if git is None:
-        return None
-    try:
-        return git.ancestors(commit, 10000)[1:]
-    except StoreError:
-        return None
-
-
-def newest_for(
-    history: History,
-    machine: str,
-    git: Git | None,
-    *,
-    report: FindingsDocument | None = None,
-    acks: Sequence[Acknowledgement] = (),
-    created: str = "",
-) -> NewestCheck | None:
-    """:func:`check_newest` with the parent from git's first-parent chain when there is git."""
-    measured = measured_commits(history, machine)
-    ancestors = _ancestors(git, measured[-1]) if measured else None
-    return check_newest(
-        history, machine, ancestors=ancestors, report=report, acks=acks, created=created
-    )
 
 
 def _newest_machine(history: History, machine: str | None) -> str | None:
@@ -137,15 +102,9 @@ def run(args: argparse.Namespace) -> int:
     if not history.series:
         detail = "; ".join(history.load_errors[:3])
         raise ResultsError(f"no readable results under {rdir}" + (f": {detail}" if detail else ""))
-    report = None
-    if args.report:
-        try:
-            with open(args.report, encoding="utf-8") as fh:
-                report = FindingsDocument.loads(fh.read(), source=args.report)
-        except OSError as exc:
-            raise UsageError(f"--report {args.report}: {exc.strerror or exc}") from None
+    report = load_findings(args.report) if args.report else None
     created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    acks = load_acks(args.acks or os.path.join(args.repo, ACKS_PATH))
+    acks = acks_from_args(args)
     newest = None
     nm = _newest_machine(history, args.machine)
     if nm is not None:
@@ -163,5 +122,6 @@ def run(args: argparse.Namespace) -> int:
         created=created,
         newest=newest,
     )
-    emit(doc.dumps() if args.format == "json" else history_text(doc, only_open=args.open), args.out)
+    text = doc.dumps() if args.format == "json" else history_text(doc, only_open=args.open)
+    write_output(text, args.out)
     return 0

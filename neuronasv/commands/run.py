@@ -6,16 +6,23 @@ import argparse
 import os
 import sys
 
-from neuronasv.commands.args import existing_dir, machine_name, output_dir
+from neuronasv.commands.args import (
+    add_backend_arg,
+    add_repo_arg,
+    command_parser,
+    machine_name,
+    output_dir,
+)
 from neuronasv.store.asvrun import RunOptions, run_commits
 
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
+    p = command_parser(
+        subparsers,
         "run",
-        help="run the asv suite for commits (default HEAD), samples recorded",
+        raw=False,
         description=(
             "Benchmark the code as of each COMMIT (a temporary git worktree per commit) with"
             " asv (--set-commit-hash, --record-samples), store complete machine info, and"
@@ -50,16 +57,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="keep no traces",
     )
     p.add_argument("--traces-dir", type=output_dir, help="trace store (default: .asv/traces)")
-    p.add_argument("--backend", default="auto", help="auto, cpu, cuda or neuron")
+    add_backend_arg(p)
     p.add_argument(
         "--no-prepass",
         action="store_true",
         help="no one-process profile before asv: each workload is profiled in its own asv"
         " process, and ops new in a commit get their series from the next run on",
     )
-    p.add_argument(
-        "--repo", type=existing_dir, default=os.getcwd(), help="git checkout (default: current dir)"
-    )
+    add_repo_arg(p, default=os.getcwd(), purpose="the commits to benchmark")
     p.set_defaults(func=run)
 
 

@@ -5,6 +5,8 @@ results were unreadable, else ``success``; the description is the findings headl
 ``--check-run`` also creates a check run when the token can (GitHub App or Actions token
 with ``checks: write``); when it cannot, that is reported and the status still stands.
 ``--dry-run`` (or no ``GITHUB_TOKEN``) writes the requests instead of sending them.
+``--github-repo OWNER/NAME`` overrides ``GITHUB_REPOSITORY`` (``--repo OWNER/NAME``, the old
+spelling, still works with a deprecation warning).
 
 Exit codes: 0 done, 2 usage, 5 unreadable findings, 8 GitHub refused.
 """
@@ -12,10 +14,16 @@ Exit codes: 0 done, 2 usage, 5 unreadable findings, 8 GitHub refused.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
-from neuronasv.commands.args import existing_file, output_file, write_output
+from neuronasv.commands.args import (
+    add_dry_run_args,
+    add_findings_arg,
+    add_github_repo_arg,
+    command_parser,
+    github_environment,
+    write_output,
+)
 from neuronasv.github.client import DEFAULT_API_URL, GitHubClient
 from neuronasv.github.dryrun import dry_run_text
 from neuronasv.github.statuses import (
@@ -31,37 +39,21 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "status",
-        help="set the commit status (and optionally a check run) from a findings document",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = command_parser(subparsers, "status", description=__doc__)
     p.add_argument("--sha", required=True, help="full 40-hex commit SHA")
-    p.add_argument(
-        "--report",
-        required=True,
-        type=existing_file,
-        metavar="FINDINGS.json",
-        help="findings document from `neuronasv compare --format json`",
-    )
+    add_findings_arg(p)
     p.add_argument("--context", default=DEFAULT_CONTEXT, help="status context (neuronasv)")
     p.add_argument("--target-url", help="status link (default: the document's report_url)")
     p.add_argument("--check-run", action="store_true", help="also create a check run")
-    p.add_argument("--dry-run", action="store_true", help="write what would be sent; send nothing")
-    p.add_argument(
-        "--out", type=output_file, metavar="FILE", help="dry-run output file (default: stdout)"
-    )
-    p.add_argument("--repo", help="owner/name (default: $GITHUB_REPOSITORY)")
+    add_dry_run_args(p)
+    add_github_repo_arg(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     sha = check_sha(args.sha)
     doc = load_findings(args.report)
-    env = dict(os.environ)
-    if args.repo:
-        env["GITHUB_REPOSITORY"] = args.repo
+    env = github_environment(args)
     token = env.get("GITHUB_TOKEN")
     if args.dry_run or not token:
         repo = env.get("GITHUB_REPOSITORY") or "{owner}/{repo}"

@@ -20,22 +20,22 @@ import os
 import sys
 from pathlib import Path
 
-from neuronasv.commands.args import existing_dir, int_at_least, machine_name, output_dir
+from neuronasv.commands.args import (
+    add_repo_arg,
+    command_parser,
+    int_at_least,
+    machine_name,
+    output_dir,
+)
 from neuronasv.errors import CorruptResultsError, NeuronasvError, StoreError, UsageError
 from neuronasv.store.asvconf import results_dir_for
 from neuronasv.store.gitstore import DEFAULT_BRANCH, ResultsStore, collect_result_files
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "store",
-        help="push results to / pull results from the results branch",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = command_parser(subparsers, "store", description=__doc__)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--repo", type=existing_dir, default=".",
-                        help="git checkout to work from (default: .)")
+    add_repo_arg(common, purpose="its objects are used, its work tree untouched")
     common.add_argument("--remote", default="origin", help="remote name or URL (default: origin)")
     common.add_argument("--branch", default=DEFAULT_BRANCH,
                         help=f"results branch (default: {DEFAULT_BRANCH})")

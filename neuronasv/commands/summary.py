@@ -14,7 +14,13 @@ import argparse
 import os
 import sys
 
-from neuronasv.commands.args import existing_file, output_file, write_output
+from neuronasv.commands.args import (
+    add_findings_arg,
+    command_parser,
+    existing_file,
+    output_file,
+    write_output,
+)
 from neuronasv.report.annotations import render_annotations
 from neuronasv.report.load import load_findings, load_history_values
 from neuronasv.report.summary import append_summary, render_summary
@@ -24,19 +30,8 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "summary",
-        help="job summary ($GITHUB_STEP_SUMMARY) and annotations from a findings document",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument(
-        "--report",
-        required=True,
-        type=existing_file,
-        metavar="FINDINGS.json",
-        help="findings document from `neuronasv compare --format json`",
-    )
+    p = command_parser(subparsers, "summary", description=__doc__)
+    add_findings_arg(p)
     p.add_argument("--format", choices=("markdown", "terminal"), default="markdown")
     p.add_argument(
         "--out",

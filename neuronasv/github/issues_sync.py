@@ -309,10 +309,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
     args = ap.parse_args(argv)
     try:
-        docs = [
-            FindingsDocument.loads(p.read_text(encoding="utf-8"), source=str(p))
-            for p in args.documents
-        ]
+        from neuronasv.report.load import load_findings
+
+        docs = [load_findings(p) for p in args.documents]
         client = GitHubClient.from_env()
         if args.dry_run and not client.has_token:
             plan = plan_sync(

@@ -23,11 +23,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
-import os
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from neuronasv import env
 
 __all__ = ["THROTTLE_REASONS", "collect_device_state", "cpu_state", "nvml_state"]
 
@@ -161,7 +162,7 @@ def collect_device_state(
     cuda_device: int | None = None,
 ) -> dict[str, str]:
     """The state worth recording for ``backend_name`` (``cpu``, ``cuda``, ``neuron``)."""
-    if os.environ.get("NEURONASV_NO_DEVICE_STATE") == "1":
+    if env.NO_DEVICE_STATE.read():
         return {}
     if backend_name == "cuda":
         return nvml_state(importer=importer, pci_bus_id=_cuda_pci_bus_id(cuda_device))

@@ -14,7 +14,6 @@ package, ``driver`` the Neuron kernel driver.
 from __future__ import annotations
 
 import importlib.metadata
-import os
 import platform
 import shutil
 import socket
@@ -22,6 +21,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+from neuronasv import env
 from neuronasv.measure.backends.base import Backend
 
 __all__ = ["FINGERPRINT_KEYS", "NONE", "collect_fingerprint", "host_id", "instance_type"]
@@ -106,7 +106,7 @@ def _neuron_runtime(run: Runner) -> str | None:
 
 def host_id() -> str:
     """``NEURONASV_HOST_ID`` or the host name."""
-    return os.environ.get("NEURONASV_HOST_ID") or socket.gethostname() or NONE
+    return env.HOST_ID.read() or socket.gethostname() or NONE
 
 
 def collect_fingerprint(backend: Backend, *, run: Runner = _run) -> dict[str, str]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from neuronasv import env
 from neuronasv.errors import UsageError
 
 __all__ = [
@@ -32,7 +33,7 @@ __all__ = [
 ]
 
 #: Environment variable that overrides the peak used for roofline fractions.
-PEAK_ENV = "NEURONASV_PEAK"
+PEAK_ENV = env.PEAK.name
 
 _G = 1e9
 _T = 1e12

@@ -60,8 +60,9 @@ from dataclasses import dataclass, field, replace
 from statistics import median
 from typing import Any
 
+from neuronasv import env as neuronasv_env
 from neuronasv.errors import UsageError
-from neuronasv.measure.peaks import PEAK_ENV, PEAKS, Peak, neuroncore_peak, parse_peak_override
+from neuronasv.measure.peaks import PEAKS, Peak, neuroncore_peak, parse_peak_override
 from neuronasv.model.profile import OpProfile, WorkloadProfile
 
 __all__ = [
@@ -843,7 +844,7 @@ def peak_for(
         env: environment (default ``os.environ``), injectable for tests.
     """
     env = os.environ if env is None else env
-    override = env.get(PEAK_ENV)
+    override = neuronasv_env.PEAK.read(env)
     if override:
         return parse_peak_override(override)
     name = backend if isinstance(backend, str) else getattr(backend, "name", "")

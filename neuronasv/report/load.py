@@ -1,7 +1,11 @@
-"""Reading a findings document (and optional history values) for the report commands.
+"""The one loader of the JSON documents commands take as input.
 
-Errors name the file: a missing file is a :class:`~neuronasv.errors.UsageError`, a
-truncated or malformed one a :class:`~neuronasv.errors.CorruptResultsError`.
+Findings documents (``compare``/``confirm``/``regressions`` output), profile documents
+(``neuronasv profile --json``) and history values for the charts: every command reads
+them through here (issue 15), so every one has the same size limit and the same errors,
+naming the file: a missing file (or a folder) is a :class:`~neuronasv.errors.UsageError`
+(exit 2), an unreadable, truncated, malformed or oversized one a
+:class:`~neuronasv.errors.CorruptResultsError` (exit 5).
 """
 
 from __future__ import annotations
@@ -13,8 +17,15 @@ from pathlib import Path
 from neuronasv.errors import CorruptResultsError, UsageError
 from neuronasv.format import format_bytes
 from neuronasv.model.findings import FindingsDocument
+from neuronasv.model.profile import ProfileDocument
 
-__all__ = ["MAX_DOCUMENT_BYTES", "load_findings", "load_history_values", "read_text"]
+__all__ = [
+    "MAX_DOCUMENT_BYTES",
+    "load_findings",
+    "load_history_values",
+    "load_profile",
+    "read_text",
+]
 
 #: Largest JSON document read (findings, profiles, history values): far above any real
 #: one (a 1,000-series findings document is ~2 MB), low enough to refuse a planted
@@ -65,6 +76,11 @@ def _read(path: str | Path, what: str) -> str:
 def load_findings(path: str | Path) -> FindingsDocument:
     """Load a findings document written by ``neuronasv compare``/``regressions``."""
     return FindingsDocument.loads(_read(path, "findings document"), source=str(path))
+
+
+def load_profile(path: str | Path) -> ProfileDocument:
+    """Load a profile document written by ``neuronasv profile --json``."""
+    return ProfileDocument.loads(_read(path, "profile document"), source=str(path))
 
 
 def load_history_values(path: str | Path) -> dict[str, list[float]]:

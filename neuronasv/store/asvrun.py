@@ -48,6 +48,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from neuronasv import env as suite_env
 from neuronasv.errors import CorruptResultsError, StoreError
 from neuronasv.fileio import write_atomic
 from neuronasv.model import RunSidecar, SeriesId, WorkloadProfile, sidecar_path
@@ -481,23 +482,23 @@ def _run_one(
         env.update(opts.extra_env)
         pypath = [tree] + [p for p in env.get("ASV_PYTHONPATH", "").split(os.pathsep) if p]
         env["ASV_PYTHONPATH"] = os.pathsep.join(pypath)
-        env["NEURONASV_BACKEND"] = backend_name
-        env["NEURONASV_PROFILE_OUT"] = profile_out
-        env.pop("NEURONASV_TRACE_DIR", None)
+        env[suite_env.BACKEND.name] = backend_name
+        env[suite_env.PROFILE_OUT.name] = profile_out
+        env.pop(suite_env.TRACE_DIR.name, None)
         trace_dir = os.path.join(traces_root, machine, sha[:8])
         if opts.keep_traces:
-            env["NEURONASV_TRACE_DIR"] = trace_dir
+            env[suite_env.TRACE_DIR.name] = trace_dir
         if opts.quick:
-            env["NEURONASV_QUICK"] = "1"
-        env["NEURONASV_OPS_CATALOGUE"] = cat_path
-        env.pop("NEURONASV_PREPASS_DIR", None)
+            env[suite_env.QUICK.name] = "1"
+        env[suite_env.OPS_CATALOGUE.name] = cat_path
+        env.pop(suite_env.PREPASS_DIR.name, None)
 
         started = time.time()
         if opts.prepass:
             prepass_dir = os.path.join(work, "prepass")
             if _prepass(opts, suite, prepass_dir, env=env, cwd=work, prefix=prefix,
                         progress=progress):  # fmt: skip
-                env["NEURONASV_PREPASS_DIR"] = prepass_dir
+                env[suite_env.PREPASS_DIR.name] = prepass_dir
             # Before asv imports the suite: ops first seen in this commit get their series.
             _grow_catalogue(cat_path, backend_name, profile_out, sha, prefix, progress)
         try:

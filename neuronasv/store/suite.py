@@ -61,6 +61,7 @@ import types
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from neuronasv import env
 from neuronasv.fileio import write_atomic
 
 __all__ = [
@@ -97,13 +98,6 @@ DEFAULT_ACTIVE = 3
 SETUP_CACHE_TIMEOUT = 1800.0
 
 
-def _env_list(name: str) -> list[str] | None:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return None
-    return [p.strip() for p in raw.split(",") if p.strip()]
-
-
 def import_backend_name() -> str:
     """The backend this process will profile on, guessed without importing torch.
 
@@ -112,7 +106,7 @@ def import_backend_name() -> str:
     exists, else the CPU. Only the op lists and default shapes depend on this guess;
     ``setup_cache`` resolves the real backend.
     """
-    name = os.environ.get("NEURONASV_BACKEND", "auto").strip().lower() or "auto"
+    name = env.BACKEND.read().lower()
     if name != "auto":
         return name
     if importlib.util.find_spec("torch_neuronx") is not None:
@@ -161,11 +155,11 @@ def _safe(text: str) -> str:
 
 
 def _samples(repeat: int, rounds: int) -> int:
-    if os.environ.get("NEURONASV_QUICK", "") not in ("", "0"):
+    if env.QUICK.read():
         return 2
-    env = os.environ.get("NEURONASV_SAMPLES", "").strip()
-    if env:
-        return max(1, int(env))
+    samples = env.SAMPLES.read()
+    if samples is not None:
+        return max(1, samples)
     return max(1, int(repeat)) * max(1, int(rounds))
 
 
@@ -181,8 +175,8 @@ def _profile_workload(suite: Any, keys: Sequence[tuple[str, str]] | None = None)
     one (shape, dtype) is recorded for that entry and the others still run. ``keys``
     limits the (shape, dtype) entries (default: all of the class's).
     """
-    out_dir = os.environ.get("NEURONASV_PROFILE_OUT") or None
-    trace_root = os.environ.get("NEURONASV_TRACE_DIR") or None
+    out_dir = env.PROFILE_OUT.read()
+    trace_root = env.TRACE_DIR.read()
     results: dict[str, dict[str, Any]] = {}
     if keys is None:
         keys = [(s, d) for s in suite.shapes for d in suite.dtypes]
@@ -197,7 +191,7 @@ def _profile_workload(suite: Any, keys: Sequence[tuple[str, str]] | None = None)
         from neuronasv.measure import backends, profiling, workloads
         from neuronasv.model.profile import module_series_name
 
-        backend = backends.get_backend(os.environ.get("NEURONASV_BACKEND", "auto") or "auto")
+        backend = backends.get_backend(env.BACKEND.read())
         workload = workloads.get(suite.workload)
     except Exception as exc:  # the commit's measure code may be broken: say so per entry
         error = f"{type(exc).__name__}: {exc}"
@@ -251,7 +245,7 @@ def _profile_workload(suite: Any, keys: Sequence[tuple[str, str]] | None = None)
 
 def _prepass_payload(suite: Any) -> dict[str, Any] | None:
     """The pre-pass payload of ``suite``'s workload, when it is there and fits the class."""
-    folder = os.environ.get("NEURONASV_PREPASS_DIR", "").strip()
+    folder = env.PREPASS_DIR.read()
     if not folder:
         return None
     path = os.path.join(folder, _safe(suite.workload) + ".json")
@@ -387,11 +381,11 @@ def _make_class(
 def _shapes(
     backend: str, cpu_shapes: Sequence[str], accelerator_shapes: Sequence[str]
 ) -> list[str]:
-    override = _env_list("NEURONASV_SHAPES")
+    override = env.SHAPES.read()
     if override:
-        return override
-    large = os.environ.get("NEURONASV_LARGE", "").strip()
-    want_large = large == "1" if large else backend != "cpu"
+        return list(override)
+    large = env.LARGE.read()
+    want_large = large if large is not None else backend != "cpu"
     return list(cpu_shapes) + (list(accelerator_shapes) if want_large else [])
 
 
@@ -426,12 +420,12 @@ def build_suite(
 
     backend = import_backend_name()
     ops_table = load_ops(ops_file or ops_file_for(module)).get(backend, {})
-    catalogue = os.environ.get("NEURONASV_OPS_CATALOGUE", "").strip()
+    catalogue = env.OPS_CATALOGUE.read()
     if catalogue:
         for workload, ops in load_ops(catalogue).get(backend, {}).items():
             ops_table[workload] = sorted(set(ops_table.get(workload, ())) | set(ops))
     shapes = _shapes(backend, cpu_shapes, accelerator_shapes)
-    dts = _env_list("NEURONASV_DTYPES") or list(dtypes)
+    dts = list(env.DTYPES.read()) or list(dtypes)
     classes: dict[str, type] = {}
     for w in registry.all_workloads():
         if tag not in w.tags:

@@ -328,9 +328,13 @@ def test_regressions_says_too_few_commits_and_takes_the_confirm_report(tmp_path)
     r = cli("regressions", "--results-dir", PR, "--report", "swapped.json", cwd=str(tmp_path))
     assert r.returncode == 2 and "but the newest commit on 'ci-cpu-1' is 5e6f7a8b" in r.stderr
     r = cli("regressions", "--results-dir", PR, "--report", "missing.json", cwd=str(tmp_path))
-    assert r.returncode == 2 and r.stderr == (
-        "error: --report missing.json: No such file or directory\n"
+    # the check every input file gets, before any work (the same as comment's --report)
+    assert r.returncode == 2 and r.stderr.endswith(
+        "error: argument --report: missing.json: no such file\n"
     )
+    (tmp_path / "truncated.json").write_text(confirmed.dumps()[:100])
+    r = cli("regressions", "--results-dir", PR, "--report", "truncated.json", cwd=str(tmp_path))
+    assert r.returncode == 5 and r.stderr.startswith("error: truncated.json"), r.stderr
 
 
 def test_confirm_noisy_options_are_one_setting(tmp_path) -> None:

@@ -186,3 +186,37 @@ def test_corrupt_report_is_a_clear_error(tmp_path: Path, capfd: pytest.CaptureFi
     bad.write_text(Path(REPORT).read_text()[:500])
     assert main(["summary", "--report", str(bad), "--out", "-"]) == 5
     assert str(bad) in _read(capfd)[1]
+
+
+@pytest.mark.parametrize("command", ["comment", "status"])
+def test_github_repo_and_its_deprecated_spelling(
+    command: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """``--github-repo OWNER/NAME`` names the repository; the old ``--repo OWNER/NAME``
+    still works (old scripts) with a warning; the two disagreeing is a usage error."""
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    monkeypatch.setenv("GITHUB_REPOSITORY", "env/repo")
+    first = ["--pr", "5"] if command == "comment" else ["--sha", HEAD_SHA]
+    base = [command, *first, "--report", REPORT, "--dry-run"]
+
+    def sent(*extra: str) -> tuple[str, str]:
+        out = tmp_path / "dry.json"
+        assert main([*base, "--out", str(out), *extra]) == 0
+        path = json.loads(out.read_text())["requests"][0]["path"]
+        return path, _read(capfd)[1]
+
+    path, err = sent("--github-repo", "octo/kernels")
+    assert path.startswith("/repos/octo/kernels/") and err == ""
+    path, err = sent("--repo", "octo/old")
+    assert path.startswith("/repos/octo/old/")
+    assert err == (
+        f"warning: `--repo OWNER/NAME` is deprecated for `neuronasv {command}` (--repo is a git"
+        " checkout in every other command); use --github-repo OWNER/NAME\n"
+    )
+    path, _ = sent()
+    assert path.startswith("/repos/env/repo/")
+    assert main([*base, "--repo", "a/b", "--github-repo", "c/d"]) == 2
+    assert "--repo a/b and --github-repo c/d disagree" in _read(capfd)[1]

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from neuronasv.errors import UsageError
+from neuronasv import env
 from neuronasv.measure.backends.base import Backend
 
 if TYPE_CHECKING:
@@ -15,7 +14,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CPU_THREADS_ENV", "CpuBackend", "cpu_threads"]
 
-CPU_THREADS_ENV = "NEURONASV_CPU_THREADS"
+CPU_THREADS_ENV = env.CPU_THREADS.name
 
 
 def cpu_threads() -> int:
@@ -26,14 +25,7 @@ def cpu_threads() -> int:
     289 ms per iteration with 2 threads against 18.6 ms with one, and the compiled RMSNorm
     13-50 ms against 0.12 ms. Both would be noise, not signal.
     """
-    raw = os.environ.get(CPU_THREADS_ENV, "1").strip()
-    try:
-        n = int(raw)
-    except ValueError:
-        raise UsageError(f"{CPU_THREADS_ENV} must be a positive integer, got {raw!r}") from None
-    if n < 1:
-        raise UsageError(f"{CPU_THREADS_ENV} must be a positive integer, got {raw!r}")
-    return n
+    return env.CPU_THREADS.read()
 
 
 class CpuBackend(Backend):

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from neuronasv import env
 from neuronasv.errors import BackendUnavailable, UsageError
 from neuronasv.measure.backends.base import Backend
 from neuronasv.measure.neuron_build import NATIVE_HINT, detect_neuron_build, what_is_needed
@@ -59,7 +60,7 @@ __all__ = [
 DEFAULT_MODES: tuple[str, ...] = ("DEVICE", "RUNTIME")
 #: Environment variable overriding the modes, e.g. ``RUNTIME`` alone (DEVICE mode reserves
 #: ~5 GB of HBM on Trn2) or ``DEVICE,RUNTIME,CPU_UTIL``.
-MODES_ENV = "NEURONASV_NEURON_MODES"
+MODES_ENV = env.NEURON_MODES.name
 
 INSTALL_HINT = NATIVE_HINT
 
@@ -184,9 +185,7 @@ def build_neuron_config(
 
 
 def _modes_from_env() -> tuple[str, ...]:
-    raw = os.environ.get(MODES_ENV, "")
-    modes = tuple(m.strip() for m in raw.split(",") if m.strip())
-    return modes or DEFAULT_MODES
+    return env.NEURON_MODES.read() or DEFAULT_MODES
 
 
 class NeuronBackend(Backend):

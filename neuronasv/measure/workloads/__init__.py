@@ -16,12 +16,12 @@ Shapes are strings such as ``"4x512"`` (:func:`parse_shape`); dtypes are names s
 from __future__ import annotations
 
 import importlib
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from neuronasv import env
 from neuronasv.errors import UsageError
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ _loaded = False
 #: Environment variable naming the user's own workload modules (comma list of importable
 #: module names, e.g. ``mymodel.workloads``): imported after the built-ins, so
 #: ``neuronasv profile --workload mymodel.attn`` finds what they register.
-USER_MODULES_ENV = "NEURONASV_WORKLOADS"
+USER_MODULES_ENV = env.WORKLOADS.name
 
 
 def _load_builtins() -> None:
@@ -127,7 +127,7 @@ def _load_builtins() -> None:
     _loaded = True
     for mod in BUILTIN_MODULES:
         importlib.import_module(f"{__name__}.{mod}")
-    for mod in filter(None, (m.strip() for m in os.environ.get(USER_MODULES_ENV, "").split(","))):
+    for mod in env.WORKLOADS.read():
         try:
             importlib.import_module(mod)
         except ImportError as exc:
