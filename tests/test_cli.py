@@ -112,7 +112,7 @@ def test_profile_shows_the_module_rollup_when_the_workload_has_one() -> None:
     text = console.export_text()
     assert "by module" in text
     row = next(line for line in text.splitlines() if "b.mlp" in line)
-    assert "75.0%" in row and "aten::mm 6.00 µs" in row
+    assert "75 %" in row and "aten::mm 6.00 µs" in row
     plain = Console(width=200, record=True, file=io.StringIO())
     render_profile(WorkloadProfile("w", "cuda", "4x4", "float32", (8.0,), (mm,)), plain)
     assert "by module" not in plain.export_text()

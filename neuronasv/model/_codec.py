@@ -70,6 +70,22 @@ def check_strings(obj: Any, source: str) -> None:
             stack.extend(item)
 
 
+def parse_json(
+    text: str, source: str, *, parse_constant: Callable[[str], Any] | None = None
+) -> Any:
+    """``json.loads`` with every failure as :class:`CorruptResultsError` naming ``source``
+    (the one wording for neuronasv's documents and asv's results files alike)."""
+    try:
+        return json.loads(text, parse_constant=parse_constant)
+    except json.JSONDecodeError as exc:
+        raise CorruptResultsError(
+            f"{source}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno});"
+            " the file may be truncated"
+        ) from exc
+    except RecursionError:
+        raise CorruptResultsError(f"{source}: JSON nested too deeply") from None
+
+
 def loads(text: str, *, source: str = "<string>") -> Any:
     """Parse JSON, turning every failure into :class:`CorruptResultsError` naming ``source``.
 
@@ -83,15 +99,7 @@ def loads(text: str, *, source: str = "<string>") -> Any:
 
     if text.count("[") + text.count("{") > MAX_DEPTH and _depth(text) > MAX_DEPTH:
         raise CorruptResultsError(f"{source}: JSON nested deeper than {MAX_DEPTH} levels")
-    try:
-        data = json.loads(text, parse_constant=_no_constants)
-    except json.JSONDecodeError as exc:
-        raise CorruptResultsError(
-            f"{source}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno});"
-            " the file may be truncated"
-        ) from exc
-    except RecursionError:
-        raise CorruptResultsError(f"{source}: JSON nested too deeply") from None
+    data = parse_json(text, source, parse_constant=_no_constants)
     if _SURROGATE_ESCAPE.search(text) or not text.isascii():
         check_strings(data, source)
     return data

@@ -56,7 +56,7 @@ from neuronasv.errors import (
     SchemaVersionError,
 )
 from neuronasv.model import RunSidecar, SeriesId, sidecar_path
-from neuronasv.model._codec import check_strings
+from neuronasv.model._codec import check_strings, parse_json
 
 __all__ = [
     "ASV_API_VERSION",
@@ -160,15 +160,7 @@ def decode_asv_json(raw: bytes, source: str) -> tuple[Any, bool]:
         raise CorruptResultsError(f"{source}: not UTF-8 text ({exc.reason})") from exc
     if not text.strip():
         raise CorruptResultsError(f"{source}: empty file")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CorruptResultsError(
-            f"{source}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno});"
-            " the file may be truncated"
-        ) from exc
-    except RecursionError:
-        raise CorruptResultsError(f"{source}: JSON nested too deeply") from None
+    data = parse_json(text, source)  # asv writes bare NaN: constants are allowed here
     check_strings(data, source)  # e.g. a lone surrogate in a benchmark or op name
     return data, False
 
