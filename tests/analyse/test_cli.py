@@ -29,6 +29,7 @@ def cli(*args: str, cwd: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_compare_text_whole_output_and_fail_on(tmp_path):
     r = cli("compare", "1a2b", "5e6f", "--results-dir", PR, cwd=str(tmp_path))
     assert r.returncode == 0, r.stderr
@@ -59,6 +60,7 @@ def test_compare_text_whole_output_and_fail_on(tmp_path):
     assert r.returncode == 0
 
 
+@pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_compare_json_ack_and_errors(tmp_path):
     r = cli(
         "ack", "rmsnorm.naive*", "--commit", "5e6f7a8b", "--reason", "expected", cwd=str(tmp_path)
@@ -100,6 +102,7 @@ def test_compare_json_ack_and_errors(tmp_path):
     assert r.returncode == 6 and "machine 'ci-cpu-1' vs 'x'" in r.stderr
 
 
+@pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_regressions_json_and_text(tmp_path):
     r = cli("regressions", "--results-dir", PR, "--format", "json", cwd=str(tmp_path))
     assert r.returncode == 0, r.stderr
@@ -109,6 +112,7 @@ def test_regressions_json_and_text(tmp_path):
     assert r.returncode == 5 and "none does not exist" in r.stderr
 
 
+@pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_confirm_abab_keeps_only_survivors(tmp_path):
     r = cli("compare", "1a2b", "5e6f", "--results-dir", PR, "--format", "json", cwd=str(tmp_path))
     doc = FindingsDocument.loads(r.stdout)
@@ -192,6 +196,7 @@ def test_worktree_runner_commands(tmp_path):
     json.dumps(got[sid])
 
 
+@pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_compare_judges_rounds_from_profile_documents(tmp_path):
     """--round-base/--round-head: paired profile JSONs; those series get the rounds test."""
     rng = np.random.default_rng(0)
@@ -246,6 +251,7 @@ def _cross_device(tmp_path):
     return rd, head
 
 
+@pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_missing_fingerprint_is_unknown_not_equal_refused_unless_forced(tmp_path):
     """Issue 13 #2: with the head sidecar deleted, cuda vs cpu must not compare as -95 %."""
     from neuronasv.model import sidecar_path
@@ -275,6 +281,7 @@ def test_missing_fingerprint_is_unknown_not_equal_refused_unless_forced(tmp_path
             assert first.startswith(forced) and "backend unknown at head" in first, first
 
 
+@pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_regressions_says_too_few_commits_and_takes_the_confirm_report(tmp_path):
     """Two commits: no "0 change points, 0 open regressions" — the detector could not run;
     the newest commit is compared with its parent, and ``--report`` (the document the PR

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from neuronasv.analyse.confirm import confirm
 from neuronasv.model import Finding, FindingsDocument, RunRef, SeriesId, WorkChange
@@ -82,6 +83,7 @@ def test_budget_in_seconds_stops_adding_rounds() -> None:
     assert all(f.confirmed is False and f.verdict != "regression" for f in undecided)
 
 
+@pytest.mark.slow  # a seeded simulation of many comparisons: the full lane
 def test_aa_false_confirmations_per_comparison_at_most_alpha() -> None:
     """80 A/A comparisons, every total a suspect, up to 6 rounds: any false verdict."""
     rng = np.random.default_rng(11)

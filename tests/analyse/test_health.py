@@ -226,6 +226,7 @@ def slow_head(tmp_path: object) -> str:
     return results
 
 
+@pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_injected_canary_deviation_withholds_verdicts_end_to_end(
     slow_head: str, tmp_path: object
 ) -> None:
@@ -281,6 +282,7 @@ def test_injected_canary_deviation_withholds_verdicts_end_to_end(
     assert r.stderr.startswith(f"error: {reason}\nhint: the device ran slower than usual")
 
 
+@pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_a_healthy_head_is_judged_normally(slow_head: str, tmp_path: object) -> None:
     results = slow_head
     _write(results, "c" * 40, 22, [5.28 + 0.001 * k for k in range(10)], 1002.0)

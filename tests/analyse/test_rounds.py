@@ -68,6 +68,7 @@ def alarms(fs: list[Finding]) -> list[str]:
 BETWEEN = np.exp(np.linspace(math.log(0.03), math.log(0.15), M))
 
 
+@pytest.mark.slow  # a seeded simulation of many comparisons: the full lane
 @pytest.mark.parametrize("rounds", [2, 3])
 def test_aa_with_run_offsets_false_alarms_per_comparison_at_most_nominal(rounds):
     """100 A/A comparisons x 60 series with per-run offsets: alpha 0.01 per comparison."""

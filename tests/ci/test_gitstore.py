@@ -186,6 +186,7 @@ def test_non_retryable_failure_is_reported_at_once(tmp_path: Path) -> None:
         s.write({"m/aaaaaaaa-py.json": b"x"}, "x")
 
 
+@pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_eight_concurrent_writers_keep_all_results(tmp_path: Path, remote: Path) -> None:
     seed = clone(remote, tmp_path / "seed")
     store(seed, remote).write({"benchmarks.json": b"{}"}, "seed")
@@ -314,6 +315,7 @@ def sidecar(commit: str, machine: str = "m1") -> str:
     return RunSidecar(machine=machine, commit_hash=commit, env_name="existing-py").dumps()
 
 
+@pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_store_cli_push_pull_missing(tmp_path: Path, remote: Path) -> None:
     work = clone(remote, tmp_path / "work")
     results = tmp_path / "results"
@@ -366,6 +368,7 @@ def test_token_env_goes_to_git_config_env_only(monkeypatch: pytest.MonkeyPatch) 
         token_git_env("MY_TOKEN")
 
 
+@pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_push_refuses_truncated_or_corrupt_results(tmp_path: Path, remote: Path) -> None:
     """Each file is parsed as the readers will (ours and asv's) before anything is pushed."""
     work = clone(remote, tmp_path / "work")

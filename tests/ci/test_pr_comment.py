@@ -167,6 +167,7 @@ def urls(text: str) -> list[str]:
     return re.findall(r"(?:https?|javascript):[^\s)\]>|`\"']*", text)
 
 
+@pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_hostile_artifact_comment_has_only_run_links_and_recomputed_verdicts(
     tmp_path: Path,
 ) -> None:
@@ -213,6 +214,7 @@ def test_hostile_artifact_comment_has_only_run_links_and_recomputed_verdicts(
     assert "aten::mul" in rows[1] and "_total_" in rows[0]
 
 
+@pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_refusals_post_nothing(tmp_path: Path) -> None:
     art = make_artifact(tmp_path)
     with FakeGitHubCI(tokens={TOKEN: "github-actions[bot]"}, repo=REPO) as gh:
@@ -350,6 +352,7 @@ def _set_roofline(art: Path, commit: str, fraction: float, bound: str) -> None:
     path.write_text(dataclasses.replace(sc, profiles=profiles).dumps())
 
 
+@pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_comment_links_the_traces_artifact_and_shows_the_flagged_ops_fraction_of_peak(
     tmp_path: Path,
 ) -> None:
@@ -394,6 +397,7 @@ def test_comment_links_the_traces_artifact_and_shows_the_flagged_ops_fraction_of
         assert bad not in body
 
 
+@pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_traces_artifact_lookup_failure_links_the_run_page(tmp_path: Path) -> None:
     """The API cannot list the run's artifacts (403): the comment still posts, and the
     traces link is the run's page."""

@@ -65,6 +65,7 @@ def _status(data: dict) -> dict[str, str]:
     return {c["name"]: c["status"] for c in data["checks"]}
 
 
+@pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_absent_says_what_is_needed(tmp_path: Path) -> None:
     rc, data, md, err = _check(tmp_path, None)
     assert rc == 3 and "neuron backend not ready here: 1 check(s) failed (build)" in err
@@ -75,6 +76,7 @@ def test_absent_says_what_is_needed(tmp_path: Path) -> None:
     assert md.startswith("# neuronasv neuron-check") and "## What to do" in md
 
 
+@pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_xla_flavour_is_named(tmp_path: Path) -> None:
     rc, data, _md, _ = _check(
         tmp_path,
@@ -89,6 +91,7 @@ def test_xla_flavour_is_named(tmp_path: Path) -> None:
     assert build["action"].startswith("this is the PyTorch/XLA torch-neuronx")
 
 
+@pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_native_without_a_device_reaches_the_device_checks(tmp_path: Path) -> None:
     rc, data, _md, _err = _check(
         tmp_path,

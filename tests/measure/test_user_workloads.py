@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 MODULE = """
 from neuronasv.measure.workloads import Workload, register
 
@@ -39,6 +41,7 @@ def _run(tmp_path: Path, modules: str, *args: str) -> subprocess.CompletedProces
     )
 
 
+@pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_user_workload_is_listed_and_profiled(tmp_path: Path) -> None:
     (tmp_path / "myworkloads.py").write_text(MODULE)
     listed = _run(tmp_path, "myworkloads", "--list")

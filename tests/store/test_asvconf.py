@@ -62,6 +62,7 @@ def test_run_and_every_reader_agree_on_the_results_folder(tmp_path: Path) -> Non
     assert results_folder(ns) == want  # what compare/regressions open
 
 
+@pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_compare_cli_looks_where_run_writes(tmp_path: Path) -> None:
     """Through the CLI: the folder compare reports missing is the one run would write."""
     root = _conf(tmp_path, TRAILING)
