@@ -246,14 +246,21 @@ def of_peak(
     base: float | None, head: float | None, bound: str | None, *, text: Code = _plain
 ) -> str:
     """``80 % of peak (compute)``, or ``62 % → 80 % of peak (memory)`` when base differs;
-    empty when unknown. ``bound`` (from the run's profiles) passes through ``text``."""
+    empty when unknown; a fraction above 1 reads ``>100 %`` (the roof is exceeded: data in
+    cache against a DRAM roof, or an estimated peak). ``bound`` passes through ``text``."""
     vals = [v for v in (base, head) if v is not None and math.isfinite(v) and v >= 0]
     if not vals:
         return ""
-    if base is not None and head is not None and format_pct(base) != format_pct(head):
-        figure = f"{format_pct(base)} → {format_pct(head)}"
+
+    def pct(v: float) -> str:
+        # Above the roof: the roof is exceeded (cache-resident data against a DRAM roof,
+        # an estimated CPU peak); the figure would claim a precision it does not have.
+        return ">100 %" if v > 1.0 else format_pct(v)
+
+    if base is not None and head is not None and pct(base) != pct(head):
+        figure = f"{pct(base)} → {pct(head)}"
     else:
-        figure = format_pct(vals[-1])
+        figure = pct(vals[-1])
     return f"{figure} of peak" + (f" ({text(bound)})" if bound else "")
 
 

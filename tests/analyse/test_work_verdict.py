@@ -159,3 +159,11 @@ def test_confirm_takes_more_samples_per_round_on_an_accelerator() -> None:
     assert default_samples(doc("cpu")) == 10
     assert default_samples(doc(None)) == 10
     assert default_samples(doc("cuda")) == 30 and default_samples(doc("neuron")) == 30
+
+
+def test_a_fraction_above_the_roof_reads_as_such() -> None:
+    from neuronasv.report.causes import of_peak
+
+    assert of_peak(0.048, 1.19, "memory") == "4.8 % → >100 % of peak (memory)"
+    assert of_peak(0.62, 0.21, "memory") == "62 % → 21 % of peak (memory)"
+    assert of_peak(None, 1.5, None) == ">100 % of peak"
