@@ -371,7 +371,10 @@ def total_cells(f: Finding) -> tuple[str, str, str]:
     pair = format_pair(f.base, f.head, f.unit)
     pct = format_delta_pct(f.ratio)
     ci = format_ci(f.ci_low, f.ci_high)
-    change = f"**{pct}**" if f.verdict in ("regression", "improvement") else pct
+    # Bold is for a change the timing established; a work-decided total's time may still be
+    # within the noise (its CI says so), so it is not bolded.
+    timed = f.verdict in ("regression", "improvement") and f.basis != "work"
+    change = f"**{pct}**" if timed else pct
     if ci:
         change += f" ({ci})"
     state = {
