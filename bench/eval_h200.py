@@ -135,7 +135,7 @@ def trial(
 
 
 def pool_trial(
-    rng, pool, history, design, amount, st, n, target_pool, max_rounds
+    rng, pool, history, design, amount, st, n, target_pool, max_rounds, oracle=False
 ) -> tuple[bool, bool | None, int, SeriesId | None]:
     """One comparison drawn from ``pool`` (runs of one code, in time order).
 
@@ -150,7 +150,7 @@ def pool_trial(
     need = 2 + 2 * max_rounds if design == "adaptive" else 2 * int(design)
     order = rng.permutation(len(pool))[:need]
     used = set(order.tolist())
-    rest = pool if ORACLE else [r for i, r in enumerate(pool) if i not in used]
+    rest = pool if oracle else [r for i, r in enumerate(pool) if i not in used]
     fl = floors([*history, rest], n)
     target = None
     if amount:
@@ -191,9 +191,6 @@ def pool_trial(
     return bool(others), found, rounds_used, target
 
 
-ORACLE = False
-
-
 def between_sd(runs: list[Run], sid: SeriesId, n: int) -> float:
     """Between-process SD of the series' n-sample medians, in % of their mean."""
     meds = np.array([stats.median(list(r[sid][:n])) for r in runs if sid in r])
@@ -201,8 +198,6 @@ def between_sd(runs: list[Run], sid: SeriesId, n: int) -> float:
 
 
 def pool_main(args, st) -> None:
-    global ORACLE
-    ORACLE = args.oracle_floors
     t0 = time.time()
     pool = load_glob(args.runs)
     history = [load_glob(g) for g in args.history]
@@ -210,7 +205,7 @@ def pool_main(args, st) -> None:
     print(
         f"pool: {len(pool)} processes of one code ({args.runs}); floors from"
         f" {' + '.join(str(len(h)) for h in history) or 'no'} history runs + the pool runs"
-        f" {'all in the pool (oracle)' if ORACLE else 'not drawn'}; op share"
+        f" {'all in the pool (oracle)' if args.oracle_floors else 'not drawn'}; op share"
         f" {st.op_share:.0%}; {len(pool[0])} series a comparison, n={args.n}, rule {args.rule},"
         f" alpha {st.alpha}, {args.trials} trials"
     )
@@ -225,7 +220,10 @@ def pool_main(args, st) -> None:
         res = []
         for amount in (0.0, 0.01, 0.02):
             got = [
-                pool_trial(rng, pool, history, design, amount, st, args.n, tp, args.max_rounds)
+                pool_trial(
+                    rng, pool, history, design, amount, st, args.n, tp, args.max_rounds,
+                    oracle=args.oracle_floors,
+                )
                 for _ in range(args.trials)
             ]
             res.append(got)

@@ -240,23 +240,37 @@ def _summary(changes: Sequence[WorkChange]) -> str:
     return ", ".join(parts) + more
 
 
+class _WorkIndex:
+    """The work changes by series: a total follows its configuration's direction, an op
+    series its own change's (the one lookup :func:`work_decides` and :func:`apply_work`
+    share)."""
+
+    def __init__(self, work: Iterable[WorkChange]) -> None:
+        changes = list(work)
+        self.directions = config_directions(changes)
+        self.by_config: dict[Config, list[WorkChange]] = {}
+        for w in changes:
+            self.by_config.setdefault(w.config, []).append(w)
+        self.by_op: dict[tuple[Config, str], WorkChange] = {
+            (w.config, w.op): w for w in changes
+        }
+
+    def of(self, s: SeriesId) -> tuple[Direction | None, list[WorkChange]]:
+        key: Config = (s.workload, s.shape, s.dtype)
+        if s.op is None:
+            return self.directions.get(key), self.by_config.get(key, [])
+        hit = self.by_op.get((key, s.op))
+        return (None, []) if hit is None else (change_direction(hit), [hit])
+
+
 def work_decides(series: Iterable[SeriesId], work: Iterable[WorkChange]) -> list[bool]:
     """Per series: True when its work moved one way (its verdict is certain without timing).
 
     Confirmation uses it to stop adding rounds for such series: more rounds would only
     narrow the size of a change whose direction is already known.
     """
-    changes = list(work)
-    directions = config_directions(changes)
-    ops: dict[tuple[Config, str], Direction] = {
-        (w.config, w.op): change_direction(w) for w in changes
-    }
-    out = []
-    for s in series:
-        key: Config = (s.workload, s.shape, s.dtype)
-        d = directions.get(key) if s.op is None else ops.get((key, s.op))
-        out.append(d in ("more", "less"))
-    return out
+    index = _WorkIndex(work)
+    return [index.of(s)[0] in ("more", "less") for s in series]
 
 
 def apply_work(findings: Sequence[Finding], work: Iterable[WorkChange]) -> list[Finding]:
@@ -266,26 +280,13 @@ def apply_work(findings: Sequence[Finding], work: Iterable[WorkChange]) -> list[
     change's. Only ``noisy`` and ``unchanged`` verdicts change, never an acknowledged
     finding; a significant timing verdict against the work's direction gets a warning.
     """
-    changes = list(work)
-    by_config: dict[Config, list[WorkChange]] = {}
-    for w in changes:
-        by_config.setdefault(w.config, []).append(w)
-    directions = config_directions(changes)
-    by_op: dict[tuple[Config, str], WorkChange] = {(w.config, w.op): w for w in changes}
+    index = _WorkIndex(work)
     out = []
     for f in findings:
-        s = f.series
-        key: Config = (s.workload, s.shape, s.dtype)
+        d, these = index.of(f.series)
         summary = ""
-        if s.op is None:
-            d = directions.get(key)
-            these = by_config.get(key, [])
-            if len({change_direction(w) for w in these}) > 1:
-                summary = f"over the changed ops {aggregate(these)}: "
-        else:
-            hit = by_op.get((key, s.op))
-            d = change_direction(hit) if hit is not None else None
-            these = [hit] if hit is not None else []
+        if f.series.op is None and len({change_direction(w) for w in these}) > 1:
+            summary = f"over the changed ops {aggregate(these)}: "
         if d is None or d == "mixed" or f.acknowledged is not None:
             out.append(f)
             continue

@@ -502,11 +502,17 @@ def _decide(
     p_adj = 1.0 if e.p_adj is None else float(e.p_adj)
     sig = p_adj <= alpha
     corr = f"gatekeeping-adjusted {format_p(p_adj)} over {m} series"
+    agree = ""
     if e.mode == "rounds":
         d = np.asarray(e.log_ratios)
         sign = 1.0 if e.ratio > 1.0 else -1.0
         against = int(np.sum(np.sign(d) != sign))
         third = against <= allowed_against(d.size)  # the rounds agree on the direction
+        agree = (
+            ", every round the same way"
+            if against == 0
+            else f", {d.size - against} of {d.size} rounds the same way"
+        )
         src, prior_sd, prior_df = e.prior or ("pooled", 0.0, 0.0)
         prior = (
             f"prior: noise floor {format_pct(prior_sd)}"
@@ -535,14 +541,7 @@ def _decide(
     outcome = _DECIDE[(moved, sig, third)]
     rule_txt = f"the {rule.describe()} rule"
     if outcome == "direction":
-        extra = ""
-        if e.mode == "rounds":
-            n_against = int(np.sum(np.sign(np.asarray(e.log_ratios)) != (1 if worse else -1)))
-            extra = (
-                ", every round the same way"
-                if n_against == 0
-                else f", {len(e.log_ratios) - n_against} of {len(e.log_ratios)} rounds the same way"
-            )
+        extra = agree if e.mode == "rounds" else ""
         reason = f"{effect}, {test} ≤ {alpha:.2g}{extra}, beyond {rule_txt}"
         if e.mode == "samples" and floor is not None:
             reason += f" and the ±{format_pct(math.exp(k * floor.sd) - 1)} noise floor"

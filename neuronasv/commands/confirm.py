@@ -109,17 +109,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-#: Samples per side per round when --samples is not given, by the compared runs' backend.
-#: On the H200, 57-90 % of an op's between-process variance of a 30-sample median is that
-#: median's own sampling error (docs/analysis.md); a CPU sample costs real CPU time.
-SAMPLES_BY_BACKEND = {"cpu": 10}
-ACCELERATOR_SAMPLES = 30
-
-
 def default_samples(doc: FindingsDocument) -> int:
-    """10 on the CPU (or an unknown backend), 30 on an accelerator (cuda, neuron)."""
+    """Samples per side per round without --samples: 10 on the CPU (or an unknown backend),
+    where a sample costs real CPU time; 30 on an accelerator, where samples are nearly free
+    and most of an op's round-to-round noise is the median's own sampling error (on the
+    H200, 57-90 %: docs/analysis.md)."""
     backend = (doc.head.fingerprint.get("backend") if doc.head else None) or "cpu"
-    return SAMPLES_BY_BACKEND.get(backend, ACCELERATOR_SAMPLES if backend else 10)
+    return 10 if backend == "cpu" else 30
 
 
 def run(args: argparse.Namespace) -> int:

@@ -199,17 +199,6 @@ class WorkloadProfile(Model):
     def module(self, path: str) -> ModuleProfile | None:
         return next((m for m in self.modules if m.path == path), None)
 
-    def series_samples(self, op: str | None) -> tuple[float, ...] | None:
-        """Samples of the total (None), an op, or a module (``module:<path>``); None if absent."""
-        if op is None:
-            return self.device_time_us
-        path = module_series_path(op)
-        if path is not None:
-            m = self.module(path)
-            return m.device_time_us if m else None
-        o = self.op(op)
-        return o.self_device_time_us if o else None
-
 
 @dataclass(frozen=True)
 class ProfileDocument(Document):

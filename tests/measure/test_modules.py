@@ -182,8 +182,13 @@ def test_summary_has_inclusive_module_series_and_op_shares() -> None:
         "block.attn": pytest.approx(1 / 3),
         "block.mlp": pytest.approx(2 / 3),
     }
-    assert prof.series_samples("module:block.mlp") == (30.0, 60.0)
-    assert prof.series_samples("module:nope") is None
+    # the one reader of a profile's series (analyse.profile_samples) has the module series
+    from neuronasv.analyse.profile_samples import profile_samples
+
+    found = profile_samples(ProfileDocument("cpu", (prof,)), unit="us")
+    key = (prof.name, prof.shape, prof.dtype)
+    assert found[(*key, "module:block.mlp")] == [30.0, 60.0]
+    assert (*key, "module:nope") not in found
     # A workload without scopes keeps the profile it had: no modules, no shares.
     plain = summarize_cycles(
         "w", "cpu", "1", "float32",

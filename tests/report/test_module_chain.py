@@ -15,12 +15,14 @@ from dataclasses import replace
 import numpy as np
 
 from neuronasv.analyse.pairwise import Settings, compare
+from neuronasv.analyse.profile_samples import profile_samples
 from neuronasv.model import (
     FindingsDocument,
     History,
     ModuleProfile,
     OpProfile,
     Point,
+    ProfileDocument,
     Series,
     SeriesId,
     WorkloadProfile,
@@ -94,9 +96,8 @@ def _history(base: WorkloadProfile, head: WorkloadProfile) -> History:
         )
         pts = []
         for order, (commit, prof) in enumerate(((BASE, base), (HEAD, head))):
-            xs = prof.series_samples(op)
-            assert xs is not None
-            s = tuple(x * 1e-6 for x in xs)
+            xs = profile_samples(ProfileDocument("cuda", (prof,)))[(WL, SHAPE, DTYPE, op)]
+            s = tuple(xs)
             pts.append(Point(commit, order, float(np.median(s)), s))
         series.append(Series("h200", "existing-py", sid, "seconds", tuple(pts)))
     fp = {"backend": "cuda", "device_model": "NVIDIA H200"}
