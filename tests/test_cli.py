@@ -197,3 +197,15 @@ def test_repo_is_always_a_checkout(name: str) -> None:
         assert repo.type is existing_dir and repo.metavar == "DIR", name
         assert str(repo.help).startswith("git checkout"), name
 
+
+def test_confirm_takes_more_samples_per_round_on_an_accelerator() -> None:
+    from neuronasv.commands.confirm import default_samples
+    from neuronasv.model import FindingsDocument, RunRef
+
+    def doc(backend: str | None) -> FindingsDocument:
+        fp = {"backend": backend} if backend else {}
+        return FindingsDocument("compare", RunRef("a" * 40, "m", fp), RunRef("b" * 40, "m", fp))
+
+    assert default_samples(doc("cpu")) == 10
+    assert default_samples(doc(None)) == 10
+    assert default_samples(doc("cuda")) == 30 and default_samples(doc("neuron")) == 30

@@ -147,33 +147,3 @@ def test_fewer_calls_against_more_bytes_has_no_direction() -> None:
     ]
     assert config_directions(work) == {CFG: "mixed"}
 
-
-def test_confirm_takes_more_samples_per_round_on_an_accelerator() -> None:
-    from neuronasv.commands.confirm import default_samples
-    from neuronasv.model import FindingsDocument, RunRef
-
-    def doc(backend: str | None) -> FindingsDocument:
-        fp = {"backend": backend} if backend else {}
-        return FindingsDocument("compare", RunRef("a" * 40, "m", fp), RunRef("b" * 40, "m", fp))
-
-    assert default_samples(doc("cpu")) == 10
-    assert default_samples(doc(None)) == 10
-    assert default_samples(doc("cuda")) == 30 and default_samples(doc("neuron")) == 30
-
-
-def test_a_fraction_above_the_roof_reads_as_such() -> None:
-    from neuronasv.report.causes import of_peak
-
-    assert of_peak(0.048, 1.19, "memory") == "4.8 % → >100 % of peak (memory)"
-    assert of_peak(0.62, 0.21, "memory") == "62 % → 21 % of peak (memory)"
-    assert of_peak(None, 1.5, None) == ">100 % of peak"
-
-
-def test_a_work_decided_total_is_not_bolded_as_a_timed_change() -> None:
-    from neuronasv.report.causes import total_cells
-
-    (w,) = apply_work([total("noisy")], [wc("aten::full_like", "new")])
-    _, change, state = total_cells(w)
-    assert not change.startswith("**") and state == "✓ certain: more work"
-    _, timed, _ = total_cells(total("regression"))
-    assert timed.startswith("**")
