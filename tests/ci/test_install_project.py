@@ -189,3 +189,62 @@ def test_device_check_stops_at_setup_naming_what_is_missing(tmp_path: Path) -> N
     assert "cannot install msgspec>=0.18" in proc.stdout
     assert "FAIL: setup" in proc.stdout and "==> neuronasv doctor" not in proc.stdout
     assert not (tmp_path / "dv" / "bin" / "neuronasv").exists()
+
+
+def _shadow(tmp: Path, host_python: Path) -> Path:
+    """Install a second copy of the project, non-editable, into the host's own packages.
+
+    What ``bench/h200_session.sh`` did on the H200 before running ``device_check.sh``: the
+    host python then has a neuronasv of its own, which the check's venv sees too.
+    """
+    old = tmp / "old"
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "build")
+    for name in ("neuronasv", "asv_bench_neuronasv"):
+        shutil.copytree(ROOT / name, old / name, ignore=ignore)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, old / name)
+    pre = tmp / "pre" / "site-packages"
+    for project in (old, old / "asv_bench_neuronasv"):
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+             "--no-index", "--target", str(pre), str(project)],
+            env=_offline_env(), check=True, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+    where = subprocess.run(
+        [str(host_python), "-c", "import neuronasv; print(neuronasv.__file__)"],
+        cwd="/", env=_offline_env(), capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    assert where.startswith(str(pre)), where  # the host really has its own copy
+    return pre
+
+
+@pytest.mark.slow
+def test_device_check_passes_when_the_host_python_has_its_own_neuronasv(
+    tmp_path: Path,
+) -> None:
+    """The H200 session's failure, reproduced offline: a neuronasv installed in the host
+    python shadowed the checkout's default editable install in the check's venv (the base's
+    site folder is on sys.path; the editable import hook comes after the path finder).
+    install_project retries in editable compat mode, and the whole check then passes on
+    the checkout's code."""
+    py, proj = _host(tmp_path), _project(tmp_path)
+    _shadow(tmp_path, py)
+    (proj / "bench").mkdir()
+    shutil.copy(ROOT / "bench" / "device_check.sh", proj / "bench" / "device_check.sh")
+    env = dict(_offline_env(), PYTHON=str(py), DEVICE_VENV=str(tmp_path / "dv"))
+    env.update(OUT=str(tmp_path / "out"), HOME=str(tmp_path / "home"))
+    proc = subprocess.run(
+        ["bash", str(proj / "bench" / "device_check.sh"), "cpu"],
+        cwd=proj, env=env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "shadows this checkout" in proc.stdout and "editable compat mode" in proc.stdout
+    assert "PASS: accelerator path end to end" in proc.stdout
+    check = subprocess.run(
+        [str(tmp_path / "dv" / "bin" / "python"), "-c",
+         "import neuronasv, asv_bench_neuronasv; print(neuronasv.__file__);"
+         " print(asv_bench_neuronasv.__file__)"],
+        cwd="/", env=_offline_env(), capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert all(p.startswith(str(proj)) for p in check.stdout.split()), check.stdout
