@@ -39,7 +39,7 @@ from typing import Any
 
 from neuronasv.fileio import write_atomic
 
-__all__ = ["discover_classes", "main", "payload_path", "run_prepass", "selected"]
+__all__ = ["PhaseClock", "discover_classes", "main", "payload_path", "run_prepass", "selected"]
 
 
 def payload_path(out_dir: str, workload: str) -> str:
@@ -110,7 +110,9 @@ def run_prepass(
     for cls in classes:
         suite: Any = cls()
         started = time.monotonic()
-        payload = _profile_workload(suite)
+        phases = PhaseClock()
+        payload = _profile_workload(suite, progress=phases.mark)
+        phases.close()
         payload["shapes"] = list(suite.shapes)
         payload["dtypes"] = list(suite.dtypes)
         payload["samples"] = _samples(suite.repeat, suite.rounds)
@@ -125,10 +127,69 @@ def run_prepass(
         )
         say(
             f"prepass {suite.workload}: {len(payload['results'])} (shape, dtype)"
-            f" in {time.monotonic() - started:.1f} s{note}"
+            f" in {time.monotonic() - started:.1f} s{note}{phases.describe()}"
         )
         _release_memory()
     return len(classes)
+
+
+class PhaseClock:
+    """Where a workload's pre-pass time goes, from ``profile_workload``'s progress lines.
+
+    Each (shape, dtype) reports ``<label>: warming up (...)`` before its warm-up and
+    ``<label>: sample k/n`` after each profiler cycle. Summed over the workload's (shape,
+    dtype):
+
+    * **warm-up**: up to the first sample line: building the inputs, the warm-up
+      iterations (``torch.compile``'s compilation happens here) and the first cycle;
+    * **samples**: from the first sample line to the last (the other cycles);
+    * **after**: from the last sample line to the next (shape, dtype)'s warm-up or the
+      end: the untimed work-evidence / roofline pass, the summary, the trace export, and
+      the next (shape, dtype)'s input build.
+
+    A pure accumulator with an injected clock, so the split is tested without timing.
+    """
+
+    _SAMPLE = re.compile(r": sample \d+/\d+$")
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.totals = {"warm-up": 0.0, "samples": 0.0, "after": 0.0}
+        self._phase: str | None = None
+        self._since = clock()
+        self._last_sample = self._since
+
+    def _end(self, now: float) -> None:
+        if self._phase == "warm-up":
+            self.totals["warm-up"] += now - self._since
+        elif self._phase == "samples":
+            self.totals["samples"] += self._last_sample - self._since
+            self.totals["after"] += now - self._last_sample
+        self._since = now
+
+    def mark(self, line: str) -> None:
+        """Take one progress line (others are ignored)."""
+        if ": warming up (" in line:
+            if self._phase is not None:  # the first one keeps the clock's start
+                self._end(self.clock())
+            self._phase = "warm-up"
+        elif self._SAMPLE.search(line) and self._phase is not None:
+            now = self.clock()
+            if self._phase == "warm-up":
+                self.totals["warm-up"] += now - self._since
+                self._since, self._phase = now, "samples"
+            self._last_sample = now
+
+    def close(self) -> None:
+        """End the last phase (the workload returned)."""
+        self._end(self.clock())
+        self._phase = None
+
+    def describe(self) -> str:
+        """`` (warm-up 5.1 s, samples 2.0 s, after 3.2 s)``, or "" when no line was seen."""
+        if not any(self.totals.values()):
+            return ""
+        return " (" + ", ".join(f"{k} {v:.1f} s" for k, v in self.totals.items()) + ")"
 
 
 def _release_memory() -> None:

@@ -58,7 +58,7 @@ import re
 import sys
 import traceback
 import types
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from neuronasv import env
@@ -168,12 +168,18 @@ def _write_json(folder: str, name: str, payload: dict[str, Any]) -> None:
     write_atomic(os.path.join(folder, name), json.dumps(payload, allow_nan=False))
 
 
-def _profile_workload(suite: Any, keys: Sequence[tuple[str, str]] | None = None) -> dict[str, Any]:
+def _profile_workload(
+    suite: Any,
+    keys: Sequence[tuple[str, str]] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Body of every class's ``setup_cache``: profile each (shape, dtype) once.
 
     Returns only builtins (the pickle is loaded by light benchmark processes). A failure of
     one (shape, dtype) is recorded for that entry and the others still run. ``keys``
-    limits the (shape, dtype) entries (default: all of the class's).
+    limits the (shape, dtype) entries (default: all of the class's). ``progress`` gets
+    :func:`~neuronasv.measure.profiling.profile_workload`'s lines (the pre-pass times its
+    phases from them).
     """
     out_dir = env.PROFILE_OUT.read()
     trace_root = env.TRACE_DIR.read()
@@ -219,6 +225,7 @@ def _profile_workload(suite: Any, keys: Sequence[tuple[str, str]] | None = None)
                 # JSON (-> run sidecar), so the analysis can refuse to blame code for a
                 # throttled device (neuronasv.measure.canary.judge).
                 canary=True,
+                progress=progress,
             )
         except Exception as exc:  # one failing (shape, dtype) must not lose the others
             tb = traceback.format_exc(limit=3)

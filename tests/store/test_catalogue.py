@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -268,6 +269,12 @@ def test_prepass_writes_payloads_and_profiles_in_one_process(tmp_path: Path) -> 
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "prepass: 2 workload(s) in one process" in proc.stdout
+    # each workload's line says where its time went (read from the real progress lines)
+    assert re.search(
+        r"prepass rmsnorm\.naive: 1 \(shape, dtype\) in [\d.]+ s"
+        r" \(warm-up [\d.]+ s, samples [\d.]+ s, after [\d.]+ s\)",
+        proc.stdout,
+    ), proc.stdout
     assert time.monotonic() - started < 300
     payload = json.loads((tmp_path / "out" / "rmsnorm.naive.json").read_text())
     assert payload["shapes"] == ["4x512"] and payload["dtypes"] == ["float32"]
@@ -323,3 +330,37 @@ def test_module_series_are_op_params_from_the_catalogue_to_the_benchmark(
     assert len(mlp) == 2 and all(0 < m < t for m, t in zip(mlp, total, strict=True))
     with pytest.raises(NotImplementedError):
         block.setup(cache, "1x32x64x2", "float32", "module:nope")
+
+
+def test_phase_clock_splits_a_workload_into_warm_up_samples_and_after() -> None:
+    """Two (shape, dtype) of one workload, on a scripted clock: the lines profile_workload
+    prints, with the seconds between them, and the split they give."""
+    now = [100.0]
+    clock = prepass.PhaseClock(clock=lambda: now[0])
+
+    def at(t: float, line: str | None = None) -> None:
+        now[0] = 100.0 + t
+        if line is not None:
+            clock.mark(line)
+
+    at(1.0, "w [4x512,float32]: warming up (3 iterations, compiling)")  # build: 1 s
+    at(9.0, "w [4x512,float32]: sample 1/3")  # compile + warm-up + first cycle
+    at(10.0, "w [4x512,float32]: sample 2/3")
+    at(11.0, "w [4x512,float32]: sample 3/3")
+    at(11.5, "something else the profile says")  # ignored
+    at(14.0, "w [8x64,float32]: warming up (3 iterations)")  # 3 s after the last sample
+    at(15.0, "w [8x64,float32]: sample 1/2")
+    at(17.0, "w [8x64,float32]: sample 2/2")
+    at(18.0)
+    clock.close()
+    assert clock.totals == pytest.approx(
+        {"warm-up": 9.0 + 1.0, "samples": 2.0 + 2.0, "after": 3.0 + 1.0}
+    )
+    assert clock.describe() == " (warm-up 10.0 s, samples 4.0 s, after 4.0 s)"
+
+
+def test_phase_clock_with_no_progress_lines_says_nothing() -> None:
+    clock = prepass.PhaseClock(clock=lambda: 5.0)
+    clock.mark("w: skipped")
+    clock.close()
+    assert clock.describe() == ""
