@@ -13,6 +13,14 @@
 #   6. `neuronasv run` of the whole default suite at HEAD (wall time per commit).
 #
 #   DEADLINE=500 RUNS_BUDGET=150 bash bench/h200_session.sh
+#
+# Knobs: DEMO=0 skips step 5; SUITE_COMMITS=2 runs the suite at two commits of identical
+# code (a docs-only commit is made on top), so the second shows the per-commit cost on a
+# persistent runner (compile caches warm); RUNS_SAMPLES (30) samples per run process;
+# FIXTURES=0 skips step 3. What the next lent device should measure (docs/backends.md):
+#
+#   DEADLINE=760 DEMO=0 FIXTURES=0 SUITE_COMMITS=2 RUNS_SAMPLES=100 RUNS_BUDGET=300 \
+#     bash bench/h200_session.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 T0=$SECONDS
@@ -51,19 +59,26 @@ echo "neuronasv runs with $PYN"
 
 step "demo --backend auto"
 t=$(( $(left) - 70 )); [ $t -gt 240 ] && t=240
-if [ $t -gt 60 ]; then
+if [ $t -gt 60 ] && [ "${DEMO:-1}" = 1 ]; then
   timeout $t "$PYN" -m neuronasv demo --backend auto --out /tmp/h200-demo > "$W/logs/demo.txt" 2>&1
   echo "demo rc=$? ($t s allowed)"; tail -15 "$W/logs/demo.txt"
   cp /tmp/h200-demo/comment.md /tmp/h200-demo/findings*.json /tmp/h200-demo/compare*.txt /tmp/h200-demo/regressions.json "$W/" 2>/dev/null
   cp -r /tmp/h200-demo/results "$W/demo-results" 2>/dev/null
 fi
 
-step "whole default suite, one commit"
+step "whole default suite, ${SUITE_COMMITS:-1} commit(s)"
 t=$(( $(left) - 10 ))
 if [ $t -gt 40 ] && [ "${SUITE:-1}" = 1 ]; then
+  commits=(HEAD)
+  if [ "${SUITE_COMMITS:-1}" = 2 ]; then
+    # Same code at both: the second commit is what a persistent runner pays per commit.
+    echo "device session $(date -u +%FT%TZ)" >> bench/data/.device-session-marker
+    git add -f bench/data/.device-session-marker && git commit -qm "docs-only commit (device session)"
+    commits=(HEAD~1 HEAD)
+  fi
   s=$SECONDS
-  timeout $t "$PYN" -m neuronasv run HEAD --backend cuda --machine h200 --results-dir /tmp/h200-results \
-    > "$W/logs/suite.txt" 2>&1
+  timeout $t "$PYN" -m neuronasv run "${commits[@]}" --backend cuda --machine h200 \
+    --results-dir /tmp/h200-results > "$W/logs/suite.txt" 2>&1
   echo "suite rc=$? in $((SECONDS - s)) s ($t s allowed)"; tail -8 "$W/logs/suite.txt"
   cp -r /tmp/h200-results "$W/suite-results" 2>/dev/null
 fi
@@ -72,7 +87,7 @@ i=0; r0=$SECONDS
 while [ $((SECONDS - r0)) -lt "$RUNS_BUDGET" ] && [ "$(left)" -gt 20 ]; do
   i=$((i + 1))
   timeout 60 "$PYN" -m neuronasv profile --backend cuda --variant naive --variant fused \
-    --shape 4x512 --shape 8x1024x4096 --samples 30 --no-roofline --quiet \
+    --shape 4x512 --shape 8x1024x4096 --samples "${RUNS_SAMPLES:-30}" --no-roofline --quiet \
     --json "$W/runs/run${RUNS_TAG:-}$i.json" > /dev/null 2>> "$W/logs/runs.err" || echo "run $i failed"
 done
 echo "runs: $i processes in $((SECONDS - r0)) s"
