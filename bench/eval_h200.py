@@ -20,6 +20,10 @@ of the eps example, each ``neuronasv profile --backend cuda`` of rmsnorm naive +
   runs that is little history (df ~ 0.37 x pairs); a real runner's floors rest on its
   main-branch commits. ``--oracle-floors`` uses every run (optimistic: the comparison's own
   runs are in the floor) to show what a long history gives.
+- Pool mode (``--runs``) also takes ``--active K`` (judge means of K iterations, as the
+  asv suite's samples are; ``--history-active`` for the floors alone), ``--floor-rms EFF``
+  (an experimental floor estimator) and ``--decompose`` (process offset vs the median's
+  sampling error, projected to more samples); docs/analysis.md has what each showed.
 - Rule ``median:0.5%`` (a minimum effect below the 1 % to be found; at ``median:1%`` a true
   +1 % is above the rule only half the time), alpha 0.01, gatekeeping over all series.
 """
@@ -61,12 +65,43 @@ def load(folder: str) -> tuple[list[Run], list[Run]]:
     return base, eps
 
 
+def as_means(run: Run, active: int) -> Run:
+    """The run as a suite with ``active`` iterations averaged per sample would have taken
+    it: consecutive groups of ``active`` single-iteration samples, averaged (a remainder
+    is dropped)."""
+    if active <= 1:
+        return run
+    out = {}
+    for sid, x in run.items():
+        k = (len(x) // active) * active
+        out[sid] = np.asarray(x[:k], dtype=float).reshape(-1, active).mean(axis=1)
+    return out
+
+
 def load_glob(pattern: str) -> list[Run]:
     """Runs in the order they were made (run1, run2, ... run10: by name length, then name)."""
     paths = sorted(glob.glob(pattern), key=lambda p: (len(p), p))
     if not paths:
         raise SystemExit(f"no profile documents match {pattern!r}")
     return [read_run(p) for p in paths]
+
+
+#: ``--floor-rms EFF``: floors as the RMS of the consecutive log-ratios (the variance the
+#: moderated t assumes) worth EFF x pairs degrees of freedom, instead of the product's
+#: robust MAD floor worth 0.37 x pairs. An experiment, not what the product does.
+FLOOR_RMS: float | None = None
+
+
+def _rms_floor(values: list[float], breaks: list[int]) -> NoiseFloor | None:
+    got = stats.noise_floor(values, breaks)  # the same pairs, the same checks
+    if got is None or FLOOR_RMS is None:
+        return None
+    lr = np.diff(np.log(np.asarray(values, dtype=float)))
+    keep = np.ones(lr.size, dtype=bool)
+    keep[[b - 1 for b in breaks if 1 <= b <= lr.size]] = False
+    rms = max(float(np.sqrt(np.mean(lr[keep] ** 2))), stats.MIN_FLOOR)
+    # NoiseFloor.df is MAD_EFFICIENCY x pairs: scale the pairs to credit FLOOR_RMS x pairs.
+    return NoiseFloor(rms, max(1, round(got[1] * FLOOR_RMS / stats.MAD_EFFICIENCY)))
 
 
 def floors(history: list[list[Run]], n: int) -> dict:
@@ -81,7 +116,8 @@ def floors(history: list[list[Run]], n: int) -> dict:
         breaks = [i for i in range(1, len(seq)) if seq[i][0] != seq[i - 1][0]]
         got = stats.noise_floor([v for _, v in seq], breaks)
         if got is not None and got[1] >= 3:
-            out[floor_key(sid)] = NoiseFloor(*got)
+            rms = _rms_floor([v for _, v in seq], breaks)
+            out[floor_key(sid)] = rms if rms is not None else NoiseFloor(*got)
     return out
 
 
@@ -197,16 +233,60 @@ def between_sd(runs: list[Run], sid: SeriesId, n: int) -> float:
     return float(np.std(meds, ddof=1) / np.mean(meds) * 100.0)
 
 
+def decompose(runs: list[Run], sids: list[SeriesId], n_max: int, seed: int) -> None:
+    """Between-process variance of an op's per-run median = process offset + sampling error.
+
+    For m <= n_max samples a run, a random m-subset of a run's samples is itself m draws of
+    that run, so the across-run variance of the subset medians estimates
+    ``s_proc^2 + s_w^2 / m`` (the median's sampling variance falls as 1/m). A least-squares
+    fit over several m splits the two and projects the SD at m beyond the data, assuming
+    samples of one run are exchangeable (no drift within a run). A round's log-ratio ``d``
+    has twice this variance.
+    """
+    rng = np.random.default_rng(seed)
+    ms = sorted({m for m in (10, 15, 20, 25, n_max) if m <= n_max})  # the 1/m regime
+    proj = (30, 100, 200, 500)
+    print(f"\nbetween-process SD of a run's median (18 runs x up to {n_max} samples), by samples"
+          " a run; fit s_proc^2 + s_w^2/m; projected where m exceeds the data")
+    head = " ".join(f"{'m=' + str(m):>7}" for m in ms)
+    print(f"{'op':<40} {head} {'s_proc':>7} {'s_w':>6} | "
+          + " ".join(f"{'~' + str(m):>6}" for m in proj))
+    for sid in sids:
+        xs = [np.asarray(r[sid][:n_max]) for r in runs if sid in r]
+        var = []
+        for m in ms:
+            reps = 1 if m == n_max else 300
+            vs = [
+                np.var(np.log([np.median(rng.choice(x, m, replace=False)) for x in xs]), ddof=1)
+                for _ in range(reps)
+            ]
+            var.append(float(np.mean(vs)))
+        a = np.c_[np.ones(len(ms)), 1.0 / np.array(ms, dtype=float)]
+        (sp, sw), *_ = np.linalg.lstsq(a, np.array(var), rcond=None)
+        sp, sw = max(float(sp), 0.0), max(float(sw), 0.0)
+        cells = " ".join(f"{np.sqrt(v) * 100:>6.2f}%" for v in var)
+        projected = " ".join(f"{np.sqrt(sp + sw / m) * 100:>5.2f}%" for m in proj)
+        print(f"{sid.op + ' ' + str(sid.shape):<40} {cells} {np.sqrt(sp) * 100:>6.2f}%"
+              f" {np.sqrt(sw) * 100:>5.2f}% | {projected}")
+
+
 def pool_main(args, st) -> None:
     t0 = time.time()
-    pool = load_glob(args.runs)
-    history = [load_glob(g) for g in args.history]
+    pool = [as_means(r, args.active) for r in load_glob(args.runs)]
+    h_active = args.active if args.history_active is None else args.history_active
+    history = [[as_means(r, h_active) for r in load_glob(g)] for g in args.history]
+    if args.active > 1:
+        args.n = min(args.n, min(min(x.size for x in r.values()) for r in pool))
     tp = targets(pool)
+    if args.decompose:
+        decompose(pool, tp, args.n, args.seed)
+        return
     print(
         f"pool: {len(pool)} processes of one code ({args.runs}); floors from"
         f" {' + '.join(str(len(h)) for h in history) or 'no'} history runs + the pool runs"
         f" {'all in the pool (oracle)' if args.oracle_floors else 'not drawn'}; op share"
-        f" {st.op_share:.0%}; {len(pool[0])} series a comparison, n={args.n}, rule {args.rule},"
+        f" {st.op_share:.0%}; {len(pool[0])} series a comparison, n={args.n}"
+        f"{f' means of {args.active} iterations' if args.active > 1 else ''}, rule {args.rule},"
         f" alpha {st.alpha}, {args.trials} trials"
     )
     print(f"ops >= 10 µs (targets): {', '.join(s.label for s in tp)}")
@@ -263,9 +343,22 @@ def main() -> None:
     ap.add_argument("--designs", default="1,2,3,4", help="fixed round counts (pool mode)")
     ap.add_argument("--op-share", type=float, default=None,
                     help="share of alpha the op series start with (default: the product's)")
+    ap.add_argument("--active", type=int, default=1,
+                    help="judge samples that average this many iterations, as the asv suite"
+                         " (and so confirm) takes them: 3 (pool mode; n becomes 30/3)")
+    ap.add_argument("--history-active", type=int, default=None,
+                    help="iterations per sample of the history runs (the floors) when they"
+                         " differ from the compared runs' (default: --active)")
+    ap.add_argument("--floor-rms", type=float, default=None, metavar="EFF",
+                    help="experiment: RMS floors worth EFF x pairs degrees of freedom")
+    ap.add_argument("--decompose", action="store_true",
+                    help="split each target op's between-run noise into process offset and"
+                         " the median's sampling error, projected to more samples (pool mode)")
     ap.add_argument("--max-rounds", type=int, default=0,
                     help="also the adaptive design up to this many rounds (pool mode)")
     args = ap.parse_args()
+    global FLOOR_RMS
+    FLOOR_RMS = args.floor_rms
     if args.runs:
         kw = {} if args.op_share is None else {"op_share": args.op_share}
         pool_main(args, Settings(rules=RuleSet.parse([args.rule]), resamples=0, **kw))
