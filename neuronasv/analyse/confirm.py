@@ -256,8 +256,10 @@ def _reference(
     others: dict[str, set[tuple[str | None, str | None, str | None]]] = {}
     for f in doc.findings:
         s = f.series
-        if s.workload is not None and s.workload not in mine and f.verdict not in (
-            "new", "removed", "failed"
+        if (
+            s.workload is not None
+            and s.workload not in mine
+            and f.verdict not in ("new", "removed", "failed")
         ):
             others.setdefault(s.workload, set()).add((s.workload, s.shape, s.dtype))
     if not others:
@@ -319,9 +321,7 @@ def _settle(f: Finding, g: Finding, decided: bool, rounds: int) -> Finding:
     ok = decided and g.verdict in ("regression", "improvement")
     if f.basis == "work" and not ok:
         # The exact work decided the direction; the rounds measure its size.
-        return _timing_from(
-            replace(f, reason=f"{f.reason}; rounds: {g.reason}", confirmed=True), g
-        )
+        return _timing_from(replace(f, reason=f"{f.reason}; rounds: {g.reason}", confirmed=True), g)
     method = (
         f"{rounds} interleaved rounds (ABAB, n={g.n_base}/{g.n_head})"
         if rounds >= 2
@@ -369,8 +369,6 @@ def _timing_from(new: Finding, g: Finding) -> Finding:
     return new
 
 
-
-
 CommandRunner = Callable[[Sequence[str], str, Mapping[str, str]], int]
 
 
@@ -399,6 +397,7 @@ class WorktreeProfileRunner:
         base, head: full commit hashes.
         backend: backend name passed to ``profile --backend``.
         samples: samples per round (``profile --samples``).
+        active: iterations averaged into one sample (``profile --active``).
         python: interpreter (default: this one, whose packages the worktrees share).
         workdir: where worktrees and JSON files go (default: a temporary folder).
         run_cmd: injected process runner ``(argv, cwd, env) -> returncode`` (tests).
@@ -411,6 +410,7 @@ class WorktreeProfileRunner:
     head: str
     backend: str = "auto"
     samples: int = 10
+    active: int = 1
     python: str = sys.executable
     workdir: str | None = None
     run_cmd: CommandRunner = _run_cmd
@@ -473,6 +473,8 @@ class WorktreeProfileRunner:
                 wl,
                 "--samples",
                 str(self.samples),
+                "--active",
+                str(self.active),
                 "--json",
                 target,
             ]

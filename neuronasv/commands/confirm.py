@@ -36,6 +36,7 @@ from neuronasv.errors import RegressionFound, UsageError
 from neuronasv.model import FindingsDocument
 from neuronasv.report.document import FORMATS, render_document
 from neuronasv.report.load import load_findings
+from neuronasv.store.suite import sampling
 
 __all__ = ["add_parser", "run"]
 
@@ -67,9 +68,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--samples",
         type=int_at_least(1),
         default=None,
-        help="samples per side per round (default: 10 on the CPU, 30 on an accelerator, where"
-        " samples are nearly free and the median's sampling error is most of an op's"
-        " round-to-round noise)",
+        help="samples per side per round (default: on the CPU as the asv suite takes them,"
+        " 10 or NEURONASV_SAMPLES; 30 on an accelerator)",
+    )
+    p.add_argument(
+        "--active",
+        type=int_at_least(1),
+        default=None,
+        help="iterations averaged into one sample (default: on the CPU as the asv suite, 3;"
+        " 1 on an accelerator)",
     )
     add_backend_arg(p, purpose="where to re-measure")
     which = p.add_mutually_exclusive_group()
@@ -109,13 +116,32 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def default_samples(doc: FindingsDocument) -> int:
-    """Samples per side per round without --samples: 10 on the CPU (or an unknown backend),
-    where a sample costs real CPU time; 30 on an accelerator, where samples are nearly free
-    and most of an op's round-to-round noise is the median's own sampling error (on the
-    H200, 57-90 %: docs/analysis.md)."""
+#: Samples a round and iterations per sample on an accelerator (see default_sampling).
+ACCELERATOR_SAMPLING = (30, 1)
+
+
+def default_sampling(args: argparse.Namespace, doc: FindingsDocument) -> tuple[int, int]:
+    """``(samples, active)`` per side per round: the options, else a per-backend default.
+
+    The rounds test takes the suite history's noise floor as its prior variance, so a
+    round should vary between processes at most as much as the history's runs did:
+
+    - **CPU** (or an unknown backend): as the asv suite measures
+      (:func:`neuronasv.store.suite.sampling`, 10 samples of 3-iteration means).
+      Measured here (8 processes each, rmsnorm at 4x512 and 4x64x256): the median of 10
+      single-iteration samples varies 12–20 % between processes, that of 10 three-iteration
+      means 7–14 %; single-iteration rounds judged against the suite's floors would
+      understate their own noise (false confirmations).
+    - **accelerator**: 30 single-iteration samples. On the H200 runs
+      (``bench/eval_h200.py --active 3``) rounds of 3-iteration means raised the adaptive
+      confirmation's false alarms to 12 % (sub-µs ops read in 32 ns ticks, with a slow
+      mode that averaging spreads), single-iteration rounds 0 %; against floors from
+      3-iteration-mean history they stay at 0 % (``--history-active 3``): those floors are
+      the wider ones there, which is conservative.
+    """
     backend = (doc.head.fingerprint.get("backend") if doc.head else None) or "cpu"
-    return 10 if backend == "cpu" else 30
+    samples, active = sampling() if backend == "cpu" else ACCELERATOR_SAMPLING
+    return args.samples or samples, args.active or active
 
 
 def run(args: argparse.Namespace) -> int:
@@ -127,12 +153,14 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--max-rounds must be at least --rounds")
     if args.budget_seconds is not None and not args.budget_seconds > 0:
         raise UsageError("--budget-seconds must be a positive number")
+    samples, active = default_sampling(args, doc)
     runner = WorktreeProfileRunner(
         repo=args.repo,
         base=doc.base.commit,
         head=doc.head.commit,
         backend=args.backend,
-        samples=args.samples or default_samples(doc),
+        samples=samples,
+        active=active,
     )
     floors = (
         floors_from_args(args, doc.base.machine, (doc.head.commit,)) if args.history_dir else None

@@ -180,7 +180,7 @@ def test_worktree_runner_commands(tmp_path):
     sid = SeriesId("b", (), "rmsnorm.naive", "4x512", "bfloat16", "aten::mul")
     fake = FakeGit(strict=True, replies={("worktree",): ""})
     r = WorktreeProfileRunner(
-        "/repo", "a" * 40, "b" * 40, samples=7, workdir=str(tmp_path), run_cmd=run_cmd,
+        "/repo", "a" * 40, "b" * 40, samples=7, active=3, workdir=str(tmp_path), run_cmd=run_cmd,
         git=Git("/repo", transport=fake),
     )  # fmt: skip
     got = r("head", [sid], 0)
@@ -191,6 +191,7 @@ def test_worktree_runner_commands(tmp_path):
     prof = seen[0][0]
     assert prof[1:4] == ["-m", "neuronasv", "profile"] and "--workload" in prof
     assert prof[prof.index("--samples") + 1] == "7" and seen[0][1] == head_tree
+    assert prof[prof.index("--active") + 1] == "3"
     r.close()
     assert fake.calls[1][:3] == ["worktree", "remove", "--force"]
     json.dumps(got[sid])
