@@ -17,10 +17,15 @@
 # Knobs: DEMO=0 skips step 5; SUITE_COMMITS=2 runs the suite at two commits of identical
 # code (a docs-only commit is made on top), so the second shows the per-commit cost on a
 # persistent runner (compile caches warm); RUNS_SAMPLES (30) samples per run process;
+# RUNS_PER_STEP=1 takes the runs' samples per iteration, RUNS_ACTIVE (10) to a cycle;
 # FIXTURES=0 skips step 3. What the next lent device should measure (docs/backends.md):
 #
-#   DEADLINE=760 DEMO=0 FIXTURES=0 SUITE_COMMITS=2 RUNS_SAMPLES=100 RUNS_BUDGET=300 \
-#     bash bench/h200_session.sh
+#   DEADLINE=760 DEMO=0 FIXTURES=0 SUITE_COMMITS=2 RUNS_SAMPLES=100 RUNS_PER_STEP=1 \
+#     RUNS_BUDGET=300 bash bench/h200_session.sh
+#
+# (100 single-iteration samples a process in 10 cycles: the decomposition and the power of
+# bench/eval_h200.py at n = 30 and 100 from the same runs, and whether per-step samples
+# vary between processes as the 30-cycle runs of 2026-11-30 did.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 T0=$SECONDS
@@ -88,6 +93,7 @@ while [ $((SECONDS - r0)) -lt "$RUNS_BUDGET" ] && [ "$(left)" -gt 20 ]; do
   i=$((i + 1))
   timeout 60 "$PYN" -m neuronasv profile --backend cuda --variant naive --variant fused \
     --shape 4x512 --shape 8x1024x4096 --samples "${RUNS_SAMPLES:-30}" --no-roofline --quiet \
+    ${RUNS_PER_STEP:+--per-step --active "${RUNS_ACTIVE:-10}"} \
     --json "$W/runs/run${RUNS_TAG:-}$i.json" > /dev/null 2>> "$W/logs/runs.err" || echo "run $i failed"
 done
 echo "runs: $i processes in $((SECONDS - r0)) s"

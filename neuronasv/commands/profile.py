@@ -76,6 +76,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=1,
         help="iterations averaged per sample (default 1)",
     )
+    p.add_argument(
+        "--per-step",
+        action="store_true",
+        help="each of a cycle's --active iterations is a sample of its own (--samples"
+        " samples in samples/active profiler cycles; CPU and CUDA)",
+    )
     p.add_argument("--seed", type=int, default=0, help="input seed (default 0)")
     p.add_argument(
         "--json",
@@ -177,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
                     dtype=dtype,
                     samples=args.samples,
                     active=args.active,
+                    per_step=args.per_step,
                     seed=args.seed,
                     trace_dir=args.trace_dir,
                     progress=progress,

@@ -59,6 +59,7 @@ from neuronasv.measure.opnames import (
     normalize_op_name,
     quiet_kineto_stderr,
 )
+from neuronasv.measure.steps import split_steps
 from neuronasv.measure.workloads import Workload, dtype_name, parse_dtype, parse_shape, shape_label
 from neuronasv.model.profile import ModuleProfile, OpProfile, WorkloadProfile
 from neuronasv.samples import NOISE_THRESHOLD, median, noise
@@ -365,6 +366,7 @@ def profile_workload(
     evidence: bool = True,
     canary: bool = False,
     peak: Any = None,
+    per_step: bool = False,
 ) -> WorkloadProfile:
     """Profile ``workload`` on ``backend``: device time per sample, per workload and per op.
 
@@ -373,8 +375,10 @@ def profile_workload(
         backend: where (see :func:`neuronasv.measure.backends.get_backend`).
         shape: shape label, e.g. ``"4x512"``.
         dtype: dtype label, e.g. ``"bfloat16"``.
-        samples: profiler cycles (one sample each).
-        active: iterations per cycle averaged into one sample.
+        samples: samples (profiler cycles, one sample each; with ``per_step``, samples
+            in ``ceil(samples / active)`` cycles).
+        active: iterations per cycle, averaged into one sample (or, with ``per_step``,
+            each its own sample).
         seed: input seed (identical inputs for every variant).
         trace_dir: when given, export a chrome trace of the last cycle (and, on Neuron,
             the Neuron trace directory) there; names land in ``trace_files`` (relative).
@@ -389,6 +393,10 @@ def profile_workload(
             (:mod:`neuronasv.measure.canary`) into ``WorkloadProfile.canary``.
         peak: the roof for the fractions (:class:`neuronasv.measure.peaks.Peak`); default
             :func:`neuronasv.measure.roofline.peak_for` this backend.
+        per_step: every iteration of a cycle is a sample of its own
+            (:mod:`neuronasv.measure.steps`): ``active`` samples for one cycle's start and
+            stop. Backends whose device time may only exist for a whole cycle (Neuron)
+            refuse it.
 
     Raises:
         UsageError: bad shape, dtype, samples or active.
@@ -402,6 +410,12 @@ def profile_workload(
         raise UsageError(f"samples must be at least 1, got {samples}")
     if active < 1:
         raise UsageError(f"active must be at least 1, got {active}")
+    if per_step and not backend.per_step_samples:
+        raise UsageError(
+            f"per-iteration samples are not available on {backend.name}: its device time"
+            " may only exist for a whole profiler cycle (use --active to average instead)"
+        )
+    n_cycles = -(-samples // active) if per_step else samples
     dims = parse_shape(shape)
     tdtype = parse_dtype(dtype)
     shape_s, dtype_s = shape_label(dims), dtype_name(dtype)
@@ -423,6 +437,7 @@ def profile_workload(
         stem = trace_file_stem(workload.name, shape_s, dtype_s)
         trace_files: list[str] = []
         cycles: list[CycleStats] = []
+        done = [0]  # profiler cycles delivered (== len(cycles) unless per_step)
         rollup_errors: list[str] = []
         with contextlib.ExitStack() as stack:
             if trace_dir is not None:
@@ -445,7 +460,7 @@ def profile_workload(
                             f" {type(exc).__name__}: {exc}",
                             hint=backend.capture_hint(),
                         ) from exc
-                if trace_dir is not None and len(cycles) == samples - 1:
+                if trace_dir is not None and done[0] == n_cycles - 1:
                     path = os.path.join(trace_dir, f"{stem}.json")
                     try:
                         prof.export_chrome_trace(path)
@@ -459,6 +474,12 @@ def profile_workload(
                     trace_files.append(os.path.basename(gzip_trace(path)))
                     if backend_hook is not None and os.path.isdir(backend_dir):
                         trace_files.append(os.path.basename(backend_dir))
+                done[0] += 1
+                if per_step:
+                    for events in split_steps(prof.events()):
+                        if len(cycles) < samples:
+                            cycles.append(_sample_of(events, backend, rollup_errors))
+                    return
                 stats = extract_cycle(
                     prof.key_averages(), device_time_is_cpu=backend.device_time_is_cpu
                 )
@@ -484,7 +505,7 @@ def profile_workload(
 
             prof = profile(
                 activities=backend.activities(),
-                schedule=schedule(wait=_WAIT, warmup=_WARMUP, active=active, repeat=samples),
+                schedule=schedule(wait=_WAIT, warmup=_WARMUP, active=active, repeat=n_cycles),
                 on_trace_ready=on_cycle,
                 **kwargs,
             )
@@ -501,7 +522,7 @@ def profile_workload(
                     prof.start()
                 try:
                     with torch.no_grad():
-                        for _ in range(samples * (_WAIT + _WARMUP + active)):
+                        for _ in range(n_cycles * (_WAIT + _WARMUP + active)):
                             before = len(cycles)
                             step()
                             backend.synchronize()
@@ -520,7 +541,7 @@ def profile_workload(
             shape_s,
             dtype_s,
             cycles,
-            active=active,
+            active=1 if per_step else active,
             device_time_is_cpu=backend.device_time_is_cpu,
             trace_files=trace_files,
             capture_hint=backend.capture_hint(),
@@ -549,6 +570,22 @@ def profile_workload(
                     ),
                 )
         return result
+
+
+def _sample_of(events: Sequence[Any], backend: Backend, errors: list[str]) -> CycleStats:
+    """One iteration's stats from its events (``per_step``), with its module rollup."""
+    stats = extract_cycle(events, device_time_is_cpu=backend.device_time_is_cpu)
+    try:
+        rolled = rollup_events(
+            events,
+            device_time_is_cpu=backend.device_time_is_cpu,
+            total_us=stats.device_time_us,
+            unattributed_op=UNATTRIBUTED_OP,
+        )
+    except Exception as exc:  # extra, as for whole cycles: never lose the sample
+        errors.append(f"{type(exc).__name__}: {exc}")
+        return stats
+    return dataclasses.replace(stats, modules=rolled)
 
 
 def op_input_shapes(

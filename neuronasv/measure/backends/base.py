@@ -26,12 +26,16 @@ class Backend(ABC):
         device_time_is_cpu: True when there is no separate device clock and "device time"
             is the ops' self CPU time (the CPU backend). Every output says so.
         min_warmup: iterations to run before profiling (compile, caches, NEFF loading).
+        per_step_samples: the device time of each iteration is on that iteration's host
+            events, so a cycle can be split into per-iteration samples
+            (:mod:`neuronasv.measure.steps`).
     """
 
     name: str = ""
     device: str = "cpu"
     device_time_is_cpu: bool = False
     min_warmup: int = 3
+    per_step_samples: bool = True
 
     @abstractmethod
     def activities(self) -> list[ProfilerActivity]:

@@ -196,6 +196,9 @@ class NeuronBackend(Backend):
     device_time_is_cpu = False
     # At least 3: the first calls compile and load the NEFF (field notes).
     min_warmup = 3
+    # The device time may come from the cycle's exported trace (fallback_cycle), which has
+    # no per-iteration split we have verified: one sample a cycle.
+    per_step_samples = False
 
     def __init__(
         self,
