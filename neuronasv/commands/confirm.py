@@ -36,7 +36,6 @@ from neuronasv.errors import RegressionFound, UsageError
 from neuronasv.model import FindingsDocument
 from neuronasv.report.document import FORMATS, render_document
 from neuronasv.report.load import load_findings
-from neuronasv.store.suite import sampling
 
 __all__ = ["add_parser", "run"]
 
@@ -68,15 +67,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--samples",
         type=int_at_least(1),
         default=None,
-        help="samples per side per round (default: on the CPU as the asv suite takes them,"
-        " 10 or NEURONASV_SAMPLES; 30 on an accelerator)",
+        help="samples per side per round (default: 10 on the CPU, 30 on an accelerator, where"
+        " the median's sampling error is most of an op's round-to-round noise)",
     )
     p.add_argument(
         "--active",
         type=int_at_least(1),
         default=None,
-        help="iterations averaged into one sample (default: on the CPU as the asv suite, 3;"
-        " 1 on an accelerator)",
+        help="iterations averaged into one sample (default 1)",
     )
     add_backend_arg(p, purpose="where to re-measure")
     which = p.add_mutually_exclusive_group()
@@ -116,32 +114,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-#: Samples a round and iterations per sample on an accelerator (see default_sampling).
-ACCELERATOR_SAMPLING = (30, 1)
-
-
 def default_sampling(args: argparse.Namespace, doc: FindingsDocument) -> tuple[int, int]:
-    """``(samples, active)`` per side per round: the options, else a per-backend default.
+    """``(samples, active)`` per side per round: the options, else single-iteration samples,
+    10 on the CPU (or an unknown backend) and 30 on an accelerator.
 
-    The rounds test takes the suite history's noise floor as its prior variance, so a
-    round should vary between processes at most as much as the history's runs did:
-
-    - **CPU** (or an unknown backend): as the asv suite measures
-      (:func:`neuronasv.store.suite.sampling`, 10 samples of 3-iteration means).
-      Measured here (8 processes each, rmsnorm at 4x512 and 4x64x256): the median of 10
-      single-iteration samples varies 12–20 % between processes, that of 10 three-iteration
-      means 7–14 %; single-iteration rounds judged against the suite's floors would
-      understate their own noise (false confirmations).
-    - **accelerator**: 30 single-iteration samples. On the H200 runs
-      (``bench/eval_h200.py --active 3``) rounds of 3-iteration means raised the adaptive
-      confirmation's false alarms to 12 % (sub-µs ops read in 32 ns ticks, with a slow
-      mode that averaging spreads), single-iteration rounds 0 %; against floors from
-      3-iteration-mean history they stay at 0 % (``--history-active 3``): those floors are
-      the wider ones there, which is conservative.
+    Single iterations, not the asv suite's 3-iteration means: a round's median varies
+    between processes no more that way, so the suite history's floors (the rounds test's
+    prior) are, if anything, the wider ones, which is conservative. Measured
+    (``bench/bench_sampling.py --processes 16``, this CPU, quiet): median between-process
+    SD of a series' median 17.7 % for 10 single iterations against 20.5 % for the suite's
+    10 means of 3. On the H200 data 3-iteration means raised the adaptive confirmation's
+    false alarms to 12 % (``bench/eval_h200.py --active 3``; single iterations: 0 %).
+    More samples on an accelerator: there most of an op's round-to-round noise is the
+    median's own sampling error (docs/analysis.md).
     """
     backend = (doc.head.fingerprint.get("backend") if doc.head else None) or "cpu"
-    samples, active = sampling() if backend == "cpu" else ACCELERATOR_SAMPLING
-    return args.samples or samples, args.active or active
+    return args.samples or (10 if backend == "cpu" else 30), args.active or 1
 
 
 def run(args: argparse.Namespace) -> int:

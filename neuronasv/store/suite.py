@@ -65,16 +65,13 @@ from neuronasv import env
 from neuronasv.fileio import write_atomic
 
 __all__ = [
-    "DEFAULT_ACTIVE",
     "DEFAULT_DTYPES",
-    "DEFAULT_REPEAT",
     "build_suite",
     "class_name",
     "import_backend_name",
     "load_ops",
     "ops_file_for",
     "profile_key",
-    "sampling",
 ]
 
 DEFAULT_DTYPES: tuple[str, ...] = ("bfloat16", "float32")
@@ -155,18 +152,6 @@ def profile_key(workload: str, shape: str, dtype: str) -> str:
 
 def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
-
-
-def sampling() -> tuple[int, int]:
-    """``(samples, iterations per sample)`` of the suite's profiles, as the generated classes
-    take them (``NEURONASV_SAMPLES`` / ``NEURONASV_QUICK`` included).
-
-    ``neuronasv confirm`` re-measures this way on the CPU: its rounds test takes this
-    history's noise floor as its prior, and there a median of 10 single-iteration samples
-    varies about 1.5x as much between processes as a median of 10 three-iteration means
-    (docs/analysis.md).
-    """
-    return _samples(DEFAULT_REPEAT, 1), DEFAULT_ACTIVE
 
 
 def _samples(repeat: int, rounds: int) -> int:
