@@ -87,13 +87,18 @@ def _host(tmp: Path, hide: tuple[str, ...] = ()) -> Path:
     return host / "bin" / "python"
 
 
-def _project(tmp: Path) -> Path:
-    proj = tmp / "proj"
+def _copy_sources(dest: Path) -> Path:
+    """The two projects' sources and metadata (no build leftovers) copied to ``dest``."""
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "build")
     for name in ("neuronasv", "asv_bench_neuronasv"):
-        shutil.copytree(ROOT / name, proj / name, ignore=ignore)
+        shutil.copytree(ROOT / name, dest / name, ignore=ignore)
     for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, proj / name)
+        shutil.copy(ROOT / name, dest / name)
+    return dest
+
+
+def _project(tmp: Path) -> Path:
+    proj = _copy_sources(tmp / "proj")
     (proj / "ci").mkdir()
     shutil.copy(ROOT / "ci" / "install_project.py", proj / "ci" / "install_project.py")
     return proj
@@ -197,12 +202,7 @@ def _shadow(tmp: Path, host_python: Path) -> Path:
     What ``bench/h200_session.sh`` did on the H200 before running ``device_check.sh``: the
     host python then has a neuronasv of its own, which the check's venv sees too.
     """
-    old = tmp / "old"
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "build")
-    for name in ("neuronasv", "asv_bench_neuronasv"):
-        shutil.copytree(ROOT / name, old / name, ignore=ignore)
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, old / name)
+    old = _copy_sources(tmp / "old")
     pre = tmp / "pre" / "site-packages"
     for project in (old, old / "asv_bench_neuronasv"):
         subprocess.run(
