@@ -8,9 +8,12 @@ profiler's own host range ``ProfilerStep#N``. By default :func:`profile_workload
 
 Which step an event belongs to: the host ``ProfilerStep`` range it *starts* in.
 
-* host ops: by construction (they nest inside their step's range);
-* device kernels: :func:`profile_workload` synchronises the device at the end of every
-  iteration, before ``prof.step()`` closes the range, so an iteration's kernels start
+* host ops: by construction (they nest inside their step's range). An op's device time
+  is the time of the kernels the profiler linked to it by correlation id
+  (``FunctionEvent.kernels``), so per-op figures do not depend on timestamps at all;
+* device kernels: only the per-step device total's unattributed part (kernels no kept op
+  launched) uses them. :func:`profile_workload` synchronises the device at the end of
+  every iteration, before ``prof.step()`` closes the range, so an iteration's kernels start
   and end inside it; the profiler puts device timestamps on the host clock;
 * device-side copies of the step annotation (``gpu_user_annotation`` rows) start with
   their step and land in it (:func:`~neuronasv.measure.profiling.extract_cycle` skips
