@@ -129,8 +129,13 @@ def capture_work(
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from neuronasv.measure.opnames import is_bookkeeping, normalize_op_name, quiet_kineto_stderr
-    from neuronasv.measure.roofline import costs_from_events, is_host_event
+    from neuronasv.measure.opnames import (
+        is_bookkeeping,
+        is_host_event,
+        normalize_op_name,
+        quiet_kineto_stderr,
+    )
+    from neuronasv.measure.roofline import costs_from_events
 
     with quiet_kineto_stderr(), profile(
         activities=[ProfilerActivity.CPU], record_shapes=True, with_flops=True

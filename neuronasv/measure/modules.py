@@ -32,7 +32,7 @@ import contextvars
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from neuronasv.measure.opnames import MODULE_RANGE_PREFIX, ModuleCycle
+from neuronasv.measure.opnames import MODULE_RANGE_PREFIX, ModuleCycle, is_host_event
 
 __all__ = [
     "MODULE_RANGE_PREFIX",
@@ -163,12 +163,6 @@ def ancestors(path: str) -> list[str]:
     return out
 
 
-def _is_host(event: Any) -> bool:
-    dtype = getattr(event, "device_type", None)
-    kind = getattr(dtype, "name", str(dtype)) if dtype is not None else "CPU"
-    return kind.endswith("CPU")
-
-
 def rollup_events(
     events: Iterable[Any],
     *,
@@ -189,7 +183,7 @@ def rollup_events(
     self_us: dict[str, float] = {}
     op_us: dict[tuple[str, str], float] = {}
     for ev in events:
-        if not _is_host(ev) or getattr(ev, "is_async", False):
+        if not is_host_event(ev) or getattr(ev, "is_async", False):
             continue
         name = str(getattr(ev, "key", None) or ev.name)
         if is_bookkeeping(name):  # module ranges included: a scope is not an op

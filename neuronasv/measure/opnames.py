@@ -15,6 +15,7 @@ import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "BOOKKEEPING_PREFIXES",
@@ -24,6 +25,7 @@ __all__ = [
     "ModuleCycle",
     "OpSample",
     "is_bookkeeping",
+    "is_host_event",
     "normalize_op_name",
     "quiet_kineto_stderr",
 ]
@@ -70,6 +72,15 @@ def normalize_op_name(name: str) -> str:
         return "## Call CompiledFxGraph"
     text = _HASH_TOKEN_RE.sub("<hash>", text)
     return _ADDRESS_RE.sub("0x?", text)
+
+
+def is_host_event(event: Any) -> bool:
+    """True for host-side (CPU) profiler rows; kernels and other device rows have a
+    device ``device_type`` (a ``DeviceType`` or its name; a row without one is host)."""
+    kind = getattr(event, "device_type", None)
+    if kind is None:
+        return True
+    return str(getattr(kind, "name", kind)).endswith("CPU")
 
 
 def is_bookkeeping(name: str) -> bool:

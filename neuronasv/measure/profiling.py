@@ -56,6 +56,7 @@ from neuronasv.measure.opnames import (
     CycleStats,
     OpSample,
     is_bookkeeping,
+    is_host_event,
     normalize_op_name,
     quiet_kineto_stderr,
 )
@@ -90,13 +91,6 @@ _WARMUP = 1
 _CYCLE_WARNING = ".*Profiler clears events at the end of each cycle"
 
 
-def _device_kind(entry: Any) -> str:
-    """``"cpu"`` for host-side rows, ``"device"`` for kernel rows, by ``device_type``."""
-    dtype = getattr(entry, "device_type", None)
-    kind = getattr(dtype, "name", str(dtype)) if dtype is not None else "CPU"
-    return "cpu" if kind.endswith("CPU") else "device"
-
-
 def extract_cycle(events: Iterable[Any], *, device_time_is_cpu: bool) -> CycleStats:
     """Turn one cycle's ``key_averages()`` into per-op totals.
 
@@ -112,7 +106,7 @@ def extract_cycle(events: Iterable[Any], *, device_time_is_cpu: bool) -> CycleSt
         key = str(entry.key)
         self_cpu = float(entry.self_cpu_time_total or 0.0)
         self_dev = float(entry.self_device_time_total or 0.0)
-        if _device_kind(entry) == "device":
+        if not is_host_event(entry):
             # A kernel row: the same time is already on the host op that launched it.
             if not getattr(entry, "is_user_annotation", False):
                 torch_device_total += self_dev
@@ -437,7 +431,7 @@ def profile_workload(
         stem = trace_file_stem(workload.name, shape_s, dtype_s)
         trace_files: list[str] = []
         cycles: list[CycleStats] = []
-        done = [0]  # profiler cycles delivered (== len(cycles) unless per_step)
+        done = 0  # profiler cycles delivered (== len(cycles) unless per_step)
         rollup_errors: list[str] = []
         with contextlib.ExitStack() as stack:
             if trace_dir is not None:
@@ -449,6 +443,7 @@ def profile_workload(
             backend_hook = kwargs.pop("on_trace_ready", None)
 
             def on_cycle(prof: Any) -> None:
+                nonlocal done
                 if backend_hook is not None:
                     # The backend's exporter (NeuronProfiler) runs first, as in the documented
                     # setup, so anything it correlates is in place before we read the events.
@@ -460,7 +455,7 @@ def profile_workload(
                             f" {type(exc).__name__}: {exc}",
                             hint=backend.capture_hint(),
                         ) from exc
-                if trace_dir is not None and done[0] == n_cycles - 1:
+                if trace_dir is not None and done == n_cycles - 1:
                     path = os.path.join(trace_dir, f"{stem}.json")
                     try:
                         prof.export_chrome_trace(path)
@@ -474,11 +469,14 @@ def profile_workload(
                     trace_files.append(os.path.basename(gzip_trace(path)))
                     if backend_hook is not None and os.path.isdir(backend_dir):
                         trace_files.append(os.path.basename(backend_dir))
-                done[0] += 1
+                done += 1
                 if per_step:
                     for events in split_steps(prof.events()):
                         if len(cycles) < samples:
-                            cycles.append(_sample_of(events, backend, rollup_errors))
+                            one = extract_cycle(
+                                events, device_time_is_cpu=backend.device_time_is_cpu
+                            )
+                            cycles.append(_with_modules(one, events, backend, rollup_errors))
                     return
                 stats = extract_cycle(
                     prof.key_averages(), device_time_is_cpu=backend.device_time_is_cpu
@@ -487,21 +485,7 @@ def profile_workload(
                     # No device time in key_averages (Neuron without a working
                     # correlate_device_time): the backend's exported trace, if it has one.
                     stats = backend.fallback_cycle(backend_dir, stats) or stats
-                # Module rollup from this same cycle's event tree (key_averages is built
-                # from it: no extra pass); what no op claims goes to the root. It is extra:
-                # a failure loses the module times (with a warning), never the profile.
-                try:
-                    rolled = rollup_events(
-                        prof.events(),
-                        device_time_is_cpu=backend.device_time_is_cpu,
-                        total_us=stats.device_time_us,
-                        unattributed_op=UNATTRIBUTED_OP,
-                    )
-                except Exception as exc:
-                    rollup_errors.append(f"{type(exc).__name__}: {exc}")
-                else:
-                    stats = dataclasses.replace(stats, modules=rolled)
-                cycles.append(stats)
+                cycles.append(_with_modules(stats, prof.events(), backend, rollup_errors))
 
             prof = profile(
                 activities=backend.activities(),
@@ -572,9 +556,13 @@ def profile_workload(
         return result
 
 
-def _sample_of(events: Sequence[Any], backend: Backend, errors: list[str]) -> CycleStats:
-    """One iteration's stats from its events (``per_step``), with its module rollup."""
-    stats = extract_cycle(events, device_time_is_cpu=backend.device_time_is_cpu)
+def _with_modules(
+    stats: CycleStats, events: Sequence[Any], backend: Backend, errors: list[str]
+) -> CycleStats:
+    """``stats`` with the module rollup of the same events (a cycle's, or one iteration's
+    with ``per_step``): the event tree key_averages is built from, so no extra pass; what
+    no op claims goes to the root. It is extra: a failure loses the module times (noted in
+    ``errors``, a warning later), never the sample."""
     try:
         rolled = rollup_events(
             events,
@@ -582,7 +570,7 @@ def _sample_of(events: Sequence[Any], backend: Backend, errors: list[str]) -> Cy
             total_us=stats.device_time_us,
             unattributed_op=UNATTRIBUTED_OP,
         )
-    except Exception as exc:  # extra, as for whole cycles: never lose the sample
+    except Exception as exc:
         errors.append(f"{type(exc).__name__}: {exc}")
         return stats
     return dataclasses.replace(stats, modules=rolled)
@@ -618,7 +606,7 @@ def op_input_shapes(
     out: dict[str, list[list[Any]]] = {}
     for entry in averages:
         key = str(entry.key)
-        if is_bookkeeping(key) or _device_kind(entry) == "device":
+        if is_bookkeeping(key) or not is_host_event(entry):
             continue
         shapes = list(entry.input_shapes or [])
         bucket = out.setdefault(normalize_op_name(key), [])

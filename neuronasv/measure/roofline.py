@@ -62,6 +62,7 @@ from typing import Any
 
 from neuronasv import env as neuronasv_env
 from neuronasv.errors import UsageError
+from neuronasv.measure.opnames import is_host_event
 from neuronasv.measure.peaks import PEAKS, Peak, neuroncore_peak, parse_peak_override
 from neuronasv.model.profile import OpProfile, WorkloadProfile
 
@@ -579,12 +580,6 @@ def op_cost(
 # --- events -> per-op costs -------------------------------------------------------------
 
 _DELEGATE_SHARE = 0.1
-
-
-def is_host_event(event: Any) -> bool:
-    """True for host-side (CPU) profiler events; kernels have a device ``device_type``."""
-    device_type = getattr(event, "device_type", None)
-    return device_type is None or str(device_type).endswith("CPU")
 
 
 def _event_own_cost(event: Any, default_dtype: str, assume_causal: bool = False) -> OpCost:

@@ -31,6 +31,8 @@ import bisect
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from neuronasv.measure.opnames import is_host_event
+
 __all__ = ["is_step_range", "split_steps"]
 
 
@@ -38,17 +40,11 @@ def _start(event: Any) -> float:
     return float(event.time_range.start)
 
 
-def _is_host(event: Any) -> bool:
-    kind = getattr(event, "device_type", None)
-    name = getattr(kind, "name", str(kind)) if kind is not None else "CPU"
-    return name.endswith("CPU")
-
-
 def is_step_range(event: Any) -> bool:
     """The profiler's host range around one iteration (``ProfilerStep#N``; torch lists it
     as ``ProfilerStep*``)."""
     name = str(getattr(event, "trace_name", None) or event.name)
-    return _is_host(event) and name.startswith("ProfilerStep")
+    return is_host_event(event) and name.startswith("ProfilerStep")
 
 
 def split_steps(events: Iterable[Any]) -> list[list[Any]]:
