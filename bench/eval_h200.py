@@ -94,12 +94,10 @@ FLOOR_RMS: float | None = None
 
 def _rms_floor(values: list[float], breaks: list[int]) -> NoiseFloor | None:
     got = stats.noise_floor(values, breaks)  # the same pairs, the same checks
-    if got is None or FLOOR_RMS is None:
+    lr = stats.same_level_log_ratios(values, breaks)
+    if got is None or lr is None or FLOOR_RMS is None:
         return None
-    lr = np.diff(np.log(np.asarray(values, dtype=float)))
-    keep = np.ones(lr.size, dtype=bool)
-    keep[[b - 1 for b in breaks if 1 <= b <= lr.size]] = False
-    rms = max(float(np.sqrt(np.mean(lr[keep] ** 2))), stats.MIN_FLOOR)
+    rms = max(float(np.sqrt(np.mean(lr**2))), stats.MIN_FLOOR)
     # NoiseFloor.df is MAD_EFFICIENCY x pairs: scale the pairs to credit FLOOR_RMS x pairs.
     return NoiseFloor(rms, max(1, round(got[1] * FLOOR_RMS / stats.MAD_EFFICIENCY)))
 

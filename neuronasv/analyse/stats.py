@@ -37,6 +37,7 @@ __all__ = [
     "moderated_t",
     "noise_floor",
     "round_log_ratios",
+    "same_level_log_ratios",
     "seed_for",
 ]
 
@@ -215,6 +216,23 @@ def t_quantile(q: float, df: float) -> float:
     return float(_sps.norm.ppf(q) if df >= MAX_PRIOR_DF else _sps.t.ppf(q, df))
 
 
+def same_level_log_ratios(
+    values: Sequence[float], breaks: Sequence[int] = ()
+) -> np.ndarray | None:
+    """``log(v[i] / v[i-1])`` for consecutive values, without the pairs that straddle a
+    change point (``breaks`` = indices of the first point of a new level); None for fewer
+    than 3 values or a value that is not finite and positive."""
+    v = np.asarray(values, dtype=float)
+    if v.size < 3 or np.any(~np.isfinite(v)) or np.any(v <= 0.0):
+        return None
+    lr = np.diff(np.log(v))
+    keep = np.ones(lr.size, dtype=bool)
+    for b in breaks:
+        if 1 <= b <= lr.size:
+            keep[b - 1] = False
+    return lr[keep]
+
+
 def noise_floor(values: Sequence[float], breaks: Sequence[int] = ()) -> tuple[float, int] | None:
     """Between-run noise floor of a series from its values in commit order.
 
@@ -227,16 +245,8 @@ def noise_floor(values: Sequence[float], breaks: Sequence[int] = ()) -> tuple[fl
     Returns:
         ``(floor, pairs used)``; None with fewer than 2 usable pairs or non-positive values.
     """
-    v = np.asarray(values, dtype=float)
-    if v.size < 3 or np.any(~np.isfinite(v)) or np.any(v <= 0.0):
-        return None
-    lr = np.diff(np.log(v))
-    keep = np.ones(lr.size, dtype=bool)
-    for b in breaks:
-        if 1 <= b <= lr.size:
-            keep[b - 1] = False
-    lr = lr[keep]
-    if lr.size < 2:
+    lr = same_level_log_ratios(values, breaks)
+    if lr is None or lr.size < 2:
         return None
     floor = MAD_K * float(np.median(np.abs(lr)))
     if floor == 0.0:
