@@ -3,7 +3,7 @@ r"""Wall time of the devtime_ suite per commit, before/after the pre-pass, vs a 
 Three arms run through real ``asv run`` (existing environment, forkserver, ``--record-samples``)
 over the same workloads, shapes, dtypes and sample counts, alternating in every repetition:
 
-* **prepass** — what ``neuronasv run`` does now: ``python -m neuronasv.store.prepass`` profiles
+* **prepass** — what ``neuronasv run`` does now: ``python -m neuronasv.run.prepass`` profiles
   the whole suite in one process, then asv runs with ``NEURONASV_PREPASS_DIR`` (each class's
   ``setup_cache`` returns the pre-pass payload); the time is pre-pass + asv;
 * **asv-only** — the suite as before: each class's ``setup_cache`` profiles in its own asv
@@ -148,10 +148,10 @@ def _series(results_dir: Path) -> dict[str, int]:
 
 
 def main() -> int:
+    from neuronasv.run.asvrun import read_profiles
+    from neuronasv.run.prepass import discover_classes, selected
     from neuronasv.store import catalogue
     from neuronasv.store import suite as _suite
-    from neuronasv.store.asvrun import read_profiles
-    from neuronasv.store.prepass import discover_classes, selected
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2)
@@ -204,7 +204,7 @@ def main() -> int:
         for rep in range(args.reps):
             pre_dir = work / f"prepass-{rep}"
             penv = dict(env, PYTHONPATH=str(ROOT), NEURONASV_PROFILE_OUT=str(pre_dir / "prof"))
-            cmd = [sys.executable, "-m", "neuronasv.store.prepass", str(ROOT / "benchmarks"),
+            cmd = [sys.executable, "-m", "neuronasv.run.prepass", str(ROOT / "benchmarks"),
                    "--out", str(pre_dir / "out")]  # fmt: skip
             if args.bench:
                 cmd += ["--bench", args.bench]

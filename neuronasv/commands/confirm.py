@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from neuronasv.analyse.confirm import WorktreeProfileRunner, confirm
+from neuronasv.analyse.confirm import confirm
 from neuronasv.analyse.replay import RecordingRunner
 from neuronasv.analyse.rules import Rule, failing
 from neuronasv.commands.args import (
@@ -36,6 +36,7 @@ from neuronasv.errors import RegressionFound, UsageError
 from neuronasv.model import FindingsDocument
 from neuronasv.report.document import FORMATS, render_document
 from neuronasv.report.load import load_findings
+from neuronasv.run.worktree import WorktreeProfileRunner
 
 __all__ = ["add_parser", "run"]
 

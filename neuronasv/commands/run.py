@@ -13,7 +13,7 @@ from neuronasv.commands.args import (
     machine_name,
     output_dir,
 )
-from neuronasv.store.asvrun import RunOptions, run_commits
+from neuronasv.run.asvrun import RunOptions, run_commits
 
 __all__ = ["add_parser", "run"]
 

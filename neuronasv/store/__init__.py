@@ -3,14 +3,16 @@
 Modules (imported by name; this package imports nothing heavy so that ``import
 neuronasv.store.history`` stays cheap):
 
-- :mod:`neuronasv.store.asvrun` — ``neuronasv run``: a git worktree per commit, asv with
-  ``--set-commit-hash`` and ``--record-samples``, complete machine info, sidecars.
 - :mod:`neuronasv.store.machine` — asv machine information (arch, cpu, ram, ...).
 - :mod:`neuronasv.store.asvconf` — the one reader of ``asv.conf.json``.
 - :mod:`neuronasv.store.asvresults` — the one reader of asv's results format.
 - :mod:`neuronasv.store.git` — the one git gateway (worktrees, commit order, plumbing).
 - :mod:`neuronasv.store.history` — results folder -> ``model.History``.
 - :mod:`neuronasv.store.gitstore` — the results branch.
+- :mod:`neuronasv.store.suite`, :mod:`neuronasv.store.catalogue` — the asv suite builder
+  (runs inside asv's processes) and the machine's op catalogue beside the results.
+
+Running asv and checking out commits is the run stage (:mod:`neuronasv.run`).
 """
 
 from __future__ import annotations

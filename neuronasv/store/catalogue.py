@@ -9,7 +9,7 @@ keeps that list itself, per machine, beside the results::
 The file is the **union over every commit run on that machine** of the ops that showed
 device time, per backend then workload (the same ``{"backends": {...}}`` shape as the seed
 ``benchmarks/ops.json``, so the suite reads both with one loader). Before each commit's asv
-run the runner profiles the commit once (:mod:`neuronasv.store.prepass`), adds the ops found
+run the runner profiles the commit once (:mod:`neuronasv.run.prepass`), adds the ops found
 there, and points the suite at this file (``NEURONASV_OPS_CATALOGUE``); after the run it
 adds the ops of the profiles asv's own ``setup_cache`` took (a commit whose code predates
 the pre-pass). So:

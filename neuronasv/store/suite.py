@@ -21,7 +21,7 @@ parameter combination. Ops absent from a (shape, dtype) in this commit raise
 next to the suite module (keyed by backend then workload; optional) and the machine's op
 catalogue named by ``NEURONASV_OPS_CATALOGUE`` (same layout). ``neuronasv run`` keeps that
 catalogue itself (:mod:`neuronasv.store.catalogue`): before each commit's asv run it
-profiles the commit once (:mod:`neuronasv.store.prepass`) and adds every op found, so an op
+profiles the commit once (:mod:`neuronasv.run.prepass`) and adds every op found, so an op
 gets its series from the commit it first appears in and never loses it afterwards. The
 list is static for the whole asv run, so every benchmark process sees the same params, and
 the import stays free of torch (asv imports the suite in every benchmark process).

@@ -10,8 +10,9 @@ import sys
 import numpy as np
 import pytest
 
-from neuronasv.analyse.confirm import WorktreeProfileRunner, confirm
+from neuronasv.analyse.confirm import confirm
 from neuronasv.model import FindingsDocument, OpProfile, ProfileDocument, WorkloadProfile
+from neuronasv.run.worktree import WorktreeProfileRunner
 from neuronasv.store.git import Git
 from tests.analyse.conftest import DATA
 from tests.fakegit import FakeGit

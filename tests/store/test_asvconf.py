@@ -14,13 +14,13 @@ import pytest
 from neuronasv.commands.compare import results_folder
 from neuronasv.commands.store import results_dir_from_config
 from neuronasv.errors import ResultsError, UsageError
+from neuronasv.run.asvrun import RunOptions, run_dirs
 from neuronasv.store.asvconf import (
     DEFAULT_RESULTS_DIR,
     read_asv_config,
     repo_config,
     results_dir_for,
 )
-from neuronasv.store.asvrun import RunOptions, run_dirs
 from neuronasv.store.history import default_results_dir
 
 # A trailing comment after a value: asv accepts it (json5). The old hand-rolled reader

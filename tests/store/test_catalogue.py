@@ -19,7 +19,8 @@ import pytest
 
 from neuronasv.errors import CorruptResultsError
 from neuronasv.model import OpProfile, RunSidecar, WorkloadProfile, sidecar_path
-from neuronasv.store import asvrun, catalogue, prepass
+from neuronasv.run import asvrun, prepass
+from neuronasv.store import catalogue
 from neuronasv.store.catalogue import OpCatalogue
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -263,7 +264,7 @@ def test_prepass_writes_payloads_and_profiles_in_one_process(tmp_path: Path) -> 
     )
     started = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "neuronasv.store.prepass", str(bench), "--out",
+        [sys.executable, "-m", "neuronasv.run.prepass", str(bench), "--out",
          str(tmp_path / "out"), "--bench", r"rmsnorm\.(Naive|Fused)\."],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip

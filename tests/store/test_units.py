@@ -16,7 +16,8 @@ from asv_runner.benchmarks.mark import SkipNotImplemented
 
 from asv_bench_neuronasv.benchmarks.devtime import DevtimeBenchmark, split_rounds
 from neuronasv.errors import CorruptResultsError, StoreError
-from neuronasv.store import asvrun, machine
+from neuronasv.run import asvrun
+from neuronasv.store import machine
 from neuronasv.store.git import Git
 
 ROOT = Path(__file__).resolve().parents[2]

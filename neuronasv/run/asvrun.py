@@ -4,7 +4,7 @@ For each commit, in order:
 
 1. ``git worktree add --detach`` a temporary tree at that commit (asv's ``existing``
    environment never checks anything out).
-2. **Pre-pass** (:mod:`neuronasv.store.prepass`): profile the commit's suite once, in one
+2. **Pre-pass** (:mod:`neuronasv.run.prepass`): profile the commit's suite once, in one
    process, with the tree first on the import path; add the ops it found to the machine's
    op catalogue (:mod:`neuronasv.store.catalogue`, ``<results>/<machine>/`` beside the
    results) *before* asv imports the suite, so a new op has its series from this commit on.
@@ -589,7 +589,7 @@ def _prepass(
     """Run the commit's pre-pass (see module docstring); False when it did not complete."""
     penv = dict(env)
     penv["PYTHONPATH"] = penv.get("ASV_PYTHONPATH", "")
-    cmd = [opts.python, "-m", "neuronasv.store.prepass", os.path.abspath(suite), "--out", out_dir]
+    cmd = [opts.python, "-m", "neuronasv.run.prepass", os.path.abspath(suite), "--out", out_dir]
     if opts.bench:
         cmd += ["--bench", opts.bench]
     tail: list[str] = []

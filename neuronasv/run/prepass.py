@@ -1,6 +1,6 @@
 """Profile a commit's ``devtime_`` suite once, in one process, before asv runs it.
 
-``neuronasv run`` calls this for each commit (``python -m neuronasv.store.prepass``, with the
+``neuronasv run`` calls this for each commit (``python -m neuronasv.run.prepass``, with the
 commit's worktree first on the import path, so the commit's own workloads and measure code
 run) before ``asv run``. It does two jobs at once:
 
@@ -209,7 +209,7 @@ def _release_memory() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m neuronasv.store.prepass", description=__doc__.splitlines()[0]
+        prog="python -m neuronasv.run.prepass", description=__doc__.splitlines()[0]
     )
     parser.add_argument("benchmark_dir")
     parser.add_argument("--out", required=True, help="folder for the payloads")

@@ -1,0 +1,153 @@
+"""Confirm's measurement: base and head checked out as git worktrees, re-profiled there.
+
+:class:`WorktreeProfileRunner` is the :data:`neuronasv.analyse.confirm.Runner` the CLI
+passes to :func:`neuronasv.analyse.confirm.confirm`: it checks out both commits as git
+worktrees and runs ``python -m neuronasv profile --json`` in each (that command writes a
+``model.ProfileDocument``), with the worktree's own code on ``PYTHONPATH``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from neuronasv.analyse.profile_samples import samples_from_profile
+from neuronasv.errors import CaptureError
+from neuronasv.model import ProfileDocument, SeriesId
+from neuronasv.store.git import Git
+
+__all__ = ["CommandRunner", "WorktreeProfileRunner"]
+
+
+CommandRunner = Callable[[Sequence[str], str, Mapping[str, str]], int]
+
+
+def _run_cmd(cmd: Sequence[str], cwd: str, env: Mapping[str, str]) -> int:
+    # Output is kept out of the user's view (one profile table per round and side would
+    # bury the verdict) and shown only when the command fails.
+    proc = subprocess.run(
+        list(cmd), cwd=cwd, env=dict(env), check=False, capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        tail = (proc.stdout + proc.stderr).strip().splitlines()[-20:]
+        print("\n".join(["$ " + " ".join(cmd), *tail]), file=sys.stderr)
+    return proc.returncode
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+@dataclass
+class WorktreeProfileRunner:
+    """Measure base and head from git worktrees with ``python -m neuronasv profile``.
+
+    Attributes:
+        repo: the git work tree holding both commits.
+        base, head: full commit hashes.
+        backend: backend name passed to ``profile --backend``.
+        samples: samples per round (``profile --samples``).
+        active: iterations averaged into one sample (``profile --active``).
+        python: interpreter (default: this one, whose packages the worktrees share).
+        workdir: where worktrees and JSON files go (default: a temporary folder).
+        run_cmd: injected process runner ``(argv, cwd, env) -> returncode`` (tests).
+        git: the git gateway that adds/removes the worktrees (default ``Git(repo)``).
+        progress: where one line per re-measured profile goes (stderr by default).
+    """
+
+    repo: str
+    base: str
+    head: str
+    backend: str = "auto"
+    samples: int = 10
+    active: int = 1
+    python: str = sys.executable
+    workdir: str | None = None
+    run_cmd: CommandRunner = _run_cmd
+    progress: Callable[[str], None] = _progress
+    git: Git | None = None
+    _trees: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.repo = os.path.abspath(self.repo)
+        if self.git is None:
+            self.git = Git(self.repo)
+
+    def _tree(self, side: str) -> str:
+        if side not in self._trees:
+            root = self.workdir or tempfile.mkdtemp(prefix="neuronasv-confirm-")
+            self.workdir = root
+            path = os.path.join(root, side)
+            commit = self.base if side == "base" else self.head
+            if not os.path.isdir(path):
+                assert self.git is not None  # set in __post_init__
+                self.git.worktree_add(path, commit)  # StoreError naming git's reason
+            self._trees[side] = path
+        return self._trees[side]
+
+    def __call__(
+        self, side: str, series: Sequence[SeriesId], round_index: int
+    ) -> Mapping[SeriesId, Sequence[float]]:
+        tree = self._tree(side)
+        out: dict[SeriesId, list[float]] = {}
+        # One process per workload and side per round, profiling every (shape, dtype) of
+        # that workload's suspects: process start-up (torch import) is paid once, not once
+        # per configuration.
+        wanted: dict[str, tuple[list[str], list[str]]] = {}
+        for s in series:
+            if not s.workload:
+                continue
+            shapes, dtypes = wanted.setdefault(s.workload, ([], []))
+            if s.shape and s.shape not in shapes:
+                shapes.append(s.shape)
+            if s.dtype and s.dtype not in dtypes:
+                dtypes.append(s.dtype)
+        commit = self.base if side == "base" else self.head
+        for wl in sorted(wanted):
+            shapes, dtypes = wanted[wl]
+            target = os.path.join(self.workdir or tree, f"{side}-{round_index}-{wl}.json")
+            self.progress(
+                f"  round {round_index + 1} {side:<4} {commit[:8]}  {wl}"
+                f" [{', '.join(shapes) or 'default shape'}] x [{', '.join(dtypes) or 'default'}]"
+            )
+            cmd = [
+                self.python,
+                "-m",
+                "neuronasv",
+                "profile",
+                "--quiet",
+                "--no-roofline",
+                "--backend",
+                self.backend,
+                "--workload",
+                wl,
+                "--samples",
+                str(self.samples),
+                "--active",
+                str(self.active),
+                "--json",
+                target,
+            ]
+            for shape in shapes:
+                cmd += ["--shape", shape]
+            for dtype in dtypes:
+                cmd += ["--dtype", dtype]
+            env = {**os.environ, "PYTHONPATH": tree}
+            rc = self.run_cmd(cmd, tree, env)
+            if rc != 0 or not os.path.exists(target):
+                raise CaptureError(f"re-measuring {wl} at {side} failed (exit {rc})")
+            with open(target, encoding="utf-8") as fh:
+                doc = ProfileDocument.loads(fh.read(), source=target)
+            out.update(samples_from_profile(doc, series))
+        return out
+
+    def close(self) -> None:
+        """Remove the worktrees (best effort)."""
+        for path in self._trees.values():
+            if self.git is not None:
+                self.git.worktree_remove(path)
+        self._trees.clear()
