@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from neuronasv.analyse.causes import with_causes
 from neuronasv.demo import DEFAULT_PATCH, verdict_sentence
 from neuronasv.model import (
     Finding,
@@ -34,9 +34,15 @@ def test_example_patch_applies_to_this_tree() -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-def _doc(*findings: Finding) -> FindingsDocument:
-    return FindingsDocument(
-        mode="compare", base=RunRef("a" * 40, "m"), head=RunRef("b" * 40, "m"), findings=findings
+def _doc(*findings: Finding, work: tuple[WorkChange, ...] = ()) -> FindingsDocument:
+    return with_causes(
+        FindingsDocument(
+            mode="compare",
+            base=RunRef("a" * 40, "m"),
+            head=RunRef("b" * 40, "m"),
+            findings=findings,
+            work=work,
+        )
     )
 
 
@@ -65,7 +71,7 @@ def test_verdict_names_the_cause_from_the_work_evidence() -> None:
     work = WorkChange(
         "rmsnorm.naive", "4x512", "bfloat16", "aten::mul", "calls", calls_base=3.0, calls_head=4.0
     )
-    doc = replace(_doc(op, total), work=(work,))
+    doc = _doc(op, total, work=(work,))
     sentence = verdict_sentence(doc)
     assert sentence == (
         "Regression: rmsnorm.naive: +13 % at 4x512 bf16 — regression confirmed at 1/1"

@@ -5,17 +5,24 @@ ranked by its absolute change of median self device time, with its share of the 
 change (``share`` = op delta / total delta; shares can exceed 1 or be negative when ops
 move in opposite directions).
 
-Source of the per-op numbers, in order of preference:
+**One measurement per row.** A total's breakdown and module chain are read from the
+same samples as its figures (a :class:`Measurement`): the compared runs' sidecar profiles
+(the samples their asv series hold; without profiles, the op series' own findings), or,
+when the total was judged on interleaved rounds (``Finding.from_rounds``: ``compare
+--round-*`` or ``neuronasv confirm``), the rounds' samples pooled (:func:`from_rounds`).
+Profiles also hold ops that exist on one side only, which asv's fixed parameter lists
+cannot.
 
-1. the sidecar profiles (``WorkloadProfile.ops``: per-sample self device times, calls per
-   iteration) of base and head — these also hold ops that exist on one side only, which
-   asv's fixed parameter lists cannot;
-2. otherwise the op series' own findings (base/head medians).
-
-When both profiles carry module times (:mod:`neuronasv.measure.modules`), a moved total
-also gets its ``module_chain`` (:func:`module_chain`): from the total down through the
-module that moved most in the total's direction at each level, to the op that moved most
-within the last one — "block +9 % ← block.mlp +14 % ← aten::mm +14 %".
+**The module the work changed.** When both sides carry module times
+(:mod:`neuronasv.measure.modules`), a moved total also gets its ``module_chain``
+(:func:`module_chain`). Where the configuration's exact work changed and the untimed pass
+recorded which module issued each call (``WorkChange.modules``), the chain follows the
+changed ops to that module (the deepest one holding every changed op that carries work)
+and ends at the heaviest of them — "block ← block.mlp ← new aten::copy_", whatever moved
+most in time. Otherwise (a timing-only change) it walks down through the module that
+moved most in the total's direction at each level, but only while that module's CI
+excludes no change, to the op that did so within the last one — "block +9 % ← block.mlp
++14 % ← aten::mm +14 %"; a mover inside the noise is never named.
 
 :func:`headline` turns a finding into the sentence a reviewer reads; the Report stage
 reuses it.
@@ -24,14 +31,15 @@ reuses it.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from neuronasv.analyse.causes import is_helper, op_order
 from neuronasv.format import format_delta_pct, format_signed, pct_number
-from neuronasv.model import Finding, OpContribution
+from neuronasv.model import Finding, OpContribution, SeriesId, WorkChange
 from neuronasv.model.profile import (
     OpProfile,
     WorkloadProfile,
@@ -39,7 +47,20 @@ from neuronasv.model.profile import (
     module_series_path,
 )
 
-__all__ = ["MOVED", "attribute", "ci_text", "headline", "module_chain", "short_dtype"]
+__all__ = [
+    "MOVED",
+    "Measurement",
+    "attribute",
+    "ci_text",
+    "contributions",
+    "explain",
+    "from_profiles",
+    "from_rounds",
+    "headline",
+    "module_chain",
+    "pooled",
+    "short_dtype",
+]
 
 MOVED = ("regression", "improvement", "noisy")
 
@@ -69,6 +90,36 @@ def _scale(unit: str) -> float:
     return 1e-6 if unit == "seconds" else 1.0
 
 
+Pair = tuple["float | None", "float | None"]
+Config = tuple["str | None", "str | None", "str | None"]
+#: ``config -> op -> (pooled base samples, pooled head samples)``; op None is the total,
+#: ``module:<path>`` a module's inclusive time (the rounds' samples, series unit).
+Pooled = Mapping[Config, Mapping["str | None", tuple[Sequence[float], Sequence[float]]]]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One configuration's medians from *one* set of samples (the compared runs, or the
+    re-measurement's rounds), in the series' unit: what a row's total, breakdown and
+    module chain are all read from, so they never mix two measurements.
+
+    Attributes:
+        total: the workload total (base, head).
+        ops: op -> its self time (base, head); None on the side without the op.
+        modules: module path -> inclusive time (base, head).
+        in_module: (path, op) -> the op's time within that module (base, head).
+        calls: op -> calls per iteration (base, head): exact, from the work evidence.
+        roofline: op -> the :class:`OpContribution` roofline fields.
+    """
+
+    total: Pair
+    ops: Mapping[str, Pair]
+    modules: Mapping[str, Pair] = field(default_factory=dict)
+    in_module: Mapping[tuple[str, str], Pair] = field(default_factory=dict)
+    calls: Mapping[str, Pair] = field(default_factory=dict)
+    roofline: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
 def _find(profiles: Sequence[WorkloadProfile], f: Finding) -> WorkloadProfile | None:
     s = f.series
     for p in profiles:
@@ -77,31 +128,154 @@ def _find(profiles: Sequence[WorkloadProfile], f: Finding) -> WorkloadProfile | 
     return None
 
 
-def _from_profiles(
-    f: Finding, bp: WorkloadProfile, hp: WorkloadProfile
-) -> tuple[float, list[OpContribution]]:
-    k = _scale(f.unit)
-    total = (float(np.median(hp.device_time_us)) - float(np.median(bp.device_time_us))) * k
-    names = sorted({o.op for o in bp.ops} | {o.op for o in hp.ops})
-    out: list[OpContribution] = []
-    for name in names:
+def _med(xs: Sequence[float]) -> float:
+    return float(np.median(xs)) if len(xs) else 0.0
+
+
+def from_profiles(bp: WorkloadProfile, hp: WorkloadProfile, unit: str) -> Measurement:
+    """The compared runs' measurement of one configuration (their sidecar profiles: the
+    samples the asv series of that run hold)."""
+    k = _scale(unit)
+
+    def op_pair(name: str) -> Pair:
         bo, ho = bp.op(name), hp.op(name)
-        b = float(np.median(bo.self_device_time_us)) * k if bo else None
-        h = float(np.median(ho.self_device_time_us)) * k if ho else None
-        delta = (h or 0.0) - (b or 0.0)
-        out.append(
-            OpContribution(
-                op=name,
-                base=b,
-                head=h,
-                delta=delta,
-                share=delta / total if total else 0.0,
-                calls_base=bo.calls_per_iter if bo else None,
-                calls_head=ho.calls_per_iter if ho else None,
-                **_roofline(bo, ho),
-            )
+        return (
+            _med(bo.self_device_time_us) * k if bo else None,
+            _med(ho.self_device_time_us) * k if ho else None,
         )
-    return total, out
+
+    def module_pair(path: str) -> Pair:
+        mb, mh = bp.module(path), hp.module(path)
+        return (
+            _med(mb.device_time_us) * k if mb else None,
+            _med(mh.device_time_us) * k if mh else None,
+        )
+
+    names = sorted({o.op for o in bp.ops} | {o.op for o in hp.ops})
+    ops = {n: op_pair(n) for n in names}
+    in_module: dict[tuple[str, str], Pair] = {}
+    for n in names:
+        bo, ho = bp.op(n), hp.op(n)
+        for path in sorted(set(bo.modules if bo else {}) | set(ho.modules if ho else {})):
+            b, h = ops[n]
+            in_module[(path, n)] = (
+                b * bo.modules[path] if b is not None and bo and path in bo.modules else None,
+                h * ho.modules[path] if h is not None and ho and path in ho.modules else None,
+            )
+    paths = sorted({m.path for m in bp.modules} | {m.path for m in hp.modules})
+    return Measurement(
+        total=(_med(bp.device_time_us) * k, _med(hp.device_time_us) * k),
+        ops=ops,
+        modules={p: module_pair(p) for p in paths} if bp.modules and hp.modules else {},
+        in_module=in_module,
+        calls={
+            n: (
+                bo.calls_per_iter if (bo := bp.op(n)) else None,
+                ho.calls_per_iter if (ho := hp.op(n)) else None,
+            )
+            for n in names
+        },
+        roofline={n: _roofline(bp.op(n), hp.op(n)) for n in names},
+    )
+
+
+def _from_findings(f: Finding, ops: Sequence[Finding]) -> Measurement:
+    """Without profiles: the op and module series' own findings (the same runs)."""
+    plain = [o for o in ops if module_series_path(o.series.op) is None]
+    modules = {
+        path: (o.base, o.head)
+        for o in ops
+        if (path := module_series_path(o.series.op)) is not None
+    }
+    return Measurement(
+        total=(f.base, f.head),
+        ops={o.series.op or "?": (o.base, o.head) for o in plain},
+        modules=modules,
+        calls={o.series.op or "?": (o.calls_base, o.calls_head) for o in plain},
+        roofline={
+            o.series.op or "?": {
+                "roofline_base": o.roofline_base,
+                "roofline_head": o.roofline_head,
+                "roofline_bound": o.roofline_bound,
+            }
+            for o in plain
+        },
+    )
+
+
+def from_rounds(
+    f: Finding, samples: Mapping[str | None, tuple[Sequence[float], Sequence[float]]]
+) -> Measurement:
+    """The re-measurement's measurement of ``f``'s configuration: medians of every round's
+    samples pooled, as the rounds' total is (``samples``: op -> (base, head) pooled;
+    ``None`` the total, ``module:<path>`` the modules). Calls and fractions of peak are
+    exact work, kept from ``f``'s first-run attribution; an op's time within a module is
+    its pooled median times the share the first run's module chain gave it (the whole op
+    when unknown)."""
+
+    def pair(xs: tuple[Sequence[float], Sequence[float]]) -> Pair:
+        return (_med(xs[0]) if len(xs[0]) else None, _med(xs[1]) if len(xs[1]) else None)
+
+    total = samples.get(None, ((), ()))
+    ops = {k: pair(v) for k, v in samples.items() if k is not None and not is_module(k)}
+    modules = {
+        module_series_path(k) or "": pair(v) for k, v in samples.items() if k and is_module(k)
+    }
+    first = {a.op: a for a in f.attribution}
+    in_module: dict[tuple[str, str], Pair] = {}
+    chain = f.module_chain
+    if len(chain) >= 2 and (path := module_series_path(chain[-2].op)) is not None:
+        link, whole = chain[-1], first.get(chain[-1].op)
+        if whole is not None and link.op in ops:
+            rb, rh = ops[link.op]
+            in_module[(path, link.op)] = (
+                _scaled(rb, link.base, whole.base),
+                _scaled(rh, link.head, whole.head),
+            )
+    return Measurement(
+        total=pair(total),
+        ops=ops,
+        modules=modules,
+        in_module=in_module,
+        calls={a.op: (a.calls_base, a.calls_head) for a in f.attribution},
+        roofline={
+            a.op: {
+                "roofline_base": a.roofline_base,
+                "roofline_head": a.roofline_head,
+                "roofline_bound": a.roofline_bound,
+            }
+            for a in f.attribution
+        },
+    )
+
+
+def _scaled(x: float | None, part: float | None, whole: float | None) -> float | None:
+    if x is None or part is None or not whole:
+        return x
+    return x * part / whole
+
+
+def is_module(op: str) -> bool:
+    return module_series_path(op) is not None
+
+
+Rounds = Mapping[Any, tuple[Sequence[Sequence[float]], Sequence[Sequence[float]]]]
+
+
+def pooled(rounds: Rounds) -> dict[Config, dict[str | None, tuple[list[float], list[float]]]]:
+    """``floor_key -> (base rounds, head rounds)`` (workload series only) -> per
+    configuration, per op, every paired round's samples pooled on each side."""
+    out: dict[Config, dict[str | None, tuple[list[float], list[float]]]] = {}
+    for key, (br, hr) in rounds.items():
+        if not key or key[0] != "w":
+            continue
+        _, wl, shape, dtype, op = key
+        # paired rounds only, unless the op runs on one side only (new or removed)
+        n = min(len(br), len(hr)) if br and hr else max(len(br), len(hr))
+        pb = [float(x) for r in br[:n] for x in r]
+        ph = [float(x) for r in hr[:n] for x in r]
+        out.setdefault((wl, shape, dtype), {})[op] = (pb, ph)
+    return out
 
 
 def _roofline(bo: OpProfile | None, ho: OpProfile | None) -> dict[str, Any]:
@@ -114,95 +288,172 @@ def _roofline(bo: OpProfile | None, ho: OpProfile | None) -> dict[str, Any]:
     return {"roofline_base": rb, "roofline_head": rh, "roofline_bound": bound}
 
 
-def _med(xs: Sequence[float]) -> float:
-    return float(np.median(xs)) if len(xs) else 0.0
-
-
-def module_chain(
-    f: Finding, bp: WorkloadProfile, hp: WorkloadProfile
-) -> tuple[OpContribution, ...]:
-    """Total -> modules -> op for a moved total (see the module docstring); ``()`` when a
-    side has no module times or no module moved in the total's direction.
-
-    Links are :class:`OpContribution` s: the total (``op`` ``""``), then each module
-    (``op`` ``module:<path>``, inclusive time), then the op within the last module (its
-    median self time times its share in that module, ``OpProfile.modules``).
-    """
-    if not bp.modules or not hp.modules:
-        return ()
-    k = _scale(f.unit)
-    tb, th = _med(bp.device_time_us) * k, _med(hp.device_time_us) * k
-    total = th - tb
-    if total == 0.0:
-        return ()
-    sign = 1.0 if total > 0 else -1.0
-    links = [OpContribution(op="", base=tb, head=th, delta=total, share=1.0)]
-
-    def side(p: WorkloadProfile, path: str) -> float | None:
-        m = p.module(path)
-        return _med(m.device_time_us) * k if m else None
-
-    paths = {m.path for m in bp.modules} | {m.path for m in hp.modules}
-    current = ""
-    while True:
-        children = sorted(p for p in paths if p and p.rpartition(".")[0] == current)
-        moves = []
-        for p in children:
-            b, h = side(bp, p), side(hp, p)
-            moves.append((sign * ((h or 0.0) - (b or 0.0)), p, b, h))
-        if not moves:
-            break
-        gain, path, b, h = max(moves, key=lambda m: (m[0], m[1]))
-        if gain <= 0.0:
-            break
+def contributions(f: Finding, m: Measurement) -> tuple[OpContribution, ...]:
+    """Every op's signed change from ``m``, largest first (ops on one side included)."""
+    tb, th = m.total
+    total = (th or 0.0) - (tb or 0.0)
+    out = []
+    for op, (b, h) in m.ops.items():
         delta = (h or 0.0) - (b or 0.0)
-        links.append(OpContribution(module_series_name(path), b, h, delta, delta / total))
-        current = path
-    if len(links) == 1:
-        return ()
-
-    def in_module(p: WorkloadProfile, op: str) -> float | None:
-        o = p.op(op)
-        if o is None or current not in o.modules:
-            return None
-        return _med(o.self_device_time_us) * o.modules[current] * k
-
-    ops = sorted({o.op for o in bp.ops} | {o.op for o in hp.ops})
-    best: tuple[float, str, float | None, float | None] | None = None
-    for op in ops:
-        b, h = in_module(bp, op), in_module(hp, op)
-        if b is None and h is None:
+        if delta == 0.0 and b is not None and h is not None:
             continue
-        gain = sign * ((h or 0.0) - (b or 0.0))
-        if gain > 0.0 and (best is None or (gain, op) > (best[0], best[1])):
-            best = (gain, op, b, h)
-    if best is not None:
-        _, op, b, h = best
-        delta = (h or 0.0) - (b or 0.0)
-        links.append(OpContribution(op, b, h, delta, delta / total))
+        cb, ch = m.calls.get(op, (None, None))
+        out.append(
+            OpContribution(
+                op=op,
+                base=b,
+                head=h,
+                delta=delta,
+                share=delta / total if total else 0.0,
+                calls_base=cb,
+                calls_head=ch,
+                **m.roofline.get(op, {}),
+            )
+        )
+    out.sort(key=lambda c: (-abs(c.delta), c.op))
+    return tuple(out)
+
+
+def _link(op: str, pair: Pair, total: float) -> OpContribution:
+    b, h = pair
+    delta = (h or 0.0) - (b or 0.0)
+    return OpContribution(op, b, h, delta, delta / total if total else 0.0)
+
+
+def _common_path(paths: Sequence[str]) -> str:
+    """The deepest module path that holds every one of ``paths`` (``""``: the root)."""
+    parts = [p.split(".") if p else [] for p in paths]
+    common: list[str] = []
+    for level in zip(*parts, strict=False):
+        if len(set(level)) != 1:
+            break
+        common.append(level[0])
+    return ".".join(common)
+
+
+def _work_chain(
+    m: Measurement, total: float, work: Sequence[WorkChange]
+) -> tuple[OpContribution, ...] | None:
+    """Total -> the module that issued the changed calls -> the heaviest changed op; None
+    when the work evidence recorded no modules (the timing chain then decides)."""
+    located = [w for w in work if w.modules]
+    heavy = [w for w in located if not is_helper(w)] or located
+    if not heavy:
+        return None
+    target = _common_path([p for w in heavy for p in w.modules])
+    links = [_link("", m.total, total)]
+    path = ""
+    for part in target.split(".") if target else []:
+        path = f"{path}.{part}" if path else part
+        if path in m.modules:
+            links.append(_link(module_series_name(path), m.modules[path], total))
+    op = op_order(heavy)[0]
+    pair = m.in_module.get((target, op)) or m.ops.get(op, (None, None))
+    links.append(_link(op, pair, total))
     return tuple(links)
 
 
-def _from_findings(f: Finding, ops: Sequence[Finding]) -> tuple[float, list[OpContribution]]:
-    total = (f.head or 0.0) - (f.base or 0.0)
-    out = []
-    for o in ops:
-        delta = (o.head or 0.0) - (o.base or 0.0)
-        out.append(
-            OpContribution(
-                op=o.series.op or "?",
-                base=o.base,
-                head=o.head,
-                delta=delta,
-                share=delta / total if total else 0.0,
-                calls_base=o.calls_base,
-                calls_head=o.calls_head,
-                roofline_base=o.roofline_base,
-                roofline_head=o.roofline_head,
-                roofline_bound=o.roofline_bound,
-            )
+def _excludes_one(f: Finding | None, sign: float) -> bool:
+    """The finding's CI lies wholly on the ``sign`` side of no change."""
+    if f is None or f.ci_low is None or f.ci_high is None:
+        return False
+    return f.ci_low > 1.0 if sign > 0 else f.ci_high < 1.0
+
+
+def _timing_chain(
+    m: Measurement, total: float, judged: Mapping[str, Finding]
+) -> tuple[OpContribution, ...]:
+    """Total -> at each level the child module that moved most in the total's direction
+    *whose CI excludes no change* -> the op that did so within the last one; ``()``
+    when no module qualifies (a mover inside the noise is not named)."""
+    sign = 1.0 if total > 0 else -1.0
+    links = [_link("", m.total, total)]
+    current = ""
+    while True:
+        moves = [
+            (sign * ((h or 0.0) - (b or 0.0)), p)
+            for p, (b, h) in m.modules.items()
+            if p and p.rpartition(".")[0] == current
+            and _excludes_one(judged.get(module_series_name(p)), sign)
+        ]
+        best = max(moves, default=None)
+        if best is None or best[0] <= 0.0:
+            break
+        current = best[1]
+        links.append(_link(module_series_name(current), m.modules[current], total))
+    if len(links) == 1:
+        return ()
+    inside = [
+        (sign * ((h or 0.0) - (b or 0.0)), op)
+        for (path, op), (b, h) in m.in_module.items()
+        if path == current and _excludes_one(judged.get(op), sign)
+    ]
+    best_op = max(inside, default=None)
+    if best_op is not None and best_op[0] > 0.0:
+        links.append(_link(best_op[1], m.in_module[(current, best_op[1])], total))
+    return tuple(links)
+
+
+def module_chain(
+    f: Finding,
+    m: Measurement,
+    work: Sequence[WorkChange] = (),
+    judged: Mapping[str, Finding] | None = None,
+) -> tuple[OpContribution, ...]:
+    """Total -> modules -> op for a total (see the module docstring); ``()`` when the
+    measurement has no module times or nothing qualifies.
+
+    Where the configuration's work changed (``work``, with the modules that issued the
+    changed calls), the chain follows the work; otherwise it names the largest timing
+    mover at each level only when its CI (``judged``: op or ``module:<path>`` -> its
+    finding on the same samples) excludes no change. Links are :class:`OpContribution`
+    s: the total (``op`` ``""``), each module (``op`` ``module:<path>``, inclusive time),
+    then the op (its time within the last module when known).
+    """
+    tb, th = m.total
+    if not m.modules or tb is None or th is None or th == tb:
+        return ()
+    total = th - tb
+    chain = _work_chain(m, total, work)
+    if chain is not None:
+        return chain
+    return _timing_chain(m, total, judged or {})
+
+
+def _same_config(s: SeriesId, f: Finding) -> bool:
+    return (s.workload, s.shape, s.dtype) == (f.series.workload, f.series.shape, f.series.dtype)
+
+
+def _op_fields(f: Finding, bp: WorkloadProfile | None, hp: WorkloadProfile | None) -> Finding:
+    """An op series: calls per iteration and fractions of peak from the profiles, when
+    the finding lacks them."""
+    bo = bp.op(f.series.op or "") if bp else None
+    ho = hp.op(f.series.op or "") if hp else None
+    if (bo or ho) and f.calls_base is None and f.calls_head is None:
+        f = replace(
+            f,
+            calls_base=bo.calls_per_iter if bo else None,
+            calls_head=ho.calls_per_iter if ho else None,
         )
-    return total, out
+    if (bo or ho) and f.roofline_base is None and f.roofline_head is None:
+        # The op's fraction of peak (issue 14 item 5): what the comment shows.
+        f = replace(f, **_roofline(bo, ho))
+    return f
+
+
+def explain(
+    f: Finding,
+    m: Measurement,
+    work: Sequence[WorkChange] = (),
+    judged: Mapping[str, Finding] | None = None,
+) -> Finding:
+    """``f`` (a workload total) with its breakdown and module chain read from ``m``."""
+    here = [w for w in work if w.config == (f.series.workload, f.series.shape, f.series.dtype)]
+    return replace(
+        f,
+        attribution=contributions(f, m),
+        module_chain=module_chain(f, m, here, judged),
+    )
 
 
 def attribute(
@@ -210,13 +461,18 @@ def attribute(
     *,
     base_profiles: Sequence[WorkloadProfile] = (),
     head_profiles: Sequence[WorkloadProfile] = (),
+    work: Sequence[WorkChange] = (),
+    rounds: Pooled | None = None,
 ) -> list[Finding]:
-    """Add attribution to moved workload totals (and calls and fractions of peak to op
-    findings from profiles).
+    """Add attribution and module chains to moved workload totals (and calls and
+    fractions of peak to op findings from profiles).
 
     Args:
         findings: one comparison's findings.
         base_profiles, head_profiles: sidecar profiles of base and head, when present.
+        work: the comparison's exact work changes (they steer the module chain).
+        rounds: pooled round samples (:func:`pooled`); a total judged on rounds
+            (``from_rounds``) takes its breakdown from them, like its figures.
 
     Returns:
         The findings, same order; totals that moved carry ``attribution`` ranked by
@@ -230,40 +486,22 @@ def attribute(
             continue
         bp, hp = _find(base_profiles, f), _find(head_profiles, f)
         if s.op is not None:
-            # Op series: calls per iteration from the profiles, when the finding lacks them.
-            bo = bp.op(s.op) if bp else None
-            ho = hp.op(s.op) if hp else None
-            if (bo or ho) and f.calls_base is None and f.calls_head is None:
-                f = replace(
-                    f,
-                    calls_base=bo.calls_per_iter if bo else None,
-                    calls_head=ho.calls_per_iter if ho else None,
-                )
-            if (bo or ho) and f.roofline_base is None and f.roofline_head is None:
-                # The op's fraction of peak (issue 14 item 5): what the comment shows.
-                f = replace(f, **_roofline(bo, ho))
-            out.append(f)
+            out.append(_op_fields(f, bp, hp))
             continue
         if f.verdict not in MOVED or f.base is None or f.head is None:
             out.append(f)
             continue
-        chain: tuple[OpContribution, ...] = ()
+        same = [o for o in findings if o.series.op is not None and _same_config(o.series, f)]
         if bp is not None and hp is not None:
-            _, contribs = _from_profiles(f, bp, hp)
-            chain = module_chain(f, bp, hp)
+            m = from_profiles(bp, hp, f.unit)
         else:
-            ops = [
-                o
-                for o in findings
-                if o.series.op is not None
-                and module_series_path(o.series.op) is None  # a module is not an op
-                and (o.series.workload, o.series.shape, o.series.dtype)
-                == (s.workload, s.shape, s.dtype)
-            ]
-            _, contribs = _from_findings(f, ops)
-        contribs = [c for c in contribs if c.delta != 0.0 or c.base is None or c.head is None]
-        contribs.sort(key=lambda c: (-abs(c.delta), c.op))
-        out.append(replace(f, attribution=tuple(contribs), module_chain=chain))
+            m = _from_findings(f, same)
+        judged = {o.series.op or "": o for o in same}
+        first = explain(f, m, work, judged)
+        cfg = (s.workload, s.shape, s.dtype)
+        if f.from_rounds and rounds and cfg in rounds:
+            first = explain(first, from_rounds(first, rounds[cfg]), work, judged)
+        out.append(first)
     return out
 
 

@@ -1,38 +1,53 @@
 """Causes, not series: group a comparison's findings by what changed (pure, no I/O).
 
 One code change shows up in many series: every shape and dtype of a workload, its total
-and several ops. A reviewer wants one line per *cause*:
+and several ops, and often several workloads (an attention and the transformer block that
+contains it). A reviewer wants one line per *cause*:
 
-- **work causes** — configurations (shape, dtype) of one workload whose exact work
-  changed (:mod:`neuronasv.analyse.evidence`) and that share at least one change (the same
-  op, the same kind, the same direction): connected configurations form one cause, so a
-  change that touches ``aten::add`` at every shape is one cause even when a dtype adds a
-  cast of its own;
+- **work causes** — configurations (workload, shape, dtype) whose exact work changed
+  (:mod:`neuronasv.analyse.evidence`) and that share a change (the same op, the same
+  kind, the same direction): connected configurations form one cause. Within a workload
+  any shared change connects; across workloads only a shared change of an op that
+  carries work (not a view, alias, stride or allocation helper, :func:`is_helper`) does,
+  so the attention replaced inside a block is one cause listing both workloads, while
+  two workloads that each gained an ``aten::empty`` call stay apart;
 - **timing causes** — configurations of one workload whose total (or an op) moved with no
   work change, grouped by direction (a slower kernel, a library, the machine);
 - plain asv benchmarks that moved: one timing cause per benchmark.
+
+A work cause's ops are in order of weight (:func:`op_order`): ops that carry bytes, FLOPs
+and time first (removed and new ones first, then by the bytes, FLOPs and time they moved:
+the exact work first, so the order is the same on every run), helper ops last — the
+order the cause sentence reads them in.
 
 A cause's direction comes from its totals' verdicts: ``regression`` if any total of it
 regressed, else ``improvement`` if any improved; a work cause whose totals have no verdict
 takes it from its changed ops; else ``unconfirmed`` (a certain work change whose time did
 not move beyond the noise — still worth a reviewer's line).
+
+Causes are computed here once, stored in the findings document (``doc.causes``), and
+every view renders them from there.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 
-from neuronasv.model import Cause, Finding, SeriesId, WorkChange
+from neuronasv.measure.roofline import carries_no_work
+from neuronasv.model import Cause, Finding, FindingsDocument, SeriesId, WorkChange
 from neuronasv.model.profile import module_series_path
 
-__all__ = ["MOVED_VERDICTS", "find_causes", "work_key"]
+__all__ = ["MOVED_VERDICTS", "find_causes", "is_helper", "op_order", "with_causes", "work_key"]
 
 MOVED_VERDICTS = ("regression", "improvement")
 Config = tuple[str, str, str]
+WorkKey = tuple[str, str, int]
+_ORDER = {"regression": 0, "unconfirmed": 1, "improvement": 2}
 
 
-def work_key(w: WorkChange) -> tuple[str, str, int]:
+def work_key(w: WorkChange) -> WorkKey:
     """(op, kind, direction) — what two configurations must share to be one cause."""
     if w.kind == "calls":
         sign = _sign((w.calls_head or 0.0) - (w.calls_base or 0.0))
@@ -41,6 +56,47 @@ def work_key(w: WorkChange) -> tuple[str, str, int]:
     else:
         sign = 0
     return (w.op, w.kind, sign)
+
+
+def is_helper(w: WorkChange) -> bool:
+    """A view, alias, stride or allocation op (or a wrapper whose child carries the
+    work): no bytes or FLOPs of its own on either side. A cause sentence counts such ops
+    instead of naming them; they never join workloads into one cause."""
+    if any((x or 0.0) > 0.0 for x in (w.bytes_base, w.bytes_head, w.flops_base, w.flops_head)):
+        return False
+    return carries_no_work(w.op)
+
+
+def _time_moved(w: WorkChange) -> float:
+    return abs((w.time_head or 0.0) - (w.time_base or 0.0))
+
+
+def _work_moved(w: WorkChange, what: str) -> float:
+    return abs((getattr(w, f"{what}_head") or 0.0) - (getattr(w, f"{what}_base") or 0.0))
+
+
+def op_order(work: Iterable[WorkChange]) -> tuple[str, ...]:
+    """The changed ops by weight: ops that carry work before helpers; among them removed
+    and new ops first, then by bytes moved, FLOPs moved, time moved and the number of
+    configurations that show the change (summed over the changes of each op)."""
+    by_op: dict[str, list[WorkChange]] = {}
+    for w in work:
+        by_op.setdefault(w.op, []).append(w)
+
+    def weight(op: str) -> tuple[bool, bool, float, float, float, int, str]:
+        ws = by_op[op]
+        appears = all(w.kind in ("new", "removed") for w in ws)
+        return (
+            all(is_helper(w) for w in ws),
+            not appears,
+            -sum(_work_moved(w, "bytes") for w in ws),
+            -sum(_work_moved(w, "flops") for w in ws),
+            -sum(_time_moved(w) for w in ws),
+            -len(ws),
+            op,
+        )
+
+    return tuple(sorted(by_op, key=weight))
 
 
 def _sign(x: float) -> int:
@@ -56,6 +112,10 @@ def _config(s: SeriesId) -> Config | None:
 def _live(f: Finding) -> bool:
     """A verdict that stands: not acknowledged, not refuted by a re-measurement."""
     return f.acknowledged is None and f.confirmed is not False
+
+
+def _moved(f: Finding) -> bool:
+    return f.verdict in MOVED_VERDICTS and _live(f)
 
 
 def _direction(totals: Sequence[Finding], ops: Sequence[Finding] = ()) -> str:
@@ -74,8 +134,8 @@ def _worst(totals: Sequence[Finding]) -> float:
     return max(rs, default=0.0)
 
 
-def _components(configs: Sequence[Config], keys: dict[Config, set[tuple[str, str, int]]]):
-    """Connected groups of configurations that share a work key (union-find)."""
+def _components(configs: Sequence[Config], keys: dict[Config, set[tuple[object, ...]]]):
+    """Connected groups of configurations that share a key (union-find), in input order."""
     parent = {c: c for c in configs}
 
     def find(c: Config) -> Config:
@@ -84,9 +144,9 @@ def _components(configs: Sequence[Config], keys: dict[Config, set[tuple[str, str
             c = parent[c]
         return c
 
-    owner: dict[tuple[str, str, int], Config] = {}
+    owner: dict[tuple[object, ...], Config] = {}
     for c in configs:
-        for k in sorted(keys[c]):
+        for k in sorted(keys[c], key=repr):
             if k in owner:
                 parent[find(c)] = find(owner[k])
             else:
@@ -97,113 +157,148 @@ def _components(configs: Sequence[Config], keys: dict[Config, set[tuple[str, str
     return list(groups.values())
 
 
-def find_causes(findings: Sequence[Finding], work: Iterable[WorkChange]) -> tuple[Cause, ...]:
-    """Group ``findings`` (one comparison) into causes, worst first (see module docstring)."""
-    by_config: dict[Config, list[WorkChange]] = {}
-    for w in work:
-        by_config.setdefault(w.config, []).append(w)
-    totals: dict[Config, Finding] = {}
-    ops_of: dict[Config, list[Finding]] = {}
-    for f in findings:
-        c = _config(f.series)
-        if c is None:
-            continue
-        if f.series.op is None:
-            totals[c] = f
-        elif module_series_path(f.series.op) is None:  # modules are not ops (their chain
-            ops_of.setdefault(c, []).append(f)  # shows on the total: report/causes.py)
+@dataclass
+class _Index:
+    """One comparison's findings and work changes by configuration."""
 
-    ranked: list[tuple[tuple[int, float, str], Cause]] = []
+    work: dict[Config, list[WorkChange]] = field(default_factory=dict)
+    totals: dict[Config, Finding] = field(default_factory=dict)
+    ops: dict[Config, list[Finding]] = field(default_factory=dict)
+    plain: list[Finding] = field(default_factory=list)
 
-    def add(cause: Cause, members: Sequence[Finding]) -> None:
-        order = {"regression": 0, "unconfirmed": 1, "improvement": 2}[cause.direction]
-        ranked.append(((order, -_worst(members), cause.workload), cause))
+    @classmethod
+    def of(cls, findings: Iterable[Finding], work: Iterable[WorkChange]) -> _Index:
+        ix = cls()
+        for w in work:
+            ix.work.setdefault(w.config, []).append(w)
+        for f in findings:
+            c = _config(f.series)
+            if c is None:
+                ix.plain.append(f)
+            elif f.series.op is None:
+                ix.totals[c] = f
+            elif module_series_path(f.series.op) is None:  # modules are not ops (their
+                ix.ops.setdefault(c, []).append(f)  # chain shows on the total)
+        return ix
 
-    # Work causes: per workload, configurations connected by a shared change.
-    workloads = sorted({c[0] for c in by_config})
-    for wl in workloads:
-        configs = sorted(c for c in by_config if c[0] == wl)
-        keys = {c: {work_key(w) for w in by_config[c]} for c in configs}
-        for group in _components(configs, keys):
-            group.sort(key=lambda c: (c[1], c[2]))
-            changes = [w for c in group for w in by_config[c]]
-            weight: dict[str, float] = {}
-            spread: dict[str, int] = {}
-            for w in changes:
-                delta = abs((w.time_head or 0.0) - (w.time_base or 0.0))
-                weight[w.op] = weight.get(w.op, 0.0) + delta
-                spread[w.op] = spread.get(w.op, 0) + 1
-            # Most time moved first; then the change seen at most configurations.
-            ops = tuple(sorted(weight, key=lambda o: (-weight[o], -spread[o], o)))
-            members = [totals[c] for c in group if c in totals]
-            changed = {(w.shape, w.dtype, w.op) for w in changes}
-            op_findings = [
-                f
-                for c in group
-                for f in ops_of.get(c, [])
-                if (f.series.shape, f.series.dtype, f.series.op) in changed
-            ]
-            add(
-                Cause(
-                    kind="work",
-                    workload=wl,
-                    direction=_direction(members, op_findings),  # type: ignore[arg-type]
-                    ops=ops,
-                    configs=tuple((c[1], c[2]) for c in group),
-                    totals=tuple(f.series for f in members),
-                ),
-                members,
-            )
 
-    # Timing causes: configurations without a work change whose total or ops moved.
+@dataclass(frozen=True)
+class _Ranked:
+    cause: Cause
+    members: tuple[Finding, ...]
+
+    @property
+    def key(self) -> tuple[int, float, str]:
+        return (_ORDER[self.cause.direction], -_worst(self.members), self.cause.workload)
+
+
+def _change_keys(c: Config, changes: Iterable[WorkChange]) -> set[tuple[object, ...]]:
+    """A change of an op that carries work joins configurations of any workload; a
+    helper's change only configurations of the same workload."""
+    return {work_key(w) if not is_helper(w) else (c[0], *work_key(w)) for w in changes}
+
+
+def _work_groups(ix: _Index) -> list[list[Config]]:
+    configs = sorted(ix.work)
+    keys = {c: _change_keys(c, ix.work[c]) for c in configs}
+    return _components(configs, keys)
+
+
+def _work_cause(ix: _Index, group: Sequence[Config]) -> _Ranked:
+    members = [ix.totals[c] for c in group if c in ix.totals]
+    worst_of: dict[str, float] = {}
+    for c in group:
+        t = ix.totals.get(c)
+        worst_of[c[0]] = max(worst_of.get(c[0], 0.0), _worst([t]) if t else 0.0)
+    workloads = sorted(worst_of, key=lambda wl: (-worst_of[wl], wl))
+    rank = {wl: i for i, wl in enumerate(workloads)}
+    ordered = sorted(group, key=lambda c: (rank[c[0]], c[1], c[2]))
+    changes = [w for c in ordered for w in ix.work[c]]
+    changed = {(w.workload, w.shape, w.dtype, w.op) for w in changes}
+    op_findings = [
+        f
+        for c in ordered
+        for f in ix.ops.get(c, [])
+        if (f.series.workload, f.series.shape, f.series.dtype, f.series.op) in changed
+    ]
+    primary = workloads[0]
+    cause = Cause(
+        kind="work",
+        workload=primary,
+        direction=_direction(members, op_findings),  # type: ignore[arg-type]
+        ops=op_order(changes),
+        configs=tuple((c[1], c[2]) for c in ordered if c[0] == primary),
+        totals=tuple(ix.totals[c].series for c in ordered if c in ix.totals),
+        where=tuple(ordered) if len(workloads) > 1 else (),
+    )
+    return _Ranked(cause, tuple(members))
+
+
+def _timing_causes(ix: _Index) -> list[_Ranked]:
+    """Configurations without a work change whose total or ops moved, per workload and
+    direction; the ops that moved most first."""
     timing: dict[tuple[str, str], list[Config]] = {}
-    for c in sorted(set(totals) | set(ops_of)):
-        if c in by_config:
+    for c in sorted(set(ix.totals) | set(ix.ops)):
+        if c in ix.work:
             continue
-        t = totals.get(c)
-        moved = [f for f in ops_of.get(c, []) if f.verdict in MOVED_VERDICTS and _live(f)]
-        if t is not None and t.verdict in MOVED_VERDICTS and _live(t):
+        t = ix.totals.get(c)
+        moved = [f for f in ix.ops.get(c, []) if _moved(f)]
+        if t is not None and _moved(t):
             timing.setdefault((c[0], t.verdict), []).append(c)
         elif moved:
             timing.setdefault((c[0], moved[0].verdict), []).append(c)
+    out = []
     for (wl, verdict), configs in sorted(timing.items()):
-        members = [totals[c] for c in configs if c in totals]
-        movers = [
-            f
-            for c in configs
-            for f in ops_of.get(c, [])
-            if f.verdict == verdict and _live(f)
-        ]
+        members = tuple(ix.totals[c] for c in configs if c in ix.totals)
         moved_by: dict[str, float] = {}
-        for f in movers:
-            op = f.series.op or "?"
-            moved_by[op] = moved_by.get(op, 0.0) + abs((f.head or 0.0) - (f.base or 0.0))
-        add(
-            Cause(
-                kind="timing",
-                workload=wl,
-                direction=verdict,  # type: ignore[arg-type]
-                ops=tuple(sorted(moved_by, key=lambda o: (-moved_by[o], o))),
-                configs=tuple((c[1], c[2]) for c in configs),
-                totals=tuple(f.series for f in members),
-            ),
-            members,
+        for c in configs:
+            for f in ix.ops.get(c, []):
+                if f.verdict == verdict and _live(f):
+                    op = f.series.op or "?"
+                    moved_by[op] = moved_by.get(op, 0.0) + abs((f.head or 0.0) - (f.base or 0.0))
+        cause = Cause(
+            kind="timing",
+            workload=wl,
+            direction=verdict,  # type: ignore[arg-type]
+            ops=tuple(sorted(moved_by, key=lambda o: (-moved_by[o], o))),
+            configs=tuple((c[1], c[2]) for c in configs),
+            totals=tuple(f.series for f in members),
         )
+        out.append(_Ranked(cause, members))
+    return out
 
-    # Plain asv benchmarks (no workload identity): one cause per benchmark that moved.
+
+def _plain_causes(ix: _Index) -> list[_Ranked]:
+    """Plain asv benchmarks (no workload identity): one cause per benchmark that moved."""
     plain: dict[tuple[str, str], list[Finding]] = {}
-    for f in findings:
-        if _config(f.series) is None and f.verdict in MOVED_VERDICTS and _live(f):
+    for f in ix.plain:
+        if _moved(f):
             plain.setdefault((f.series.benchmark, f.verdict), []).append(f)
-    for (bench, verdict), members in sorted(plain.items()):
-        add(
+    return [
+        _Ranked(
             Cause(
                 kind="timing",
                 workload=bench,
                 direction=verdict,  # type: ignore[arg-type]
                 totals=tuple(f.series for f in members),
             ),
-            members,
+            tuple(members),
         )
-    ranked.sort(key=lambda rc: rc[0])
-    return tuple(c for _, c in ranked)
+        for (bench, verdict), members in sorted(plain.items())
+    ]
+
+
+def find_causes(findings: Sequence[Finding], work: Iterable[WorkChange]) -> tuple[Cause, ...]:
+    """Group ``findings`` (one comparison) into causes, worst first (see module docstring)."""
+    ix = _Index.of(findings, work)
+    ranked = [_work_cause(ix, g) for g in _work_groups(ix)]
+    ranked += _timing_causes(ix)
+    ranked += _plain_causes(ix)
+    ranked.sort(key=lambda r: r.key)
+    return tuple(r.cause for r in ranked)
+
+
+def with_causes(doc: FindingsDocument) -> FindingsDocument:
+    """``doc`` with its causes regrouped from its findings and work changes (after
+    anything that changed a verdict: the confirmation, a rebuilt document)."""
+    return replace(doc, causes=find_causes(doc.findings, doc.work))

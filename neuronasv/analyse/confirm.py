@@ -25,14 +25,15 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 
-from neuronasv.analyse.causes import MOVED_VERDICTS, find_causes
+from neuronasv.analyse.attribution import MOVED, explain, from_rounds, pooled
+from neuronasv.analyse.causes import MOVED_VERDICTS, with_causes
 from neuronasv.analyse.evidence import apply_work, work_decides
-from neuronasv.analyse.floors import FloorKey, NoiseFloor
+from neuronasv.analyse.floors import FloorKey, NoiseFloor, floor_key
 from neuronasv.analyse.multitest import spend
 from neuronasv.analyse.pairwise import PairInput, Settings, judge
 from neuronasv.analyse.profile_samples import samples_from_profile
 from neuronasv.errors import UsageError
-from neuronasv.model import Finding, FindingsDocument, Point, SeriesId
+from neuronasv.model import Finding, FindingsDocument, Point, SeriesId, WorkChange
 from neuronasv.samples import median
 
 __all__ = [
@@ -140,6 +141,7 @@ def confirm(
         and f.verdict not in ("new", "removed", "failed")
     ]
     measured = todo + extra
+    breakdown = _breakdown_series(doc, configs, measured)
     changed = {(w.workload, w.shape, w.dtype) for w in doc.work}
     certain = work_decides([f.series for f in todo], doc.work)
     data: dict[str, dict[SeriesId, list[tuple[float, ...]]]] = {"base": {}, "head": {}}
@@ -157,9 +159,9 @@ def confirm(
             if i not in done
         } | reference  # the reference workload goes along in every round
         want = [
-            f.series
-            for f in measured
-            if (f.series.workload, f.series.shape, f.series.dtype) in open_configs
+            s
+            for s in [*(f.series for f in measured), *breakdown]
+            if (s.workload, s.shape, s.dtype) in open_configs
         ]
         target = rounds + look - 1
         exhausted = False
@@ -214,6 +216,7 @@ def confirm(
             continue
         out.append(_settle(f, final[k], k in done, r))
     out = apply_work(out, doc.work)
+    out = _explain_from_rounds(out, data, measured, latest, doc.work)
     new_doc = replace(
         doc,
         findings=tuple(out),
@@ -228,7 +231,64 @@ def confirm(
             "rounds": r,
         },
     )
-    return replace(new_doc, causes=find_causes(new_doc.findings, new_doc.work))
+    return with_causes(new_doc)
+
+
+def _breakdown_series(
+    doc: FindingsDocument,
+    configs: Collection[tuple[str | None, str | None, str | None]],
+    measured: Sequence[Finding],
+) -> list[SeriesId]:
+    """The op series a re-measured total's breakdown needs beyond the measured findings:
+    every op of its first-run attribution and every changed op (new and removed ones
+    have no asv series), so the rounds record per-op samples of all of them."""
+    have = {(f.series.workload, f.series.shape, f.series.dtype, f.series.op) for f in measured}
+    out: list[SeriesId] = []
+    totals = [f for f in doc.findings if f.series.op is None and f.series.workload is not None]
+    for t in totals:
+        s = t.series
+        if (s.workload, s.shape, s.dtype) not in configs:
+            continue
+        names = [a.op for a in t.attribution]
+        names += [w.op for w in doc.work if w.config == (s.workload, s.shape, s.dtype)]
+        for op in dict.fromkeys(names):
+            if (s.workload, s.shape, s.dtype, op) not in have:
+                have.add((s.workload, s.shape, s.dtype, op))
+                out.append(SeriesId(s.benchmark, (), s.workload, s.shape, s.dtype, op))
+    return out
+
+
+def _explain_from_rounds(
+    findings: Sequence[Finding],
+    data: Mapping[str, Mapping[SeriesId, Sequence[tuple[float, ...]]]],
+    measured: Sequence[Finding],
+    latest: Sequence[Finding],
+    work: Sequence[WorkChange],
+) -> list[Finding]:
+    """Totals whose figures the rounds replaced take their breakdown and module chain
+    from the same rounds (one measurement per row); a total that no longer moved keeps
+    none (a first-run breakdown beside rounds figures would mix two measurements)."""
+    rounds = {
+        floor_key(sid): (data["base"].get(sid, []), data["head"].get(sid, []))
+        for sid in {*data["base"], *data["head"]}
+    }
+    by_config = pooled(rounds)
+    judged: dict[tuple[object, ...], dict[str, Finding]] = {}
+    for f, g in zip(measured, latest, strict=False):
+        s = f.series
+        judged.setdefault((s.workload, s.shape, s.dtype), {})[s.op or ""] = g
+    out = []
+    for f in findings:
+        s = f.series
+        cfg = (s.workload, s.shape, s.dtype)
+        if s.op is not None or not f.from_rounds or cfg not in by_config:
+            out.append(f)
+        elif f.verdict in MOVED:
+            m = from_rounds(f, by_config[cfg])
+            out.append(explain(f, m, work, judged.get(cfg, {})))
+        else:
+            out.append(replace(f, attribution=(), module_chain=()))
+    return out
 
 
 def _reference(
@@ -345,10 +405,12 @@ def _settle(f: Finding, g: Finding, decided: bool, rounds: int) -> Finding:
 
 
 def _timing_from(new: Finding, g: Finding) -> Finding:
-    """``new`` with the rounds' figures (they measured it better than the single run)."""
+    """``new`` with the rounds' figures (they measured it better than the single run);
+    ``from_rounds`` says so, and the breakdown follows (:func:`_explain_from_rounds`)."""
     if g.ratio is not None:
         new = replace(
             new,
+            from_rounds=True,
             base=g.base,
             head=g.head,
             ratio=g.ratio,

@@ -47,6 +47,7 @@ __all__ = [
     "aggregate",
     "apply_work",
     "change_direction",
+    "changed_modules",
     "config_directions",
     "has_evidence",
     "work_changes",
@@ -135,10 +136,21 @@ def work_changes(
                     signature_head=ho.signature if ho else (),
                     time_base=None if tb is None else tb * k,
                     time_head=None if th is None else th * k,
+                    modules=changed_modules(bo, ho),
                 )
             )
     out.sort(key=lambda w: (w.workload, w.shape, w.dtype, w.op))
     return tuple(out)
+
+
+def changed_modules(bo: OpProfile | None, ho: OpProfile | None) -> tuple[str, ...]:
+    """The module paths whose calls of an op differ between base and head (all paths
+    that call it, for an op on one side only); ``()`` when a side recorded no modules."""
+    bm = bo.module_signatures if bo is not None else {}
+    hm = ho.module_signatures if ho is not None else {}
+    if (bo is not None and not bm) or (ho is not None and not hm):
+        return ()
+    return tuple(p for p in sorted(set(bm) | set(hm)) if bm.get(p, ()) != hm.get(p, ()))
 
 
 def _cmp(a: float | None, b: float | None) -> int | None:

@@ -49,7 +49,7 @@ import numpy as np
 
 from neuronasv.analyse import stats
 from neuronasv.analyse.acks import Acknowledgement, match_ack
-from neuronasv.analyse.attribution import attribute
+from neuronasv.analyse.attribution import attribute, pooled
 from neuronasv.analyse.causes import find_causes
 from neuronasv.analyse.envdiff import env_changes
 from neuronasv.analyse.evidence import apply_work, work_changes
@@ -475,6 +475,7 @@ def _verdict(
         noise_head=e.noise[1],
         reason=reason,
         warnings=tuple(warnings),
+        from_rounds=e.mode == "rounds",
         **common,
     )
 
@@ -709,7 +710,13 @@ def compare(
     work = work_changes(base_profiles, head_profiles)
     findings = judge(pairs, settings, floors, boost={(w.workload, w.shape, w.dtype) for w in work})
     findings = apply_work(findings, work)
-    findings = attribute(findings, base_profiles=base_profiles, head_profiles=head_profiles)
+    findings = attribute(
+        findings,
+        base_profiles=base_profiles,
+        head_profiles=head_profiles,
+        work=work,
+        rounds=pooled(rnd) if rnd else None,
+    )
     ack_list = list(acks)
     if ack_list:
         findings = [_apply_ack(f, ack_list, head) for f in findings]

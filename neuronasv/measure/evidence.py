@@ -20,10 +20,11 @@ shape of the work). An op's signature is the sorted list of ``"<calls per iterat
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from neuronasv.errors import UsageError
+from neuronasv.measure.modules import module_of
 from neuronasv.model.profile import WorkloadProfile
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ __all__ = [
     "annotate_workload",
     "call_signature",
     "capture_work",
+    "module_signatures_from_events",
     "signatures_from_events",
 ]
 
@@ -88,16 +90,40 @@ def signatures_from_events(
         iterations: iterations the events span (counts are divided by it).
         op_name: the op identity used in the profile.
     """
+    return {
+        op: by_module[""]
+        for op, by_module in _count(events, iterations, op_name, lambda e: "").items()
+    }
+
+
+def module_signatures_from_events(
+    events: Iterable[Any], iterations: int, *, op_name: Callable[[Any], str]
+) -> dict[str, dict[str, tuple[str, ...]]]:
+    """Per op, per module path that issued its calls (:func:`neuronasv.measure.modules.
+    module_of`; ``""`` outside any scope), the signature entries of those calls: where a
+    change of work happened, as exactly as what it was."""
+    return _count(events, iterations, op_name, module_of)
+
+
+def _count(
+    events: Iterable[Any],
+    iterations: int,
+    op_name: Callable[[Any], str],
+    where: Callable[[Any], str],
+) -> dict[str, dict[str, tuple[str, ...]]]:
     if iterations <= 0:
         raise UsageError(f"iterations must be positive, got {iterations}")
-    counts: dict[str, dict[str, int]] = {}
+    counts: dict[str, dict[str, dict[str, int]]] = {}
     for e in events:
         sig = call_signature(getattr(e, "input_shapes", None), getattr(e, "input_dtypes", None))
-        bucket = counts.setdefault(op_name(e), {})
+        bucket = counts.setdefault(op_name(e), {}).setdefault(where(e), {})
         bucket[sig] = bucket.get(sig, 0) + 1
     return {
-        op: tuple(sorted(f"{_per_iter(n, iterations)}×{sig}" for sig, n in sigs.items()))
-        for op, sigs in counts.items()
+        op: {
+            path: tuple(sorted(f"{_per_iter(n, iterations)}×{sig}" for sig, n in sigs.items()))
+            for path, sigs in paths.items()
+        }
+        for op, paths in counts.items()
     }
 
 
@@ -107,6 +133,8 @@ class WorkCapture:
 
     costs: dict[str, Any]  # op -> roofline.OpCost
     signatures: dict[str, tuple[str, ...]]
+    # op -> module path -> signature entries; only when the workload opened module scopes
+    modules: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
 
 
 def capture_work(
@@ -151,12 +179,15 @@ def capture_work(
         return normalize_op_name(e.key)
 
     host = [e for e in events if is_host_event(e)]
+    modules = module_signatures_from_events(host, iterations, op_name=name)
+    scoped = any(set(paths) != {""} for paths in modules.values())
     return WorkCapture(
         costs=costs_from_events(
             events, iterations, default_dtype=default_dtype, op_name=name,
             assume_causal=assume_causal,
         ),
         signatures=signatures_from_events(host, iterations, op_name=name),
+        modules=modules if scoped else {},
     )
 
 
@@ -209,6 +240,11 @@ def annotate_workload(
     return replace(
         annotated,
         ops=tuple(
-            replace(op, signature=work.signatures.get(op.op, ())) for op in annotated.ops
+            replace(
+                op,
+                signature=work.signatures.get(op.op, ()),
+                module_signatures=work.modules.get(op.op, {}),
+            )
+            for op in annotated.ops
         ),
     )

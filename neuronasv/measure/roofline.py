@@ -171,6 +171,14 @@ _VIEW_OPS = _ops(
 # self-cost so the child carries the work; ``to``/``clone`` on their own never launch a
 # kernel without a ``copy_`` child.
 
+
+def carries_no_work(op: str) -> bool:
+    """True for a view, alias, stride or allocation op (or a wrapper whose child op
+    carries the work): zero FLOPs and bytes of its own. Cause sentences summarise such
+    ops as helpers (:mod:`neuronasv.analyse.causes`)."""
+    return op.startswith("aten::") and op.removeprefix("aten::").split(".", 1)[0] in _VIEW_OPS
+
+
 _ELEMENTWISE_1 = _ops(
     """
     add sub mul div true_divide pow rsqrt sqrt exp exp2 log log2 log1p expm1 neg reciprocal
@@ -521,9 +529,9 @@ def op_cost(
     """
     if not op.startswith("aten::"):
         return _UNKNOWN
-    name = op.removeprefix("aten::").split(".", 1)[0]
-    if name in _VIEW_OPS:
+    if carries_no_work(op):
         return _ZERO
+    name = op.removeprefix("aten::").split(".", 1)[0]
     ts = _tensors(input_shapes, input_dtypes, str(dtype))
     tensors = [t for t in ts if t is not None]
     if name in _ATTENTION:

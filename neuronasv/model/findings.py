@@ -31,6 +31,10 @@ Schema history (``FINDINGS_SCHEMA_VERSION``):
       Additive, same version: ``Finding.module_chain`` (total -> modules -> op, from the
       module rollup of the sidecar profiles); optional and written only when present, so
       documents without it read as before and older readers ignore it.
+      Additive, same version (written only when set): ``Finding.from_rounds`` (the row's
+      total, Δ, CI, attribution and module chain come from the confirm rounds' samples),
+      ``WorkChange.modules`` (the module paths whose calls of the op changed, from the
+      untimed work pass) and ``Cause.where`` (a cause seen in several workloads).
 """
 
 from __future__ import annotations
@@ -161,6 +165,9 @@ class Finding(Model):
         roofline_base, roofline_head: for op series, the op's achieved fraction of the
             device's peak on each side (from the sidecar profiles), when known.
         roofline_bound: which roof that fraction is of (head's, else base's).
+        from_rounds: True when base, head, ratio, CI, ``attribution`` and
+            ``module_chain`` all come from the interleaved re-measurement's rounds (pooled
+            samples); False when they all come from the compared runs. Never a mix.
     """
 
     _what = "finding"
@@ -193,6 +200,7 @@ class Finding(Model):
     module_chain: tuple[OpContribution, ...] = field(
         default=(), metadata=spec(omit_empty=True)
     )
+    from_rounds: bool = field(default=False, metadata=spec(omit_empty=True))
 
     @property
     def change_pct(self) -> float | None:
@@ -271,6 +279,9 @@ class WorkChange(Model):
         bytes_base, bytes_head, flops_base, flops_head: estimated work per iteration.
         signature_base, signature_head: ``"<calls>×<inputs>"`` entries.
         time_base, time_head: the op's median self device time per iteration (seconds).
+        modules: the module paths (:mod:`neuronasv.measure.modules`) whose calls of this
+            op differ (for a new or removed op: where it is called), from the untimed
+            pass; empty when a side recorded no modules.
     """
 
     _what = "work change"
@@ -290,6 +301,7 @@ class WorkChange(Model):
     signature_head: tuple[str, ...] = ()
     time_base: float | None = None
     time_head: float | None = None
+    modules: tuple[str, ...] = field(default=(), metadata=spec(omit_empty=True))
 
     @property
     def config(self) -> tuple[str, str, str]:
@@ -303,6 +315,17 @@ def _configs(data: Mapping[str, Any], source: str) -> tuple[tuple[str, str], ...
             raise CorruptResultsError(f"{source}: cause configs must be [shape, dtype] pairs")
         configs.append((c[0], c[1]))
     return tuple(configs)
+
+
+def _where(data: Mapping[str, Any], source: str) -> tuple[tuple[str, str, str], ...]:
+    out = []
+    for c in data.get("where", []) or []:
+        if not isinstance(c, list) or len(c) != 3 or not all(isinstance(x, str) for x in c):
+            raise CorruptResultsError(
+                f"{source}: cause where must be [workload, shape, dtype] triples"
+            )
+        out.append((c[0], c[1], c[2]))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -321,8 +344,11 @@ class Cause(Model):
             when no total of the cause has a verdict (a work change whose time did not
             move beyond the noise).
         ops: the ops whose work changed (``work``) or that moved most (``timing``).
-        configs: ``(shape, dtype)`` pairs the cause covers, in reading order.
-        totals: the workload-total series of those configurations.
+        configs: ``(shape, dtype)`` pairs the cause covers in ``workload``, in reading order.
+        totals: the workload-total series of every configuration the cause covers.
+        where: ``(workload, shape, dtype)`` of every configuration, when the same op-level
+            change shows in several workloads (an attention and the block that contains
+            it): one cause, its workloads worst first; empty for a one-workload cause.
     """
 
     _what = "cause"
@@ -337,6 +363,26 @@ class Cause(Model):
         default=(), metadata=spec(encode=lambda c: [list(x) for x in c.configs], decode=_configs)
     )
     totals: tuple[SeriesId, ...] = ()
+    where: tuple[tuple[str, str, str], ...] = field(
+        default=(),
+        metadata=spec(
+            omit_empty=True, encode=lambda c: [list(x) for x in c.where], decode=_where
+        ),
+    )
+
+    @property
+    def places(self) -> tuple[tuple[str, str, str], ...]:
+        """``(workload, shape, dtype)`` of every configuration the cause covers."""
+        return self.where or tuple((self.workload, s, d) for s, d in self.configs)
+
+    @property
+    def workloads(self) -> tuple[str, ...]:
+        """The workloads the cause covers, ``workload`` first."""
+        out = [self.workload]
+        for w, _, _ in self.places:
+            if w not in out:
+                out.append(w)
+        return tuple(out)
 
 
 @dataclass(frozen=True)

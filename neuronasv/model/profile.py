@@ -22,6 +22,8 @@ Schema history (``PROFILE_SCHEMA_VERSION``):
       cycles; ``OpProfile.modules``, the share of each op's time per module path. Version
       1 and 2 documents read with no modules (a workload without module scopes writes none
       either).
+      Additive, same version 3: per-op ``module_signatures`` (module path -> the op's
+      signature entries issued there, from the untimed pass), optional; absent = unknown.
 """
 
 from __future__ import annotations
@@ -84,6 +86,9 @@ class OpProfile(Model):
             empty when not captured.
         modules: module path -> the fraction of this op's time spent in that module
             (``""`` = outside any module scope); empty when the workload has no scopes.
+        module_signatures: module path -> the signature entries of the calls issued in
+            that module (the untimed pass, like ``signature``): which module's work
+            changed; empty when the workload has no scopes or the pass did not run.
     """
 
     _what = "op entry"
@@ -102,6 +107,27 @@ class OpProfile(Model):
         default_factory=dict,
         metadata=spec(omit_empty=True, decode=lambda d, src: _shares(d.get("modules", {}), src)),
     )
+    module_signatures: Mapping[str, tuple[str, ...]] = field(
+        default_factory=dict,
+        metadata=spec(
+            omit_empty=True,
+            encode=lambda o: {k: list(v) for k, v in o.module_signatures.items()},
+            decode=lambda d, src: _module_signatures(d.get("module_signatures", {}), src),
+        ),
+    )
+
+
+def _module_signatures(data: Any, source: str) -> dict[str, tuple[str, ...]]:
+    if not isinstance(data, Mapping):
+        raise CorruptResultsError(f"{source}: module_signatures must be an object")
+    out: dict[str, tuple[str, ...]] = {}
+    for k, v in data.items():
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise CorruptResultsError(
+                f"{source}: module_signatures {k!r} must be a list of strings"
+            )
+        out[str(k)] = tuple(v)
+    return out
 
 
 def _shares(data: Any, source: str) -> dict[str, float]:

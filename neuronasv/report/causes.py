@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from neuronasv.analyse.attribution import short_dtype
-from neuronasv.analyse.causes import find_causes
+from neuronasv.analyse.causes import is_helper, op_order
 from neuronasv.format import (
     format_ci,
     format_delta_pct,
@@ -95,26 +95,21 @@ class CauseView:
 
 
 def cause_views(doc: FindingsDocument) -> list[CauseView]:
-    """The causes of ``doc``'s findings, joined with their totals and work changes.
-
-    Regrouped from the findings and work changes every time (:func:`find_causes`), so
-    every view tells the same story as the verdicts, whatever ``doc.causes`` says.
-    """
+    """The causes of ``doc`` (computed once in analyse, stored in ``doc.causes``), joined
+    with their totals, changed or moved op series and work changes; nothing is regrouped
+    here, so every view tells the story the document stores."""
     totals = {f.series: f for f in doc.findings if f.series.op is None}
     out = []
-    for c in find_causes(doc.findings, doc.work):
-        configs = set(c.configs)
-        work = tuple(
-            w for w in doc.work if w.workload == c.workload and (w.shape, w.dtype) in configs
-        )
+    for c in doc.causes:
+        places = set(c.places)
+        work = tuple(w for w in doc.work if w.config in places)
         fs = tuple(totals[s] for s in c.totals if s in totals)
         names = set(c.ops)
         ops = tuple(
             f
             for f in doc.findings
             if f.series.op in names
-            and f.series.workload == c.workload
-            and (f.series.shape, f.series.dtype) in configs
+            and (f.series.workload, f.series.shape, f.series.dtype) in places
         )
         out.append(CauseView(c, fs, work, ops))
     return out
@@ -130,75 +125,86 @@ def _ratio_text(r: float) -> str:
     return f"×{r:.3g}" if r >= 1 else f"÷{1 / r:.3g}"
 
 
-def work_sentence(work: Sequence[WorkChange], *, code: Code = _plain, max_ops: int = 3) -> str:
-    """What changed in the work, from the evidence, in one sentence.
+def _clause_kind(ws: Sequence[WorkChange]) -> str:
+    """How one op's change reads: new, removed, calls, more data, less data, shapes."""
+    if all(w.kind == "new" for w in ws):
+        return "new"
+    if all(w.kind == "removed" for w in ws):
+        return "removed"
+    if any(w.kind == "calls" for w in ws):
+        return "calls"
+    r = _bytes_ratio([w for w in ws if w.kind in ("shapes", "bytes")])
+    return "more data" if r > 1.0 else "less data" if r < 1.0 else "shapes"
 
-    ``aten::add and aten::rsqrt move more data (bytes ×512 at 4x512 bf16); aten::mul 3 → 4
-    calls; new ops aten::fill_, aten::full_like.``
-    """
-    if not work:
-        return ""
-    order: list[str] = []
-    for w in work:
-        if w.op not in order:
-            order.append(w.op)
-    by_op: dict[str, list[WorkChange]] = {}
-    for w in work:
-        by_op.setdefault(w.op, []).append(w)
-    new = [op for op in order if all(w.kind == "new" for w in by_op[op])]
-    removed = [op for op in order if all(w.kind == "removed" for w in by_op[op])]
-    calls = [op for op in order if any(w.kind == "calls" for w in by_op[op])]
-    moved = [
-        op
-        for op in order
-        if op not in calls and any(w.kind in ("shapes", "bytes") for w in by_op[op])
-    ]
 
-    def names(ops: Sequence[str]) -> str:
-        shown = [code(o) for o in ops[:max_ops]]
-        more = f" and {plural(len(ops) - max_ops, 'more op')}" if len(ops) > max_ops else ""
-        if len(shown) > 1:
-            return ", ".join(shown[:-1]) + " and " + shown[-1] + more
-        return shown[0] + more
+def _names(ops: Sequence[str], code: Code) -> str:
+    shown = [code(o) for o in ops]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
-    parts = []
-    more_data = [op for op in moved if _bytes_ratio(by_op[op]) > 1.0]
-    less_data = [op for op in moved if _bytes_ratio(by_op[op]) < 1.0]
-    same_data = [op for op in moved if op not in more_data and op not in less_data]
-    for ops, verb in ((more_data, "move more data"), (less_data, "move less data")):
-        if ops:
-            biggest = max((w for op in ops for w in by_op[op]), key=_one_ratio)
-            parts.append(
-                f"{names(ops)} {verb if len(ops) > 1 else verb.replace('move', 'moves')}"
-                f" (bytes {_ratio_text(_one_ratio(biggest))} at"
-                f" {code(config_label(biggest.shape, biggest.dtype))})"
-            )
-    if same_data:
-        w = by_op[same_data[0]][0]
-        sig = _sig_diff(w)
-        parts.append(
-            f"{names(same_data)}: other input shapes"
-            + (f" ({code(sig)} at {code(config_label(w.shape, w.dtype))})" if sig else "")
+
+def _clause(kind: str, ops: Sequence[str], by_op: dict[str, list[WorkChange]], code: Code) -> str:
+    """One clause for consecutive ops (in weight order) whose change reads the same."""
+    s = "s" if len(ops) > 1 else ""
+    if kind in ("new", "removed"):
+        return f"{kind} op{s} {_names(ops, code)}"
+    if kind in ("more data", "less data"):
+        verb = ("move" if s else "moves") + (" more data" if kind == "more data" else " less data")
+        ws = [w for op in ops for w in by_op[op]]
+        biggest = max(ws, key=lambda w: abs(math.log(_one_ratio(w))))
+        return (
+            f"{_names(ops, code)} {verb} (bytes {_ratio_text(_one_ratio(biggest))} at"
+            f" {code(config_label(biggest.shape, biggest.dtype))})"
         )
-    for op in calls[:max_ops]:
-        ws = by_op[op]
-        pairs = {(_calls(w.calls_base), _calls(w.calls_head)) for w in ws}
+    if kind == "shapes":
+        w = by_op[ops[0]][0]
+        sig = _sig_diff(w)
+        where = f" ({code(sig)} at {code(config_label(w.shape, w.dtype))})" if sig else ""
+        return f"{_names(ops, code)}: other input shapes{where}"
+    bits = []
+    for op in ops:
+        pairs = {(_calls(w.calls_base), _calls(w.calls_head)) for w in by_op[op]}
         if len(pairs) == 1:
             b, h = next(iter(pairs))
-            parts.append(f"{code(op)} {b} → {h} calls")
+            bits.append(f"{code(op)} {b} → {h} calls")
         else:
-            w = ws[0]
-            parts.append(
+            w = by_op[op][0]
+            bits.append(
                 f"{code(op)} calls changed ({_calls(w.calls_base)} → {_calls(w.calls_head)} at"
                 f" {code(config_label(w.shape, w.dtype))})"
             )
-    if len(calls) > max_ops:
-        parts.append(f"{plural(len(calls) - max_ops, 'more op')} with other call counts")
-    if new:
-        parts.append(f"new op{'s' if len(new) > 1 else ''} {names(new)}")
-    if removed:
-        parts.append(f"removed op{'s' if len(removed) > 1 else ''} {names(removed)}")
-    text = "; ".join(parts)  # starts with an op name: its case is not ours to change
+    return "; ".join(bits)
+
+
+def work_sentence(work: Sequence[WorkChange], *, code: Code = _plain, max_ops: int = 5) -> str:
+    """What changed in the work, by weight, in one sentence.
+
+    The ops that carry bytes, FLOPs and time lead, removed and new ones first
+    (:func:`neuronasv.analyse.causes.op_order`); view, alias, stride and allocation ops
+    are counted, not named: ``removed op aten::_scaled_dot_product_flash_attention_for_cpu;
+    new ops aten::bmm, aten::masked_fill_ and aten::_softmax; +4 helper ops (views,
+    strides, allocations).`` At most ``max_ops`` ops that carry work are named.
+    """
+    if not work:
+        return ""
+    by_op: dict[str, list[WorkChange]] = {}
+    for w in work:
+        by_op.setdefault(w.op, []).append(w)
+    order = op_order(work)
+    heavy = [op for op in order if not all(is_helper(w) for w in by_op[op])]
+    helpers = len(order) - len(heavy)
+    groups: list[tuple[str, list[str]]] = []
+    for op in heavy[:max_ops]:
+        kind = _clause_kind(by_op[op])
+        if groups and groups[-1][0] == kind:
+            groups[-1][1].append(op)
+        else:
+            groups.append((kind, [op]))
+    parts = [_clause(kind, ops, by_op, code) for kind, ops in groups]
+    if len(heavy) > max_ops:
+        parts.append(f"{plural(len(heavy) - max_ops, 'more op')} that carry work")
+    if helpers:
+        parts.append(f"+{plural(helpers, 'helper op')} (views, strides, allocations)")
+    text = "; ".join(parts)  # starts with an op name or a word of ours: keep its case
     return text + "." if text else ""
 
 
@@ -317,8 +323,12 @@ def _range(view: CauseView) -> str:
     moved.sort(key=lambda f: (f.ratio or 1.0, f.series.label))
     lo, hi = moved[0], moved[-1]
 
+    several = len(view.cause.workloads) > 1
+
     def at(f: Finding) -> str:
         where = config_label(f.series.shape or "", f.series.dtype or "")
+        if several:  # one cause seen in several workloads: say which
+            where = f"{f.series.workload} {where}"
         return f"{format_delta_pct(f.ratio)} at {where}"
 
     if lo is hi or format_delta_pct(lo.ratio) == format_delta_pct(hi.ratio):
@@ -329,7 +339,7 @@ def _range(view: CauseView) -> str:
 def cause_headline(view: CauseView, *, code: Code = _plain) -> str:
     """``rmsnorm.naive: +6 % at 4x512 fp32 … +61 % at 2x128x512 bf16 — confirmed at 10/10``."""
     c = view.cause
-    text = code(c.workload)
+    text = ", ".join(code(w) for w in c.workloads)
     rng = _range(view)
     if rng:
         text += f": {rng}"

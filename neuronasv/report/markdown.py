@@ -547,10 +547,11 @@ def _cause_sections(d: Digest, h3: str, *, details: bool = True) -> list[_Sectio
         elif c.ops:
             ops = ", ".join(md_code(o) for o in c.ops[:3])
             head += ["", f"Time moved in {ops} with no recorded change of work."]
-        # The op tables come from the compared runs' sidecars; after a re-measurement the
-        # total's figures are the rounds', so the column says where its numbers are from.
-        rerun = any(f.confirmed is not None for f in view.totals)
-        where_col = "Where the time went (first run)" if rerun else "Where the time went"
+        # A row's total, Δ, CI and breakdown come from one set of samples (the rounds when
+        # re-measured, else the compared runs): the header says which, or each row does.
+        sources = {f.from_rounds for f in view.totals}
+        mixed = len(sources) > 1
+        where_col = "Where the time went" + (" (rounds)" if sources == {True} else "")
         in_table = lambda x: md_code(x, in_table=True)  # noqa: E731
         peaks = {f.series: of_peak_cell(f, code=in_table, text=_peak_text) for f in view.totals}
         peak_col = " Of peak |" if any(peaks.values()) else ""
@@ -567,6 +568,8 @@ def _cause_sections(d: Digest, h3: str, *, details: bool = True) -> list[_Sectio
             chain = module_chain_text(f, code=in_table)
             if chain:  # model -> module -> op first, then every op's signed part
                 where = f"{chain}<br>{where}" if where else chain
+            if mixed and where:
+                where = ("rounds: " if f.from_rounds else "first run: ") + where
             row = f"| {md_code(label, in_table=True)} | {pair} | {change} | {state} | {where} |"
             if peak_col:
                 row += f" {peaks[f.series]} |"

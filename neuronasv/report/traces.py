@@ -80,6 +80,10 @@ def _top_op(totals: Sequence[Finding], ops: Sequence[Finding], sign: float) -> s
     return max(moved)[1] if moved else (ops[0].series.op if ops else None)
 
 
+def _place(f: Finding) -> tuple[str | None, str | None, str | None]:
+    return (f.series.workload, f.series.shape, f.series.dtype)
+
+
 def flagged_workloads(doc: FindingsDocument) -> list[FlaggedWorkload]:
     """The (workload, shape, dtype) of every cause of ``doc``, in the comment's order."""
     out: list[FlaggedWorkload] = []
@@ -87,10 +91,10 @@ def flagged_workloads(doc: FindingsDocument) -> list[FlaggedWorkload]:
     for view in cause_views(doc):
         c = view.cause
         sign = -1.0 if c.direction == "improvement" else 1.0
-        for shape, dtype in c.configs:
-            totals = [f for f in view.totals if (f.series.shape, f.series.dtype) == (shape, dtype)]
-            ops = [f for f in view.ops if (f.series.shape, f.series.dtype) == (shape, dtype)]
-            fw = FlaggedWorkload(c.workload, shape, dtype, _top_op(totals, ops, sign), c.direction)
+        for place in c.places:
+            totals = [f for f in view.totals if _place(f) == place]
+            ops = [f for f in view.ops if _place(f) == place]
+            fw = FlaggedWorkload(*place, _top_op(totals, ops, sign), c.direction)
             if fw.key not in seen:
                 seen.add(fw.key)
                 out.append(fw)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from neuronasv.analyse.causes import with_causes
 from neuronasv.model.findings import (
     ChangePoint,
     EnvChange,
@@ -244,7 +245,7 @@ def compare_doc(
                         calls_head=1,
                     )
                 )
-    return FindingsDocument(
+    doc = FindingsDocument(
         mode="compare",
         created="2025-11-30T06:00:00Z",
         base=RunRef(
@@ -285,6 +286,7 @@ def compare_doc(
             "report_url": "https://github.com/example/kernels/actions/runs/123456789",
         },
     )
+    return with_causes(doc)  # computed once, as compare and confirm store them
 
 
 def hostile_doc() -> FindingsDocument:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from neuronasv.analyse.causes import with_causes
 from neuronasv.model import Finding, FindingsDocument, OpContribution, RunRef, SeriesId
 from neuronasv.report.escape import md_code, md_text
 from neuronasv.report.markdown import render_comment
@@ -22,8 +23,8 @@ def _doc(workload: str = "rmsnorm.naive", op: str = "aten::mul") -> FindingsDocu
                                             roofline_head=0.27, roofline_bound="memory"),))
     g = Finding(ops, "regression", "seconds", 5e-6, 15e-6, ratio=3.0, roofline_base=0.8,
                 roofline_head=0.27, roofline_bound="compute; assumed causal")  # fmt: skip
-    return FindingsDocument(mode="compare", base=RunRef(BASE, "m"), head=RunRef(HEAD, "m"),
-                            findings=(f, g))  # fmt: skip
+    return with_causes(FindingsDocument(mode="compare", base=RunRef(BASE, "m"),
+                                        head=RunRef(HEAD, "m"), findings=(f, g)))  # fmt: skip
 
 
 def test_traces_and_of_peak_render_per_flagged_workload() -> None:
