@@ -77,18 +77,19 @@ def _work_moved(w: WorkChange, what: str) -> float:
 
 def op_order(work: Iterable[WorkChange]) -> tuple[str, ...]:
     """The changed ops by weight: ops that carry work before helpers; among them removed
-    and new ops first, then by bytes moved, FLOPs moved, time moved and the number of
-    configurations that show the change (summed over the changes of each op)."""
+    ops first, then new ones, then the rest, each by bytes moved, FLOPs moved, time moved
+    and the number of configurations that show the change (summed over each op's
+    changes)."""
     by_op: dict[str, list[WorkChange]] = {}
     for w in work:
         by_op.setdefault(w.op, []).append(w)
 
-    def weight(op: str) -> tuple[bool, bool, float, float, float, int, str]:
+    def weight(op: str) -> tuple[bool, int, float, float, float, int, str]:
         ws = by_op[op]
-        appears = all(w.kind in ("new", "removed") for w in ws)
+        kinds = {w.kind for w in ws}
         return (
             all(is_helper(w) for w in ws),
-            not appears,
+            0 if kinds == {"removed"} else 1 if kinds == {"new"} else 2,
             -sum(_work_moved(w, "bytes") for w in ws),
             -sum(_work_moved(w, "flops") for w in ws),
             -sum(_time_moved(w) for w in ws),

@@ -387,7 +387,7 @@ def test_comment_links_the_traces_artifact_and_shows_the_flagged_ops_fraction_of
     # Of peak: the cause table's column names the op; the series table shows base → head.
     cause = body.split("### 1.", 1)[1].split("\n\n###", 1)[0]
     header = next(ln for ln in cause.splitlines() if ln.startswith("| Shape"))
-    assert header.endswith("| Where the time went (first run) | Of peak |")
+    assert header.endswith("| Where the time went (rounds) | Of peak |")  # one measurement
     row = next(ln for ln in cause.splitlines() if ln.startswith("| `4x512 fp32`"))
     assert row.endswith("| `aten::mul` 62 % → 21 % of peak (memory) |"), row
     series = body.split("<details><summary>Every series with a verdict", 1)[1]

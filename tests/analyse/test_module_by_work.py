@@ -1,0 +1,155 @@
+"""The module the work changed (issue 20 item 4), from real profiler runs.
+
+What was seen: an MLP whose PR added a copy of its activations in the MLP module itself,
+and a module chain that blamed a child projection (``mlp.down_proj ← aten::mm -55 %``),
+the largest timing mover. The untimed work pass now records which module issued each
+call, and the chain follows the changed work there. The timing of the child projection
+is made to fall 55 % at head on purpose: the chain must still name the parent module and
+the new copy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from neuronasv.analyse.attribution import Measurement, module_chain
+from neuronasv.analyse.evidence import work_changes
+from neuronasv.analyse.pairwise import Settings, compare
+from neuronasv.analyse.profile_samples import profile_samples
+from neuronasv.measure import get_backend, profile_workload
+from neuronasv.measure.modules import scope
+from neuronasv.measure.workloads import Workload
+from neuronasv.model import (
+    Finding,
+    History,
+    Point,
+    ProfileDocument,
+    Series,
+    SeriesId,
+    WorkloadProfile,
+)
+from neuronasv.report import render_comment
+
+WL, SHAPE, DTYPE = "mlp.toy", "8x64", "float32"
+BASE, HEAD = "a" * 40, "b" * 40
+
+
+def _mlp(copy: bool) -> Workload:
+    def build(shape: tuple[int, ...], dtype: Any, device: str, seed: int):
+        import torch
+
+        g = torch.Generator().manual_seed(seed)
+        x = torch.randn(8, 64, generator=g, dtype=dtype)
+        up = torch.randn(64, 128, generator=g, dtype=dtype)
+        down = torch.randn(128, 64, generator=g, dtype=dtype)
+
+        def step() -> object:
+            with scope("mlp"):
+                with scope("up_proj"):
+                    h = x @ up
+                h = torch.nn.functional.silu(h)
+                if copy:  # the PR: a copy of the activations, in the MLP itself
+                    h = h.clone()
+                with scope("down_proj"):
+                    return h @ down
+
+        return step
+
+    return Workload(WL, "toy MLP", SHAPE, build, tags=("test",), default_dtype=DTYPE)
+
+
+@pytest.fixture(scope="module")
+def profiles() -> tuple[WorkloadProfile, WorkloadProfile]:
+    cpu = get_backend("cpu")
+    kw: dict[str, Any] = {"shape": SHAPE, "dtype": DTYPE, "samples": 2, "roofline": False}
+    return profile_workload(_mlp(False), cpu, **kw), profile_workload(_mlp(True), cpu, **kw)
+
+
+def test_the_work_pass_records_which_module_issued_each_call(profiles) -> None:
+    base, head = profiles
+    mm = base.op("aten::mm")
+    assert mm is not None and set(mm.module_signatures) == {"mlp.up_proj", "mlp.down_proj"}
+    silu = base.op("aten::silu")
+    assert silu is not None and set(silu.module_signatures) == {"mlp"}
+    got = {w.op: w for w in work_changes([base], [head])}
+    assert got["aten::copy_"].modules == ("mlp",) and got["aten::clone"].modules == ("mlp",)
+    assert "aten::mm" not in got  # the projections' work did not change
+    # identical code, identical module evidence
+    assert work_changes([base], [base]) == ()
+    assert ProfileDocument.loads(ProfileDocument("cpu", (head,)).dumps()).workloads[0] == head
+
+
+def _slow_down_proj(p: WorkloadProfile, k: float) -> WorkloadProfile:
+    """The head's timing lies: the child projection looks 55 % faster."""
+    mm = p.op("aten::mm")
+    assert mm is not None
+    ops = tuple(
+        replace(o, self_device_time_us=tuple(x * k for x in o.self_device_time_us))
+        if o.op == "aten::mm" else o
+        for o in p.ops
+    )  # fmt: skip
+    mods = tuple(
+        replace(m, device_time_us=tuple(x * k for x in m.device_time_us))
+        if m.path == "mlp.down_proj" else m
+        for m in p.modules
+    )  # fmt: skip
+    return replace(p, ops=ops, modules=mods)
+
+
+def _history(base: WorkloadProfile, head: WorkloadProfile) -> History:
+    series = []
+    for op in [None, *(f"module:{m.path}" for m in base.modules if m.path), "aten::mm"]:
+        sid = SeriesId("toy.devtime", (repr(op),), WL, SHAPE, DTYPE, op)
+        pts = []
+        for order, (commit, prof) in enumerate(((BASE, base), (HEAD, head))):
+            xs = tuple(profile_samples(ProfileDocument("cpu", (prof,)))[(WL, SHAPE, DTYPE, op)])
+            pts.append(Point(commit, order, float(np.median(xs)), xs))
+        series.append(Series("cpu-box", "existing-py", sid, "seconds", tuple(pts)))
+    fp = {"backend": "cpu", "device_model": "test cpu"}
+    return History(
+        series=tuple(series),
+        commits=(BASE, HEAD),
+        fingerprints={("cpu-box", BASE): fp, ("cpu-box", HEAD): fp},
+        profiles={("cpu-box", BASE): (base,), ("cpu-box", HEAD): (head,)},
+    )
+
+
+def test_the_chain_names_the_module_whose_work_changed_not_the_timing_mover(profiles) -> None:
+    base, head = profiles
+    doc = compare(
+        _history(base, _slow_down_proj(head, 0.45)), BASE, HEAD,
+        settings=Settings(resamples=200), floors={},
+    )  # fmt: skip
+    total = next(f for f in doc.findings if f.series.op is None)
+    assert total.verdict in ("regression", "improvement", "noisy"), total.reason
+    chain = [a.op for a in total.module_chain]
+    assert chain == ["", "module:mlp", "aten::copy_"], chain
+    assert "down_proj" not in render_comment(doc).split("<details>", 1)[0]
+
+
+def _judged(op: str, lo: float, hi: float) -> Finding:
+    return Finding(SeriesId("b", (), WL, SHAPE, DTYPE, op), "noisy", "seconds", 1.0, 1.1,
+                   ratio=1.1, ci_low=lo, ci_high=hi)  # fmt: skip
+
+
+def test_a_timing_only_chain_names_a_mover_only_when_its_ci_excludes_no_change() -> None:
+    m = Measurement(
+        total=(10.0, 11.0),
+        ops={"aten::mm": (6.0, 6.9)},
+        modules={"": (10.0, 11.0), "mlp": (8.0, 8.9), "mlp.down": (4.0, 4.9)},
+        in_module={("mlp.down", "aten::mm"): (3.0, 3.9)},
+    )
+    f = Finding(SeriesId("b", (), WL, SHAPE, DTYPE), "regression", "seconds", 10.0, 11.0)
+    sure = {"module:mlp": _judged("module:mlp", 1.05, 1.2),
+            "module:mlp.down": _judged("module:mlp.down", 1.1, 1.4),
+            "aten::mm": _judged("aten::mm", 1.05, 1.3)}  # fmt: skip
+    assert [a.op for a in module_chain(f, m, (), sure)] == [
+        "", "module:mlp", "module:mlp.down", "aten::mm"
+    ]  # fmt: skip
+    unsure = {**sure, "module:mlp.down": _judged("module:mlp.down", 0.9, 1.4)}
+    assert [a.op for a in module_chain(f, m, (), unsure)] == ["", "module:mlp"]
+    assert module_chain(f, m, (), {}) == ()  # no CI at all: nothing is named

@@ -1,0 +1,93 @@
+"""One measurement per row (issue 20 item 2): a re-measured total's breakdown and module
+chain come from the same rounds as its figures, never from the first run.
+
+The bug seen: a row's total rose 2.1 µs while every "where the time went" entry was
+negative (totals from the rounds, breakdown from the first run).
+"""
+
+from __future__ import annotations
+
+from neuronasv.analyse.confirm import confirm
+from neuronasv.analyse.replay import RecordingRunner, ReplayRunner
+from neuronasv.model import (
+    Finding,
+    FindingsDocument,
+    OpContribution,
+    RunRef,
+    SeriesId,
+    WorkChange,
+)
+
+WL, SHAPE, DTYPE = "rmsnorm.naive", "4x512", "bfloat16"
+TOTAL = SeriesId("b.total", (), WL, SHAPE, DTYPE)
+MUL = SeriesId("b.op", ("'aten::mul'",), WL, SHAPE, DTYPE, "aten::mul")
+# µs per side in the rounds: the total rises 2.1 µs, every op rises or is new
+ROUNDS = {None: (10.0, 12.1), "aten::mul": (5.0, 6.0), "aten::add": (5.0, 5.6),
+          "aten::fill_": (None, 0.5)}  # fmt: skip
+
+
+def _doc() -> FindingsDocument:
+    # The first run: the total fell and so did every op (its breakdown all negative).
+    first = (
+        OpContribution("aten::mul", 5.2, 4.9, -0.3, 0.5, 3.0, 3.0),
+        OpContribution("aten::add", 5.1, 4.8, -0.3, 0.5, 1.0, 1.0),
+    )
+    total = Finding(TOTAL, "noisy", "us", 10.3, 9.7, ratio=9.7 / 10.3, attribution=first)
+    mul = Finding(MUL, "noisy", "us", 5.2, 4.9, ratio=4.9 / 5.2)
+    work = (WorkChange(WL, SHAPE, DTYPE, "aten::fill_", "new", calls_head=1.0),)
+    return FindingsDocument(
+        "compare", RunRef("a" * 40, "m"), RunRef("b" * 40, "m"), (total, mul), work=work
+    )
+
+
+def _runner(side: str, series, round_index: int):
+    out = {}
+    for s in series:
+        b, h = ROUNDS.get(s.op, (None, None))
+        v = b if side == "base" else h
+        if v is not None:  # a new op has no base samples
+            out[s] = [v * (1.0 + 0.001 * (i - 2)) for i in range(5)]
+    return out
+
+
+def test_a_re_measured_total_takes_its_breakdown_from_the_same_rounds() -> None:
+    got = confirm(_doc(), _runner, rounds=3)
+    total = next(f for f in got.findings if f.series == TOTAL)
+    assert total.from_rounds
+    assert total.base is not None and total.head is not None
+    assert abs(total.head - total.base - 2.1) < 1e-9
+    parts = {a.op: a for a in total.attribution}
+    assert set(parts) == {"aten::mul", "aten::add", "aten::fill_"}  # the new op was measured
+    for op, (b, h) in ROUNDS.items():
+        if op is None:
+            continue
+        a = parts[op]
+        assert a.base == b and a.head == h and a.delta > 0, a
+    # calls are exact work and stay from the first run
+    assert parts["aten::mul"].calls_base == 3.0
+    # written and read back
+    assert FindingsDocument.loads(got.dumps()) == got
+
+
+def test_the_rounds_record_per_op_samples_and_a_replay_gives_the_same_row() -> None:
+    rec = RecordingRunner(_runner)
+    got = confirm(_doc(), rec, rounds=2)
+    rounds = rec.document("a" * 40, "b" * 40, 2)
+    recorded = {s.op for m in rounds.measurements for s, _ in m.samples}
+    assert {"aten::mul", "aten::add", "aten::fill_", None} <= recorded
+    again = confirm(_doc(), ReplayRunner(rounds), rounds=2)
+    assert again.findings == got.findings
+
+
+def test_a_total_that_stops_moving_keeps_no_first_run_breakdown() -> None:
+    def flat(side: str, series, round_index: int):
+        return {s: [10.0 + 0.01 * ((round_index + i) % 3) for i in range(5)] for s in series}
+
+    doc = _doc()
+    doc = FindingsDocument(
+        "compare", doc.base, doc.head, doc.findings, work=()
+    )  # no work change: the timing decides
+    got = confirm(doc, flat, rounds=3)
+    total = next(f for f in got.findings if f.series == TOTAL)
+    assert total.from_rounds and total.verdict not in ("regression", "improvement")
+    assert total.attribution == () and total.module_chain == ()
