@@ -13,26 +13,17 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
 import pytest
 
 from neuronasv.analyse.attribution import Measurement, module_chain
 from neuronasv.analyse.evidence import work_changes
 from neuronasv.analyse.pairwise import Settings, compare
-from neuronasv.analyse.profile_samples import profile_samples
 from neuronasv.measure import get_backend, profile_workload
 from neuronasv.measure.modules import scope
 from neuronasv.measure.workloads import Workload
-from neuronasv.model import (
-    Finding,
-    History,
-    Point,
-    ProfileDocument,
-    Series,
-    SeriesId,
-    WorkloadProfile,
-)
+from neuronasv.model import Finding, History, ProfileDocument, SeriesId, WorkloadProfile
 from neuronasv.report import render_comment
+from tests.profile_history import history_from_profiles
 
 WL, SHAPE, DTYPE = "mlp.toy", "8x64", "float32"
 BASE, HEAD = "a" * 40, "b" * 40
@@ -101,21 +92,12 @@ def _slow_down_proj(p: WorkloadProfile, k: float) -> WorkloadProfile:
 
 
 def _history(base: WorkloadProfile, head: WorkloadProfile) -> History:
-    series = []
-    for op in [None, *(f"module:{m.path}" for m in base.modules if m.path), "aten::mm"]:
-        sid = SeriesId("toy.devtime", (repr(op),), WL, SHAPE, DTYPE, op)
-        pts = []
-        for order, (commit, prof) in enumerate(((BASE, base), (HEAD, head))):
-            xs = tuple(profile_samples(ProfileDocument("cpu", (prof,)))[(WL, SHAPE, DTYPE, op)])
-            pts.append(Point(commit, order, float(np.median(xs)), xs))
-        series.append(Series("cpu-box", "existing-py", sid, "seconds", tuple(pts)))
-    fp = {"backend": "cpu", "device_model": "test cpu"}
-    return History(
-        series=tuple(series),
-        commits=(BASE, HEAD),
-        fingerprints={("cpu-box", BASE): fp, ("cpu-box", HEAD): fp},
-        profiles={("cpu-box", BASE): (base,), ("cpu-box", HEAD): (head,)},
-    )
+    names = [None, *(f"module:{m.path}" for m in base.modules if m.path), "aten::mm"]
+    return history_from_profiles(
+        base, head, names, lambda op: SeriesId("toy.devtime", (repr(op),), WL, SHAPE, DTYPE, op),
+        commits=(BASE, HEAD), machine="cpu-box",
+        fingerprint={"backend": "cpu", "device_model": "test cpu"},
+    )  # fmt: skip
 
 
 def test_the_chain_names_the_module_whose_work_changed_not_the_timing_mover(profiles) -> None:

@@ -15,20 +15,18 @@ from dataclasses import replace
 import numpy as np
 
 from neuronasv.analyse.pairwise import Settings, compare
-from neuronasv.analyse.profile_samples import profile_samples
 from neuronasv.model import (
     FindingsDocument,
     History,
     ModuleProfile,
     OpProfile,
-    Point,
     ProfileDocument,
-    Series,
     SeriesId,
     WorkloadProfile,
 )
 from neuronasv.model.profile import module_series_name
 from neuronasv.report import render_comment, terminal_text
+from tests.profile_history import history_from_profiles
 
 BASE = "a" * 40
 HEAD = "b" * 40
@@ -78,35 +76,19 @@ def _profile(slow_mlp_mm: float) -> WorkloadProfile:
 
 
 def _history(base: WorkloadProfile, head: WorkloadProfile) -> History:
-    bench_total = "transformer.Block.devtime_total"
-    bench_op = "transformer.Block.devtime_op"
-    names: list[str | None] = [None, *(m.path for m in base.modules if m.path)]
+    modules = {m.path for m in base.modules}
+    names: list[str | None] = [None, *(module_series_name(p) for p in sorted(modules) if p)]
     names += [o.op for o in base.ops]
-    series = []
-    for name in names:
-        is_op = name is not None and not any(m.path == name for m in base.modules)
-        op = name if is_op else (module_series_name(name) if name else None)
-        sid = SeriesId(
-            bench_total if op is None else bench_op,
-            (repr(SHAPE), repr(DTYPE), *([repr(op)] if op else [])),
-            WL,
-            SHAPE,
-            DTYPE,
-            op,
-        )
-        pts = []
-        for order, (commit, prof) in enumerate(((BASE, base), (HEAD, head))):
-            xs = profile_samples(ProfileDocument("cuda", (prof,)))[(WL, SHAPE, DTYPE, op)]
-            s = tuple(xs)
-            pts.append(Point(commit, order, float(np.median(s)), s))
-        series.append(Series("h200", "existing-py", sid, "seconds", tuple(pts)))
-    fp = {"backend": "cuda", "device_model": "NVIDIA H200"}
-    return History(
-        series=tuple(series),
-        commits=(BASE, HEAD),
-        fingerprints={("h200", BASE): fp, ("h200", HEAD): fp},
-        profiles={("h200", BASE): (base,), ("h200", HEAD): (head,)},
-    )
+
+    def series_id(op: str | None) -> SeriesId:
+        bench = "transformer.Block.devtime_total" if op is None else "transformer.Block.devtime_op"
+        return SeriesId(bench, (repr(SHAPE), repr(DTYPE), *([repr(op)] if op else [])),
+                        WL, SHAPE, DTYPE, op)  # fmt: skip
+
+    return history_from_profiles(
+        base, head, names, series_id, commits=(BASE, HEAD), machine="h200",
+        fingerprint={"backend": "cuda", "device_model": "NVIDIA H200"},
+    )  # fmt: skip
 
 
 def _doc() -> FindingsDocument:
@@ -155,7 +137,6 @@ def test_no_chain_without_module_times_or_when_no_module_moved() -> None:
 
 def test_a_module_series_is_re_measured_from_the_profile_like_an_op() -> None:
     from neuronasv.analyse.confirm import samples_from_profile
-    from neuronasv.model import ProfileDocument
 
     prof = _profile(1.0)
     doc = ProfileDocument("cuda", (prof,))
