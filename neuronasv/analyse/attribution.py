@@ -537,7 +537,8 @@ def headline(finding: Finding) -> str:
     """The sentence a reviewer reads.
 
     Example: ``rmsnorm.naive 4x512 bf16: +18 % (CI 12–25 %); aten::mul +0.41 ms (3 calls),
-    4 other ops +0.03 ms`` (signed parts that add up to the ops' total change). Without a
+    4 other ops +0.03 ms`` (signed parts that add up to the ops' total change), with
+    ``(re-measured rounds)`` when the figures and parts come from the rounds. Without a
     ratio it states the verdict (``new``, ``failed``, ...).
     """
     s = finding.series
@@ -561,4 +562,6 @@ def headline(finding: Finding) -> str:
             other = sum(a.delta for a in moved)
             word = "op" if len(moved) == 1 else "ops"
             text += f", {len(moved)} other {word} {format_signed(other, finding.unit)}"
+    if finding.from_rounds:  # the figures and the parts: the same re-measured rounds
+        text += " (re-measured rounds)"
     return text
