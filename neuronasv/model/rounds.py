@@ -4,7 +4,9 @@
 its own process. Recorded here, they can be *replayed*: the privileged PR-comment step
 recomputes the confirmation from these numbers with its own code instead of believing the
 verdicts an untrusted run wrote (``neuronasv.analyse.replay``). Numbers and series
-identities only; no free text.
+identities only; no free text. The series are the re-measured findings and, for each
+re-measured total, every op of its breakdown (new and removed ops included): the row's
+"where the time went" is recomputed from these same rounds (one measurement per row).
 
 Schema history (``ROUNDS_SCHEMA_VERSION``):
   1 — first version (with the adaptive design: ``rounds`` before the first look and
