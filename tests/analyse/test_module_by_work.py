@@ -135,3 +135,24 @@ def test_a_timing_only_chain_names_a_mover_only_when_its_ci_excludes_no_change()
     unsure = {**sure, "module:mlp.down": _judged("module:mlp.down", 0.9, 1.4)}
     assert [a.op for a in module_chain(f, m, (), unsure)] == ["", "module:mlp"]
     assert module_chain(f, m, (), {}) == ()  # no CI at all: nothing is named
+
+
+def test_changed_modules_compares_each_modules_calls() -> None:
+    from neuronasv.analyse.evidence import changed_modules
+    from neuronasv.errors import CorruptResultsError
+    from neuronasv.model import OpProfile
+
+    def op(**sigs: tuple[str, ...]) -> OpProfile:
+        paths = {k.replace("__", "."): v for k, v in sigs.items()}
+        return OpProfile("aten::mm", 2.0, (1.0,), (1.0,), module_signatures=paths)
+
+    up, down = ("1×fp32[8,64], fp32[64,128]",), ("1×fp32[8,128], fp32[128,64]",)
+    base = op(mlp__up=up, mlp__down=down)
+    assert changed_modules(base, base) == ()
+    assert changed_modules(base, op(mlp__up=up, mlp__down=up)) == ("mlp.down",)
+    assert changed_modules(None, base) == ("mlp.down", "mlp.up")  # a new op: where it runs
+    unscoped = OpProfile("aten::mm", 2.0, (1.0,), (1.0,))
+    assert changed_modules(unscoped, base) == ()  # a side without modules: unknown
+    bad = {**base.to_json(), "module_signatures": {"mlp": "1×fp32[8]"}}
+    with pytest.raises(CorruptResultsError, match="module_signatures"):
+        OpProfile.from_json(bad)
