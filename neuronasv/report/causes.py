@@ -292,7 +292,8 @@ def module_chain_text(f: Finding, *, code: Code = _plain) -> str:
     """``block +9.0 % ← block.mlp +14.2 % ← aten::mm +14.3 %``: the total, the module that
     moved most at each level, and the op that moved most inside the last one (empty
     without a module rollup). A top module that *is* the total (same times within 0.5 %)
-    stands for it, so the chain does not say the same number twice."""
+    stands for it, so the chain does not say the same number twice. An op on one side only
+    reads ``new``/``removed``: ``mlp +4.1 % ← new aten::copy_ +1.50 µs``."""
     links = list(f.module_chain)
     if len(links) < 2:
         return ""
@@ -302,11 +303,14 @@ def module_chain_text(f: Finding, *, code: Code = _plain) -> str:
     bits = []
     for a in links:
         name = "total" if a.op == "" else _link_name(a.op)
+        tag = ""
+        if a.op and module_series_path(a.op) is None and (a.base is None or a.head is None):
+            tag = "new " if a.base is None else "removed "  # an op the change added or removed
         if a.base and a.head is not None and a.base > 0:
             change = format_delta_pct(a.head / a.base)
         else:
             change = format_signed(a.delta, f.unit)
-        bits.append(f"{code(name)} {change}")
+        bits.append(f"{tag}{code(name)} {change}")
     return " ← ".join(bits)
 
 

@@ -110,7 +110,8 @@ def test_the_chain_names_the_module_whose_work_changed_not_the_timing_mover(prof
     assert total.verdict in ("regression", "improvement", "noisy"), total.reason
     chain = [a.op for a in total.module_chain]
     assert chain == ["", "module:mlp", "aten::copy_"], chain
-    assert "down_proj" not in render_comment(doc).split("<details>", 1)[0]
+    above = render_comment(doc).split("<details>", 1)[0]
+    assert "down_proj" not in above and "← new `aten::copy_`" in above, above
 
 
 def _judged(op: str, lo: float, hi: float) -> Finding:
