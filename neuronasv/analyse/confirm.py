@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from neuronasv.analyse.attribution import MOVED, explain, from_rounds, pooled
 from neuronasv.analyse.causes import MOVED_VERDICTS, with_causes
@@ -125,101 +125,34 @@ def confirm(
         raise UsageError(f"rounds must be at least 1, got {rounds}")
     last = max(rounds, max_rounds or rounds)
     looks = last - rounds + 1
-    todo = suspects(doc, include_noisy=include_noisy)
-    if not todo:
+    plan = _plan(doc, include_noisy)
+    if plan is None:
         return doc
-    todo_ids = {f.series for f in todo}
-    configs = {(f.series.workload, f.series.shape, f.series.dtype) for f in todo}
-    reference = _reference(doc, configs)
-    configs |= reference
-    extra = [
-        f
-        for f in doc.findings
-        if f.series not in todo_ids
-        and f.series.workload is not None
-        and (f.series.workload, f.series.shape, f.series.dtype) in configs
-        and f.verdict not in ("new", "removed", "failed")
-    ]
-    measured = todo + extra
-    breakdown = _breakdown_series(doc, configs, measured)
-    changed = {(w.workload, w.shape, w.dtype) for w in doc.work}
-    certain = work_decides([f.series for f in todo], doc.work)
-    data: dict[str, dict[SeriesId, list[tuple[float, ...]]]] = {"base": {}, "head": {}}
-    done: dict[int, Finding] = {}  # suspect index -> its deciding judgement
-    rejected: set[int] = set()
-    latest: list[Finding] = []
+    state = _State()
     started = clock()
-    round_seconds = 0.0
-    r = 0
-    look = 0
     for look in range(1, looks + 1):
-        open_configs = {
-            (f.series.workload, f.series.shape, f.series.dtype)
-            for i, f in enumerate(todo)
-            if i not in done
-        } | reference  # the reference workload goes along in every round
-        want = [
-            s
-            for s in [*(f.series for f in measured), *breakdown]
-            if (s.workload, s.shape, s.dtype) in open_configs
-        ]
-        target = rounds + look - 1
-        exhausted = False
-        while r < target:
-            t0 = clock()
-            got = {side: runner(side, want, r) for side in ("base", "head")}
-            if look > 1 and not (got["base"] and got["head"]):
-                # The runner has no further round (a replay of a run that stopped at
-                # its budget): stop here, exactly where that run stopped.
-                exhausted = True
-                break
-            for side in ("base", "head"):
-                for sid in want:
-                    xs = tuple(float(x) for x in got[side].get(sid, ()))
-                    if xs:
-                        data[side].setdefault(sid, []).append(xs)
-            r += 1
-            round_seconds = clock() - t0
-        if exhausted:
-            break
-        latest = _judge_all(
-            measured, data, st, floors, len(todo), look, looks, rho, rejected, changed
-        )
+        want = plan.want(state.done)
+        if _measure_rounds(runner, want, rounds + look - 1, look, state, clock):
+            break  # the runner has no further round
+        state.latest = _judge_all(
+            plan.measured, state.data, st, floors, len(plan.todo), look, looks, rho,
+            state.rejected, plan.changed,
+        )  # fmt: skip
         level = spend(st.alpha, look, looks, rho)
-        for i, g in enumerate(latest[: len(todo)]):
-            if i in done:
-                continue
-            if g.p_adjusted is not None and g.p_adjusted <= level:
-                rejected.add(i)
-                done[i] = g
-            elif _futile(g, st) or certain[i]:
-                # Futile: the CI lies within the minimum effect. Certain: the exact work
-                # decides the direction; more rounds would only narrow its size.
-                done[i] = g
+        _decide(plan, state, level, st)
         if progress:
             progress(
-                f"  look {look}/{looks} after {r} rounds: {len(done)}/{len(todo)} suspects"
-                f" decided (alpha {level:.2g} this look)"
+                f"  look {look}/{looks} after {state.r} rounds: {len(state.done)}/"
+                f"{len(plan.todo)} suspects decided (alpha {level:.2g} this look)"
             )
-        if len(done) == len(todo):
+        if len(state.done) == len(plan.todo):
             break
         spent = clock() - started
-        if budget_seconds is not None and spent + round_seconds > budget_seconds:
+        if budget_seconds is not None and spent + state.round_seconds > budget_seconds:
             break
-    final = {i: done.get(i, latest[i]) for i in range(len(todo))}
-    out = []
-    index = {f.series: i for i, f in enumerate(todo)}
-    for f in doc.findings:
-        k = index.get(f.series)
-        if k is None:
-            out.append(f)
-            continue
-        out.append(_settle(f, final[k], k in done, r))
-    out = apply_work(out, doc.work)
-    out = _explain_from_rounds(out, data, measured, latest, doc.work)
     new_doc = replace(
         doc,
-        findings=tuple(out),
+        findings=tuple(_settle_all(doc, plan, state)),
         settings={
             **doc.settings,
             "confirm": (
@@ -228,10 +161,136 @@ def confirm(
                 " machine, rounds test"
                 + (", history noise floors as prior" if floors else ", pooled prior")
             ),
-            "rounds": r,
+            "rounds": state.r,
         },
     )
     return with_causes(new_doc)
+
+
+_Config = tuple["str | None", "str | None", "str | None"]
+
+
+def _config_of(s: SeriesId) -> _Config:
+    return (s.workload, s.shape, s.dtype)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What a confirmation re-measures: the suspects (``todo``, the family judged), the
+    other findings of their configurations and the reference workload (``measured``:
+    they lend their variance), and the ops a re-measured total's breakdown needs."""
+
+    todo: list[Finding]
+    measured: list[Finding]
+    reference: set[_Config]
+    breakdown: list[SeriesId]
+    changed: set[_Config]
+    certain: list[bool]
+
+    def want(self, done: Mapping[int, Finding]) -> list[SeriesId]:
+        """The series of the configurations still open (the reference goes along in every
+        round)."""
+        open_configs = {
+            _config_of(f.series) for i, f in enumerate(self.todo) if i not in done
+        } | self.reference
+        return [
+            s
+            for s in [*(f.series for f in self.measured), *self.breakdown]
+            if _config_of(s) in open_configs
+        ]
+
+
+def _plan(doc: FindingsDocument, include_noisy: bool) -> _Plan | None:
+    todo = suspects(doc, include_noisy=include_noisy)
+    if not todo:
+        return None
+    todo_ids = {f.series for f in todo}
+    configs = {_config_of(f.series) for f in todo}
+    reference = _reference(doc, configs)
+    configs |= reference
+    extra = [
+        f
+        for f in doc.findings
+        if f.series not in todo_ids
+        and f.series.workload is not None
+        and _config_of(f.series) in configs
+        and f.verdict not in ("new", "removed", "failed")
+    ]
+    measured = todo + extra
+    return _Plan(
+        todo=todo,
+        measured=measured,
+        reference=reference,
+        breakdown=_breakdown_series(doc, configs, measured),
+        changed={(w.workload, w.shape, w.dtype) for w in doc.work},
+        certain=work_decides([f.series for f in todo], doc.work),
+    )
+
+
+@dataclass
+class _State:
+    """The samples so far (per side, per series, one tuple a round) and the decisions."""
+
+    data: dict[str, dict[SeriesId, list[tuple[float, ...]]]] = field(
+        default_factory=lambda: {"base": {}, "head": {}}
+    )
+    done: dict[int, Finding] = field(default_factory=dict)  # suspect -> deciding judgement
+    rejected: set[int] = field(default_factory=set)
+    latest: list[Finding] = field(default_factory=list)
+    r: int = 0  # rounds measured
+    round_seconds: float = 0.0  # the last round's duration
+
+
+def _measure_rounds(
+    runner: Runner,
+    want: Sequence[SeriesId],
+    target: int,
+    look: int,
+    state: _State,
+    clock: Callable[[], float],
+) -> bool:
+    """Measure rounds until ``target``; True when the runner had no further round (a
+    replay of a run that stopped at its budget: stop exactly where that run stopped)."""
+    while state.r < target:
+        t0 = clock()
+        got = {side: runner(side, want, state.r) for side in ("base", "head")}
+        if look > 1 and not (got["base"] and got["head"]):
+            return True
+        for side in ("base", "head"):
+            for sid in want:
+                xs = tuple(float(x) for x in got[side].get(sid, ()))
+                if xs:
+                    state.data[side].setdefault(sid, []).append(xs)
+        state.r += 1
+        state.round_seconds = clock() - t0
+    return False
+
+
+def _decide(plan: _Plan, state: _State, level: float, st: Settings) -> None:
+    """Mark the suspects this look decided: rejected at the look's level, futile (the CI
+    lies within the minimum effect) or certain (the exact work decides the direction;
+    more rounds would only narrow its size)."""
+    for i, g in enumerate(state.latest[: len(plan.todo)]):
+        if i in state.done:
+            continue
+        if g.p_adjusted is not None and g.p_adjusted <= level:
+            state.rejected.add(i)
+            state.done[i] = g
+        elif _futile(g, st) or plan.certain[i]:
+            state.done[i] = g
+
+
+def _settle_all(doc: FindingsDocument, plan: _Plan, state: _State) -> list[Finding]:
+    """Every finding after the rounds: the suspects settled, the work applied, and the
+    re-measured totals explained from the same rounds."""
+    final = {i: state.done.get(i, state.latest[i]) for i in range(len(plan.todo))}
+    index = {f.series: i for i, f in enumerate(plan.todo)}
+    out = []
+    for f in doc.findings:
+        k = index.get(f.series)
+        out.append(f if k is None else _settle(f, final[k], k in state.done, state.r))
+    out = apply_work(out, doc.work)
+    return _explain_from_rounds(out, state.data, plan.measured, state.latest, doc.work)
 
 
 def _breakdown_series(

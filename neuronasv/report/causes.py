@@ -340,6 +340,14 @@ def _range(view: CauseView) -> str:
     return f"{at(lo)} … {at(hi)}"
 
 
+def _ops_moved(direction: str, moved_ops: Sequence[Finding], code: Code) -> str:
+    """`` — regression of aten::mul (confirmed); totals within the noise``."""
+    names = ", ".join(code(f.series.op or "") for f in moved_ops[:2])
+    more = f" and {len(moved_ops) - 2} more" if len(moved_ops) > 2 else ""
+    state = "confirmed" if any(f.confirmed for f in moved_ops) else "single run, not re-measured"
+    return f" — {direction} of {names}{more} ({state}); totals within the noise"
+
+
 def cause_headline(view: CauseView, *, code: Code = _plain) -> str:
     """``rmsnorm.naive: +6 % at 4x512 fp32 … +61 % at 2x128x512 bf16 — confirmed at 10/10``."""
     c = view.cause
@@ -350,14 +358,7 @@ def cause_headline(view: CauseView, *, code: Code = _plain) -> str:
     n = len(view.totals)
     moved_ops = [f for f in view.ops if f.verdict == c.direction and f.series.op]
     if c.direction in ("regression", "improvement") and not view.decided and moved_ops:
-        names = ", ".join(code(f.series.op or "") for f in moved_ops[:2])
-        more = f" and {len(moved_ops) - 2} more" if len(moved_ops) > 2 else ""
-        state = (
-            "confirmed"
-            if any(f.confirmed for f in moved_ops)
-            else "single run, not re-measured"
-        )
-        text += f" — {c.direction} of {names}{more} ({state}); totals within the noise"
+        text += _ops_moved(c.direction, moved_ops, code)
     elif c.direction in ("regression", "improvement") and n:
         word = c.direction if view.decided == 1 else c.direction + "s"
         confirmed = sum(1 for f in view.totals if f.confirmed and f.verdict == c.direction)
