@@ -8,15 +8,21 @@ negative (totals from the rounds, breakdown from the first run).
 from __future__ import annotations
 
 from neuronasv.analyse.confirm import confirm
+from neuronasv.analyse.pairwise import Settings, compare
+from neuronasv.analyse.profile_samples import paired_rounds
 from neuronasv.analyse.replay import RecordingRunner, ReplayRunner
 from neuronasv.model import (
     Finding,
     FindingsDocument,
     OpContribution,
+    OpProfile,
+    ProfileDocument,
     RunRef,
     SeriesId,
     WorkChange,
+    WorkloadProfile,
 )
+from tests.profile_history import history_from_profiles
 
 WL, SHAPE, DTYPE = "rmsnorm.naive", "4x512", "bfloat16"
 TOTAL = SeriesId("b.total", (), WL, SHAPE, DTYPE)
@@ -91,3 +97,37 @@ def test_a_total_that_stops_moving_keeps_no_first_run_breakdown() -> None:
     total = next(f for f in got.findings if f.series == TOTAL)
     assert total.from_rounds and total.verdict not in ("regression", "improvement")
     assert total.attribution == () and total.module_chain == ()
+
+
+def _profile(scale: float, ops: dict[str, float]) -> WorkloadProfile:
+    xs = [scale * (1.0 + 0.001 * i) for i in range(5)]
+    rows = tuple(
+        OpProfile(op, 1.0, tuple(v * x / scale for x in xs), tuple(v * x / scale for x in xs))
+        for op, v in ops.items()
+    )
+    total = tuple(sum(ops.values()) * x / scale for x in xs)
+    return WorkloadProfile(WL, "cpu", SHAPE, DTYPE, total, rows)
+
+
+def test_compare_with_rounds_explains_the_row_from_the_same_rounds() -> None:
+    base = _profile(1.0, {"aten::mul": 5.2, "aten::add": 5.1})  # the first run: it fell
+    head = _profile(1.0, {"aten::mul": 4.9, "aten::add": 4.8})
+    names: list[str | None] = [None, "aten::mul", "aten::add"]
+    history = history_from_profiles(
+        base, head, names,
+        lambda op: SeriesId("b.total" if op is None else "b.op", (repr(op),), WL, SHAPE,
+                            DTYPE, op),
+        commits=("a" * 40, "b" * 40), machine="m", fingerprint={"backend": "cpu"},
+    )  # fmt: skip
+    rb = [ProfileDocument("cpu", (_profile(1.0, {"aten::mul": 5.0, "aten::add": 5.0}),))] * 3
+    rh = [ProfileDocument("cpu", (_profile(1.0, {"aten::mul": 6.0, "aten::add": 5.6,
+                                                 "aten::fill_": 0.5}),))] * 3  # fmt: skip
+    doc = compare(history, "a" * 40, "b" * 40, settings=Settings(resamples=100), floors={},
+                  rounds=paired_rounds(rb, rh), force=True)  # fmt: skip
+    total = next(f for f in doc.findings if f.series.op is None)
+    assert total.from_rounds and total.verdict == "regression", total.reason
+    parts = {a.op: a for a in total.attribution}
+    # µs in the profiles, seconds in the series: the rounds' medians, new op included
+    assert parts["aten::mul"].delta > 0 and parts["aten::add"].delta > 0
+    assert parts["aten::fill_"].base is None and parts["aten::fill_"].head is not None
+    assert abs(parts["aten::mul"].head / parts["aten::mul"].base - 1.2) < 1e-6
