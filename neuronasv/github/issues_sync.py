@@ -38,7 +38,7 @@ from neuronasv.format import format_delta_pct, format_p, format_pair
 from neuronasv.github.client import GitHubClient
 from neuronasv.github.comments import comment_authors
 from neuronasv.model import ChangePoint, FindingsDocument
-from neuronasv.report.escape import clean, md_code, md_text, safe_url
+from neuronasv.report.escape import clean, inert_model, md_code, md_text, safe_url
 
 __all__ = [
     "LABEL",
@@ -119,10 +119,12 @@ def render_body(
     cp: ChangePoint, key: str, *, site_url: str | None = None, repository: str | None = None
 ) -> str:
     """Issue body (markdown). Deterministic: same change point → same bytes."""
+    marker = issue_marker(key, cp.machine)  # the machine as recorded (hex in the marker)
+    cp = inert_model(cp)  # untrusted strings inert by type (escape.py)
     values = format_pair(cp.before, cp.after, cp.unit)
     rng = f"{cp.commit_before[:12]}..{cp.commit_after[:12]}"
     lines = [
-        issue_marker(key, cp.machine),
+        marker,
         f"**{md_text(cp.series.label, max_len=200)}** regressed by"
         f" **{format_delta_pct(cp.ratio)}** on "
         f"{md_code(cp.machine)}: {values} (p {format_p(cp.p_value)}).",

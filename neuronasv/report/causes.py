@@ -320,7 +320,7 @@ def _same(a: float | None, b: float | None) -> bool:
     return abs(a - b) <= 0.005 * max(abs(a), abs(b))
 
 
-def _range(view: CauseView) -> str:
+def _range(view: CauseView, code: Code) -> str:
     moved = [f for f in view.totals if f.ratio is not None and math.isfinite(f.ratio)]
     if not moved:
         return ""
@@ -333,7 +333,7 @@ def _range(view: CauseView) -> str:
         where = config_label(f.series.shape or "", f.series.dtype or "")
         if several:  # one cause seen in several workloads: say which
             where = f"{f.series.workload} {where}"
-        return f"{format_delta_pct(f.ratio)} at {where}"
+        return f"{format_delta_pct(f.ratio)} at {code(where)}"
 
     if lo is hi or format_delta_pct(lo.ratio) == format_delta_pct(hi.ratio):
         return at(hi)
@@ -352,7 +352,7 @@ def cause_headline(view: CauseView, *, code: Code = _plain) -> str:
     """``rmsnorm.naive: +6 % at 4x512 fp32 … +61 % at 2x128x512 bf16 — confirmed at 10/10``."""
     c = view.cause
     text = ", ".join(code(w) for w in c.workloads)
-    rng = _range(view)
+    rng = _range(view, code)
     if rng:
         text += f": {rng}"
     n = len(view.totals)

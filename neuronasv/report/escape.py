@@ -18,22 +18,41 @@ every such string goes through one of these functions before it reaches a render
 - :func:`workflow_data` / :func:`workflow_property` — GitHub Actions workflow commands
   (``::warning title=...::...``), escaped the way ``@actions/core`` does.
 
+By type, not by call site: a markdown renderer first passes its document through
+:func:`inert_model`, which walks the model's fields by their declared types and makes
+every untrusted string (every ``str`` that is not a ``Literal`` of our own vocabulary or
+an address checked by :func:`safe_url`) :func:`inert`: one line, and every construct that
+could come alive in markdown or HTML — a tag or comment (``<``), a link or image
+(``](``, ``][``), a mention (``@``), an issue reference or heading (``#``), an autolink
+(``://``, ``www.``), a hidden marker (``<!--``) — broken by an invisible joiner. The
+visible text is unchanged, so a value shows the same in a code span, a table cell or a
+sentence, and a call site that forgets :func:`md_text`/:func:`md_code` can garble a
+line's emphasis at worst, never post a live link, mention, heading, tag or marker.
+
 Every function is pure and total: any ``str`` in, safe text out.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
+import typing
 import unicodedata
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 from urllib.parse import quote, urlsplit
 
 __all__ = [
     "ZWJ",
     "ZWSP",
     "clean",
+    "inert",
+    "inert_model",
     "md_code",
     "md_text",
     "mermaid_label",
+    "plain_model",
     "safe_url",
     "workflow_data",
     "workflow_property",
@@ -74,10 +93,87 @@ def clean(text: str, *, max_len: int = MAX_LEN) -> str:
     return one_line
 
 
+def _visible(text: str) -> str:
+    """Control characters as spaces, format/unassigned characters dropped (no cut)."""
+    out: list[str] = []
+    for ch in text:
+        cat = unicodedata.category(ch)
+        if cat == "Cc" or ch in "\u2028\u2029":
+            out.append(" ")
+        elif cat not in ("Cf", "Cs", "Co", "Cn"):
+            out.append(ch)
+    return "".join(out)
+
+
+def inert(text: str) -> str:
+    """``text`` on one line with every live markdown/HTML construct broken invisibly.
+
+    Idempotent (joiners from an earlier pass are dropped first) and length-preserving
+    apart from the joiners, so identities built from inert parts still match.
+    """
+    s = _visible(str(text))
+    s = s.replace("<", "<" + ZWJ).replace("](", "]" + ZWJ + "(").replace("][", "]" + ZWJ + "[")
+    return _defuse(s)
+
+
+#: Fields that hold addresses: :func:`safe_url` decides whether they become links.
+_ADDRESS_FIELDS = frozenset({"trace_url", "links"})
+
+_M = TypeVar("_M")
+
+
+@functools.cache
+def _text_fields(cls: type) -> tuple[str, ...]:
+    """The fields of dataclass ``cls`` that can hold untrusted text (by declared type)."""
+    hints = typing.get_type_hints(cls)
+    return tuple(
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.name not in _ADDRESS_FIELDS and typing.get_origin(hints[f.name]) is not typing.Literal
+    )
+
+
+def _map_text(value: Any, fn: Callable[[str], str]) -> Any:
+    """``value`` with ``fn`` applied to every untrusted string inside it, by type."""
+    if isinstance(value, str):
+        return fn(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {}
+        for name in _text_fields(type(value)):
+            old = getattr(value, name)
+            new = _map_text(old, fn)
+            if new != old:
+                changes[name] = new
+        return dataclasses.replace(value, **changes) if changes else value
+    if isinstance(value, (tuple, list)):
+        return type(value)(_map_text(v, fn) for v in value)
+    if isinstance(value, Mapping):
+        return {_map_text(k, fn): _map_text(v, fn) for k, v in value.items()}
+    return value
+
+
+def inert_model(obj: _M) -> _M:
+    """``obj`` (a model value: document, finding, change point) with every untrusted
+    string made :func:`inert`, found by the fields' declared types (markdown, HTML)."""
+    return typing.cast(_M, _map_text(obj, inert))
+
+
+def plain_model(obj: _M) -> _M:
+    """``obj`` with every untrusted string on one line of visible characters (plain-text
+    views: no planted line, no terminal escape sequence), by the fields' declared types."""
+    return typing.cast(_M, _map_text(obj, _visible))
+
+
 def _defuse(text: str) -> str:
     """Break mentions, issue references and autolinks with zero-width characters."""
     text = text.replace("@", "@" + ZWJ).replace("#", "#" + ZWJ)
     return _AUTOLINK.sub(lambda m: m.group(1)[0] + ZWSP + m.group(1)[1:], text)
+
+
+def _unmark(text: str) -> str:
+    """Break HTML comment openers, so no hidden marker (ours or another key's) is planted
+    in the raw body even where the text is shown inside a code span."""
+    return text.replace("<!--", "<!" + ZWJ + "--")
 
 
 def md_text(text: str, *, max_len: int = MAX_LEN) -> str:
@@ -108,7 +204,7 @@ def md_code(text: str, *, in_table: bool = False, max_len: int = MAX_LEN) -> str
             cell; outside a table the backslash would show, so only set this in tables).
         max_len: cut longer text with an ellipsis.
     """
-    s = clean(text, max_len=max_len)
+    s = _unmark(clean(text, max_len=max_len))
     if not s:
         return "` `"
     if in_table:

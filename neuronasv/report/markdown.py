@@ -60,7 +60,14 @@ from neuronasv.report.digest import (
     group_label,
     plural,
 )
-from neuronasv.report.escape import md_code, md_text, mermaid_label, safe_url
+from neuronasv.report.escape import (
+    inert,
+    inert_model,
+    md_code,
+    md_text,
+    mermaid_label,
+    safe_url,
+)
 
 __all__ = [
     "COMMENT_MAX_CHARS",
@@ -722,6 +729,10 @@ def render_markdown(
     Returns:
         The markdown text, ending with a newline, at most ``max_chars`` characters.
     """
+    # Untrusted strings are made inert by type before any view sees them (escape.py).
+    doc = inert_model(doc)
+    if history is not None:
+        history = {inert(k): v for k, v in history.items()}
     d = digest(doc)
     url = safe_url(report_url or doc.links.get("report_url"))
     sections = _sections(

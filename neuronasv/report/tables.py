@@ -14,7 +14,7 @@ from neuronasv.analyse.attribution import headline
 from neuronasv.format import format_ci, format_delta_pct, format_p, format_pct, format_value
 from neuronasv.model import ChangePoint, Finding, FindingsDocument
 from neuronasv.report.digest import lost_phrase
-from neuronasv.report.escape import clean, md_code, md_text
+from neuronasv.report.escape import clean, inert_model, md_code, md_text, plain_model
 
 __all__ = ["VERDICT_ORDER", "compare_markdown", "compare_text", "history_text", "sort_findings"]
 
@@ -55,6 +55,7 @@ def _summary(doc: FindingsDocument) -> str:
 
 def compare_text(doc: FindingsDocument, *, show_unchanged: bool = True) -> str:
     """The terminal table of a compare document."""
+    doc = plain_model(doc)  # untrusted strings on one line, by type (escape.py)
     b, h = doc.base, doc.head
     lines = _warning_lines(doc, clean)
     if b and h:
@@ -132,6 +133,7 @@ def _warning_lines(doc: FindingsDocument, esc: Callable[..., str]) -> list[str]:
 
 def compare_markdown(doc: FindingsDocument) -> str:
     """A simple markdown table (the PR comment proper is ``neuronasv.report``'s)."""
+    doc = inert_model(doc)  # untrusted strings inert by type (escape.py)
     top = [f"**{line}**" for line in _warning_lines(doc, md_text)]
     lines = [*top, *([""] if top else []),
         "| verdict | change | 95% CI | p (Holm) | series |",
@@ -172,6 +174,7 @@ def history_text(doc: FindingsDocument, *, only_open: bool = False) -> str:
     Three parts: change points (or why the detector could not run), the newest commit
     against its parent (:mod:`neuronasv.analyse.newest`), and one summary line naming both.
     """
+    doc = plain_model(doc)  # untrusted strings on one line, by type (escape.py)
     from neuronasv.analyse.states import coverage_of, newest_state
 
     lines = []

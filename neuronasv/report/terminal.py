@@ -24,7 +24,7 @@ from neuronasv.format import (
 from neuronasv.model.findings import ChangePoint, Finding, FindingsDocument
 from neuronasv.report.causes import module_chain_text, of_peak
 from neuronasv.report.digest import Digest, digest, group_label
-from neuronasv.report.escape import clean
+from neuronasv.report.escape import clean, plain_model
 
 __all__ = ["render_terminal", "terminal_text"]
 
@@ -136,6 +136,7 @@ def render_terminal(
 ) -> None:
     """Print the findings to ``console`` (default: a new stdout console)."""
     console = console or Console()
+    doc = plain_model(doc)  # untrusted strings on one line, by type (escape.py)
     console.print(Group(*_renderables(digest(doc), show_unchanged)))  # type: ignore[arg-type]
 
 

@@ -77,13 +77,13 @@ def hostile_findings() -> FindingsDocument:
 
 
 def make_artifact(tmp_path: Path, *, pr: int = 7, head: str = HEAD, rounds: bool = True,
-                  name: str = "artifact") -> Path:
+                  name: str = "artifact", wl: tuple[str, str, str] = WL) -> Path:
     d = tmp_path / name
     d.mkdir()
     results = d / "results"
     fp = {"backend": "cpu", "device_model": "cpu", "torch": f"[merge]({EVIL})"}
-    neuronasv_run(str(results), HOSTILE_MACHINE, BASE, 1, {WL: _table(30.0)}, fingerprint=fp)
-    neuronasv_run(str(results), HOSTILE_MACHINE, HEAD, 2, {WL: _table(90.0)}, fingerprint=fp)
+    neuronasv_run(str(results), HOSTILE_MACHINE, BASE, 1, {wl: _table(30.0)}, fingerprint=fp)
+    neuronasv_run(str(results), HOSTILE_MACHINE, HEAD, 2, {wl: _table(90.0)}, fingerprint=fp)
     (d / "pr-number").write_text(f"{pr}\n")
     (d / "head-sha").write_text(f"{head}\n")
     (d / "base-sha").write_text(f"{BASE}\n")
@@ -212,6 +212,27 @@ def test_hostile_artifact_comment_has_only_run_links_and_recomputed_verdicts(
     rows = [ln for ln in series.split("</details>", 1)[0].splitlines() if ln.startswith("| `")]
     assert len(rows) == 2 and all("✓" in ln for ln in rows)  # confirmed by the replayed rounds
     assert "aten::mul" in rows[1] and "_total_" in rows[0]
+
+
+@pytest.mark.slow  # end to end through subprocesses: the full lane
+def test_hostile_series_identity_posts_only_inert_text(tmp_path: Path) -> None:
+    """Issue 22: a schema-valid artifact whose series identity (shape, dtype, workload)
+    carries markdown posts no live link, mention, heading, HTML or foreign marker."""
+    from tests.report.test_inert_strings import assert_inert_markdown
+
+    evil = "[Approve](https://evil.example/a) @org/team <b>x</b> <!-- neuronasv:comment:k -->"
+    wl = (f"rmsnorm.naive{evil}", f"4x512\n## Injected heading {evil}", f"float32 {evil}")
+    art = make_artifact(tmp_path, wl=wl)
+    with FakeGitHubCI(tokens={TOKEN: "github-actions[bot]"}, repo=REPO) as gh:
+        gh.add_pull(7, HEAD)
+        r = run_script(art, event(tmp_path), gh)
+        assert r.returncode == 0, r.stdout + r.stderr
+        (ours,) = gh.comments(7, author="github-actions[bot]")
+        (status,) = gh.statuses(HEAD)
+    body = ours["body"]
+    assert "Injected heading" in body and "4x512" in body  # shown, inert
+    assert_inert_markdown(body)
+    assert "\n" not in status["description"]  # plain text on GitHub: one line is the rule
 
 
 @pytest.mark.slow  # end to end through subprocesses: the full lane

@@ -121,12 +121,19 @@ def test_op_name_holding_another_keys_marker_cannot_hijack_its_comment(
     hostile_op = f"aten::mul{comment_marker('cpu')}"
     f = Finding(
         series=SeriesId("b.devtime", ("x",), "rmsnorm.naive", "4x512", "float32", hostile_op),
-        verdict="regression", unit="seconds", base=1e-5, head=2e-5, ratio=2.0,
+        verdict="regression",
+        unit="seconds",
+        base=1e-5,
+        head=2e-5,
+        ratio=2.0,
     )
     doc = FindingsDocument("compare", RunRef("a" * 40, "trn2"), RunRef("b" * 40, "trn2"), (f,))
     client = make_client()
-    trn2_body = render_comment(doc, marker=comment_marker("trn2"))
-    assert comment_marker("cpu") in trn2_body  # the op name is quoted verbatim in a code span
+    rendered = render_comment(doc, marker=comment_marker("trn2"))
+    # Issue 22: the renderer does not even plant it (the comment opener is broken)...
+    assert comment_marker("cpu") not in rendered and "aten::mul<!" in rendered
+    # ...and a body that did quote it further down is still only the first line's comment.
+    trn2_body = rendered + f"`{comment_marker('cpu')}`\n"
     trn2 = upsert_comment(client, PR, trn2_body, marker=comment_marker("trn2"))
     cpu_body = f"{comment_marker('cpu')}\n## neuronasv: cpu results\n"
     cpu = upsert_comment(client, PR, cpu_body, marker=comment_marker("cpu"))
