@@ -32,8 +32,9 @@ Usage: python ci/pr_comment.py --artifact DIR [--event FILE] [--acks FILE]
            [--history-dir DIR] [--dry-run] [--out FILE]
 Environment: GITHUB_REPOSITORY, GITHUB_TOKEN, GITHUB_API_URL, GITHUB_SERVER_URL
 (https://github.com), GITHUB_EVENT_PATH.
-Exit codes: 0 posted, 2 usage (no token, bad event), 9 the artifact was refused (nothing
-was posted), 8 GitHub errors; 5/6 results unusable or incomparable (nothing posted).
+Exit codes: 0 posted, 2 usage (no token, bad event, bad --out), 9 the artifact was refused
+(its results unreadable or out of range included; nothing was posted), 8 GitHub errors,
+6 base and head incomparable (nothing posted), 11 a bug (one line, never a traceback).
 """
 
 from __future__ import annotations
@@ -49,7 +50,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from neuronasv.errors import NeuronasvError, UntrustedArtifactError, UsageError
+from neuronasv.errors import (
+    INTERNAL_ERROR_EXIT,
+    NeuronasvError,
+    ResultsError,
+    UntrustedArtifactError,
+    UsageError,
+)
 from neuronasv.model import FindingsDocument
 
 INVALID_ARTIFACT = UntrustedArtifactError.exit_code
@@ -168,16 +175,20 @@ def recompute_findings(
         trusted = load_history(history_dir)
         if trusted.machines:
             floors = noise_floors(trusted, trusted.machines[0], exclude=(claims.head_sha,))
+    acks = load_acks(acks_path)  # this trusted checkout's file: its errors are its own
     try:
         return recompute(
             load_history(root / "results"),
             base=claims.base_sha,
             head=claims.head_sha,
             rounds=rounds,
-            acks=load_acks(acks_path),
+            acks=acks,
             floors=floors,
             created=created,
         )
+    except ResultsError as exc:
+        # The artifact's results folder: untrusted input, refused as such (exit 9).
+        raise InvalidArtifact(f"the artifact's results are unusable: {exc.message}") from None
     except (RecursionError, MemoryError, ValueError, OverflowError) as exc:
         # Hostile JSON (deeply nested, huge numbers) must not become a traceback.
         what = type(exc).__name__
@@ -191,6 +202,16 @@ def _event(path: str | None) -> object:
         return json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise UsageError(f"cannot read the event payload {path}: {exc}") from None
+
+
+def _check_out(out: str) -> Path:
+    """``--out``, checked before any work: its folder exists and it is not a folder."""
+    path = Path(out)
+    if path.is_dir():
+        raise UsageError(f"--out {out} is a folder, not a file")
+    if not path.parent.is_dir():
+        raise UsageError(f"--out {out}: the folder {path.parent} does not exist")
+    return path
 
 
 def run(args: argparse.Namespace, env: dict[str, str]) -> int:
@@ -210,6 +231,7 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
             hint="give the job `GITHUB_TOKEN: ${{ github.token }}` (pull-requests: write,"
             " statuses: write), or pass --dry-run to validate and render only",
         )
+    out = _check_out(args.out) if args.dry_run and args.out else None
     repo = env.get("GITHUB_REPOSITORY", "")
     ctx = RunContext.from_event(_event(args.event or env.get("GITHUB_EVENT_PATH")))
     url = run_url(env.get("GITHUB_SERVER_URL") or "https://github.com", repo, ctx.run_id)
@@ -243,8 +265,11 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
         }
         reqs = [*planned_requests(repo, pr, body), status_req]
         text = json.dumps(reqs, indent=2, ensure_ascii=False) + "\n"
-        if args.out:
-            Path(args.out).write_text(text, encoding="utf-8")
+        if out is not None:
+            try:
+                out.write_text(text, encoding="utf-8")
+            except OSError as exc:
+                raise UsageError(f"--out {args.out}: cannot write: {exc.strerror}") from None
         else:
             sys.stdout.write(text)
         return 0
@@ -276,6 +301,16 @@ def main(argv: list[str] | None = None) -> int:
         if exc.hint:
             print(f"hint: {exc.hint}", file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:  # a file this trusted step itself reads or writes
+        print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return UsageError.exit_code
+    except Exception as exc:  # a bug: one line and a distinct code, never a traceback
+        print(
+            f"error: internal error ({type(exc).__name__}: {str(exc)[:200]}); please"
+            " report this",
+            file=sys.stderr,
+        )
+        return INTERNAL_ERROR_EXIT
 
 
 if __name__ == "__main__":

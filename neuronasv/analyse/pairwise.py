@@ -51,6 +51,11 @@ from neuronasv.analyse import stats
 from neuronasv.analyse.acks import Acknowledgement, match_ack
 from neuronasv.analyse.attribution import attribute, pooled
 from neuronasv.analyse.causes import find_causes
+from neuronasv.analyse.comparable import (
+    INCOMPARABLE_KEYS,
+    comparability_problems,
+    incomparable,
+)
 from neuronasv.analyse.envdiff import env_changes
 from neuronasv.analyse.evidence import apply_work, work_changes
 from neuronasv.analyse.floors import FloorKey, NoiseFloor, floor_key, noise_floors
@@ -90,7 +95,6 @@ MIN_ROUNDS = 2  # paired rounds a side for the rounds test (one round = a single
 #: so the pooled prior must not count as more than this.
 MAX_POOLED_DF = 8.0
 MIN_SAMPLES = 3  # below this on either side the test cannot reach significance: factor-only
-INCOMPARABLE_KEYS = ("backend", "device_model")
 
 
 @dataclass(frozen=True)
@@ -559,34 +563,6 @@ def _decide(
     return "unchanged", f"{effect}, {test}"
 
 
-def incomparable(
-    base_machine: str,
-    head_machine: str,
-    fp_base: Mapping[str, str],
-    fp_head: Mapping[str, str],
-) -> list[str]:
-    """Why base and head are not known to be comparable (empty: they are).
-
-    A different machine, or a different value of an :data:`INCOMPARABLE_KEYS` entry
-    (backend, device model). A key missing on either side (no fingerprint sidecar: plain
-    asv results, a deleted or unreadable sidecar) is *unknown*, and unknown is never
-    taken for equal: a CUDA head against a CPU base must not pass as a speed-up because
-    the head's sidecar went missing.
-    """
-    problems: list[str] = []
-    if base_machine != head_machine:
-        problems.append(f"machine {base_machine!r} vs {head_machine!r}")
-    for k in INCOMPARABLE_KEYS:
-        b, h = fp_base.get(k), fp_head.get(k)
-        if b is not None and h is not None:
-            if b != h:
-                problems.append(f"{k} {b!r} vs {h!r}")
-            continue
-        sides = [side for side, v in (("base", b), ("head", h)) if v is None]
-        problems.append(f"{k} unknown at {' and '.join(sides)} (no fingerprint)")
-    return problems
-
-
 def _pick_machine(history: History, base: str, head: str, machine: str | None) -> str:
     if machine is not None:
         return machine
@@ -657,7 +633,7 @@ def compare(
     hm = head_machine or bm
     fp_b = history.fingerprints.get((bm, base), {})
     fp_h = history.fingerprints.get((hm, head), {})
-    problems = incomparable(bm, hm, fp_b, fp_h)
+    problems = comparability_problems(history, base, head, bm, hm)
     if problems and not force:
         unknown = any("unknown" in p for p in problems)
         raise IncomparableError(

@@ -146,6 +146,12 @@ def sanitize(history: History) -> History:
         fingerprints=fingerprints,
         load_errors=errors,
         profiles=profiles,
+        asv_identity={(name, c): v for (m, c), v in history.asv_identity.items() if m == raw},
+        unreadable_sidecars={  # the reason names files of the untrusted run: withheld
+            (name, c): "a sidecar in the artifact's results could not be read"
+            for (m, c) in history.unreadable_sidecars
+            if m == raw
+        },
     )
 
 

@@ -76,8 +76,11 @@ class RunContext:
         branch = run.get("head_branch")
         if not isinstance(branch, str) or not branch:
             raise UsageError("workflow_run.head_branch is missing")
+        listed = run.get("pull_requests")
+        if listed is not None and not isinstance(listed, list):
+            raise UsageError("workflow_run.pull_requests is not a list")
         prs = []
-        for p in run.get("pull_requests") or []:
+        for p in listed or []:
             n = p.get("number") if isinstance(p, Mapping) else None
             if isinstance(n, int) and not isinstance(n, bool) and n > 0:
                 prs.append(n)

@@ -64,6 +64,11 @@ class History:
         load_errors: "path: reason" for every file that could not be read.
         profiles: (machine, commit) -> the sidecar's full op tables (empty without
             sidecars); attribution reads them for per-op deltas and new/removed ops.
+        asv_identity: (machine, commit) -> what asv recorded about the environment
+            (``env_name``, ``python``, ``requirements``, ``env_vars``): the identity
+            plain asv results are compared by when neither side has a fingerprint.
+        unreadable_sidecars: (machine, commit) -> why its sidecar could not be read
+            (the fingerprint is then unknown because of a bad file, not plain asv).
     """
 
     series: tuple[Series, ...]
@@ -71,6 +76,8 @@ class History:
     fingerprints: Mapping[tuple[str, str], Mapping[str, str]] = field(default_factory=dict)
     load_errors: tuple[str, ...] = ()
     profiles: Mapping[tuple[str, str], tuple[WorkloadProfile, ...]] = field(default_factory=dict)
+    asv_identity: Mapping[tuple[str, str], Mapping[str, str]] = field(default_factory=dict)
+    unreadable_sidecars: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
     @property
     def machines(self) -> tuple[str, ...]:

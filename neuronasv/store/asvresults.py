@@ -327,6 +327,25 @@ class Header:
     date: int | None
     columns: list[str]
     results: dict[str, Any]
+    asv_env: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+def asv_identity(data: Mapping[str, Any], env_name: str) -> dict[str, str]:
+    """What asv recorded about the run's environment: its name, the python, the
+    requirements and the environment variables (canonical JSON text for the last two).
+
+    Compared when neither side has a neuronasv fingerprint (plain asv results): equal
+    identities on one machine are comparable. A field of the wrong type reads as absent.
+    """
+    out = {"env_name": env_name}
+    py = data.get("python")
+    if isinstance(py, str):
+        out["python"] = py
+    for key in ("requirements", "env_vars"):
+        v = data.get(key)
+        if isinstance(v, dict):
+            out[key] = json.dumps(v, sort_keys=True, default=str)
+    return out
 
 
 @dataclass
@@ -342,6 +361,7 @@ class RawFile:
     sidecar: RunSidecar | None
     series_map: SeriesMap | None
     warnings: tuple[str, ...]
+    asv_env: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 class SeriesMap:
@@ -455,7 +475,10 @@ class AsvResultsReader:
         env_name = data.get("env_name")
         if not isinstance(env_name, str):
             env_name = os.path.basename(p)[:-5].split("-", 1)[-1] if p.endswith(".json") else ""
-        return Header(mach, commit, env_name, asv_date(data.get("date"), marked), columns, results)
+        return Header(
+            mach, commit, env_name, asv_date(data.get("date"), marked), columns, results,
+            asv_identity(data, env_name),
+        )  # fmt: skip
 
     def combos(self, name: str, params: list[Any]) -> tuple[tuple[tuple[str, ...], ...], int]:
         """A benchmark's parameter combinations (asv's product of its param lists) and key."""
@@ -559,7 +582,7 @@ class AsvResultsReader:
         sidecar, smap, warning, _sc_raw = self.read_sidecar(path)
         return RawFile(
             path, h.machine, h.commit, h.env_name, h.date, rows, sidecar, smap,
-            (warning,) if warning else (),
+            (warning,) if warning else (), h.asv_env,
         )  # fmt: skip
 
     # -- sidecars ----------------------------------------------------------------------

@@ -35,10 +35,11 @@ import itertools
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
-from neuronasv.errors import CorruptResultsError, NeuronasvError, StoreError
+from neuronasv.errors import CorruptResultsError, NeuronasvError, ResultsError, StoreError
 from neuronasv.model import History, Point, RunSidecar, Series, SeriesId
 from neuronasv.model.profile import WorkloadProfile
 from neuronasv.store.asvconf import results_dir_for
@@ -134,6 +135,7 @@ class ParsedFile:
     entries: tuple[ParsedEntry, ...]
     sidecar: RunSidecar | None = None
     warnings: tuple[str, ...] = ()
+    asv_env: Mapping[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """Plain-JSON form for disk caches (``from_json`` reads it back)."""
@@ -146,6 +148,7 @@ class ParsedFile:
             "entries": [e.to_json() for e in self.entries],
             "sidecar": self.sidecar.to_json() if self.sidecar else None,
             "warnings": list(self.warnings),
+            "asv_env": dict(self.asv_env),
         }
 
     @classmethod
@@ -160,6 +163,7 @@ class ParsedFile:
             entries=tuple(ParsedEntry.from_json(e) for e in data["entries"]),
             sidecar=RunSidecar.from_json(sc, data["path"]) if sc is not None else None,
             warnings=tuple(str(w) for w in data.get("warnings", [])),
+            asv_env={str(k): str(v) for k, v in (data.get("asv_env") or {}).items()},
         )
 
 
@@ -186,7 +190,8 @@ def _from_parsed(
     sc = pf.sidecar
     smap = reader.series_map(sc, reader.new_key()) if sc is not None else None
     return RawFile(
-        pf.path, pf.machine, pf.commit, pf.env_name, pf.date, rows, sc, smap, pf.warnings
+        pf.path, pf.machine, pf.commit, pf.env_name, pf.date, rows, sc, smap, pf.warnings,
+        dict(pf.asv_env),
     )
 
 
@@ -205,6 +210,7 @@ def _to_parsed(rec: RawFile) -> ParsedFile:
         ),
         sidecar=rec.sidecar,
         warnings=rec.warnings,
+        asv_env=rec.asv_env,
     )
 
 
@@ -286,7 +292,7 @@ def _load_history(
             continue
         errors.extend(rec.warnings)
         parsed.append(rec)
-    parsed = _one_file_per_run(parsed, errors)
+    parsed = _one_file_per_run(parsed)
 
     dates: dict[str, int] = {}
     for rec in parsed:
@@ -306,6 +312,8 @@ def _load_history(
 
     units = benchmark_units(rdir)
     fingerprints: dict[tuple[str, str], Mapping[str, str]] = {}
+    asv_envs: dict[tuple[str, str], dict[str, str]] = {}
+    unreadable: dict[tuple[str, str], str] = {}
     profiles: dict[tuple[str, str], tuple[WorkloadProfile, ...]] = {}
     points: dict[tuple[str, str, str, tuple[str, ...]], list[Point]] = {}
     ids: dict[tuple[str, str, str, tuple[str, ...]], SeriesId] = {}
@@ -327,6 +335,9 @@ def _load_history(
         if sc is not None:
             fingerprints[(rec.machine, rec.commit)] = dict(sc.fingerprint)
             profiles[(rec.machine, rec.commit)] = sc.profiles
+        elif rec.warnings:  # a sidecar was there but could not be read
+            unreadable.setdefault((rec.machine, rec.commit), rec.warnings[0])
+        _merge_asv_env(asv_envs.setdefault((rec.machine, rec.commit), {}), rec.asv_env)
         o, commit, date = order[rec.commit], rec.commit, rec.date
         for bench, combos, values, samples, _ver, clean, ckey in rec.rows:
             mk = (rec.machine, rec.env_name, bench, ckey, skey)
@@ -388,7 +399,17 @@ def _load_history(
         fingerprints=fingerprints,
         load_errors=tuple(errors),
         profiles=profiles,
+        asv_identity=asv_envs,
+        unreadable_sidecars=unreadable,
     )
+
+
+def _merge_asv_env(into: dict[str, str], env: Mapping[str, str]) -> None:
+    """One commit's asv identity over its results files (one per environment): values of
+    several environments joined, so two commits with the same environments compare equal."""
+    for k, v in env.items():
+        have = into.get(k)
+        into[k] = v if have is None or have == v else " | ".join(sorted({*have.split(" | "), v}))
 
 
 def _is_asv_name(rec: RawFile) -> bool:
@@ -399,15 +420,18 @@ def _is_asv_name(rec: RawFile) -> bool:
     )
 
 
-def _one_file_per_run(parsed: Sequence[RawFile], errors: list[str]) -> list[RawFile]:
-    """One results file per (machine, commit, environment); the rest named in ``errors``.
+def _one_file_per_run(parsed: Sequence[RawFile]) -> list[RawFile]:
+    """One results file per (machine, commit, environment), or an error naming them all.
 
     asv writes exactly one file per run, at ``<machine>/<hash8>-<env>.json``. A second
     file for the same run (a stale copy under another name, a folder copied aside) would
-    otherwise be merged silently, and its old values could decide a verdict. Rule: when
-    exactly one of them sits at asv's own path, that one is used and the others are
-    ignored; otherwise none is used (nothing says which is current). Either way a load
-    error names every file involved, so a comparison that used the pick also says so.
+    otherwise be merged or picked silently, and its old values could decide a verdict:
+    nothing says which one is current. So a duplicate is an error naming every file of
+    the run, unless it is byte-identical (a plain copy): then one is used and nothing is
+    lost.
+
+    Raises:
+        ResultsError: two or more different files for one run.
     """
     groups: dict[tuple[str, str, str], list[RawFile]] = {}
     for rec in parsed:
@@ -416,26 +440,25 @@ def _one_file_per_run(parsed: Sequence[RawFile], errors: list[str]) -> list[RawF
     for (mach, commit, env), recs in groups.items():
         if len(recs) < 2:
             continue
-        recs = sorted(recs, key=lambda r: r.path)
-        names = ", ".join(r.path for r in recs)
-        what = (
-            f"{len(recs)} results files for one run (machine {mach!r}, commit {commit[:12]},"
-            f" environment {env!r}): {names}"
+        recs = sorted(recs, key=lambda r: (not _is_asv_name(r), r.path))
+        if _same_bytes([r.path for r in recs]):
+            dropped.update(r.path for r in recs[1:])
+            continue
+        names = ", ".join(sorted(r.path for r in recs))
+        raise ResultsError(
+            f"{len(recs)} different results files for one run (machine {mach!r}, commit"
+            f" {commit[:12]}, environment {env!r}): {names}",
+            hint="keep the one asv wrote (<machine>/<hash8>-<env>.json) and remove the rest",
         )
-        own = [r for r in recs if _is_asv_name(r)]
-        if len(own) == 1:
-            errors.append(
-                f"{what}; using {own[0].path} (asv's own file name for that run) and ignoring"
-                " the other" + ("s" if len(recs) > 2 else "") + "; remove the stale copy"
-            )
-            dropped.update(r.path for r in recs if r is not own[0])
-        else:
-            errors.append(
-                f"{what}; none of them is used, since not exactly one is at asv's own path"
-                f" <machine>/<hash8>-<env>.json; keep one and remove the rest"
-            )
-            dropped.update(r.path for r in recs)
     return [r for r in parsed if r.path not in dropped]
+
+
+def _same_bytes(paths: Sequence[str]) -> bool:
+    try:
+        first = Path(paths[0]).read_bytes()
+        return all(Path(p).read_bytes() == first for p in paths[1:])
+    except OSError:
+        return False
 
 
 def default_results_dir(root: str | os.PathLike[str] | None = ".") -> str:

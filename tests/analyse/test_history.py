@@ -8,7 +8,7 @@ import subprocess
 import pytest
 from analyse_asvdata import Bench, neuronasv_run, write_run
 
-from neuronasv.errors import CorruptResultsError, SchemaVersionError
+from neuronasv.errors import CorruptResultsError, ResultsError, SchemaVersionError
 from neuronasv.store.history import ParsedFile, load_history, parse_result_file, resolve_commit
 from tests.analyse.conftest import DATA
 
@@ -168,32 +168,28 @@ def _wl(us: float) -> dict:
     return {("rmsnorm.naive", "4x512", "float32"): {"aten::mul": (1.0, [us] * 5)}}
 
 
-def test_two_files_for_one_run_asv_name_wins_with_a_warning_naming_both(tmp_path):
-    """Issue 13 #4: a stale copy under another name is detected, not merged silently."""
+def test_two_different_files_for_one_run_are_an_error_naming_both(tmp_path):
+    """Issue 13 #4, issue 22: a stale copy under another name is never used, not even
+    with a warning: the load fails and names both files (exit 5)."""
     rd = str(tmp_path / "r")
     path = neuronasv_run(rd, "m", "a" * 40, 1, _wl(10.0))
     neuronasv_run(rd, "m", "b" * 40, 2, _wl(10.0))
     stale = os.path.join(os.path.dirname(path), "old-copy.json")
     fresh = neuronasv_run(str(tmp_path / "other"), "m", "a" * 40, 1, _wl(30.0))
     shutil.copy(fresh, stale)  # same machine/commit/env, stale values, another file name
-    h = load_history(rd)
-    (err,) = h.load_errors
-    assert path in err and stale in err and f"using {path}" in err
-    mul = next(s for s in h.series if s.series.op == "aten::mul")
-    assert mul.at("a" * 40).value == pytest.approx(10e-6)  # the stale 30 µs is not used
-    assert [p.commit for p in mul.points] == ["a" * 40, "b" * 40]
+    with pytest.raises(ResultsError, match="different results files for one run") as exc:
+        load_history(rd)
+    assert path in exc.value.message and stale in exc.value.message
+    assert exc.value.exit_code == 5
 
 
-def test_two_files_for_one_run_neither_at_asv_path_are_both_refused(tmp_path):
+def test_a_byte_identical_copy_of_a_run_is_used_once_without_error(tmp_path):
     rd = str(tmp_path / "r")
     path = neuronasv_run(rd, "m", "a" * 40, 1, _wl(10.0))
     neuronasv_run(rd, "m", "b" * 40, 2, _wl(10.0))
-    copies = [os.path.join(os.path.dirname(path), n) for n in ("x-1.json", "x-2.json")]
-    for c in copies:
-        shutil.copy(path, c)
-    os.remove(path)
+    for n in ("x-1.json", "x-2.json"):
+        shutil.copy(path, os.path.join(os.path.dirname(path), n))
     h = load_history(rd)
-    (err,) = h.load_errors
-    assert all(c in err for c in copies) and "none of them is used" in err
+    assert h.load_errors == ()
     mul = next(s for s in h.series if s.series.op == "aten::mul")
-    assert [p.commit for p in mul.points] == ["b" * 40]
+    assert [p.commit for p in mul.points] == ["a" * 40, "b" * 40]
