@@ -210,6 +210,15 @@ CASES: dict[str, Case] = {
                                  says=("--file", "a-folder")),
     "ack file binary": case("ack", "--list", "--file", "binary.json", code=5,
                             says="binary.json"),
+    # issue 22 item 8: the commit is checked (the workspace is no git repository)
+    "ack commit not hex": case("ack", "x*", "--commit", "not-hex!", "--reason", "r",
+                               code=2, says=("--commit", "not-hex!", "not a commit")),
+    "ack commit unknown": case("ack", "x*", "--commit", "abcdef12", "--reason", "r",
+                               code=2, says=("abcdef12", "not a git repository")),
+    "ack forced short hash": case("ack", "x*", "--commit", "abcdef12", "--reason", "r",
+                                  "--force", code=2, says=("abcdef12", "40-hex")),
+    "ack forced non-hex": case("ack", "x*", "--commit", "g" * 40, "--reason", "r",
+                               "--force", code=2, says="not a commit"),
     # --- measure / store / publish / demo -----------------------------------------------
     "profile json into a missing folder": case("profile", "--json", "no/such/p.json", code=2,
                                                says=("--json", "no/such")),

@@ -3,18 +3,24 @@
 Writes ``.neuronasv/acknowledgements.json`` in the repository (commit it). Acknowledged
 findings are shown as such by ``compare``/``regressions`` and never fail ``--fail-on``.
 ``neuronasv ack --list`` prints the file. Exit codes: 0 done, 2 usage, 5 unreadable file.
+
+The commit must be one of the repository's (``--repo``, default the current folder; a
+prefix, branch or tag is stored as its full hash) or ``*`` (any); a commit git does not
+know is accepted only as a full 40-hex hash with ``--force`` (a commit not fetched yet).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 
 from neuronasv.analyse.acks import ACKS_PATH, Acknowledgement, load_acks, save_acks
 from neuronasv.commands.args import command_parser, output_file
 from neuronasv.errors import UsageError
 from neuronasv.report.escape import clean
+from neuronasv.store.git import Git
 
 __all__ = ["add_parser", "run"]
 
@@ -28,6 +34,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--file", type=output_file, help=f"acknowledgements file (default: ./{ACKS_PATH})"
     )
     p.add_argument("--list", action="store_true", help="print the acknowledgements")
+    p.add_argument("--repo", default=".", help="the git repository of --commit (default: .)")
+    p.add_argument(
+        "--force", action="store_true", help="accept a full 40-hex --commit git does not know"
+    )
     p.set_defaults(func=run)
 
 
@@ -40,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.pattern or not args.commit or not (args.reason or "").strip():
         raise UsageError("give PATTERN, --commit and --reason (or --list)")
-    new = Acknowledgement(args.pattern, args.commit, args.reason.strip())
+    commit = _check_commit(args.commit, args.repo, force=args.force)
+    new = Acknowledgement(args.pattern, commit, args.reason.strip())
     if new in acks:
         sys.stdout.write(f"already acknowledged in {path}\n")
         return 0
@@ -49,3 +60,28 @@ def run(args: argparse.Namespace) -> int:
         f"acknowledged {clean(new.pattern)} at {clean(new.commit)} in {os.path.normpath(path)}\n"
     )
     return 0
+
+
+_FULL_HASH = re.compile(r"[0-9a-fA-F]{40}")
+
+
+def _check_commit(commit: str, repo: str, *, force: bool) -> str:
+    """``commit`` as the full hash git knows, ``*``, or (``force``) a full 40-hex hash.
+
+    Raises:
+        UsageError: not a commit of ``repo`` (and not a full hash with ``--force``).
+    """
+    if commit == "*":
+        return commit
+    git = Git(repo)
+    full = git.resolve(commit) if git.is_repo() else None
+    if full:
+        return full
+    if force and _FULL_HASH.fullmatch(commit):
+        return commit.lower()
+    where = f"the repository {repo}" if git.is_repo() else f"{repo} (not a git repository)"
+    raise UsageError(
+        f"--commit {clean(commit)!r} is not a commit in {where}",
+        hint="give a commit of this repository (hash prefix, branch or tag), '*' for any,"
+        " or a full 40-hex hash with --force for a commit not fetched here",
+    )

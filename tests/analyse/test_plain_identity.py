@@ -168,3 +168,37 @@ def test_a_folder_written_by_plain_asv_compares_with_no_flag(tmp_path: Path) -> 
     )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "bench.TimeSum.time_sum" in r.stdout and "FORCED" not in r.stdout
+
+
+def test_ack_takes_a_commit_of_the_repository_as_its_full_hash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 22 item 8: ``ack`` validates its commit (exists, or full hex with --force)."""
+    from neuronasv.analyse.acks import load_acks
+
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@e.invalid",
+        "GIT_COMMITTER_EMAIL": "t@e.invalid",
+    }
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(
+        ["git", "-C", str(tmp_path), "commit", "-q", "--allow-empty", "-m", "x"], check=True
+    )
+    full = subprocess.run(
+        ["git", "-C", str(tmp_path), "rev-parse", "HEAD"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    monkeypatch.chdir(tmp_path)
+    assert main(["ack", "w*", "--commit", full[:8], "--reason", "expected"]) == 0
+    assert [a.commit for a in load_acks(".neuronasv/acknowledgements.json")] == [full]
+    assert main(["ack", "w*", "--commit", "0" * 40, "--reason", "r"]) == 2  # unknown here
+    assert "--force" in capsys.readouterr().err
+    assert main(["ack", "w*", "--commit", "0" * 40, "--reason", "r", "--force"]) == 0
+    assert main(["ack", "w*", "--commit", "--help", "--reason", "r"]) == 2
+    assert main(["ack", "v*", "--commit", "*", "--reason", "any commit"]) == 0
