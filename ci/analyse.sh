@@ -21,6 +21,7 @@ done
 [ -n "$out" ] && [ -n "$site" ] || die "usage: analyse.sh [options] --out DIR --site DIR"
 mkdir -p "$out"
 history="$out/history"
+claim_dir "$history"  # deleted at the end: only a folder a script of ours made (marker)
 nx store pull "${store_opts[@]}" --out "$history"
 found=0
 for mdir in "$history"/*/; do
@@ -43,4 +44,4 @@ fi
 [ -n "${SITE_URL:-}" ] && pub+=(--base-url "$SITE_URL")
 [ -n "$traces" ] && [ -d "$traces" ] && pub+=(--traces-dir "$traces")
 nx "${pub[@]}"
-rm -rf "$history"  # the artifact carries findings, not a second copy of the history
+remove_owned "$history"  # the artifact carries findings, not a second copy of the history

@@ -37,6 +37,34 @@ machine_for_shard() {
 
 is_sha() { [[ "$1" =~ ^[0-9a-f]{40}$ ]]; }
 
+# Folders a script clears: it deletes only what it created, marked by this file inside.
+OWNED_MARKER=.neuronasv-owned
+
+# claim_dir DIR: DIR afresh and marked as ours. An existing DIR is removed only when a
+# script made it before (the marker); an empty folder is taken as is; anything else (a
+# user's folder, a file, a symbolic link) is refused, never deleted.
+claim_dir() {
+  local d=$1
+  if [ -L "$d" ] || { [ -e "$d" ] && [ ! -d "$d" ]; }; then
+    die "$d exists and is not a folder: choose another path"
+  elif [ -f "$d/$OWNED_MARKER" ]; then
+    rm -rf -- "$d"
+  elif [ -d "$d" ] && [ -n "$(ls -A -- "$d")" ]; then
+    die "$d exists and was not created by this script (no $OWNED_MARKER): nothing deleted;" \
+      "remove it yourself or choose another folder"
+  fi
+  mkdir -p -- "$d" && : > "$d/$OWNED_MARKER"
+}
+
+# remove_owned DIR: delete DIR only when claim_dir made it.
+remove_owned() {
+  local d=$1
+  [ -e "$d" ] || [ -L "$d" ] || return 0
+  { [ ! -L "$d" ] && [ -f "$d/$OWNED_MARKER" ]; } \
+    || die "refusing to delete $d: it was not created by this script (no $OWNED_MARKER)"
+  rm -rf -- "$d"
+}
+
 # Write key=value to $GITHUB_OUTPUT when running in Actions, and always to stdout.
 set_output() {
   printf '%s=%s\n' "$1" "$2"

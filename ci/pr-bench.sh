@@ -16,7 +16,8 @@
 #      NEURONASV_CONFIRM_ROUNDS (3; 0 skips the confirmation re-run),
 #      NEURONASV_CONFIRM_MAX_ROUNDS (rounds + 3), NEURONASV_CONFIRM_BUDGET (900 s),
 #      NEURONASV_HISTORY_DIR (main-branch results for per-series noise floors; optional).
-# Needs no token and writes nothing outside OUT.
+# Needs no token and writes nothing outside OUT (and TRACES_OUT); it deletes only folders
+# a script of ours created (ci/lib.sh claim_dir).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source ci/lib.sh
@@ -36,13 +37,15 @@ done
 is_sha "$base" && is_sha "$head" || die "--base and --head must be full commit hashes"
 [ -n "$out" ] || die "--out is required"
 machine=$(machine_for_shard "${NEURONASV_MACHINE:-trainium}" all)
-mb=$(git merge-base "$base" "$head")
-source ci/env-full.sh
 mkdir -p "$out"
 results="$out/results"  # in the artifact; PR measurements never go to the results branch
 traces_all="$out/traces-all"  # every workload's trace; only the flagged ones are kept
 traces_out="${traces_out:-$out/traces}"
-rm -rf "$results" "$traces_all" "$traces_out"
+# Cleared only when an earlier run of a script made them (marker): a user's folder given
+# as --traces-out or found at OUT/results is refused, never deleted.
+for d in "$results" "$traces_all" "$traces_out"; do claim_dir "$d"; done
+mb=$(git merge-base "$base" "$head")
+source ci/env-full.sh
 log "PR #$pr: merge-base ${mb:0:12} vs head ${head:0:12} on $machine"
 args=(run --machine "$machine" --results-dir "$results" --keep-traces --traces-dir "$traces_all")
 [ -n "$bench" ] && args+=(--bench "$bench")
@@ -66,7 +69,7 @@ fi
 # Base and head traces of the flagged workloads (the comment links them), the rest dropped.
 nxpy -m neuronasv.publish.traces --findings "$out/findings.json" --traces-dir "$traces_all" \
   --machine "$machine" --out "$traces_out"
-rm -rf "$traces_all"
+remove_owned "$traces_all"
 # The rendered comment is for people reading the artifact; pr-comment.yml recomputes the
 # verdicts from results/ and rounds.json with the default branch's code and never reads
 # findings.json or this file.

@@ -18,10 +18,19 @@ import contextlib
 import itertools
 import os
 import re
+import shutil
+import stat
 from collections.abc import Iterator
 from typing import BinaryIO
 
-__all__ = ["atomic_open", "is_temp_of", "temp_name", "write_atomic"]
+__all__ = [
+    "atomic_open",
+    "confined_path",
+    "copy_regular_files",
+    "is_temp_of",
+    "temp_name",
+    "write_atomic",
+]
 
 _COUNTER = itertools.count()  # names only, never reused: a counter, not a cache
 _TEMP_RE = re.compile(r"^\.(?P<name>.+)\.\d+\.\d+\.tmp$")
@@ -86,3 +95,35 @@ def write_atomic(
     raw = data.encode(encoding) if isinstance(data, str) else data
     with atomic_open(path, make_dirs=make_dirs) as fh:
         fh.write(raw)
+
+
+def confined_path(root: str, parts: tuple[str, ...], *, create: bool = False) -> str | None:
+    """``root/parts...`` when no component is a symbolic link, ``..`` or absolute and the
+    result stays inside ``root`` (a resolved path); None otherwise. ``create`` makes the
+    folders on the way (for a destination)."""
+    path = root
+    for i, part in enumerate(parts):
+        if not part or part in (".", "..") or "/" in part or os.sep in part:
+            return None
+        path = os.path.join(path, part)
+        if os.path.islink(path):
+            return None
+        if create and i < len(parts) - 1:
+            os.makedirs(path, exist_ok=True)
+    real = os.path.realpath(path)
+    return path if os.path.commonpath([root, real]) == root and real != root else None
+
+
+def copy_regular_files(src: str, dest: str) -> None:
+    """Copy the regular files and folders under ``src``; symbolic links (to files or
+    folders), FIFOs and devices are skipped, never followed."""
+    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
+        rel = os.path.relpath(dirpath, src)
+        target = os.path.normpath(os.path.join(dest, rel))
+        os.makedirs(target, exist_ok=True)
+        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+        for fn in filenames:
+            path = os.path.join(dirpath, fn)
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode):
+                shutil.copyfile(path, os.path.join(target, fn))

@@ -45,7 +45,7 @@ from neuronasv.analyse.states import (
     series_state,
 )
 from neuronasv.errors import UsageError
-from neuronasv.fileio import is_temp_of, write_atomic
+from neuronasv.fileio import confined_path, is_temp_of, write_atomic
 from neuronasv.format import format_delta_pct, format_value, pct_number
 from neuronasv.model import ChangePoint, Finding, FindingsDocument, SeriesId
 from neuronasv.model.profile import module_series_path
@@ -451,7 +451,7 @@ def _copy_traces(w: _Writer, data: SiteData, traces_dir: str) -> set[str]:
     """Copy every trace a sidecar names from ``traces_dir`` into the site's ``traces/``.
 
     Returns the paths copied (or already there unchanged). A path that is not plain
-    (:data:`_TRACE_PATH`), a missing file or a symbolic link is skipped.
+    (:data:`_TRACE_PATH`), a missing file or a path through a symbolic link is skipped.
     """
     root = os.path.realpath(traces_dir)
     done: set[str] = set()
@@ -460,13 +460,9 @@ def _copy_traces(w: _Writer, data: SiteData, traces_dir: str) -> set[str]:
             for rel in per_commit.values():
                 if rel in done or not _TRACE_PATH.fullmatch(rel) or ".." in rel.split("/"):
                     continue
-                src = os.path.join(traces_dir, rel)
-                real = os.path.realpath(src)
-                if (
-                    os.path.commonpath([root, real]) != root
-                    or os.path.islink(src)
-                    or not os.path.isfile(src)
-                ):
+                # No symbolic link anywhere below the store is followed (fileio).
+                src = confined_path(root, tuple(rel.split("/")))
+                if src is None or not os.path.isfile(src):
                     continue
                 st = os.stat(src)
                 digest = f"trace\x00{st.st_size}\x00{st.st_mtime_ns}"

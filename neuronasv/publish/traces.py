@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from neuronasv.errors import NeuronasvError, UsageError
+from neuronasv.errors import CorruptResultsError, NeuronasvError, UsageError
+from neuronasv.fileio import confined_path, copy_regular_files
 from neuronasv.model import FindingsDocument
 from neuronasv.report.traces import flagged_workloads, trace_path
 
@@ -38,40 +40,54 @@ class Picked:
     missing: tuple[str, ...]  # trace files the store did not have (relative to the store)
 
 
-def pick_flagged_traces(
-    doc: FindingsDocument, traces_dir: str, machine: str, out: str
-) -> Picked:
+def pick_flagged_traces(doc: FindingsDocument, traces_dir: str, machine: str, out: str) -> Picked:
     """Copy base and head traces of every flagged workload of ``doc`` into ``out``.
+
+    Confined: the commits must be hex hashes, no symbolic link below the store is
+    followed (machine folder, commit folder, trace file, anything in a Neuron trace
+    folder), every path read resolves inside ``traces_dir`` and every path written
+    inside ``out``; only regular files are copied.
 
     Raises:
         UsageError: ``doc`` is not a comparison (no base or head), or ``machine`` is not a
             plain folder name.
+        CorruptResultsError: a commit of ``doc`` is not a hex hash.
     """
     if doc.base is None or doc.head is None:
         raise UsageError("the findings are not a comparison of two commits")
     if not machine or machine in (".", "..") or os.sep in machine or "/" in machine:
         raise UsageError(f"machine {machine!r} is not a folder name")
+    for ref in (doc.base, doc.head):
+        if not _HEX.fullmatch(ref.commit):
+            raise CorruptResultsError(f"the findings' commit {ref.commit[:50]!r} is not a hex hash")
+    store = os.path.realpath(traces_dir)
+    os.makedirs(out, exist_ok=True)
+    dest_root = os.path.realpath(out)
     copied: list[str] = []
     missing: list[str] = []
     for fw in flagged_workloads(doc):
         for side, ref in (("base", doc.base), ("head", doc.head)):
             rel = trace_path(side, ref.commit, fw.workload, fw.shape, fw.dtype)
-            name = rel.split("/", 1)[1]
-            src = os.path.join(traces_dir, machine, ref.commit[:8], name)
-            if not os.path.isfile(src) or os.path.islink(src):
-                missing.append(os.path.relpath(src, traces_dir))
+            parts = (machine, ref.commit[:8], rel.split("/", 1)[1])
+            src = confined_path(store, parts)
+            if src is None or not os.path.isfile(src):
+                missing.append(os.path.join(*parts))
                 continue
-            dest = os.path.join(out, rel)
-            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            dest = confined_path(dest_root, tuple(rel.split("/")), create=True)
+            if dest is None:
+                missing.append(os.path.join(*parts))
+                continue
             shutil.copyfile(src, dest)
             copied.append(rel)
             # Neuron: the profiler's trace folder (NTFF, NEFF) sits beside the chrome trace.
             folder = src[: -len(".json.gz")]
             if os.path.isdir(folder) and not os.path.islink(folder):
-                shutil.copytree(folder, dest[: -len(".json.gz")], symlinks=False,
-                                dirs_exist_ok=True)  # fmt: skip
+                copy_regular_files(folder, dest[: -len(".json.gz")])
                 copied.append(rel[: -len(".json.gz")] + "/")
     return Picked(tuple(copied), tuple(missing))
+
+
+_HEX = re.compile(r"[0-9a-fA-F]{7,64}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -96,8 +96,19 @@ def test_missing_traces_are_reported_not_fatal_and_bad_input_is_a_usage_error(
 def test_module_command(tmp_path: Path) -> None:
     _store(tmp_path / "store", "rmsnorm.naive")
     (tmp_path / "f.json").write_text(_doc().dumps())
-    cmd = [sys.executable, "-m", "neuronasv.publish.traces", "--findings", str(tmp_path / "f.json"),
-           "--traces-dir", str(tmp_path / "store"), "--machine", M, "--out", str(tmp_path / "o")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "neuronasv.publish.traces",
+        "--findings",
+        str(tmp_path / "f.json"),
+        "--traces-dir",
+        str(tmp_path / "store"),
+        "--machine",
+        M,
+        "--out",
+        str(tmp_path / "o"),
+    ]
     r = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "2 trace(s) of flagged workloads copied" in r.stdout
@@ -122,3 +133,70 @@ def test_trace_file_names_are_plain_whatever_the_workload_name(name: str) -> Non
     assert trace_file_stem("x" * 400, "4x512", "bfloat16") != trace_file_stem(
         "x" * 399 + "y", "4x512", "bfloat16"
     )
+
+
+# --- issue 22 item 5: the trace store is confined ----------------------------------------
+
+
+@pytest.mark.parametrize("commit", ["../../" + "a" * 34, "/../../" + "a" * 33, "../" * 13 + "a"])
+def test_a_findings_commit_that_climbs_is_refused(tmp_path: Path, commit: str) -> None:
+    from dataclasses import replace
+
+    from neuronasv.errors import CorruptResultsError
+
+    _store(tmp_path / "store", "rmsnorm.naive")
+    doc = _doc()
+    doc = replace(doc, head=RunRef(commit, M))
+    with pytest.raises(CorruptResultsError, match="not a hex hash"):
+        pick_flagged_traces(doc, str(tmp_path / "store"), M, str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").rglob("*.gz"))
+
+
+def test_a_symlinked_machine_or_commit_folder_is_not_followed(tmp_path: Path) -> None:
+    _store(tmp_path / "elsewhere", "rmsnorm.naive")  # a secret tree outside the store
+    store = tmp_path / "store"
+    (store / M).mkdir(parents=True)
+    (store / M / BASE[:8]).symlink_to(tmp_path / "elsewhere" / M / BASE[:8])
+    (store / "other").symlink_to(tmp_path / "elsewhere" / M)
+    out = tmp_path / "out"
+    picked = pick_flagged_traces(_doc(), str(store), M, str(out))
+    assert picked.copied == () and len(picked.missing) == 2
+    picked = pick_flagged_traces(_doc(), str(store), "other", str(out))
+    assert picked.copied == () and not list(out.rglob("*.gz"))
+
+
+def test_links_fifos_inside_a_neuron_trace_folder_are_not_copied(tmp_path: Path) -> None:
+    import os
+
+    from neuronasv.measure.profiling import trace_file_stem
+
+    _store(tmp_path / "store", "rmsnorm.naive", neuron=True)
+    secret = tmp_path / "secret"
+    (secret / "deep").mkdir(parents=True)
+    (secret / "key").write_text("private")
+    (secret / "deep" / "more").write_text("private")
+    stem = trace_file_stem("rmsnorm.naive", "4x512", "bfloat16")
+    for sha in (BASE, HEAD):
+        folder = tmp_path / "store" / M / sha[:8] / stem / "i-0_pid_1"
+        (folder / "key.ntff").symlink_to(secret / "key")
+        (folder / "dir").symlink_to(secret / "deep")
+        os.mkfifo(folder / "pipe")  # copying a FIFO would block forever
+    out = tmp_path / "out"
+    pick_flagged_traces(_doc(), str(tmp_path / "store"), M, str(out))
+    names = sorted(p.name for p in out.rglob("*"))
+    assert "graph.ntff" in names
+    assert not {"key.ntff", "dir", "more", "pipe"} & set(names)
+    assert not [p for p in out.rglob("*") if p.is_symlink()]
+    assert "private" not in "".join(p.read_text(errors="replace") for p in out.rglob("*")
+                                    if p.is_file())  # fmt: skip
+
+
+def test_a_planted_link_in_the_output_is_not_written_through(tmp_path: Path) -> None:
+    _store(tmp_path / "store", "rmsnorm.naive")
+    out = tmp_path / "out"
+    out.mkdir()
+    (tmp_path / "victim").mkdir()
+    (out / f"base-{BASE[:8]}").symlink_to(tmp_path / "victim")
+    picked = pick_flagged_traces(_doc(), str(tmp_path / "store"), M, str(out))
+    assert list((tmp_path / "victim").iterdir()) == []
+    assert all(not r.startswith("base-") for r in picked.copied)
