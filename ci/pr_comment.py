@@ -219,7 +219,13 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
     from neuronasv.github.client import GitHubClient
     from neuronasv.github.comments import planned_requests, upsert_comment
     from neuronasv.github.statuses import publish_status, status_payload
-    from neuronasv.github.workflow_run import RunContext, artifact_url, bind_pr, run_url
+    from neuronasv.github.workflow_run import (
+        RunContext,
+        artifact_url,
+        bind_pr,
+        recheck_pr,
+        run_url,
+    )
     from neuronasv.report.markdown import MARKER, render_comment, render_comment_trimmed
     from neuronasv.report.traces import TRACES_ARTIFACT, flagged_workloads, with_trace_links
 
@@ -273,6 +279,7 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
         else:
             sys.stdout.write(text)
         return 0
+    recheck_pr(client, ctx, pr)  # the head may have moved while we recomputed
     result = upsert_comment(client, pr, body, marker=MARKER, trimmed_body=trimmed)
     print(f"comment {result.action}: #{result.comment_id}")
     status = publish_status(client, claims.head_sha, doc, target_url=url)

@@ -16,6 +16,7 @@ If GitHub answers 422 "body is too long", the trimmed body is sent instead.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -136,9 +137,7 @@ def _write(
     ``(None, False)`` instead of an error.
     """
     try:
-        resp = client.request(
-            method, path, json={"body": body}, permission=PERMISSION, allow=allow
-        )
+        resp = client.request(method, path, json={"body": body}, permission=PERMISSION, allow=allow)
         if resp.status_code in allow:
             return None, False
         return resp.json(), False
@@ -156,6 +155,64 @@ def _write(
         return resp.json(), True
 
 
+def _update(
+    client: GitHubClient,
+    existing: Sequence[Mapping[str, Any]],
+    body: str,
+    trimmed_body: str | None,
+) -> CommentResult | None:
+    """Update the oldest of ours (deleting the others); None when it vanished (404)."""
+    keep, extra = existing[0], existing[1:]
+    deleted = []
+    for c in extra:
+        client.request(
+            "DELETE",
+            client.repo_path(f"/issues/comments/{int(c['id'])}"),
+            allow=(404,),
+            permission=PERMISSION,
+        )
+        deleted.append(int(c["id"]))
+    cid = int(keep["id"])
+    if keep.get("body") in (body, trimmed_body):
+        return CommentResult(
+            "unchanged", cid, keep.get("html_url"), keep.get("body") != body, tuple(deleted)
+        )
+    data, trimmed = _write(
+        client, "PATCH", client.repo_path(f"/issues/comments/{cid}"), body, trimmed_body,
+        allow=(404,),
+    )  # fmt: skip
+    if data is None:
+        log.warning("comment #%d was deleted while we updated it; finding or creating again", cid)
+        return None
+    return CommentResult("updated", cid, data.get("html_url"), trimmed, tuple(deleted))
+
+
+def _converge(
+    client: GitHubClient,
+    created: CommentResult,
+    ours: Sequence[Mapping[str, Any]],
+    body: str,
+    trimmed_body: str | None,
+) -> CommentResult:
+    """After a create, listed again: when another run created one too (concurrent first
+    runs), the oldest stays with our body and every newer one goes (ours included), so
+    every racer converges on the same single comment."""
+    if len(ours) <= 1:
+        return created
+    if int(ours[0]["id"]) == created.comment_id:
+        for c in ours[1:]:
+            client.request(
+                "DELETE",
+                client.repo_path(f"/issues/comments/{int(c['id'])}"),
+                allow=(404,),
+                permission=PERMISSION,
+            )
+        deleted = tuple(int(c["id"]) for c in ours[1:])
+        return dataclasses.replace(created, deleted=deleted)
+    log.warning("another run created our comment at the same time; keeping the older one")
+    return _update(client, ours, body, trimmed_body) or created
+
+
 def upsert_comment(
     client: GitHubClient,
     pr: int,
@@ -166,7 +223,13 @@ def upsert_comment(
     authors: Sequence[str] | None = None,
     max_create_attempts: int = 3,
 ) -> CommentResult:
-    """Create or update our sticky comment on ``pr``.
+    """Create or update our sticky comment on ``pr`` (find-or-create, converging).
+
+    Each attempt lists our comments: the oldest is updated (the others deleted); a PATCH
+    answered 404 (deleted meanwhile) or a create whose outcome is unknown (timeout) starts
+    the next attempt with a fresh list, never a blind create. After a create the list is
+    read again and duplicates newer than the oldest are deleted, so two runs racing on a
+    PR's first comment leave one.
 
     Args:
         client: the GitHub client.
@@ -175,7 +238,7 @@ def upsert_comment(
         marker: the hidden marker that identifies our comment.
         trimmed_body: shorter body (also starting with ``marker``) for 422 "body is too long".
         authors: logins that count as ours (default: see :func:`comment_authors`).
-        max_create_attempts: creates tried after ambiguous failures (with a re-list each).
+        max_create_attempts: find-or-create attempts (after a 404 or an ambiguous create).
 
     Raises:
         UsageError: the body does not start with the marker line, or ``pr`` is not a
@@ -189,50 +252,22 @@ def upsert_comment(
                 "the comment body's first line must be the marker, or it cannot be found again"
             )
     who = comment_authors(client, authors)
-
-    def update(existing: Sequence[Mapping[str, Any]]) -> CommentResult | None:
-        """Update the first of ours (deleting the others); None when it vanished (404)."""
-        keep, extra = existing[0], existing[1:]
-        deleted = []
-        for c in extra:
-            client.request(
-                "DELETE",
-                client.repo_path(f"/issues/comments/{int(c['id'])}"),
-                allow=(404,),
-                permission=PERMISSION,
-            )
-            deleted.append(int(c["id"]))
-        cid = int(keep["id"])
-        if keep.get("body") in (body, trimmed_body):
-            return CommentResult(
-                "unchanged", cid, keep.get("html_url"), keep.get("body") != body, tuple(deleted)
-            )
-        data, trimmed = _write(
-            client,
-            "PATCH",
-            client.repo_path(f"/issues/comments/{cid}"),
-            body,
-            trimmed_body,
-            allow=(404,),
-        )
-        if data is None:
-            log.warning("comment #%d was deleted while we updated it; creating it again", cid)
-            return None
-        return CommentResult("updated", cid, data.get("html_url"), trimmed, tuple(deleted))
-
-    existing = find_own_comments(client, pr, marker, who)
-    if existing:
-        updated = update(existing)
-        if updated is not None:
-            return updated
-
     create_path = client.repo_path(f"/issues/{pr}/comments")
     last: GitHubError | None = None
-    for attempt in range(1, max_create_attempts + 1):
+    for attempt in range(1, max_create_attempts + 2):  # the last one only looks
+        existing = find_own_comments(client, pr, marker, who)
+        if existing:
+            result = _update(client, existing, body, trimmed_body)
+            if result is None:
+                continue
+            if last is not None and result.action == "unchanged":
+                # Our timed-out create did land: report it as what it was.
+                result = dataclasses.replace(result, action="created")
+            return result
+        if attempt > max_create_attempts:
+            break
         try:
             data, trimmed = _write(client, "POST", create_path, body, trimmed_body)
-            assert data is not None  # no status is allowed through for a create
-            return CommentResult("created", int(data["id"]), data.get("html_url"), trimmed)
         except AmbiguousWriteError as exc:
             last = exc
             log.warning(
@@ -242,21 +277,14 @@ def upsert_comment(
                 attempt,
                 max_create_attempts,
             )
-            existing = find_own_comments(client, pr, marker, who)
-            result = update(existing) if existing else None
-            if result is not None:
-                # Our timed-out create did land: report it as what it was.
-                if result.action == "unchanged":
-                    result = CommentResult(
-                        "created",
-                        result.comment_id,
-                        result.html_url,
-                        result.trimmed,
-                        result.deleted,
-                    )
-                return result
-    assert last is not None
+            continue
+        assert data is not None  # no status is allowed through for a create
+        created = CommentResult("created", int(data["id"]), data.get("html_url"), trimmed)
+        return _converge(
+            client, created, find_own_comments(client, pr, marker, who), body, trimmed_body
+        )
+    why = last.message if last is not None else "our comment kept being deleted"
     raise GitHubError(
-        f"could not create the comment on PR {pr}: {last.message}",
+        f"could not create the comment on PR {pr}: {why}",
         hint="GitHub may be degraded; re-run the job",
     )

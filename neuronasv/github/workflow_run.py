@@ -23,7 +23,7 @@ from typing import Any
 from neuronasv.errors import NeuronasvError, UntrustedArtifactError, UsageError
 from neuronasv.github.client import GitHubClient
 
-__all__ = ["RunContext", "artifact_url", "bind_pr", "run_url"]
+__all__ = ["RunContext", "artifact_url", "bind_pr", "recheck_pr", "run_url"]
 
 _SHA = re.compile(r"[0-9a-f]{40}")
 _REPO = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
@@ -185,3 +185,19 @@ def bind_pr(client: GitHubClient, ctx: RunContext, claimed: int) -> int:
             " which one it was for; not posting"
         )
     return claimed
+
+
+def recheck_pr(client: GitHubClient, ctx: RunContext, pr: int) -> None:
+    """Right before posting: PR ``pr`` is still open with the run's head (re-read now).
+
+    The recomputation takes a while; a push meanwhile makes the bound head stale, and a
+    comment about it would describe code the PR no longer has.
+
+    Raises:
+        UntrustedArtifactError: the PR moved on (another head), closed or vanished.
+    """
+    if not _pr_matches(_pull(client, pr), ctx):
+        raise UntrustedArtifactError(
+            f"PR #{pr} no longer has head {ctx.head_repo}@{ctx.head_sha[:12]} open (it moved"
+            " on, or was closed, while the results were recomputed); not posting"
+        )

@@ -47,6 +47,9 @@ class FakeGitHubCI(FakeGitHub):
         self.issues: list[dict[str, Any]] = []
         self._next_issue = 1000
         self.artifacts: dict[int, list[dict[str, Any]]] = {}  # run id -> artifacts
+        # number -> (reads, new head SHA): the PR is pushed to after that many GETs of it
+        self.push_after_reads: dict[int, tuple[int, str]] = {}
+        self.pull_reads: dict[int, int] = {}
 
     def add_pull(self, number: int, head_sha: str, *, head_repo: str | None = None,
                  head_ref: str | None = None, state: str = "open") -> None:
@@ -122,6 +125,10 @@ class FakeGitHubCI(FakeGitHub):
         if m and method == "GET":
             n = int(m.group(1))
             with self.lock:
+                self.pull_reads[n] = self.pull_reads.get(n, 0) + 1
+                after = self.push_after_reads.get(n)
+                if after is not None and self.pull_reads[n] > after[0]:
+                    self.pulls[n] = after[1]  # someone pushed to the PR meanwhile
                 data = self._pull_json(n) if n in self.pulls else None
             if data is None:
                 return self._error(h, 404, "Not Found") if send else 404

@@ -126,3 +126,24 @@ def test_a_bug_is_one_line_and_exit_11(
         code, err = _run(art, event(tmp_path), gh, monkeypatch, capsys)
         assert gh.writes() == []
     assert code == 11 and "internal error (TypeError" in err, err
+
+
+def test_the_pr_head_is_checked_again_right_before_posting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 22 item 6: bound at the start, the PR is pushed to while the step recomputes;
+    the re-read right before posting sees the new head: exit 9, nothing written."""
+    art = make_artifact(tmp_path, rounds=False)
+    with FakeGitHubCI(tokens={TOKEN: "github-actions[bot]"}, repo=REPO) as gh:
+        gh.add_pull(7, HEAD)
+        code, err = _run(art, event(tmp_path), gh, monkeypatch, capsys)  # unmoved: posts
+        assert code == 0, err
+        posted = len(gh.writes())
+        gh.pull_reads.clear()
+        # Binding reads /pulls/7 once (one read per distinct candidate); the next read is
+        # the re-check before posting, and by then the PR has a new head.
+        gh.push_after_reads[7] = (1, "e" * 40)
+        code, err = _run(art, event(tmp_path), gh, monkeypatch, capsys)
+        assert code == 9 and "no longer has head" in err and "not posting" in err, err
+        assert len(gh.writes()) == posted  # nothing more written
+

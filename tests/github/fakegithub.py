@@ -15,7 +15,10 @@ It plays the parts neuronasv talks to, with GitHub's status codes, headers and p
 Every answer carries ``x-ratelimit-*`` headers. Faults are scripted with
 :meth:`FakeGitHub.add_fault` (``status``, ``secondary``, ``secondary_unsignalled``,
 ``429``, ``primary``, ``forbidden``, ``timeout_after_create``, ``disconnect_after_create``,
-``deleted``: someone deleted the comment just before this request, which gets GitHub's 404),
+``deleted``: someone deleted the comment just before this request, which gets GitHub's 404;
+``deleted_then_recreated``: the same, and another run of ours then created the comment
+anew (``author``, ``body``); ``concurrent_comment``: another run of ours posted ``body``
+as ``author`` on the issue just before this request, which then proceeds normally),
 each matching a method and a path regex and firing ``times`` times. ``retry_after`` may be
 any text (GitHub's is seconds; a broken proxy may send anything).
 
@@ -109,6 +112,8 @@ class Fault:
     reset_in: int = 30
     times: int = 1
     fired: int = 0
+    author: str = ""  # ``concurrent_comment`` / ``deleted_then_recreated``: who (default: the caller)
+    body: str = ""  # ... and what the other run posted
 
 
 @dataclass(frozen=True)
@@ -486,13 +491,23 @@ class FakeGitHub:
             )
         if f.kind == "forbidden":
             return self._error(h, 403, "Resource not accessible by integration")
-        if f.kind == "deleted":
+        if f.kind in ("deleted", "deleted_then_recreated"):
             m = re.search(r"issues/comments/(\d+)$", path)
+            where = None
             if m:
                 with self.lock:
-                    for comments in self.state.comments.values():
+                    for pr, comments in self.state.comments.items():
+                        if any(c["id"] == int(m.group(1)) for c in comments):
+                            where = pr
                         comments[:] = [c for c in comments if c["id"] != int(m.group(1))]
+            if f.kind == "deleted_then_recreated" and where is not None:
+                self._new_comment(where, f.author or login, f.body)
             return self._error(h, 404, "Not Found")
+        if f.kind == "concurrent_comment":
+            m = re.search(r"issues/(\d+)/comments$", path)
+            if m:
+                self._new_comment(int(m.group(1)), f.author or login, f.body)
+            return 0  # then this request is handled as usual
         if f.kind in ("timeout_after_create", "disconnect_after_create"):
             # Do the work, then fail to answer: the client cannot know it happened.
             self._api(h, method, path, query, body, token, login, send=False)

@@ -166,8 +166,8 @@ def test_502_on_create_is_rechecked_then_created_once(
     assert result.action == "created"
     assert_one_current(fake_github, body())
     methods = [(r.method, r.status) for r in fake_github.requests if r.path != "/user"]
-    # list, POST 502, list again (did it land? no), POST 201.
-    assert methods == [("GET", 200), ("POST", 502), ("GET", 200), ("POST", 201)]
+    # list, POST 502, list again (did it land? no), POST 201, list (no racing duplicate).
+    assert methods == [("GET", 200), ("POST", 502), ("GET", 200), ("POST", 201), ("GET", 200)]
 
 
 @pytest.mark.parametrize("kind", ["timeout_after_create", "disconnect_after_create"])
@@ -360,6 +360,52 @@ def test_patch_answered_404_creates_the_comment_again(
     assert fault.fired == 1
     assert result.action == "created" and result.comment_id != old["id"]
     assert_one_current(fake_github, body("new"))
+
+
+def test_patch_404_finds_the_comment_a_concurrent_run_recreated_instead_of_adding_one(
+    fake_github: FakeGitHub, make_client: Make
+) -> None:
+    """Issue 22: deleted between list and update, and meanwhile another run of ours
+    created it again: the 404 starts a new find-or-create, which updates that one."""
+    old = fake_github.add_comment(PR, BOT, body("old"))
+    fault = fake_github.add_fault("PATCH", rf"/issues/comments/{old['id']}$",
+                                  "deleted_then_recreated", body=body("other run"))
+    result = upsert_comment(make_client(), PR, body("new"), marker=MARKER)
+    assert fault.fired == 1 and result.action == "updated"
+    assert_one_current(fake_github, body("new"))
+    assert [w.method for w in fake_github.writes()] == ["PATCH", "PATCH"]
+
+
+def test_two_concurrent_first_runs_leave_one_comment(
+    fake_github: FakeGitHub, make_client: Make
+) -> None:
+    """Issue 22: both runs saw no comment and both create; the one whose create landed
+    second lists again, finds the older one, updates it and deletes its own."""
+    fault = fake_github.add_fault("POST", r"/issues/7/comments$", "concurrent_comment",
+                                  body=body("the other run"))
+    result = upsert_comment(make_client(), PR, body("this run"), marker=MARKER)
+    assert fault.fired == 1
+    assert_one_current(fake_github, body("this run"))
+    (kept,) = ours(fake_github)
+    assert result.comment_id == kept["id"] and len(result.deleted) == 1
+    # The other run, listing after its own create, finds the single comment: no change.
+    again = upsert_comment(make_client(), PR, body("this run"), marker=MARKER)
+    assert again.action == "unchanged" and again.comment_id == kept["id"]
+
+
+def test_the_older_racer_deletes_the_newer_duplicate(
+    fake_github: FakeGitHub, make_client: Make
+) -> None:
+    """The mirror case: our create landed first, the other run's right after it."""
+    client = make_client()
+    first = upsert_comment(client, PR, body("a"), marker=MARKER)
+    fake_github.add_comment(PR, BOT, body("b"))  # a racing run's create, landed later
+    from neuronasv.github.comments import _converge, find_own_comments
+
+    result = _converge(client, first, find_own_comments(client, PR, MARKER, (BOT,)),
+                       body("a"), None)
+    assert result.comment_id == first.comment_id and len(result.deleted) == 1
+    assert_one_current(fake_github, body("a"))
 
 
 @pytest.mark.parametrize(
