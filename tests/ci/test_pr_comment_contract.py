@@ -146,4 +146,3 @@ def test_the_pr_head_is_checked_again_right_before_posting(
         code, err = _run(art, event(tmp_path), gh, monkeypatch, capsys)
         assert code == 9 and "no longer has head" in err and "not posting" in err, err
         assert len(gh.writes()) == posted  # nothing more written
-

@@ -112,7 +112,7 @@ class Fault:
     reset_in: int = 30
     times: int = 1
     fired: int = 0
-    author: str = ""  # ``concurrent_comment`` / ``deleted_then_recreated``: who (default: the caller)
+    author: str = ""  # the other run of the race faults (default: the caller)
     body: str = ""  # ... and what the other run posted
 
 

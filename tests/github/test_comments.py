@@ -368,8 +368,9 @@ def test_patch_404_finds_the_comment_a_concurrent_run_recreated_instead_of_addin
     """Issue 22: deleted between list and update, and meanwhile another run of ours
     created it again: the 404 starts a new find-or-create, which updates that one."""
     old = fake_github.add_comment(PR, BOT, body("old"))
-    fault = fake_github.add_fault("PATCH", rf"/issues/comments/{old['id']}$",
-                                  "deleted_then_recreated", body=body("other run"))
+    fault = fake_github.add_fault(
+        "PATCH", rf"/issues/comments/{old['id']}$", "deleted_then_recreated", body=body("other run")
+    )
     result = upsert_comment(make_client(), PR, body("new"), marker=MARKER)
     assert fault.fired == 1 and result.action == "updated"
     assert_one_current(fake_github, body("new"))
@@ -381,8 +382,9 @@ def test_two_concurrent_first_runs_leave_one_comment(
 ) -> None:
     """Issue 22: both runs saw no comment and both create; the one whose create landed
     second lists again, finds the older one, updates it and deletes its own."""
-    fault = fake_github.add_fault("POST", r"/issues/7/comments$", "concurrent_comment",
-                                  body=body("the other run"))
+    fault = fake_github.add_fault(
+        "POST", r"/issues/7/comments$", "concurrent_comment", body=body("the other run")
+    )
     result = upsert_comment(make_client(), PR, body("this run"), marker=MARKER)
     assert fault.fired == 1
     assert_one_current(fake_github, body("this run"))
@@ -402,8 +404,9 @@ def test_the_older_racer_deletes_the_newer_duplicate(
     fake_github.add_comment(PR, BOT, body("b"))  # a racing run's create, landed later
     from neuronasv.github.comments import _converge, find_own_comments
 
-    result = _converge(client, first, find_own_comments(client, PR, MARKER, (BOT,)),
-                       body("a"), None)
+    result = _converge(
+        client, first, find_own_comments(client, PR, MARKER, (BOT,)), body("a"), None
+    )
     assert result.comment_id == first.comment_id and len(result.deleted) == 1
     assert_one_current(fake_github, body("a"))
 
