@@ -17,7 +17,7 @@ import re
 import sys
 
 from neuronasv.analyse.acks import ACKS_PATH, Acknowledgement, load_acks, save_acks
-from neuronasv.commands.args import command_parser, output_file
+from neuronasv.commands.args import add_repo_arg, command_parser, output_file
 from neuronasv.errors import UsageError
 from neuronasv.report.escape import clean
 from neuronasv.store.git import Git
@@ -34,7 +34,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--file", type=output_file, help=f"acknowledgements file (default: ./{ACKS_PATH})"
     )
     p.add_argument("--list", action="store_true", help="print the acknowledgements")
-    p.add_argument("--repo", default=".", help="the git repository of --commit (default: .)")
+    add_repo_arg(p, purpose="where --commit must exist")
     p.add_argument(
         "--force", action="store_true", help="accept a full 40-hex --commit git does not know"
     )
