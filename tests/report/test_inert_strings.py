@@ -243,3 +243,38 @@ def test_comment_dry_run_and_summary_commands_are_inert(
     out = capsys.readouterr().out
     assert "Injected heading" in out
     assert_inert_markdown(out)
+
+
+def test_site_pages_and_feed_are_inert(tmp_path: Path) -> None:
+    """The site renders the same hostile strings as text (HTML-escaped), never as markup:
+    a history whose machine, workload, shape, dtype and op are hostile, and its change
+    points with every string field poisoned."""
+    from datetime import datetime, timezone
+    from xml.etree import ElementTree as ET
+
+    from neuronasv.model import History, Point, Series
+    from neuronasv.publish import PublishOptions, from_history, publish_site
+
+    commits = [f"{i:040x}" for i in range(1, 13)]
+    sid = SeriesId("b.devtime", (hostile("p"),), hostile("w"), hostile("4x4"), hostile("f32"),
+                   hostile("aten::mul"))  # fmt: skip
+    pts = tuple(Point(c, i, 1e-3 * (1.2 if i >= 6 else 1.0), (1e-3, 1e-3), 1_700_000_000_000 + i)
+                for i, c in enumerate(commits))  # fmt: skip
+    machine = "m1"  # a folder name (checked by the store); the other strings are text
+    hist = History((Series(machine, "env", sid, "seconds", pts),), tuple(commits))
+    cp = ChangePoint(series=sid, machine=machine, commit_before=commits[5],
+                     commit_after=commits[6], index=6, before=1e-3, after=1.2e-3, ratio=1.2,
+                     p_value=1e-4, unit="seconds", kind="regression", open=True,
+                     env_changes=(EnvChange(hostile("torch"), hostile("1"), hostile("2")),),
+                     acknowledged=hostile("ack"), reason=hostile("reason"))  # fmt: skip
+    doc = FindingsDocument(mode="history", base=None, head=None, change_points=(cp,))
+    now = datetime(2026, 1, 2, tzinfo=timezone.utc)
+    publish_site(from_history(hist), tmp_path, findings=doc, options=PublishOptions(now=now))
+    pages = [p for p in tmp_path.rglob("*.html") if "assets" not in p.parts]
+    assert any("Injected heading" in p.read_text() for p in pages)  # shown, as text
+    for page in pages:
+        text = page.read_text()
+        assert "<b>html</b>" not in text and "<!-- neuronasv:comment:other" not in text, page
+        assert f'href="https://{EVIL}' not in text and 'href="javascript' not in text, page
+    feed = ET.fromstring((tmp_path / "regressions.atom").read_bytes())
+    assert "Injected heading" in ET.tostring(feed, encoding="unicode")  # text, parsed fine
