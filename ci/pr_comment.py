@@ -33,8 +33,8 @@ Usage: python ci/pr_comment.py --artifact DIR [--event FILE] [--acks FILE]
 Environment: GITHUB_REPOSITORY, GITHUB_TOKEN, GITHUB_API_URL, GITHUB_SERVER_URL
 (https://github.com), GITHUB_EVENT_PATH.
 Exit codes: 0 posted, 2 usage (no token, bad event, bad --out), 9 the artifact was refused
-(its results unreadable or out of range included; nothing was posted), 8 GitHub errors,
-6 base and head incomparable (nothing posted), 11 a bug (one line, never a traceback).
+(its results unreadable, out of range or its base and head incomparable included; nothing
+was posted), 8 GitHub errors, 11 a bug (one line, never a traceback).
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ from pathlib import Path
 
 from neuronasv.errors import (
     INTERNAL_ERROR_EXIT,
+    IncomparableError,
     NeuronasvError,
     ResultsError,
     UntrustedArtifactError,
@@ -189,6 +190,8 @@ def recompute_findings(
     except ResultsError as exc:
         # The artifact's results folder: untrusted input, refused as such (exit 9).
         raise InvalidArtifact(f"the artifact's results are unusable: {exc.message}") from None
+    except IncomparableError as exc:
+        raise InvalidArtifact(f"the artifact's base and head: {exc.message}") from None
     except (RecursionError, MemoryError, ValueError, OverflowError) as exc:
         # Hostile JSON (deeply nested, huge numbers) must not become a traceback.
         what = type(exc).__name__

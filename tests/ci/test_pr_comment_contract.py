@@ -146,3 +146,20 @@ def test_the_pr_head_is_checked_again_right_before_posting(
         code, err = _run(art, event(tmp_path), gh, monkeypatch, capsys)
         assert code == 9 and "no longer has head" in err and "not posting" in err, err
         assert len(gh.writes()) == posted  # nothing more written
+
+
+def test_an_artifact_whose_base_and_head_are_incomparable_is_exit_9(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The head's sidecar removed: device time without a backend at head cannot be
+    compared with the base's; the artifact is refused, nothing posted."""
+    from neuronasv.model import sidecar_path
+
+    art = make_artifact(tmp_path, rounds=False)
+    head = next(p for p in (art / "results").rglob(f"{HEAD[:8]}-*.json"))
+    Path(sidecar_path(head)).unlink()
+    with FakeGitHubCI(tokens={TOKEN: "github-actions[bot]"}, repo=REPO) as gh:
+        gh.add_pull(7, HEAD)
+        code, err = _run(art, event(tmp_path), gh, monkeypatch, capsys)
+        assert gh.writes() == []
+    assert code == 9 and "not known to be comparable" in err, err
