@@ -95,6 +95,8 @@ def clean(text: str, *, max_len: int = MAX_LEN) -> str:
 
 def _visible(text: str) -> str:
     """Control characters as spaces, format/unassigned characters dropped (no cut)."""
+    if text.isascii() and text.isprintable():
+        return text  # the common case, without a per-character look-up
     out: list[str] = []
     for ch in text:
         cat = unicodedata.category(ch)
@@ -105,6 +107,7 @@ def _visible(text: str) -> str:
     return "".join(out)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # names repeat across a document's findings
 def inert(text: str) -> str:
     """``text`` on one line with every live markdown/HTML construct broken invisibly.
 
@@ -122,6 +125,19 @@ _ADDRESS_FIELDS = frozenset({"trace_url", "links"})
 _M = TypeVar("_M")
 
 
+def _may_hold_text(tp: Any) -> bool:
+    """Can a value of declared type ``tp`` contain an untrusted string? ``Literal`` values
+    are our own vocabulary; numbers and flags hold no text."""
+    if tp is str or tp is Any or dataclasses.is_dataclass(tp):
+        return True
+    if typing.get_origin(tp) is typing.Literal:
+        return False
+    args = typing.get_args(tp)
+    if args:
+        return any(_may_hold_text(a) for a in args if a is not Ellipsis)
+    return tp not in (float, int, bool, type(None))
+
+
 @functools.cache
 def _text_fields(cls: type) -> tuple[str, ...]:
     """The fields of dataclass ``cls`` that can hold untrusted text (by declared type)."""
@@ -129,12 +145,17 @@ def _text_fields(cls: type) -> tuple[str, ...]:
     return tuple(
         f.name
         for f in dataclasses.fields(cls)
-        if f.name not in _ADDRESS_FIELDS and typing.get_origin(hints[f.name]) is not typing.Literal
+        if f.name not in _ADDRESS_FIELDS and _may_hold_text(hints[f.name])
     )
+
+
+_SCALARS = (float, int, bool)
 
 
 def _map_text(value: Any, fn: Callable[[str], str]) -> Any:
     """``value`` with ``fn`` applied to every untrusted string inside it, by type."""
+    if value is None or type(value) in _SCALARS:
+        return value
     if isinstance(value, str):
         return fn(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
