@@ -76,7 +76,8 @@ def history_codec() -> Codec[Any]:
     def dec(b: bytes) -> Any:
         return ParsedFile.from_json(json.loads(b))
 
-    return Codec("history.ParsedFile", 1, enc, dec)
+    # 2: asv_env (what asv recorded about the run) added; version-1 entries read as misses.
+    return Codec("history.ParsedFile", 2, enc, dec)
 
 
 def digest_bytes(results: bytes, sidecar: bytes) -> str:
