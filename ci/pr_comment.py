@@ -51,13 +51,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from neuronasv.errors import (
-    INTERNAL_ERROR_EXIT,
     IncomparableError,
     NeuronasvError,
     ResultsError,
     UntrustedArtifactError,
     UsageError,
 )
+from neuronasv.exits import run_guarded
 from neuronasv.model import FindingsDocument
 
 INVALID_ARTIFACT = UntrustedArtifactError.exit_code
@@ -301,26 +301,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dry-run", action="store_true", help="everything but the writes")
     ap.add_argument("--out", help="with --dry-run: write the requests here (default stdout)")
     args = ap.parse_args(argv)
-    try:
-        return run(args, dict(os.environ))
-    except UntrustedArtifactError as exc:
-        print(f"error: untrusted artifact rejected: {exc.message}", file=sys.stderr)
-        return INVALID_ARTIFACT
-    except NeuronasvError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        if exc.hint:
-            print(f"hint: {exc.hint}", file=sys.stderr)
-        return exc.exit_code
-    except OSError as exc:  # a file this trusted step itself reads or writes
-        print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
-        return UsageError.exit_code
-    except Exception as exc:  # a bug: one line and a distinct code, never a traceback
-        print(
-            f"error: internal error ({type(exc).__name__}: {str(exc)[:200]}); please"
-            " report this",
-            file=sys.stderr,
-        )
-        return INTERNAL_ERROR_EXIT
+
+    def work() -> int:
+        try:
+            return run(args, dict(os.environ))
+        except UntrustedArtifactError as exc:
+            raise UntrustedArtifactError(
+                f"untrusted artifact rejected: {exc.message}", hint=exc.hint
+            ) from None
+
+    return run_guarded(work, "ci/pr_comment.py")
 
 
 if __name__ == "__main__":

@@ -18,12 +18,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-import traceback
 from collections.abc import Sequence
 
-from neuronasv import __version__, env
+from neuronasv import __version__
 from neuronasv.commands import COMMANDS
-from neuronasv.errors import INTERNAL_ERROR_EXIT, NeuronasvError
+from neuronasv.exits import run_guarded
 
 __all__ = ["COMMANDS", "build_parser", "main", "run_parsed"]
 
@@ -73,35 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run_parsed(args: argparse.Namespace) -> int:
     """Run ``args.func(args)``; every failure becomes its exit code (see the docstring)."""
-    try:
-        return int(args.func(args) or 0)
-    except NeuronasvError as exc:
-        _say(f"error: {exc.message}")
-        if exc.hint:
-            _say(f"hint: {exc.hint}")
-        return exc.exit_code
-    except KeyboardInterrupt:
-        _say("interrupted")
-        return 130
-    except OSError as exc:
-        where = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
-        _say(f"error: {where + ': ' if where else ''}{exc.strerror or exc}")
-        return 2
-    except Exception as exc:  # a bug: say so, with a distinct exit code (never 1)
-        if env.TRACEBACK.read():
-            traceback.print_exc()
-        _say(
-            f"internal error: {type(exc).__name__}: {exc} (in `neuronasv {args.command}`;"
-            " this is a bug, please report it; NEURONASV_TRACEBACK=1 shows where)"
-        )
-        return INTERNAL_ERROR_EXIT
-
-
-def _say(line: str) -> None:
-    """One line on stderr, even when it holds text the terminal cannot encode."""
-    enc = getattr(sys.stderr, "encoding", None) or "utf-8"
-    sys.stderr.write(line.encode(enc, "backslashreplace").decode(enc, "replace") + "\n")
-    sys.stderr.flush()
+    return run_guarded(lambda: args.func(args), f"neuronasv {args.command}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from neuronasv.errors import NeuronasvError
+from neuronasv.exits import run_guarded
 from neuronasv.format import format_delta_pct, format_p, format_pair
 from neuronasv.github.client import GitHubClient
 from neuronasv.github.comments import comment_authors
@@ -109,8 +109,7 @@ class IssueAction:
 
 def render_title(cp: ChangePoint) -> str:
     return clean(
-        f"Performance regression: {cp.series.label} {format_delta_pct(cp.ratio)}"
-        f" on {cp.machine}",
+        f"Performance regression: {cp.series.label} {format_delta_pct(cp.ratio)} on {cp.machine}",
         max_len=240,
     )
 
@@ -310,22 +309,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--site-url", help="history site to link from each issue")
     ap.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
     args = ap.parse_args(argv)
-    try:
-        from neuronasv.report.load import load_findings
+    return run_guarded(lambda: _run(args), "python -m neuronasv.github.issues_sync")
 
-        docs = [load_findings(p) for p in args.documents]
-        client = GitHubClient.from_env()
-        if args.dry_run and not client.has_token:
-            plan = plan_sync(
-                docs, [], authors=(), site_url=args.site_url, repository=client.repository
-            )
-        else:
-            plan = sync_issues(client, docs, site_url=args.site_url, dry_run=args.dry_run)
-    except NeuronasvError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        if exc.hint:
-            print(f"hint: {exc.hint}", file=sys.stderr)
-        return exc.exit_code
+
+def _run(args: argparse.Namespace) -> int:
+    from neuronasv.report.load import load_findings
+
+    docs = [load_findings(p) for p in args.documents]
+    client = GitHubClient.from_env()
+    if args.dry_run and not client.has_token:
+        plan = plan_sync(docs, [], authors=(), site_url=args.site_url, repository=client.repository)
+    else:
+        plan = sync_issues(client, docs, site_url=args.site_url, dry_run=args.dry_run)
     for a in plan:
         what = f"#{a.number}" if a.number else "new issue"
         print(f"{'would ' if args.dry_run else ''}{a.kind} {what} [{a.key}] {a.title}".rstrip())

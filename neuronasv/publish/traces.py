@@ -24,7 +24,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from neuronasv.errors import CorruptResultsError, NeuronasvError, UsageError
+from neuronasv.errors import CorruptResultsError, UsageError
+from neuronasv.exits import run_guarded
 from neuronasv.fileio import confined_path, copy_regular_files
 from neuronasv.model import FindingsDocument
 from neuronasv.report.traces import flagged_workloads, trace_path
@@ -100,16 +101,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--machine", required=True, help="asv machine name of the run")
     ap.add_argument("--out", required=True, help="folder to fill (created)")
     args = ap.parse_args(argv)
-    try:
-        with open(args.findings, encoding="utf-8") as fh:
-            doc = FindingsDocument.loads(fh.read(), source=args.findings)
-        picked = pick_flagged_traces(doc, args.traces_dir, args.machine, args.out)
-    except OSError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return UsageError.exit_code
-    except NeuronasvError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        return exc.exit_code
+    return run_guarded(lambda: _run(args), "python -m neuronasv.publish.traces")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from neuronasv.report.load import load_findings
+
+    doc = load_findings(args.findings)
+    picked = pick_flagged_traces(doc, args.traces_dir, args.machine, args.out)
     print(f"{len(picked.copied)} trace(s) of flagged workloads copied to {args.out}")
     for m in picked.missing:
         print(f"no trace for {m}", file=sys.stderr)

@@ -39,7 +39,8 @@ def _run(
     assert "Traceback" not in err
     lines = [ln for ln in err.splitlines() if ln]
     if code:
-        assert lines and lines[0].startswith("error: ") and len(lines) <= 2, err
+        assert lines and lines[0].startswith(("error: ", "internal error: ")), err
+        assert len(lines) <= 2, err
     return code, err
 
 
@@ -125,7 +126,7 @@ def test_a_bug_is_one_line_and_exit_11(
         gh.add_pull(7, HEAD)
         code, err = _run(art, event(tmp_path), gh, monkeypatch, capsys)
         assert gh.writes() == []
-    assert code == 11 and "internal error (TypeError" in err, err
+    assert code == 11 and "internal error: TypeError" in err and "ci/pr_comment.py" in err, err
 
 
 def test_the_pr_head_is_checked_again_right_before_posting(

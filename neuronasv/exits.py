@@ -1,0 +1,61 @@
+"""Ending a program in the error tree, whatever went wrong (issue 22: the exit contract).
+
+Every entry point — ``neuronasv`` itself (:func:`neuronasv.cli.run_parsed`), the module
+commands ``python -m neuronasv.publish.traces`` and ``python -m
+neuronasv.github.issues_sync``, and ``ci/pr_comment.py`` — runs its work through
+:func:`run_guarded`: a :class:`~neuronasv.errors.NeuronasvError` prints ``error: ...`` (and
+``hint: ...``) and exits with its documented code; ``OSError`` (a path that vanished, a
+full disk) is ``error: <path>: <reason>`` with exit 2; Ctrl-C is 130; anything else is a
+bug: one line and :data:`~neuronasv.errors.INTERNAL_ERROR_EXIT` (11), never 1 (which means
+"a regression matched --fail-on") and never a traceback unless ``NEURONASV_TRACEBACK=1``.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Callable
+
+from neuronasv import env
+from neuronasv.errors import INTERNAL_ERROR_EXIT, NeuronasvError
+
+__all__ = ["run_guarded", "say"]
+
+
+def run_guarded(work: Callable[[], int | None], where: str) -> int:
+    """``work()``'s exit status, or the error tree's code for whatever it raised.
+
+    Args:
+        work: the program's body.
+        where: how the bug message names the program (``neuronasv ack``).
+    """
+    try:
+        return int(work() or 0)
+    except NeuronasvError as exc:
+        say(f"error: {exc.message}")
+        if exc.hint:
+            say(f"hint: {exc.hint}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        say("interrupted")
+        return 130
+    except OSError as exc:
+        names = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
+        say(f"error: {names + ': ' if names else ''}{exc.strerror or exc}")
+        return 2
+    except Exception as exc:  # a bug: say so, with a distinct exit code (never 1)
+        if env.TRACEBACK.read():
+            traceback.print_exc()
+        text = " ".join(str(exc).split())[:300]
+        say(
+            f"internal error: {type(exc).__name__}: {text} (in `{where}`; this is a bug,"
+            " please report it; NEURONASV_TRACEBACK=1 shows where)"
+        )
+        return INTERNAL_ERROR_EXIT
+
+
+def say(line: str) -> None:
+    """One line on stderr, even when it holds text the terminal cannot encode."""
+    enc = getattr(sys.stderr, "encoding", None) or "utf-8"
+    sys.stderr.write(line.encode(enc, "backslashreplace").decode(enc, "replace") + "\n")
+    sys.stderr.flush()
