@@ -9,6 +9,16 @@ This module must stay light: asv imports it in every benchmark process.
 
 from __future__ import annotations
 
+import os as _os
+
+# ``neuronasv run`` starts asv with a private HOME (asv keeps its machine file in
+# ``~/.asv-machine.json``; the run keeps it in its scratch folder, never the user's home).
+# Benchmark processes get the user's HOME back here, before any suite module is imported,
+# so a workload's caches (``~/.cache``) are the user's as in any other process.
+_home = _os.environ.pop("NEURONASV_USER_HOME", "")
+if _home:
+    _os.environ["HOME"] = _home
+
 __version__ = "0.1.0"
 
 __all__ = ["__version__"]

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from neuronasv import __version__
 from neuronasv.commands import COMMANDS
-from neuronasv.exits import run_guarded
+from neuronasv.exits import run_guarded, say
 
 __all__ = ["COMMANDS", "build_parser", "main", "run_parsed"]
 
@@ -59,11 +59,14 @@ def _command_in(argv: Sequence[str]) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(_command_in(args_list))
     try:
+        parser = build_parser(_command_in(args_list))
         args = parser.parse_args(args_list)
     except SystemExit as exc:  # --help (0) or a bad argument (2, message already printed)
         return exc.code if isinstance(exc.code, int) else 2
+    except KeyboardInterrupt:  # while options are checked (--repo asks git)
+        say("interrupted")
+        return 130
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

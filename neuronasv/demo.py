@@ -309,6 +309,7 @@ def run_demo(
 
             return get_backend(name).name
 
+    source_repo = os.path.abspath(source_repo)  # git runs in other folders below
     paths = DemoPaths(os.path.abspath(out))
     patch_path = os.path.abspath(patch or os.path.join(source_repo, DEFAULT_PATCH))
     if not os.path.isfile(patch_path):
@@ -336,6 +337,8 @@ def run_demo(
     def command(*argv: str) -> None:
         say("$ neuronasv " + " ".join(argv))
         code = runner(list(argv))
+        if code == 130:  # the step was interrupted: so is the demo (exit 130, not "failed")
+            raise KeyboardInterrupt
         if code not in (0, 1):
             raise NeuronasvError(f"`neuronasv {argv[0]}` failed with exit code {code}")
 

@@ -33,6 +33,7 @@ from neuronasv.errors import UsageError
 
 __all__ = [
     "BACKEND",
+    "COMPILE_CACHE",
     "CPU_THREADS",
     "DTYPES",
     "HOST_ID",
@@ -51,6 +52,7 @@ __all__ = [
     "TRACEBACK",
     "TRACE_DIR",
     "USER",
+    "USER_HOME",
     "VARIABLES",
     "WORKLOADS",
     "Described",
@@ -260,6 +262,18 @@ PREPASS_DIR: Text[str | None] = Text(
     "asv suite: pre-pass payloads that setup_cache reuses",
     set_by=RUN,
 )
+COMPILE_CACHE: Text[str | None] = Text(
+    "NEURONASV_COMPILE_CACHE",
+    None,
+    "neuronasv run: torch.compile's cache folder, shared by the pre-pass and asv",
+    default_text="torch's own (/tmp/torchinductor_<user>)",
+)
+USER_HOME: Text[str | None] = Text(
+    "NEURONASV_USER_HOME",
+    None,
+    "asv suite: the user's HOME, given back to benchmark processes (asv's own is private)",
+    set_by=RUN,
+)
 
 VARIABLES: tuple[EnvVar[Any], ...] = (
     TRACEBACK,
@@ -279,6 +293,8 @@ VARIABLES: tuple[EnvVar[Any], ...] = (
     TRACE_DIR,
     OPS_CATALOGUE,
     PREPASS_DIR,
+    COMPILE_CACHE,
+    USER_HOME,
 )
 
 _BY_NAME = {v.name: v for v in VARIABLES}

@@ -4,7 +4,7 @@ Imports are read with ``ast`` (every ``import``/``from ... import``, module-leve
 inside a function, or under ``TYPE_CHECKING``: a lazy import hides a circle, it does not
 remove it). The stage order is the one of docs/architecture.md::
 
-    errors, model, fileio (and the root package)  <  measure  <  store  <  analyse  <  run
+    errors, model, fileio, proc (and the root package)  <  measure  <  store  <  analyse  <  run
         <  report  <  github, publish  <  commands, cli, demo (and every ``__main__``)
 """
 
@@ -19,6 +19,7 @@ PKG = Path(__file__).resolve().parents[1] / "neuronasv"
 
 STAGES = {
     "errors": 0, "model": 0, "fileio": 0, "samples": 0, "format": 0, "env": 0, "exits": 0,
+    "proc": 0,
     "measure": 1,
     "store": 2,
     "analyse": 3,
@@ -165,3 +166,32 @@ def test_the_checks_can_fail(toy: Path) -> None:
     graph = import_graph(toy)
     assert circles(graph) == [["neuronasv.store.a", "neuronasv.store.b"]]
     assert up_arrows(graph) == {("neuronasv.measure.m", "neuronasv.store.a")}
+
+
+def _imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_one_subprocess_runner() -> None:
+    """Every child process starts in ``neuronasv/proc.py`` (timeouts, process-group kill)."""
+    users = {
+        str(p.relative_to(PKG)) for p in PKG.rglob("*.py") if "subprocess" in _imports(p)
+    }
+    assert users == {"proc.py"}
+
+
+def test_analyse_is_pure() -> None:
+    """analyse starts no process, makes no temporary folder, touches no file tree."""
+    impure = {"subprocess", "tempfile", "shutil", "threading", "signal", "multiprocessing"}
+    found = {
+        str(p.relative_to(PKG)): sorted(_imports(p) & impure)
+        for p in (PKG / "analyse").rglob("*.py")
+        if _imports(p) & impure
+    }
+    assert found == {}

@@ -178,7 +178,7 @@ def test_one_line_help_is_written_once(name: str) -> None:
 def test_repo_is_always_a_checkout(name: str) -> None:
     """``--repo`` takes a folder in every command that has it; ``owner/name`` is
     ``--github-repo`` (comment, status keep ``--repo`` hidden as a deprecated alias)."""
-    from neuronasv.commands.args import existing_dir
+    from neuronasv.commands.args import repo_dir
 
     actions = _actions(name)
     if name == "store":
@@ -194,7 +194,7 @@ def test_repo_is_always_a_checkout(name: str) -> None:
         assert repo.dest == "github_repo_deprecated"
         assert actions["--github-repo"].metavar == "OWNER/NAME"
     elif repo is not None:
-        assert repo.type is existing_dir and repo.metavar == "DIR", name
+        assert repo.type is repo_dir and repo.metavar == "DIR", name
         assert str(repo.help).startswith("git checkout"), name
 
 

@@ -61,6 +61,7 @@ __all__ = [
     "positive_int",
     "probability_open",
     "pvalue",
+    "repo_dir",
     "results_folder",
     "warn_load_errors",
     "write_output",
@@ -146,6 +147,21 @@ def existing_dir(text: str) -> str:
     if not os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"{text} is not a folder")
     return text
+
+
+def repo_dir(text: str) -> str:
+    """``--repo``: an existing folder, made absolute; inside a git work tree, that tree's
+    top level, found from any subdirectory as git finds it (``neuronasv compare`` from
+    ``docs/`` reads the same ``asv.conf.json`` and results as from the top)."""
+    from neuronasv.errors import StoreError
+    from neuronasv.store.git import Git
+
+    path = os.path.abspath(existing_dir(text))
+    try:
+        top = Git(path).toplevel()
+    except StoreError:
+        return path  # not a git work tree (a bare results repository, a plain folder)
+    return os.path.abspath(top) if top else path
 
 
 def output_file(text: str) -> str:
@@ -251,11 +267,12 @@ def add_repo_arg(
     purpose: str = "",
     default_text: str = "the current folder",
 ) -> None:
-    """``--repo DIR``: the git checkout the command works in (always a folder)."""
+    """``--repo DIR``: the git checkout the command works in (always a folder; its git top
+    level when it is inside a work tree, see :func:`repo_dir`)."""
     where = default_text
     p.add_argument(
         "--repo",
-        type=existing_dir,
+        type=repo_dir,
         default=default,
         metavar="DIR",
         help=f"git checkout{': ' + purpose if purpose else ''} (default: {where})",

@@ -37,7 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default=os.path.join("out", "demo"),
         help="scratch folder: new, empty, or one the demo made (default: out/demo)",
     )
-    add_repo_arg(p, default=os.getcwd(), purpose="the one to demo")
+    add_repo_arg(p, purpose="the one to demo")
     p.add_argument(
         "--patch",
         type=existing_file,

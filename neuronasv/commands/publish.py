@@ -20,6 +20,7 @@ from neuronasv.commands.args import (
 from neuronasv.errors import NeuronasvError, ResultsError
 from neuronasv.model import FindingsDocument
 from neuronasv.report.load import load_findings
+from neuronasv.store.asvconf import TRACES_SUBDIR, traces_dir_for
 from neuronasv.store.git import git_for
 
 
@@ -81,7 +82,8 @@ def add_parser(subparsers: Any) -> None:
         type=existing_dir,
         default=None,
         help="trace store to copy the sidecars' traces from into OUT/traces/ (default:"
-        " REPO/.asv/traces when it exists); each op chart's commit links its trace",
+        " RESULTS_DIR/.traces or REPO/.asv/traces, the first that exists); each op chart's"
+        " commit links its trace",
     )
     p.add_argument(
         "--no-traces", action="store_true", help="copy and link no traces (unless --trace-url)"
@@ -204,9 +206,11 @@ def run(args: argparse.Namespace) -> int:
             for m in ([args.machine] if args.machine else history.machines)
         ]
     traces_dir = args.traces_dir
-    if traces_dir is None and args.repo:
-        default = os.path.join(args.repo, ".asv", "traces")
-        traces_dir = default if os.path.isdir(default) else None
+    if traces_dir is None:
+        # Where `neuronasv run` puts them: inside the results folder, else REPO/.asv/traces.
+        found = [os.path.join(args.results_dir, TRACES_SUBDIR)]
+        found += [traces_dir_for(args.repo)] if args.repo else []
+        traces_dir = next((d for d in found if os.path.isdir(d)), None)
     opts = PublishOptions(
         base_url=args.base_url,
         commit_url=args.commit_url or _commit_url_from_repo(args.repo),

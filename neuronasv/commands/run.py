@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from neuronasv import env
 from neuronasv.commands.args import (
     add_backend_arg,
     add_repo_arg,
@@ -56,7 +57,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         action="store_false",
         help="keep no traces",
     )
-    p.add_argument("--traces-dir", type=output_dir, help="trace store (default: .asv/traces)")
+    p.add_argument(
+        "--traces-dir",
+        type=output_dir,
+        help="trace store (default: RESULTS_DIR/.traces with --results-dir, else .asv/traces)",
+    )
+    p.add_argument(
+        "--compile-cache",
+        type=output_dir,
+        default=env.COMPILE_CACHE.read(),
+        metavar="DIR",
+        help="folder for torch.compile's caches, shared by the pre-pass and asv (cache it"
+        " between CI runs; default: $NEURONASV_COMPILE_CACHE, else torch's own)",
+    )
     add_backend_arg(p)
     p.add_argument(
         "--no-prepass",
@@ -64,8 +77,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="no one-process profile before asv: each workload is profiled in its own asv"
         " process, and ops new in a commit get their series from the next run on",
     )
-    add_repo_arg(p, default=os.getcwd(), purpose="the commits to benchmark")
+    add_repo_arg(p, purpose="the commits to benchmark")
     p.set_defaults(func=run)
+
+
+def _absolute(path: str | None) -> str | None:
+    """A path option as the user meant it: relative to the folder the command ran in."""
+    return os.path.abspath(path) if path else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,14 +95,15 @@ def run(args: argparse.Namespace) -> int:
             repo=args.repo,
             commits=tuple(args.commits) or ("HEAD",),
             machine=args.machine,
-            results_dir=args.results_dir,
-            traces_dir=args.traces_dir,
+            results_dir=_absolute(args.results_dir),
+            traces_dir=_absolute(args.traces_dir),
             bench=args.bench,
             quick=args.quick,
             keep_traces=args.keep_traces,
             backend=args.backend,
             python=sys.executable,
             prepass=not args.no_prepass,
+            compile_cache=_absolute(args.compile_cache),
         ),
         progress=progress,
     )

@@ -17,12 +17,12 @@ import importlib.metadata
 import platform
 import shutil
 import socket
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 from neuronasv import env
 from neuronasv.measure.backends.base import Backend
+from neuronasv.proc import run_process
 
 __all__ = ["FINGERPRINT_KEYS", "NONE", "collect_fingerprint", "host_id", "instance_type"]
 
@@ -52,12 +52,12 @@ def _run(cmd: list[str]) -> str | None:
     if shutil.which(cmd[0]) is None:
         return None
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
+        out = run_process(cmd, timeout=10, text=True)
+    except OSError:
         return None
     if out.returncode != 0:
         return None
-    line = out.stdout.strip().splitlines()
+    line = str(out.stdout).strip().splitlines()
     return line[0].strip() if line else None
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 from neuronasv.errors import UsageError
+from neuronasv.proc import ProcResult, run_process
 from neuronasv.store.asvconf import read_asv_config
 
 __all__ = ["run_asv_publish"]
@@ -28,7 +28,7 @@ def run_asv_publish(
     html_dir: str | os.PathLike[str],
     repo: str | os.PathLike[str] | None = None,
     timeout: float | None = None,
-) -> subprocess.CompletedProcess[str]:
+) -> ProcResult:
     """Run ``asv publish`` into ``html_dir``.
 
     Args:
@@ -53,15 +53,13 @@ def run_asv_publish(
         tmp_cfg = os.path.join(tmp, "asv.conf.json")
         with open(tmp_cfg, "w", encoding="utf-8") as fh:
             json.dump(conf, fh)
-        proc = subprocess.run(
+        proc = run_process(
             [sys.executable, "-m", "asv", "publish", "--no-pull", "--config", tmp_cfg],
-            capture_output=True,
-            text=True,
             timeout=timeout,
             cwd=base,
-            check=False,
+            text=True,
         )
     if proc.returncode != 0:
-        tail = (proc.stdout + proc.stderr)[-2000:]
+        tail = proc.output[-2000:]
         raise UsageError(f"asv publish failed (exit {proc.returncode}):\n{tail}")
     return proc

@@ -39,10 +39,8 @@ import itertools
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,12 +50,18 @@ from neuronasv import env as suite_env
 from neuronasv.errors import CorruptResultsError, StoreError
 from neuronasv.fileio import write_atomic
 from neuronasv.model import RunSidecar, SeriesId, WorkloadProfile, sidecar_path
+from neuronasv.proc import stream_process
+from neuronasv.run.benchsel import check_bench
+from neuronasv.run.scratch import prune_stale, scratch_dir
 from neuronasv.store.asvconf import (
+    CONFIG_NAME,
     DEFAULT_HTML_DIR,
     DEFAULT_RESULTS_DIR,
+    DEFAULT_TRACES_DIR,
     config_dir,
     read_asv_config,
     repo_config,
+    traces_dir_for,
 )
 from neuronasv.store.catalogue import (
     OpCatalogue,
@@ -77,14 +81,13 @@ __all__ = [
     "RunOptions",
     "asv_command",
     "build_series",
+    "compile_cache_env",
     "is_noise",
     "read_profiles",
     "run_commits",
     "run_dirs",
+    "suite_dir",
 ]
-
-#: Outside the results folder on purpose: asv walks it and tries to load every ``*.json``.
-DEFAULT_TRACES_DIR = os.path.join(".asv", "traces")
 
 #: A pre-pass that prints nothing for this long is stopped (asv's setup_cache timeout:
 #: each workload prints a line when done, and a torch.compile of every shape fits).
@@ -134,6 +137,8 @@ class RunOptions:
         prepass: profile each commit once before asv (op discovery for the catalogue, and
             one process for the whole suite); False = asv's ``setup_cache`` profiles each
             workload in its own process and the catalogue grows only after each run.
+        compile_cache: folder for torch.compile's caches, shared by the pre-pass and asv's
+            processes (:func:`compile_cache_env`); None = torch's defaults.
     """
 
     repo: str
@@ -148,6 +153,7 @@ class RunOptions:
     python: str = field(default_factory=lambda: sys.executable)
     extra_env: Mapping[str, str] = field(default_factory=dict)
     prepass: bool = True
+    compile_cache: str | None = None
 
 
 @dataclass(frozen=True)
@@ -269,47 +275,19 @@ def _stream(
 ) -> int:
     """Run ``cmd``, passing its output lines to ``progress``; its exit status.
 
-    With ``idle_timeout``, a process that prints nothing for that long is killed (the
-    status is then negative). ``tail`` receives the last output lines.
+    With ``idle_timeout``, a process that prints nothing for that long is killed with its
+    whole process group (the status is then negative). ``tail`` receives the last output
+    lines. A Ctrl-C kills the process group too (:mod:`neuronasv.proc`).
     """
-    proc = subprocess.Popen(
-        list(cmd),
-        cwd=cwd,
-        env=dict(env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        errors="replace",
-        bufsize=1,
-    )
-    last = [time.monotonic()]
-    done = threading.Event()
 
-    def watchdog() -> None:
-        assert idle_timeout is not None
-        while not done.wait(1.0):
-            if time.monotonic() - last[0] > idle_timeout:
-                proc.kill()
-                return
+    def on_line(line: str) -> None:
+        if line.strip() and not is_noise(line):
+            progress(f"{prefix} {line.rstrip()}")
+            if tail is not None:
+                tail.append(line.rstrip())
+                del tail[:-5]
 
-    if idle_timeout is not None:
-        threading.Thread(target=watchdog, daemon=True).start()
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            last[0] = time.monotonic()
-            if line.strip() and not is_noise(line):
-                progress(f"{prefix} {line.rstrip()}")
-                if tail is not None:
-                    tail.append(line.rstrip())
-                    del tail[:-5]
-        return proc.wait()
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
-    finally:
-        done.set()
+    return stream_process(cmd, on_line=on_line, cwd=cwd, env=env, idle_timeout=idle_timeout)
 
 
 def _find_result(results_dir: str, machine: str, sha: str, since: float) -> str | None:
@@ -336,8 +314,25 @@ def run_dirs(
     results = config_dir(repo, "results_dir", DEFAULT_RESULTS_DIR, conf=base,
                          override=_under(repo, opts.results_dir))  # fmt: skip
     html = config_dir(repo, "html_dir", DEFAULT_HTML_DIR, conf=base)
-    traces = _under(repo, opts.traces_dir or DEFAULT_TRACES_DIR) or ""
+    traces = _under(repo, opts.traces_dir) or traces_dir_for(repo, _under(repo, opts.results_dir))
     return os.path.abspath(results), os.path.abspath(html), os.path.abspath(traces)
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """What every commit of one run shares."""
+
+    opts: RunOptions
+    repo: str
+    machine: str
+    backend_name: str
+    fingerprint: Mapping[str, str]
+    base_conf: Mapping[str, Any]
+    results_dir: str
+    html_dir: str
+    traces_root: str
+    cat_path: str
+    home: str
 
 
 def run_commits(
@@ -350,6 +345,12 @@ def run_commits(
 ) -> list[CommitRun]:
     """Benchmark every commit of ``opts``; see the module docstring.
 
+    Everything but the results, sidecars, traces and op catalogue goes into one scratch
+    folder of this run (:func:`neuronasv.run.scratch.scratch_dir`), removed at the end
+    whatever happens: the worktrees, the private asv config and asv's machine file (asv
+    runs with ``HOME`` pointing there, so ``~/.asv-machine.json`` is never written).
+    Worktrees and scratch folders a killed run left are pruned first.
+
     Args:
         opts: what to run.
         progress: receives one line per progress event (asv's lines, prefixed).
@@ -358,7 +359,8 @@ def run_commits(
         fingerprint: environment fingerprint; collected from the backend when None.
 
     Raises:
-        UsageError: an unsafe machine name (before anything runs).
+        UsageError: an unsafe machine name, or a ``--bench`` that is not a regular
+            expression or matches no benchmark of the suite (before anything runs).
         StoreError: a revision is not a commit (before anything runs), or at the end when
             some commits produced no asv results file (the others are kept).
     """
@@ -370,8 +372,8 @@ def run_commits(
     shas = [gw.rev_parse(c) for c in (opts.commits or ("HEAD",))]
     base_conf = repo_config(repo)
     results_dir, html_dir, traces_root = run_dirs(repo, opts, base_conf)
+    check_bench(opts.bench, suite_dir(repo, base_conf), python=opts.python)
 
-    backend_name = opts.backend
     if fingerprint is None:
         from neuronasv.measure.backends import get_backend
         from neuronasv.measure.fingerprint import collect_fingerprint
@@ -383,41 +385,25 @@ def run_commits(
         backend_name = fingerprint.get("backend", opts.backend)
     info = machine_info(opts.machine, fingerprint)
     machine = info["machine"]
-    save_machine(info)
-    progress(
-        f"machine {machine}: {info['cpu']}, {info['num_cpu']} CPUs, {info['arch']},"
-        f" {info['os']}; backend {backend_name}; results in {results_dir}"
-    )
-    cat_path = catalogue_path(results_dir, machine)
-    _prepare_catalogue(cat_path, backend_name, progress)
-
-    outcomes: list[CommitRun] = []
-    for i, sha in enumerate(shas, 1):
-        prefix = f"[{i}/{len(shas)} {sha[:8]}]"
-        progress(f"{prefix} commit {sha[:8]} {gw.subject(sha)}".rstrip())
-        outcome = _run_one(
-            opts,
-            repo=repo,
-            sha=sha,
-            machine=machine,
-            backend_name=backend_name,
-            fingerprint=fingerprint,
-            base_conf=base_conf,
-            results_dir=results_dir,
-            html_dir=html_dir,
-            traces_root=traces_root,
-            cat_path=cat_path,
-            prefix=prefix,
-            progress=progress,
-            git=gw,
-            clock=clock,
+    prune_stale(gw, say=progress)
+    with scratch_dir("run") as scratch:
+        home = os.path.join(scratch, "home")
+        os.mkdir(home)
+        save_machine(info, os.path.join(home, ".asv-machine.json"))
+        progress(
+            f"machine {machine}: {info['cpu']}, {info['num_cpu']} CPUs, {info['arch']},"
+            f" {info['os']}; backend {backend_name}; results in {results_dir}"
         )
-        outcomes.append(outcome)
-        if outcome.ok:
-            note = f", {len(outcome.failures)} failed" if outcome.failures else ""
-            progress(f"{prefix} done: {outcome.series} series{note} -> {outcome.result_file}")
-        else:
-            progress(f"{prefix} no results: {outcome.error}")
+        cat_path = catalogue_path(results_dir, machine)
+        _prepare_catalogue(cat_path, backend_name, progress)
+        shared = _Shared(
+            opts, repo, machine, backend_name, fingerprint, base_conf, results_dir, html_dir,
+            traces_root, cat_path, home,
+        )  # fmt: skip
+        outcomes = [
+            _run_logged(shared, sha, f"[{i}/{len(shas)} {sha[:8]}]", scratch, gw, clock, progress)
+            for i, sha in enumerate(shas, 1)
+        ]
     missing = [o for o in outcomes if not o.ok]
     if missing:
         raise StoreError(
@@ -428,82 +414,134 @@ def run_commits(
     return outcomes
 
 
-def _run_one(
-    opts: RunOptions,
-    *,
-    repo: str,
+def _run_logged(
+    shared: _Shared,
     sha: str,
-    machine: str,
-    backend_name: str,
-    fingerprint: Mapping[str, str],
-    base_conf: Mapping[str, Any],
-    results_dir: str,
-    html_dir: str,
-    traces_root: str,
-    cat_path: str,
     prefix: str,
-    progress: Progress,
+    scratch: str,
     git: Git,
     clock: Clock,
+    progress: Progress,
 ) -> CommitRun:
+    progress(f"{prefix} commit {sha[:8]} {git.subject(sha)}".rstrip())
+    outcome = _run_one(shared, sha, prefix, scratch, git, clock, progress)
+    if outcome.ok:
+        note = f", {len(outcome.failures)} failed" if outcome.failures else ""
+        progress(f"{prefix} done: {outcome.series} series{note} -> {outcome.result_file}")
+    else:
+        progress(f"{prefix} no results: {outcome.error}")
+    return outcome
+
+
+def suite_dir(repo: str, conf: Mapping[str, Any]) -> str:
+    """The checkout's asv suite folder (the config's ``benchmark_dir``, else ``benchmarks``)."""
+    return os.path.join(repo, str(conf.get("benchmark_dir", "benchmarks")))
+
+
+def _commit_conf(
+    shared: _Shared, tree: str, work: str, prefix: str, progress: Progress
+) -> tuple[str, str]:
+    """Write the commit's private asv config into ``work``; (config path, suite folder)."""
+    conf_file = os.path.join(tree, CONFIG_NAME)
+    conf = dict(read_asv_config(conf_file) if os.path.isfile(conf_file) else shared.base_conf)
+    suite = os.path.join(tree, "benchmarks")
+    if not os.path.isdir(suite):
+        # Older commits predate the suite: measure their code with today's suite, as
+        # asv itself does for every commit.
+        suite = suite_dir(shared.repo, shared.base_conf)
+        progress(f"{prefix} this commit has no benchmarks/; using the checkout's suite")
+    else:
+        suite = suite_dir(tree, conf)
+    conf.update(
+        version=1,
+        project=str(conf.get("project", "neuronasv")),
+        repo=shared.repo,
+        dvcs="git",
+        environment_type="existing",
+        benchmark_dir=os.path.abspath(suite),
+        results_dir=shared.results_dir,
+        html_dir=shared.html_dir,
+        env_dir=os.path.join(work, "env"),
+    )
+    conf.setdefault("branches", ["main"])
+    conf.pop("matrix", None)
+    conf_path = os.path.join(work, CONFIG_NAME)
+    with open(conf_path, "w", encoding="utf-8") as fh:
+        json.dump(conf, fh, indent=2)
+    return conf_path, suite
+
+
+def _commit_env(shared: _Shared, tree: str, sha: str, profile_out: str) -> dict[str, str]:
+    """The environment of the commit's pre-pass and asv run (asv's HOME is set apart)."""
+    opts = shared.opts
+    env = dict(os.environ)
+    env.update(opts.extra_env)
+    pypath = [tree] + [p for p in env.get("ASV_PYTHONPATH", "").split(os.pathsep) if p]
+    env["ASV_PYTHONPATH"] = os.pathsep.join(pypath)
+    env[suite_env.BACKEND.name] = shared.backend_name
+    env[suite_env.PROFILE_OUT.name] = profile_out
+    env.pop(suite_env.TRACE_DIR.name, None)
+    if opts.keep_traces:
+        env[suite_env.TRACE_DIR.name] = os.path.join(shared.traces_root, shared.machine, sha[:8])
+    if opts.quick:
+        env[suite_env.QUICK.name] = "1"
+    env[suite_env.OPS_CATALOGUE.name] = shared.cat_path
+    env.pop(suite_env.PREPASS_DIR.name, None)
+    env.update(compile_cache_env(opts.compile_cache))
+    return env
+
+
+def compile_cache_env(folder: str | None) -> dict[str, str]:
+    """torch.compile's cache variables for ``folder`` (none when None: torch's defaults).
+
+    Inductor's compiled kernels (``TORCHINDUCTOR_CACHE_DIR``, with its FX graph cache) and
+    Triton's (``TRITON_CACHE_DIR``) both live there, so the pre-pass compiles a workload
+    once and asv's processes, the next commit and the next CI run (a workflow caches the
+    folder) load it.
+    """
+    if not folder:
+        return {}
+    root = os.path.abspath(folder)
+    return {
+        "TORCHINDUCTOR_CACHE_DIR": os.path.join(root, "inductor"),
+        "TRITON_CACHE_DIR": os.path.join(root, "triton"),
+    }
+
+
+def _run_one(
+    shared: _Shared,
+    sha: str,
+    prefix: str,
+    scratch: str,
+    git: Git,
+    clock: Clock,
+    progress: Progress,
+) -> CommitRun:
+    opts = shared.opts
     with (
-        tempfile.TemporaryDirectory(prefix="neuronasv-run-") as work,
+        tempfile.TemporaryDirectory(prefix=f"{sha[:8]}-", dir=scratch) as work,
         git.detached_worktree(sha, parent=work) as tree,
     ):
-        suite = os.path.join(tree, "benchmarks")
-        conf_file = os.path.join(tree, "asv.conf.json")
-        conf = dict(read_asv_config(conf_file) if os.path.isfile(conf_file) else base_conf)
-        if not os.path.isdir(suite):
-            # Older commits predate the suite: measure their code with today's suite, as
-            # asv itself does for every commit.
-            suite = os.path.join(repo, str(base_conf.get("benchmark_dir", "benchmarks")))
-            progress(f"{prefix} this commit has no benchmarks/; using the checkout's suite")
-        else:
-            suite = os.path.join(tree, str(conf.get("benchmark_dir", "benchmarks")))
-        conf.update(
-            version=1,
-            project=str(conf.get("project", "neuronasv")),
-            repo=repo,
-            dvcs="git",
-            environment_type="existing",
-            benchmark_dir=os.path.abspath(suite),
-            results_dir=results_dir,
-            html_dir=html_dir,
-            env_dir=os.path.join(work, "env"),
-        )
-        conf.setdefault("branches", ["main"])
-        conf.pop("matrix", None)
-        conf_path = os.path.join(work, "asv.conf.json")
-        with open(conf_path, "w", encoding="utf-8") as fh:
-            json.dump(conf, fh, indent=2)
-
+        conf_path, suite = _commit_conf(shared, tree, work, prefix, progress)
         profile_out = os.path.join(work, "profiles")
-        env = dict(os.environ)
-        env.update(opts.extra_env)
-        pypath = [tree] + [p for p in env.get("ASV_PYTHONPATH", "").split(os.pathsep) if p]
-        env["ASV_PYTHONPATH"] = os.pathsep.join(pypath)
-        env[suite_env.BACKEND.name] = backend_name
-        env[suite_env.PROFILE_OUT.name] = profile_out
-        env.pop(suite_env.TRACE_DIR.name, None)
-        trace_dir = os.path.join(traces_root, machine, sha[:8])
-        if opts.keep_traces:
-            env[suite_env.TRACE_DIR.name] = trace_dir
-        if opts.quick:
-            env[suite_env.QUICK.name] = "1"
-        env[suite_env.OPS_CATALOGUE.name] = cat_path
-        env.pop(suite_env.PREPASS_DIR.name, None)
+        env = _commit_env(shared, tree, sha, profile_out)
 
         started = time.time()
         if opts.prepass:
             prepass_dir = os.path.join(work, "prepass")
             if _prepass(opts, suite, prepass_dir, env=env, cwd=work, prefix=prefix,
-                        progress=progress):  # fmt: skip
+                        progress=progress, tree=tree):  # fmt: skip
                 env[suite_env.PREPASS_DIR.name] = prepass_dir
             # Before asv imports the suite: ops first seen in this commit get their series.
-            _grow_catalogue(cat_path, backend_name, profile_out, sha, prefix, progress)
+            _grow_catalogue(shared.cat_path, shared.backend_name, profile_out, sha, prefix,
+                            progress)  # fmt: skip
+        # asv keeps its machine file in ~/.asv-machine.json: a private HOME for asv only;
+        # the suite's plugin gives benchmark processes the user's HOME back.
+        env[suite_env.USER_HOME.name] = env.get("HOME", "")
+        env["HOME"] = shared.home
         try:
             rc = _stream(
-                asv_command(opts, conf_path, sha, machine),
+                asv_command(opts, conf_path, sha, shared.machine),
                 cwd=work,
                 env=env,
                 prefix=prefix,
@@ -511,20 +549,20 @@ def _run_one(
             )
         except OSError as exc:
             return CommitRun(sha, None, None, error=f"cannot run asv: {exc}")
-        result_file = _find_result(results_dir, machine, sha, started)
+        result_file = _find_result(shared.results_dir, shared.machine, sha, started)
         # Profiles asv's setup_cache took (no or partial pre-pass): next commits get them.
-        _grow_catalogue(cat_path, backend_name, profile_out, sha, prefix, progress)
+        _grow_catalogue(shared.cat_path, shared.backend_name, profile_out, sha, prefix, progress)
         if result_file is None:
             return CommitRun(sha, None, None, error=f"asv exited with {rc} and wrote no results")
         sidecar, failures = _write_sidecar(
             result_file,
-            results_dir=results_dir,
-            machine=machine,
+            results_dir=shared.results_dir,
+            machine=shared.machine,
             sha=sha,
-            fingerprint=fingerprint,
+            fingerprint=shared.fingerprint,
             profile_out=profile_out,
-            traces_root=traces_root if opts.keep_traces else None,
-            trace_dir=trace_dir,
+            traces_root=shared.traces_root if opts.keep_traces else None,
+            trace_dir=os.path.join(shared.traces_root, shared.machine, sha[:8]),
             clock=clock,
         )
         return CommitRun(
@@ -585,11 +623,12 @@ def _prepass(
     cwd: str,
     prefix: str,
     progress: Progress,
+    tree: str = "",
 ) -> bool:
     """Run the commit's pre-pass (see module docstring); False when it did not complete."""
     penv = dict(env)
     penv["PYTHONPATH"] = penv.get("ASV_PYTHONPATH", "")
-    cmd = [opts.python, "-m", "neuronasv.run.prepass", os.path.abspath(suite), "--out", out_dir]
+    cmd = [opts.python, "-m", prepass_module(tree), os.path.abspath(suite), "--out", out_dir]
     if opts.bench:
         cmd += ["--bench", opts.bench]
     tail: list[str] = []
@@ -613,6 +652,16 @@ def _prepass(
         progress(f"{prefix} pre-pass done in {time.monotonic() - started:.0f} s")
     # Partial payloads are still used: setup_cache profiles only what is missing.
     return os.path.isdir(out_dir)
+
+
+def prepass_module(tree: str) -> str:
+    """The pre-pass module of the code at ``tree``: the tree's own ``neuronasv`` comes first
+    on the import path, and commits before the run stage had it in ``store``."""
+    old = os.path.join(tree, "neuronasv", "store", "prepass.py")
+    new = os.path.join(tree, "neuronasv", "run", "prepass.py")
+    if tree and os.path.isfile(old) and not os.path.isfile(new):
+        return "neuronasv.store.prepass"
+    return "neuronasv.run.prepass"
 
 
 def _write_sidecar(

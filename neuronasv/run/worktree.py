@@ -8,16 +8,17 @@ worktrees and runs ``python -m neuronasv profile --json`` in each (that command 
 
 from __future__ import annotations
 
+import contextlib
 import os
-import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from neuronasv.analyse.profile_samples import samples_from_profile
 from neuronasv.errors import CaptureError
 from neuronasv.model import ProfileDocument, SeriesId
+from neuronasv.proc import run_process
+from neuronasv.run.scratch import prune_stale, scratch_dir
 from neuronasv.store.git import Git
 
 __all__ = ["CommandRunner", "WorktreeProfileRunner"]
@@ -29,11 +30,9 @@ CommandRunner = Callable[[Sequence[str], str, Mapping[str, str]], int]
 def _run_cmd(cmd: Sequence[str], cwd: str, env: Mapping[str, str]) -> int:
     # Output is kept out of the user's view (one profile table per round and side would
     # bury the verdict) and shown only when the command fails.
-    proc = subprocess.run(
-        list(cmd), cwd=cwd, env=dict(env), check=False, capture_output=True, text=True
-    )
+    proc = run_process(cmd, cwd=cwd, env=env, text=True)
     if proc.returncode != 0:
-        tail = (proc.stdout + proc.stderr).strip().splitlines()[-20:]
+        tail = proc.output.strip().splitlines()[-20:]
         print("\n".join(["$ " + " ".join(cmd), *tail]), file=sys.stderr)
     return proc.returncode
 
@@ -53,7 +52,9 @@ class WorktreeProfileRunner:
         samples: samples per round (``profile --samples``).
         active: iterations averaged into one sample (``profile --active``).
         python: interpreter (default: this one, whose packages the worktrees share).
-        workdir: where worktrees and JSON files go (default: a temporary folder).
+        workdir: where worktrees and JSON files go (default: a scratch folder of this
+            runner, removed by :meth:`close` with everything in it; scratch folders and
+            worktrees a killed confirm left behind are pruned first).
         run_cmd: injected process runner ``(argv, cwd, env) -> returncode`` (tests).
         git: the git gateway that adds/removes the worktrees (default ``Git(repo)``).
         progress: where one line per re-measured profile goes (stderr by default).
@@ -71,6 +72,7 @@ class WorktreeProfileRunner:
     progress: Callable[[str], None] = _progress
     git: Git | None = None
     _trees: dict[str, str] = field(default_factory=dict)
+    _scratch: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
     def __post_init__(self) -> None:
         self.repo = os.path.abspath(self.repo)
@@ -79,8 +81,10 @@ class WorktreeProfileRunner:
 
     def _tree(self, side: str) -> str:
         if side not in self._trees:
-            root = self.workdir or tempfile.mkdtemp(prefix="neuronasv-confirm-")
-            self.workdir = root
+            if self.workdir is None:
+                prune_stale(self.git)
+                self.workdir = self._scratch.enter_context(scratch_dir("confirm"))
+            root = self.workdir
             path = os.path.join(root, side)
             commit = self.base if side == "base" else self.head
             if not os.path.isdir(path):
@@ -146,8 +150,17 @@ class WorktreeProfileRunner:
         return out
 
     def close(self) -> None:
-        """Remove the worktrees (best effort)."""
-        for path in self._trees.values():
-            if self.git is not None:
-                self.git.worktree_remove(path)
-        self._trees.clear()
+        """Remove the worktrees and this runner's scratch folder (best effort)."""
+        try:
+            for path in self._trees.values():
+                if self.git is not None:
+                    self.git.worktree_remove(path)
+            self._trees.clear()
+        finally:
+            self._scratch.close()
+
+    def __enter__(self) -> WorktreeProfileRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -27,15 +27,24 @@ __all__ = [
     "CONFIG_NAME",
     "DEFAULT_HTML_DIR",
     "DEFAULT_RESULTS_DIR",
+    "DEFAULT_TRACES_DIR",
+    "TRACES_SUBDIR",
     "config_dir",
     "read_asv_config",
     "repo_config",
     "results_dir_for",
+    "traces_dir_for",
 ]
 
 CONFIG_NAME = "asv.conf.json"
 DEFAULT_RESULTS_DIR = os.path.join(".asv", "results")
 DEFAULT_HTML_DIR = os.path.join(".asv", "html")
+#: The trace store beside the default results folder (outside it: asv walks the results
+#: folder and tries to load every ``*.json``, and a Neuron trace folder holds some).
+DEFAULT_TRACES_DIR = os.path.join(".asv", "traces")
+#: The trace store inside an explicit ``--results-dir`` (a dot folder: the results branch
+#: and every results reader skip it).
+TRACES_SUBDIR = ".traces"
 
 
 def read_asv_config(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -93,3 +102,13 @@ def results_dir_for(
 ) -> str:
     """The results folder every command uses: ``override``, else the config's, else default."""
     return config_dir(root or ".", "results_dir", DEFAULT_RESULTS_DIR, override=override)
+
+
+def traces_dir_for(
+    root: str | os.PathLike[str], results_override: str | os.PathLike[str] | None = None
+) -> str:
+    """The default trace store: inside ``--results-dir`` when one is given (a run writes only
+    into its output folder), else ``.asv/traces`` of the checkout ``root``."""
+    if results_override:
+        return os.path.join(os.fspath(results_override), TRACES_SUBDIR)
+    return os.path.join(os.fspath(root), DEFAULT_TRACES_DIR)

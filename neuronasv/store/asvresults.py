@@ -274,7 +274,7 @@ def result_paths(results_dir: str, machine: str | None = None) -> list[str]:
         return out  # a machine with no results yet
     top = os.path.abspath(results_dir)
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))  # e.g. .traces
         if os.path.abspath(dirpath) == top:
             continue  # top level holds benchmarks.json, not results
         for fn in sorted(filenames):

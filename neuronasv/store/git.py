@@ -22,13 +22,13 @@ import contextlib
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from neuronasv.errors import StoreError
+from neuronasv.proc import run_process
 
 __all__ = ["Git", "GitResult", "GitTransport", "SubprocessGit", "git_for", "redact"]
 
@@ -84,14 +84,8 @@ class SubprocessGit:
         if env:
             full_env.update(env)
         try:
-            proc = subprocess.run(
-                [self.executable, *args],
-                cwd=cwd,
-                env=full_env,
-                input=input,
-                capture_output=True,
-                timeout=self.timeout,
-                check=False,
+            proc = run_process(
+                [self.executable, *args], cwd=cwd, env=full_env, input=input, timeout=self.timeout
             )
         except FileNotFoundError as exc:
             if not os.path.isdir(cwd):
@@ -101,8 +95,9 @@ class SubprocessGit:
             ) from exc
         except OSError as exc:
             raise StoreError(f"cannot run git: {exc}") from exc
-        except subprocess.TimeoutExpired:
-            return GitResult(124, b"", f"git {args[0] if args else ''} timed out")
+        if proc.timed_out:
+            return GitResult(proc.returncode, b"", f"git {args[0] if args else ''} timed out")
+        assert isinstance(proc.stdout, bytes) and isinstance(proc.stderr, bytes)
         return GitResult(proc.returncode, proc.stdout, proc.stderr.decode("utf-8", "replace"))
 
 
@@ -246,6 +241,16 @@ class Git:
     def worktree_add(self, path: str, sha: str) -> None:
         """A detached worktree of ``sha`` at ``path``."""
         self._run(["worktree", "add", "--detach", "--force", path, sha])
+
+    def worktree_paths(self) -> list[str]:
+        """Paths of the linked worktrees git has registered (not the main one)."""
+        res = self._run(["worktree", "list", "--porcelain"], check=False)
+        if res.returncode != 0:
+            return []
+        paths = [
+            ln[len("worktree ") :] for ln in res.text.splitlines() if ln.startswith("worktree ")
+        ]
+        return paths[1:]
 
     def worktree_remove(self, path: str) -> None:
         """Remove the worktree at ``path`` and prune (best effort: never raises)."""
