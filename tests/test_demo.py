@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 from collections.abc import Sequence
@@ -151,3 +152,32 @@ def test_demo_runs_the_backend_auto_resolves_to(tmp_path: Any, resolved: str, ma
     said = "\n".join(lines)
     note = f"backend {resolved}: the accelerator"
     assert (note in said) is (resolved != "cpu")  # the CPU demo's output is unchanged
+
+
+def test_an_interrupted_step_interrupts_the_demo_and_a_relative_repo_works(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A step that exits 130 (Ctrl-C) ends the demo with KeyboardInterrupt (the CLI's 130),
+    not "failed with exit code 130"; ``--repo .`` (relative) clones the right checkout."""
+    from neuronasv.cli import run_parsed
+    from neuronasv.demo import run_demo
+
+    repo = _git_repo(str(tmp_path / "src"))
+    monkeypatch.chdir(repo)
+    seen: list[list[str]] = []
+
+    def interrupted(argv: Sequence[str]) -> int:
+        seen.append(list(argv))
+        return 130
+
+    with pytest.raises(KeyboardInterrupt):
+        run_demo(".", str(tmp_path / "out"), patch=os.path.join(ROOT, DEFAULT_PATCH),
+                 say=lambda _: None, cli=interrupted, resolve_backend=lambda n: "cpu")  # fmt: skip
+    assert [a[0] for a in seen] == ["run"]
+    assert os.path.isfile(os.path.join(str(tmp_path / "out"), "repo", "neuronasv", "measure",
+                                       "workloads", "rmsnorm.py"))  # fmt: skip
+
+    def ctrl_c(_: object) -> int:
+        raise KeyboardInterrupt
+
+    assert run_parsed(argparse.Namespace(func=ctrl_c, command="demo")) == 130

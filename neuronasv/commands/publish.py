@@ -16,6 +16,7 @@ from neuronasv.commands.args import (
     int_at_least,
     machine_name,
     output_dir,
+    repo_dir,
 )
 from neuronasv.errors import NeuronasvError, ResultsError
 from neuronasv.model import FindingsDocument
@@ -161,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     if args.results_dir is None:
-        args.results_dir = default_results_dir(args.repo or ".")
+        args.results_dir = default_results_dir(args.repo or repo_dir("."))  # the root's config
     if not os.path.isdir(args.results_dir):
         raise ResultsError(
             f"results folder {args.results_dir} not found", hint="pass --results-dir"

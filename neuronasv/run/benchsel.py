@@ -46,7 +46,7 @@ def benchmark_names(benchmarks: Iterable[object]) -> list[str]:
 
 def list_suite(suite: str, *, python: str = sys.executable, cwd: str | None = None) -> list[str]:
     """The names of the suite at ``suite``, or ``[]`` when it cannot be listed here."""
-    env = dict(os.environ)
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")  # the checkout is not our output
     root = cwd or os.path.dirname(os.path.abspath(suite))
     env["PYTHONPATH"] = os.pathsep.join(
         [root, *(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p)]

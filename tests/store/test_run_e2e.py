@@ -27,6 +27,7 @@ import pytest
 
 from neuronasv.model import RunSidecar
 from neuronasv.store.catalogue import catalogue_path, load_catalogue
+from tests.conftest import changed_paths, snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 NEURONASV = str(Path(sys.executable).parent / "neuronasv")
@@ -82,22 +83,42 @@ def two_commit_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object
     _git(repo, "commit", "-q", "-am", "slow down the naive RMSNorm")
     base, head = _git(repo, "rev-parse", "HEAD~1"), _git(repo, "rev-parse", "HEAD")
 
-    home = tmp / "home"
-    home.mkdir()
+    scratch = tmp / "tmpdir"  # the run's temporary folders: empty again at the end
+    scratch.mkdir()
     env = dict(
-        os.environ,
-        HOME=str(home),  # asv's machine file goes here, not into the real home
+        os.environ,  # HOME: the session's read-only one (tests/conftest.py)
+        TMPDIR=str(scratch),
         NEURONASV_SHAPES="32x1024",
         NEURONASV_DTYPES="float32",
         NEURONASV_SAMPLES="16",
         OMP_NUM_THREADS="1",  # fewer stalls when other processes share the cores
     )
+    home = os.environ["HOME"]
+    before = {"repo": snapshot(str(repo)), "home": snapshot(home)}
     proc = subprocess.run(
         [NEURONASV, "run", "HEAD~1", "HEAD", "--machine", MACHINE, "--backend", "cpu",
-         "--bench", r"rmsnorm\.(Naive|Fused)\."],  # traces are kept by default
+         "--bench", r"rmsnorm\.(Naive|Fused)\.", "--compile-cache", str(tmp / "cc")],
         cwd=repo, env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    return {"repo": repo, "env": env, "base": base, "head": head, "proc": proc}
+    )  # traces are kept by default  # fmt: skip
+    changed = {
+        "repo": changed_paths(before["repo"], snapshot(str(repo))),
+        "home": changed_paths(before["home"], snapshot(home)),
+        "tmpdir": sorted(os.listdir(scratch)),
+        "worktrees": _git(repo, "worktree", "list", "--porcelain").count("worktree "),
+    }
+    return {"repo": repo, "env": env, "base": base, "head": head, "proc": proc,
+            "changed": changed}  # fmt: skip
+
+
+def test_run_writes_only_its_output(two_commit_run: dict[str, object]) -> None:
+    """Results, sidecars, traces and the op catalogue under .asv/; nothing in HOME (no
+    ``~/.asv-machine.json``), no temporary folder and no registered worktree left."""
+    changed = two_commit_run["changed"]
+    assert isinstance(changed, dict)
+    assert changed["home"] == [] and changed["tmpdir"] == [] and changed["worktrees"] == 1
+    mine = (os.path.join(".asv", "results"), os.path.join(".asv", "traces"), ".git")
+    outside = [p for p in changed["repo"] if p not in (".", ".asv") and not p.startswith(mine)]
+    assert changed["repo"] and outside == [], outside
 
 
 def test_run_reports_progress_and_writes_results(two_commit_run: dict[str, object]) -> None:

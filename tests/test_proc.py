@@ -1,0 +1,81 @@
+"""The one subprocess runner: a timeout or a Ctrl-C kills the child's whole process group."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+from neuronasv.proc import TIMED_OUT, run_process, stream_process
+
+# A child that starts a grandchild (as asv starts benchmark processes), says its pid, and
+# waits: only a process-group kill ends the grandchild too.
+FAMILY = (
+    "import subprocess, sys, time\n"
+    "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+    "print(g.pid, flush=True)\n"
+    "time.sleep(60)\n"
+)
+
+
+def _dead(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    # A killed grandchild is a zombie until init reaps it: dead all the same.
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().split(") ", 1)[1].startswith("Z")
+    except OSError:
+        return True
+
+
+def _gone(pid: int) -> bool:
+    """Whether ``pid`` is dead, allowing the kernel up to 10 s to finish a SIGKILL's exit."""
+    deadline = time.monotonic() + 10
+    while not _dead(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_run_process_captures_and_reports_the_exit_status() -> None:
+    res = run_process([sys.executable, "-c", "import sys; print('out'); sys.exit(3)"], text=True)
+    assert (res.returncode, res.stdout, res.timed_out) == (3, "out\n", False)
+    res = run_process([sys.executable, "-c", "import sys; sys.stdout.write(sys.stdin.read())"],
+                      input=b"abc")  # fmt: skip
+    assert res.stdout == b"abc"
+
+
+def test_a_timeout_is_exit_124_and_kills_the_grandchildren() -> None:
+    res = run_process([sys.executable, "-c", FAMILY], timeout=5, text=True)
+    assert res.timed_out and res.returncode == TIMED_OUT
+    grandchild = int(str(res.stdout).split()[0])
+    assert _gone(grandchild)
+
+
+def test_ctrl_c_while_streaming_kills_the_group_and_propagates() -> None:
+    pids: list[int] = []
+
+    def on_line(line: str) -> None:
+        pids.append(int(line))
+        raise KeyboardInterrupt  # what a Ctrl-C in this process looks like mid-stream
+
+    with pytest.raises(KeyboardInterrupt):
+        stream_process([sys.executable, "-c", FAMILY], on_line=on_line)
+    assert pids and _gone(pids[0])
+
+
+def test_the_idle_watchdog_kills_a_silent_command() -> None:
+    lines: list[str] = []
+    rc = stream_process([sys.executable, "-c", FAMILY], on_line=lines.append, idle_timeout=1)
+    assert rc < 0 and lines and _gone(int(lines[0]))
+
+
+def test_a_missing_program_is_an_oserror() -> None:
+    with pytest.raises(OSError):
+        run_process(["/nonexistent/program"])
