@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -106,10 +107,22 @@ def _conf(work: Path, suite: Path, name: str) -> Path:
     return path
 
 
+#: CPU seconds (user + system) of every command timed so far, children included: on a
+#: shared box whose load swings the wall time by 2x between repetitions, the CPU time a
+#: suite costs is the steadier figure (both are printed; the ratios of both too).
+CPU: list[float] = []
+
+
+def _cpu_children() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def _timed(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
-    start = time.perf_counter()
+    start, cpu0 = time.perf_counter(), _cpu_children()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
+    CPU.append(_cpu_children() - cpu0)
     if proc.returncode not in (0, 2) or "failed" in proc.stdout.lower():
         print(proc.stdout[-2000:], proc.stderr[-2000:], file=sys.stderr)
     return elapsed
@@ -201,6 +214,7 @@ def main() -> int:
         )
         times: dict[str, list[float]] = {"prepass": [], "asv-only": [], "plain": []}
         prepass_part: list[float] = []
+        cpu: dict[str, list[float]] = {k: [] for k in times}
         for rep in range(args.reps):
             pre_dir = work / f"prepass-{rep}"
             penv = dict(env, PYTHONPATH=str(ROOT), NEURONASV_PROFILE_OUT=str(pre_dir / "prof"))
@@ -218,13 +232,17 @@ def main() -> int:
                 args.bench,
             )  # fmt: skip
             prepass_part.append(t_pre)
+            cpu["prepass"].append(CPU[-1] + CPU[-2])
             times["prepass"].append(t_pre + t_asv)
             times["asv-only"].append(_asv(conf_old, sha, env, work, args.bench))
+            cpu["asv-only"].append(CPU[-1])
             times["plain"].append(_asv(conf_plain, sha, env, work, None))
+            cpu["plain"].append(CPU[-1])
             print(
                 f"rep {rep + 1}: prepass+asv {times['prepass'][-1]:.1f} s (pre-pass {t_pre:.1f}"
                 f" s) | asv-only {times['asv-only'][-1]:.1f} s | plain time_"
-                f" {times['plain'][-1]:.1f} s | load {os.getloadavg()[0]:.1f}"
+                f" {times['plain'][-1]:.1f} s | load {os.getloadavg()[0]:.1f} | CPU s:"
+                f" {cpu['prepass'][-1]:.1f} / {cpu['asv-only'][-1]:.1f} / {cpu['plain'][-1]:.1f}"
             )
         med = {k: statistics.median(v) for k, v in times.items()}
         print(
@@ -236,6 +254,12 @@ def main() -> int:
             f"ratios: prepass+asv / asv-only {med['prepass'] / med['asv-only']:.2f} |"
             f" prepass+asv / plain {med['prepass'] / med['plain']:.2f} |"
             f" asv-only / plain {med['asv-only'] / med['plain']:.2f}"
+        )
+        mc = {k: statistics.median(v) for k, v in cpu.items()}
+        print(
+            f"CPU seconds (children, median): prepass+asv {mc['prepass']:.1f} | asv-only"
+            f" {mc['asv-only']:.1f} | plain time_ {mc['plain']:.1f} | prepass+asv / plain"
+            f" {mc['prepass'] / mc['plain']:.2f}"
         )
         new, old = _series(work / "results-prepass"), _series(work / "results-asvonly")
         ops = sum("devtime_op" in k for k in new)
