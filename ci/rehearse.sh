@@ -43,8 +43,8 @@ started=$SECONDS
 
 W=${work:-$(mktemp -d "${TMPDIR:-/tmp}/neuronasv-rehearsal.XXXXXX")}
 mkdir -p "$W"
-# A HOME of its own: `neuronasv run` saves the "rehearsal" machine in ~/.asv-machine.json
-# (where asv reads it), and that must not land in the real one.
+# A HOME of its own: neuronasv writes nothing there (asv's machine file lives in the run's
+# scratch folder), but git and the tools the rehearsal starts must not read the real one.
 mkdir -p "$W/home"
 export HOME="$W/home"
 fake_pid=""

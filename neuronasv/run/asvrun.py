@@ -72,7 +72,12 @@ from neuronasv.store.catalogue import (
     save_catalogue,
 )
 from neuronasv.store.git import Git
-from neuronasv.store.machine import check_machine_name, machine_info, save_machine
+from neuronasv.store.machine import (
+    MACHINE_FILE_NAME,
+    check_machine_name,
+    machine_info,
+    save_machine,
+)
 
 __all__ = [
     "DEFAULT_RESULTS_DIR",
@@ -389,7 +394,7 @@ def run_commits(
     with scratch_dir("run") as scratch:
         home = os.path.join(scratch, "home")
         os.mkdir(home)
-        save_machine(info, os.path.join(home, ".asv-machine.json"))
+        save_machine(info, os.path.join(home, MACHINE_FILE_NAME))
         progress(
             f"machine {machine}: {info['cpu']}, {info['num_cpu']} CPUs, {info['arch']},"
             f" {info['os']}; backend {backend_name}; results in {results_dir}"

@@ -2,13 +2,14 @@
 
 ``asv machine --yes --machine X`` stores only the name when X is not the host's own name;
 asv then copies that entry into every results file. ``neuronasv run`` fills every field
-asv defines (os, arch, cpu, num_cpu, ram) from asv's own probes and saves the entry where
-asv reads it (``~/.asv-machine.json``), so results carry real machine facts.
+asv defines (os, arch, cpu, num_cpu, ram) from asv's own probes and saves the entry in the
+machine file asv is then pointed at (asv reads ``~/.asv-machine.json`` only, so ``neuronasv
+run`` gives asv a private ``HOME`` in its scratch folder; the user's home is never written),
+so results carry real machine facts.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 
@@ -16,8 +17,8 @@ from neuronasv.errors import UsageError
 
 __all__ = [
     "MACHINE_FIELDS",
+    "MACHINE_FILE_NAME",
     "check_machine_name",
-    "machine_file",
     "machine_info",
     "save_machine",
 ]
@@ -42,9 +43,9 @@ def check_machine_name(name: str) -> str:
     return name
 
 
-def machine_file() -> str:
-    """asv's machine file (it honours ``HOME``)."""
-    return os.path.expanduser("~/.asv-machine.json")
+#: asv's machine file, in the folder asv takes for ``HOME`` (asv 0.6.6
+#: ``MachineCollection.get_machine_file_path``: ``~/.asv-machine.json``).
+MACHINE_FILE_NAME = ".asv-machine.json"
 
 
 def machine_info(
@@ -72,10 +73,12 @@ def machine_info(
     return info
 
 
-def save_machine(info: Mapping[str, str], path: str | None = None) -> str:
-    """Store ``info`` under its name in asv's machine file; return the file's path."""
+def save_machine(info: Mapping[str, str], path: str) -> str:
+    """Store ``info`` under its name in the machine file ``path``; return ``path``.
+
+    There is no default: the user's ``~/.asv-machine.json`` is never written.
+    """
     from asv.machine import MachineCollection
 
-    target = path or machine_file()
-    MachineCollection.save(info["machine"], dict(info), _path=target)
-    return target
+    MachineCollection.save(info["machine"], dict(info), _path=path)
+    return path
