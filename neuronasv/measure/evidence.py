@@ -155,7 +155,7 @@ def capture_work(
     ``assume_causal``: see :func:`neuronasv.measure.roofline.op_cost`.
     """
     import torch
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import ProfilerActivity
 
     from neuronasv.measure.opnames import (
         is_bookkeeping,
@@ -164,6 +164,7 @@ def capture_work(
         quiet_kineto_stderr,
     )
     from neuronasv.measure.roofline import costs_from_events
+    from neuronasv.measure.torchprof import profile
 
     with quiet_kineto_stderr(), profile(
         activities=[ProfilerActivity.CPU], record_shapes=True, with_flops=True

@@ -398,7 +398,9 @@ def profile_workload(
         CaptureError: empty capture, or zero device time on an accelerator.
     """
     import torch
-    from torch.profiler import profile, schedule
+    from torch.profiler import schedule
+
+    from neuronasv.measure.torchprof import profile
 
     if samples < 1:
         raise UsageError(f"samples must be at least 1, got {samples}")
@@ -587,7 +589,9 @@ def op_input_shapes(
     Op names are normalised like :func:`profile_workload`'s.
     """
     import torch
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import ProfilerActivity
+
+    from neuronasv.measure.torchprof import profile
 
     dims = parse_shape(shape)
     with backend.measuring(), warnings.catch_warnings():
