@@ -3,9 +3,9 @@
 Every profiler cycle runs ``_KinetoProfile.prepare_trace``, which asks
 ``hasattr(torch, "_inductor")`` to read ``inductor_config.triton.cudagraphs`` when inductor
 is in use. Since torch made ``_dynamo``/``_inductor`` lazy modules, that ``hasattr`` *imports*
-them (``torch.__getattr__``): the RMSNorm pre-pass went from 4.3 to 2.9 CPU s without it
-(a third of it), and every ``neuronasv profile`` process that
-confirm starts per round and side), whether or not anything was compiled. The check meant
+them (``torch.__getattr__``) whether or not anything was compiled: the RMSNorm pre-pass
+went from 4.3 to 2.9 CPU s without it, and every ``neuronasv profile`` process confirm
+starts per round and side saves the same. The check meant
 "is inductor loaded?": :func:`profile` makes exactly that the answer — while the profiler
 prepares a cycle, ``torch._inductor`` is missing unless it was already imported (a compiled
 workload imports it when it compiles, and then the real check runs). Measurements are the
