@@ -16,9 +16,12 @@ prints the traceback too.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 
 from neuronasv import __version__
 from neuronasv.commands import COMMANDS
@@ -70,7 +73,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    return run_parsed(args)
+    with _terminate_as_interrupt():
+        return run_parsed(args)
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a cancelled CI job, ``timeout``) unwinds like Ctrl-C: children killed,
+    scratch folders removed, exit 130. Only in the main thread; the old handler comes back."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def run_parsed(args: argparse.Namespace) -> int:

@@ -79,3 +79,15 @@ def test_the_idle_watchdog_kills_a_silent_command() -> None:
 def test_a_missing_program_is_an_oserror() -> None:
     with pytest.raises(OSError):
         run_process(["/nonexistent/program"])
+
+
+def test_sigterm_unwinds_a_command_like_ctrl_c() -> None:
+    """A cancelled CI job's SIGTERM runs the same clean-up as Ctrl-C (exit 130)."""
+    import signal
+
+    from neuronasv.cli import _terminate_as_interrupt
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt), _terminate_as_interrupt():
+        os.kill(os.getpid(), signal.SIGTERM)
+    assert signal.getsignal(signal.SIGTERM) is before
