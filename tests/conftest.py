@@ -35,6 +35,9 @@ _CACHE_VARS = {
     "PIP_CACHE_DIR": "pip",
 }
 
+#: Toolchains that live under HOME by default, kept at their real place when present.
+_TOOLCHAIN_HOMES = {"RUSTUP_HOME": ".rustup", "CARGO_HOME": ".cargo"}
+
 
 def snapshot(root: str) -> dict[str, tuple[int, int, int]]:
     """``relative path -> (mode, size, mtime_ns)`` of everything below ``root`` (and of
@@ -76,6 +79,13 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["NEURONASV_TEST_REAL_HOME"] = _REAL_HOME or ""
     for var, sub in _CACHE_VARS.items():
         os.environ[var] = os.path.join(_TMP_CACHES, sub)
+    for var, sub in _TOOLCHAIN_HOMES.items():
+        # A toolchain installed under the real HOME stays where it is: rustup's proxies
+        # (rustc, cargo on PATH, run by pip builds) would otherwise write a fresh
+        # settings file into the test HOME.
+        real = os.path.join(_REAL_HOME or "", sub)
+        if var not in os.environ and _REAL_HOME and os.path.isdir(real):
+            os.environ[var] = real
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
