@@ -242,23 +242,22 @@ def _git_ok(repo: str, *args: str) -> bool:
 def verdict_sentence(doc: FindingsDocument) -> str:
     """One sentence for the end of the demo: the worst cause, what changed, confirmed or not.
 
-    ``Regression: rmsnorm.naive: +6.2 % at 4x512 fp32 … +61 % at 2x128x512 bf16 —
-    regressions confirmed at 6/6 configurations · work changed. aten::add and aten::rsqrt
+    ``Fails (gate: more work, time undecided, 4 rows): rmsnorm.naive — more work at 6/6
+    configurations; time slower at 2 (+41 … +61 %, 2 confirmed), not decided at 4 (-16 …
+    +6.2 %). aten::add and aten::rsqrt
     move more data (bytes ×512 at 4x512 bf16); new ops aten::empty_like and
-    aten::full_like.`` Without a cause: the plain "no regression" sentence.
+    aten::full_like.`` Without a cause: the plain "no change" sentence.
     """
     from neuronasv.report.causes import cause_headline, work_sentence
     from neuronasv.report.digest import digest
 
-    causes = digest(doc).causes
+    d = digest(doc)
+    causes = d.causes
     if not causes:
-        return "No regression found between base and head (see the comparison above)."
+        return "No change found between base and head (see the comparison above)."
     view = causes[0]
-    word = {
-        "regression": "Regression",
-        "improvement": "Improvement",
-        "unconfirmed": "Work changed, time not confirmed",
-    }[view.cause.direction]
+    # The gate's words (which rule fired) and the rows' stored states, never the verdict.
+    word = f"Fails ({d.gate})" if d.gate else "No gate rule fired"
     text = f"{word}: {cause_headline(view)}."
     if view.work:
         text += " " + work_sentence(view.work)

@@ -75,13 +75,13 @@ def test_verdict_names_the_cause_from_the_work_evidence() -> None:
     doc = _doc(op, total, work=(work,))
     sentence = verdict_sentence(doc)
     assert sentence == (
-        "Regression: rmsnorm.naive: +13 % at 4x512 bf16 — regression confirmed at 1/1"
-        " configurations · work changed. aten::mul 3 → 4 calls."
+        "Fails (gate: confirmed slower time, 2 rows): rmsnorm.naive — more work at 1/1"
+        " configurations; time slower at 1 (+13 %, 1 confirmed). aten::mul 3 → 4 calls."
     )
 
 
 def test_verdict_without_regression_says_so() -> None:
-    assert "No regression" in verdict_sentence(_doc())
+    assert "No change found" in verdict_sentence(_doc())
 
 
 def _fake_cli(calls: list[list[str]]) -> Any:

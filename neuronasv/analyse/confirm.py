@@ -32,6 +32,9 @@ from neuronasv.analyse.floors import FloorKey, NoiseFloor, floor_key
 from neuronasv.analyse.multitest import spend
 from neuronasv.analyse.pairwise import PairInput, Settings, judge
 from neuronasv.analyse.profile_samples import samples_from_profile
+from neuronasv.analyse.rowstate import with_states
+from neuronasv.analyse.runnernoise import from_rounds as noise_from_rounds
+from neuronasv.analyse.runnernoise import with_rounds
 from neuronasv.errors import UsageError
 from neuronasv.model import Finding, FindingsDocument, Point, SeriesId, WorkChange
 from neuronasv.samples import median
@@ -109,7 +112,8 @@ def confirm(
             the budget is spent.
         budget_seconds: budget in wall time: no new round starts when the last round's
             duration would overrun it.
-        settings: test settings (default: those of a plain comparison).
+        settings: test settings (default: those ``doc`` records — its rules, alpha and
+            gate — so the rounds judge with what ``compare`` was run with).
         include_noisy: also re-measure ``noisy`` findings.
         floors: per-series noise floors from main-branch history (prior variance).
         rho: alpha-spending exponent (:func:`multitest.spend`).
@@ -120,7 +124,7 @@ def confirm(
         The document with ``confirmed`` set on the re-measured findings and causes
         regrouped from the new verdicts.
     """
-    st = settings or Settings()
+    st = settings or Settings.from_json(doc.settings)
     if rounds < 1:
         raise UsageError(f"rounds must be at least 1, got {rounds}")
     last = max(rounds, max_rounds or rounds)
@@ -162,9 +166,24 @@ def confirm(
                 + (", history noise floors as prior" if floors else ", pooled prior")
             ),
             "rounds": state.r,
+            "runner_noise": _runner_noise(doc, state, st.alpha),
         },
     )
-    return with_causes(new_doc)
+    return with_states(with_causes(new_doc), st.gate)
+
+
+def _runner_noise(doc: FindingsDocument, state: _State, alpha: float) -> dict[str, object]:
+    """The runner's noise at the rounds run: from compare's floors, else these rounds."""
+    machine = doc.base.machine if doc.base else ""
+    recorded = with_rounds(doc.settings.get("runner_noise") or {}, state.r)
+    return recorded or noise_from_rounds(_paired(state.data), machine, alpha)
+
+
+def _paired(
+    data: Mapping[str, Mapping[SeriesId, Sequence[tuple[float, ...]]]],
+) -> dict[SeriesId, tuple[Sequence[tuple[float, ...]], Sequence[tuple[float, ...]]]]:
+    """``{series: (base rounds, head rounds)}`` of the series measured on both sides."""
+    return {s: (data["base"][s], data["head"][s]) for s in data["base"] if s in data["head"]}
 
 
 _Config = tuple["str | None", "str | None", "str | None"]
@@ -433,7 +452,9 @@ def _settle(f: Finding, g: Finding, decided: bool, rounds: int) -> Finding:
     ok = decided and g.verdict in ("regression", "improvement")
     if f.basis == "work" and not ok:
         # The exact work decided the direction; the rounds measure its size.
-        return _timing_from(replace(f, reason=f"{f.reason}; rounds: {g.reason}", confirmed=True), g)
+        timing = "unchanged" if decided and g.verdict == "unchanged" else "noisy"
+        kept = replace(f, reason=f"{f.reason}; rounds: {g.reason}", confirmed=True, timing=timing)
+        return _timing_from(kept, g)
     method = (
         f"{rounds} interleaved rounds (ABAB, n={g.n_base}/{g.n_head})"
         if rounds >= 2
@@ -459,6 +480,7 @@ def _settle(f: Finding, g: Finding, decided: bool, rounds: int) -> Finding:
         reason=f"{f.reason}; {note}",
         warnings=f.warnings + (() if ok else ("not confirmed on re-measurement",)),
         basis="timing",
+        timing=None,
     )
     return _timing_from(new, g)
 

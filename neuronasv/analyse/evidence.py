@@ -318,6 +318,7 @@ def apply_work(findings: Sequence[Finding], work: Iterable[WorkChange]) -> list[
                 f,
                 verdict=verdict,
                 basis="work",
+                timing=f.verdict,
                 confirmed=True,
                 reason=(
                     f"certain from the exact work: {word} work at head"

@@ -15,8 +15,8 @@ parent — the same :func:`neuronasv.analyse.pairwise.compare` a PR comment is m
 * :func:`neuronasv.analyse.states.series_state` turns a series' change points and its
   newest finding into the one state the site and the regressions table show.
 
-Only ``Finding.series``, ``verdict``, ``confirmed``, ``ratio`` and ``acknowledged`` of the
-comparison are read, so how ``compare`` reaches its verdicts can change freely.
+The comparison's row states (``Finding.state``, decided in analyse) are what the views
+read, so how ``compare`` reaches its verdicts can change freely.
 """
 
 from __future__ import annotations
@@ -93,8 +93,14 @@ class NewestCheck:
 
     @property
     def confirmed_run(self) -> bool:
-        """True when the findings went through ``neuronasv confirm``."""
-        return self.doc is not None and any(f.confirmed is not None for f in self.doc.findings)
+        """True when the findings went through ``neuronasv confirm`` (its settings say so;
+        a comparison computed here never did, whatever its work-decided rows carry)."""
+        return (
+            self.source == "report"
+            and self.doc is not None
+            and "confirm" in self.doc.settings
+            and any(f.state is not None and f.state.source == "rounds" for f in self.doc.findings)
+        )
 
 
 def check_newest(

@@ -61,7 +61,9 @@ from neuronasv.analyse.evidence import apply_work, work_changes
 from neuronasv.analyse.floors import FloorKey, NoiseFloor, floor_key, noise_floors
 from neuronasv.analyse.health import device_health
 from neuronasv.analyse.multitest import DEFAULT_OP_SHARE, adjusted_pvalues, hierarchy
+from neuronasv.analyse.rowstate import Gate, with_states
 from neuronasv.analyse.rules import Rule, RuleSet
+from neuronasv.analyse.runnernoise import runner_noise
 from neuronasv.errors import IncomparableError, UsageError
 from neuronasv.format import format_delta_pct, format_p, format_pct, p_text, pct_number
 from neuronasv.model import (
@@ -108,10 +110,24 @@ class Settings:
     seed: int = 0
     floor_k: float | None = None  # None: t quantile 1 - alpha/2m on the floor's df
     op_share: float = DEFAULT_OP_SHARE  # share of alpha the op series start with
+    gate: Gate = field(default_factory=Gate)  # what fails a PR, per axis
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Settings:
+        """The settings a document recorded (rules, alpha, gate); defaults where absent."""
+        d = cls()
+        rules, alpha = data.get("rules"), data.get("alpha")
+        ok = isinstance(alpha, (int, float)) and not isinstance(alpha, bool) and 0 < alpha < 1
+        return cls(
+            rules=RuleSet.parse(rules) if isinstance(rules, list) and rules else d.rules,
+            alpha=float(alpha) if ok and alpha is not None else d.alpha,
+            gate=Gate.from_json(data.get("gate")),
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
             "rules": self.rules.describe(),
+            "gate": self.gate.to_json(),
             "min_effect": self.rules.default.text,
             "alpha": self.alpha,
             "test": "Mann-Whitney U, two-sided (scipy)",
@@ -700,7 +716,7 @@ def compare(
     # Device health (canary vs each machine's history): a separate decision that the
     # renderers, the commit status and --fail-on read; the verdicts above stay as data.
     health = device_health(history, base=base, head=head, base_machine=bm, head_machine=hm)
-    return FindingsDocument(
+    doc = FindingsDocument(
         mode="compare",
         base=RunRef(commit=base, machine=bm, fingerprint=dict(fp_b), label=base_label),
         head=RunRef(commit=head, machine=hm, fingerprint=dict(fp_h), label=head_label),
@@ -711,6 +727,9 @@ def compare(
             "forced": bool(problems) and force,
             "noise_floor": floor_summary(floors),
             "rounds": max((p.rounds for p in pairs), default=0),
+            "runner_noise": runner_noise(
+                floors, bm, max(max((p.rounds for p in pairs), default=0), 3), settings.alpha
+            ),
         },
         load_errors=history.load_errors,
         created=created,
@@ -719,6 +738,7 @@ def compare(
         forced=tuple(problems) if force else (),
         health=health,
     )
+    return with_states(doc, settings.gate)
 
 
 def floor_summary(floors: Mapping[FloorKey, NoiseFloor]) -> str:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from neuronasv.analyse.rowstate import ensure_states
 from neuronasv.errors import UsageError
 from neuronasv.model import FindingsDocument, SeriesId
 
@@ -100,20 +101,24 @@ DEFAULT_RULE = Rule("median", 0.05, True, "median:5%")
 
 
 def failing(doc: FindingsDocument, rule: Rule, *, confirmed_only: bool = False) -> list[str]:
-    """Labels of the unacknowledged regressions beyond ``rule`` (``--fail-on``).
+    """Labels of the unacknowledged rows that fire the gate (``--fail-on``).
 
-    A regression that ``confirm`` disproved (``confirmed`` False) never fails;
-    ``confirmed_only`` (``neuronasv confirm --fail-on``) also leaves out the ones not
-    re-measured (``confirmed`` None).
+    The gate is decided once, in analyse, per row (``Finding.state.gate``; the policy per
+    axis is ``settings["gate"]``): a slower time fires it only beyond ``rule`` too; more
+    work where the time could not be decided fires it whatever the Δ. ``confirmed_only``
+    (``neuronasv confirm --fail-on``) leaves out slower times the rounds did not confirm.
     """
     out = []
-    for f in doc.findings:
-        if f.verdict != "regression" or f.acknowledged is not None or f.confirmed is False:
+    for f in ensure_states(doc).findings:
+        st = f.state
+        if st is None or not st.gate or f.acknowledged is not None:
             continue
-        if confirmed_only and not f.confirmed:
-            continue
-        if f.base is not None and f.head is not None and rule.exceeded(f.base, f.head):
-            out.append(f.series.label)
+        if st.time == "slower":
+            if confirmed_only and not st.confirmed:
+                continue
+            if f.base is None or f.head is None or not rule.exceeded(f.base, f.head):
+                continue
+        out.append(f.series.label)
     return out
 
 

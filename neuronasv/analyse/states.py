@@ -6,11 +6,13 @@ first (:data:`STATES`): ``regression`` (an open, unacknowledged change-point reg
 ``confirmed`` (the newest commit regressed against its parent and an interleaved
 re-measurement confirmed it), ``suspect`` (it regressed against its parent, not
 re-measured), ``failed`` (the benchmark failed at the newest commit), ``acknowledged``,
-``improved`` (latest change point an improvement, or a confirmed improvement at the newest
-commit), ``ok``. Noise is not a state: it is a level shown beside the state.
+``more-work`` (the newest commit moves more bytes/FLOPs than its parent and its time was
+not decided slower), ``improved`` (latest change point an improvement, or a confirmed
+faster time at the newest commit), ``new`` (an op only the newest commit runs), ``ok``.
+Noise is not a state: it is a level shown beside the state.
 
-Only ``Finding.series``, ``verdict``, ``confirmed``, ``ratio`` and ``acknowledged`` are read,
-so how ``compare`` reaches its verdicts can change freely.
+The newest-commit states come from the row states analyse stored in the findings
+document (``Finding.state``), so every view says what the comparison said.
 
 Kept apart from :mod:`~neuronasv.analyse.newest` because the site imports it: importing
 the comparison (scipy.stats) would cost the publish command seconds and ~70 MB.
@@ -41,9 +43,19 @@ __all__ = [
 #: does not run: two a side for its t-test.
 MIN_POINTS = 4
 
-STATES = ("regression", "confirmed", "suspect", "failed", "acknowledged", "improved", "ok")
+STATES = (
+    "regression",
+    "confirmed",
+    "suspect",
+    "more-work",
+    "failed",
+    "acknowledged",
+    "improved",
+    "new",
+    "ok",
+)
 #: States someone has to act on (the index's "regressions only" filter, the text summary).
-ALARMS = frozenset({"regression", "confirmed", "suspect"})
+ALARMS = frozenset({"regression", "confirmed", "suspect", "more-work"})
 
 
 @dataclass(frozen=True)
@@ -98,17 +110,31 @@ def coverage_of(doc: FindingsDocument) -> list[Coverage]:
 
 
 def newest_state(f: Finding | None) -> str | None:
-    """The state a newest-commit finding gives on its own (None: nothing to say)."""
+    """The state a newest-commit finding gives on its own (None: nothing to say).
+
+    From the row state analyse stored (:class:`~neuronasv.model.RowState`), never from the
+    verdict: ``confirmed`` is a slower time the rounds confirmed, ``suspect`` a slower time
+    from one run a side, ``more-work`` more bytes/FLOPs whose time was not decided
+    slower, ``improved`` a confirmed faster time, ``new`` an op only the newest commit
+    runs (never ``ok``: it has no history to be ok against).
+    """
     if f is None:
         return None
     if f.verdict == "failed":
         return "failed" if f.acknowledged is None else "acknowledged"
-    if f.verdict == "regression" and f.confirmed is not False:
+    st = f.state
+    if st is None:
+        return None
+    if st.time == "slower" or (st.work == "more" and st.time != "faster"):
         if f.acknowledged is not None:
             return "acknowledged"
-        return "confirmed" if f.confirmed else "suspect"
-    if f.verdict == "improvement" and f.confirmed:
+        if st.time == "slower":
+            return "confirmed" if st.confirmed else "suspect"
+        return "more-work"
+    if st.time == "faster" and st.confirmed:
         return "improved"
+    if f.verdict == "new":
+        return "new"
     return None
 
 

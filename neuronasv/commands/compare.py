@@ -14,6 +14,7 @@ import datetime
 
 from neuronasv.analyse.pairwise import Settings, compare
 from neuronasv.analyse.profile_samples import Rounds, paired_rounds
+from neuronasv.analyse.rowstate import TIME_GATES, WORK_GATES, Gate
 from neuronasv.analyse.rules import Rule, RuleSet, failing
 from neuronasv.commands.args import (
     acks_from_args,
@@ -34,6 +35,7 @@ from neuronasv.errors import RegressionFound, UsageError, VerdictsWithheld
 from neuronasv.model import History
 from neuronasv.report.document import FORMATS, render_document
 from neuronasv.report.load import load_profile
+from neuronasv.report.rowwords import gate_phrase
 from neuronasv.store.git import Git, git_for
 from neuronasv.store.history import (
     load_history,
@@ -77,7 +79,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--fail-on",
         metavar="RULE",
-        help="exit 1 if an unacknowledged regression exceeds RULE (e.g. 'median:5%%')",
+        help="exit 1 if an unacknowledged row fires the gate (below) and, for a slower time,"
+        " exceeds RULE (e.g. 'median:5%%')",
+    )
+    p.add_argument(
+        "--fail-on-time",
+        choices=TIME_GATES,
+        default="confirmed",
+        help="time axis of the gate (and the commit status): a slower time the rounds"
+        " 'confirmed' (default), any decided 'slower' time, or 'never'",
+    )
+    p.add_argument(
+        "--fail-on-work",
+        choices=WORK_GATES,
+        default="undecided",
+        help="work axis of the gate: more bytes/FLOPs where the time is 'undecided' (default),"
+        " any 'more' work, or 'never'",
     )
     add_acks_arg(p)
     p.add_argument("--force", action="store_true", help="compare across machines/devices")
@@ -155,7 +172,9 @@ def run(args: argparse.Namespace) -> int:
         head,
         machine=args.machine,
         head_machine=args.head_machine,
-        settings=Settings(rules=rules, alpha=args.alpha),
+        settings=Settings(
+            rules=rules, alpha=args.alpha, gate=Gate(args.fail_on_time, args.fail_on_work)
+        ),
         acks=acks,
         force=args.force,
         base_label=args.base,
@@ -175,7 +194,8 @@ def run(args: argparse.Namespace) -> int:
         bad = failing(doc, fail_rule)
         if bad:
             raise RegressionFound(
-                f"{len(bad)} regression(s) beyond --fail-on {fail_rule.text}: "
+                f"{len(bad)} row(s) fire the {gate_phrase(doc.findings)} (beyond"
+                f" --fail-on {fail_rule.text}): "
                 + ", ".join(bad[:5])
                 + (" ..." if len(bad) > 5 else "")
             )

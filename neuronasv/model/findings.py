@@ -35,6 +35,10 @@ Schema history (``FINDINGS_SCHEMA_VERSION``):
       total, Δ, CI, attribution and module chain come from the confirm rounds' samples),
       ``WorkChange.modules`` (the module paths whose calls of the op changed, from the
       untimed work pass) and ``Cause.where`` (a cause seen in several workloads).
+      Additive, same version: ``Finding.state`` (the row's two axes — work and time — and
+      the gate rule it fires, :class:`RowState`), ``Finding.timing`` (the timing's own
+      verdict where the work decided) and ``settings["gate"]`` (the gate policy per axis).
+      Documents without them get the states derived once when loaded.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ __all__ = [
     "Finding",
     "FindingsDocument",
     "OpContribution",
+    "RowState",
     "RunRef",
     "SeriesId",
     "Verdict",
@@ -75,6 +80,12 @@ VERDICTS: tuple[str, ...] = get_args(Verdict)
 WorkKind = Literal["new", "removed", "calls", "shapes", "bytes"]
 WORK_KINDS: tuple[str, ...] = get_args(WorkKind)
 CauseKind = Literal["work", "timing"]
+#: The work axis of a row: exact, from the untimed shapes pass (:class:`RowState`).
+WorkAxis = Literal["more", "less", "different", "same", "unknown"]
+WORK_AXIS: tuple[str, ...] = get_args(WorkAxis)
+#: The time axis of a row: measured, always beside its Δ and CI (:class:`RowState`).
+TimeAxis = Literal["slower", "faster", "noise", "undecided", "none"]
+TIME_AXIS: tuple[str, ...] = get_args(TimeAxis)
 CAUSE_KINDS: tuple[str, ...] = get_args(CauseKind)
 
 
@@ -133,6 +144,38 @@ class OpContribution(Model):
 
 
 @dataclass(frozen=True)
+class RowState(Model):
+    """What one row says, on two axes, decided once in analyse (:mod:`neuronasv.analyse.rowstate`).
+
+    Every view renders these fields and never re-derives them from the verdict.
+
+    Attributes:
+        work: ``more``/``less`` (more/fewer bytes or FLOPs moved by ops that carry them, or
+            an op added/removed), ``different`` (the work changed without one direction, or
+            only calls of view/alias/no-op conversion ops changed), ``same`` (no work
+            change recorded), ``unknown`` (no work evidence: plain asv benchmarks).
+        time: ``slower`` (the timing test decided head is slower and Δ > 0), ``faster``
+            (decided faster and Δ < 0), ``noise`` (the CI lies within the minimum effect),
+            ``undecided`` (the timing could not decide), ``none`` (no Δ: new, removed,
+            failed).
+        confirmed: the interleaved rounds confirmed ``time`` (only with slower/faster).
+        source: where the row's Δ and CI come from: ``rounds`` or ``first run``.
+        gate: the ``--fail-on``/status rule this row fires (``confirmed slower time``,
+            ``more work, time undecided``, ...), empty when it fires none.
+    """
+
+    _what = "row state"
+
+    work: WorkAxis = field(metadata=spec(label="work axis"))
+    time: TimeAxis = field(metadata=spec(label="time axis"))
+    confirmed: bool = False
+    source: Literal["rounds", "first run"] = field(
+        default="first run", metadata=spec(label="row source")
+    )
+    gate: str = ""
+
+
+@dataclass(frozen=True)
 class Finding(Model):
     """The verdict on one series between base and head.
 
@@ -168,6 +211,10 @@ class Finding(Model):
         from_rounds: True when base, head, ratio, CI, ``attribution`` and
             ``module_chain`` all come from the interleaved re-measurement's rounds (pooled
             samples); False when they all come from the compared runs. Never a mix.
+        timing: when ``basis`` is ``work``, the timing test's own verdict (``noisy`` or
+            ``unchanged``); None otherwise (``verdict`` is the timing's).
+        state: the row's two axes and gate (:class:`RowState`), set by analyse; None in
+            documents written before it existed (views then derive it once on load).
     """
 
     _what = "finding"
@@ -201,6 +248,8 @@ class Finding(Model):
         default=(), metadata=spec(omit_empty=True)
     )
     from_rounds: bool = field(default=False, metadata=spec(omit_empty=True))
+    timing: str | None = field(default=None, metadata=spec(omit_empty=True))
+    state: RowState | None = field(default=None, metadata=spec(omit_empty=True))
 
     @property
     def change_pct(self) -> float | None:

@@ -104,10 +104,20 @@ def sparkline_svg(
     (improvements); ``label`` starts the accessible name, which also gives the range.
     """
     idx = np.flatnonzero(np.isfinite(values))
-    if idx.size < 2:
+    if idx.size == 0:
         return (
             f'<svg class="spark" width="{width}" height="{height}" role="img"'
             ' aria-label="no data"></svg>'
+        )
+    if idx.size == 1:
+        # one point (a new op, or a series measured once) is drawn, never an empty chart
+        n = values.size - 1 or 1
+        x = idx[0] * (width - 2) / n + 1 if values.size > 1 else width - 4
+        name = h(f"{label}, one measurement")
+        return (
+            f'<svg class="spark" width="{width}" height="{height}" viewBox="0 0 {width}'
+            f' {height}" role="img" aria-label="{name}"><title>{name}</title>'
+            f'<circle cx="{x:.1f}" cy="{height / 2:.1f}" r="2.5"/></svg>'
         )
     heights, note = spark_scale(values[idx])
     n = values.size - 1 or 1

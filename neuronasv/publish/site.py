@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from neuronasv.analyse.rowstate import ensure_states
 from neuronasv.analyse.states import (
     ALARMS,
     STATES,
@@ -53,6 +54,7 @@ from neuronasv.publish import render
 from neuronasv.publish.feeds import atom_feed, regressions_json
 from neuronasv.publish.render import h, script_json, sparkline_svg
 from neuronasv.publish.sitedata import MachineData, SiteData
+from neuronasv.report.rowwords import state_words
 from neuronasv.samples import NOISE_THRESHOLD
 
 __all__ = [
@@ -405,15 +407,16 @@ def _newest_html(v: _View, commit_link: Callable[[str], str]) -> str:
     if nw.doc is not None and nw.doc.base is not None and nw.doc.head is not None:
         counts: dict[str, int] = {}
         for r, st in enumerate(v.states):
-            if v.finding(r) is not None and st in ("confirmed", "suspect", "failed"):
+            if v.finding(r) is not None and st in ("confirmed", "suspect", "more-work", "failed"):
                 counts[st] = counts.get(st, 0) + 1
         how = (
             "re-measured by <code>neuronasv confirm</code>"
-            if any(f.confirmed is not None for f in nw.doc.findings)
+            if any(f.state is not None and f.state.source == "rounds" for f in nw.doc.findings)
             else "single run, not re-measured"
         )
         said = " ".join(
-            f'{_state_badge(st)} {counts[st]}' for st in ("confirmed", "suspect", "failed")
+            f'{_state_badge(st)} {counts[st]}'
+            for st in ("confirmed", "suspect", "more-work", "failed")
             if counts.get(st)
         )  # fmt: skip
         parts.append(
@@ -506,6 +509,7 @@ def _workload_page(
                 "state": v.states[r],
                 "noise": v.noise[r],
                 "change": change_text(f),
+                "words": state_words(f) if f is not None else "",
                 "unit": s.unit,
                 "benchmark": s.series.benchmark,
                 "params": list(s.series.params),
@@ -567,9 +571,10 @@ def _workload_page(
     body = (
         f"<h1>{h(g.title)} <small>on {h(md.name)}</small>{badge}</h1>"
         '<p class="hint">Median per commit with the interquartile band; red lines: regressions'
-        " (dashed: the newest commit's suspect regression against its parent), green:"
-        " improvements, dashed purple: environment changes. Drag to zoom, double-click to"
-        " reset, click a commit for details.</p>"
+        " (dashed: the newest commit's suspect regression against its parent), dashed amber:"
+        " more work at the newest commit, green: improvements, dashed purple: environment"
+        " changes; a series measured once is a point. Drag to zoom, double-click to reset,"
+        " click a commit for details.</p>"
         '<section><h2>Total device time</h2><div id="chart-total" class="chart"></div></section>'
         '<section id="details" class="details"><em>Click a commit on a chart.</em></section>'
         "<section><h2>Where the time goes (stacked per op)</h2>"
@@ -609,12 +614,15 @@ def _series_row(v: _View, r: int, label: str, cps: CPIndex, col: Mapping[str, in
             f'<span class="st st-{h(badge)}" title="worst in this workload; the total: {h(st)}">'
             f"{h(badge)}</span>"
         )
-    hot = " alarm" if st in ("confirmed", "suspect") else ""  # red: flagged vs the parent
+    hot = " alarm" if st in ("confirmed", "suspect") else ""  # red: slower vs the parent
+    f = v.finding(r)
+    # "latest" and "vs parent" from one comparison: the newest-commit finding's head value
+    latest = f.head if f is not None and f.head is not None else _latest(vals)
     return (
         f'<tr class="{cls}" data-state="{h(st)}"{extra}><td>{shown}</td>'
         f"<td>{label}</td>"
-        f'<td class="num">{h(format_value(_latest(vals), s.unit))}</td>'
-        f'<td class="num chg{hot}">{h(change_text(v.finding(r)))}</td>'
+        f'<td class="num">{h(format_value(latest, s.unit))}</td>'
+        f'<td class="num chg{hot}">{h(change_text(f))}</td>'
         f"<td>{_noise_badge(v.noise[r])}</td>"
         f"<td>{sparkline_svg(tail, marks=marks, good=good, label=f'trend of {s.series.label}')}"
         "</td></tr>"
@@ -733,7 +741,7 @@ def _regressions_page(
             continue
         for r, st in enumerate(v.states):
             f = v.finding(r)
-            if f is None or st not in ("confirmed", "suspect", "failed"):
+            if f is None or st not in ("confirmed", "suspect", "more-work", "failed"):
                 continue
             key = _cp_key(v.md.name, f.series)
             href = page_for.get(key)
@@ -925,7 +933,7 @@ def publish_site(
     report = PublishReport()
     w = _Writer(outdir, report)
     _copy_assets(w)
-    docs = _as_list(findings)
+    docs = [ensure_states(d) for d in _as_list(findings)]  # documents older than row states
     hist_docs = [d for d in docs if d.mode == "history"]
     cps: dict[tuple[str, str, tuple[str, ...]], list[ChangePoint]] = {}
     for d in hist_docs:

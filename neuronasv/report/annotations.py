@@ -5,9 +5,11 @@ each kind is capped at ``max_per_kind``; when more exist, the last slot says how
 and points to the job summary. Messages are one line: untrusted text is cleaned and then
 escaped the way ``@actions/core`` escapes workflow commands.
 
-Kinds: ``warning`` for regressions (worst first), environment changes and unreadable
-results; ``notice`` for improvements and noisy series; ``error`` for benchmarks that
-failed. Whether a regression fails the job is ``--fail-on``'s business, not ours.
+Kinds: ``warning`` for rows that fire the gate, are slower or carry more work (titled by
+their stored two-axis state, :mod:`neuronasv.report.rowwords`), open change-point
+regressions, environment changes and unreadable results; ``notice`` for the other moved
+rows and the series whose time was not decided; ``error`` for benchmarks that failed.
+Whether a row fails the job is ``--fail-on``'s business, not ours.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from neuronasv.format import format_delta_pct, format_p, format_pair
 from neuronasv.model.findings import ChangePoint, Finding, FindingsDocument
 from neuronasv.report.digest import digest
 from neuronasv.report.escape import clean, workflow_data, workflow_property
+from neuronasv.report.rowwords import state_words
 
 __all__ = ["MAX_PER_KIND", "annotation", "render_annotations"]
 
@@ -65,10 +68,12 @@ def render_annotations(doc: FindingsDocument, *, max_per_kind: int = MAX_PER_KIN
     warnings: list[tuple[str, str]] = []
     notices: list[tuple[str, str]] = []
     errors: list[tuple[str, str]] = []
-    for f in d.regressions:
-        warnings.append(
-            (f"Regression {format_delta_pct(f.ratio)}: {f.series.label}", _finding_message(f))
-        )
+    for f in (*d.regressions, *d.improvements):
+        # the row's stored state, in words beside its Δ and CI (never the verdict word)
+        item = (f"{f.series.label}: {state_words(f)}", _finding_message(f))
+        st = f.state
+        alarm = st is not None and (st.gate != "" or st.time == "slower" or st.work == "more")
+        (warnings if alarm else notices).append(item)
     for c in d.open_regressions:
         warnings.append(
             (f"Open regression {format_delta_pct(c.ratio)}: {c.series.label}", _cp_message(c))
@@ -80,16 +85,14 @@ def render_annotations(doc: FindingsDocument, *, max_per_kind: int = MAX_PER_KIN
         warnings.append(("Environment changed", changes))
     for e in doc.load_errors:
         warnings.append(("Results not read", e))
-    for f in d.improvements:
-        notices.append(
-            (f"Improvement {format_delta_pct(f.ratio)}: {f.series.label}", _finding_message(f))
-        )
     for c in d.change_improvements:
         notices.append(
             (f"Improvement {format_delta_pct(c.ratio)}: {c.series.label}", _cp_message(c))
         )
     for f in d.noisy:
-        notices.append((f"Noisy: {f.series.label}", f.reason or "too noisy for a verdict"))
+        notices.append(
+            (f"Time not decided: {f.series.label}", f.reason or "too noisy for a verdict")
+        )
     for f in d.failed:
         errors.append((f"Benchmark failed: {f.series.label}", f.reason or "benchmark failed"))
     return (

@@ -27,6 +27,7 @@ from neuronasv.format import (
 )
 from neuronasv.model import Cause, Finding, FindingsDocument, OpContribution, WorkChange
 from neuronasv.model.profile import module_series_path
+from neuronasv.report.rowwords import state_cell, time_words, totals_summary
 
 __all__ = [
     "CauseView",
@@ -320,63 +321,26 @@ def _same(a: float | None, b: float | None) -> bool:
     return abs(a - b) <= 0.005 * max(abs(a), abs(b))
 
 
-def _range(view: CauseView, code: Code) -> str:
-    moved = [f for f in view.totals if f.ratio is not None and math.isfinite(f.ratio)]
-    if not moved:
-        return ""
-    moved.sort(key=lambda f: (f.ratio or 1.0, f.series.label))
-    lo, hi = moved[0], moved[-1]
-
-    several = len(view.cause.workloads) > 1
-
-    def at(f: Finding) -> str:
-        where = config_label(f.series.shape or "", f.series.dtype or "")
-        if several:  # one cause seen in several workloads: say which
-            where = f"{f.series.workload} {where}"
-        return f"{format_delta_pct(f.ratio)} at {code(where)}"
-
-    if lo is hi or format_delta_pct(lo.ratio) == format_delta_pct(hi.ratio):
-        return at(hi)
-    return f"{at(lo)} … {at(hi)}"
-
-
-def _ops_moved(direction: str, moved_ops: Sequence[Finding], code: Code) -> str:
-    """`` — regression of aten::mul (confirmed); totals within the noise``."""
-    names = ", ".join(code(f.series.op or "") for f in moved_ops[:2])
-    more = f" and {len(moved_ops) - 2} more" if len(moved_ops) > 2 else ""
-    state = "confirmed" if any(f.confirmed for f in moved_ops) else "single run, not re-measured"
-    return f" — {direction} of {names}{more} ({state}); totals within the noise"
-
-
 def cause_headline(view: CauseView, *, code: Code = _plain) -> str:
-    """``rmsnorm.naive: +6 % at 4x512 fp32 … +61 % at 2x128x512 bf16 — confirmed at 10/10``."""
+    """``rmsnorm.naive — more work at 10/10 configurations; time slower at 10 (+6.0 … +61 %,
+    10 confirmed)``: from the rows' stored states, each time word with its own rows' Δ."""
     c = view.cause
     text = ", ".join(code(w) for w in c.workloads)
-    rng = _range(view, code)
-    if rng:
-        text += f": {rng}"
     n = len(view.totals)
-    moved_ops = [f for f in view.ops if f.verdict == c.direction and f.series.op]
+    moved_ops = [
+        f for f in view.ops if f.series.op and f.state and f.state.time in ("slower", "faster")
+    ]
+    summary = totals_summary(view.totals)
     if c.direction in ("regression", "improvement") and not view.decided and moved_ops:
-        text += _ops_moved(c.direction, moved_ops, code)
-    elif c.direction in ("regression", "improvement") and n:
-        word = c.direction if view.decided == 1 else c.direction + "s"
-        confirmed = sum(1 for f in view.totals if f.confirmed and f.verdict == c.direction)
-        by_work = sum(
-            1 for f in view.totals if f.basis == "work" and f.verdict == c.direction
+        names = ", ".join(
+            f"{code(f.series.op or '')} {time_words(f, f.state)}"  # type: ignore[arg-type]
+            for f in moved_ops[:2]
         )
-        lost = sum(1 for f in view.totals if f.confirmed is False)
-        if confirmed:
-            text += f" — {word} confirmed at {confirmed}/{n} configurations"
-            if by_work:
-                text += f" ({by_work} by the exact work, the timing alone undecided)"
-        elif lost:
-            text += f" — not reproduced on re-measurement ({lost}/{n})"
-        else:
-            text += f" — {view.decided}/{n} {word} (single run, not re-measured)"
+        more = f" and {len(moved_ops) - 2} more" if len(moved_ops) > 2 else ""
+        text += f" — {names}{more}; totals: {summary}"
+    elif n and summary:
+        text += f" — {summary}"
     elif c.kind == "work":
-        text += " — time within the noise"
-    if c.kind == "work":
         text += " · work changed"
     return text
 
@@ -388,20 +352,9 @@ def total_cells(f: Finding) -> tuple[str, str, str]:
     ci = format_ci(f.ci_low, f.ci_high)
     # Bold is for a change the timing established; a work-decided total's time may still be
     # within the noise (its CI says so), so it is not bolded.
-    timed = f.verdict in ("regression", "improvement") and f.basis != "work"
+    timed = f.state is not None and f.state.time in ("slower", "faster")
     change = f"**{pct}**" if timed else pct
     if ci:
         change += f" ({ci})"
-    state = {
-        ("regression", True): "✓ confirmed",
-        ("improvement", True): "✓ confirmed",
-        ("regression", None): "single run",
-        ("improvement", None): "single run",
-        ("regression", False): "✗ not reproduced",
-        ("improvement", False): "✗ not reproduced",
-    }.get((f.verdict, f.confirmed))
-    if f.basis == "work" and f.verdict in ("regression", "improvement"):
-        state = "✓ certain: " + ("more" if f.verdict == "regression" else "less") + " work"
-    if state is None:
-        state = "within noise" if f.verdict in ("unchanged", "noisy") else f.verdict
+    state = state_cell(f)
     return pair, change, state

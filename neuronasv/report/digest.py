@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from neuronasv.analyse.rowstate import ensure_states
 from neuronasv.analyse.states import coverage_of
-from neuronasv.format import format_delta_pct, plural
+from neuronasv.format import plural
 from neuronasv.model.findings import (
     ChangePoint,
     EnvChange,
@@ -22,7 +23,8 @@ from neuronasv.model.findings import (
     FindingsDocument,
     SeriesId,
 )
-from neuronasv.report.causes import CauseView, cause_views
+from neuronasv.report.causes import CauseView, cause_views, config_label
+from neuronasv.report.rowwords import gate_phrase, state_words
 
 __all__ = [
     "Digest",
@@ -74,6 +76,7 @@ class Digest:
         env_changes: document-level changes plus those attached to change points, deduplicated.
         open_regressions, closed_regressions, change_improvements: change points (history).
         acknowledged_changes: change points with an acknowledgement.
+        gate: the gate rules the rows fire (:func:`rowwords.gate_phrase`), empty when none.
         causes: the comparison's causes a reviewer can act on (compare mode), regressions
             first (:meth:`CauseView.actionable`: refuted and unconfirmed ones are left to
             the collapsed lists).
@@ -99,6 +102,7 @@ class Digest:
     acknowledged_changes: tuple[ChangePoint, ...]
     causes: tuple[CauseView, ...] = ()
     withheld: str | None = None
+    gate: str = ""
 
     @property
     def worst(self) -> Finding | ChangePoint | None:
@@ -111,9 +115,12 @@ class Digest:
 
     @property
     def has_regressions(self) -> bool:
+        """The gate fired (compare: a row's stored gate rule; history: an open regression)."""
         if self.withheld is not None:
             return False
-        return bool(self.regressions or self.open_regressions)
+        if self.doc.mode == "compare":
+            return bool(self.gate)
+        return bool(self.open_regressions)
 
 
 def _grouped(findings: Sequence[Finding], worst_first: Callable[[Finding], float]) -> list[Finding]:
@@ -127,44 +134,40 @@ def _grouped(findings: Sequence[Finding], worst_first: Callable[[Finding], float
     return [f for _, members in ordered for f in members]
 
 
-def _compare_headline(views: Sequence[CauseView], series: int, lost: str) -> str:
-    """What a reviewer reads first: how many causes, the worst total, confirmed or not."""
-    regs = [v for v in views if v.cause.direction == "regression"]
-    imps = [v for v in views if v.cause.direction == "improvement"]
-    work_only = [v for v in views if v.cause.direction == "unconfirmed"]
+def _quote(vs: Sequence[CauseView]) -> str:
+    """`` — rmsnorm.naive more work · slower (+18 %, CI +12 … +25 %), confirmed`` for the
+    cause whose quoted row moved most (its stored state's words, never re-derived)."""
+    best = max(
+        (v for v in vs if v.worst is not None),
+        key=lambda v: abs(_change(v.worst)) if v.worst else 0.0,
+        default=None,
+    )
+    if best is None or best.worst is None:
+        return ""
+    f = best.worst
+    config = config_label(f.series.shape or "", f.series.dtype or "")
+    where = " ".join(x for x in (best.cause.workload, config) if x)
+    where += f" · {f.series.op}" if f.series.op else ""
+    return f" — {where} {state_words(f)}"
 
-    def worst(vs: Sequence[CauseView]) -> str:
-        best = max(
-            (v for v in vs if v.worst is not None),
-            key=lambda v: abs(_change(v.worst)) if v.worst else 0.0,
-            default=None,
-        )
-        if best is None or best.worst is None:
-            return ""
-        f = best.worst
-        state = "confirmed" if f.confirmed else "single run, not re-measured"
-        if f.basis == "work" and f.verdict == best.cause.direction:
-            state = "certain from the exact work"
-        if f.confirmed is False or f.verdict != best.cause.direction:
-            state = "not confirmed"
-        where = best.cause.workload + (f" · {f.series.op}" if f.series.op else "")
-        return f" — {where} {format_delta_pct(f.ratio)} ({state})"
 
-    if regs:
-        text = plural(len(regs), "cause") + " of regression" + worst(regs)
-    elif work_only:
-        names = ", ".join(v.cause.workload for v in work_only[:3])
-        text = f"work changed in {names}; time within the noise"
-    elif imps:
-        text = plural(len(imps), "cause") + " of improvement" + worst(imps)
+def _compare_headline(
+    views: Sequence[CauseView], series: int, lost: str, findings: Sequence[Finding]
+) -> str:
+    """What a reviewer reads first: which gate rule fired (or none), then the cause whose
+    row moved most, in its row state's words."""
+    gate = gate_phrase(findings)
+    fired = [
+        v
+        for v in views
+        if any(f.state is not None and f.state.gate for f in (*v.totals, *v.ops))
+    ]
+    if gate:
+        text = f"fails ({gate})" + _quote(fired or views)
+    elif views:
+        text = f"no gate rule fired; {plural(len(views), 'cause')}" + _quote(views)
     else:
         text = f"no change beyond the noise in {plural(series, 'series', 'series')}"
-    extra = []
-    if regs and imps:
-        extra.append(plural(len(imps), "improvement cause"))
-    if regs and work_only:
-        extra.append(f"work also changed in {plural(len(work_only), 'other workload')}")
-    text += "; " + ", ".join(extra) if extra else ""
     # A run that lost series failed, whatever else it measured: that comes first.
     return f"{lost}; {text}" if lost else text
 
@@ -175,6 +178,7 @@ def _cp_key(c: ChangePoint) -> tuple[float, tuple[str, str, str], str]:
 
 def digest(doc: FindingsDocument) -> Digest:
     """Sort ``doc`` into a :class:`Digest` (pure, deterministic)."""
+    doc = ensure_states(doc)  # a document built before row states existed
     live = [f for f in doc.findings if f.acknowledged is None]
 
     def of(verdict: str) -> list[Finding]:
@@ -242,14 +246,14 @@ def digest(doc: FindingsDocument) -> Digest:
         rerun = any(f.confirmed is not None for f in doc.findings)
         views = tuple(v for v in cause_views(doc) if v.actionable(rerun))
         lost = doc.lost
-        headline = _compare_headline(views, len(live), lost_phrase(doc))
+        headline = _compare_headline(views, len(live), lost_phrase(doc), live)
         if doc.forced:
             headline = f"FORCED comparison ({'; '.join(doc.forced)}): {headline}"
         gone = len(removed) - sum(1 for f in lost if f.verdict == "removed")
         if doc.withheld is not None:
             headline = f"{doc.withheld} · {headline}"
         for n, word in (
-            (len(noisy), "noisy"),
+            (len(noisy), "not decided"),
             (len(new), "new"),
             (gone, "removed"),
             (len(acknowledged), "acknowledged"),
@@ -278,6 +282,7 @@ def digest(doc: FindingsDocument) -> Digest:
         acknowledged_changes=ack_cps,
         causes=views if doc.mode == "compare" else (),
         withheld=doc.withheld,
+        gate=gate_phrase(live) if doc.mode == "compare" and doc.withheld is None else "",
     )
 
 

@@ -14,6 +14,7 @@ import math
 import os
 from pathlib import Path
 
+from neuronasv.analyse.rowstate import ensure_states
 from neuronasv.errors import CorruptResultsError, UsageError
 from neuronasv.format import format_bytes
 from neuronasv.model.findings import FindingsDocument
@@ -75,7 +76,8 @@ def _read(path: str | Path, what: str) -> str:
 
 def load_findings(path: str | Path) -> FindingsDocument:
     """Load a findings document written by ``neuronasv compare``/``regressions``."""
-    return FindingsDocument.loads(_read(path, "findings document"), source=str(path))
+    doc = FindingsDocument.loads(_read(path, "findings document"), source=str(path))
+    return ensure_states(doc)  # documents written before row states get theirs once
 
 
 def load_profile(path: str | Path) -> ProfileDocument:

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from neuronasv import __version__
+from neuronasv.analyse.runnernoise import sentence as noise_sentence
 from neuronasv.format import (
     TIME_UNITS,
     format_calls,
@@ -68,6 +69,7 @@ from neuronasv.report.escape import (
     mermaid_label,
     safe_url,
 )
+from neuronasv.report.rowwords import LEGEND, count_line, state_cell, state_words
 
 __all__ = [
     "COMMENT_MAX_CHARS",
@@ -126,7 +128,8 @@ class _Section:
 
 def _pct_cell(f: Finding) -> str:
     text = format_delta_pct(f.ratio)
-    return f"**{text}**" if f.verdict in ("regression", "improvement") else text
+    # bold: a time the test decided (the row's stored state), never a work-only decision
+    return f"**{text}**" if f.state is not None and f.state.time in ("slower", "faster") else text
 
 
 def _series_cells(f: Finding | ChangePoint) -> tuple[str, str]:
@@ -137,15 +140,11 @@ def _series_cells(f: Finding | ChangePoint) -> tuple[str, str]:
     return bench, ("_total_" if s.op is None else md_code(s.op, in_table=True))
 
 
-def _confirmed(f: Finding) -> str:
-    return {True: "✓", False: "✗ not reproduced", None: ""}[f.confirmed]
-
-
 def _peak_text(x: str) -> str:
     return md_text(x, max_len=60)
 
 
-def _finding_row(f: Finding, *, confirmed_col: bool, peak_col: bool = False) -> str:
+def _finding_row(f: Finding, *, peak_col: bool = False) -> str:
     bench, op = _series_cells(f)
     cells = [
         bench,
@@ -159,21 +158,18 @@ def _finding_row(f: Finding, *, confirmed_col: bool, peak_col: bool = False) -> 
     if peak_col:
         cells.append(of_peak(f.roofline_base, f.roofline_head, f.roofline_bound,
                              text=_peak_text))  # fmt: skip
-    if confirmed_col:
-        cells.append(_confirmed(f))
+    cells.append(state_cell(f))
     return "| " + " | ".join(cells) + " |"
 
 
 def _finding_table(fs: Sequence[Finding]) -> tuple[list[str], list[str]]:
-    confirmed_col = any(f.confirmed is not None for f in fs)
     peak_col = any(f.roofline_base is not None or f.roofline_head is not None for f in fs)
     cols = ["Benchmark", "Op", "Base → Head", "Δ", "CI of Δ", "p", "Calls"]
     if peak_col:
         cols.append("Of peak")
-    if confirmed_col:
-        cols.append("Re-run")
+    cols.append("State")
     head = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    rows = [_finding_row(f, confirmed_col=confirmed_col, peak_col=peak_col) for f in fs]
+    rows = [_finding_row(f, peak_col=peak_col) for f in fs]
     return head, rows
 
 
@@ -247,13 +243,28 @@ def _withheld_lines(d: Digest) -> list[str]:
     return ["", *lines]
 
 
+_ICONS = (
+    ":red_circle: a gate rule fired, or series were lost; :yellow_circle: something to"
+    " look at; :green_circle: faster; :white_check_mark: nothing moved."
+)
+
+
+def _noise_tail(d: Digest) -> str:
+    """`` — on `demo-cpu`, timing changes under ~35 % ... at 6 rounds`` (the runner's noise,
+    said once, from the document's settings; empty without floors)."""
+    text = noise_sentence(d.doc.settings.get("runner_noise"))
+    return f" — {md_text(text, max_len=400)}" if text else ""
+
+
 def _icon(d: Digest) -> str:
     if d.withheld is not None:
         return ":warning:"
     directions = {v.cause.direction for v in d.causes}
     # issue 13 (#2, #3): lost series and forced comparisons are never a calm icon.
-    if "regression" in directions or d.open_regressions or d.doc.lost or d.doc.forced:
+    if d.has_regressions or d.open_regressions or d.doc.lost or d.doc.forced:
         return ":red_circle:"
+    if "regression" in directions:
+        return ":yellow_circle:"
     if d.failed or d.doc.load_errors or "unconfirmed" in directions:
         return ":yellow_circle:"
     if "improvement" in directions or d.change_improvements:
@@ -324,6 +335,8 @@ def _sections(
     top += ["", _context_line(d)]
     if d.also:
         top[-1] += f" · also {md_text(d.also)}"
+    if doc.mode == "compare":
+        top += ["", f"<sub>{_ICONS} {LEGEND}</sub>"]
     out.append(_Section("headline", top))
     withheld = _withheld_lines(d)
     if withheld:
@@ -365,16 +378,16 @@ def _sections(
         out.append(
             _Section(
                 "noise",
-                [f"_{len(d.noisy)} series too noisy for a verdict._"],
+                [f"_{len(d.noisy)} series the timing could not decide{_noise_tail(d)}._"],
                 rank=5,
             )
         )
     elif d.noisy:
         noisy = sorted(d.noisy, key=lambda f: -abs(math.log(f.ratio)) if f.ratio else 0.0)
         head = [
-            f"<details><summary>Not verdicts: {plural(len(noisy), 'series', 'series')} moved"
-            " beyond the minimum effect without a decision (not significant, inside the"
-            " noise floor, or not reproduced on re-measurement)</summary>",
+            f"<details><summary>Time not decided: {plural(len(noisy), 'series', 'series')}"
+            " moved beyond the minimum effect without a decision (not significant, inside"
+            f" the noise floor, or not reproduced on re-measurement){_noise_tail(d)}</summary>",
             "",
             "| Benchmark | Op | Δ | CI of Δ | p | Noise (IQR/median) |",
             "|---|---|---|---|---|---|",
@@ -431,7 +444,7 @@ def _sections(
     ack_rows = []
     for f in d.acknowledged:
         ack_rows.append(
-            f"- {md_code(f.series.label)} {format_delta_pct(f.ratio)} ({f.verdict}): "
+            f"- {md_code(f.series.label)} {state_words(f)}: "
             f"{md_text(f.acknowledged or '', max_len=300)}"
         )
     for c in d.acknowledged_changes:
@@ -612,10 +625,8 @@ def _log_ratio(f: Finding) -> float:
 
 
 def _count_line(d: Digest) -> str:
-    return ", ".join(
-        plural(n, w)
-        for n, w in ((len(d.regressions), "regression"), (len(d.improvements), "improvement"))
-        if n
+    return count_line([*d.regressions, *d.improvements]) or plural(
+        len(d.regressions) + len(d.improvements), "series", "series"
     )
 
 
@@ -656,6 +667,10 @@ def _sig_cell(w: WorkChange) -> str:
 def _setting(value: object) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(map(str, value))
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k} {_setting(v)}" for k, v in value.items())
+    if isinstance(value, float):
+        return f"{value:.3g}"
     return str(value)
 
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from neuronasv.analyse.attribution import headline
+from neuronasv.analyse.rowstate import ensure_states
 from neuronasv.format import format_ci, format_delta_pct, format_p, format_pct, format_value
 from neuronasv.model import ChangePoint, Finding, FindingsDocument
 from neuronasv.report.digest import lost_phrase
 from neuronasv.report.escape import clean, inert_model, md_code, md_text, plain_model
+from neuronasv.report.rowwords import LEGEND, count_line, gate_phrase, state_cell, state_words
 
 __all__ = ["VERDICT_ORDER", "compare_markdown", "compare_text", "history_text", "sort_findings"]
 
@@ -35,27 +37,28 @@ def sort_findings(findings: Sequence[Finding]) -> list[Finding]:
 
 
 def _verdict(f: Finding) -> str:
-    v: str = f.verdict
+    """The row's stored state in words (:mod:`neuronasv.report.rowwords`), never the verdict."""
+    v = state_cell(f)
     if f.acknowledged is not None:
-        v += " (ack)"
-    if f.confirmed is True:
-        v += " ✓"
-    elif f.confirmed is False:
-        v += " (unconfirmed)"
+        v += " (acknowledged)"
     return v
 
 
 def _summary(doc: FindingsDocument) -> str:
-    counts = [f"{doc.count(v)} {v}" for v in VERDICT_ORDER if doc.count(v)]
+    live = [f for f in doc.findings if f.acknowledged is None]
+    counts = [count_line(live)] if count_line(live) else []
+    counts += [f"{doc.count(v)} {v}" for v in ("failed", "new", "removed") if doc.count(v)]
     acked = sum(1 for f in doc.findings if f.acknowledged is not None)
     if acked:
         counts.append(f"{acked} acknowledged")
-    return ", ".join(counts) or "no series"
+    gate = gate_phrase(live) if doc.withheld is None else ""
+    counts.append(f"fails ({gate})" if gate else "no gate rule fired")
+    return ", ".join(counts)
 
 
 def compare_text(doc: FindingsDocument, *, show_unchanged: bool = True) -> str:
     """The terminal table of a compare document."""
-    doc = plain_model(doc)  # untrusted strings on one line, by type (escape.py)
+    doc = plain_model(ensure_states(doc))  # states, then untrusted strings on one line
     b, h = doc.base, doc.head
     lines = _warning_lines(doc, clean)
     if b and h:
@@ -83,7 +86,8 @@ def compare_text(doc: FindingsDocument, *, show_unchanged: bool = True) -> str:
         # Device health (analyse/health.py): withheld verdicts are listed, not reported.
         lines.append(clean(doc.health.reason, max_len=400))
         lines += [f"  {clean(c.reason, max_len=400)}" for c in doc.health.checks]
-    rows = [("verdict", "change", "95% CI", "p(Holm)", "noise", "series")]
+    lines.append(f"legend: {LEGEND}")
+    rows = [("state", "change", "95% CI", "p(Holm)", "noise", "series")]
     for f in sort_findings(doc.findings):
         if not show_unchanged and f.verdict == "unchanged":
             continue
@@ -109,7 +113,7 @@ def compare_text(doc: FindingsDocument, *, show_unchanged: bool = True) -> str:
         lines.append("")
         for f in moved:
             ack = f" [acknowledged: {clean(f.acknowledged)}]" if f.acknowledged else ""
-            lines.append(f"{f.verdict}: {clean(headline(f), max_len=400)}{ack}")
+            lines.append(f"{state_cell(f)}: {clean(headline(f), max_len=400)}{ack}")
     lines.append("")
     lines.append(f"summary: {_summary(doc)}")
     return "\n".join(lines) + "\n"
@@ -133,22 +137,26 @@ def _warning_lines(doc: FindingsDocument, esc: Callable[..., str]) -> list[str]:
 
 def compare_markdown(doc: FindingsDocument) -> str:
     """A simple markdown table (the PR comment proper is ``neuronasv.report``'s)."""
-    doc = inert_model(doc)  # untrusted strings inert by type (escape.py)
+    doc = inert_model(ensure_states(doc))  # states, then untrusted strings inert by type
     top = [f"**{line}**" for line in _warning_lines(doc, md_text)]
     lines = [*top, *([""] if top else []),
-        "| verdict | change | 95% CI | p (Holm) | series |",
+        f"_{LEGEND}_",
+        "",
+        "| state | change | 95% CI | p (Holm) | series |",
         "|---|---:|---|---:|---|",
     ]
     for f in sort_findings(doc.findings):
         lines.append(
-            f"| {md_text(_verdict(f))} | {format_delta_pct(f.ratio)}"
+            f"| {_verdict(f)} | {format_delta_pct(f.ratio)}"
             f" | {format_ci(f.ci_low, f.ci_high)} | {format_p(f.p_adjusted)} |"
             f" {md_code(f.series.label, in_table=True)} |"
         )
     moved = [f for f in sort_findings(doc.findings) if f.verdict in ("regression", "improvement")]
     out = "\n".join(lines) + "\n"
     if moved:
-        out += "\n" + "\n".join(f"- {md_text(headline(f), max_len=400)}" for f in moved) + "\n"
+        out += "\n" + "\n".join(
+            f"- {state_cell(f)}: {md_text(headline(f), max_len=400)}" for f in moved
+        ) + "\n"
     return out + f"\n{md_text(_summary(doc))}\n"
 
 
@@ -177,6 +185,7 @@ def history_text(doc: FindingsDocument, *, only_open: bool = False) -> str:
     doc = plain_model(doc)  # untrusted strings on one line, by type (escape.py)
     from neuronasv.analyse.states import coverage_of, newest_state
 
+    doc = ensure_states(doc)
     lines = []
     st = doc.settings
     lines.append(
@@ -230,20 +239,21 @@ def history_text(doc: FindingsDocument, *, only_open: bool = False) -> str:
         states = [(newest_state(f), f) for f in sort_findings(doc.findings)]
         shown = [(s, f) for s, f in states if s is not None]
         if shown:
-            nrows = [("state", "change", "series")] + [
-                (s, format_delta_pct(f.ratio), clean(f.series.label)) for s, f in shown
+            nrows = [("state", "row (work · time)", "series")] + [
+                (s, state_words(f), clean(f.series.label)) for s, f in shown
             ]
             w0 = max(len(r[0]) for r in nrows)
             w1 = max(len(r[1]) for r in nrows)
             lines += [f"{a.ljust(w0)}  {b.ljust(w1)}  {c}" for a, b, c in nrows]
         else:
-            lines.append("no regression against the parent")
+            lines.append("nothing slower and no more work against the parent")
         n_conf = sum(1 for s, _ in shown if s == "confirmed")
         n_susp = sum(1 for s, _ in shown if s == "suspect")
+        n_work = sum(1 for s, _ in shown if s == "more-work")
         newest_part = (
-            f"newest commit {doc.head.commit[:8]}: {n_conf} confirmed,"
-            f" {n_susp} suspect regression{'' if n_susp == 1 else 's'}"
-            + (" (not re-measured)" if n_susp else "")
+            f"newest commit {doc.head.commit[:8]}: {n_conf} confirmed slower,"
+            f" {n_susp} suspect slower" + (" (single run, not re-measured)" if n_susp else "")
+            + (f", {n_work} more work with the time not decided" if n_work else "")
         )
     elif newest is not None and newest.get("note"):
         newest_part = f"newest commit not checked: {newest['note']}"

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from neuronasv.analyse.attribution import headline
+from neuronasv.analyse.runnernoise import sentence as noise_sentence
 from neuronasv.format import (
     format_calls,
     format_ci,
@@ -25,6 +26,7 @@ from neuronasv.model.findings import ChangePoint, Finding, FindingsDocument
 from neuronasv.report.causes import module_chain_text, of_peak
 from neuronasv.report.digest import Digest, digest, group_label
 from neuronasv.report.escape import clean, plain_model
+from neuronasv.report.rowwords import LEGEND, state_cell
 
 __all__ = ["render_terminal", "terminal_text"]
 
@@ -40,10 +42,16 @@ def _t(text: str, style: str = "") -> Text:
     return Text(clean(text, max_len=200), style=style)
 
 
+def _time_style(f: Finding) -> str:
+    """The Δ's colour follows the stored time axis (red slower, green faster)."""
+    time = f.state.time if f.state is not None else ""
+    return {"slower": "regression", "faster": "improvement"}.get(time, "")
+
+
 def _findings_table(title: str, fs: Sequence[Finding], style: str) -> Table:
     table = Table(title=title, title_justify="left", title_style=style, expand=False)
     peak = any(f.roofline_base is not None or f.roofline_head is not None for f in fs)
-    cols = ("Benchmark", "Op", "Base → Head", "Δ", "CI of Δ", "p", "Calls")
+    cols = ("Benchmark", "Op", "Base → Head", "Δ", "CI of Δ", "p", "Calls", "State")
     for col in (*cols, "Of peak") if peak else cols:
         table.add_column(col, no_wrap=col in ("Δ", "p"))
     for f in fs:
@@ -52,10 +60,11 @@ def _findings_table(title: str, fs: Sequence[Finding], style: str) -> Table:
             _t(group_label(f.series)),
             _t(op),
             format_pair(f.base, f.head, f.unit),
-            Text(format_delta_pct(f.ratio), style=_STYLE.get(f.verdict, "")),
+            Text(format_delta_pct(f.ratio), style=_STYLE.get(_time_style(f), "")),
             format_ci(f.ci_low, f.ci_high),
             format_p(f.p_adjusted if f.p_adjusted is not None else f.p_value),
             format_calls(f.calls_base, f.calls_head),
+            state_cell(f),
         ]
         if peak:  # the op's fraction of the device's peak (issue 14 item 5)
             cells.append(_t(of_peak(f.roofline_base, f.roofline_head, f.roofline_bound)))
@@ -83,8 +92,10 @@ def _renderables(d: Digest, show_unchanged: bool) -> list[object]:
     out: list[object] = [Text.assemble(("neuronasv: ", "bold"), _t(d.headline, style))]
     if d.also:
         out.append(Text(f"also {d.also}", style="dim"))
+    if d.causes or d.regressions or d.improvements:
+        out.append(Text(LEGEND, style="dim"))
     if d.regressions:
-        out.append(_findings_table("Regressions", d.regressions, "bold red"))
+        out.append(_findings_table("Slower, or more work", d.regressions, "bold red"))
         for f in d.regressions:
             if f.attribution:
                 out.append(Text.assemble("  → ", _t(headline(f), "")))
@@ -94,13 +105,21 @@ def _renderables(d: Digest, show_unchanged: bool) -> list[object]:
     if d.open_regressions:
         out.append(_cp_table("Open regressions", d.open_regressions, "bold red"))
     if d.improvements:
-        out.append(_findings_table("Improvements", d.improvements, "bold green"))
+        out.append(_findings_table("Faster, or less work", d.improvements, "bold green"))
     if d.change_improvements:
         out.append(_cp_table("Improvements", d.change_improvements, "bold green"))
     for f in d.failed:
         out.append(Text.assemble(("failed: ", "bold magenta"), _t(f"{f.series.label}: {f.reason}")))
-    for f in d.noisy:
-        out.append(Text.assemble(("noisy: ", "yellow"), _t(f"{f.series.label}: {f.reason}")))
+    if d.noisy:
+        # one line, not one per series: the runner's noise said once (analyse/runnernoise)
+        said = noise_sentence(d.doc.settings.get("runner_noise"))
+        out.append(
+            Text.assemble(
+                ("time not decided: ", "yellow"),
+                _t(f"{len(d.noisy)} series" + (f" — {said}" if said else "")
+                   + " (the markdown summary lists them)"),
+            )
+        )  # fmt: skip
     for s, w in d.warnings:
         out.append(Text.assemble(("warning: ", "yellow"), _t(f"{s.label}: {w}")))
     for e in d.env_changes:

@@ -39,25 +39,31 @@ def test_compare_text_whole_output_and_fail_on(tmp_path):
     assert lines[1] == (
         "rules: median:5%; Mann-Whitney U, two-sided (scipy); gatekeeping at alpha 0.01"
     )
-    rows = [ln.split()[0] for ln in lines[3:12]]
-    assert rows == ["verdict", "regression", "regression", "noisy"] + ["unchanged"] * 5
-    assert lines[13] == "regression: rmsnorm.naive 4x512 bf16 · aten::mul: +19 % (CI 17–22 %)"
+    assert lines[2].startswith("legend: Work is exact")
+    states = [ln.split("  ")[0] for ln in lines[4:13]]
+    assert states == ["state"] + ["same work · slower, single run, not re-measured"] * 2 + [
+        "same work · time not decided"
+    ] + ["same work · time within the noise"] * 5
     assert lines[14] == (
-        "regression: rmsnorm.naive 4x512 bf16: +11 % (CI 9.6–12 %);"
-        " aten::mul +27.2 µs (3 calls), 3 other ops -1.43 µs"
+        "same work · slower, single run, not re-measured: rmsnorm.naive 4x512 bf16 · aten::mul:"
+        " +19 % (CI 17–22 %)"
     )
-    assert lines[-1] == "summary: 2 regression, 1 noisy, 5 unchanged"
+    assert lines[-1] == "summary: 2 slower, no gate rule fired"
+    # the default gate: a slower time only once confirmed, so a single run does not fail
     r = cli(
         "compare", "1a2b", "5e6f", "--results-dir", PR, "--fail-on", "median:10%", cwd=str(tmp_path)
     )
+    assert r.returncode == 0, r.stderr
+    slower = ["--fail-on-time", "slower"]
+    r = cli("compare", "1a2b", "5e6f", "--results-dir", PR, "--fail-on", "median:10%", *slower,
+            cwd=str(tmp_path))  # fmt: skip
     assert r.returncode == 1
     assert r.stderr == (
-        "error: 2 regression(s) beyond --fail-on median:10%: rmsnorm.naive 4x512"
-        " bfloat16 · aten::mul, rmsnorm.naive 4x512 bfloat16\n"
+        "error: 2 row(s) fire the gate: slower time, 2 rows (beyond --fail-on median:10%):"
+        " rmsnorm.naive 4x512 bfloat16 · aten::mul, rmsnorm.naive 4x512 bfloat16\n"
     )
-    r = cli(
-        "compare", "1a2b", "5e6f", "--results-dir", PR, "--fail-on", "median:25%", cwd=str(tmp_path)
-    )
+    r = cli("compare", "1a2b", "5e6f", "--results-dir", PR, "--fail-on", "median:25%", *slower,
+            cwd=str(tmp_path))  # fmt: skip
     assert r.returncode == 0
 
 
@@ -80,6 +86,8 @@ def test_compare_json_ack_and_errors(tmp_path):
         str(out),
         "--fail-on",
         "median:5%",
+        "--fail-on-time",
+        "slower",
         cwd=str(tmp_path),
     )
     assert r.returncode == 0 and r.stdout == ""  # acknowledged: never fails
@@ -294,16 +302,26 @@ def test_regressions_says_too_few_commits_and_takes_the_confirm_report(tmp_path)
     assert r.stdout.splitlines()[1] == (
         "ci-cpu-1: too few commits for change points (have 2, need 4)"
     )
-    assert r.stdout.splitlines()[-1].endswith("2 suspect regressions (not re-measured)")
+    assert r.stdout.splitlines()[-1].endswith(
+        "0 confirmed slower, 2 suspect slower (single run, not re-measured)"
+    )
+    assert "compared here, not re-measured" in r.stdout
     rep = cli("compare", "1a2b", "5e6f", "--results-dir", PR, "--format", "json", cwd=str(tmp_path))
     doc = FindingsDocument.loads(rep.stdout)
     from dataclasses import replace
 
-    confirmed = replace(
-        doc,
-        findings=tuple(
-            replace(f, confirmed=True) if f.verdict == "regression" else f for f in doc.findings
-        ),
+    from neuronasv.analyse.rowstate import with_states
+
+    # what confirm writes: confirmations, its settings, and the states decided from them
+    confirmed = with_states(
+        replace(
+            doc,
+            findings=tuple(
+                replace(f, confirmed=True) if f.verdict == "regression" else f
+                for f in doc.findings
+            ),
+            settings={**doc.settings, "confirm": "ABAB, 3 rounds"},
+        )
     )
     (tmp_path / "confirmed.json").write_text(confirmed.dumps())
     out = tmp_path / "reg.json"

@@ -147,3 +147,62 @@ def test_work_decided_suspects_get_no_extra_rounds_and_keep_their_certain_verdic
     assert all("3 interleaved rounds" in f.reason for f in naive)  # their size beside it
     assert got.settings["rounds"] == 3  # decided at the first look: no round more
     assert max(r for _, r in calls) == 2
+
+
+def test_a_work_decided_row_is_not_a_confirmed_time() -> None:
+    """Two axes: the exact work says "more work"; the rounds did not decide the time, so
+    the stored state says so and never calls that time confirmed; the default gate fires
+    on the work and says which rule did. The runner's noise comes from these rounds when
+    the document has no floors."""
+    from dataclasses import replace
+
+    from neuronasv.analyse.runnernoise import sentence
+
+    rng = np.random.default_rng(11)
+    runner, _ = runner_for(rng, {"rmsnorm.naive": 1.02})
+    base = doc_for()
+    work = tuple(
+        WorkChange("rmsnorm.naive", s, d, "aten::full_like", "new", calls_head=1.0,
+                   bytes_head=4096.0)
+        for s, d in CONFIGS
+    )  # fmt: skip
+    quiet = tuple(
+        f if f.series.workload == "rmsnorm.naive" else replace(f, verdict="unchanged")
+        for f in base.findings
+    )
+    got = confirm(replace(base, findings=quiet, work=work), runner, rounds=3)
+    naive = [f for f in got.findings if f.series.workload == "rmsnorm.naive"]
+    for f in naive:
+        assert f.state is not None and f.state.work == "more"
+        assert f.state.time in ("undecided", "noise") and not f.state.confirmed
+        assert f.state.source == "rounds"
+        if f.state.time == "undecided":
+            assert f.state.gate == "more work, time undecided"
+    noise = got.settings["runner_noise"]
+    assert noise["from"] == "rounds" and noise["rounds"] == 3
+    assert set(noise["min_change"]) == {"rmsnorm.naive", "rmsnorm.fused"}
+    assert sentence(noise).startswith("on m, timing changes under ~")
+
+
+def test_confirm_judges_with_the_documents_settings() -> None:
+    """alpha, rules and the gate that compare recorded, not the defaults (item 9)."""
+    from dataclasses import replace
+
+    from neuronasv.analyse.pairwise import Settings
+    from neuronasv.analyse.rowstate import Gate
+    from neuronasv.analyse.rules import RuleSet
+
+    st = Settings(rules=RuleSet.parse(["median:50%"]), alpha=0.2, gate=Gate("slower", "never"))
+    back = Settings.from_json(st.to_json())
+    assert (back.alpha, back.rules.describe(), back.gate) == (0.2, ["median:50%"], st.gate)
+    rng = np.random.default_rng(3)
+    runner, _ = runner_for(rng, {"rmsnorm.naive": 1.45})
+    doc = replace(doc_for(), settings=st.to_json())
+    got = confirm(doc, runner, rounds=3, max_rounds=8)
+    # +45 % is below the recorded 50 % minimum effect: no confirmed regression, and the
+    # document keeps the recorded gate
+    assert not any(f.verdict == "regression" and f.confirmed for f in got.findings)
+    assert got.settings["gate"] == {"time": "slower", "work": "never"}
+    again, _ = runner_for(np.random.default_rng(3), {"rmsnorm.naive": 1.45})
+    default = confirm(doc_for(), again, rounds=3, max_rounds=8)
+    assert any(f.verdict == "regression" and f.confirmed for f in default.findings)

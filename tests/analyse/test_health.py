@@ -295,6 +295,8 @@ def test_a_healthy_head_is_judged_normally(slow_head: str, tmp_path: object) -> 
         "--no-floor",
         "--fail-on",
         "median:5%",
+        "--fail-on-time",
+        "slower",
         cwd=str(tmp_path),
     )
-    assert r.returncode == 1 and "regression(s) beyond --fail-on" in r.stderr
+    assert r.returncode == 1 and "fire the gate: slower time" in r.stderr

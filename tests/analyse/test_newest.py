@@ -11,6 +11,7 @@ from analyse_asvdata import neuronasv_run
 
 from neuronasv.analyse.newest import check_newest, newest_pair, regressions_document
 from neuronasv.analyse.pairwise import compare
+from neuronasv.analyse.rowstate import with_states
 from neuronasv.analyse.states import MIN_POINTS, Coverage, coverage_of, series_state
 from neuronasv.errors import UsageError
 from neuronasv.model import ChangePoint, Finding, FindingsDocument, SeriesId
@@ -23,8 +24,11 @@ SID = SeriesId("b", ("x",), "w", "4x512", "float32", "aten::rsqrt")
 
 
 def _f(verdict: str, confirmed: bool | None = None, ack: str | None = None) -> Finding:
-    return Finding(SID, verdict, "seconds", 1e-6, 2.4e-5, ratio=24.0, confirmed=confirmed,
-                   acknowledged=ack)  # type: ignore[arg-type]  # fmt: skip
+    ratio = 0.5 if verdict == "improvement" else 24.0  # the sign agrees with the verdict
+    f = Finding(SID, verdict, "seconds", 1e-6, 1e-6 * ratio, ratio=ratio, confirmed=confirmed,
+                acknowledged=ack)  # type: ignore[arg-type]  # fmt: skip
+    # the state analyse stores with every finding (the states read it, not the verdict)
+    return with_states(FindingsDocument("compare", None, None, findings=(f,))).findings[0]
 
 
 def _cp(kind: str, *, open_: bool, index: int = 5, ack: str | None = None) -> ChangePoint:
@@ -73,27 +77,34 @@ def test_two_commits_say_too_few_for_change_points_and_give_suspects() -> None:
     assert "0 change points" not in text and "0 open regressions" not in text
     assert text.splitlines()[-1] == (
         "summary: too few commits for change points (have 2, need 4);"
-        " newest commit 5e6f7a8b: 0 confirmed, 2 suspect regressions (not re-measured)"
+        " newest commit 5e6f7a8b: 0 confirmed slower, 2 suspect slower (single run, not"
+        " re-measured)"
     )
-    assert "suspect  +19 %   rmsnorm.naive 4x512 bfloat16 · aten::mul" in text
+    assert "compared here, not re-measured" in text
+    assert "suspect  same work · slower (+19 %" in text
 
 
 def test_report_of_the_same_pair_brings_its_confirmations() -> None:
     h = load_history(PR)
     parent, newest = newest_pair(h, "ci-cpu-1") or ("", "")
     doc = compare(h, parent, newest)
-    confirmed = replace(
-        doc,
-        findings=tuple(
-            replace(f, confirmed=f.series.op == "aten::mul") if f.verdict == "regression" else f
-            for f in doc.findings
-        ),
+    confirmed = with_states(
+        replace(
+            doc,
+            findings=tuple(
+                replace(f, confirmed=f.series.op == "aten::mul")
+                if f.verdict == "regression"
+                else f
+                for f in doc.findings
+            ),
+            settings={**doc.settings, "confirm": "ABAB, 3 rounds"},
+        )
     )
     got = check_newest(h, "ci-cpu-1", report=confirmed)
     assert got is not None and got.source == "report" and got.confirmed_run
     text = history_text(regressions_document(h, newest=got))
-    assert "confirmed  +19 %   rmsnorm.naive 4x512 bfloat16 · aten::mul" in text
-    assert "newest commit 5e6f7a8b: 1 confirmed, 0 suspect regressions" in text
+    assert "confirmed  same work · slower (+19 %" in text
+    assert "newest commit 5e6f7a8b: 1 confirmed slower, 0 suspect slower" in text
     # the total was disproved by the re-run: not listed at all
     assert "rmsnorm.naive 4x512 bfloat16\n" not in text
     swapped = compare(h, newest, parent)

@@ -77,13 +77,15 @@ def test_paired_rounds_refuse_unpaired_documents() -> None:
 
 
 def test_failing_is_one_rule_for_compare_and_confirm() -> None:
-    """``--fail-on``: compare fails on what confirm did not disprove; confirm only on what
-    it confirmed (the two commands once had their own copies)."""
+    """``--fail-on`` reads the gate each row's state records (the two commands once had
+    their own copies): by default a confirmed slower time; with the time gate ``slower``
+    any decided slower time beyond the rule that confirm did not disprove."""
+    from neuronasv.analyse.rowstate import Gate, with_states
     from neuronasv.analyse.rules import Rule, failing
     from neuronasv.model import Finding, FindingsDocument
 
     def f(label: str, head: float, **kw: object) -> Finding:
-        return Finding(_sid(label), "regression", "seconds", 1.0, head, **kw)  # type: ignore[arg-type]
+        return Finding(_sid(label), "regression", "seconds", 1.0, head, ratio=head, **kw)  # type: ignore[arg-type]
 
     doc = FindingsDocument(
         mode="compare",
@@ -95,10 +97,12 @@ def test_failing_is_one_rule_for_compare_and_confirm() -> None:
             f("confirmed", 1.5, confirmed=True),
             f("disproved", 1.5, confirmed=False),
             f("acked", 1.5, acknowledged="expected"),
-            Finding(_sid("improved"), "improvement", "seconds", 1.0, 0.5),
+            Finding(_sid("improved"), "improvement", "seconds", 1.0, 0.5, ratio=0.5),
         ),
     )
     rule = Rule.parse("median:5%")
     labels = {s: _sid(s).label for s in ("big", "confirmed")}
+    assert failing(with_states(doc), rule) == [labels["confirmed"]]
+    doc = with_states(doc, Gate(time="slower"))
     assert failing(doc, rule) == [labels["big"], labels["confirmed"]]
     assert failing(doc, rule, confirmed_only=True) == [labels["confirmed"]]

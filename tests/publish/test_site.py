@@ -240,16 +240,23 @@ def _meta(page: Path) -> dict:  # type: ignore[type-arg]
 def _newest_doc(
     md: site.MachineData, verdicts: dict[int, tuple[str, bool | None]]
 ) -> FindingsDocument:
+    from neuronasv.analyse.rowstate import with_states
     from neuronasv.model import Finding, RunRef
 
-    return FindingsDocument(
-        mode="compare",
-        base=RunRef(md.commits[-2], md.name),
-        head=RunRef(md.commits[-1], md.name),
-        findings=tuple(
-            Finding(md.series[r].series, v, "seconds", 1e-6, 24e-6, ratio=24.0, confirmed=c)  # type: ignore[arg-type]
-            for r, (v, c) in verdicts.items()
-        ),
+    return with_states(
+        FindingsDocument(
+            mode="compare",
+            base=RunRef(md.commits[-2], md.name),
+            head=RunRef(md.commits[-1], md.name),
+            findings=tuple(
+                Finding(md.series[r].series, v, "seconds", 1e-6, 24e-6, ratio=24.0, confirmed=c)  # type: ignore[arg-type]
+                for r, (v, c) in verdicts.items()
+            ),
+            # a document confirm wrote says so in its settings
+            settings={"confirm": "ABAB"}
+            if any(c is not None for _, c in verdicts.values())
+            else {},
+        )
     )
 
 

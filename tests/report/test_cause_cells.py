@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from neuronasv.analyse.evidence import apply_work
-from neuronasv.model import Finding, SeriesId, WorkChange
+from neuronasv.analyse.rowstate import with_states
+from neuronasv.model import Finding, FindingsDocument, SeriesId, WorkChange
 
 CFG = ("rmsnorm.naive", "4x512", "float32")
 
@@ -28,8 +29,16 @@ def test_a_fraction_above_the_roof_reads_as_such() -> None:
 def test_a_work_decided_total_is_not_bolded_as_a_timed_change() -> None:
     from neuronasv.report.causes import total_cells
 
-    (w,) = apply_work([total("noisy")], [wc("aten::full_like", "new")])
-    _, change, state = total_cells(w)
-    assert not change.startswith("**") and state == "✓ certain: more work"
-    _, timed, _ = total_cells(total("regression"))
-    assert timed.startswith("**")
+    work = [wc("aten::full_like", "new")]
+    (w,) = apply_work([total("noisy")], work)
+    doc = with_states(
+        FindingsDocument(mode="compare", base=None, head=None, findings=(w,), work=tuple(work))
+    )
+    _, change, state = total_cells(doc.findings[0])
+    # the two axes, each in its own words: no certainty word on the undecided time
+    assert not change.startswith("**") and state == "more work · time not decided"
+    timed_doc = with_states(
+        FindingsDocument(mode="compare", base=None, head=None, findings=(total("regression"),))
+    )
+    _, timed, state = total_cells(timed_doc.findings[0])
+    assert timed.startswith("**") and state == "same work · slower, single run, not re-measured"

@@ -82,8 +82,9 @@ def test_headline_reads_in_ten_seconds() -> None:
     # regression and the single-run improvement (not re-measured where others were) are
     # not in the headline.
     assert lines[1] == (
-        "## :red_circle: neuronasv: 1 series lost at head \\(1 failed\\); 1 cause of"
-        " regression — rmsnorm\\.naive \\+18 % \\(confirmed\\)"
+        "## :red_circle: neuronasv: 1 series lost at head \\(1 failed\\); fails \\(gate\\:"
+        " confirmed slower time, 3 rows\\) — rmsnorm\\.naive 4x512 bf16 same work · slower"
+        " \\(\\+18 %, CI \\+12 … \\+25 %\\), confirmed"
     )
     quiet = render_comment(doc("quiet")).splitlines()[1]
     assert quiet == "## :white_check_mark: neuronasv: no change beyond the noise in 40 series"
@@ -96,14 +97,16 @@ def test_regressions_table_has_op_attribution_units_and_links() -> None:
     )
     # Signed parts that add up: +595 + 110 + 50 - 5 = +750 µs, the total's change.
     assert (
-        "| `4x512 bf16` | 4.12 ms → 4.87 ms | **+18 %** (+12 … +25 %) | ✓ confirmed |"
+        "| `4x512 bf16` | 4.12 ms → 4.87 ms | **+18 %** (+12 … +25 %)"
+        " | same work · slower, confirmed |"
         " `aten::mul` +595 µs, `aten::add` +110 µs, `aten::mean` +50.0 µs, 1 other op -5.00 µs |"
     ) in text
     assert "explains" not in text
     assert "| `neuronx_cc` | `2.15.128.0` | `2.16.372.0` |" in text
     assert "[Head trace](https://example.github.io/neuronasv/traces/a1b2c3d4/trace.json)" in text
     assert "<details><summary>34 unchanged, 1 new, 1 removed</summary>" in text
-    assert "### Acknowledged shifts" in text and "<details><summary>Not verdicts: 1 series" in text
+    assert "### Acknowledged shifts" in text
+    assert "<details><summary>Time not decided: 1 series" in text
 
 
 def _cells(row: str) -> int:

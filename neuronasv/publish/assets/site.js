@@ -55,7 +55,7 @@
     if (!only && !q) return;
     var groups = initIndex();
     var rows = Array.prototype.slice.call(document.querySelectorAll("table.series:not(.wl) tbody tr"));
-    var ALARM = { regression: 1, confirmed: 1, suspect: 1 };
+    var ALARM = { regression: 1, confirmed: 1, suspect: 1, "more-work": 1 };
     function apply() {
       var text = q ? q.value.toLowerCase() : "";
       var onlyReg = only && only.checked;
@@ -163,6 +163,8 @@
       if (rowIdx === -1 && !row.total) return;
       if (row.state === "confirmed" || row.state === "suspect") {
         out.push({ index: meta.newest.index, color: "#d62728", dash: row.state === "suspect" });
+      } else if (row.state === "more-work") {
+        out.push({ index: meta.newest.index, color: "#b8860b", dash: true });
       }
     });
     meta.envChanges.forEach(function (e) { out.push({ index: e.index, color: "#9467bd", dash: true, width: 1.5 * devicePixelRatio }); });
@@ -170,6 +172,12 @@
   }
 
   function width(node) { return Math.max(320, (node.clientWidth || 900) - 4); }
+
+  function finiteCount(a) {
+    var n = 0;
+    for (var i = 0; i < a.length; i++) if (a[i] !== null && isFinite(a[i])) n++;
+    return n;
+  }
 
   function bandChart(node, meta, d, r, height, onPick) {
     var unit = meta.rows[r].unit;
@@ -181,7 +189,8 @@
         { value: function (u, i) { return i === null ? "" : "#" + i + " " + (d.commits[i] || ""); } },
         { label: "IQR low", stroke: "rgba(78,121,167,0.25)", width: 0, points: { show: false }, value: function (u, val) { return fmt(val, unit); } },
         { label: "IQR high", stroke: "rgba(78,121,167,0.25)", width: 0, points: { show: false }, value: function (u, val) { return fmt(val, unit); } },
-        { label: meta.rows[r].label + (meta.rows[r].peak ? " · " + meta.rows[r].peak : ""), stroke: "#1f4e79", width: 1.5, spanGaps: false, points: { show: false }, value: function (u, val) { return fmt(val, unit); } }
+        // a series with one measurement (a new op) is drawn as a point, never an empty chart
+        { label: meta.rows[r].label + (meta.rows[r].peak ? " · " + meta.rows[r].peak : ""), stroke: "#1f4e79", width: 1.5, spanGaps: false, points: { show: finiteCount(d.v[r]) < 2, size: 8, fill: "#1f4e79" }, value: function (u, val) { return fmt(val, unit); } }
       ],
       bands: [{ series: [2, 1], fill: "rgba(78,121,167,0.22)" }],
       plugins: [markersPlugin(marksFor(meta, r))],
@@ -264,9 +273,9 @@
     });
     if (meta.newest && i === meta.newest.index) {
       meta.rows.forEach(function (row) {
-        if (row.state !== "confirmed" && row.state !== "suspect") return;
-        var why = row.state === "confirmed" ? "confirmed by an interleaved re-measurement" : "suspect: one run a side, not re-measured";
-        box.appendChild(el("p", { "class": "cp-regression" }, row.label + ": " + row.change + " against the parent commit (" + why + ")"));
+        if (row.state !== "confirmed" && row.state !== "suspect" && row.state !== "more-work") return;
+        // the words the findings document's row state gives (rendered in Python, never re-derived here)
+        box.appendChild(el("p", { "class": "cp-regression" }, row.label + " against the parent commit: " + row.words));
       });
     }
     meta.changePoints.forEach(function (cp) {
@@ -293,7 +302,7 @@
     stackChart(document.getElementById("chart-stack"), meta, d, pick);
     var grid = document.getElementById("ops");
     // ops with something to act on first, then by name (the index's order)
-    var SEV = { regression: 0, confirmed: 1, suspect: 2, failed: 3, acknowledged: 4, improved: 5, ok: 6 };
+    var SEV = { regression: 0, confirmed: 1, suspect: 2, "more-work": 3, failed: 4, acknowledged: 5, improved: 6, "new": 7, ok: 8 };
     var order = meta.rows.map(function (row, r) { return r; });
     order.sort(function (a, b) {
       var sa = SEV[meta.rows[a].state], sb = SEV[meta.rows[b].state];

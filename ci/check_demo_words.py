@@ -1,0 +1,75 @@
+"""Words against numbers in a demo's output (issue 20's Done-when, run by hand).
+
+    .venv/bin/python ci/check_demo_words.py out/demo [REGRESSIONS.txt ...]
+
+Reads the demo's ``comment.md``, ``compare.txt``, every page of its site (regressions.html
+included) and any extra text files given (``neuronasv regressions`` output), and applies
+the parsers of the property test (``tests/report/test_views_agree.py``): no ``slower``
+beside a Δ ≤ 0 or ``faster`` beside a Δ ≥ 0, no regression/improvement word on a line
+with a Δ (outside ``regressions`` texts, whose change points are their own kind), no
+``confirmed`` of a time the findings document does not record as confirmed. Prints the
+lines above the comment's first ``<details>`` and its headline. Exit 1 on a problem.
+"""
+
+from __future__ import annotations
+
+import glob
+import html
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from neuronasv.model import FindingsDocument
+from tests.report.test_views_agree import (
+    check_parentheses,
+    check_plain_rows,
+    check_table_rows,
+    check_verdict_words,
+)
+
+
+def text_of(path: str) -> str:
+    t = Path(path).read_text(encoding="utf-8")
+    if path.endswith(".html"):
+        t = re.sub(
+            r"<script.*?</script>|<header>.*?</header>|<title>.*?</title>", "", t, flags=re.S
+        )
+        t = re.sub(r"</(tr|p|li|h\d|div)>", "\n", t)
+        t = re.sub(r"</t[dh]>", " | ", t)
+        t = html.unescape(re.sub(r"<[^>]+>", "", t))
+    return t.replace("\\", "")  # markdown escapes read as the figures
+
+
+def problems(path: str, confirmed: set[str]) -> list[str]:
+    t = text_of(path)
+    found = check_parentheses(t) + check_table_rows(t) + check_plain_rows(t)
+    if "regressions" not in Path(path).name:
+        found += check_verdict_words(t)
+    said = set(re.findall(r"\b(slower|faster)\b(?: \([^)]*\))?, confirmed", t))
+    found += [f"'{w}, confirmed' but no stored confirmed {w} time" for w in said - confirmed]
+    return found
+
+
+def main(argv: list[str]) -> int:
+    out = argv[0]
+    doc = FindingsDocument.loads(Path(out, "findings-confirmed.json").read_text())
+    confirmed = {f.state.time for f in doc.findings if f.state is not None and f.state.confirmed}
+    files = [f"{out}/comment.md", f"{out}/compare.txt", *argv[1:]]
+    files += sorted(glob.glob(f"{out}/site/**/*.html", recursive=True))
+    bad = 0
+    for path in files:
+        found = problems(path, confirmed)
+        if found:
+            bad += 1
+            print(f"{path}: {found[:4]}")
+    comment = Path(out, "comment.md").read_text().splitlines()
+    above = next((i for i, line in enumerate(comment) if "<details>" in line), len(comment))
+    print(f"{len(files)} files checked, {bad} with problems")
+    print(f"comment: {above} lines above the first <details>; headline: {comment[1]}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

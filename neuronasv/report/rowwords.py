@@ -1,0 +1,169 @@
+"""The words of a row state (the one renderer of :class:`~neuronasv.model.RowState`).
+
+Every view — comment, terminal, summary, status, annotations, site, ``regressions`` —
+says a row's state with these functions, from the state analyse stored in the findings
+document, and never re-derives it from the verdict. Work is exact (more / less /
+different / same), time is measured (slower / faster / within the noise / not decided)
+and always stands beside its Δ and CI; "confirmed" is said only of a time the
+interleaved rounds confirmed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from neuronasv.format import format_ci, format_delta_pct, plural
+from neuronasv.model import Finding, RowState
+
+__all__ = [
+    "LEGEND",
+    "count_line",
+    "gate_phrase",
+    "state_cell",
+    "state_words",
+    "time_words",
+    "totals_summary",
+    "work_words",
+]
+
+#: One sentence a view prints wherever it shows state words.
+LEGEND = (
+    "Work is exact (the untimed shapes pass: more/less = more/fewer bytes or FLOPs moved);"
+    " time is measured (slower/faster only where the test decided, with its Δ and CI);"
+    " confirmed = reproduced by the interleaved re-measurement rounds."
+)
+
+_WORK = {
+    "more": "more work",
+    "less": "less work",
+    "different": "different work",
+    "same": "same work",
+    "unknown": "",
+}
+
+
+_SOURCE = {"first run": "single run, not re-measured", "rounds": "from the rounds"}
+
+
+def work_words(state: RowState) -> str:
+    """``more work`` ... (empty when the work is unknown: plain asv benchmarks)."""
+    return _WORK[state.work]
+
+
+def _figures(f: Finding) -> str:
+    pct = format_delta_pct(f.ratio)
+    ci = format_ci(f.ci_low, f.ci_high)
+    return f"{pct}, CI {ci}" if ci else pct
+
+
+def time_words(f: Finding, state: RowState) -> str:
+    """``slower (+55 %, CI +35 … +80 %), confirmed`` / ``time not decided (-0.3 %, CI ...)``."""
+    if state.time == "none":
+        return {"new": "new", "removed": "removed", "failed": "failed"}.get(f.verdict, "no time")
+    fig = _figures(f)
+    if state.time in ("slower", "faster"):
+        how = "confirmed" if state.confirmed else _SOURCE[state.source]
+        return f"{state.time} ({fig}), {how}"
+    if state.time == "noise":
+        return f"time within the noise ({fig})"
+    return f"time not decided ({fig})"
+
+
+def state_words(f: Finding) -> str:
+    """``more work · slower (+55 %, CI +35 … +80 %), confirmed`` (work part dropped when
+    unknown); the finding's verdict word when it carries no state (history documents)."""
+    state = f.state
+    if state is None:
+        return f.verdict
+    parts = [w for w in (work_words(state), time_words(f, state)) if w]
+    return " · ".join(parts)
+
+
+_SHORT = {"noise": "time within the noise", "undecided": "time not decided", "none": ""}
+
+
+def state_cell(f: Finding) -> str:
+    """The state for a table whose row already shows Δ and CI in their own columns:
+    ``more work · slower, confirmed`` / ``more work · time not decided``."""
+    state = f.state
+    if state is None:
+        return f.verdict
+    if state.time in ("slower", "faster"):
+        how = "confirmed" if state.confirmed else _SOURCE[state.source]
+        time = f"{state.time}, {how}"
+    else:
+        time = _SHORT[state.time] or time_words(f, state)
+    parts = [w for w in (work_words(state), time) if w]
+    return " · ".join(parts)
+
+
+def gate_phrase(findings: Iterable[Finding]) -> str:
+    """``gate: confirmed slower time, 2 rows`` (empty when no rule fired)."""
+    counts: dict[str, int] = {}
+    for f in findings:
+        if f.state is not None and f.state.gate:
+            counts[f.state.gate] = counts.get(f.state.gate, 0) + 1
+    if not counts:
+        return ""
+    return "gate: " + "; ".join(f"{rule}, {plural(n, 'row')}" for rule, n in counts.items())
+
+
+def _span(fs: list[Finding]) -> str:
+    """``+12 … +59 %`` over the rows' Δ (one figure when they agree)."""
+    ratios = sorted(f.ratio for f in fs if f.ratio is not None)
+    if not ratios:
+        return ""
+    lo, hi = format_delta_pct(ratios[0]), format_delta_pct(ratios[-1])
+    return lo if lo == hi else f"{lo.removesuffix(' %')} … {hi}"
+
+
+_GROUP = {"noise": "within the noise", "undecided": "not decided"}
+
+
+def totals_summary(totals: Iterable[Finding]) -> str:
+    """``more work at 6/6 configurations; time slower at 2 (+12 … +59 %, 2 confirmed),
+    not decided at 4 (-16 … +5.0 %)``: each time word with the Δ of its own rows only."""
+    fs = [f for f in totals if f.state is not None]
+    if not fs:
+        return ""
+    work: dict[str, int] = {}
+    groups: dict[str, list[Finding]] = {}
+    for f in fs:
+        assert f.state is not None
+        if f.state.work not in ("same", "unknown"):
+            word = _WORK[f.state.work]
+            work[word] = work.get(word, 0) + 1
+        if f.state.time != "none":
+            groups.setdefault(_GROUP.get(f.state.time, f.state.time), []).append(f)
+    bits = [f"{w} at {k}/{len(fs)} configurations" for w, k in work.items()]
+    times = []
+    for label, members in groups.items():
+        inner = [_span(members)]
+        confirmed = sum(1 for f in members if f.state is not None and f.state.confirmed)
+        if confirmed:
+            inner.append(f"{confirmed} confirmed")
+        times.append(f"{label} at {len(members)} ({', '.join(x for x in inner if x)})")
+    if times:
+        bits.append("time " + ", ".join(times))
+    return "; ".join(bits)
+
+
+def count_line(findings: Iterable[Finding]) -> str:
+    """``2 slower (1 confirmed), 1 faster, 3 more work`` over rows' states."""
+    slower = faster = conf_s = conf_f = more = less = 0
+    for f in findings:
+        s = f.state
+        if s is None:
+            continue
+        slower += s.time == "slower"
+        faster += s.time == "faster"
+        conf_s += s.time == "slower" and s.confirmed
+        conf_f += s.time == "faster" and s.confirmed
+        more += s.work == "more"
+        less += s.work == "less"
+    bits = []
+    for n, c, word in ((slower, conf_s, "slower"), (faster, conf_f, "faster")):
+        if n:
+            bits.append(f"{n} {word}" + (f" ({c} confirmed)" if c else ""))
+    bits += [f"{n} {w}" for n, w in ((more, "more work"), (less, "less work")) if n]
+    return ", ".join(bits)

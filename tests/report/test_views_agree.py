@@ -1,0 +1,263 @@
+"""One renderer of truth, as a property: every view agrees with the stored row states.
+
+Seeded generators (no new dependency: ``random.Random(seed)``) build many findings
+documents — verdicts against the sign of their Δ, Δ that rounds to ``+0.0 %``, work
+decided by new carrying ops or by calls of zero-cost views, confirmations, refutations,
+acknowledgements, plain asv series, new/removed/failed ones — run them through the real
+analyse path (:func:`apply_work`, :func:`with_states`), render every view, and parse the
+states and signs back:
+
+- no ``slower`` beside a Δ ≤ 0 and no ``faster`` beside a Δ ≥ 0 (as displayed);
+- no ``regression``/``improvement`` word on a line of a compare view that carries a Δ;
+- ``confirmed`` only of a time whose stored state the rounds confirmed;
+- the terminal text, annotation titles and JSON give back each row's stored state.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from neuronasv.analyse.evidence import apply_work
+from neuronasv.analyse.rowstate import Gate, shown_change, with_states
+from neuronasv.analyse.states import change_text, newest_state
+from neuronasv.demo import verdict_sentence
+from neuronasv.github.statuses import status_payload
+from neuronasv.model import Finding, FindingsDocument, RunRef, SeriesId, WorkChange
+from neuronasv.report.annotations import render_annotations
+from neuronasv.report.document import render_document
+from neuronasv.report.markdown import render_comment
+from neuronasv.report.rowwords import state_cell, state_words
+from neuronasv.report.summary import render_summary
+from neuronasv.report.tables import compare_markdown, compare_text, history_text
+from neuronasv.report.terminal import terminal_text
+
+DOCS = 120
+VERDICTS = ("regression", "improvement", "unchanged", "noisy")
+RATIOS = (1.0, 1.0004, 0.9996, 1.3, 0.7, 1.06, 0.95, 2.5, 0.4)
+
+
+def _ratio(rng: random.Random) -> float:
+    return rng.choice(RATIOS) if rng.random() < 0.5 else math.exp(rng.gauss(0.0, 0.3))
+
+
+def _finding(rng: random.Random, sid: SeriesId) -> Finding:
+    ratio = _ratio(rng)
+    width = rng.choice((0.02, 0.2, 0.5))
+    return Finding(
+        sid,
+        rng.choice(VERDICTS),  # type: ignore[arg-type]  # any verdict, whatever the sign
+        "seconds",
+        1e-5,
+        1e-5 * ratio,
+        ratio=ratio,
+        ci_low=ratio * (1 - width),
+        ci_high=ratio * (1 + width),
+        p_value=rng.random(),
+        confirmed=rng.choice((None, None, True, False)),
+        acknowledged="expected" if rng.random() < 0.08 else None,
+    )
+
+
+def _work(rng: random.Random, wl: str, shape: str) -> list[WorkChange]:
+    kind = rng.choice(("carry-more", "carry-less", "view-calls", "mixed", "none"))
+    cfg = (wl, shape, "float32")
+    if kind == "carry-more":
+        return [WorkChange(*cfg, op="aten::full_like", kind="new", calls_head=1.0,
+                           bytes_head=4096.0, flops_head=0.0)]  # fmt: skip
+    if kind == "carry-less":
+        return [WorkChange(*cfg, op="aten::add", kind="removed", calls_base=1.0,
+                           bytes_base=4096.0, flops_base=512.0)]  # fmt: skip
+    if kind == "view-calls":
+        zero = {"bytes_base": 0.0, "bytes_head": 0.0, "flops_base": 0.0, "flops_head": 0.0}
+        return [WorkChange(*cfg, op="aten::view", kind="calls", calls_base=1.0, calls_head=3.0,
+                           **zero)]  # fmt: skip
+    if kind == "mixed":
+        return [
+            WorkChange(
+                *cfg, op="aten::bmm", kind="new", calls_head=1.0, bytes_head=8e3, flops_head=1e6
+            ),
+            WorkChange(
+                *cfg,
+                op="aten::sdpa",
+                kind="removed",
+                calls_base=1.0,
+                bytes_base=9e3,
+                flops_base=2e6,
+            ),
+        ]
+    return []
+
+
+def generate(seed: int) -> FindingsDocument:
+    rng = random.Random(seed)
+    findings: list[Finding] = []
+    work: list[WorkChange] = []
+    for wl in rng.sample(["wla", "wlb", "wlc"], rng.randint(1, 3)):
+        for shape in rng.sample(["4x8", "2x16"], rng.randint(1, 2)):
+            base = SeriesId(f"b.{wl}", (shape,), wl, shape, "float32")
+            findings.append(_finding(rng, base))
+            for op in rng.sample(["aten::mul", "aten::add", "aten::view"], rng.randint(0, 2)):
+                findings.append(_finding(rng, SeriesId(f"b.{wl}.op", (shape,), wl, shape,
+                                                       "float32", op)))  # fmt: skip
+            work += _work(rng, wl, shape)
+    if rng.random() < 0.5:
+        findings.append(_finding(rng, SeriesId("bench.time_sum", ("1000",))))
+    for verdict in rng.sample(["new", "removed", "failed"], rng.randint(0, 2)):
+        sid = SeriesId("b.wlz", ("4x8",), "wlz", "4x8", "float32", f"aten::{verdict}_op")
+        findings.append(Finding(sid, verdict, "seconds", None, 1e-5))  # type: ignore[arg-type]
+    findings = apply_work(findings, work)  # the real path: basis, timing, confirmed
+    settings: dict[str, object] = {"alpha": 0.01, "rounds": rng.choice((0, 0, 3))}
+    if rng.random() < 0.5:
+        settings["confirm"] = "ABAB, 3 rounds"
+    doc = FindingsDocument(
+        mode="compare",
+        base=RunRef("a" * 40, "ci-cpu"),
+        head=RunRef("b" * 40, "ci-cpu"),
+        findings=tuple(findings),
+        settings=settings,
+        work=tuple(sorted(work, key=lambda w: (w.workload, w.shape, w.op))),
+    )
+    gate = Gate(rng.choice(("confirmed", "slower", "never")), rng.choice(("undecided", "more")))
+    return with_states(doc, gate)
+
+
+def views(doc: FindingsDocument) -> Iterator[tuple[str, str]]:
+    yield "comment", render_comment(doc)
+    yield "summary", render_summary(doc)
+    yield "compare text", compare_text(doc)
+    yield "compare markdown", compare_markdown(doc)
+    yield "terminal", terminal_text(doc, width=400, show_unchanged=True)
+    yield "annotations", "\n".join(render_annotations(doc, max_per_kind=1000))
+    yield "status", status_payload(doc)["description"]
+    yield "demo", verdict_sentence(doc)
+    yield "regressions", history_text(_history(doc))
+
+
+def _history(doc: FindingsDocument) -> FindingsDocument:
+    """``neuronasv regressions``' document around the same newest-commit findings."""
+    return FindingsDocument(
+        mode="history",
+        base=doc.base,
+        head=doc.head,
+        findings=doc.findings,
+        settings={"newest": {"checked": True, "source": "compare", "confirmed_run": False}},
+    )
+
+
+_NUM = re.compile(r"[+-]\d+(?:\.\d+)?")
+# "slower (+18 %, CI …)" / "slower at 2 (+12 … +59 %, 2 confirmed)": the Δ in the parenthesis
+_PAREN = re.compile(r"\b(slower|faster)\b([^()\n|│]{0,40}?)\(([^)]*)\)")
+_PCT_CELL = re.compile(r"^\**([+-]\d+(?:\.\d+)?) %")
+_TIME_WORD = re.compile(r"\b(slower|faster)\b(?! time| or|, or)")
+
+
+def _sign_ok(word: str, value: float) -> bool:
+    return value > 0 if word == "slower" else value < 0
+
+
+def check_parentheses(text: str) -> list[str]:
+    bad = []
+    for m in _PAREN.finditer(text):
+        if "rows" in m.group(2) or "gate" in m.group(2):
+            continue
+        figures = m.group(3).split("CI")[0]
+        nums = [float(x) for x in _NUM.findall(figures)]
+        if any(not _sign_ok(m.group(1), x) for x in nums):
+            bad.append(m.group(0))
+    return bad
+
+
+def check_table_rows(text: str) -> list[str]:
+    """Markdown/terminal rows: a state cell's time word against the row's first Δ cell."""
+    bad = []
+    for line in text.splitlines():
+        sep = "|" if line.startswith("|") else ("│" if line.startswith("│") else None)
+        if sep is None:
+            continue
+        cells = [c.strip() for c in line.strip(sep).split(sep)]
+        words = [m.group(1) for c in cells for m in [_TIME_WORD.search(c)] if m and "(" not in c]
+        deltas = [m.group(1) for c in cells for m in [_PCT_CELL.match(c)] if m]
+        if words and deltas and not _sign_ok(words[0], float(deltas[0])):
+            bad.append(line)
+    return bad
+
+
+def check_plain_rows(text: str) -> list[str]:
+    """``compare`` text rows: ``<state>  <Δ>  <CI> ...``."""
+    bad = []
+    for line in text.splitlines():
+        m = re.match(r"^(?P<state>\S.*?)\s{2,}(?P<chg>[+-]\d+(?:\.\d+)?) %", line)
+        if m is None:
+            continue
+        w = _TIME_WORD.search(m.group("state"))
+        if w and not _sign_ok(w.group(1), float(m.group("chg"))):
+            bad.append(line)
+    return bad
+
+
+def check_verdict_words(text: str) -> list[str]:
+    """No regression/improvement word on a line that shows a Δ (compare views)."""
+    return [
+        line
+        for line in text.splitlines()
+        if _NUM.search(line) and "%" in line
+        and re.search(r"(?i)\b(regression|improvement)s?\b", line)
+    ]  # fmt: skip
+
+
+def check_confirmed(doc: FindingsDocument, text: str) -> list[str]:
+    """``slower/faster …, confirmed`` only where some stored state has that confirmation."""
+    have = {f.state.time for f in doc.findings if f.state is not None and f.state.confirmed}
+    said = set(re.findall(r"\b(slower|faster)\b(?: \([^)]*\))?, confirmed", text))
+    said |= set(re.findall(r"\b(slower|faster) at \d+ \([^)]*\d+ confirmed\)", text))
+    return sorted(said - have)
+
+
+@pytest.mark.parametrize("seed", range(DOCS))
+def test_every_view_agrees_with_the_stored_states(seed: int) -> None:
+    doc = generate(seed)
+    for name, escaped in views(doc):
+        text = escaped.replace("\\", "")  # markdown escapes (\+0\.5 %) read as the figure
+        problems = (
+            check_parentheses(text)
+            + check_table_rows(text)
+            + check_plain_rows(text)
+            + check_confirmed(doc, text)
+            + (check_verdict_words(text) if name != "regressions" else [])
+        )
+        assert not problems, f"seed {seed}, {name}: {problems[:3]}"
+
+
+@pytest.mark.parametrize("seed", range(0, DOCS, 3))
+def test_states_parse_back_from_the_views(seed: int) -> None:
+    doc = generate(seed)
+    # JSON: the stored states come back as they are
+    back = FindingsDocument.loads(render_document(doc, "json"))
+    assert [f.state for f in back.findings] == [f.state for f in doc.findings]
+    # compare text: each row's state cell is the stored state's words
+    rows = compare_text(doc).splitlines()
+    for f in doc.findings:
+        want = state_cell(f) + (" (acknowledged)" if f.acknowledged is not None else "")
+        line = next(r for r in rows if r.endswith("  " + f.series.label))
+        assert line.startswith(want + "  "), (seed, line, want)
+    # annotations: a moved row's title is "<label>: <state words>"
+    titles = "\n".join(render_annotations(doc, max_per_kind=1000))
+    for f in doc.findings:
+        if f.acknowledged is None and f.verdict in ("regression", "improvement"):
+            title = f"{f.series.label}: {state_words(f)}".replace("%", "%25")
+            assert title.replace(",", "%2C").replace(":", "%3A") in titles
+    # the site and `neuronasv regressions`: a state's sign agrees with its change text
+    for f in doc.findings:
+        state = newest_state(f)
+        assert f.state is not None
+        if state in ("confirmed", "suspect"):
+            assert f.ratio is not None and shown_change(f.ratio) > 0, change_text(f)
+        if state == "improved":
+            assert f.ratio is not None and shown_change(f.ratio) < 0, change_text(f)
+        if state == "confirmed":
+            assert f.state.confirmed
