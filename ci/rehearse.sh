@@ -194,7 +194,7 @@ print("recomputed headline equals the PR run's own:", pr_side)
 causes = body.split("\n### 1. ", 1)
 assert len(causes) == 2, "the comment has no cause"
 first = causes[1].split("\n### ", 1)[0].split("<details>", 1)[0]
-assert "more work at" in first and "aten::mul" in first and "3 → 27 calls" in first, first
+assert "more work in" in first and "aten::mul" in first and "3 → 27 calls" in first, first
 # The status follows the gate the rows' states fire: failure exactly when the headline
 # names a rule that fired (more work whose time was not decided, or a confirmed slower time).
 fired = "fails (gate" in body.splitlines()[1].replace("\\", "")

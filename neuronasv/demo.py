@@ -242,9 +242,9 @@ def _git_ok(repo: str, *args: str) -> bool:
 def verdict_sentence(doc: FindingsDocument) -> str:
     """One sentence for the end of the demo: the worst cause, what changed, confirmed or not.
 
-    ``Fails (gate: more work, time undecided, 4 rows): rmsnorm.naive — more work at 6/6
-    configurations; time slower at 2 (+41 … +61 %, 2 confirmed), not decided at 4 (-16 …
-    +6.2 %). aten::add and aten::rsqrt
+    ``Fails (gate: more work, time undecided, 4 rows): rmsnorm.naive — more work in 6/6
+    configurations; time slower in 2 (+41 % at 4x512 fp32 … +61 % at 2x128x512 bf16, 2
+    confirmed), not decided in 4 (…). aten::add and aten::rsqrt
     move more data (bytes ×512 at 4x512 bf16); new ops aten::empty_like and
     aten::full_like.`` Without a cause: the plain "no change" sentence.
     """

@@ -75,8 +75,9 @@ def test_verdict_names_the_cause_from_the_work_evidence() -> None:
     doc = _doc(op, total, work=(work,))
     sentence = verdict_sentence(doc)
     assert sentence == (
-        "Fails (gate: confirmed slower time, 2 rows): rmsnorm.naive — more work at 1/1"
-        " configurations; time slower at 1 (+13 %, 1 confirmed). aten::mul 3 → 4 calls."
+        "Fails (gate: confirmed slower time, 2 rows): rmsnorm.naive — more work in 1/1"
+        " configurations; time slower in 1 (+13 % at 4x512 bf16, 1 confirmed). aten::mul 3 → 4"
+        " calls."
     )
 
 

@@ -322,15 +322,24 @@ def _same(a: float | None, b: float | None) -> bool:
 
 
 def cause_headline(view: CauseView, *, code: Code = _plain) -> str:
-    """``rmsnorm.naive — more work at 10/10 configurations; time slower at 10 (+6.0 … +61 %,
-    10 confirmed)``: from the rows' stored states, each time word with its own rows' Δ."""
+    """``rmsnorm.naive — more work in 2/2 configurations; time slower in 2 (+6.0 % at 4x512
+    fp32 … +61 % at 2x128x512 bf16, 2 confirmed)``: from the rows' stored states, each
+    time word with its own rows' Δ and where they are."""
     c = view.cause
     text = ", ".join(code(w) for w in c.workloads)
     n = len(view.totals)
     moved_ops = [
         f for f in view.ops if f.series.op and f.state and f.state.time in ("slower", "faster")
     ]
-    summary = totals_summary(view.totals)
+    several = len(c.workloads) > 1
+
+    def at(f: Finding) -> str:
+        where = config_label(f.series.shape or "", f.series.dtype or "")
+        if several:  # one cause seen in several workloads: say which
+            where = f"{f.series.workload} {where}"
+        return code(where)  # untrusted text (issue 22)
+
+    summary = totals_summary(view.totals, at)
     if c.direction in ("regression", "improvement") and not view.decided and moved_ops:
         names = ", ".join(
             f"{code(f.series.op or '')} {time_words(f, f.state)}"  # type: ignore[arg-type]

@@ -10,7 +10,7 @@ interleaved rounds confirmed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from neuronasv.format import format_ci, format_delta_pct, plural
 from neuronasv.model import Finding, RowState
@@ -108,21 +108,30 @@ def gate_phrase(findings: Iterable[Finding]) -> str:
     return "gate: " + "; ".join(f"{rule}, {plural(n, 'row')}" for rule, n in counts.items())
 
 
-def _span(fs: list[Finding]) -> str:
-    """``+12 … +59 %`` over the rows' Δ (one figure when they agree)."""
-    ratios = sorted(f.ratio for f in fs if f.ratio is not None)
-    if not ratios:
+def _span(fs: list[Finding], at: Callable[[Finding], str] | None) -> str:
+    """``+12 … +59 %`` over the rows' Δ (one figure when they agree); with ``at``, each
+    end says where: ``+12 % at 4x512 bf16 … +59 % at 2x128x512 bf16``."""
+    rows = sorted(
+        (f for f in fs if f.ratio is not None), key=lambda f: (f.ratio or 1.0, f.series.label)
+    )
+    if not rows:
         return ""
-    lo, hi = format_delta_pct(ratios[0]), format_delta_pct(ratios[-1])
-    return lo if lo == hi else f"{lo.removesuffix(' %')} … {hi}"
+    lo, hi = rows[0], rows[-1]
+    plo, phi = format_delta_pct(lo.ratio), format_delta_pct(hi.ratio)
+    if at is not None:
+        if lo is hi or plo == phi:
+            return f"{phi} at {at(hi)}"
+        return f"{plo} at {at(lo)} … {phi} at {at(hi)}"
+    return phi if plo == phi else f"{plo.removesuffix(' %')} … {phi}"
 
 
 _GROUP = {"noise": "within the noise", "undecided": "not decided"}
 
 
-def totals_summary(totals: Iterable[Finding]) -> str:
-    """``more work at 6/6 configurations; time slower at 2 (+12 … +59 %, 2 confirmed),
-    not decided at 4 (-16 … +5.0 %)``: each time word with the Δ of its own rows only."""
+def totals_summary(totals: Iterable[Finding], at: Callable[[Finding], str] | None = None) -> str:
+    """``more work in 6/6 configurations; time slower in 2 (+12 % at 4x512 bf16 … +59 % at
+    2x128x512 bf16, 2 confirmed), not decided in 4 (…)``: each time word with the Δ of its
+    own rows only (``at`` names a row's place; without it, the Δ range alone)."""
     fs = [f for f in totals if f.state is not None]
     if not fs:
         return ""
@@ -135,14 +144,14 @@ def totals_summary(totals: Iterable[Finding]) -> str:
             work[word] = work.get(word, 0) + 1
         if f.state.time != "none":
             groups.setdefault(_GROUP.get(f.state.time, f.state.time), []).append(f)
-    bits = [f"{w} at {k}/{len(fs)} configurations" for w, k in work.items()]
+    bits = [f"{w} in {k}/{len(fs)} configurations" for w, k in work.items()]
     times = []
     for label, members in groups.items():
-        inner = [_span(members)]
+        inner = [_span(members, at)]
         confirmed = sum(1 for f in members if f.state is not None and f.state.confirmed)
         if confirmed:
             inner.append(f"{confirmed} confirmed")
-        times.append(f"{label} at {len(members)} ({', '.join(x for x in inner if x)})")
+        times.append(f"{label} in {len(members)} ({', '.join(x for x in inner if x)})")
     if times:
         bits.append("time " + ", ".join(times))
     return "; ".join(bits)

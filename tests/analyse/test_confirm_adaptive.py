@@ -192,14 +192,14 @@ def test_confirm_judges_with_the_documents_settings() -> None:
     from neuronasv.analyse.rowstate import Gate
     from neuronasv.analyse.rules import RuleSet
 
-    st = Settings(rules=RuleSet.parse(["median:50%"]), alpha=0.2, gate=Gate("slower", "never"))
+    st = Settings(rules=RuleSet.parse(["median:90%"]), alpha=0.2, gate=Gate("slower", "never"))
     back = Settings.from_json(st.to_json())
-    assert (back.alpha, back.rules.describe(), back.gate) == (0.2, ["median:50%"], st.gate)
+    assert (back.alpha, back.rules.describe(), back.gate) == (0.2, ["median:90%"], st.gate)
     rng = np.random.default_rng(3)
     runner, _ = runner_for(rng, {"rmsnorm.naive": 1.45})
     doc = replace(doc_for(), settings=st.to_json())
     got = confirm(doc, runner, rounds=3, max_rounds=8)
-    # +45 % is below the recorded 50 % minimum effect: no confirmed regression, and the
+    # +45 % is below the recorded 90 % minimum effect: no confirmed regression, and the
     # document keeps the recorded gate
     assert not any(f.verdict == "regression" and f.confirmed for f in got.findings)
     assert got.settings["gate"] == {"time": "slower", "work": "never"}
