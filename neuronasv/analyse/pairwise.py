@@ -239,7 +239,7 @@ def judge(
     graph = hierarchy([pairs[i].series for i in fam], op_share=settings.op_share, boost=boost)
     pos = {i: k for k, i in enumerate(fam)}
     adjusted = adjusted_pvalues(
-        [ev[i].p if i in tested else None for i in fam],
+        [ev[i].p for i in fam],
         graph,
         rejected=[pos[i] for i in rejected if i in pos],
     )
@@ -285,17 +285,22 @@ def _rounds_test(
     # Each other workload adds its median variance with R-1 df (pooled variance; valid when
     # run-to-run noise is alike across workloads on one machine, as it is for processes of
     # one runner).
-    per: dict[tuple[str, str], tuple[float, int]] = {}
-    for g, k in {(_group(pairs[i].series), _kind(pairs[i].series)) for i in idx}:
-        vs, dfs = [], []
-        for i in idx:
-            sid = pairs[i].series
-            d = ev[i].log_ratios
-            if _group(sid) == g and _kind(sid) == k and len(d) >= 2:
-                vs.append(float(np.var(d, ddof=1)))
-                dfs.append(len(d) - 1)
-        if vs:  # median: a series that really changed (rounds disagree) must not inflate it
-            per[(g, k)] = (float(np.median(vs)), min(dfs))
+    by: dict[tuple[str, str], tuple[list[float], list[int]]] = {}
+    for i in idx:
+        sid = pairs[i].series
+        d = ev[i].log_ratios
+        vs, dfs = by.setdefault((_group(sid), _kind(sid)), ([], []))
+        if len(d) >= 2:
+            vs.append(float(np.var(d, ddof=1)))
+            dfs.append(len(d) - 1)
+    # median: a series that really changed (rounds disagree) must not inflate it
+    per = {gk: (float(np.median(vs)), float(min(dfs))) for gk, (vs, dfs) in by.items() if vs}
+    # Pooled over every group of a kind, less the series' own group (one pass, not one
+    # pass over the groups per series).
+    kind_sum: dict[str, tuple[float, float]] = {}
+    for (_, k), (v, df) in per.items():
+        sv, sd = kind_sum.get(k, (0.0, 0.0))
+        kind_sum[k] = (sv + v * df, sd + df)
     tail = (1.0 + st.confidence) / 2.0
     out = list(ev)
     for i in idx:
@@ -305,9 +310,10 @@ def _rounds_test(
         if f is not None:
             pv, pd, src = f.sd**2, float(f.df), "floor"
         else:
-            others = [vd for (g, k), vd in per.items() if k == _kind(sid) and g != _group(sid)]
-            pd = float(sum(df for _, df in others))
-            pv = sum(v * df for v, df in others) / pd if pd > 0 else 0.0
+            sv, sd = kind_sum.get(_kind(sid), (0.0, 0.0))
+            own_v, own_df = per.get((_group(sid), _kind(sid)), (0.0, 0.0))
+            pd = float(sd - own_df)
+            pv = max(0.0, (sv - own_v * own_df) / pd) if pd > 0 else 0.0
             pd = min(pd, MAX_POOLED_DF)
             src = "pooled"
         mean, se, df, p = stats.moderated_t(e.log_ratios, pv, pd)
@@ -760,4 +766,3 @@ def _apply_ack(f: Finding, acks: Sequence[Acknowledgement], head: str) -> Findin
         return f
     a = match_ack(acks, f.series, head)
     return f if a is None else replace(f, acknowledged=a.reason)
-

@@ -9,6 +9,8 @@ from neuronasv.analyse import stats
 from neuronasv.analyse.multitest import Graph, adjusted_pvalues, hierarchy, spend
 from neuronasv.model import SeriesId
 
+from . import multitest_reference as reference
+
 
 def total(shape: str) -> SeriesId:
     return SeriesId("b", (), "wl", shape, "bfloat16")
@@ -62,8 +64,9 @@ def test_work_changed_totals_start_with_more_alpha_and_pass_it_to_their_workload
     g = hierarchy(fam, boost={("wl", "s0", "bfloat16")})
     assert g.weights[0] == pytest.approx(4 * g.weights[1]) and g.weights.sum() == pytest.approx(1)
     # With no ops, all of a rejected total's alpha goes to its own workload's totals.
-    assert g.transitions[0, 1] + g.transitions[0, 2] > 0.98
-    assert g.transitions[0, 3] < 0.01
+    dense = g.dense().transitions
+    assert dense[0, 1] + dense[0, 2] > 0.98
+    assert dense[0, 3] < 0.01
     # A boosted total at p = 0.015 is rejected at 0.05 (weight 4/9), not without the boost.
     p: list[float | None] = [0.015, 0.5, 0.5, 0.5, 0.5, 0.5]
     assert adjusted_pvalues(p, g)[0] <= 0.05  # type: ignore[operator]
@@ -110,3 +113,55 @@ def test_graph_validates_its_shape() -> None:
         Graph(np.array([0.5, 0.5]), np.ones((2, 2)))
     with pytest.raises(ValueError):
         hierarchy([total("a")], op_share=1.0)
+
+
+def _random_family(rng: np.random.Generator) -> list[SeriesId]:
+    """Workloads x configurations, some totals missing (their ops become totals), some
+    plain asv benchmarks, shuffled."""
+    out = []
+    for w in range(int(rng.integers(1, 6))):
+        for c in range(int(rng.integers(1, 4))):
+            if rng.random() < 0.85:
+                out.append(SeriesId("b", (), f"w{w}", f"s{c}", "bf16"))
+            for o in range(int(rng.integers(0, 6))):
+                out.append(SeriesId("b", (), f"w{w}", f"s{c}", "bf16", f"op{o}"))
+    out += [SeriesId(f"plain{k}") for k in range(int(rng.integers(0, 4)))]
+    rng.shuffle(out)  # type: ignore[arg-type]
+    return out
+
+
+@pytest.mark.parametrize("leak", [0.01, 0.0, 0.2])
+def test_compact_graph_gives_the_old_dense_rejections(leak: float) -> None:
+    """The O(n) graph and absorbed-weights procedure against the former O(n^2)-memory
+    graph and its one-rejection-at-a-time update (kept verbatim in
+    ``multitest_reference``): same graph, same adjusted p-values, same rejections."""
+    compared = 0
+    for seed in range(150):
+        rng = np.random.default_rng(seed)
+        series = _random_family(rng)
+        boost = {("w0", "s0", "bf16")} if seed % 2 else set()
+        try:
+            old = reference.hierarchy(series, leak=leak, boost=boost)
+        except ZeroDivisionError:  # leak 0 and a lone total: the old builder divides by 0
+            continue
+        new = hierarchy(series, leak=leak, boost=boost)
+        assert np.allclose(new.dense().transitions, old.transitions, rtol=0, atol=1e-15)
+        assert np.array_equal(new.weights, old.weights)
+        n = len(series)
+        shifted = rng.random(n) < 0.4
+        p = np.where(shifted, rng.uniform(size=n) * 1e-5, rng.uniform(size=n))
+        pv: list[float | None] = [None if rng.random() < 0.1 else float(x) for x in p]
+        pre = [int(j) for j in rng.choice(n, size=int(rng.integers(0, 3)), replace=False)]
+        pre = pre if seed % 4 == 0 else []
+        want = reference.adjusted_pvalues(pv, old, rejected=pre)
+        got = adjusted_pvalues(pv, new, rejected=pre)
+        assert [a is None for a in got] == [a is None for a in want]
+        assert [a for a in got if a is not None] == pytest.approx(
+            [a for a in want if a is not None], rel=1e-9, abs=1e-300
+        )
+        for alpha in (0.001, 0.01, 0.05):
+            assert [a is not None and a <= alpha for a in got] == [
+                a is not None and a <= alpha for a in want
+            ]
+        compared += 1
+    assert compared >= (25 if leak == 0.0 else 90)
