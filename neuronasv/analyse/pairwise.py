@@ -335,8 +335,13 @@ def _measure(pi: PairInput, st: Settings) -> Evidence:
     b, h = pi.base, pi.head
     if b is None or h is None or b.value is None or h.value is None:
         return Evidence("absent")
-    sb, sh = b.samples, h.samples
+    sb, sh = stats.capped(b.samples), stats.capped(h.samples)
     warns: list[str] = []
+    if max(len(b.samples), len(h.samples)) > stats.MAX_SAMPLES:
+        warns.append(
+            f"{len(b.samples)}/{len(h.samples)} samples (base/head): judged on"
+            f" {stats.MAX_SAMPLES} evenly spaced order statistics a side"
+        )
     if pi.rounds >= MIN_ROUNDS:
         r = pi.rounds
         br, hr = pi.base_rounds[:r], pi.head_rounds[:r]
@@ -345,8 +350,8 @@ def _measure(pi: PairInput, st: Settings) -> Evidence:
         except ValueError as exc:
             warns.append(f"rounds not usable ({exc}): judged as one pooled run")
         else:
-            pb = tuple(x for rnd in br for x in rnd)
-            ph = tuple(x for rnd in hr for x in rnd)
+            pb = stats.capped([x for rnd in br for x in rnd])
+            ph = stats.capped([x for rnd in hr for x in rnd])
             return Evidence(
                 "rounds",
                 base=median(pb),
@@ -354,6 +359,7 @@ def _measure(pi: PairInput, st: Settings) -> Evidence:
                 samples=(pb, ph),
                 log_ratios=tuple(float(x) for x in d),
                 noise=(noise(pb), noise(ph)),
+                warnings=tuple(warns),
             )
     if len(sb) >= MIN_SAMPLES and len(sh) >= MIN_SAMPLES:
         mb, mh = median(sb), median(sh)

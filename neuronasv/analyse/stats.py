@@ -30,6 +30,7 @@ from neuronasv.samples import median
 __all__ = [
     "benjamini_hochberg",
     "bootstrap_ratio_ci",
+    "capped",
     "floor_k",
     "holm",
     "mann_whitney_many",
@@ -90,6 +91,38 @@ def seed_for(*parts: str) -> int:
     return zlib.crc32("\x1f".join(parts).encode("utf-8"))
 
 
+#: Samples per side the bootstrap draws at once (rows x samples): bounds its working set
+#: at ~16 MB of indices plus as much for the gathered values, whatever the sample count.
+BOOTSTRAP_BLOCK = 2_000_000
+#: Most samples a series is judged on. Beyond it the series is judged on this many evenly
+#: spaced order statistics of its samples (deterministic; the quantiles, median included,
+#: move by at most 1/10,000 of the distribution): asv's default records 10-100 samples, a
+#: results file with 10^6 (14 MB, under the size caps) would otherwise need ~16 GB in the
+#: bootstrap and minutes in the rank test.
+MAX_SAMPLES = 10_000
+
+
+def capped(values: Sequence[float], cap: int = MAX_SAMPLES) -> tuple[float, ...]:
+    """``values`` as a tuple, or ``cap`` evenly spaced order statistics of them when there
+    are more (the smallest and largest kept)."""
+    if len(values) <= cap:
+        return tuple(values)
+    v = np.sort(np.asarray(values, dtype=float))
+    idx = np.round(np.linspace(0.0, v.size - 1.0, cap)).astype(np.int64)
+    return tuple(float(x) for x in v[idx])
+
+
+def _boot_medians(x: np.ndarray, rng: np.random.Generator, resamples: int) -> np.ndarray:
+    """Medians of ``resamples`` resamples of ``x``, drawn in blocks of at most
+    :data:`BOOTSTRAP_BLOCK` values (the same draws, in the same order, as one block)."""
+    rows = max(1, BOOTSTRAP_BLOCK // x.size)
+    out = np.empty(resamples)
+    for start in range(0, resamples, rows):
+        k = min(rows, resamples - start)
+        out[start : start + k] = np.median(x[rng.integers(0, x.size, size=(k, x.size))], axis=1)
+    return out
+
+
 def bootstrap_ratio_ci(
     base: Sequence[float],
     head: Sequence[float],
@@ -101,15 +134,16 @@ def bootstrap_ratio_ci(
     """Percentile bootstrap CI of ``median(head) / median(base)``.
 
     Both sides are resampled independently with replacement. Deterministic for a given
-    ``seed``. None when a side is empty or a resampled base median is 0.
+    ``seed``. None when a side is empty or a resampled base median is 0. Memory is bounded
+    by :data:`BOOTSTRAP_BLOCK` per block, not by ``resamples x samples``.
     """
     a = np.asarray(base, dtype=float)
     b = np.asarray(head, dtype=float)
     if a.size == 0 or b.size == 0:
         return None
     rng = np.random.default_rng(seed)
-    ma = np.median(a[rng.integers(0, a.size, size=(resamples, a.size))], axis=1)
-    mb = np.median(b[rng.integers(0, b.size, size=(resamples, b.size))], axis=1)
+    ma = _boot_medians(a, rng, resamples)
+    mb = _boot_medians(b, rng, resamples)
     if np.any(ma == 0.0):
         return None
     r = mb / ma
@@ -216,9 +250,7 @@ def t_quantile(q: float, df: float) -> float:
     return float(_sps.norm.ppf(q) if df >= MAX_PRIOR_DF else _sps.t.ppf(q, df))
 
 
-def same_level_log_ratios(
-    values: Sequence[float], breaks: Sequence[int] = ()
-) -> np.ndarray | None:
+def same_level_log_ratios(values: Sequence[float], breaks: Sequence[int] = ()) -> np.ndarray | None:
     """``log(v[i] / v[i-1])`` for consecutive values, without the pairs that straddle a
     change point (``breaks`` = indices of the first point of a new level); None for fewer
     than 3 values or a value that is not finite and positive."""
