@@ -70,13 +70,82 @@ def check_strings(obj: Any, source: str) -> None:
             stack.extend(item)
 
 
+# --- Values in range -----------------------------------------------------------------------
+#
+# Every number a document or results file holds is refused at decoding when no measurement
+# could produce it, so the arithmetic never meets it (1e308 would make a ratio NaN, a
+# 401-digit integer a traceback in ``float()``):
+#
+# - an integer literal of more than :data:`MAX_INT_DIGITS` digits is refused by the JSON
+#   decoder itself (before Python converts it; :func:`parse_json`);
+# - a number whose magnitude exceeds :data:`MAX_MAGNITUDE` is refused wherever a float is
+#   read (:func:`finite_floats`, :func:`optional_float`, float fields) and an integer
+#   beyond :data:`MAX_INT` wherever an integer is read;
+# - fields that hold measurements say what they must be with ``spec(bound=...)``:
+#   ``"positive"`` (samples, times of a whole run) or ``"nonneg"`` (counts, bytes, FLOPs,
+#   per-op times).
+
+#: Longest integer literal the decoders accept (10^18 - 1: any count, byte total, date).
+MAX_INT_DIGITS = 18
+#: Largest magnitude of a float in any document (bytes or FLOPs of one run are < 10^18).
+MAX_MAGNITUDE = 1e18
+#: Largest integer in any document (exactly representable as a float).
+MAX_INT = 2**53
+#: The per-field bounds ``spec(bound=...)`` accepts, and how errors word them.
+BOUNDS = {"positive": "> 0", "nonneg": ">= 0"}
+
+
+def in_range(value: float, bound: str | None = None) -> bool:
+    """Whether ``value`` is finite, within :data:`MAX_MAGNITUDE` and within ``bound``."""
+    if not -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE:  # False for NaN too
+        return False
+    if bound == "positive":
+        return value > 0.0
+    return bound != "nonneg" or value >= 0.0
+
+
+def _range_words(bound: str | None) -> str:
+    extra = f" and {BOUNDS[bound]}" if bound else ""
+    return f"finite, at most {MAX_MAGNITUDE:.0e} in magnitude{extra}"
+
+
+def _decode_int(source: str) -> Callable[[str], int]:
+    def parse_int(literal: str) -> int:
+        digits = len(literal) - literal.startswith("-")
+        if digits > MAX_INT_DIGITS:
+            raise CorruptResultsError(
+                f"{source}: an integer of {digits} digits is out of range"
+                f" (at most {MAX_INT_DIGITS} digits)"
+            )
+        return int(literal)
+
+    return parse_int
+
+
+def _decode_float(source: str) -> Callable[[str], float]:
+    def parse_float(literal: str) -> float:
+        value = float(literal)
+        if not math.isfinite(value):
+            raise CorruptResultsError(f"{source}: the number {literal[:40]} is out of range")
+        return value
+
+    return parse_float
+
+
 def parse_json(
     text: str, source: str, *, parse_constant: Callable[[str], Any] | None = None
 ) -> Any:
     """``json.loads`` with every failure as :class:`CorruptResultsError` naming ``source``
-    (the one wording for neuronasv's documents and asv's results files alike)."""
+    (the one wording for neuronasv's documents and asv's results files alike). Integer
+    literals longer than :data:`MAX_INT_DIGITS` digits and float literals beyond the
+    float range are refused by the decoder, before any conversion."""
     try:
-        return json.loads(text, parse_constant=parse_constant)
+        return json.loads(
+            text,
+            parse_constant=parse_constant,
+            parse_int=_decode_int(source),
+            parse_float=_decode_float(source),
+        )
     except json.JSONDecodeError as exc:
         raise CorruptResultsError(
             f"{source}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno});"
@@ -138,23 +207,27 @@ def field(data: Mapping[str, Any], name: str, typ: type | tuple[type, ...], sour
         raise CorruptResultsError(
             f"{source}: field {name!r} must be {typ}, got {type(value).__name__}"
         )
+    if value.__class__ is int and not -MAX_INT <= value <= MAX_INT:
+        raise CorruptResultsError(f"{source}: field {name!r} is out of range ({MAX_INT:.0e})")
     return value
 
 
 def finite_floats(
-    values: Any, name: str, source: str, *, allow_empty: bool = False
+    values: Any, name: str, source: str, *, allow_empty: bool = False, bound: str | None = None
 ) -> tuple[float, ...]:
-    """A tuple of finite floats, or :class:`CorruptResultsError` naming the field."""
+    """A tuple of floats in range (:func:`in_range`), or :class:`CorruptResultsError`
+    naming the field."""
     if not isinstance(values, list):
         raise CorruptResultsError(f"{source}: {name} must be a list of numbers")
     out: list[float] = []
     for i, v in enumerate(values):
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise CorruptResultsError(f"{source}: {name}[{i}] is not a number: {v!r}")
-        f = float(v)
-        if not math.isfinite(f):
-            raise CorruptResultsError(f"{source}: {name}[{i}] is not finite: {v!r}")
-        out.append(f)
+            raise CorruptResultsError(f"{source}: {name}[{i}] is not a number: {v!r}"[:300])
+        if not in_range(v, bound):
+            finite = v == v and abs(v) != math.inf
+            what = f"must be {_range_words(bound)}, got" if finite else "is not finite:"
+            raise CorruptResultsError(f"{source}: {name}[{i}] {what} {v!r}"[:300])
+        out.append(float(v))
     if not out and not allow_empty:
         raise CorruptResultsError(f"{source}: {name} is empty")
     return tuple(out)
@@ -201,9 +274,10 @@ def bool_field(data: Mapping[str, Any], name: str, source: str, default: bool = 
 def int_field(data: Mapping[str, Any], name: str, source: str, default: int = 0) -> int:
     """``data[name]`` as an integer (``default`` when absent); ``3.5``, ``"3"`` are corrupt."""
     value = data.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool) or not isinstance(value, int) or not -MAX_INT <= value <= MAX_INT:
         raise CorruptResultsError(
-            f"{source}: field {name!r} must be an integer, got {value!r}"[:300]
+            f"{source}: field {name!r} must be an integer of at most {MAX_INT}"
+            f" in magnitude, got {value!r}"[:300]
         )
     return value
 
@@ -254,14 +328,17 @@ def str_map(data: Mapping[str, Any], name: str, source: str) -> dict[str, str]:
     return out
 
 
-def optional_float(data: Mapping[str, Any], name: str, source: str) -> float | None:
-    """``data[name]`` as a finite float, or None when absent/null."""
+def optional_float(
+    data: Mapping[str, Any], name: str, source: str, bound: str | None = None
+) -> float | None:
+    """``data[name]`` as a float in range (:func:`in_range`), or None when absent/null."""
     value = data.get(name)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not in_range(value, bound):
         raise CorruptResultsError(
-            f"{source}: {name} must be a finite number or null, got {value!r}"
+            f"{source}: {name} must be a finite number or null ({_range_words(bound)}),"
+            f" got {value!r}"[:300]
         )
     return float(value)
 
@@ -317,6 +394,7 @@ def spec(
     skip: bool = False,
     encode: _Encode | None = None,
     decode: _Decode | None = None,
+    bound: str | None = None,
 ) -> dict[str, Any]:
     """Metadata for ``dataclasses.field(metadata=spec(...))`` where the annotation is not enough.
 
@@ -329,7 +407,11 @@ def spec(
         skip: not part of the JSON (derived or in-process only).
         encode: the JSON value from the *instance*, replacing the derived writer.
         decode: ``(object, source) -> value``, replacing the derived reader.
+        bound: ``"positive"`` or ``"nonneg"``: what a float field (or each item of a
+            float list) must also be (see "Values in range").
     """
+    if bound is not None and bound not in BOUNDS:
+        raise ValueError(f"unknown bound {bound!r}")
     return {
         "codec": {
             "key": key,
@@ -339,14 +421,17 @@ def spec(
             "skip": skip,
             "encode": encode,
             "decode": decode,
+            "bound": bound,
         }
     }
 
 
-def _finite(value: float, name: str, source: str) -> float:
-    if not math.isfinite(value):
-        raise CorruptResultsError(f"{source}: field {name!r} must be finite, got {value!r}")
-    return value
+def _finite(value: int | float, name: str, source: str, bound: str | None = None) -> float:
+    if not in_range(value, bound):
+        raise CorruptResultsError(
+            f"{source}: field {name!r} must be {_range_words(bound)}, got {value!r}"[:300]
+        )
+    return float(value)
 
 
 def _model_of(tp: Any) -> type[Model] | None:
@@ -395,8 +480,11 @@ def _reader(
         if optional:
             return f"_opt_model(M_{f.name}, data.get({key}), source)"
         return f"M_{f.name}.from_json(data.get({key}), source)"
+    bound = repr(opts.get("bound"))
     if optional:
-        scalar = {str: "opt_str", float: "optional_float", bool: "opt_bool"}.get(inner)
+        if inner is float:
+            return f"optional_float(data, {key}, source, {bound})"
+        scalar = {str: "opt_str", bool: "opt_bool"}.get(inner)
         if scalar is not None:
             return f"{scalar}(data, {key}, source)"
     elif inner in (str, int, bool):
@@ -406,14 +494,14 @@ def _reader(
         return f"{reader}(data, {key}, source, D_{f.name})"
     elif inner is float:
         if required:
-            return f"_finite(float(field(data, {key}, (int, float), source)), {key}, source)"
+            return f"_finite(field(data, {key}, (int, float), source), {key}, source, {bound})"
     elif origin is tuple and len(args) == 2 and args[1] is Ellipsis:
         item = args[0]
         item_model = _model_of(item)
         if item is str:
             return f"str_list(data, {key}, source)"
         if item is float:
-            return f"finite_floats(data.get({key}), {key}, source)"
+            return f"finite_floats(data.get({key}), {key}, source, bound={bound})"
         if item_model is not None:
             ns[f"M_{f.name}"] = item_model
             # a required list must be present (even if empty); an optional one may be null

@@ -136,8 +136,8 @@ class OpContribution(Model):
     head: float | None
     delta: float
     share: float  # fraction of the total's delta this op explains (can exceed 1 or be < 0)
-    calls_base: float | None = None
-    calls_head: float | None = None
+    calls_base: float | None = field(default=None, metadata=spec(bound="nonneg"))
+    calls_head: float | None = field(default=None, metadata=spec(bound="nonneg"))
     roofline_base: float | None = field(default=None, metadata=spec(omit_empty=True))
     roofline_head: float | None = field(default=None, metadata=spec(omit_empty=True))
     roofline_bound: str | None = field(default=None, metadata=spec(omit_empty=True))
@@ -238,8 +238,8 @@ class Finding(Model):
     attribution: tuple[OpContribution, ...] = ()
     acknowledged: str | None = None
     confirmed: bool | None = None
-    calls_base: float | None = None
-    calls_head: float | None = None
+    calls_base: float | None = field(default=None, metadata=spec(bound="nonneg"))
+    calls_head: float | None = field(default=None, metadata=spec(bound="nonneg"))
     basis: Literal["timing", "work"] = "timing"
     roofline_base: float | None = field(default=None, metadata=spec(omit_empty=True))
     roofline_head: float | None = field(default=None, metadata=spec(omit_empty=True))
@@ -340,16 +340,16 @@ class WorkChange(Model):
     dtype: str
     op: str
     kind: WorkKind = field(metadata=spec(label="work change kind"))
-    calls_base: float | None = None
-    calls_head: float | None = None
-    bytes_base: float | None = None
-    bytes_head: float | None = None
-    flops_base: float | None = None
-    flops_head: float | None = None
+    calls_base: float | None = field(default=None, metadata=spec(bound="nonneg"))
+    calls_head: float | None = field(default=None, metadata=spec(bound="nonneg"))
+    bytes_base: float | None = field(default=None, metadata=spec(bound="nonneg"))
+    bytes_head: float | None = field(default=None, metadata=spec(bound="nonneg"))
+    flops_base: float | None = field(default=None, metadata=spec(bound="nonneg"))
+    flops_head: float | None = field(default=None, metadata=spec(bound="nonneg"))
     signature_base: tuple[str, ...] = ()
     signature_head: tuple[str, ...] = ()
-    time_base: float | None = None
-    time_head: float | None = None
+    time_base: float | None = field(default=None, metadata=spec(bound="nonneg"))
+    time_head: float | None = field(default=None, metadata=spec(bound="nonneg"))
     modules: tuple[str, ...] = field(default=(), metadata=spec(omit_empty=True))
 
     @property

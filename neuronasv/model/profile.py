@@ -95,11 +95,11 @@ class OpProfile(Model):
     _context = ("op", "op")
 
     op: str
-    calls_per_iter: float
-    self_device_time_us: tuple[float, ...]
-    self_cpu_time_us: tuple[float, ...]
-    flops: float | None = None
-    bytes: float | None = None
+    calls_per_iter: float = field(metadata=spec(bound="nonneg"))
+    self_device_time_us: tuple[float, ...] = field(metadata=spec(bound="nonneg"))
+    self_cpu_time_us: tuple[float, ...] = field(metadata=spec(bound="nonneg"))
+    flops: float | None = field(default=None, metadata=spec(bound="nonneg"))
+    bytes: float | None = field(default=None, metadata=spec(bound="nonneg"))
     roofline_fraction: float | None = None
     signature: tuple[str, ...] = ()
     roofline_bound: str | None = field(default=None, metadata=spec(omit_empty=True))
@@ -156,8 +156,8 @@ class ModuleProfile(Model):
     _context = ("module", "path")
 
     path: str
-    device_time_us: tuple[float, ...]
-    self_device_time_us: tuple[float, ...]
+    device_time_us: tuple[float, ...] = field(metadata=spec(bound="nonneg"))
+    self_device_time_us: tuple[float, ...] = field(metadata=spec(bound="nonneg"))
 
 
 @dataclass(frozen=True)
@@ -205,7 +205,7 @@ class WorkloadProfile(Model):
     backend: str
     shape: str
     dtype: str
-    device_time_us: tuple[float, ...]
+    device_time_us: tuple[float, ...] = field(metadata=spec(bound="positive"))
     ops: tuple[OpProfile, ...]
     device_time_is_cpu: bool = False
     iterations_per_sample: int = 1

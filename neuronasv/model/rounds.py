@@ -45,7 +45,9 @@ def _samples(
         out.append(
             (
                 SeriesId.from_json(e.get("series"), source),
-                _codec.finite_floats(e.get("samples"), f"series[{i}].samples", source),
+                _codec.finite_floats(
+                    e.get("samples"), f"series[{i}].samples", source, bound="positive"
+                ),
             )
         )
     return tuple(out)

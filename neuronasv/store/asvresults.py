@@ -56,7 +56,13 @@ from neuronasv.errors import (
     SchemaVersionError,
 )
 from neuronasv.model import RunSidecar, SeriesId, sidecar_path
-from neuronasv.model._codec import check_strings, parse_json
+from neuronasv.model._codec import (
+    MAX_INT_DIGITS,
+    MAX_MAGNITUDE,
+    check_strings,
+    in_range,
+    parse_json,
+)
 
 __all__ = [
     "ASV_API_VERSION",
@@ -81,16 +87,31 @@ ASV_API_VERSION = 2
 METADATA_FILES = frozenset({"machine.json", "benchmarks.json"})
 
 
-def _number(v: Any, where: str, source: str) -> float | None:
-    """A finite float, None for null, NaN passed through; anything else is corrupt."""
+def _number(v: Any, where: str, source: str, bound: str | None = None) -> float | None:
+    """A float in range (:func:`neuronasv.model._codec.in_range`: finite, at most 1e18 in
+    magnitude, and ``bound``), None for null, NaN passed through (asv's "skipped");
+    anything else is corrupt."""
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise CorruptResultsError(f"{source}: {where} is not a number: {v!r}")
-    f = float(v)
-    if math.isinf(f):
+        raise CorruptResultsError(f"{source}: {where} is not a number: {v!r}"[:300])
+    if v != v:
+        return math.nan
+    if v.__class__ is float and math.isinf(v):
         raise CorruptResultsError(f"{source}: {where} is infinite")
-    return f
+    if not in_range(v, bound):
+        raise CorruptResultsError(
+            f"{source}: {where} is out of range: {v!r} (a {'sample' if bound else 'value'}"
+            f" must be {'> 0 and ' if bound else ''}at most {MAX_MAGNITUDE:.0e})"[:300]
+        )
+    return float(v)
+
+
+def value_bound(benchmark: str) -> str | None:
+    """What a result of ``benchmark`` must be beyond finite: ``"positive"`` for times and
+    memory (asv's ``time_``/``timeraw_``/``mem_``/``peakmem_`` and neuronasv's
+    ``devtime_``), nothing for ``track_`` and other benchmarks (any finite value)."""
+    return "positive" if default_unit(benchmark) != "unit" else None
 
 
 # -- fast JSON ---------------------------------------------------------------------
@@ -107,6 +128,7 @@ _NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 _BARE = re.compile(rb"-Infinity|Infinity|NaN")
 _MARK = {b"NaN": b'"nan"', b"Infinity": b'"inf"', b"-Infinity": b'"-inf"'}
 _JSON = msgspec.json.Decoder()
+_LONG_DIGITS = re.compile(rb"\d{%d}" % (MAX_INT_DIGITS + 1))
 
 
 def _mark_nonfinite(raw: bytes) -> bytes | None:
@@ -146,7 +168,9 @@ def decode_asv_json(raw: bytes, source: str) -> tuple[Any, bool]:
     Raises:
         CorruptResultsError: not UTF-8, empty, or not valid JSON (names ``source``).
     """
-    fast = _mark_nonfinite(raw)
+    # An integer literal too long for a measurement goes to the stdlib decoder, which
+    # refuses it before converting it (msgspec would convert it).
+    fast = None if _LONG_DIGITS.search(raw) else _mark_nonfinite(raw)
     if fast is not None:
         try:
             return _JSON.decode(fast), fast is not raw
@@ -546,12 +570,16 @@ class AsvResultsReader:
         if samples is not None and (not isinstance(samples, list) or len(samples) != len(combos)):
             raise CorruptResultsError(f"{source}: {where}: samples do not match the parameters")
         values: list[float | None]
+        bound = value_bound(name)
         clean = set(map(type, result)) == _FLOAT and math.isfinite(sum(result))
+        big = clean and bool(result) and max(map(abs, result)) > MAX_MAGNITUDE
+        if big or (clean and bound and result and min(result) <= 0.0):
+            clean = False  # out of range: the slow path names the value
         if clean:
-            values = result  # all finite floats (the common case), checked at C speed
+            values = result  # all finite floats in range (the common case), at C speed
         else:
             values = [
-                _number(asv_float(raw, marked), f"{where} result[{i}]", source)
+                _number(asv_float(raw, marked), f"{where} result[{i}]", source, bound)
                 for i, raw in enumerate(result)
             ]
         if samples is None:
@@ -564,7 +592,10 @@ class AsvResultsReader:
                 continue
             if not isinstance(smp, list):
                 raise CorruptResultsError(f"{source}: {where} samples[{i}] must be a list")
-            vals = [_number(asv_float(x, marked), f"{where} samples[{i}]", source) for x in smp]
+            vals = [
+                _number(asv_float(x, marked), f"{where} samples[{i}]", source, "positive")
+                for x in smp
+            ]
             out.append(tuple(v for v in vals if v is not None and not math.isnan(v)))
         return (name, combos, values, out, version, clean, ckey)
 
