@@ -101,8 +101,8 @@ def _number(v: Any, where: str, source: str, bound: str | None = None) -> float 
         raise CorruptResultsError(f"{source}: {where} is infinite")
     if not in_range(v, bound):
         raise CorruptResultsError(
-            f"{source}: {where} is out of range: {v!r} (a {'sample' if bound else 'value'}"
-            f" must be {'> 0 and ' if bound else ''}at most {MAX_MAGNITUDE:.0e})"[:300]
+            f"{source}: {where} is out of range: {v!r} (must be"
+            f" {'> 0 and ' if bound else ''}at most {MAX_MAGNITUDE:.0e} in magnitude)"[:300]
         )
     return float(v)
 

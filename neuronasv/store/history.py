@@ -231,6 +231,20 @@ def parse_result_file(path: str | os.PathLike[str], *, machine: str | None = Non
     return _to_parsed(AsvResultsReader().parse(os.fspath(path), machine))
 
 
+def _positive_if_measured(unit: str, key: tuple[str, ...], pts: list[Point]) -> str:
+    """``unit``, after checking that a time or memory series holds no value <= 0 (a
+    ``track_`` benchmark a sidecar maps is device time: the name did not say so when its
+    file was read). Raises :class:`CorruptResultsError` naming the series and commit."""
+    if unit in ("seconds", "bytes"):
+        for p in pts:
+            if p.value is not None and p.value <= 0.0:
+                raise CorruptResultsError(
+                    f"results of {key[2]} on {key[0]} at {p.commit[:12]}: a value in {unit}"
+                    f" must be > 0, got {p.value!r}"
+                )
+    return unit
+
+
 def load_history(
     results_dir: str | os.PathLike[str],
     *,
@@ -388,7 +402,7 @@ def _load_history(
             machine=k[0],
             env_name=k[1],
             series=ids[k],
-            unit=unit_for(k[2], units, k[2] in mapped),
+            unit=_positive_if_measured(unit_for(k[2], units, k[2] in mapped), k, pts),
             points=tuple(pts),
         )
         for k, pts in sorted(points.items())
