@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import zlib
 from collections.abc import Sequence
@@ -119,7 +120,11 @@ def _boot_medians(x: np.ndarray, rng: np.random.Generator, resamples: int) -> np
     out = np.empty(resamples)
     for start in range(0, resamples, rows):
         k = min(rows, resamples - start)
-        out[start : start + k] = np.median(x[rng.integers(0, x.size, size=(k, x.size))], axis=1)
+        # The median by a full sort of each row: the values np.median gives (the middle
+        # one, or the two middle ones' mean), 4x faster on the short rows asv records.
+        s = np.sort(x[rng.integers(0, x.size, size=(k, x.size))], axis=1)
+        h = x.size // 2
+        out[start : start + k] = s[:, h] if x.size % 2 else (s[:, h - 1] + s[:, h]) / 2.0
     return out
 
 
@@ -245,8 +250,10 @@ def moderated_t(
     return mean, se, df, p
 
 
+@functools.lru_cache(maxsize=4096)
 def t_quantile(q: float, df: float) -> float:
-    """Student's t quantile (the normal one for df beyond :data:`MAX_PRIOR_DF`)."""
+    """Student's t quantile (the normal one for df beyond :data:`MAX_PRIOR_DF`); cached:
+    every series of a comparison asks for the same few (scipy's ``ppf`` costs ~0.2 ms)."""
     return float(_sps.norm.ppf(q) if df >= MAX_PRIOR_DF else _sps.t.ppf(q, df))
 
 

@@ -16,12 +16,20 @@ import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
+import msgspec
+
 from neuronasv.errors import CorruptResultsError, SchemaVersionError
 
 
 def dumps(obj: Any) -> str:
-    """Serialise deterministically (sorted keys, 2-space indent, no NaN)."""
-    return json.dumps(obj, indent=2, sort_keys=True, allow_nan=False, ensure_ascii=False) + "\n"
+    """Serialise deterministically (sorted keys, 2-space indent, no NaN).
+
+    The bytes of ``json.dumps(obj, indent=2, sort_keys=True, ...)``, made by the stdlib's
+    C encoder (compact) and re-indented by msgspec: ``indent=2`` alone runs the pure-Python
+    encoder, 2.5x slower on a 10,000-series findings document.
+    """
+    compact = json.dumps(obj, sort_keys=True, allow_nan=False, ensure_ascii=False)
+    return msgspec.json.format(compact.encode("utf-8"), indent=2).decode("utf-8") + "\n"
 
 
 # Nesting deeper than this is no document of ours (findings nest 5 levels); refusing it

@@ -128,7 +128,8 @@ _NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 _BARE = re.compile(rb"-Infinity|Infinity|NaN")
 _MARK = {b"NaN": b'"nan"', b"Infinity": b'"inf"', b"-Infinity": b'"-inf"'}
 _JSON = msgspec.json.Decoder()
-_LONG_DIGITS = re.compile(rb"\d{%d}" % (MAX_INT_DIGITS + 1))
+# An integer part of more than MAX_INT_DIGITS digits (not a fraction's or exponent's).
+_LONG_DIGITS = re.compile(rb"(?<![\d.eE])(?<![eE][+-])\d{%d}" % (MAX_INT_DIGITS + 1))
 
 
 def _mark_nonfinite(raw: bytes) -> bytes | None:
@@ -194,6 +195,7 @@ def asv_float(v: Any, marked: bool) -> Any:
     if marked and v.__class__ is str and v in _NONFINITE:
         return _NONFINITE[v]
     return v
+
 
 class _SidecarHead(msgspec.Struct):
     """A sidecar with its bulky lists left undecoded (``msgspec.Raw``)."""
@@ -452,9 +454,7 @@ class AsvResultsReader:
         data, marked = decode_asv_json(raw, path)
         return raw, data, marked
 
-    def header(
-        self, data: Any, path: str, marked: bool, machine: str | None = None
-    ) -> Header:
+    def header(self, data: Any, path: str, marked: bool, machine: str | None = None) -> Header:
         """Check a decoded results document; its header.
 
         Raises:
@@ -553,9 +553,7 @@ class AsvResultsReader:
                 )
         return cols, combos, ckey, result
 
-    def parse_row(
-        self, name: str, row: Any, columns: list[str], source: str, marked: bool
-    ) -> Row:
+    def parse_row(self, name: str, row: Any, columns: list[str], source: str, marked: bool) -> Row:
         """One benchmark row, every value and sample checked.
 
         Raises:

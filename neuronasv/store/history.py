@@ -231,7 +231,7 @@ def parse_result_file(path: str | os.PathLike[str], *, machine: str | None = Non
     return _to_parsed(AsvResultsReader().parse(os.fspath(path), machine))
 
 
-def _positive_if_measured(unit: str, key: tuple[str, ...], pts: list[Point]) -> str:
+def _positive_if_measured(unit: str, key: tuple[Any, ...], pts: list[Point]) -> str:
     """``unit``, after checking that a time or memory series holds no value <= 0 (a
     ``track_`` benchmark a sidecar maps is device time: the name did not say so when its
     file was read). Raises :class:`CorruptResultsError` naming the series and commit."""

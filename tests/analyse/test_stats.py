@@ -23,3 +23,20 @@ def test_samples_beyond_the_cap_are_evenly_spaced_order_statistics() -> None:
     assert got[500] == 50_001  # the median survives
     assert list(got) == sorted(got)
     assert stats.capped([3.0, 1.0], cap=5) == (3.0, 1.0)  # under the cap: untouched
+
+
+def _reference_ci(base: np.ndarray, head: np.ndarray, seed: int) -> tuple[float, float]:
+    """The former one-block bootstrap with ``np.median``, verbatim."""
+    rng = np.random.default_rng(seed)
+    ma = np.median(base[rng.integers(0, base.size, size=(2000, base.size))], axis=1)
+    mb = np.median(head[rng.integers(0, head.size, size=(2000, head.size))], axis=1)
+    tail = (1.0 - 0.95) / 2.0 * 100.0
+    lo, hi = np.percentile(mb / ma, [tail, 100.0 - tail])
+    return float(lo), float(hi)
+
+
+def test_bootstrap_is_the_former_np_median_bootstrap_bit_for_bit() -> None:
+    rng = np.random.default_rng(5)
+    for na, nb in [(10, 10), (7, 12), (1, 3), (50, 49)]:
+        base, head = rng.lognormal(0, 0.1, na), rng.lognormal(0.02, 0.1, nb)
+        assert stats.bootstrap_ratio_ci(base, head, seed=na) == _reference_ci(base, head, na)
