@@ -772,3 +772,4 @@ def _apply_ack(f: Finding, acks: Sequence[Acknowledgement], head: str) -> Findin
         return f
     a = match_ack(acks, f.series, head)
     return f if a is None else replace(f, acknowledged=a.reason)
+

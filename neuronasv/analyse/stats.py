@@ -257,7 +257,9 @@ def t_quantile(q: float, df: float) -> float:
     return float(_sps.norm.ppf(q) if df >= MAX_PRIOR_DF else _sps.t.ppf(q, df))
 
 
-def same_level_log_ratios(values: Sequence[float], breaks: Sequence[int] = ()) -> np.ndarray | None:
+def same_level_log_ratios(
+    values: Sequence[float], breaks: Sequence[int] = ()
+) -> np.ndarray | None:
     """``log(v[i] / v[i-1])`` for consecutive values, without the pairs that straddle a
     change point (``breaks`` = indices of the first point of a new level); None for fewer
     than 3 values or a value that is not finite and positive."""

@@ -454,7 +454,9 @@ class AsvResultsReader:
         data, marked = decode_asv_json(raw, path)
         return raw, data, marked
 
-    def header(self, data: Any, path: str, marked: bool, machine: str | None = None) -> Header:
+    def header(
+        self, data: Any, path: str, marked: bool, machine: str | None = None
+    ) -> Header:
         """Check a decoded results document; its header.
 
         Raises:
@@ -553,7 +555,9 @@ class AsvResultsReader:
                 )
         return cols, combos, ckey, result
 
-    def parse_row(self, name: str, row: Any, columns: list[str], source: str, marked: bool) -> Row:
+    def parse_row(
+        self, name: str, row: Any, columns: list[str], source: str, marked: bool
+    ) -> Row:
         """One benchmark row, every value and sample checked.
 
         Raises:
