@@ -1,93 +1,24 @@
-"""Multiple testing for one comparison: totals first, ops after, looks spent (pure).
-
-**Graphical gatekeeping** (Bretz, Maurer, Brannath & Posch 2009, "A graphical approach to
-sequentially rejective multiple test procedures", Stat. Med. 28:586–604). Every tested
-series is a node with an initial share ``w`` of alpha and a transition matrix ``G``: when a
-node is rejected, its alpha moves along its edges. This is a shortcut of a closed test
-with weighted Bonferroni local tests, so it controls the family-wise error rate (the
-chance of *any* false alarm in the comparison) strongly, under any dependence between
-series. Our graph (:func:`hierarchy`):
-
-- workload totals hold ``1 - op_share`` of alpha; ops hold ``op_share``. Totals share
-  theirs equally, except that a total whose configuration's exact *work* changed
-  (:mod:`neuronasv.analyse.evidence`) starts with ``boost_factor`` (4) shares: the work
-  evidence is fixed by the code, not drawn from the timing noise, so weighting by it keeps
-  the procedure valid and puts the alpha where a change is known to be;
-- a rejected total passes its alpha half to the other totals of its workload (the other
-  shapes and dtypes of one change), half to the ops of its own (workload, shape, dtype),
-  with a small ``leak`` to the other workloads' totals;
-- a rejected op passes half to its total and half to its siblings (a small ``leak`` to
-  other totals), so an op that regressed strengthens the test of its workload.
-
-So a total never shares alpha with a hundred op series, and an op is tested at full
-strength exactly when its workload moved. The weights and edges depend only on which
-series exist, never on the data, which the validity argument needs.
-
-:func:`adjusted_pvalues` gives the graph's adjusted p-values (Bretz et al. 2009, section
-3.2): reject ``j`` at level ``a`` iff ``p_adj[j] <= a``.
-
-**Looks under optional stopping.** Confirmation adds interleaved rounds to undecided
-suspects and looks again after each round (:mod:`neuronasv.analyse.confirm`). Look ``k``
-of ``K`` spends ``alpha_k = alpha (t_k^rho - t_{k-1}^rho)``, ``t_k = k / K`` (the power
-family of spending functions, Kim & DeMets 1987; ``rho = 1`` spends evenly), and the
-procedure at look ``k`` runs at level ``alpha_k``, with the series rejected at earlier looks
-passed on as rejected. By the union bound over looks the chance of any false alarm is at
-most ``sum(alpha_k) = alpha`` whatever the stopping rule and however the looks'
-statistics correlate (the first look that falsely rejects must have rejected the
-intersection of the true nulls, an event of probability ``<= alpha_k``). It is
-conservative next to a group-sequential boundary computed from the joint distribution,
-which rounds of a skewed, run-to-run-noisy quantity do not give us.
-"""
+"""The former gatekeeping procedure, verbatim: the dense n x n graph builder and the
+adjusted p-values by Bretz et al.'s update, one rejection at a time (its ``Graph`` and
+update step ``_reject`` are unchanged in ``neuronasv.analyse.multitest``). The reference
+``test_compact_graph_gives_the_old_dense_rejections`` checks the O(n) procedure against."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
+from neuronasv.analyse.multitest import (
+    DEFAULT_BOOST,
+    DEFAULT_LEAK,
+    DEFAULT_OP_SHARE,
+    Graph,
+    _config,
+    _reject,
+)
 from neuronasv.model import SeriesId
-
-__all__ = [
-    "DEFAULT_LEAK",
-    "DEFAULT_OP_SHARE",
-    "Graph",
-    "adjusted_pvalues",
-    "hierarchy",
-    "spend",
-]
-
-#: Share of alpha the op series start with (the rest is the totals'). Small: ops are
-#: tested in earnest once their total moved; the share keeps a large op change findable
-#: when its total is too noisy to move.
-DEFAULT_OP_SHARE = 0.1
-#: Share of a rejected node's alpha that leaks to the other totals.
-DEFAULT_LEAK = 0.01
-#: How many times the alpha of a total whose work changed starts with.
-DEFAULT_BOOST = 4.0
-
-
-@dataclass(frozen=True)
-class Graph:
-    """Initial weights (sum <= 1) and transition matrix (rows sum <= 1, zero diagonal)."""
-
-    weights: np.ndarray
-    transitions: np.ndarray
-
-    def __post_init__(self) -> None:
-        w, g = self.weights, self.transitions
-        n = w.shape[0]
-        if g.shape != (n, n):
-            raise ValueError("transitions must be n x n")
-        if np.any(w < 0) or w.sum() > 1.0 + 1e-9:
-            raise ValueError("weights must be >= 0 and sum to at most 1")
-        if np.any(g < 0) or np.any(g.sum(axis=1) > 1.0 + 1e-9) or np.any(np.diag(g) != 0):
-            raise ValueError("transitions: rows sum to at most 1, zero diagonal")
-
-
-def _config(s: SeriesId) -> tuple[str | None, str | None, str | None]:
-    return (s.workload, s.shape, s.dtype)
 
 
 def hierarchy(
@@ -172,25 +103,6 @@ def hierarchy(
     return Graph(w, g)
 
 
-def _reject(j: int, w: np.ndarray, g: np.ndarray, active: np.ndarray) -> None:
-    """Bretz et al. (2009) Algorithm 1, update step, in place; ``active`` excludes ``j``."""
-    idx = np.flatnonzero(active)
-    gj = g[j].copy()
-    w[idx] += w[j] * gj[idx]
-    w[j] = 0.0
-    if idx.size:
-        sub = g[np.ix_(idx, idx)]
-        glj = g[idx, j][:, None]
-        gjk = gj[idx][None, :]
-        denom = 1.0 - (g[idx, j] * gj[idx])[:, None]  # 1 - g_lj g_jl, per row l
-        safe = np.where(denom > 1e-12, denom, 1.0)
-        new = np.where(denom > 1e-12, (sub + glj * gjk) / safe, 0.0)
-        np.fill_diagonal(new, 0.0)
-        g[np.ix_(idx, idx)] = new
-    g[j, :] = 0.0
-    g[:, j] = 0.0
-
-
 def adjusted_pvalues(
     pvalues: Sequence[float | None],
     graph: Graph,
@@ -240,12 +152,3 @@ def adjusted_pvalues(
         if pvalues[j] is not None and out[j] is None:
             out[j] = 1.0
     return out
-
-
-def spend(alpha: float, look: int, looks: int, rho: float = 1.0) -> float:
-    """Alpha spent at ``look`` (1-based) of ``looks``: ``alpha (t_k^rho - t_{k-1}^rho)``."""
-    if not 1 <= look <= looks:
-        raise ValueError(f"look must be in 1..{looks}, got {look}")
-    if rho <= 0:
-        raise ValueError("rho must be positive")
-    return alpha * ((look / looks) ** rho - ((look - 1) / looks) ** rho)
