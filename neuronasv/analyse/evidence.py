@@ -263,7 +263,9 @@ class _WorkIndex:
         self.by_config: dict[Config, list[WorkChange]] = {}
         for w in changes:
             self.by_config.setdefault(w.config, []).append(w)
-        self.by_op: dict[tuple[Config, str], WorkChange] = {(w.config, w.op): w for w in changes}
+        self.by_op: dict[tuple[Config, str], WorkChange] = {
+            (w.config, w.op): w for w in changes
+        }
 
     def of(self, s: SeriesId) -> tuple[Direction | None, list[WorkChange]]:
         key: Config = (s.workload, s.shape, s.dtype)
@@ -326,3 +328,4 @@ def apply_work(findings: Sequence[Finding], work: Iterable[WorkChange]) -> list[
             )
         )
     return out
+

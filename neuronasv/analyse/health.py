@@ -181,7 +181,8 @@ def check_side(
         reason = (
             f"{where} canary {_pct(change)} slower than this machine's history (median of"
             f" {n} runs: {format_pair(level * 1e-6, baseline * 1e-6, 'seconds', sep=' vs ')};"
-            f" withheld beyond +{_pct(threshold)})" + _state_note(state)
+            f" withheld beyond +{_pct(threshold)})"
+            + _state_note(state)
         )
     elif diff < -k * noise:
         status = "ok"

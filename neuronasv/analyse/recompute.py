@@ -89,8 +89,7 @@ def known_bound(text: str | None) -> str | None:
 
 def _clean_ops(w: WorkloadProfile) -> WorkloadProfile:
     ops = tuple(
-        o
-        if o.roofline_bound == known_bound(o.roofline_bound)
+        o if o.roofline_bound == known_bound(o.roofline_bound)
         else dataclasses.replace(o, roofline_bound=None)
         for o in w.ops
     )
@@ -122,7 +121,9 @@ def sanitize(history: History) -> History:
         for s in history.series
     )
     fingerprints = {
-        (name, c): _clean_fingerprint(fp) for (m, c), fp in history.fingerprints.items() if m == raw
+        (name, c): _clean_fingerprint(fp)
+        for (m, c), fp in history.fingerprints.items()
+        if m == raw
     }
     profiles = {
         (name, c): tuple(_clean_ops(w) for w in ws)

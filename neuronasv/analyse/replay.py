@@ -31,14 +31,18 @@ class RecordingRunner:
         self, side: str, series: Sequence[SeriesId], round_index: int
     ) -> Mapping[SeriesId, Sequence[float]]:
         got = self.inner(side, series, round_index)
-        kept = tuple((sid, tuple(float(x) for x in got[sid])) for sid in series if got.get(sid))
+        kept = tuple(
+            (sid, tuple(float(x) for x in got[sid])) for sid in series if got.get(sid)
+        )
         self.measurements.append(RoundMeasurement(side, round_index, kept))
         return got
 
     def document(
         self, base: str, head: str, rounds: int, max_rounds: int | None = None
     ) -> RoundsDocument:
-        return RoundsDocument(base, head, rounds, tuple(self.measurements), max_rounds or rounds)
+        return RoundsDocument(
+            base, head, rounds, tuple(self.measurements), max_rounds or rounds
+        )
 
 
 @dataclass(frozen=True)
@@ -58,5 +62,7 @@ def missing_rounds(doc: RoundsDocument, series: Iterable[SeriesId]) -> list[Seri
     """Series lacking samples on either side in a round before the first look (later
     rounds re-measure only the suspects still undecided)."""
     want = list(series)
-    have = [set(doc.samples(side, r)) for r in range(doc.rounds) for side in ("base", "head")]
+    have = [
+        set(doc.samples(side, r)) for r in range(doc.rounds) for side in ("base", "head")
+    ]
     return [s for s in want if not all(s in h for h in have)]

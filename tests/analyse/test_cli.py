@@ -252,18 +252,12 @@ def _cross_device(tmp_path):
 
     rd = str(tmp_path / "results")
     ops = [f"aten::op{i}" for i in range(8)]
-    wl = lambda us: {
-        ("w", "4x4", "float32"): {
-            o: (1.0, [us * (1 + 0.01 * i) for i in range(8)])  # noqa: E731
-            for o in ops
-        }
-    }
-    neuronasv_run(
-        rd, "ci", "a" * 40, 1, wl(100.0), fingerprint={"backend": "cuda", "device_model": "H100"}
-    )
-    head = neuronasv_run(
-        rd, "ci", "b" * 40, 2, wl(5.0), fingerprint={"backend": "cpu", "device_model": "Xeon"}
-    )
+    wl = lambda us: {("w", "4x4", "float32"): {o: (1.0, [us * (1 + 0.01 * i) for i in range(8)])  # noqa: E731
+                                               for o in ops}}
+    neuronasv_run(rd, "ci", "a" * 40, 1, wl(100.0),
+                  fingerprint={"backend": "cuda", "device_model": "H100"})
+    head = neuronasv_run(rd, "ci", "b" * 40, 2, wl(5.0),
+                         fingerprint={"backend": "cpu", "device_model": "Xeon"})
     return rd, head
 
 
@@ -283,27 +277,15 @@ def test_missing_fingerprint_is_unknown_not_equal_refused_unless_forced(tmp_path
     assert r.stdout == ""
     forced = "FORCED comparison"
     for fmt in ("text", "markdown", "json"):
-        r = cli(
-            "compare",
-            "a" * 40,
-            "b" * 40,
-            "--results-dir",
-            rd,
-            "--force",
-            "--format",
-            fmt,
-            cwd=str(tmp_path),
-        )
+        r = cli("compare", "a" * 40, "b" * 40, "--results-dir", rd, "--force", "--format", fmt,
+                cwd=str(tmp_path))
         assert r.returncode == 0, r.stderr
         first = r.stdout.lstrip("*").splitlines()[0]
         if fmt == "json":
             doc = FindingsDocument.loads(r.stdout)
-            assert doc.forced == (
-                "backend unknown at head (no fingerprint)",
-                "device_model unknown at head (no fingerprint)",
-            )
+            assert doc.forced == ("backend unknown at head (no fingerprint)",
+                                  "device_model unknown at head (no fingerprint)")
             from neuronasv.report.digest import digest
-
             assert digest(doc).headline.startswith(f"{forced} (backend unknown at head")
         else:
             assert first.startswith(forced) and "backend unknown at head" in first, first

@@ -141,9 +141,9 @@ def test_work_decided_suspects_get_no_extra_rounds_and_keep_their_certain_verdic
     )
     got = confirm(replace(base, findings=quiet, work=work), runner, rounds=3, max_rounds=8)
     naive = [f for f in got.findings if f.series.workload == "rmsnorm.naive"]
-    assert all(f.verdict == "regression" and f.basis == "work" and f.confirmed for f in naive), [
-        f.reason for f in naive
-    ]
+    assert all(
+        f.verdict == "regression" and f.basis == "work" and f.confirmed for f in naive
+    ), [f.reason for f in naive]
     assert all("3 interleaved rounds" in f.reason for f in naive)  # their size beside it
     assert got.settings["rounds"] == 3  # decided at the first look: no round more
     assert max(r for _, r in calls) == 2

@@ -19,29 +19,14 @@ def wc(op: str, kind: str, **kw: object) -> WorkChange:
 
 def total(verdict: str = "noisy", **kw: object) -> Finding:
     sid = SeriesId("rmsnorm.Naive.devtime_total", (), *CFG)
-    return Finding(
-        sid,
-        verdict,
-        "seconds",
-        1.0,
-        1.05,
-        ratio=1.05,  # type: ignore[arg-type]
-        reason="+5 %, p=0.3",
-        **kw,
-    )
+    return Finding(sid, verdict, "seconds", 1.0, 1.05, ratio=1.05,  # type: ignore[arg-type]
+                   reason="+5 %, p=0.3", **kw)
 
 
 def op(name: str, verdict: str = "noisy") -> Finding:
     sid = SeriesId("rmsnorm.Naive.devtime_op", (), *CFG, op=name)
-    return Finding(
-        sid,
-        verdict,
-        "seconds",
-        1.0,
-        1.1,
-        ratio=1.1,  # type: ignore[arg-type]
-        reason="+10 %, p=0.2",
-    )
+    return Finding(sid, verdict, "seconds", 1.0, 1.1, ratio=1.1,  # type: ignore[arg-type]
+                   reason="+10 %, p=0.2")
 
 
 @pytest.mark.parametrize(
@@ -51,22 +36,15 @@ def op(name: str, verdict: str = "noisy") -> Finding:
         (wc("aten::fill_", "removed"), "less"),
         (wc("aten::mul", "calls", calls_base=3, calls_head=4), "more"),
         (wc("aten::mul", "calls", calls_base=4, calls_head=3, bytes_base=8, bytes_head=6), "less"),
-        (
-            wc(
-                "aten::add", "shapes", bytes_base=16, bytes_head=8192, flops_base=4, flops_head=2048
-            ),
-            "more",
-        ),
-        (
-            wc("aten::add", "bytes", bytes_base=16, bytes_head=8192, flops_base=4, flops_head=4),
-            "more",
-        ),
-        (
-            wc("aten::add", "shapes", bytes_base=16, bytes_head=8192, flops_base=4, flops_head=2),
-            "mixed",
-        ),
+        (wc("aten::add", "shapes", bytes_base=16, bytes_head=8192, flops_base=4, flops_head=2048),
+         "more"),
+        (wc("aten::add", "bytes", bytes_base=16, bytes_head=8192, flops_base=4, flops_head=4),
+         "more"),
+        (wc("aten::add", "shapes", bytes_base=16, bytes_head=8192, flops_base=4, flops_head=2),
+         "mixed"),
         (wc("aten::add", "shapes"), "mixed"),  # other shapes, no cost known: no direction
-        (wc("aten::mul", "calls", calls_base=3, calls_head=4, bytes_base=8, bytes_head=6), "mixed"),
+        (wc("aten::mul", "calls", calls_base=3, calls_head=4, bytes_base=8, bytes_head=6),
+         "mixed"),
     ],
 )
 def test_direction_of_one_change(change: WorkChange, direction: str) -> None:
@@ -81,17 +59,11 @@ def test_a_configuration_has_a_direction_when_its_changes_or_their_totals_agree(
 
 
 def test_more_work_decides_an_undecided_total_and_op_and_keeps_the_timing_beside() -> None:
-    work = [
-        wc("aten::full_like", "new"),
-        wc("aten::add", "shapes", bytes_base=16, bytes_head=8192, flops_base=4, flops_head=2048),
-    ]
-    t, o = apply_work(
-        [
-            total("noisy", warnings=("not confirmed on re-measurement",)),
-            op("aten::add", "unchanged"),
-        ],
-        work,
-    )
+    work = [wc("aten::full_like", "new"),
+            wc("aten::add", "shapes", bytes_base=16, bytes_head=8192, flops_base=4,
+               flops_head=2048)]
+    t, o = apply_work([total("noisy", warnings=("not confirmed on re-measurement",)),
+                       op("aten::add", "unchanged")], work)
     assert (t.verdict, t.basis, t.confirmed) == ("regression", "work", True)
     assert t.ratio == 1.05 and "not confirmed on re-measurement" not in t.warnings
     assert "more work at head (new op aten::full_like, aten::add bytes ×512)" in t.reason
@@ -151,36 +123,12 @@ def test_the_demo_change_is_more_work_in_total_though_a_scalar_copy_is_gone() ->
     run over every element and full_like/empty_like are new: more work in total."""
     work = [
         wc("aten::to", "calls", calls_base=2, calls_head=1),
-        wc(
-            "aten::copy_",
-            "calls",
-            calls_base=2,
-            calls_head=1,
-            bytes_base=24,
-            bytes_head=12,
-            flops_base=0,
-            flops_head=0,
-        ),
-        wc(
-            "aten::add",
-            "shapes",
-            calls_base=1,
-            calls_head=1,
-            bytes_base=40,
-            bytes_head=16400,
-            flops_base=4,
-            flops_head=4,
-        ),
-        wc(
-            "aten::rsqrt",
-            "shapes",
-            calls_base=1,
-            calls_head=1,
-            bytes_base=32,
-            bytes_head=16384,
-            flops_base=4,
-            flops_head=2048,
-        ),
+        wc("aten::copy_", "calls", calls_base=2, calls_head=1, bytes_base=24, bytes_head=12,
+           flops_base=0, flops_head=0),
+        wc("aten::add", "shapes", calls_base=1, calls_head=1, bytes_base=40, bytes_head=16400,
+           flops_base=4, flops_head=4),
+        wc("aten::rsqrt", "shapes", calls_base=1, calls_head=1, bytes_base=32,
+           bytes_head=16384, flops_base=4, flops_head=2048),
         wc("aten::full_like", "new", calls_head=1),
         wc("aten::empty_like", "new", calls_head=1, bytes_head=0, flops_head=0),
     ]
@@ -198,3 +146,4 @@ def test_fewer_calls_against_more_bytes_has_no_direction() -> None:
         wc("aten::add", "shapes", calls_base=1, calls_head=1, bytes_base=40, bytes_head=400),
     ]
     assert config_directions(work) == {CFG: "mixed"}
+
