@@ -11,4 +11,4 @@ if [ "${1:-}" = "--dry-run" ]; then dry=(--dry-run); shift; fi
 shopt -s nullglob
 docs=("$1"/regressions-*.json)
 [ ${#docs[@]} -gt 0 ] || die "no regressions-*.json in $1"
-nxpy -m neuronasv.github.issues_sync "${dry[@]}" ${SITE_URL:+--site-url "$SITE_URL"} "${docs[@]}"
+nxpy -m neuronasv issues-sync "${dry[@]}" ${SITE_URL:+--site-url "$SITE_URL"} "${docs[@]}"

@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import signal
 import sys
 import threading
 from collections.abc import Iterator, Sequence
 
 from neuronasv import __version__
-from neuronasv.commands import COMMANDS
+from neuronasv.commands import COMMANDS, command_module
 from neuronasv.exits import run_guarded, say
 
 __all__ = ["COMMANDS", "build_parser", "main", "run_parsed"]
@@ -45,8 +44,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
         if name == command:
-            module = importlib.import_module(f"neuronasv.commands.{name}")
-            module.add_parser(sub)
+            command_module(name).add_parser(sub)
         else:
             sub.add_parser(name, help=help_text)
     return parser

@@ -23,8 +23,8 @@ CPU demo, unchanged (``--backend cpu`` forces that anywhere).
 8. ``neuronasv publish`` — the static history site;
 
 then prints where to look and the one-sentence verdict that names the op. Each step runs
-the real command (``neuronasv.cli.main``) with the arguments it prints, so a user can
-replay any of them by hand.
+the real command's function (``neuronasv.commands.run_command``, injected by ``neuronasv
+demo``) with the arguments it prints, so a user can replay any of them by hand.
 """
 
 from __future__ import annotations
@@ -270,13 +270,13 @@ def run_demo(
     source_repo: str,
     out: str,
     *,
+    runner: Callable[[Sequence[str]], int],
     patch: str | None = None,
     bench: str | None = DEFAULT_BENCH,
     fresh: bool = False,
     rounds: int = 3,
     backend: str = "auto",
     say: Callable[[str], None] = print,
-    cli: Callable[[Sequence[str]], int] | None = None,
     resolve_backend: Callable[[str], str] | None = None,
 ) -> DemoOutcome:
     """Play the whole flow; see the module docstring.
@@ -284,6 +284,8 @@ def run_demo(
     Args:
         source_repo: the checkout to demo (its HEAD is the base commit).
         out: scratch folder for the clone, results, comment and site.
+        runner: runs one step from its command line, errors raised
+            (:func:`neuronasv.commands.run_command`; a recorder in tests).
         patch: the example change (default: ``examples/regress-rmsnorm-eps.patch``).
         rounds: ABAB rounds for the confirmation step (0 = skip it).
         bench: asv ``--bench`` regex limiting the suite (default :data:`DEFAULT_BENCH`).
@@ -291,15 +293,9 @@ def run_demo(
         backend: ``auto`` (default: the accelerator when there is one), ``cpu``, ``cuda``,
             ``neuron``.
         say: where progress lines go.
-        cli: the command runner (default :func:`neuronasv.cli.main`; injectable for tests).
         resolve_backend: backend name -> the backend that will run (default: the measure
             registry's :func:`neuronasv.measure.backends.get_backend`; injectable).
     """
-    if cli is None:
-        from neuronasv.cli import main as default_cli
-
-        cli = default_cli
-    runner: Callable[[Sequence[str]], int] = cli
     started = time.monotonic()
     if resolve_backend is None:
 

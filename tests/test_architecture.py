@@ -5,7 +5,12 @@ inside a function, or under ``TYPE_CHECKING``: a lazy import hides a circle, it 
 remove it). The stage order is the one of docs/architecture.md::
 
     errors, model, fileio, proc (and the root package)  <  measure  <  store  <  analyse  <  run
-        <  report  <  github, publish  <  commands, cli, demo (and every ``__main__``)
+        <  report  <  github, publish  <  commands, cli, demo, api (and every ``__main__``)
+
+The same two rules hold one level up, between packages: a module stands for its top-level
+package (``neuronasv.publish.site`` is ``publish``), and the packages must form no circle
+and no arrow up. An ``__main__`` module is an entry point, not part of its package: it
+sits at the top, and nothing imports it.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ STAGES = {
     "run": 4,
     "report": 5,
     "github": 6, "publish": 6,
-    "commands": 7, "cli": 7, "demo": 7,
+    "commands": 7, "cli": 7, "demo": 7, "api": 7,
 }  # fmt: skip
 
 #: Known up-arrows, shrink-only (the test fails when one disappears and is still listed):
@@ -140,6 +145,33 @@ def test_no_arrow_from_a_lower_stage_up() -> None:
     assert KNOWN_UP - ups == set(), "fixed: remove it from KNOWN_UP"
 
 
+def package_of(mod: str) -> str:
+    """The top-level package a module belongs to; an ``__main__`` is an entry point."""
+    parts = mod.split(".")
+    if parts[-1] == "__main__":
+        return mod
+    return ".".join(parts[:2])
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """package -> the packages its modules import (the root package and itself left out)."""
+    out: dict[str, set[str]] = {}
+    for mod, deps in graph.items():
+        pkg = package_of(mod)
+        out.setdefault(pkg, set()).update(
+            p for p in map(package_of, deps) if p != pkg and "." in p
+        )
+    return out
+
+
+def test_no_package_circle() -> None:
+    assert circles(package_graph(import_graph(PKG))) == []
+
+
+def test_no_package_arrow_up() -> None:
+    assert up_arrows(package_graph(import_graph(PKG))) == set()
+
+
 def test_every_sub_package_has_a_stage() -> None:
     subs = {p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     mods = {p.stem for p in PKG.glob("*.py")} - {"__init__", "__main__"}
@@ -156,6 +188,12 @@ def toy(tmp_path: Path) -> Path:
         "store/b.py": "def f():\n    from .a import x\n",  # lazy + relative: still a circle
         "measure/__init__.py": "",
         "measure/m.py": "from neuronasv.store.a import y\n",  # measure -> store: up
+        "commands/__init__.py": "",
+        "commands/c.py": "from neuronasv.demo import d\n",
+        "demo.py": "def d():\n    from neuronasv.commands import c\n",  # a package circle
+        "publish/__init__.py": "",
+        "publish/p.py": "from neuronasv.commands import c\n",  # publish -> commands: up
+        "publish/__main__.py": "from neuronasv.commands import c\n",  # an entry: fine
     }.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
@@ -164,8 +202,20 @@ def toy(tmp_path: Path) -> Path:
 
 def test_the_checks_can_fail(toy: Path) -> None:
     graph = import_graph(toy)
-    assert circles(graph) == [["neuronasv.store.a", "neuronasv.store.b"]]
-    assert up_arrows(graph) == {("neuronasv.measure.m", "neuronasv.store.a")}
+    assert circles(graph) == [
+        ["neuronasv.commands.c", "neuronasv.demo"],
+        ["neuronasv.store.a", "neuronasv.store.b"],
+    ]
+    assert up_arrows(graph) == {
+        ("neuronasv.measure.m", "neuronasv.store.a"),
+        ("neuronasv.publish.p", "neuronasv.commands.c"),
+    }
+    packages = package_graph(graph)
+    assert circles(packages) == [["neuronasv.commands", "neuronasv.demo"]]
+    assert up_arrows(packages) == {
+        ("neuronasv.measure", "neuronasv.store"),
+        ("neuronasv.publish", "neuronasv.commands"),
+    }
 
 
 def _imports(path: Path) -> set[str]:

@@ -85,10 +85,10 @@ def test_verdict_without_regression_says_so() -> None:
     assert "No change found" in verdict_sentence(_doc())
 
 
-def _fake_cli(calls: list[list[str]]) -> Any:
+def _fake_runner(calls: list[list[str]]) -> Any:
     """Records each command; writes an empty findings document where one is expected."""
 
-    def cli(argv: Sequence[str]) -> int:
+    def runner(argv: Sequence[str]) -> int:
         argv = list(argv)
         calls.append(argv)
         if argv[0] in ("compare", "confirm") and "--out" in argv:
@@ -97,7 +97,7 @@ def _fake_cli(calls: list[list[str]]) -> Any:
                 fh.write(_doc().dumps() if "json" in argv else "no change\n")
         return 0
 
-    return cli
+    return runner
 
 
 def _git_repo(path: str) -> str:
@@ -139,7 +139,7 @@ def test_demo_runs_the_backend_auto_resolves_to(tmp_path: Any, resolved: str, ma
         str(tmp_path / "out"),
         patch=os.path.join(ROOT, DEFAULT_PATCH),
         say=lines.append,
-        cli=_fake_cli(calls),
+        runner=_fake_runner(calls),
         resolve_backend=resolve,
     )
     assert asked == ["auto"]  # the demo never forces the CPU

@@ -40,10 +40,10 @@ def test_each_failure_is_its_code_and_one_line(
 
 
 def test_module_entry_points_keep_the_contract(tmp_path: Path) -> None:
-    """``python -m neuronasv.github.issues_sync`` with an unreadable document: exit 5, one
-    line; ``python -m neuronasv.publish.traces`` with its --out under a file: exit 2."""
+    """``neuronasv issues-sync`` with an unreadable document: exit 5, one line; ``python -m
+    neuronasv.publish.traces`` with its --out under a file: exit 2."""
     (tmp_path / "bad.json").write_text("{")
-    r = subprocess.run([sys.executable, "-m", "neuronasv.github.issues_sync", "--dry-run",
+    r = subprocess.run([sys.executable, "-m", "neuronasv", "issues-sync", "--dry-run",
                         str(tmp_path / "bad.json")], capture_output=True, text=True,
                        check=False, timeout=120, env={"PATH": "/usr/bin:/bin"})  # fmt: skip
     assert r.returncode == 5 and r.stderr.startswith("error:") and "Traceback" not in r.stderr

@@ -12,7 +12,12 @@ Commands only parse arguments, call the library and print; logic lives in the st
 
 from __future__ import annotations
 
-__all__ = ["COMMANDS"]
+import argparse
+import importlib
+from collections.abc import Sequence
+from types import ModuleType
+
+__all__ = ["COMMANDS", "command_module", "run_command"]
 
 # name -> one-line help, in the order of ``neuronasv --help``: the data flow.
 COMMANDS: dict[str, str] = {
@@ -28,5 +33,25 @@ COMMANDS: dict[str, str] = {
     "summary": "job summary ($GITHUB_STEP_SUMMARY) and annotations from a findings document",
     "publish": "write the static history site (index, workload pages, regressions feeds)",
     "store": "push results to / pull results from the results branch",
+    "issues-sync": "open, update and close one GitHub issue per open regression change point",
     "demo": "run the whole flow locally: suite at 2 commits, compare, comment, site",
 }
+
+
+def command_module(name: str) -> ModuleType:
+    """The module of command ``name`` (imported now: only the command being run pays)."""
+    return importlib.import_module(f"neuronasv.commands.{name.replace('-', '_')}")
+
+
+def run_command(argv: Sequence[str]) -> int:
+    """Run one command from its arguments, as ``neuronasv ARGV`` would, errors left raised.
+
+    The parser holds only that command's options; a library error propagates (the caller
+    maps it to its exit code, as ``cli.run_parsed`` does). ``neuronasv demo`` runs each
+    step through this, so a step is the very function the command calls.
+    """
+    args_list = list(argv)
+    parser = argparse.ArgumentParser(prog="neuronasv")
+    command_module(args_list[0]).add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(args_list)
+    return int(args.func(args) or 0)

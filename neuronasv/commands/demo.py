@@ -65,11 +65,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from neuronasv.commands import run_command
     from neuronasv.demo import DEFAULT_BENCH, run_demo
 
     outcome = run_demo(
         args.repo,
         args.out,
+        runner=run_command,
         patch=args.patch,
         bench=DEFAULT_BENCH if args.bench is None else (args.bench or None),
         fresh=args.fresh,

@@ -17,23 +17,18 @@ shard never closes another shard's issues. Issues count as ours only with the ma
 our author (anyone can paste a marker). Titles and bodies escape all text that comes from
 code (op names, benchmark params) via :mod:`neuronasv.report.escape`.
 
-CLI (what ``ci/issues-sync.sh`` runs)::
-
-    python -m neuronasv.github.issues_sync [--dry-run] [--site-url URL] REGRESSIONS.json...
+CLI (what ``ci/issues-sync.sh`` runs): ``neuronasv issues-sync [--dry-run] [--site-url URL]
+REGRESSIONS.json...`` (:mod:`neuronasv.commands.issues_sync`).
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
-from neuronasv.exits import run_guarded
 from neuronasv.format import format_delta_pct, format_p, format_pair
 from neuronasv.github.client import GitHubClient
 from neuronasv.github.comments import comment_authors
@@ -46,7 +41,6 @@ __all__ = [
     "apply_actions",
     "change_point_key",
     "issue_marker",
-    "main",
     "plan_sync",
     "sync_issues",
 ]
@@ -298,36 +292,3 @@ def sync_issues(
     if not dry_run:
         apply_actions(client, plan)
     return plan
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m neuronasv.github.issues_sync",
-        description="One issue per open regression change point.",
-    )
-    ap.add_argument("documents", nargs="+", type=Path, help="regressions JSON documents")
-    ap.add_argument("--site-url", help="history site to link from each issue")
-    ap.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
-    args = ap.parse_args(argv)
-    return run_guarded(lambda: _run(args), "python -m neuronasv.github.issues_sync")
-
-
-def _run(args: argparse.Namespace) -> int:
-    from neuronasv.report.load import load_findings
-
-    docs = [load_findings(p) for p in args.documents]
-    client = GitHubClient.from_env()
-    if args.dry_run and not client.has_token:
-        plan = plan_sync(docs, [], authors=(), site_url=args.site_url, repository=client.repository)
-    else:
-        plan = sync_issues(client, docs, site_url=args.site_url, dry_run=args.dry_run)
-    for a in plan:
-        what = f"#{a.number}" if a.number else "new issue"
-        print(f"{'would ' if args.dry_run else ''}{a.kind} {what} [{a.key}] {a.title}".rstrip())
-    if not plan:
-        print("regression issues up to date")
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

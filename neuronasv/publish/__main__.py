@@ -1,27 +1,18 @@
-"""``python -m neuronasv.publish ...``: the publish command without the full CLI.
+"""``python -m neuronasv.publish ...``: the same as ``neuronasv publish ...`` (a shim).
 
-Same arguments as ``neuronasv publish``. It exists because ``neuronasv`` builds its parser
-by importing every command module (some pull scipy/torch: seconds of start-up), which
-would dominate an incremental publish that itself takes about a second.
+The CLI imports only the module of the command being run, so this costs nothing extra;
+it stays for scripts and workflows that call it.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from neuronasv.cli import run_parsed
-from neuronasv.commands import publish
+from neuronasv.cli import main as cli_main
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m neuronasv.publish")
-    publish.add_parser(parser.add_subparsers(dest="command", required=True))
-    try:
-        args = parser.parse_args(["publish", *(sys.argv[1:] if argv is None else argv)])
-    except SystemExit as exc:  # --help or a bad argument (argparse printed why)
-        return exc.code if isinstance(exc.code, int) else 2
-    return run_parsed(args)  # the CLI's error handling: exit codes, never a traceback
+    return cli_main(["publish", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -133,3 +133,22 @@ def test_sync_over_http_creates_once_then_closes_on_recovery() -> None:
         assert ours[0]["number"] in {i["number"] for i in gh.issues if i["state"] == "closed"}
         assert any("recovered" in cm["body"] for cm in gh.comments(ours[0]["number"]))
         assert len(gh.writes()) > n_writes
+
+
+def test_the_issues_sync_command_plans_without_a_token_and_maps_bad_input_to_exit_5(
+    tmp_path, capsys, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    from neuronasv.cli import main
+
+    for name in ("GITHUB_TOKEN", "GH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GITHUB_REPOSITORY", "example/repo")
+    path = tmp_path / "regressions-trn2.json"
+    path.write_text(doc(cp()).dumps(), encoding="utf-8")
+    assert main(["issues-sync", "--dry-run", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and out[0].startswith("would create new issue [")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{", encoding="utf-8")
+    assert main(["issues-sync", "--dry-run", str(bad)]) == 5
+    assert capsys.readouterr().err.startswith("error: ")

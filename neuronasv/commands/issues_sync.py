@@ -1,0 +1,43 @@
+"""``neuronasv issues-sync [--dry-run] [--site-url URL] REGRESSIONS.json...``.
+
+One GitHub issue per open regression change point: opened, updated, closed (see
+:mod:`neuronasv.github.issues_sync`). ``--dry-run`` prints the plan and writes nothing; without
+``GITHUB_TOKEN`` a dry run plans against no existing issues. What ``ci/issues-sync.sh`` runs.
+
+Exit codes: 0 done, 2 usage, 5 unreadable documents, 8 GitHub refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from neuronasv.commands.args import command_parser
+from neuronasv.github.client import GitHubClient
+from neuronasv.github.issues_sync import plan_sync, sync_issues
+from neuronasv.report.load import load_findings
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = command_parser(subparsers, "issues-sync", description=__doc__)
+    p.add_argument("documents", nargs="+", type=Path, help="regressions JSON documents")
+    p.add_argument("--site-url", help="history site to link from each issue")
+    p.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    docs = [load_findings(p) for p in args.documents]
+    client = GitHubClient.from_env()
+    if args.dry_run and not client.has_token:
+        plan = plan_sync(docs, [], authors=(), site_url=args.site_url, repository=client.repository)
+    else:
+        plan = sync_issues(client, docs, site_url=args.site_url, dry_run=args.dry_run)
+    for a in plan:
+        what = f"#{a.number}" if a.number else "new issue"
+        print(f"{'would ' if args.dry_run else ''}{a.kind} {what} [{a.key}] {a.title}".rstrip())
+    if not plan:
+        print("regression issues up to date")
+    return 0
