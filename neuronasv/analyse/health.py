@@ -23,7 +23,7 @@ the code: its verdicts are withheld, with the reason, instead of reported.
 5. fewer than ``min_history`` (5) earlier runs, or no reading: ``unknown`` — verdicts
    stand, and the document says the device was not checked.
 
-Designed against measured noise (``bench/canary_noise.py``; DESIGN.md field notes): on the
+Designed against measured noise (``bench/canary_noise.py``; docs/workloads.md): on the
 shared 2-core CPU runner the canary moves ~15–20 % between runs, so with 12 runs of
 history a CPU run is withheld only beyond roughly +90 %; on an H200 per-op medians move
 0.1–0.2 % between runs (the canary itself is unmeasured there), so the 0.5 % floor governs

@@ -204,12 +204,6 @@ def machine_name(text: str) -> str:
         raise argparse.ArgumentTypeError(exc.message) from None
 
 
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def write_output(text: str, path: str | None) -> None:
     """Write ``text`` to ``path`` atomically, or to stdout when ``path`` is None or ``-``.
 

@@ -371,7 +371,7 @@ _ICON = {"pass": "✅", "warn": "⚠️", "fail": "❌", "skip": "⏭️"}
 def render_markdown(report: NeuronCheckReport) -> str:
     """The maintainer's report: a table of checks, then what to do."""
     lines = [
-        "# neuronasv neuron-check",
+        "# neuronasv doctor --neuron-check",
         "",
         " · ".join(f"{k} `{v}`" for k, v in report.host.items()),
         "",

@@ -14,10 +14,10 @@ complete events of a device category (:data:`DEVICE_CATEGORIES`, or one naming a
 NeuronCore) carrying the same ``External id`` (or a ``correlation`` that a runtime event
 maps to one). Each device event's duration goes to the op with its External id;
 uncorrelated device time goes to ``[unattributed device time]``. On CUDA this is exactly
-how the per-op times were checked against the trace on an H200 (DESIGN.md field notes).
+how the per-op times were checked against the trace on an H200 (docs/backends.md).
 
 **Unverified on Trainium**: which categories and args Neuron's ``trace.json`` uses is not
-public; ``neuronasv neuron-check`` reports the categories it finds so the set can be fixed.
+public; ``neuronasv doctor --neuron-check`` reports the categories it finds so the set can be fixed.
 """
 
 from __future__ import annotations

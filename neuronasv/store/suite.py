@@ -223,7 +223,7 @@ def _profile_workload(
                 trace_dir=trace_root,
                 # Device-health canary before/after each profile: stored in the profile
                 # JSON (-> run sidecar), so the analysis can refuse to blame code for a
-                # throttled device (neuronasv.measure.canary.judge).
+                # throttled device (neuronasv.analyse.health).
                 canary=True,
                 progress=progress,
             )

@@ -73,7 +73,7 @@ def test_absent_says_what_is_needed(tmp_path: Path) -> None:
     assert st["build"] == "fail" and st["device"] == "skip" and st["capture"] == "skip"
     assert data["failed"] == ["build"]
     assert "needs TorchNeuron" in data["checks"][0]["action"]
-    assert md.startswith("# neuronasv neuron-check") and "## What to do" in md
+    assert md.startswith("# neuronasv doctor --neuron-check") and "## What to do" in md
 
 
 @pytest.mark.slow  # end to end through subprocesses: the full lane

@@ -4,7 +4,7 @@ The parser is checked on real PyTorch chrome traces (CPU profiles exported by to
 with device events added as Kineto writes them for CUDA (``cat: kernel`` + ``External
 id``); the hook in the profiling core is checked end to end with a stand-in exporter that
 writes the documented Neuron folder nesting. Which categories Neuron's own trace.json uses
-is unverified (``neuronasv neuron-check`` reports them on a host).
+is unverified (``neuronasv doctor --neuron-check`` reports them on a host).
 """
 
 from __future__ import annotations

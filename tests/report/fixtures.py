@@ -6,7 +6,7 @@ and compare renders with the ``*.md`` / ``*.txt`` golden files next to them
 (``NEURONASV_UPDATE_GOLDEN=1`` rewrites those).
 
 Numbers follow the seed's Trainium example (three ``aten::mul`` = 2.355 ms device time on a
-4×512 bf16 RMSNorm) and the spreads measured in DESIGN.md's field notes.
+4×512 bf16 RMSNorm) and the spreads measured by ``bench/canary_noise.py`` (docs/workloads.md).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ can open the trace folder. Files land in ``DIR/<instance-id>_pid_<pid>/<timestam
 
 torch_neuronx is never a dependency. Nothing here is verified on Trainium hardware from
 this repository's CI; the configuration logic is tested with stand-in modules
-(``@pytest.mark.standin``), and ``neuronasv neuron-check`` checks every assumption on a
+(``@pytest.mark.standin``), and ``neuronasv doctor --neuron-check`` checks every assumption on a
 real host.
 """
 
@@ -323,7 +323,7 @@ class NeuronBackend(Backend):
         """Why a capture may show no device time, for the CaptureError hint."""
         fallback = (
             "; the trace.json fallback found no device events either"
-            " (run `neuronasv neuron-check` for a report)"
+            " (run `neuronasv doctor --neuron-check` for a report)"
         )
         if self.correlated is False:
             return (
