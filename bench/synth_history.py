@@ -35,7 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from neuronasv.model import RunSidecar, SeriesId, sidecar_path
+from neuronasv.model import RunSidecar, SeriesId
+from neuronasv.store.layout import sidecar_path
 
 MACHINE = "synth-runner"
 ENV_NAME = "existing-py_venv"

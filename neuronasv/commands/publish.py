@@ -18,7 +18,7 @@ from neuronasv.commands.args import (
     output_dir,
     repo_dir,
 )
-from neuronasv.errors import NeuronasvError, ResultsError
+from neuronasv.errors import ResultsError
 from neuronasv.model import FindingsDocument
 from neuronasv.report.load import load_findings
 from neuronasv.store.asvconf import TRACES_SUBDIR, traces_dir_for
@@ -127,24 +127,16 @@ def _newest_op_modules(
     """Which module each op sits in, from the newest run sidecar of ``machine`` (the scan
     skips the sidecars' profiles for speed; one file per machine is cheap). Empty when
     that sidecar is missing or unreadable: the site then lists ops after the modules."""
-    import glob
-
-    from neuronasv.model import RunSidecar
-    from neuronasv.model.sidecar import SIDECAR_SUFFIX
     from neuronasv.publish.sitedata import op_modules_of
+    from neuronasv.store.asvresults import AsvResultsReader
+    from neuronasv.store.layout import result_files_of_commit
 
     if not commits:
         return {}
-    # sidecars are named like asv's results files: <hash8>-<env>.neuronasv
-    folder = glob.escape(os.path.join(results_dir, machine))
-    pattern = os.path.join(folder, commits[-1][:8] + "*" + SIDECAR_SUFFIX)
-    for path in sorted(glob.glob(pattern)):
-        try:
-            with open(path, encoding="utf-8") as fh:
-                sidecar = RunSidecar.loads(fh.read(), path)
-        except (OSError, ValueError, NeuronasvError):
-            continue
-        if sidecar.commit_hash == commits[-1]:
+    reader = AsvResultsReader()
+    for path in result_files_of_commit(results_dir, machine, commits[-1]):
+        sidecar = reader.read_sidecar(path)[0]
+        if sidecar is not None and sidecar.commit_hash == commits[-1]:
             return op_modules_of(sidecar.profiles)
     return {}
 

@@ -30,6 +30,7 @@ from neuronasv.commands.args import (
 from neuronasv.errors import CorruptResultsError, NeuronasvError, StoreError, UsageError
 from neuronasv.store.asvconf import results_dir_for
 from neuronasv.store.gitstore import DEFAULT_BRANCH, ResultsStore, collect_result_files
+from neuronasv.store.layout import parse_result_name
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -87,14 +88,15 @@ def check_result_files(files: dict[str, Path]) -> None:
     from neuronasv.model._codec import loads
     from neuronasv.store.asvresults import AsvResultsReader
     from neuronasv.store.history import parse_result_file
+    from neuronasv.store.layout import METADATA_FILES, SIDECAR_SUFFIX
 
     reader = AsvResultsReader()
     problems: list[str] = []
     for rel, path in sorted(files.items()):
         try:
-            if rel.endswith(".neuronasv"):
+            if rel.endswith(SIDECAR_SUFFIX):
                 reader.sidecar_bytes(path.read_bytes(), str(path))
-            elif rel == "benchmarks.json" or rel.endswith("/machine.json"):
+            elif rel.rsplit("/", 1)[-1] in METADATA_FILES:
                 if not isinstance(loads(path.read_text(encoding="utf-8"), source=str(path)),
                                   dict):
                     raise CorruptResultsError(f"{path}: expected a JSON object")
@@ -156,8 +158,7 @@ def run(args: argparse.Namespace) -> int:
     if action == "push":
         results_dir = args.results_dir or results_dir_from_config(args.repo)
         files = collect_result_files(results_dir, machine=args.machine, commits=args.commit)
-        if not any(p.endswith((".json", ".neuronasv")) and "/" in p and
-                   not p.endswith("/machine.json") for p in files):
+        if not any(parse_result_name(p) is not None and "/" in p for p in files):
             raise StoreError(f"no result files to push under {results_dir}"
                              + (f" for machine {args.machine}" if args.machine else ""),
                              hint="run `neuronasv run` first, or check --results-dir")

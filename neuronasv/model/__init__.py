@@ -28,7 +28,7 @@ from neuronasv.model.profile import (
     ProfileDocument,
     WorkloadProfile,
 )
-from neuronasv.model.sidecar import SIDECAR_SCHEMA_VERSION, RunSidecar, sidecar_path
+from neuronasv.model.sidecar import SIDECAR_SCHEMA_VERSION, RunSidecar
 
 __all__ = [
     "FINDINGS_SCHEMA_VERSION",
@@ -53,5 +53,4 @@ __all__ = [
     "SeriesId",
     "WorkChange",
     "WorkloadProfile",
-    "sidecar_path",
 ]

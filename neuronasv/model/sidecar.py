@@ -1,10 +1,9 @@
 """What ``neuronasv run`` stores next to each asv results file (the Store stage).
 
-asv's results file ``<results>/<machine>/<hash8>-<env>.json`` holds the series asv knows;
-the sidecar ``<results>/<machine>/<hash8>-<env>.neuronasv`` (not ``.json``, so asv's
-``iter_results`` skips it) holds what asv cannot: the environment fingerprint, the full op
-tables (ops that only exist in this commit included), the map from asv series to
-(workload, shape, dtype, op), trace locations and the canary.
+asv's results file holds the series asv knows; the sidecar next to it (named by
+:func:`neuronasv.store.layout.sidecar_path`) holds what asv cannot: the environment
+fingerprint, the full op tables (ops that only exist in this commit included), the map from
+asv series to (workload, shape, dtype, op), trace locations and the canary.
 
 Schema history (``SIDECAR_SCHEMA_VERSION``):
   1 — first version.
@@ -12,7 +11,6 @@ Schema history (``SIDECAR_SCHEMA_VERSION``):
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -20,18 +18,10 @@ from neuronasv.model._codec import Document
 from neuronasv.model.findings import SeriesId
 from neuronasv.model.profile import WorkloadProfile
 
-__all__ = ["SIDECAR_SCHEMA_VERSION", "SIDECAR_SUFFIX", "RunSidecar", "sidecar_path"]
+__all__ = ["SIDECAR_SCHEMA_VERSION", "RunSidecar"]
 
 SIDECAR_SCHEMA_VERSION = 1
-SIDECAR_SUFFIX = ".neuronasv"
 _KIND = "neuronasv.run"
-
-
-def sidecar_path(asv_result_file: str | os.PathLike[str]) -> str:
-    """``.../abcd1234-existing-py.json`` -> ``.../abcd1234-existing-py.neuronasv``."""
-    path = os.fspath(asv_result_file)
-    stem = path[: -len(".json")] if path.endswith(".json") else path
-    return stem + SIDECAR_SUFFIX
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from neuronasv.fileio import write_atomic
-from neuronasv.model import sidecar_path
+from neuronasv.store.layout import sidecar_path
 
 __all__ = [
     "CacheStats",

@@ -29,6 +29,7 @@ from neuronasv.exits import run_guarded
 from neuronasv.fileio import confined_path, copy_regular_files
 from neuronasv.model import FindingsDocument
 from neuronasv.report.traces import flagged_workloads, trace_path
+from neuronasv.store.layout import trace_parts
 
 __all__ = ["Picked", "main", "pick_flagged_traces"]
 
@@ -69,7 +70,7 @@ def pick_flagged_traces(doc: FindingsDocument, traces_dir: str, machine: str, ou
     for fw in flagged_workloads(doc):
         for side, ref in (("base", doc.base), ("head", doc.head)):
             rel = trace_path(side, ref.commit, fw.workload, fw.shape, fw.dtype)
-            parts = (machine, ref.commit[:8], rel.split("/", 1)[1])
+            parts = (*trace_parts(machine, ref.commit), rel.split("/", 1)[1])
             src = confined_path(store, parts)
             if src is None or not os.path.isfile(src):
                 missing.append(os.path.join(*parts))

@@ -49,7 +49,7 @@ from typing import Any
 from neuronasv import env as suite_env
 from neuronasv.errors import CorruptResultsError, StoreError
 from neuronasv.fileio import write_atomic
-from neuronasv.model import RunSidecar, SeriesId, WorkloadProfile, sidecar_path
+from neuronasv.model import RunSidecar, SeriesId, WorkloadProfile
 from neuronasv.proc import stream_process
 from neuronasv.run.benchsel import check_bench
 from neuronasv.run.scratch import prune_stale, scratch_dir
@@ -72,6 +72,12 @@ from neuronasv.store.catalogue import (
     save_catalogue,
 )
 from neuronasv.store.git import Git
+from neuronasv.store.layout import (
+    BENCHMARKS_FILE,
+    result_files_of_commit,
+    sidecar_path,
+)
+from neuronasv.store.layout import trace_dir as commit_trace_dir
 from neuronasv.store.machine import (
     MACHINE_FILE_NAME,
     check_machine_name,
@@ -296,8 +302,11 @@ def _stream(
 
 
 def _find_result(results_dir: str, machine: str, sha: str, since: float) -> str | None:
-    pattern = os.path.join(results_dir, machine, f"{sha[:8]}-*.json")
-    found = [p for p in glob.glob(pattern) if os.path.getmtime(p) >= since - 1]
+    found = [
+        p
+        for p in result_files_of_commit(results_dir, machine, sha)
+        if os.path.getmtime(p) >= since - 1
+    ]
     return max(found, key=os.path.getmtime) if found else None
 
 
@@ -487,7 +496,7 @@ def _commit_env(shared: _Shared, tree: str, sha: str, profile_out: str) -> dict[
     env[suite_env.PROFILE_OUT.name] = profile_out
     env.pop(suite_env.TRACE_DIR.name, None)
     if opts.keep_traces:
-        env[suite_env.TRACE_DIR.name] = os.path.join(shared.traces_root, shared.machine, sha[:8])
+        env[suite_env.TRACE_DIR.name] = commit_trace_dir(shared.traces_root, shared.machine, sha)
     if opts.quick:
         env[suite_env.QUICK.name] = "1"
     env[suite_env.OPS_CATALOGUE.name] = shared.cat_path
@@ -567,7 +576,7 @@ def _run_one(
             fingerprint=shared.fingerprint,
             profile_out=profile_out,
             traces_root=shared.traces_root if opts.keep_traces else None,
-            trace_dir=os.path.join(shared.traces_root, shared.machine, sha[:8]),
+            trace_dir=commit_trace_dir(shared.traces_root, shared.machine, sha),
             clock=clock,
         )
         return CommitRun(
@@ -686,7 +695,7 @@ def _write_sidecar(
             results = json.load(fh)  # asv writes bare NaN; Python's json reads it
     except (OSError, ValueError) as exc:
         raise CorruptResultsError(f"{result_file}: unreadable asv results: {exc}") from exc
-    bench_file = os.path.join(results_dir, "benchmarks.json")
+    bench_file = os.path.join(results_dir, BENCHMARKS_FILE)
     try:
         with open(bench_file, encoding="utf-8") as fh:
             benchmarks = json.load(fh)

@@ -55,7 +55,7 @@ from neuronasv.errors import (
     ResultsError,
     SchemaVersionError,
 )
-from neuronasv.model import RunSidecar, SeriesId, sidecar_path
+from neuronasv.model import RunSidecar, SeriesId
 from neuronasv.model._codec import (
     MAX_INT_DIGITS,
     MAX_MAGNITUDE,
@@ -63,6 +63,7 @@ from neuronasv.model._codec import (
     in_range,
     parse_json,
 )
+from neuronasv.store.layout import BENCHMARKS_FILE, METADATA_FILES, RESULT_SUFFIX, sidecar_path
 
 __all__ = [
     "ASV_API_VERSION",
@@ -84,7 +85,6 @@ __all__ = [
 ]
 
 ASV_API_VERSION = 2
-METADATA_FILES = frozenset({"machine.json", "benchmarks.json"})
 
 
 def _number(v: Any, where: str, source: str, bound: str | None = None) -> float | None:
@@ -255,7 +255,7 @@ def unit_for(benchmark: str, units: Mapping[str, str], mapped: bool) -> str:
 
 def benchmark_units(results_dir: str) -> dict[str, str]:
     """benchmark -> unit from asv's ``benchmarks.json`` (empty when absent/unreadable)."""
-    path = os.path.join(results_dir, "benchmarks.json")
+    path = os.path.join(results_dir, BENCHMARKS_FILE)
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
@@ -304,7 +304,7 @@ def result_paths(results_dir: str, machine: str | None = None) -> list[str]:
         if os.path.abspath(dirpath) == top:
             continue  # top level holds benchmarks.json, not results
         for fn in sorted(filenames):
-            if fn.endswith(".json") and fn not in METADATA_FILES:
+            if fn.endswith(RESULT_SUFFIX) and fn not in METADATA_FILES:
                 out.append(os.path.join(dirpath, fn))
     return out
 

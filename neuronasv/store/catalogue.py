@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from neuronasv.errors import CorruptResultsError
 from neuronasv.fileio import write_atomic
+from neuronasv.store.layout import parse_result_name
 
 if TYPE_CHECKING:
     from neuronasv.model import WorkloadProfile
@@ -208,22 +209,24 @@ def refresh_from_sidecars(
     Unreadable sidecars are skipped (the history loader reports them). Returns the new
     catalogue and how many sidecars were read.
     """
-    from neuronasv.model import RunSidecar
-    from neuronasv.model.sidecar import SIDECAR_SUFFIX
+    from neuronasv.store.asvresults import AsvResultsReader
+    from neuronasv.store.layout import SIDECAR_SUFFIX, result_path_of_sidecar
 
     if not os.path.isdir(machine_dir):
         return catalogue, 0
+    reader = AsvResultsReader()
     read = 0
     for name in sorted(os.listdir(machine_dir)):
-        if not name.endswith(SIDECAR_SUFFIX):
+        if not name.endswith(SIDECAR_SUFFIX) or parse_result_name(name) is None:
             continue
         path = os.path.join(machine_dir, name)
         try:
             if since is not None and os.path.getmtime(path) <= since:
                 continue
-            with open(path, encoding="utf-8") as fh:
-                sidecar = RunSidecar.loads(fh.read(), path)
-        except (OSError, ValueError, CorruptResultsError):
+        except OSError:
+            continue
+        sidecar = reader.read_sidecar(result_path_of_sidecar(path))[0]
+        if sidecar is None:
             continue
         read += 1
         backend = sidecar.fingerprint.get("backend", "")

@@ -40,6 +40,7 @@ from pathlib import Path, PurePosixPath
 from neuronasv.errors import StoreError
 from neuronasv.fileio import write_atomic
 from neuronasv.store.git import Git, GitResult, GitTransport, SubprocessGit, redact
+from neuronasv.store.layout import BENCHMARKS_FILE, MACHINE_FILE, parse_result_name
 
 __all__ = [
     "DEFAULT_BRANCH",
@@ -53,7 +54,6 @@ __all__ = [
 DEFAULT_BRANCH = "benchmark-results"
 _TMP_REF_PREFIX = "refs/neuronasv-tmp/"
 # asv names a result file <hash8>-<env>.json; the sidecar shares the stem.
-_RESULT_RE = re.compile(r"^(?P<hash>[0-9a-f]{8})-(?P<env>.+)\.(?:json|neuronasv)$")
 # Messages git prints when a push lost a race (remote moved on) or a ref lock was
 # contended: worth a re-fetch and another try. Anything else (auth, missing repo) is not.
 _RETRYABLE = (
@@ -110,8 +110,8 @@ class PullReport:
 
 def result_commit_prefix(path: str) -> str | None:
     """``machine/abcd1234-env.json`` → ``abcd1234`` (None for machine.json etc.)."""
-    m = _RESULT_RE.match(PurePosixPath(path).name)
-    return m.group("hash") if m else None
+    parsed = parse_result_name(path)
+    return parsed[0] if parsed else None
 
 
 def collect_result_files(
@@ -138,8 +138,8 @@ def collect_result_files(
         if not re.fullmatch(r"[0-9a-f]{8}", p):
             raise StoreError(f"{p!r} is not a commit hash (need at least 8 hex digits)")
     out: dict[str, Path] = {}
-    if (root / "benchmarks.json").is_file():
-        out["benchmarks.json"] = root / "benchmarks.json"
+    if (root / BENCHMARKS_FILE).is_file():
+        out[BENCHMARKS_FILE] = root / BENCHMARKS_FILE
     for mdir in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()):
         if machine is not None and mdir.name != machine:
             continue
@@ -149,7 +149,7 @@ def collect_result_files(
             if not f.is_file() or f.is_symlink():
                 continue
             rel = f"{mdir.name}/{f.name}"
-            if f.name == "machine.json":
+            if f.name == MACHINE_FILE:
                 out[rel] = f
                 continue
             h = result_commit_prefix(f.name)

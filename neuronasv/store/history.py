@@ -7,7 +7,7 @@ and the field, and one bad file never stops the rest from loading.
 
 Layout read: ``<results_dir>/<machine>/<hash8>-<env>.json`` (``machine.json`` and
 ``benchmarks.json`` are metadata, not results), an optional sidecar next to each results
-file (``model.sidecar_path``) and an optional ``<results_dir>/benchmarks.json`` for units.
+file (``store.layout.sidecar_path``) and an optional ``<results_dir>/benchmarks.json`` for units.
 The format itself (listing, header, rows, sidecars, units) is read by
 :class:`neuronasv.store.asvresults.AsvResultsReader`, the one reader the site's scan
 uses too; this module turns its rows into points.
@@ -54,6 +54,7 @@ from neuronasv.store.asvresults import (
     unit_for,
 )
 from neuronasv.store.git import Git
+from neuronasv.store.layout import SIDECAR_SUFFIX, is_result_file_name
 
 __all__ = [
     "HistoryCache",
@@ -428,10 +429,7 @@ def _merge_asv_env(into: dict[str, str], env: Mapping[str, str]) -> None:
 
 def _is_asv_name(rec: RawFile) -> bool:
     """Is ``rec`` at asv's own path for its run: ``<machine>/<hash8>-<env>.json``?"""
-    folder, name = os.path.split(os.path.abspath(rec.path))
-    return name == f"{rec.commit[:8]}-{rec.env_name}.json" and os.path.basename(folder) == (
-        rec.machine
-    )
+    return is_result_file_name(rec.path, rec.machine, rec.commit, rec.env_name)
 
 
 def _one_file_per_run(parsed: Sequence[RawFile]) -> list[RawFile]:
@@ -528,7 +526,7 @@ def missing_results_error(
             e
             for e in history.load_errors
             if os.path.basename(e.split(": ", 1)[0]).startswith(key + "-")
-            and not e.split(": ", 1)[0].endswith(".neuronasv")
+            and not e.split(": ", 1)[0].endswith(SIDECAR_SUFFIX)
         ]
         if bad:
             return CorruptResultsError(

@@ -24,8 +24,8 @@ from neuronasv.model import (
     RunSidecar,
     SeriesId,
     WorkloadProfile,
-    sidecar_path,
 )
+from neuronasv.store.layout import sidecar_path
 
 ENV = "existing-py_usr_bin_python3.11"
 T0 = datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)

@@ -264,7 +264,7 @@ def _cross_device(tmp_path):
 @pytest.mark.slow  # end to end through subprocesses: the full lane
 def test_missing_fingerprint_is_unknown_not_equal_refused_unless_forced(tmp_path):
     """Issue 13 #2: with the head sidecar deleted, cuda vs cpu must not compare as -95 %."""
-    from neuronasv.model import sidecar_path
+    from neuronasv.store.layout import sidecar_path
 
     rd, head = _cross_device(tmp_path)
     r = cli("compare", "a" * 40, "b" * 40, "--results-dir", rd, cwd=str(tmp_path))

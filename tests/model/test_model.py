@@ -20,8 +20,8 @@ from neuronasv.model import (
     RunSidecar,
     SeriesId,
     WorkloadProfile,
-    sidecar_path,
 )
+from neuronasv.store.layout import sidecar_path
 
 
 def _profile() -> WorkloadProfile:

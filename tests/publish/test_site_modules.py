@@ -57,6 +57,7 @@ def test_publish_reads_op_placement_from_the_newest_sidecar(tmp_path: Path) -> N
         sc = RunSidecar(machine="h200", commit_hash=commit, env_name="existing-py",
                         profiles=(prof,))  # fmt: skip
         (folder / f"{commit[:8]}-existing-py.neuronasv").write_text(sc.dumps())
+        (folder / f"{commit[:8]}-existing-py.json").write_text("{}")  # read: the sidecar only
     got = _newest_op_modules(str(tmp_path / "results"), "h200", [BASE, HEAD])
     assert got[("transformer.block", "1x2048x4096x32", "bfloat16", "aten::cat")] == "block.attn"
     assert _newest_op_modules(str(tmp_path / "results"), "h200", ["c" * 40]) == {}

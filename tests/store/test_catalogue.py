@@ -18,10 +18,11 @@ from typing import Any
 import pytest
 
 from neuronasv.errors import CorruptResultsError
-from neuronasv.model import OpProfile, RunSidecar, WorkloadProfile, sidecar_path
+from neuronasv.model import OpProfile, RunSidecar, WorkloadProfile
 from neuronasv.run import asvrun, prepass
 from neuronasv.store import catalogue
 from neuronasv.store.catalogue import OpCatalogue
+from neuronasv.store.layout import sidecar_path
 
 ROOT = Path(__file__).resolve().parents[2]
 
