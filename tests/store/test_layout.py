@@ -20,6 +20,12 @@ def test_names_are_asvs() -> None:
     long_env = "x" * 130  # asv hashes a name of 128 characters or more
     digest = hashlib.md5(long_env.encode(), usedforsecurity=False).hexdigest()
     assert layout.result_name(SHA, long_env) == f"01234567-env-{digest}.json"
+    from asv.results import get_filename  # the rule it copies
+
+    for env in ("existing-py", long_env):
+        assert layout.result_file("r", "box", SHA, env) == os.path.join(
+            "r", get_filename("box", SHA, env)
+        )
     path = layout.result_file("r", "box", SHA, "e")
     assert layout.sidecar_path(path) == os.path.join("r", "box", "01234567-e.neuronasv")
     assert layout.result_path_of_sidecar(layout.sidecar_path(path)) == path
