@@ -15,7 +15,13 @@ issues, the history site. One rule per quantity:
 - **Bytes**: three significant figures in binary units (KiB, MiB, GiB), plain bytes below
   1 KiB: ``512 bytes``, ``1.50 KiB``, ``64.0 MiB``.
 - **Any other unit**: four significant figures and the unit's name (``3.142 flops``).
-- **Calls per iteration**: whole numbers plainly, else two decimals (``3``, ``2.50``).
+- **Calls per iteration**: whole numbers plainly, else two decimals (``3``, ``2.50``);
+  unknown ``–`` (:func:`format_calls_per_iter`, two sides :func:`format_calls`).
+- **Ratio** (a factor of work or range): three significant figures after ``×``; below 1
+  as ``÷`` its inverse unless asked otherwise: ``×512``, ``×1.3``, ``÷2`` (``×0.5``).
+- **Fraction of a calibrated peak**: a percentage up to 100 %; above it the roof is wrong
+  (data in cache against a DRAM roof, a peak calibrated on a loaded machine), so it reads
+  ``above the calibrated peak: recalibrate``, never a figure (:func:`format_peak_fraction`).
 
 Two sides of a change share one scale unless they differ by over 100× (:func:`format_pair`).
 Unknown or non-finite values read ``n/a`` (values) or nothing (p-values, intervals).
@@ -29,11 +35,14 @@ __all__ = [
     "TIME_UNITS",
     "format_bytes",
     "format_calls",
+    "format_calls_per_iter",
     "format_ci",
     "format_delta_pct",
     "format_p",
     "format_pair",
     "format_pct",
+    "format_peak_fraction",
+    "format_ratio",
     "format_signed",
     "format_value",
     "p_text",
@@ -167,7 +176,10 @@ def format_pair(base: float | None, head: float | None, unit: str, *, sep: str =
     return f"{format_value(base, unit, scale=scale)}{sep}{format_value(head, unit, scale=scale)}"
 
 
-def _calls(x: float) -> str:
+def format_calls_per_iter(x: float | None) -> str:
+    """Calls per iteration: ``3``, ``2.50``; unknown ``–``."""
+    if x is None:
+        return "–"
     return f"{x:.0f}" if float(x).is_integer() else f"{x:.2f}"
 
 
@@ -176,7 +188,21 @@ def format_calls(base: float | None, head: float | None) -> str:
     if base is None and head is None:
         return ""
     if base is not None and head is not None and base == head:
-        return _calls(base)
-    b = "–" if base is None else _calls(base)
-    h = "–" if head is None else _calls(head)
-    return f"{b} → {h}"
+        return format_calls_per_iter(base)
+    return f"{format_calls_per_iter(base)} → {format_calls_per_iter(head)}"
+
+
+def format_ratio(ratio: float, *, divide: bool = True) -> str:
+    """A factor: ``×512``, ``×1.3``; below 1 ``÷2`` (``divide=False``: ``×0.5``)."""
+    if divide and 0 < ratio < 1:
+        return f"÷{1 / ratio:.3g}"
+    return f"×{ratio:.3g}"
+
+
+#: What a fraction above the calibrated peak reads (see the module docstring).
+ABOVE_PEAK = "above the calibrated peak: recalibrate"
+
+
+def format_peak_fraction(fraction: float) -> str:
+    """``0.8`` → ``80 %``; above 1 → :data:`ABOVE_PEAK` (a roof exceeded is no fact)."""
+    return ABOVE_PEAK if fraction > 1.0 else format_pct(fraction)

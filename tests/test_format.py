@@ -68,14 +68,34 @@ def test_pairs_share_one_scale() -> None:
     assert fmt.format_calls(3.0, 4.0) == "3 → 4" and fmt.format_calls(2.5, 2.5) == "2.50"
 
 
-# Hand-rolled percentages and p-values: ``x * 100:.1f``, ``{x:.0%}``, ``{p:.2g}``.
-_BY_HAND = re.compile(r"\* ?100(?:\.0)?:[+]?\.?\d*[fg]\}|:[+]?\.\d%\}|\{p[a-z_]*:\.\d[eg]\}")
+# Hand-rolled percentages and p-values: ``x * 100:.1f``, ``{x:.0%}``, ``{p:.2g}``; ratios
+# ``×{r:.3g}``; calls per iteration ``{op.calls_per_iter:g}``.
+_BY_HAND = re.compile(
+    r"\* ?100(?:\.0)?:[+]?\.?\d*[fg]\}|:[+]?\.\d%\}|\{p[a-z_]*:\.\d[eg]\}"
+    r"|[×÷]\{[^}]*:\.?\d*g\}|calls[a-z_]*:(?:g|\.\df)\}"
+)
 
 
 _ALLOWED = {
     # the rule's own text, as the user wrote it (``median:+2.5%``), not a measured figure
     ("rules.py", 'return f"{self.stat} +{self.threshold * 100:g} %"'),
 }
+
+
+def test_ratios_calls_and_peak_fractions() -> None:
+    assert fmt.format_ratio(512.0) == "×512" and fmt.format_ratio(1.25) == "×1.25"
+    assert fmt.format_ratio(0.5) == "÷2" and fmt.format_ratio(0.5, divide=False) == "×0.5"
+    assert fmt.format_calls_per_iter(3.0) == "3" and fmt.format_calls_per_iter(None) == "–"
+    assert fmt.format_peak_fraction(0.8) == "80 %"
+    assert fmt.format_peak_fraction(1.3) == "above the calibrated peak: recalibrate"
+
+
+@pytest.mark.parametrize(
+    "line",
+    ['f"×{a / b:.3g}"', 'f"÷{1 / r:.3g}"', 'f"{op.calls_per_iter:g}"', 'f"{w.calls_base:.2f}"'],
+)
+def test_the_hand_rolled_check_sees_ratios_and_calls(line: str) -> None:
+    assert _BY_HAND.search(line)
 
 
 def test_no_module_formats_percentages_or_p_values_by_hand() -> None:

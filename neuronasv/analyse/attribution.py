@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from neuronasv import dtypes
 from neuronasv.analyse.causes import is_helper, op_order
 from neuronasv.format import format_delta_pct, format_signed, pct_number
 from neuronasv.model import Finding, OpContribution, WorkChange
@@ -64,25 +65,9 @@ __all__ = [
 
 MOVED = ("regression", "improvement", "noisy")
 
-_DTYPE_SHORT = {
-    "bfloat16": "bf16",
-    "float16": "fp16",
-    "half": "fp16",
-    "float32": "fp32",
-    "float": "fp32",
-    "float64": "fp64",
-    "double": "fp64",
-    "float8_e4m3fn": "fp8e4m3",
-    "float8_e5m2": "fp8e5m2",
-}
-
-
 def short_dtype(dtype: str | None) -> str:
-    """``bfloat16`` -> ``bf16`` (unknown names unchanged)."""
-    if not dtype:
-        return ""
-    d = dtype.removeprefix("torch.")
-    return _DTYPE_SHORT.get(d, d)
+    """``bfloat16`` -> ``bf16`` (unknown names unchanged); see :mod:`neuronasv.dtypes`."""
+    return dtypes.short_name(dtype)
 
 
 def _scale(unit: str) -> float:

@@ -38,6 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Literal
 
+from neuronasv.format import format_calls, format_ratio
 from neuronasv.model import Finding, OpProfile, SeriesId, WorkChange, WorkloadProfile
 from neuronasv.model.findings import Verdict, WorkKind
 from neuronasv.samples import median
@@ -233,7 +234,9 @@ def aggregate(changes: Sequence[WorkChange]) -> str:
         h = sum(getattr(w, f"{what}_head") or 0.0 for w in changes)
         if _same(b, h):
             continue
-        parts.append(f"{label} ×{h / b:.3g}" if b > 0 else f"{label} {b:g} → {h:g}")
+        parts.append(
+            f"{label} {format_ratio(h / b, divide=False)}" if b > 0 else f"{label} {b:g} → {h:g}"
+        )
     return ", ".join(parts)
 
 
@@ -243,9 +246,10 @@ def _summary(changes: Sequence[WorkChange]) -> str:
         if w.kind in ("new", "removed"):
             parts.append(f"{w.kind} op {w.op}")
         elif w.kind == "calls" and w.calls_base is not None and w.calls_head is not None:
-            parts.append(f"{w.op} {w.calls_base:g} → {w.calls_head:g} calls")
+            parts.append(f"{w.op} {format_calls(w.calls_base, w.calls_head)} calls")
         elif w.bytes_base and w.bytes_head:
-            parts.append(f"{w.op} bytes ×{w.bytes_head / w.bytes_base:.3g}")
+            ratio = format_ratio(w.bytes_head / w.bytes_base, divide=False)
+            parts.append(f"{w.op} bytes {ratio}")
         else:
             parts.append(f"{w.op} {w.kind}")
     more = f" and {len(changes) - 3} more" if len(changes) > 3 else ""

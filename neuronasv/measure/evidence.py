@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from neuronasv.dtypes import short_name as short_dtype_name
 from neuronasv.errors import UsageError
 from neuronasv.measure.modules import module_of
 from neuronasv.model.profile import WorkloadProfile
@@ -41,21 +42,6 @@ __all__ = [
 
 # Profiler input types that are not tensors (scalars, lists, absent optionals).
 _NON_TENSOR = frozenset({"", "Scalar", "ScalarList", "TensorList", "GenericList", "None"})
-_DTYPE_SHORT = {
-    "c10::BFloat16": "bf16",
-    "c10::Half": "fp16",
-    "float": "fp32",
-    "double": "fp64",
-    "long int": "i64",
-    "int": "i32",
-    "short int": "i16",
-    "signed char": "i8",
-    "unsigned char": "u8",
-    "bool": "bool",
-    "c10::Float8_e4m3fn": "fp8e4m3",
-    "c10::Float8_e5m2": "fp8e5m2",
-    "c10::complex<float>": "c64",
-}
 
 
 def call_signature(shapes: Sequence[Any] | None, dtypes: Sequence[Any] | None) -> str:
@@ -71,7 +57,7 @@ def call_signature(shapes: Sequence[Any] | None, dtypes: Sequence[Any] | None) -
         if dt in _NON_TENSOR:
             continue
         dims = ",".join(str(int(d)) for d in shp) if isinstance(shp, (list, tuple)) else ""
-        parts.append(f"{_DTYPE_SHORT.get(dt, dt)}[{dims}]")
+        parts.append(f"{short_dtype_name(dt)}[{dims}]")
     return ", ".join(parts)
 
 

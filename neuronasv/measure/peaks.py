@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from neuronasv import env
+from neuronasv import dtypes, env
 from neuronasv.errors import UsageError
 
 __all__ = [
@@ -61,7 +61,7 @@ class Peak:
         """Peak FLOP/s for ``dtype`` (``"bfloat16"``), or None when the table lacks it."""
         if dtype is None:
             return None
-        return self.flops_per_s.get(_DTYPE_ALIASES.get(dtype, dtype))
+        return self.flops_per_s.get(_peak_dtype(dtype))
 
     def describe(self) -> str:
         """One line for people: ``h100-sxm: 3350 GB/s, bfloat16 989 TFLOP/s, ...``."""
@@ -78,10 +78,12 @@ class Peak:
         return f"{self.name} ({kind}): " + ", ".join(parts)
 
 
-# Half-precision types run on the same tensor-core / tensor-engine path as bf16 on every
-# device in the table (all list "FP16/BF16" together).
-_DTYPE_ALIASES = {"float16": "bfloat16", "half": "bfloat16", "bf16": "bfloat16",
-                  "fp32": "float32", "float": "float32"}
+def _peak_dtype(spelling: str) -> str:
+    """The table's key for a dtype: its canonical name, and float16 reads bfloat16 (both
+    half-precision types run on the same tensor-core / tensor-engine path on every device
+    in the table, which lists "FP16/BF16" together)."""
+    name = dtypes.workload_dtype(spelling) or spelling
+    return "bfloat16" if name == "float16" else name
 
 
 def _peak(name: str, bw_gbs: float, bf16_tf: float, fp32_tf: float, source: str) -> Peak:
@@ -201,7 +203,7 @@ def parse_peak_override(text: str) -> Peak:
         if key == "bw":
             bw = number * _G
         else:
-            flops[_DTYPE_ALIASES.get(key, key)] = number * _T
+            flops[_peak_dtype(key)] = number * _T
     if bw is None:
         raise UsageError(f"{PEAK_ENV}: 'bw=<GB/s>' is required in {text!r}")
     return Peak(name="override", memory_bytes_per_s=bw, flops_per_s=flops, source=PEAK_ENV)

@@ -60,6 +60,7 @@ from dataclasses import dataclass, field, replace
 from statistics import median
 from typing import Any
 
+from neuronasv import dtypes
 from neuronasv import env as neuronasv_env
 from neuronasv.errors import UsageError
 from neuronasv.measure.opnames import is_host_event
@@ -86,44 +87,12 @@ __all__ = [
     "triton_kernel_cost",
 ]
 
-# --- dtypes -----------------------------------------------------------------------------
-
-# Profiler ``input_dtypes`` strings (C++ type names) and torch names -> (label, itemsize).
-_DTYPES: dict[str, tuple[str, int]] = {
-    "float": ("float32", 4),
-    "float32": ("float32", 4),
-    "torch.float32": ("float32", 4),
-    "double": ("float64", 8),
-    "float64": ("float64", 8),
-    "torch.float64": ("float64", 8),
-    "c10::BFloat16": ("bfloat16", 2),
-    "bfloat16": ("bfloat16", 2),
-    "torch.bfloat16": ("bfloat16", 2),
-    "c10::Half": ("float16", 2),
-    "float16": ("float16", 2),
-    "torch.float16": ("float16", 2),
-    "c10::Float8_e4m3fn": ("float8_e4m3fn", 1),
-    "c10::Float8_e5m2": ("float8_e5m2", 1),
-    "long int": ("int64", 8),
-    "int64": ("int64", 8),
-    "int": ("int32", 4),
-    "int32": ("int32", 4),
-    "short int": ("int16", 2),
-    "signed char": ("int8", 1),
-    "unsigned char": ("uint8", 1),
-    "bool": ("bool", 1),
-}
+# --- dtypes (names and element sizes: neuronasv.dtypes) ---------------------------------
 
 
 def dtype_label(dtype: Any) -> str:
     """Normalise a dtype (``torch.bfloat16``, ``"c10::BFloat16"``, ``"bfloat16"``) to a label."""
-    text = str(dtype)
-    return _DTYPES.get(text, (text.removeprefix("torch."), 0))[0]
-
-
-def _itemsize(dtype: str) -> int | None:
-    entry = _DTYPES.get(dtype)
-    return entry[1] if entry else None
+    return dtypes.label(dtype)
 
 
 # --- per-op cost ------------------------------------------------------------------------
@@ -267,7 +236,7 @@ def _tensors(
 ) -> list[_Tensor | None]:
     """One entry per argument: a tensor, or None for a non-tensor argument."""
     out: list[_Tensor | None] = []
-    dsize = _itemsize(default) or 4
+    dsize = dtypes.element_size(default) or 4
     for i, shape in enumerate(input_shapes):
         raw = input_dtypes[i] if input_dtypes is not None and i < len(input_dtypes) else None
         if isinstance(shape, (list, tuple)) and shape and isinstance(shape[0], (list, tuple)):
@@ -278,11 +247,11 @@ def _tensors(
             out.append(None)
             continue
         if raw is not None:
-            size = _itemsize(raw)
+            size = dtypes.element_size(raw)
             if size is None:  # "Scalar", "ScalarList", "" ...: not a tensor
                 out.append(None)
                 continue
-            out.append(_Tensor(tuple(shape), _DTYPES[raw][0], size))
+            out.append(_Tensor(tuple(shape), dtypes.label(raw), size))
         elif shape:
             out.append(_Tensor(tuple(shape), dtype_label(default), dsize))
         else:

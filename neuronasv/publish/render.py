@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from neuronasv.format import format_pct
+from neuronasv.format import format_pct, format_ratio
 
 __all__ = [
     "SPARK_MIN_FACTOR",
@@ -81,7 +81,8 @@ def spark_scale(values: np.ndarray) -> tuple[np.ndarray, str]:
         span = max(b - a, math.log(SPARK_MIN_FACTOR))
         mid = (a + b) / 2
         heights = (lv - (mid - span / 2)) / span
-        note = f"range ×{hi / lo:.3g}" if hi / lo >= 1.1 else f"range {format_pct(hi / lo - 1)}"
+        ratio = hi / lo
+        note = f"range {format_ratio(ratio)}" if ratio >= 1.1 else f"range {format_pct(ratio - 1)}"
         return heights, note
     a, b = min(lo, 0.0), max(hi, 0.0)
     span = b - a or 1.0

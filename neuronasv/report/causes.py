@@ -18,10 +18,12 @@ from dataclasses import dataclass
 from neuronasv.analyse.attribution import short_dtype
 from neuronasv.analyse.causes import is_helper, op_order
 from neuronasv.format import (
+    format_calls_per_iter,
     format_ci,
     format_delta_pct,
     format_pair,
     format_pct,
+    format_ratio,
     format_signed,
     plural,
 )
@@ -116,16 +118,6 @@ def cause_views(doc: FindingsDocument) -> list[CauseView]:
     return out
 
 
-def _calls(x: float | None) -> str:
-    if x is None:
-        return "–"
-    return f"{x:.0f}" if float(x).is_integer() else f"{x:.2f}"
-
-
-def _ratio_text(r: float) -> str:
-    return f"×{r:.3g}" if r >= 1 else f"÷{1 / r:.3g}"
-
-
 def _clause_kind(ws: Sequence[WorkChange]) -> str:
     """How one op's change reads: new, removed, calls, more data, less data, shapes."""
     if all(w.kind == "new" for w in ws):
@@ -153,7 +145,7 @@ def _clause(kind: str, ops: Sequence[str], by_op: dict[str, list[WorkChange]], c
         ws = [w for op in ops for w in by_op[op]]
         biggest = max(ws, key=lambda w: abs(math.log(_one_ratio(w))))
         return (
-            f"{_names(ops, code)} {verb} (bytes {_ratio_text(_one_ratio(biggest))} at"
+            f"{_names(ops, code)} {verb} (bytes {format_ratio(_one_ratio(biggest))} at"
             f" {code(config_label(biggest.shape, biggest.dtype))})"
         )
     if kind == "shapes":
@@ -163,14 +155,18 @@ def _clause(kind: str, ops: Sequence[str], by_op: dict[str, list[WorkChange]], c
         return f"{_names(ops, code)}: other input shapes{where}"
     bits = []
     for op in ops:
-        pairs = {(_calls(w.calls_base), _calls(w.calls_head)) for w in by_op[op]}
+        pairs = {
+            (format_calls_per_iter(w.calls_base), format_calls_per_iter(w.calls_head))
+            for w in by_op[op]
+        }
         if len(pairs) == 1:
             b, h = next(iter(pairs))
             bits.append(f"{code(op)} {b} → {h} calls")
         else:
             w = by_op[op][0]
             bits.append(
-                f"{code(op)} calls changed ({_calls(w.calls_base)} → {_calls(w.calls_head)} at"
+                f"{code(op)} calls changed ({format_calls_per_iter(w.calls_base)}"
+                f" → {format_calls_per_iter(w.calls_head)} at"
                 f" {code(config_label(w.shape, w.dtype))})"
             )
     return "; ".join(bits)

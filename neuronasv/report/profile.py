@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from neuronasv.format import format_pct, format_value
+from neuronasv.format import format_calls_per_iter, format_pct, format_value
 from neuronasv.model.profile import WorkloadProfile
 from neuronasv.samples import median, noise
 
@@ -83,7 +83,7 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
         per_call = dev / op.calls_per_iter if op.calls_per_iter else dev
         cells: list[Text | str] = [
             Text(safe_text(op.op)),
-            f"{op.calls_per_iter:g}",
+            format_calls_per_iter(op.calls_per_iter),
             _fmt_us(dev),
             format_pct(share),
             _fmt_us(per_call),

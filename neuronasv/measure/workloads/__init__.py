@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from neuronasv import env
+from neuronasv import dtypes, env
 from neuronasv.errors import UsageError
 
 if TYPE_CHECKING:
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUILTIN_MODULES",
-    "DTYPE_ALIASES",
     "USER_MODULES_ENV",
     "Workload",
     "all_workloads",
@@ -46,21 +45,6 @@ __all__ = [
 
 #: Modules (under ``neuronasv.measure.workloads``) whose import registers workloads.
 BUILTIN_MODULES: list[str] = ["rmsnorm", "nki_rmsnorm", "transformer"]
-
-#: Accepted dtype spellings -> canonical torch attribute name.
-DTYPE_ALIASES: dict[str, str] = {
-    "bfloat16": "bfloat16",
-    "bf16": "bfloat16",
-    "float16": "float16",
-    "fp16": "float16",
-    "half": "float16",
-    "float32": "float32",
-    "fp32": "float32",
-    "float": "float32",
-    "float64": "float64",
-    "fp64": "float64",
-    "double": "float64",
-}
 
 _SHAPE_RE = re.compile(r"^[1-9][0-9]*(x[1-9][0-9]*)*$")
 # Generous but finite: a typo such as 4x5120000000 should be an error, not an OOM.
@@ -203,11 +187,10 @@ def parse_dtype(text: str) -> torch.dtype:
     """Parse a dtype name (``bfloat16``, ``bf16``, ``float32``, ...) into a ``torch.dtype``."""
     import torch
 
-    key = str(text).strip().lower().removeprefix("torch.")
-    canonical = DTYPE_ALIASES.get(key)
+    canonical = dtypes.workload_dtype(text)
     if canonical is None:
         raise UsageError(
-            f"unknown dtype {text!r} (known: {', '.join(sorted(set(DTYPE_ALIASES.values())))})"
+            f"unknown dtype {text!r} (known: {', '.join(dtypes.workload_dtype_names())})"
         )
     dtype: torch.dtype = getattr(torch, canonical)
     return dtype
@@ -216,6 +199,8 @@ def parse_dtype(text: str) -> torch.dtype:
 def dtype_name(text_or_dtype: str | torch.dtype) -> str:
     """Canonical label of a dtype (``bf16`` -> ``bfloat16``), as stored in results."""
     if isinstance(text_or_dtype, str):
-        parse_dtype(text_or_dtype)
-        return DTYPE_ALIASES[text_or_dtype.strip().lower().removeprefix("torch.")]
+        canonical = dtypes.workload_dtype(text_or_dtype)
+        if canonical is None:
+            parse_dtype(text_or_dtype)  # raises the one error wording
+        return str(canonical)
     return str(text_or_dtype).removeprefix("torch.")
