@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from neuronasv.measure import backends, workloads
 from neuronasv.measure import roofline as R
 from neuronasv.measure.fingerprint import collect_fingerprint
+from neuronasv.measure.peaks import peak_for
 from neuronasv.measure.profiling import profile_workload
 from neuronasv.measure.workloads import transformer as T
 from neuronasv.model.profile import WorkloadProfile
@@ -128,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
 
     t_start = time.perf_counter()
-    peak = R.peak_for(backend, None if backend.name == "cpu" else collect_fingerprint(backend))
+    peak = peak_for(backend, None if backend.name == "cpu" else collect_fingerprint(backend))
     t_peak = time.perf_counter() - t_start
     print(
         f"backend {backend.name}, preset {preset.name}, threads {torch.get_num_threads()}, "

@@ -42,6 +42,7 @@ __all__ = [
     "NO_DEVICE_STATE",
     "OPS_CATALOGUE",
     "PEAK",
+    "PEAK_FILE",
     "PREFIX",
     "PREPASS_DIR",
     "PROFILE_OUT",
@@ -199,7 +200,7 @@ PEAK: Text[str | None] = Text(
     "NEURONASV_PEAK",
     None,
     "roof for 'of peak': a table key (h100-pcie, trn2/nc) or bw=GB/s,bfloat16=TFLOP/s,...",
-    default_text="by backend and device model",
+    default_text="by backend and device model; the CPU: its calibration",
 )
 HOST_ID: Text[str | None] = Text(
     "NEURONASV_HOST_ID",
@@ -256,6 +257,12 @@ OPS_CATALOGUE: Text[str | None] = Text(
     "asv suite: the machine's op catalogue, added to the seed ops.json",
     set_by=RUN,
 )
+PEAK_FILE: Text[str | None] = Text(
+    "NEURONASV_PEAK_FILE",
+    None,
+    "asv suite: the machine's calibrated CPU peak (<results>/<machine>/calibration.peaks)",
+    set_by=RUN,
+)
 PREPASS_DIR: Text[str | None] = Text(
     "NEURONASV_PREPASS_DIR",
     None,
@@ -292,6 +299,7 @@ VARIABLES: tuple[EnvVar[Any], ...] = (
     PROFILE_OUT,
     TRACE_DIR,
     OPS_CATALOGUE,
+    PEAK_FILE,
     PREPASS_DIR,
     COMPILE_CACHE,
     USER_HOME,

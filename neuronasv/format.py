@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 
 __all__ = [
+    "ABOVE_PEAK",
     "TIME_UNITS",
     "format_bytes",
     "format_calls",

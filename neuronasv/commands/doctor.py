@@ -8,6 +8,11 @@ backends being unavailable is reported with the reason and how to get them, not 
 ``neuron-check.json`` into ``--out`` (default ``neuron-check/``); exit 3 when a check
 failed (the backend will not work here as it is), 0 otherwise.
 
+``--calibrate`` measures this machine's CPU roof (memory bandwidth, matmul FLOP/s per
+dtype) once and stores it with the machine's record in the results folder
+(``<results>/<machine>/calibration.peaks``), where every later ``run`` reads it: run it on a
+quiet machine. ``neuronasv run`` calibrates once by itself when the machine has none.
+
 ``--env`` lists every ``NEURONASV_*`` environment variable (:mod:`neuronasv.env`) with its
 value here and what neuronasv makes of it, without importing torch; the full report ends
 with the same list.
@@ -16,11 +21,12 @@ with the same list.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 from typing import Any
 
-from neuronasv.commands.args import command_parser
+from neuronasv.commands.args import command_parser, machine_name
 from neuronasv.errors import BackendUnavailable
 from neuronasv.format import format_value
 
@@ -49,6 +55,21 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--out", default="neuron-check", help="folder for the --neuron-check report and traces"
     )
     p.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="measure this machine's CPU peak once and store it in the results folder",
+    )
+    p.add_argument(
+        "--results-dir",
+        default=None,
+        help="results folder for --calibrate (default: asv.conf.json's, else .asv/results)",
+    )
+    p.add_argument(
+        "--machine",
+        type=machine_name,
+        help="asv machine name for --calibrate (default: this host's name)",
+    )
+    p.add_argument(
         "--env",
         action="store_true",
         help="only list the NEURONASV_* environment variables and their values here",
@@ -72,6 +93,23 @@ def _neuron_check(args: argparse.Namespace) -> int:
             f" ({', '.join(c.name for c in report.failed)})",
             hint=first.action or None,
         )
+    return 0
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from neuronasv.fileio import write_atomic
+    from neuronasv.measure.peaks import calibrate
+    from neuronasv.store.asvconf import results_dir_for
+    from neuronasv.store.layout import peaks_file
+    from neuronasv.store.machine import machine_info
+
+    machine = machine_info(args.machine)["machine"]
+    path = peaks_file(results_dir_for(".", args.results_dir), machine)
+    peak, text = calibrate()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    write_atomic(path, text)
+    print(f"calibrated {peak.describe()}")
+    print(f"stored in {path} (every later `neuronasv run` on {machine} reads it)")
     return 0
 
 
@@ -115,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if getattr(args, "neuron_check", False):
         return _neuron_check(args)
+    if getattr(args, "calibrate", False):
+        return _calibrate(args)
     from neuronasv.measure.backends import all_backends, get_backend
     from neuronasv.measure.fingerprint import collect_fingerprint
 

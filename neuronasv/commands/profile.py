@@ -156,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
     console.print(header)
     peak = None
     if args.roofline:
-        from neuronasv.measure.roofline import peak_for
+        from neuronasv.measure.peaks import peak_for
 
         peak = peak_for(backend, None if backend.name == "cpu" else collect_fingerprint(backend))
         console.print(
@@ -164,7 +164,14 @@ def run(args: argparse.Namespace) -> int:
             " the op) / measured time"
         )
         console.print(
-            "peak: " + (peak.describe() if peak else "unknown for this device (set NEURONASV_PEAK)")
+            "peak: "
+            + (
+                peak.describe()
+                if peak
+                else "no calibrated CPU peak (neuronasv doctor --calibrate)"
+                if backend.name == "cpu"
+                else "unknown for this device (set NEURONASV_PEAK)"
+            )
         )
     profiles: list[WorkloadProfile] = []
     for w in selected:

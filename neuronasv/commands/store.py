@@ -88,7 +88,7 @@ def check_result_files(files: dict[str, Path]) -> None:
     from neuronasv.model._codec import loads
     from neuronasv.store.asvresults import AsvResultsReader
     from neuronasv.store.history import parse_result_file
-    from neuronasv.store.layout import METADATA_FILES, SIDECAR_SUFFIX
+    from neuronasv.store.layout import METADATA_FILES, PEAKS_FILE, SIDECAR_SUFFIX
 
     reader = AsvResultsReader()
     problems: list[str] = []
@@ -96,7 +96,7 @@ def check_result_files(files: dict[str, Path]) -> None:
         try:
             if rel.endswith(SIDECAR_SUFFIX):
                 reader.sidecar_bytes(path.read_bytes(), str(path))
-            elif rel.rsplit("/", 1)[-1] in METADATA_FILES:
+            elif rel.rsplit("/", 1)[-1] in (*METADATA_FILES, PEAKS_FILE):
                 if not isinstance(loads(path.read_text(encoding="utf-8"), source=str(path)),
                                   dict):
                     raise CorruptResultsError(f"{path}: expected a JSON object")

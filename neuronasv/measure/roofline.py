@@ -53,18 +53,15 @@ from __future__ import annotations
 import math
 import os
 import re
-import threading
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from statistics import median
 from typing import Any
 
 from neuronasv import dtypes
-from neuronasv import env as neuronasv_env
 from neuronasv.errors import UsageError
 from neuronasv.measure.opnames import is_host_event
-from neuronasv.measure.peaks import PEAKS, Peak, neuroncore_peak, parse_peak_override
+from neuronasv.measure.peaks import Peak
 from neuronasv.model.profile import OpProfile, WorkloadProfile
 
 __all__ = [
@@ -77,9 +74,7 @@ __all__ = [
     "costs_from_events",
     "dtype_label",
     "is_triton_kernel",
-    "measure_cpu_peak",
     "op_cost",
-    "peak_for",
     "roofline_fraction",
     "roofline_label",
     "roofline_point",
@@ -688,152 +683,6 @@ def costs_from_events(
                 tuple(notes.get(name, ())),
             )
     return result
-
-
-# --- peaks ------------------------------------------------------------------------------
-
-_cpu_peak_lock = threading.Lock()
-_cpu_peak_cache: dict[tuple[int, tuple[str, ...]], Peak] = {}
-
-
-def _best_seconds(fn: Callable[[], object], repeats: int, clock: Callable[[], float]) -> float:
-    fn()  # warm-up: first-touch page faults, kernel selection
-    best = math.inf
-    for _ in range(repeats):
-        t0 = clock()
-        fn()
-        best = min(best, clock() - t0)
-    return max(best, 1e-9)
-
-
-def _copy_fn(n: int) -> Callable[[], object]:
-    import torch
-
-    src = torch.ones(n, dtype=torch.float32)
-    dst = torch.empty_like(src)
-    return lambda: dst.copy_(src)
-
-
-def _mm_fn(a: Any, b: Any) -> Callable[[], object]:
-    import torch
-
-    return lambda: torch.mm(a, b)
-
-
-def measure_cpu_peak(
-    dtypes: Sequence[str] = ("float32", "bfloat16"),
-    *,
-    copy_mib: int = 32,
-    clock: Callable[[], float] = time.perf_counter,
-    refresh: bool = False,
-) -> Peak:
-    """Measure this CPU's memory bandwidth and matmul throughput (cached per process).
-
-    Bandwidth: best of 5 ``dst.copy_(src)`` over ``copy_mib`` MiB (bytes read + written),
-    larger than the last-level cache share of a CI runner. Throughput: best of 3 square
-    matmuls per dtype at sizes doubling from 128 until one call takes > 20 ms (or 1024),
-    keeping the best rate (bf16 matmul without AVX512-BF16/AMX is ~60x slower than fp32,
-    so a fixed size would either waste seconds or measure overhead). Runs under the
-    current ``torch.get_num_threads()`` — the cache is keyed on it. Takes about a second.
-    A shared machine measures low (the neighbours' load): these are lower bounds of the
-    peak; set ``NEURONASV_PEAK`` for a fixed roof.
-    """
-    import torch
-
-    threads = torch.get_num_threads()
-    key = (threads, tuple(dtypes))
-    with _cpu_peak_lock:
-        if not refresh and key in _cpu_peak_cache:
-            return _cpu_peak_cache[key]
-        n = copy_mib * 2**20 // 4
-        bw = 2 * n * 4 / _best_seconds(_copy_fn(n), 5, clock)
-        flops: dict[str, float] = {}
-        for label in dtypes:
-            dt = getattr(torch, label, None)
-            if not isinstance(dt, torch.dtype):
-                raise UsageError(f"measure_cpu_peak: unknown dtype {label!r}")
-            # The best rate over growing sizes: small sizes are overhead-bound, and on a
-            # loaded machine any single size can be unlucky.
-            best_rate, size = 0.0, 128
-            while True:
-                a = torch.ones(size, size, dtype=dt)
-                b = torch.ones(size, size, dtype=dt)
-                seconds = _best_seconds(_mm_fn(a, b), 3, clock)
-                best_rate = max(best_rate, 2 * size**3 / seconds)
-                if seconds > 0.02 or size >= 1024:
-                    break
-                size *= 2
-            flops[dtype_label(label)] = best_rate
-        peak = Peak(
-            name=f"cpu ({threads} thread{'s' if threads != 1 else ''}, measured)",
-            memory_bytes_per_s=bw,
-            flops_per_s=flops,
-            source=f"measured: {copy_mib} MiB copy, square matmul per dtype",
-            measured=True,
-        )
-        _cpu_peak_cache[key] = peak
-        return peak
-
-
-def _neuron_chip(fingerprint: Mapping[str, str]) -> str | None:
-    text = " ".join(fingerprint.get(k, "") for k in ("device_model", "instance_type", "platform"))
-    text = text.lower()
-    if "trn2" in text or "trainium2" in text:
-        return "trn2"
-    if "trn1" in text or "trainium" in text:
-        return "trn1"
-    return None
-
-
-def _cuda_peak_key(device_model: str) -> str | None:
-    model = device_model.upper()
-    for gpu in ("H200", "H100"):
-        if gpu in model:
-            if "NVL" in model:
-                return f"{gpu.lower()}-nvl"
-            if "PCIE" in model:
-                return f"{gpu.lower()}-pcie" if gpu == "H100" else "h200-nvl"
-            return f"{gpu.lower()}-sxm"
-    return None
-
-
-def peak_for(
-    backend: Any,
-    fingerprint: Mapping[str, str] | None = None,
-    *,
-    env: Mapping[str, str] | None = None,
-) -> Peak | None:
-    """The roof for ``backend`` on this machine, or None when unknown.
-
-    Order: ``NEURONASV_PEAK`` (a table key or ``bw=...,bfloat16=...``); then by backend:
-    ``cpu`` -> :func:`measure_cpu_peak`; ``cuda`` -> the table entry matching the
-    fingerprint's ``device_model`` (H100 SXM/PCIe/NVL, H200 SXM/NVL); ``neuron`` -> one
-    logical NeuronCore of trn1/trn2 (logical size from ``NEURON_LOGICAL_NC_CONFIG``).
-
-    Args:
-        backend: a Backend (its ``name`` is read) or a backend name.
-        fingerprint: :func:`neuronasv.measure.fingerprint.collect_fingerprint` output.
-        env: environment (default ``os.environ``), injectable for tests.
-    """
-    env = os.environ if env is None else env
-    override = neuronasv_env.PEAK.read(env)
-    if override:
-        return parse_peak_override(override)
-    name = backend if isinstance(backend, str) else getattr(backend, "name", "")
-    fp = fingerprint or {}
-    if name == "cpu":
-        return measure_cpu_peak()
-    if name == "cuda":
-        key = _cuda_peak_key(fp.get("device_model", ""))
-        return PEAKS[key] if key else None
-    if name == "neuron":
-        chip = _neuron_chip(fp)
-        if chip is None:
-            return None
-        lnc_text = env.get("NEURON_LOGICAL_NC_CONFIG", "")
-        lnc = int(lnc_text) if lnc_text.isdigit() else None
-        return neuroncore_peak(chip, lnc)
-    return None
 
 
 # --- fractions --------------------------------------------------------------------------

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from neuronasv.analyse.attribution import short_dtype
 from neuronasv.analyse.causes import is_helper, op_order
 from neuronasv.format import (
+    ABOVE_PEAK,
     format_calls_per_iter,
     format_ci,
     format_delta_pct,
     format_pair,
-    format_pct,
+    format_peak_fraction,
     format_ratio,
     format_signed,
     plural,
@@ -249,17 +250,16 @@ def of_peak(
     base: float | None, head: float | None, bound: str | None, *, text: Code = _plain
 ) -> str:
     """``80 % of peak (compute)``, or ``62 % → 80 % of peak (memory)`` when base differs;
-    empty when unknown; a fraction above 1 reads ``>100 %`` (the roof is exceeded: data in
-    cache against a DRAM roof, or an estimated peak). ``bound`` passes through ``text``."""
+    empty when unknown. A fraction above 1 is no fact (data in cache against a DRAM roof,
+    a peak calibrated on a loaded machine): that side reads ``above the calibrated peak:
+    recalibrate`` (:func:`~neuronasv.format.format_peak_fraction`), and the cell says only
+    that. ``bound`` passes through ``text``."""
     vals = [v for v in (base, head) if v is not None and math.isfinite(v) and v >= 0]
     if not vals:
         return ""
-
-    def pct(v: float) -> str:
-        # Above the roof: the roof is exceeded (cache-resident data against a DRAM roof,
-        # an estimated CPU peak); the figure would claim a precision it does not have.
-        return ">100 %" if v > 1.0 else format_pct(v)
-
+    pct = format_peak_fraction
+    if any(v > 1.0 for v in vals):
+        return ABOVE_PEAK + (f" ({text(bound)})" if bound else "")
     if base is not None and head is not None and pct(base) != pct(head):
         figure = f"{pct(base)} → {pct(head)}"
     else:

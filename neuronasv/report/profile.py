@@ -12,7 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from neuronasv.format import format_calls_per_iter, format_pct, format_value
+from neuronasv.format import (
+    format_calls_per_iter,
+    format_pct,
+    format_peak_fraction,
+    format_value,
+)
 from neuronasv.model.profile import WorkloadProfile
 from neuronasv.samples import median, noise
 
@@ -96,7 +101,9 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
             # whose FLOPs are unknown; the full label is in the JSON (roofline_bound).
             bound = _short_bound(op.roofline_bound)
             cells.append(
-                "-" if frac is None else format_pct(frac) + (f" ({bound})" if bound else "")
+                "-"
+                if frac is None
+                else format_peak_fraction(frac) + (f" ({bound})" if bound else "")
             )
         table.add_row(*cells)
     console.print(table)

@@ -74,6 +74,7 @@ from neuronasv.store.catalogue import (
 from neuronasv.store.git import Git
 from neuronasv.store.layout import (
     BENCHMARKS_FILE,
+    peaks_file,
     result_files_of_commit,
     sidecar_path,
 )
@@ -410,6 +411,7 @@ def run_commits(
         )
         cat_path = catalogue_path(results_dir, machine)
         _prepare_catalogue(cat_path, backend_name, progress)
+        _prepare_peaks(peaks_file(results_dir, machine), backend_name, progress)
         shared = _Shared(
             opts, repo, machine, backend_name, fingerprint, base_conf, results_dir, html_dir,
             traces_root, cat_path, home,
@@ -500,6 +502,9 @@ def _commit_env(shared: _Shared, tree: str, sha: str, profile_out: str) -> dict[
     if opts.quick:
         env[suite_env.QUICK.name] = "1"
     env[suite_env.OPS_CATALOGUE.name] = shared.cat_path
+    env[suite_env.PEAK_FILE.name] = os.path.abspath(
+        peaks_file(shared.results_dir, shared.machine)
+    )
     env.pop(suite_env.PREPASS_DIR.name, None)
     env.update(compile_cache_env(opts.compile_cache))
     return env
@@ -606,6 +611,28 @@ def _prepare_catalogue(path: str, backend: str, progress: Progress) -> None:
     ops = sum(len(o) for o in after.backends.get(backend, {}).values())
     note = f", {read} sidecar(s) merged" if read else ""
     progress(f"op catalogue {path}: {ops} op series declared for {backend}{note}")
+
+
+def _prepare_peaks(path: str, backend: str, progress: Progress) -> None:
+    """The machine's calibrated CPU peak (the roof of "of peak"): read it, or on the first
+    run on this machine measure it once, now, before any benchmark loads the machine, and
+    store it with the machine's record. Never re-measured per run; ``neuronasv doctor
+    --calibrate`` re-measures it on a quiet machine. Accelerators use their datasheet."""
+    from neuronasv.measure.peaks import calibrate, load_calibration
+
+    if backend != "cpu" or suite_env.PEAK.read():
+        return
+    peak = load_calibration(path)  # a corrupt file: exit 5 before anything runs
+    if peak is None:
+        peak, text = calibrate()
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        write_atomic(path, text)
+        progress(
+            f"peak {path}: calibrated once for this machine: {peak.describe()}"
+            " (`neuronasv doctor --calibrate` re-measures it on a quiet machine)"
+        )
+    else:
+        progress(f"peak {path}: {peak.describe()}")
 
 
 def _grow_catalogue(

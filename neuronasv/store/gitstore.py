@@ -40,7 +40,7 @@ from pathlib import Path, PurePosixPath
 from neuronasv.errors import StoreError
 from neuronasv.fileio import write_atomic
 from neuronasv.store.git import Git, GitResult, GitTransport, SubprocessGit, redact
-from neuronasv.store.layout import BENCHMARKS_FILE, MACHINE_FILE, parse_result_name
+from neuronasv.store.layout import BENCHMARKS_FILE, MACHINE_FILE, PEAKS_FILE, parse_result_name
 
 __all__ = [
     "DEFAULT_BRANCH",
@@ -122,7 +122,8 @@ def collect_result_files(
 ) -> dict[str, Path]:
     """Find the files of an asv results folder that belong on the results branch.
 
-    Takes ``benchmarks.json``, each ``<machine>/machine.json`` and every
+    Takes ``benchmarks.json``, each ``<machine>/machine.json`` (and the machine's
+    ``calibration.peaks``) and every
     ``<machine>/<hash8>-<env>.json`` with its ``.neuronasv`` sidecar; anything else (traces,
     caches, html) stays local. ``machine`` and ``commits`` (full or ≥ 8-char prefixes)
     narrow the selection.
@@ -149,7 +150,7 @@ def collect_result_files(
             if not f.is_file() or f.is_symlink():
                 continue
             rel = f"{mdir.name}/{f.name}"
-            if f.name == MACHINE_FILE:
+            if f.name in (MACHINE_FILE, PEAKS_FILE):
                 out[rel] = f
                 continue
             h = result_commit_prefix(f.name)

@@ -4,6 +4,8 @@ A results folder, as asv writes it and as neuronasv adds to it::
 
     <results>/benchmarks.json                       asv: every benchmark's metadata (units)
     <results>/<machine>/machine.json                asv: the machine's facts
+    <results>/<machine>/calibration.peaks           neuronasv: the machine's calibrated
+                                                    CPU peak (measure/peaks.py)
     <results>/<machine>/<hash8>-<env>.json          asv: one run's results (asv's name)
     <results>/<machine>/<hash8>-<env>.neuronasv     neuronasv: that run's sidecar (not
                                                     ``.json``, so asv's ``iter_results``
@@ -27,12 +29,14 @@ __all__ = [
     "BENCHMARKS_FILE",
     "MACHINE_FILE",
     "METADATA_FILES",
+    "PEAKS_FILE",
     "RESULT_SUFFIX",
     "SIDECAR_SUFFIX",
     "commit_prefix",
     "is_result_file_name",
     "machine_file",
     "parse_result_name",
+    "peaks_file",
     "result_file",
     "result_files_of_commit",
     "result_name",
@@ -45,6 +49,8 @@ __all__ = [
 RESULT_SUFFIX = ".json"
 SIDECAR_SUFFIX = ".neuronasv"
 MACHINE_FILE = "machine.json"
+#: The machine's calibrated peaks (not ``.json``: asv would try to load it as results).
+PEAKS_FILE = "calibration.peaks"
 BENCHMARKS_FILE = "benchmarks.json"
 #: asv's metadata files: in a results folder, but not results.
 METADATA_FILES = frozenset({MACHINE_FILE, BENCHMARKS_FILE})
@@ -109,6 +115,11 @@ def result_path_of_sidecar(path: str) -> str:
 def machine_file(results_dir: str, machine: str) -> str:
     """asv's ``<results>/<machine>/machine.json``."""
     return os.path.join(results_dir, machine, MACHINE_FILE)
+
+
+def peaks_file(results_dir: str, machine: str) -> str:
+    """The machine's calibrated peaks: ``<results>/<machine>/calibration.peaks``."""
+    return os.path.join(results_dir, machine, PEAKS_FILE)
 
 
 def trace_parts(machine: str, commit: str) -> tuple[str, str]:

@@ -18,12 +18,14 @@ def wc(op: str, kind: str, **kw: object) -> WorkChange:
     return WorkChange(*CFG, op=op, kind=kind, **kw)  # type: ignore[arg-type]
 
 
-def test_a_fraction_above_the_roof_reads_as_such() -> None:
+def test_a_fraction_above_the_roof_is_never_shown_as_a_fact() -> None:
     from neuronasv.report.causes import of_peak
 
-    assert of_peak(0.048, 1.19, "memory") == "4.8 % → >100 % of peak (memory)"
+    above = "above the calibrated peak: recalibrate"
+    assert of_peak(0.048, 1.19, "memory") == f"{above} (memory)"
     assert of_peak(0.62, 0.21, "memory") == "62 % → 21 % of peak (memory)"
-    assert of_peak(None, 1.5, None) == ">100 % of peak"
+    assert of_peak(None, 1.5, None) == above
+    assert "%" not in of_peak(1.3, 4.79, "compute")  # seen: aten::mm 130 %, aten::mul 479 %
 
 
 def test_a_work_decided_total_is_not_bolded_as_a_timed_change() -> None:
