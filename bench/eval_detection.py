@@ -38,11 +38,12 @@ import numpy as np
 
 from neuronasv import samples
 from neuronasv.analyse import stats
-from neuronasv.analyse.attribution import attribute, headline
+from neuronasv.analyse.attribution import attribute
 from neuronasv.analyse.changepoints import CPSettings, detect
 from neuronasv.analyse.floors import NoiseFloor
 from neuronasv.analyse.pairwise import PairInput, Settings, judge
 from neuronasv.model import Point, ProfileDocument, SeriesId, WorkloadProfile
+from neuronasv.report.headline import headline
 
 INJECT = (0.0, 0.01, 0.02, 0.05, 0.10, 0.20)
 TARGET = ("rmsnorm.naive", "aten::mul")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from neuronasv.analyse.acks import Acknowledgement, load_acks, match_ack, save_acks
-    from neuronasv.analyse.attribution import attribute, headline
+    from neuronasv.analyse.attribution import attribute
     from neuronasv.analyse.changepoints import CPSettings, detect, detect_history
     from neuronasv.analyse.floors import NoiseFloor, floor_key, noise_floors
     from neuronasv.analyse.pairwise import PairInput, Settings, compare, judge
@@ -27,7 +27,6 @@ _WHERE = {
     "match_ack": "acks",
     "save_acks": "acks",
     "attribute": "attribution",
-    "headline": "attribution",
     "CPSettings": "changepoints",
     "detect": "changepoints",
     "detect_history": "changepoints",
@@ -55,7 +54,6 @@ __all__ = [
     "detect",
     "detect_history",
     "floor_key",
-    "headline",
     "judge",
     "load_acks",
     "match_ack",

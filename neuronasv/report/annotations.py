@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from neuronasv.analyse.attribution import headline
 from neuronasv.format import format_delta_pct, format_p, format_pair
 from neuronasv.model.findings import ChangePoint, Finding, FindingsDocument
 from neuronasv.report.digest import digest
 from neuronasv.report.escape import clean, workflow_data, workflow_property
+from neuronasv.report.headline import headline
 from neuronasv.report.rowwords import state_words
 
 __all__ = ["MAX_PER_KIND", "annotation", "render_annotations"]

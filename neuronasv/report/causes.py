@@ -15,8 +15,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from neuronasv.analyse.attribution import short_dtype
 from neuronasv.analyse.causes import is_helper, op_order
+from neuronasv.dtypes import short_name as short_dtype
 from neuronasv.format import (
     ABOVE_PEAK,
     format_calls_per_iter,

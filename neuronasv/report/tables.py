@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from neuronasv.analyse.attribution import headline
 from neuronasv.analyse.rowstate import ensure_states
 from neuronasv.format import format_ci, format_delta_pct, format_p, format_pct, format_value
 from neuronasv.model import ChangePoint, Finding, FindingsDocument
 from neuronasv.report.digest import lost_phrase
 from neuronasv.report.escape import clean, inert_model, md_code, md_text, plain_model
+from neuronasv.report.headline import headline
 from neuronasv.report.rowwords import LEGEND, count_line, gate_phrase, state_cell, state_words
 
 __all__ = ["VERDICT_ORDER", "compare_markdown", "compare_text", "history_text", "sort_findings"]

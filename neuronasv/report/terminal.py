@@ -13,7 +13,6 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from neuronasv.analyse.attribution import headline
 from neuronasv.analyse.runnernoise import sentence as noise_sentence
 from neuronasv.format import (
     format_calls,
@@ -26,6 +25,7 @@ from neuronasv.model.findings import ChangePoint, Finding, FindingsDocument
 from neuronasv.report.causes import module_chain_text, of_peak
 from neuronasv.report.digest import Digest, digest, group_label
 from neuronasv.report.escape import clean, plain_model
+from neuronasv.report.headline import headline
 from neuronasv.report.rowwords import LEGEND, state_cell
 
 __all__ = ["render_terminal", "terminal_text"]

@@ -9,11 +9,12 @@ from analyse_asvdata import neuronasv_run
 from neuronasv import samples
 from neuronasv.analyse import stats
 from neuronasv.analyse.acks import Acknowledgement
-from neuronasv.analyse.attribution import attribute, headline
+from neuronasv.analyse.attribution import attribute
 from neuronasv.analyse.pairwise import PairInput, Settings, compare, judge
 from neuronasv.analyse.rules import Rule, RuleSet
 from neuronasv.errors import IncomparableError, UsageError
 from neuronasv.model import Finding, FindingsDocument, OpContribution, Point, SeriesId
+from neuronasv.report.headline import headline
 from neuronasv.store.history import load_history
 from tests.analyse.conftest import DATA
 
