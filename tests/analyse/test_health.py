@@ -28,7 +28,7 @@ from neuronasv.model.findings import CanaryCheck, DeviceHealth
 from neuronasv.report.digest import digest
 from neuronasv.report.markdown import render_comment
 from tests.analyse.analyse_asvdata import neuronasv_run
-from tests.analyse.test_cli import cli
+from tests.commands.test_analysis_commands import cli
 
 NAME = "canary.cuda.mm4096-bfloat16+copy512MiB"
 #: Canary levels (µs) of 12 separate processes on the shared 2-core CPU runner

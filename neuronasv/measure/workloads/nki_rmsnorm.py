@@ -26,7 +26,7 @@ is not tried: its kernels are a compile error from NKI 0.4 (SDK 2.30).
 
 **Unverified on hardware**: nothing in this repository's CI has a Trainium device. The
 tiling, LNC split and arithmetic run on a NumPy stand-in of the current ``nki.language``
-that, like the real one, has no ``arange`` and takes no ``mask=`` (tests/workloads,
+that, like the real one, has no ``arange`` and takes no ``mask=`` (tests/measure/workloads,
 ``@pytest.mark.standin``); the real compile, the TorchNeuron call path and the numbers do
 not. ``neuronasv doctor --neuron-check`` runs the kernel against ``torch.rms_norm`` on a real host.
 Elsewhere the workload is skipped with a reason (:func:`skip_reason`).
