@@ -10,7 +10,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from neuronasv.model import ChangePoint, FindingsDocument, History, Point, Series, SeriesId
-from neuronasv.publish import PublishOptions, from_history, publish_site, scan_results, site
+from neuronasv.publish import PublishOptions, from_history, output, publish_site, scan_results, site
 from neuronasv.publish.feeds import ATOM_NS
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -155,7 +155,7 @@ def test_data_files_are_strict_json_and_round_trip(tiny_history: Path, tmp_path:
 def test_incremental_rewrites_only_the_last_chunk(
     history_copy: Path, synth: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(site, "CHUNK", 16)  # 40 commits -> 3 chunks per workload
+    monkeypatch.setattr(output, "CHUNK", 16)  # 40 commits -> 3 chunks per workload
     out = tmp_path / "site"
     r1 = publish_site(
         scan_results(history_copy / "results", workers=1), out, options=PublishOptions(now=NOW)
