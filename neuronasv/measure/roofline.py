@@ -278,54 +278,81 @@ def _cost(flops: float, nbytes: float, dtype: str) -> OpCost:
     return OpCost(float(flops), float(nbytes), {dtype: float(flops)} if flops else {})
 
 
+def _mm(t: list[_Tensor]) -> OpCost | None:
+    a, b = t[0], t[1]
+    if len(a.shape) != 2 or len(b.shape) != 2:
+        return None
+    m, k, n = a.shape[0], a.shape[1], b.shape[1]
+    return _cost(2 * m * k * n, a.nbytes + b.nbytes + m * n * a.itemsize, a.dtype)
+
+
+def _addmm(t: list[_Tensor]) -> OpCost | None:
+    bias, a, b = t[0], t[1], t[2]
+    if len(a.shape) != 2 or len(b.shape) != 2:
+        return None
+    m, k, n = a.shape[0], a.shape[1], b.shape[1]
+    return _cost(2 * m * k * n, bias.nbytes + a.nbytes + b.nbytes + m * n * a.itemsize,
+                 a.dtype)
+
+
+def _bmm(t: list[_Tensor]) -> OpCost | None:
+    a, b = t[0], t[1]
+    if len(a.shape) != 3 or len(b.shape) != 3:
+        return None
+    bt, m, k, n = a.shape[0], a.shape[1], a.shape[2], b.shape[2]
+    return _cost(2 * bt * m * k * n, a.nbytes + b.nbytes + bt * m * n * a.itemsize, a.dtype)
+
+
+def _baddbmm(t: list[_Tensor]) -> OpCost | None:
+    c, a, b = t[0], t[1], t[2]
+    if len(a.shape) != 3 or len(b.shape) != 3:
+        return None
+    bt, m, k, n = a.shape[0], a.shape[1], a.shape[2], b.shape[2]
+    return _cost(2 * bt * m * k * n, c.nbytes + a.nbytes + b.nbytes + bt * m * n * a.itemsize,
+                 a.dtype)
+
+
+def _matmul(t: list[_Tensor]) -> OpCost | None:
+    a, b = t[0], t[1]
+    sa = a.shape if len(a.shape) > 1 else (1, *a.shape)
+    sb = b.shape if len(b.shape) > 1 else (*b.shape, 1)
+    batch = _broadcast([sa[:-2], sb[:-2]])
+    if batch is None or sa[-1] != sb[-2]:
+        return None
+    m, k, n = sa[-2], sa[-1], sb[-1]
+    nb = math.prod(batch)
+    return _cost(2 * nb * m * k * n, a.nbytes + b.nbytes + nb * m * n * a.itemsize, a.dtype)
+
+
+def _linear(t: list[_Tensor]) -> OpCost | None:
+    x, w = t[0], t[1]
+    if len(w.shape) != 2 or not x.shape or x.shape[-1] != w.shape[1]:
+        return None
+    rows = math.prod(x.shape[:-1])
+    n, k = w.shape
+    bias_bytes = t[2].nbytes if len(t) > 2 else 0
+    return _cost(2 * rows * k * n, x.nbytes + w.nbytes + bias_bytes + rows * n * x.itemsize,
+                 x.dtype)
+
+
+# op -> (tensor arguments it needs at least, its cost formula)
+_MATMULS: dict[str, tuple[int, Callable[[list[_Tensor]], OpCost | None]]] = {
+    "mm": (2, _mm),
+    "addmm": (3, _addmm),
+    "_addmm_activation": (3, _addmm),
+    "bmm": (2, _bmm),
+    "baddbmm": (3, _baddbmm),
+    "matmul": (2, _matmul),
+    "linear": (2, _linear),
+}
+
+
 def _matmul_cost(name: str, ts: list[_Tensor | None]) -> OpCost | None:
+    entry = _MATMULS.get(name)
     tensors = [t for t in ts if t is not None]
-    if name == "mm" and len(tensors) >= 2:
-        a, b = tensors[0], tensors[1]
-        if len(a.shape) != 2 or len(b.shape) != 2:
-            return None
-        m, k, n = a.shape[0], a.shape[1], b.shape[1]
-        return _cost(2 * m * k * n, a.nbytes + b.nbytes + m * n * a.itemsize, a.dtype)
-    if name in ("addmm", "_addmm_activation") and len(tensors) >= 3:
-        bias, a, b = tensors[0], tensors[1], tensors[2]
-        if len(a.shape) != 2 or len(b.shape) != 2:
-            return None
-        m, k, n = a.shape[0], a.shape[1], b.shape[1]
-        return _cost(2 * m * k * n, bias.nbytes + a.nbytes + b.nbytes + m * n * a.itemsize,
-                     a.dtype)
-    if name == "bmm" and len(tensors) >= 2:
-        a, b = tensors[0], tensors[1]
-        if len(a.shape) != 3 or len(b.shape) != 3:
-            return None
-        bt, m, k, n = a.shape[0], a.shape[1], a.shape[2], b.shape[2]
-        return _cost(2 * bt * m * k * n, a.nbytes + b.nbytes + bt * m * n * a.itemsize, a.dtype)
-    if name == "baddbmm" and len(tensors) >= 3:
-        c, a, b = tensors[0], tensors[1], tensors[2]
-        if len(a.shape) != 3 or len(b.shape) != 3:
-            return None
-        bt, m, k, n = a.shape[0], a.shape[1], a.shape[2], b.shape[2]
-        return _cost(2 * bt * m * k * n, c.nbytes + a.nbytes + b.nbytes + bt * m * n * a.itemsize,
-                     a.dtype)
-    if name == "matmul" and len(tensors) >= 2:
-        a, b = tensors[0], tensors[1]
-        sa = a.shape if len(a.shape) > 1 else (1, *a.shape)
-        sb = b.shape if len(b.shape) > 1 else (*b.shape, 1)
-        batch = _broadcast([sa[:-2], sb[:-2]])
-        if batch is None or sa[-1] != sb[-2]:
-            return None
-        m, k, n = sa[-2], sa[-1], sb[-1]
-        nb = math.prod(batch)
-        return _cost(2 * nb * m * k * n, a.nbytes + b.nbytes + nb * m * n * a.itemsize, a.dtype)
-    if name == "linear" and len(tensors) >= 2:
-        x, w = tensors[0], tensors[1]
-        if len(w.shape) != 2 or not x.shape or x.shape[-1] != w.shape[1]:
-            return None
-        rows = math.prod(x.shape[:-1])
-        n, k = w.shape
-        bias_bytes = tensors[2].nbytes if len(tensors) > 2 else 0
-        return _cost(2 * rows * k * n, x.nbytes + w.nbytes + bias_bytes + rows * n * x.itemsize,
-                     x.dtype)
-    return None
+    if entry is None or len(tensors) < entry[0]:
+        return None
+    return entry[1](tensors)
 
 
 def _causal_share(lq: int, lk: int) -> float:
@@ -465,6 +492,70 @@ def _reduced_numel(
     return 1
 
 
+def _movement_cost(
+    name: str, tensors: list[_Tensor], input_shapes: Sequence[Any], _: Sequence[Any] | None
+) -> OpCost | None:
+    """Ops that only move or set data: copy, fill, cat/stack (None: not one of them)."""
+    first = tensors[0]
+    if name in ("copy_",):
+        src = tensors[1] if len(tensors) > 1 else first
+        return _cost(0, first.nbytes + src.nbytes, first.dtype)
+    if name in ("fill_", "zero_"):
+        return _cost(0, first.nbytes, first.dtype)
+    if name in ("cat", "stack"):
+        shapes = input_shapes[0] if input_shapes else []
+        if not (isinstance(shapes, (list, tuple)) and shapes
+                and all(isinstance(s, (list, tuple)) for s in shapes)):
+            return _UNKNOWN
+        total = sum(math.prod(s) for s in shapes) * first.itemsize
+        return _cost(0, 2 * total, first.dtype)
+    return None
+
+
+def _elementwise_cost(
+    name: str, tensors: list[_Tensor], _: Sequence[Any], __: Sequence[Any] | None
+) -> OpCost | None:
+    """One FLOP per output element; every input read, the output written once."""
+    if not (name in _ELEMENTWISE_1 or name.rstrip("_") in _ELEMENTWISE_1):
+        return None
+    first = tensors[0]
+    if name.endswith("_"):  # in place: the output is the first argument
+        out_numel, out_size = first.numel, first.itemsize
+    else:
+        shape = _broadcast(t.shape for t in tensors)
+        if shape is None:
+            return _UNKNOWN
+        out_numel = math.prod(shape)
+        out_size = max(t.itemsize for t in tensors if t.numel > 1) if any(
+            t.numel > 1 for t in tensors) else first.itemsize
+    reads = sum(t.nbytes for t in tensors)
+    dt = max(tensors, key=lambda t: t.numel).dtype
+    return _cost(out_numel, reads + out_numel * out_size, dt)
+
+
+def _reduction_cost(
+    name: str, tensors: list[_Tensor], _: Sequence[Any], concrete_inputs: Sequence[Any] | None
+) -> OpCost | None:
+    """Reductions, softmax and the norms (forward and backward)."""
+    first = tensors[0]
+    if name in _REDUCTIONS:
+        out = _reduced_numel(first, concrete_inputs, tensors[1:])
+        return _cost(first.numel, first.nbytes + out * first.itemsize, first.dtype)
+    if name in _SOFTMAX:
+        return _cost(5 * first.numel, 2 * first.nbytes, first.dtype)
+    if name in _SOFTMAX_BWD:
+        return _cost(3 * first.numel, 3 * first.nbytes, first.dtype)
+    if name in ("_fused_rms_norm", "rms_norm", "native_layer_norm", "layer_norm"):
+        extra = sum(t.nbytes for t in tensors[1:])
+        per = 4 if "rms" in name else 8
+        return _cost(per * first.numel, 2 * first.nbytes + extra, first.dtype)
+    if name in ("_fused_rms_norm_backward", "native_layer_norm_backward"):
+        # grad_out, input read; grad_input written; small per-row stats and weights.
+        small = sum(t.nbytes for t in tensors[2:])
+        return _cost(8 * first.numel, 3 * first.nbytes + 2 * small, first.dtype)
+    return None
+
+
 def op_cost(
     op: str,
     input_shapes: Sequence[Any],
@@ -505,47 +596,10 @@ def op_cost(
         return matmul
     if not tensors:
         return _UNKNOWN
-    first = tensors[0]
-    if name in ("copy_",):
-        src = tensors[1] if len(tensors) > 1 else first
-        return _cost(0, first.nbytes + src.nbytes, first.dtype)
-    if name in ("fill_", "zero_"):
-        return _cost(0, first.nbytes, first.dtype)
-    if name in ("cat", "stack"):
-        shapes = input_shapes[0] if input_shapes else []
-        if not (isinstance(shapes, (list, tuple)) and shapes
-                and all(isinstance(s, (list, tuple)) for s in shapes)):
-            return _UNKNOWN
-        total = sum(math.prod(s) for s in shapes) * first.itemsize
-        return _cost(0, 2 * total, first.dtype)
-    if name in _ELEMENTWISE_1 or name.rstrip("_") in _ELEMENTWISE_1:
-        if name.endswith("_"):  # in place: the output is the first argument
-            out_numel, out_size = first.numel, first.itemsize
-        else:
-            shape = _broadcast(t.shape for t in tensors)
-            if shape is None:
-                return _UNKNOWN
-            out_numel = math.prod(shape)
-            out_size = max(t.itemsize for t in tensors if t.numel > 1) if any(
-                t.numel > 1 for t in tensors) else first.itemsize
-        reads = sum(t.nbytes for t in tensors)
-        dt = max(tensors, key=lambda t: t.numel).dtype
-        return _cost(out_numel, reads + out_numel * out_size, dt)
-    if name in _REDUCTIONS:
-        out = _reduced_numel(first, concrete_inputs, tensors[1:])
-        return _cost(first.numel, first.nbytes + out * first.itemsize, first.dtype)
-    if name in _SOFTMAX:
-        return _cost(5 * first.numel, 2 * first.nbytes, first.dtype)
-    if name in _SOFTMAX_BWD:
-        return _cost(3 * first.numel, 3 * first.nbytes, first.dtype)
-    if name in ("_fused_rms_norm", "rms_norm", "native_layer_norm", "layer_norm"):
-        extra = sum(t.nbytes for t in tensors[1:])
-        per = 4 if "rms" in name else 8
-        return _cost(per * first.numel, 2 * first.nbytes + extra, first.dtype)
-    if name in ("_fused_rms_norm_backward", "native_layer_norm_backward"):
-        # grad_out, input read; grad_input written; small per-row stats and weights.
-        small = sum(t.nbytes for t in tensors[2:])
-        return _cost(8 * first.numel, 3 * first.nbytes + 2 * small, first.dtype)
+    for rule in (_movement_cost, _elementwise_cost, _reduction_cost):
+        got = rule(name, tensors, input_shapes, concrete_inputs)
+        if got is not None:
+            return got
     return _UNKNOWN
 
 
