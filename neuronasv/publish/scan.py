@@ -403,6 +403,40 @@ def scan_results(
     say = progress or (lambda _m: None)
     layouts = _Layouts(os.path.join(cache.directory, "layouts") if cache else None)
     errors: list[str] = []
+    summaries = _summaries(rdir, machine, cache, layouts, workers, say, errors)
+    for s in summaries:
+        errors.extend(s.warnings)
+    by_machine: dict[str, list[Summary]] = {}
+    for s in summaries:
+        if machine is None or s.machine == machine:
+            by_machine.setdefault(s.machine, []).append(s)
+    order = _commit_order(repo, by_machine, errors)
+    unit_of = benchmark_units(rdir)
+    # benchmarks a sidecar names are neuronasv device time, in seconds (asvresults.unit_for)
+    mapped = {
+        b
+        for lid in {s.layout_id for ss in by_machine.values() for s in ss}
+        for b, _p, sid in (layouts.get(lid) or ())
+        if sid is not None
+    }
+    machines = [
+        _assemble(name, by_machine[name], layouts, order, unit_of, mapped, errors)
+        for name in sorted(by_machine)
+    ]
+    return SiteData(machines=machines, load_errors=errors)
+
+
+def _summaries(
+    rdir: str,
+    machine: str | None,
+    cache: ParseCache[Summary] | None,
+    layouts: _Layouts,
+    workers: int | None,
+    say: Callable[[str], None],
+    errors: list[str],
+) -> list[Summary]:
+    """Every results file's summary: from the cache when fresh, else parsed (in worker
+    processes when there are many); unreadable files go to ``errors``."""
     summaries: list[Summary] = []
     todo: list[tuple[str, tuple[int, ...]]] = []
     for path in result_paths(rdir, machine):  # ResultsError when the folder is missing
@@ -435,32 +469,23 @@ def scan_results(
         if cache is not None:
             cache.stats.writes += 1  # the worker wrote the entry
         summaries.append(s)
-    for s in summaries:
-        errors.extend(s.warnings)
-    by_machine: dict[str, list[Summary]] = {}
-    for s in summaries:
-        if machine is None or s.machine == machine:
-            by_machine.setdefault(s.machine, []).append(s)
-    order: dict[str, int] = {}
-    if repo is not None and by_machine:
-        try:
-            wanted = {s.commit for ss in by_machine.values() for s in ss}
-            order = {c: i for i, c in enumerate(git_order(os.fspath(repo), wanted))}
-        except CorruptResultsError as exc:
-            errors.append(f"commit order: {exc}; falling back to asv commit dates")
-    unit_of = benchmark_units(rdir)
-    # benchmarks a sidecar names are neuronasv device time, in seconds (asvresults.unit_for)
-    mapped = {
-        b
-        for lid in {s.layout_id for ss in by_machine.values() for s in ss}
-        for b, _p, sid in (layouts.get(lid) or ())
-        if sid is not None
-    }
-    machines = [
-        _assemble(name, by_machine[name], layouts, order, unit_of, mapped, errors)
-        for name in sorted(by_machine)
-    ]
-    return SiteData(machines=machines, load_errors=errors)
+    return summaries
+
+
+def _commit_order(
+    repo: str | os.PathLike[str] | None,
+    by_machine: Mapping[str, list[Summary]],
+    errors: list[str],
+) -> dict[str, int]:
+    """Commit -> position in git's order (empty without a repo, or when git cannot say)."""
+    if repo is None or not by_machine:
+        return {}
+    try:
+        wanted = {s.commit for ss in by_machine.values() for s in ss}
+        return {c: i for i, c in enumerate(git_order(os.fspath(repo), wanted))}
+    except CorruptResultsError as exc:
+        errors.append(f"commit order: {exc}; falling back to asv commit dates")
+        return {}
 
 
 def _assemble(

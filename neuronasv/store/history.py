@@ -275,16 +275,12 @@ def load_history(
         return _load_history(rdir, paths, machine, repo, cache, git)
 
 
-def _load_history(
-    rdir: str,
-    paths: list[str],
-    machine: str | None,
-    repo: str | os.PathLike[str] | None,
-    cache: HistoryCache | None,
-    git: Git | None,
-) -> History:
+def _read_files(
+    paths: list[str], machine: str | None, cache: HistoryCache | None, errors: list[str]
+) -> list[RawFile]:
+    """Every results file (from the cache when fresh) of ``machine`` (all when None); an
+    unreadable one goes to ``errors``, its warnings too."""
     reader = AsvResultsReader()
-    errors: list[str] = []
     parsed: list[RawFile] = []
     interned: dict[tuple[str, tuple[str, ...]], tuple[tuple[tuple[str, ...], ...], int]] = {}
     for path in paths:
@@ -307,8 +303,16 @@ def _load_history(
             continue
         errors.extend(rec.warnings)
         parsed.append(rec)
-    parsed = _one_file_per_run(parsed)
+    return parsed
 
+
+def _commits_in_order(
+    parsed: list[RawFile],
+    repo: str | os.PathLike[str] | None,
+    git: Git | None,
+    errors: list[str],
+) -> list[str]:
+    """The commits of ``parsed`` in git's order; those git does not know last, by date."""
     dates: dict[str, int] = {}
     for rec in parsed:
         if rec.date is not None:
@@ -322,7 +326,55 @@ def _load_history(
         except StoreError as exc:
             errors.append(f"commit order: {exc}; falling back to asv commit dates")
     rest = sorted(all_commits - set(ordered), key=lambda c: (dates.get(c, 0), c))
-    commits = ordered + rest  # commits git does not know go last, by date
+    return ordered + rest
+
+
+_Key = tuple[str, str, str, tuple[str, ...]]
+
+
+def _row_series(
+    rec: RawFile,
+    bench: str,
+    combos: Any,
+    smap: Any,
+    ids: dict[_Key, SeriesId],
+    points: dict[_Key, list[Point]],
+) -> tuple[list[list[Point]], list[Any], list[Any], Any]:
+    """A row's point list per combination and the identities its sidecar names (once per
+    distinct row: files repeat their rows)."""
+    lists: list[list[Point]] = []
+    named: list[tuple[_Key, SeriesId | None]] = []
+    for params in combos:
+        k = (rec.machine, rec.env_name, bench, params)
+        sid = smap.get(bench, params) if smap is not None else None
+        if sid is None and k not in ids:
+            ids[k] = SeriesId(bench, params)
+        named.append((k, sid))
+        lists.append(points.setdefault(k, []))
+    every = [(k2, s2) for k2, s2 in named if s2 is not None]
+    return (lists, named if every else [], every, combos)
+
+
+def _named_with_values(named: list[Any], values: Any) -> list[Any]:
+    """The (key, SeriesId) pairs a sidecar names whose value is present (NaN: skipped)."""
+    return [
+        (k, sid)
+        for (k, sid), v in zip(named, values, strict=False)
+        if sid is not None and (v is None or v == v)
+    ]
+
+
+def _load_history(
+    rdir: str,
+    paths: list[str],
+    machine: str | None,
+    repo: str | os.PathLike[str] | None,
+    cache: HistoryCache | None,
+    git: Git | None,
+) -> History:
+    errors: list[str] = []
+    parsed = _one_file_per_run(_read_files(paths, machine, cache, errors))
+    commits = _commits_in_order(parsed, repo, git, errors)
     order = {c: i for i, c in enumerate(commits)}
 
     units = benchmark_units(rdir)
@@ -357,18 +409,8 @@ def _load_history(
         for bench, combos, values, samples, _ver, clean, ckey in rec.rows:
             mk = (rec.machine, rec.env_name, bench, ckey, skey)
             row = memo.get(mk)
-            if row is None:
-                lists: list[list[Point]] = []
-                named: list[tuple[tuple[str, str, str, tuple[str, ...]], SeriesId | None]] = []
-                for params in combos:
-                    k = (rec.machine, rec.env_name, bench, params)
-                    sid = smap.get(bench, params) if smap is not None else None
-                    if sid is None and k not in ids:
-                        ids[k] = SeriesId(bench, params)
-                    named.append((k, sid))
-                    lists.append(points.setdefault(k, []))
-                every = [(k2, s2) for k2, s2 in named if s2 is not None]
-                row = memo[mk] = (lists, named if every else [], every, combos)
+            if row is None:  # once per distinct row
+                row = memo[mk] = _row_series(rec, bench, combos, smap, ids, points)
             lists, named, every, _ = row
             if named:
                 # Later sidecars win (a series gains its identity), for values present.
@@ -376,11 +418,7 @@ def _load_history(
                 # was the last one applied to this benchmark (nothing overrode it since).
                 group = (rec.machine, rec.env_name, bench)
                 if not clean:
-                    hits = [
-                        (k, sid)
-                        for (k, sid), v in zip(named, values, strict=False)
-                        if sid is not None and (v is None or v == v)
-                    ]
+                    hits = _named_with_values(named, values)
                     if hits:
                         mapped.add(bench)
                         ids.update(hits)
