@@ -1,0 +1,33 @@
+"""The facade gives what the commands give, from keyword arguments (no argv)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from neuronasv.api import Results
+from neuronasv.errors import UsageError
+from neuronasv.report.document import render_document
+from tests.analyse.conftest import DATA
+
+PR = os.path.join(DATA, "pr")
+
+
+def test_compare_regressions_and_publish(tmp_path: Path) -> None:
+    results = Results(PR)
+    doc = results.compare("1a2b", "5e6f")
+    assert doc.base is not None and doc.head is not None
+    assert (doc.base.commit[:8], doc.head.commit[:8]) == ("1a2b3c4d", "5e6f7a8b")
+    text = render_document(doc, "text")
+    # The same verdict lines `neuronasv compare 1a2b 5e6f --results-dir PR` prints.
+    assert "regression: rmsnorm.naive 4x512 bf16 · aten::mul: +19 % (CI 17–22 %)" in text
+    assert doc.count("regression") == 2
+    history = results.regressions()
+    assert history.mode == "history"
+    report = results.publish(tmp_path / "site", findings=[history])
+    assert report.series and (tmp_path / "site" / "index.html").is_file()
+    with pytest.raises(UsageError):
+        results.compare("1a2b", "ffffffff")
+    assert results.reload() is results
