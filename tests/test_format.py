@@ -117,6 +117,8 @@ def test_format_is_a_leaf() -> None:
 def test_analysis_never_imports_the_renderers() -> None:
     """Presentation lives in report/ (tables included) and format.py; analyse only decides."""
     upward = re.compile(r"^\s*(from|import) neuronasv\.(report|publish|github|commands)\b", re.M)
-    for layer in ("analyse", "measure", "model"):
-        for path in sorted((PACKAGE / layer).rglob("*.py")):
-            assert not upward.search(path.read_text(encoding="utf-8")), path
+    layers = ("analyse", "measure", "model")
+    paths = [p for layer in layers for p in (PACKAGE / layer).rglob("*.py")]
+    assert paths
+    for path in sorted(paths):
+        assert not upward.search(path.read_text(encoding="utf-8")), path

@@ -26,6 +26,7 @@ HASH = re.compile(r"[a-z0-9]{32,}")
 
 
 def test_every_variant_has_ten_positive_samples(cpu_profiles: Profiles) -> None:
+    assert cpu_profiles
     for name, prof in cpu_profiles.items():
         assert prof.name == name and prof.backend == "cpu"
         assert prof.shape == "4x512" and prof.dtype == "bfloat16"
@@ -70,6 +71,7 @@ def test_compiled_shows_a_compiled_region_without_hash(cpu_profiles: Profiles) -
 
 
 def test_trace_files_one_per_workload(cpu_profiles: Profiles, cpu_trace_dir: str) -> None:
+    assert cpu_profiles
     for name, prof in cpu_profiles.items():
         # gzipped (Perfetto opens .json.gz as is), deterministic gzip header, no .json left
         assert prof.trace_files == (f"{name}-4x512-bfloat16.json.gz",)
