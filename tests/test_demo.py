@@ -16,10 +16,10 @@ from neuronasv.model import (
     Finding,
     FindingsDocument,
     OpContribution,
-    RunRef,
     SeriesId,
     WorkChange,
 )
+from tests.builders import compare_doc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -36,15 +36,7 @@ def test_example_patch_applies_to_this_tree() -> None:
 
 
 def _doc(*findings: Finding, work: tuple[WorkChange, ...] = ()) -> FindingsDocument:
-    return with_causes(
-        FindingsDocument(
-            mode="compare",
-            base=RunRef("a" * 40, "m"),
-            head=RunRef("b" * 40, "m"),
-            findings=findings,
-            work=work,
-        )
-    )
+    return with_causes(compare_doc(*findings, work=work))
 
 
 def test_verdict_names_the_cause_from_the_work_evidence() -> None:

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from neuronasv.analyse.confirm import confirm
-from neuronasv.model import Finding, FindingsDocument, RunRef, SeriesId, WorkChange
+from neuronasv.model import Finding, FindingsDocument, SeriesId, WorkChange
+from tests.builders import compare_doc
 
 CONFIGS = [(s, d) for s in ("4x512", "4x64x256", "2x128x512") for d in ("bfloat16", "float32")]
 BETWEEN, WITHIN = 0.08, 0.05
@@ -31,9 +32,7 @@ def doc_for(suspect_verdict: str = "noisy") -> FindingsDocument:
         for s in ids
     )  # fmt: skip
     work = tuple(WorkChange("rmsnorm.naive", s, d, "aten::add", "shapes") for s, d in CONFIGS)
-    return FindingsDocument(
-        "compare", RunRef("a" * 40, "m"), RunRef("b" * 40, "m"), findings, work=work
-    )
+    return compare_doc(*findings, work=work)
 
 
 def runner_for(rng: np.random.Generator, shift: dict[str, float]):
@@ -105,7 +104,7 @@ def test_a_single_suspect_workload_is_measured_with_a_reference_workload() -> No
                 1.0, 1.3, ratio=1.3)
         for s in ids
     )  # fmt: skip
-    doc = FindingsDocument("compare", RunRef("a" * 40, "m"), RunRef("b" * 40, "m"), findings)
+    doc = compare_doc(*findings)
     rng = np.random.default_rng(5)
     asked: set[str] = set()
     inner, _calls = runner_for(rng, {"rmsnorm.naive": 1.45})

@@ -18,13 +18,12 @@ from neuronasv.analyse.floors import NoiseFloor, floor_key, noise_floors
 from neuronasv.analyse.pairwise import PairInput, Settings, judge
 from neuronasv.model import (
     Finding,
-    FindingsDocument,
     History,
     Point,
-    RunRef,
     Series,
     SeriesId,
 )
+from tests.builders import compare_doc
 
 M = 60  # series per comparison (the CPU suite's small shapes have 58)
 
@@ -183,7 +182,7 @@ def test_confirm_uses_rounds_and_rejects_inconsistent_rounds():
         Finding(s, "regression" if i < 2 else "unchanged", "seconds", 1.0, 1.2, ratio=1.2)
         for i, s in enumerate(ids)
     )
-    doc = FindingsDocument("compare", RunRef("a" * 40, "m"), RunRef("b" * 40, "m"), findings)
+    doc = compare_doc(*findings)
     rng = np.random.default_rng(8)
     head_shift = {0: [1.15, 1.15, 1.15], 1: [1.30, 1.25, 0.95]}  # op001 flips in round 3
 

@@ -14,7 +14,8 @@ from neuronasv.github.issues_sync import (
     plan_sync,
     sync_issues,
 )
-from neuronasv.model import ChangePoint, FindingsDocument, RunRef, SeriesId
+from neuronasv.model import ChangePoint, FindingsDocument, SeriesId
+from tests.builders import history_doc
 from tests.ci.fakegithub_ext import FakeGitHubCI
 from tests.github.fakegithub import FakeClock
 
@@ -35,8 +36,7 @@ def cp(op: str = "aten::mul", *, machine: str = "trn2", after: str = "b" * 40,
 
 
 def doc(*cps: ChangePoint, machine: str = "trn2") -> FindingsDocument:
-    return FindingsDocument(mode="history", base=None, head=RunRef(HEAD, machine),
-                            change_points=cps)
+    return history_doc(*cps, head=HEAD, machine=machine)
 
 
 def as_issue(number: int, action_title: str, body: str, *, state: str = "open",

@@ -20,6 +20,7 @@ from neuronasv.errors import (
 from neuronasv.github.client import ACTIONS_BOT, GitHubClient
 from neuronasv.github.comments import upsert_comment
 from neuronasv.report.markdown import MARKER, comment_marker
+from tests.builders import compare_doc
 from tests.github.conftest import ACTIONS_TOKEN, SECRETS, TOKEN
 from tests.github.fakegithub import FakeClock, FakeGitHub
 
@@ -115,7 +116,7 @@ def test_op_name_holding_another_keys_marker_cannot_hijack_its_comment(
     fake_github: FakeGitHub, make_client: Make
 ) -> None:
     """Issue 13 #5: the marker counts only as the body's first line."""
-    from neuronasv.model import Finding, FindingsDocument, RunRef, SeriesId
+    from neuronasv.model import Finding, SeriesId
     from neuronasv.report.markdown import render_comment
 
     hostile_op = f"aten::mul{comment_marker('cpu')}"
@@ -127,7 +128,7 @@ def test_op_name_holding_another_keys_marker_cannot_hijack_its_comment(
         head=2e-5,
         ratio=2.0,
     )
-    doc = FindingsDocument("compare", RunRef("a" * 40, "trn2"), RunRef("b" * 40, "trn2"), (f,))
+    doc = compare_doc(f, machine="trn2")
     client = make_client()
     rendered = render_comment(doc, marker=comment_marker("trn2"))
     # Issue 22: the renderer does not even plant it (the comment opener is broken)...

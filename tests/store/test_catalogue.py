@@ -23,6 +23,7 @@ from neuronasv.run import asvrun, prepass
 from neuronasv.store import catalogue
 from neuronasv.store.catalogue import OpCatalogue
 from neuronasv.store.layout import sidecar_path
+from tests.builders import profile
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,7 +33,7 @@ def _op(name: str, *us: float) -> OpProfile:
 
 
 def _prof(workload: str, *ops: OpProfile) -> WorkloadProfile:
-    return WorkloadProfile(workload, "cuda", "4x512", "float32", (1.0, 1.0), tuple(ops))
+    return profile(workload, *ops, backend="cuda", dtype="float32")
 
 
 # --- the catalogue ----------------------------------------------------------------------
