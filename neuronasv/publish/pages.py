@@ -457,13 +457,12 @@ def index_page(
     return render.page(opts.title, "".join(parts), root="", scripts=["assets/site.js"])
 
 
-def regressions_page(
-    doc: FindingsDocument | None,
+def _newest_section(
     views: Sequence[View],
-    page_of: Callable[[ChangePoint], str | None],
     page_for: Mapping[tuple[str, str, tuple[str, ...]], str],
     commit_link: Callable[[str], str],
 ) -> str:
+    """"Newest commit vs its parent": each machine's note, then its flagged rows."""
     newest_rows = []
     for v in views:
         nw = v.newest
@@ -490,7 +489,7 @@ def regressions_page(
             )
     newest_rows.sort(key=lambda t: (t[0], t[1]))
     notes = "".join(_newest_html(v, commit_link) for v in views)
-    newest_html = (
+    return (
         "<h2>Newest commit vs its parent</h2>" + notes
         + (
             '<table class="series"><thead><tr><th>state</th><th>series</th><th>machine</th>'
@@ -500,14 +499,14 @@ def regressions_page(
             else ""
         )
     )  # fmt: skip
-    if doc is None:
-        body = (
-            "<h1>Regressions</h1><p>No change-point findings were given: run "
-            "<code>neuronasv regressions --format json &gt; findings.json</code> and publish with "
-            "<code>--findings findings.json</code>"
-            " (or <code>--detect</code> for small histories).</p>" + newest_html
-        )
-        return render.page("Regressions", body, root="", scripts=["assets/site.js"])
+
+
+def _change_point_rows(
+    doc: FindingsDocument,
+    page_of: Callable[[ChangePoint], str | None],
+    commit_link: Callable[[str], str],
+) -> list[str]:
+    """One row per change point: open regressions first."""
     rows = []
     for cp in sorted(
         doc.change_points,
@@ -529,6 +528,26 @@ def regressions_page(
             f"<td>{commit_link(cp.commit_before)}..{commit_link(cp.commit_after)}</td>"
             f"<td>{h(cp.reason)}{ack}</td></tr>"
         )
+    return rows
+
+
+def regressions_page(
+    doc: FindingsDocument | None,
+    views: Sequence[View],
+    page_of: Callable[[ChangePoint], str | None],
+    page_for: Mapping[tuple[str, str, tuple[str, ...]], str],
+    commit_link: Callable[[str], str],
+) -> str:
+    newest_html = _newest_section(views, page_for, commit_link)
+    if doc is None:
+        body = (
+            "<h1>Regressions</h1><p>No change-point findings were given: run "
+            "<code>neuronasv regressions --format json &gt; findings.json</code> and publish with "
+            "<code>--findings findings.json</code>"
+            " (or <code>--detect</code> for small histories).</p>" + newest_html
+        )
+        return render.page("Regressions", body, root="", scripts=["assets/site.js"])
+    rows = _change_point_rows(doc, page_of, commit_link)
     ran = [v.coverage for v in views if v.coverage is not None and v.coverage.ran]
     short = [v.coverage for v in views if v.coverage is not None and not v.coverage.ran]
     if not ran and short:
