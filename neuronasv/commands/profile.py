@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neuronasv.commands.args import (
     add_backend_arg,
@@ -19,8 +19,12 @@ from neuronasv.commands.args import (
     output_file,
     write_output,
 )
+from neuronasv.errors import NeuronasvError
 from neuronasv.model.profile import ProfileDocument, WorkloadProfile
 from neuronasv.report.profile import comparison_line, list_line, render_profile, safe_text
+
+if TYPE_CHECKING:
+    from neuronasv.measure.peaks import Peak
 
 __all__ = ["DEFAULT_VARIANTS", "add_parser", "run"]
 
@@ -123,6 +127,21 @@ def _selected(args: argparse.Namespace) -> list[str]:
     return seen
 
 
+def _calibration_here() -> Peak | None:
+    """This host's calibrated CPU peak in the checkout's results folder (what ``neuronasv
+    doctor --calibrate`` and ``neuronasv run`` store), or None."""
+    from neuronasv.measure.peaks import load_calibration
+    from neuronasv.store.asvconf import results_dir_for
+    from neuronasv.store.layout import peaks_file
+    from neuronasv.store.machine import machine_info
+
+    try:
+        machine = machine_info(None)["machine"]
+    except NeuronasvError:
+        return None
+    return load_calibration(peaks_file(results_dir_for("."), machine))
+
+
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -158,7 +177,11 @@ def run(args: argparse.Namespace) -> int:
     if args.roofline:
         from neuronasv.measure.peaks import peak_for
 
-        peak = peak_for(backend, None if backend.name == "cpu" else collect_fingerprint(backend))
+        peak = peak_for(
+            backend,
+            None if backend.name == "cpu" else collect_fingerprint(backend),
+            calibration=_calibration_here() if backend.name == "cpu" else None,
+        )
         console.print(
             "of peak = ideal time at the device's peak (bandwidth or FLOP/s, whichever bounds"
             " the op) / measured time"

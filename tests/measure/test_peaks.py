@@ -138,3 +138,18 @@ def test_doctor_calibrate_stores_the_peak_with_the_machines_record(tmp_path: Pat
     assert peak is not None and peak.memory_bytes_per_s > 0
     assert set(peak.flops_per_s) == {"float32", "bfloat16"}
     assert all(math.isfinite(v) for v in peak.flops_per_s.values())
+
+
+def test_profile_reads_this_hosts_calibration_from_the_checkouts_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from neuronasv.commands.profile import _calibration_here
+    from neuronasv.store.machine import machine_info
+
+    monkeypatch.chdir(tmp_path)
+    assert _calibration_here() is None  # nothing calibrated: no roof, no fraction
+    path = tmp_path / ".asv" / "results" / machine_info(None)["machine"] / "calibration.peaks"
+    path.parent.mkdir(parents=True)
+    peak, text = P.calibrate(measure=_fake_peak, clock=lambda: "2026-12-01")
+    path.write_text(text)
+    assert _calibration_here() == peak
