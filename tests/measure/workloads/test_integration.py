@@ -101,7 +101,7 @@ def test_asv_suite_has_the_transformer_family() -> None:
         "print(json.dumps([c.workload, c.devtime_total.params, sorted("
         "k for k in vars(t) if k[:1].isupper() and hasattr(vars(t)[k], 'devtime_total'))]))"
     )
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=root, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
