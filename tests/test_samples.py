@@ -45,9 +45,9 @@ def test_the_noise_threshold_is_ten_percent_and_used_by_every_stage() -> None:
     assert samples.NOISE_THRESHOLD == 0.10
     from neuronasv.analyse import pairwise
     from neuronasv.measure import profiling
-    from neuronasv.publish import site
+    from neuronasv.publish import pages
 
-    for module in (pairwise, profiling, site):
+    for module in (pairwise, profiling, pages):
         assert module.NOISE_THRESHOLD is samples.NOISE_THRESHOLD  # type: ignore[attr-defined]
     assert pairwise.Settings().to_json()["noise_warn"] == samples.NOISE_THRESHOLD
 
