@@ -27,6 +27,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from neuronasv.measure import backends, workloads
+from neuronasv.measure import fractions as FR
 from neuronasv.measure import roofline as R
 from neuronasv.measure.fingerprint import collect_fingerprint
 from neuronasv.measure.peaks import peak_for
@@ -63,7 +64,7 @@ def _print_profile(prof: WorkloadProfile, peak: R.Peak | None, top: int) -> None
     for op in prof.ops[:top]:
         t = statistics.median(op.self_device_time_us)
         cost = R.OpCost(op.flops, op.bytes)
-        point = R.roofline_point(cost, t, None)
+        point = FR.roofline_point(cost, t, None)
         frac = op.roofline_fraction
         bound = ""
         if peak is not None and op.flops is not None and op.bytes is not None:

@@ -74,7 +74,7 @@ def _clean_fingerprint(fp: Mapping[str, str]) -> dict[str, str]:
 
 
 def known_bound(text: str | None) -> str | None:
-    """``text`` when it is a label :func:`neuronasv.measure.roofline.roofline_label`
+    """``text`` when it is a label :func:`neuronasv.measure.fractions.roofline_label`
     writes (``compute``, ``memory; assumed causal``, ...), else None."""
     from neuronasv.measure.roofline import ASSUMED_CAUSAL, BANDWIDTH_ONLY
 

@@ -199,8 +199,8 @@ def annotate_workload(
     its fingerprint) too. (Here, not in ``roofline``: the roofline's cost formulas are
     used by this pass, so the pass that runs them sits above them.)
     """
+    from neuronasv.measure.fractions import annotate
     from neuronasv.measure.peaks import peak_for
-    from neuronasv.measure.roofline import annotate
     from neuronasv.measure.workloads import parse_dtype, parse_shape
 
     if step is None:

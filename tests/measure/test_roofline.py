@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 
 from neuronasv.errors import UsageError
+from neuronasv.measure import fractions as FR
 from neuronasv.measure import roofline as R
 from neuronasv.measure.peaks import Peak
 from neuronasv.model.profile import OpProfile, WorkloadProfile
@@ -149,18 +150,18 @@ def test_costs_per_iteration_and_unknown_leaves() -> None:
 def test_fraction_is_ideal_time_over_measured_time() -> None:
     peak = Peak("test", memory_bytes_per_s=1e9, flops_per_s={"float32": 1e9})
     mem = R.OpCost(flops=1e3, bytes=1e6, flops_by_dtype={"float32": 1e3})
-    point = R.roofline_point(mem, 2000.0, peak)  # 1 MB in 2 ms at a 1 GB/s roof = 50 %
+    point = FR.roofline_point(mem, 2000.0, peak)  # 1 MB in 2 ms at a 1 GB/s roof = 50 %
     assert point.fraction == pytest.approx(0.5)
     assert point.bound == "memory"
     assert point.bytes_per_s == pytest.approx(5e8)
     comp = R.OpCost(flops=4e6, bytes=1e3, flops_by_dtype={"float32": 4e6})
-    assert R.roofline_point(comp, 8000.0, peak).bound == "compute"
-    assert R.roofline_fraction(comp, 8000.0, peak) == pytest.approx(0.5)
-    assert R.roofline_fraction(comp, 0.0, peak) is None
-    assert R.roofline_fraction(comp, 10.0, None) is None
+    assert FR.roofline_point(comp, 8000.0, peak).bound == "compute"
+    assert FR.roofline_fraction(comp, 8000.0, peak) == pytest.approx(0.5)
+    assert FR.roofline_fraction(comp, 0.0, peak) is None
+    assert FR.roofline_fraction(comp, 10.0, None) is None
     # A dtype the table lacks contributes no compute roof; bytes still do.
     odd = R.OpCost(flops=1e9, bytes=1e6, flops_by_dtype={"int64": 1e9})
-    assert R.roofline_fraction(odd, 2000.0, peak) == pytest.approx(0.5)
+    assert FR.roofline_fraction(odd, 2000.0, peak) == pytest.approx(0.5)
 
 
 def test_annotate_fills_the_profile_and_round_trips() -> None:
@@ -176,7 +177,7 @@ def test_annotate_fills_the_profile_and_round_trips() -> None:
     peak = Peak("test", memory_bytes_per_s=1e9, flops_per_s={"float32": 1e12})
     costs = {"aten::mul": R.OpCost(1e3, 1e6, {"float32": 1e3}),
              "aten::view": R.OpCost(0.0, 0.0)}
-    out = R.annotate(prof, costs, peak)
+    out = FR.annotate(prof, costs, peak)
     mul, lin, view = out.ops
     assert (mul.flops, mul.bytes) == (1e3, 1e6)
     assert mul.roofline_fraction == pytest.approx(0.5)  # median 2 ms

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from neuronasv.measure import fractions as FR
 from neuronasv.measure import roofline as R
 from neuronasv.measure.peaks import PEAKS
 from neuronasv.measure.profiling import normalize_op_name
@@ -40,7 +41,7 @@ def _load(stem: str) -> tuple[dict[str, Any], list[Any]]:
     return doc, events
 
 
-def _points(stem: str, *, causal: bool = False) -> dict[str, tuple[R.OpCost, R.RooflinePoint]]:
+def _points(stem: str, *, causal: bool = False) -> dict[str, tuple[R.OpCost, FR.RooflinePoint]]:
     """Per op: its cost per iteration and its point at its self device time per iteration
     (the profile's figure: all calls of the op, averaged over the iterations)."""
     doc, events = _load(stem)
@@ -54,7 +55,7 @@ def _points(stem: str, *, causal: bool = False) -> dict[str, tuple[R.OpCost, R.R
     out = {}
     for op, cost in costs.items():
         t = sum(per_call[op]) / iters  # µs per iteration
-        out[op] = (cost, R.roofline_point(cost, t, H200))
+        out[op] = (cost, FR.roofline_point(cost, t, H200))
     return out
 
 
@@ -67,7 +68,7 @@ def test_compiled_rmsnorm_kernel_runs_at_a_plausible_share_of_hbm_bandwidth() ->
     assert cost.bytes == 2 * (8 * 1024 * 4096 * 2) + 4096 * 2
     assert point.bytes_per_s is not None and 3.0e12 < point.bytes_per_s < 4.8e12
     assert point.fraction is not None and 0.6 < point.fraction < 1.0
-    assert R.roofline_label(cost, point) == R.BANDWIDTH_ONLY
+    assert FR.roofline_label(cost, point) == R.BANDWIDTH_ONLY
 
 
 def test_cudnn_attention_reads_is_causal_and_is_compute_bound() -> None:
@@ -79,7 +80,7 @@ def test_cudnn_attention_reads_is_causal_and_is_compute_bound() -> None:
     assert cost.flops == pytest.approx(4 * b * h * s * s * d * (s + 1) / (2 * s))
     assert cost.bytes == 4 * b * h * s * d * 2  # q, k, v, out
     assert cost.notes == ()  # recorded, not assumed
-    assert point.bound == "compute" and R.roofline_label(cost, point) == "compute"
+    assert point.bound == "compute" and FR.roofline_label(cost, point) == "compute"
     assert point.fraction is not None and 0.3 < point.fraction < 0.6
 
 
@@ -93,7 +94,7 @@ def test_compiled_block_every_kernel_gets_a_fraction() -> None:
     for op, (cost, point) in triton.items():
         assert cost.flops is None and cost.bytes and cost.bytes > 0, op
         assert point.fraction is not None and 0.05 < point.fraction <= 1.0, (op, point)
-        assert R.roofline_label(cost, point) == R.BANDWIDTH_ONLY
+        assert FR.roofline_label(cost, point) == R.BANDWIDTH_ONLY
     _, mm = pts["aten::mm"]
     assert mm.bound == "compute" and mm.fraction is not None and 0.5 < mm.fraction <= 1.0
     att_cost, att = pts["aten::_cudnn_attention_forward"]

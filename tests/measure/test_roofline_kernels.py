@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from neuronasv.measure import fractions as FR
 from neuronasv.measure import roofline as R
 from neuronasv.measure.peaks import PEAKS, Peak
 from neuronasv.model.profile import OpProfile, WorkloadProfile
@@ -130,21 +131,21 @@ def test_a_compiled_graphs_kernels_carry_bytes_and_unknown_flops(tmp_path: Path)
         device_time_us=(10.0,),
         ops=(OpProfile("triton_per_fused_0", 1.0, (k.bytes / 1e9 * 1e6 * 4,), (1.0,)),),
     )  # fmt: skip
-    (op,) = R.annotate(prof, costs, peak).ops
+    (op,) = FR.annotate(prof, costs, peak).ops
     assert op.roofline_fraction == pytest.approx(0.25)
     assert op.roofline_bound == R.BANDWIDTH_ONLY
-    assert WorkloadProfile.from_json(R.annotate(prof, costs, peak).to_json(), "t").ops == (op,)
+    assert WorkloadProfile.from_json(FR.annotate(prof, costs, peak).to_json(), "t").ops == (op,)
 
 
 def test_labels_name_the_roof_and_the_assumptions() -> None:
     peak = Peak("t", memory_bytes_per_s=1e9, flops_per_s={"bfloat16": 1e9})
     comp = R.OpCost(4e6, 1e3, {"bfloat16": 4e6}, (R.ASSUMED_CAUSAL,))
     mem = R.OpCost(1e3, 1e6, {"bfloat16": 1e3})
-    assert R.roofline_label(comp, R.roofline_point(comp, 8000.0, peak)) == (
+    assert FR.roofline_label(comp, FR.roofline_point(comp, 8000.0, peak)) == (
         "compute; assumed causal"
     )
-    assert R.roofline_label(mem, R.roofline_point(mem, 2000.0, peak)) == "memory"
-    assert R.roofline_label(mem, R.roofline_point(mem, 2000.0, None)) is None
+    assert FR.roofline_label(mem, FR.roofline_point(mem, 2000.0, peak)) == "memory"
+    assert FR.roofline_label(mem, FR.roofline_point(mem, 2000.0, None)) is None
 
 
 def test_h200_attention_at_the_measured_time_is_a_plausible_fraction() -> None:
@@ -154,6 +155,6 @@ def test_h200_attention_at_the_measured_time_is_a_plausible_fraction() -> None:
     shapes, dtypes, concrete = _cudnn_args(True)
     cost = R.op_cost("aten::_cudnn_attention_forward", shapes, "bfloat16", input_dtypes=dtypes,
                      concrete_inputs=concrete)  # fmt: skip
-    point = R.roofline_point(cost, 84.3, PEAKS["h200-sxm"])
+    point = FR.roofline_point(cost, 84.3, PEAKS["h200-sxm"])
     assert point.bound == "compute"
     assert point.fraction is not None and 0.3 < point.fraction < 1.0
