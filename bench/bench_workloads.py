@@ -30,7 +30,7 @@ from neuronasv.measure import backends, workloads
 from neuronasv.measure import fractions as FR
 from neuronasv.measure import roofline as R
 from neuronasv.measure.fingerprint import collect_fingerprint
-from neuronasv.measure.peaks import peak_for
+from neuronasv.measure.peaks import Peak, peak_for
 from neuronasv.measure.profiling import profile_workload
 from neuronasv.measure.workloads import transformer as T
 from neuronasv.model.profile import WorkloadProfile
@@ -51,7 +51,7 @@ def _fmt_rate(value: float | None, unit: str) -> str:
     return f"{value:.0f} {unit}"
 
 
-def _print_profile(prof: WorkloadProfile, peak: R.Peak | None, top: int) -> None:
+def _print_profile(prof: WorkloadProfile, peak: Peak | None, top: int) -> None:
     total = statistics.median(prof.device_time_us)
     print(
         f"\n{prof.name} [{prof.shape},{prof.dtype}] on {prof.backend}: "
