@@ -30,6 +30,7 @@ Tested against stand-ins (``@pytest.mark.standin``); its purpose is the real hos
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -104,91 +105,88 @@ def _tree(root: str, limit: int = 60) -> list[str]:
     return out
 
 
-def run_neuron_check(
-    out_dir: str,
-    *,
-    workload: str = "rmsnorm.naive",
-    samples: int = 3,
-) -> NeuronCheckReport:
-    """Run every check; ``out_dir`` receives the trace folder of the capture."""
-    from neuronasv.measure.backends.neuron import (
-        DEFAULT_MODES,
-        NeuronBackend,
-        build_neuron_config,
-        read_back,
+@dataclass
+class _Ctx:
+    """What the steps of one check share: the inputs, and what earlier steps found."""
+
+    out_dir: str
+    workload: str
+    samples: int
+    build: Any
+    inst: str = "unknown"
+    profiling: Any = None
+    backend: Any = None
+    device_ok: bool = False
+
+    @property
+    def trace_root(self) -> str:
+        return os.path.join(self.out_dir, "traces")
+
+
+def _build_check(build: Any) -> Check:
+    from neuronasv.measure.neuron_build import what_is_needed
+
+    return Check(
+        "build",
+        "pass" if build.usable else "fail",
+        f"torch-neuronx {build.version} ({build.flavour}): {build.detail}; torch {build.torch}",
+        what_is_needed(build) or "",
+        build.to_json(),
     )
-    from neuronasv.measure.fingerprint import (
-        _dist_version,
-        _neuron_driver,
-        _neuron_runtime,
-        _run,
-        host_id,
-        instance_type,
+
+
+def _api_check(ctx: _Ctx) -> Check:
+    from neuronasv.measure.backends.neuron import DEFAULT_MODES
+
+    if not ctx.build.usable:
+        return Check("profiling_api", "skip", "no native TorchNeuron", "fix `build` first")
+    import importlib
+
+    ctx.profiling = profiling = importlib.import_module("torch_neuronx.profiling")
+    modes = [m for m in dir(profiling.ProfileMode) if m.isupper()]
+    missing = [m for m in DEFAULT_MODES if m not in modes]
+    return Check(
+        "profiling_api",
+        "fail" if missing else "pass",
+        f"ProfileMode members: {', '.join(modes) or 'none'}",
+        f"ProfileMode lacks {', '.join(missing)}: set NEURONASV_NEURON_MODES"
+        if missing
+        else "",
+        {"modes": modes},
     )
-    from neuronasv.measure.neuron_build import detect_neuron_build, what_is_needed
+
+
+def _options_check(ctx: _Ctx) -> Check:
+    from neuronasv.measure.backends.neuron import build_neuron_config, read_back
+
+    if ctx.profiling is None:
+        return Check("config_options", "skip", "no profiling module", "fix `build` first")
+    probe = os.path.join(ctx.out_dir, "config-probe")
+    cfg, correlated = build_neuron_config(ctx.profiling, output_dir=probe, neff_cache_dir=probe)
+    back = read_back(cfg, "correlate_device_time")
+    neff = read_back(cfg, "neff_cache_dir")
+    found = (
+        f"correlate_device_time passed: {correlated} (read back: {back});"
+        f" neff_cache_dir read back: {neff}"
+    )
+    action = ""
+    status = "pass"
+    if not correlated:
+        status = "warn"
+        action = (
+            "device time must come from the trace.json fallback; check `capture` and"
+            " `trace_folder`"
+        )
+    elif back == "unknown":
+        status = "warn"
+        action = "the option cannot be read back: `capture` shows whether it worked"
+    return Check("config_options", status, found, action, {"read_back": back, "neff": neff})
+
+
+def _environment_check(ctx: _Ctx) -> Check:
     from neuronasv.measure.workloads import nki_rmsnorm as nki_mod
 
-    checks: list[Check] = []
-    build = detect_neuron_build()
-    checks.append(
-        Check(
-            "build",
-            "pass" if build.usable else "fail",
-            f"torch-neuronx {build.version} ({build.flavour}): {build.detail}; torch {build.torch}",
-            what_is_needed(build) or "",
-            build.to_json(),
-        )
-    )
-    profiling: Any = None
-
-    def api() -> Check:
-        nonlocal profiling
-        if not build.usable:
-            return Check("profiling_api", "skip", "no native TorchNeuron", "fix `build` first")
-        import importlib
-
-        profiling = importlib.import_module("torch_neuronx.profiling")
-        modes = [m for m in dir(profiling.ProfileMode) if m.isupper()]
-        missing = [m for m in DEFAULT_MODES if m not in modes]
-        return Check(
-            "profiling_api",
-            "fail" if missing else "pass",
-            f"ProfileMode members: {', '.join(modes) or 'none'}",
-            f"ProfileMode lacks {', '.join(missing)}: set NEURONASV_NEURON_MODES"
-            if missing
-            else "",
-            {"modes": modes},
-        )
-
-    checks.append(_guard("profiling_api", api))
-
-    def options() -> Check:
-        if profiling is None:
-            return Check("config_options", "skip", "no profiling module", "fix `build` first")
-        probe = os.path.join(out_dir, "config-probe")
-        cfg, correlated = build_neuron_config(profiling, output_dir=probe, neff_cache_dir=probe)
-        back = read_back(cfg, "correlate_device_time")
-        neff = read_back(cfg, "neff_cache_dir")
-        found = (
-            f"correlate_device_time passed: {correlated} (read back: {back});"
-            f" neff_cache_dir read back: {neff}"
-        )
-        action = ""
-        status = "pass"
-        if not correlated:
-            status = "warn"
-            action = (
-                "device time must come from the trace.json fallback; check `capture` and"
-                " `trace_folder`"
-            )
-        elif back == "unknown":
-            status = "warn"
-            action = "the option cannot be read back: `capture` shows whether it worked"
-        return Check("config_options", status, found, action, {"read_back": back, "neff": neff})
-
-    checks.append(_guard("config_options", options))
-
-    inst = instance_type() or "unknown"
+    inst = ctx.inst
     lnc_env = os.environ.get(nki_mod.LNC_ENV)
     env_problems = []
     if os.environ.get("NEURON_RT_INSPECT_ENABLE"):
@@ -203,162 +201,194 @@ def run_neuron_check(
         env_problems.append(str(exc))
     if not inst.lower().startswith(("trn2", "trn3")):
         env_problems.append(f"instance type {inst!r}: TorchNeuron targets Trn2/Trn3 only")
-    checks.append(
-        Check(
-            "environment",
-            "warn" if env_problems else "pass",
-            f"instance {inst}; {nki_mod.LNC_ENV}={lnc_env or '(unset)'}; NKI launch LNC {lnc}",
-            "; ".join(env_problems),
-            {"instance_type": inst, "lnc_env": lnc_env, "lnc": lnc},
-        )
+    return Check(
+        "environment",
+        "warn" if env_problems else "pass",
+        f"instance {inst}; {nki_mod.LNC_ENV}={lnc_env or '(unset)'}; NKI launch LNC {lnc}",
+        "; ".join(env_problems),
+        {"instance_type": inst, "lnc_env": lnc_env, "lnc": lnc},
     )
+
+
+def _versions_check(ctx: _Ctx) -> Check:
+    from neuronasv.measure.fingerprint import (
+        _dist_version,
+        _neuron_driver,
+        _neuron_runtime,
+        _run,
+    )
+
     versions = {
         "neuron_runtime": _neuron_runtime(_run) or "none",
         "driver": _neuron_driver() or "none",
         "nki": _dist_version("nki"),
         "neuronx_cc": _dist_version("neuronx-cc", "neuronx_cc"),
-        "torch_neuronx": build.version,
+        "torch_neuronx": ctx.build.version,
     }
     missing_v = [k for k, v in versions.items() if v == "none"]
-    checks.append(
-        Check(
-            "versions",
-            "warn" if missing_v else "pass",
-            ", ".join(f"{k} {v}" for k, v in versions.items()),
-            f"not found: {', '.join(missing_v)} (recorded as 'none' in the fingerprint)"
-            if missing_v
-            else "",
-            versions,
-        )
+    return Check(
+        "versions",
+        "warn" if missing_v else "pass",
+        ", ".join(f"{k} {v}" for k, v in versions.items()),
+        f"not found: {', '.join(missing_v)} (recorded as 'none' in the fingerprint)"
+        if missing_v
+        else "",
+        versions,
     )
 
-    backend = NeuronBackend()
-    device_ok = False
 
-    def device() -> Check:
-        nonlocal device_ok
-        if not build.usable:
-            return Check("device", "skip", "no native TorchNeuron", "fix `build` first")
-        reason = backend.unavailable_reason()
-        device_ok = reason is None
-        return Check(
-            "device",
-            "pass" if device_ok else "fail",
-            "a NeuronCore is visible" if device_ok else str(reason),
-            "" if device_ok else (backend.install_hint() or ""),
-        )
+def _device_check(ctx: _Ctx) -> Check:
+    if not ctx.build.usable:
+        return Check("device", "skip", "no native TorchNeuron", "fix `build` first")
+    reason = ctx.backend.unavailable_reason()
+    ctx.device_ok = device_ok = reason is None
+    return Check(
+        "device",
+        "pass" if device_ok else "fail",
+        "a NeuronCore is visible" if device_ok else str(reason),
+        "" if device_ok else (ctx.backend.install_hint() or ""),
+    )
 
-    checks.append(_guard("device", device))
 
-    def compile_backend() -> Check:
-        if not build.usable:
-            return Check("compile_backend", "skip", "no native TorchNeuron", "fix `build` first")
-        import torch
+def _compile_backend_check(ctx: _Ctx) -> Check:
+    if not ctx.build.usable:
+        return Check("compile_backend", "skip", "no native TorchNeuron", "fix `build` first")
+    import torch
 
-        names = torch._dynamo.list_backends()
-        ok = "neuron" in names
-        return Check(
-            "compile_backend",
-            "pass" if ok else "fail",
-            f"torch.compile backends: {', '.join(sorted(names))}",
-            "" if ok else "rmsnorm.compiled and transformer compiled variants will fail",
-        )
+    names = torch._dynamo.list_backends()
+    ok = "neuron" in names
+    return Check(
+        "compile_backend",
+        "pass" if ok else "fail",
+        f"torch.compile backends: {', '.join(sorted(names))}",
+        "" if ok else "rmsnorm.compiled and transformer compiled variants will fail",
+    )
 
-    checks.append(_guard("compile_backend", compile_backend))
 
-    trace_root = os.path.join(out_dir, "traces")
+def _capture_check(ctx: _Ctx) -> Check:
+    if not ctx.device_ok:
+        return Check("capture", "skip", "no usable neuron device", "fix `device` first")
+    from neuronasv.measure.profiling import profile_workload
+    from neuronasv.measure.workloads import get
 
-    def capture() -> Check:
-        if not device_ok:
-            return Check("capture", "skip", "no usable neuron device", "fix `device` first")
-        from neuronasv.measure.profiling import profile_workload
-        from neuronasv.measure.workloads import get
+    backend, workload = ctx.backend, ctx.workload
+    p = profile_workload(
+        get(workload),
+        backend,
+        shape="4x512",
+        dtype="bfloat16",
+        samples=ctx.samples,
+        trace_dir=ctx.trace_root,
+        roofline=False,
+    )
+    src = backend.device_time_source or "key_averages"
+    ops = {o.op: round(sorted(o.self_device_time_us)[len(o.self_device_time_us) // 2], 3)
+           for o in p.ops}  # fmt: skip
+    total = sorted(p.device_time_us)[len(p.device_time_us) // 2]
+    return Check(
+        "capture",
+        "pass" if src == "key_averages" else "warn",
+        f"{workload} 4x512 bf16: device time from {src};"
+        f" {len(p.ops)} ops; median total {format_value(total * 1e-6, 'seconds')}",
+        ""
+        if src == "key_averages"
+        else "key_averages() held no device time; the trace.json fallback supplied it",
+        {"source": src, "ops_us": ops, "trace_files": list(p.trace_files)},
+    )
 
-        p = profile_workload(
-            get(workload),
-            backend,
-            shape="4x512",
-            dtype="bfloat16",
-            samples=samples,
-            trace_dir=trace_root,
-            roofline=False,
-        )
-        src = backend.device_time_source or "key_averages"
-        ops = {o.op: round(sorted(o.self_device_time_us)[len(o.self_device_time_us) // 2], 3)
-               for o in p.ops}  # fmt: skip
-        total = sorted(p.device_time_us)[len(p.device_time_us) // 2]
-        return Check(
-            "capture",
-            "pass" if src == "key_averages" else "warn",
-            f"{workload} 4x512 bf16: device time from {src};"
-            f" {len(p.ops)} ops; median total {format_value(total * 1e-6, 'seconds')}",
-            ""
-            if src == "key_averages"
-            else "key_averages() held no device time; the trace.json fallback supplied it",
-            {"source": src, "ops_us": ops, "trace_files": list(p.trace_files)},
-        )
 
-    checks.append(_guard("capture", capture))
+def _trace_folder_check(ctx: _Ctx) -> Check:
+    trace_root = ctx.trace_root
+    if not os.path.isdir(trace_root):
+        return Check("trace_folder", "skip", "no capture ran", "")
+    from neuronasv.measure.neuron_trace import find_traces, summarise_categories
 
-    def trace_folder() -> Check:
-        if not os.path.isdir(trace_root):
-            return Check("trace_folder", "skip", "no capture ran", "")
-        from neuronasv.measure.neuron_trace import find_traces, summarise_categories
+    files = _tree(trace_root)
+    kinds = {ext: sum(1 for f in files if f.endswith(ext)) for ext in (".ntff", ".neff")}
+    traces = [p for p, _, _ in find_traces(trace_root)]
+    cats = summarise_categories(traces)
+    problems = [f"no {ext} file" for ext, n in kinds.items() if n == 0]
+    if not traces:
+        problems.append("no trace.json")
+    return Check(
+        "trace_folder",
+        "warn" if problems else "pass",
+        f"{len(files)} files; {kinds['.ntff']} .ntff, {kinds['.neff']} .neff,"
+        f" {len(traces)} trace.json; categories: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(cats.items())),
+        "; ".join(problems)
+        + (
+            "; update docs/backends.md 'trace folder' and neuron_trace.DEVICE_CATEGORIES"
+            " from data.files/data.categories"
+            if problems
+            else ""
+        ),
+        {"files": files, "categories": cats},
+    )
 
-        files = _tree(trace_root)
-        kinds = {ext: sum(1 for f in files if f.endswith(ext)) for ext in (".ntff", ".neff")}
-        traces = [p for p, _, _ in find_traces(trace_root)]
-        cats = summarise_categories(traces)
-        problems = [f"no {ext} file" for ext, n in kinds.items() if n == 0]
-        if not traces:
-            problems.append("no trace.json")
-        return Check(
-            "trace_folder",
-            "warn" if problems else "pass",
-            f"{len(files)} files; {kinds['.ntff']} .ntff, {kinds['.neff']} .neff,"
-            f" {len(traces)} trace.json; categories: "
-            + ", ".join(f"{k} {v}" for k, v in sorted(cats.items())),
-            "; ".join(problems)
-            + (
-                "; update docs/backends.md 'trace folder' and neuron_trace.DEVICE_CATEGORIES"
-                " from data.files/data.categories"
-                if problems
-                else ""
-            ),
-            {"files": files, "categories": cats},
-        )
 
-    checks.append(_guard("trace_folder", trace_folder))
+def _nki_check(ctx: _Ctx) -> Check:
+    from neuronasv.measure.workloads import nki_rmsnorm as nki_mod
 
-    def nki() -> Check:
-        api_or_reason = nki_mod.import_nki()
-        if isinstance(api_or_reason, str):
-            return Check("nki", "fail" if build.usable else "skip", api_or_reason,
-                         "install the nki package that matches TorchNeuron")  # fmt: skip
-        if not device_ok:
-            return Check("nki", "skip", "NKI imports; no device to run it", "fix `device` first")
-        import torch
+    api_or_reason = nki_mod.import_nki()
+    if isinstance(api_or_reason, str):
+        return Check("nki", "fail" if ctx.build.usable else "skip", api_or_reason,
+                     "install the nki package that matches TorchNeuron")  # fmt: skip
+    if not ctx.device_ok:
+        return Check("nki", "skip", "NKI imports; no device to run it", "fix `device` first")
+    import torch
 
-        from neuronasv.measure.workloads.rmsnorm import make_inputs
+    from neuronasv.measure.workloads.rmsnorm import make_inputs
 
-        step = nki_mod.NKI.build((4, 512), torch.float32, "neuron", 0)
-        got: Any = step()
-        x, w = make_inputs((4, 512), torch.float32, "neuron", 0)
-        ref = torch.rms_norm(x, (512,), w, nki_mod.EPS)
-        err = float((got.float() - ref.float()).abs().max().cpu())
-        ok = err < 1e-3
-        return Check(
-            "nki",
-            "pass" if ok else "fail",
-            f"rmsnorm.nki vs torch.rms_norm, 4x512 float32: max |diff| {err:.2e}"
-            f" (LNC {nki_mod.launch_lnc()})",
-            "" if ok else "the kernel computes something else: check the tiling",
-        )
+    step = nki_mod.NKI.build((4, 512), torch.float32, "neuron", 0)
+    got: Any = step()
+    x, w = make_inputs((4, 512), torch.float32, "neuron", 0)
+    ref = torch.rms_norm(x, (512,), w, nki_mod.EPS)
+    err = float((got.float() - ref.float()).abs().max().cpu())
+    ok = err < 1e-3
+    return Check(
+        "nki",
+        "pass" if ok else "fail",
+        f"rmsnorm.nki vs torch.rms_norm, 4x512 float32: max |diff| {err:.2e}"
+        f" (LNC {nki_mod.launch_lnc()})",
+        "" if ok else "the kernel computes something else: check the tiling",
+    )
 
-    checks.append(_guard("nki", nki))
+
+def run_neuron_check(
+    out_dir: str,
+    *,
+    workload: str = "rmsnorm.naive",
+    samples: int = 3,
+) -> NeuronCheckReport:
+    """Run every check; ``out_dir`` receives the trace folder of the capture.
+
+    The checks run in order, each a named step; a step that raises is a failed check
+    (:func:`_guard`), and a later step skips what an earlier one found missing.
+    """
+    from neuronasv.measure.backends.neuron import NeuronBackend
+    from neuronasv.measure.fingerprint import host_id, instance_type
+    from neuronasv.measure.neuron_build import detect_neuron_build
+
+    ctx = _Ctx(out_dir, workload, samples, detect_neuron_build())
+    checks = [_build_check(ctx.build)]
+    checks.append(_guard("profiling_api", lambda: _api_check(ctx)))
+    checks.append(_guard("config_options", lambda: _options_check(ctx)))
+    ctx.inst = instance_type() or "unknown"
+    checks.append(_environment_check(ctx))
+    checks.append(_versions_check(ctx))
+    ctx.backend = NeuronBackend()
+    for name, step in (
+        ("device", _device_check),
+        ("compile_backend", _compile_backend_check),
+        ("capture", _capture_check),
+        ("trace_folder", _trace_folder_check),
+        ("nki", _nki_check),
+    ):
+        checks.append(_guard(name, functools.partial(step, ctx)))
     host = {
         "host": host_id(),
-        "instance_type": inst,
+        "instance_type": ctx.inst,
         "platform": platform.platform(),
         "python": platform.python_version(),
     }
