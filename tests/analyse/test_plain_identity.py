@@ -21,8 +21,8 @@ import pytest
 from neuronasv.analyse.pairwise import compare
 from neuronasv.cli import main
 from neuronasv.errors import IncomparableError, ResultsError
-from neuronasv.model import sidecar_path
 from neuronasv.store.history import load_history
+from neuronasv.store.layout import sidecar_path
 from tests.analyse.analyse_asvdata import Bench, neuronasv_run, write_run
 
 A, B = "a" * 40, "b" * 40

@@ -154,7 +154,7 @@ def test_an_artifact_whose_base_and_head_are_incomparable_is_exit_9(
 ) -> None:
     """The head's sidecar removed: device time without a backend at head cannot be
     compared with the base's; the artifact is refused, nothing posted."""
-    from neuronasv.model import sidecar_path
+    from neuronasv.store.layout import sidecar_path
 
     art = make_artifact(tmp_path, rounds=False)
     head = next(p for p in (art / "results").rglob(f"{HEAD[:8]}-*.json"))
