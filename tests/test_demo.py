@@ -165,7 +165,8 @@ def test_an_interrupted_step_interrupts_the_demo_and_a_relative_repo_works(
 
     with pytest.raises(KeyboardInterrupt):
         run_demo(".", str(tmp_path / "out"), patch=os.path.join(ROOT, DEFAULT_PATCH),
-                 say=lambda _: None, cli=interrupted, resolve_backend=lambda n: "cpu")  # fmt: skip
+                 say=lambda _: None, runner=interrupted,
+                 resolve_backend=lambda n: "cpu")  # fmt: skip
     assert [a[0] for a in seen] == ["run"]
     assert os.path.isfile(os.path.join(str(tmp_path / "out"), "repo", "neuronasv", "measure",
                                        "workloads", "rmsnorm.py"))  # fmt: skip

@@ -51,7 +51,7 @@ def test_result_files_of_commit_lists_every_environment(tmp_path: Path) -> None:
 
 def test_no_other_module_spells_a_results_folder_name() -> None:
     spelled = re.compile(
-        r"""["'](?:\.neuronasv|machine\.json|benchmarks\.json)["']|\[:8\]\}-|-\*\.json"""
+        r"""["'](?:\.neuronasv|machine\.json|benchmarks\.json)["']|\[:8\]\}-[{*]|-\*\.json"""
     )
     offenders = [
         f"{p.relative_to(PKG)}:{i}"
