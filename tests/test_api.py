@@ -22,7 +22,7 @@ def test_compare_regressions_and_publish(tmp_path: Path) -> None:
     assert (doc.base.commit[:8], doc.head.commit[:8]) == ("1a2b3c4d", "5e6f7a8b")
     text = render_document(doc, "text")
     # The same verdict lines `neuronasv compare 1a2b 5e6f --results-dir PR` prints.
-    assert "regression: rmsnorm.naive 4x512 bf16 · aten::mul: +19 % (CI 17–22 %)" in text
+    assert "rmsnorm.naive 4x512 bf16 · aten::mul: +19 % (CI 17–22 %)" in text
     assert doc.count("regression") == 2
     history = results.regressions()
     assert history.mode == "history"
