@@ -28,11 +28,11 @@ import ctypes
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from neuronasv.errors import BackendUnavailable
+from neuronasv.proc import run_process
 
 __all__ = [
     "HELPER_SOURCE",
@@ -85,14 +85,9 @@ def build_helper(folder: str) -> str:
     out = os.path.join(folder, HELPER_NAME)
     with open(src, "w", encoding="utf-8") as fh:
         fh.write(HELPER_SOURCE)
-    proc = subprocess.run(
-        [cc, "-O1", "-shared", "-fPIC", "-o", out, src],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = run_process([cc, "-O1", "-shared", "-fPIC", "-o", out, src], text=True, timeout=120)
     if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        last = (str(proc.stderr).strip().splitlines() or ["?"])[-1]
         raise BackendUnavailable(
             f"cannot build the callgrind helper: {last}",
             hint="install valgrind (it ships valgrind/callgrind.h): apt-get install valgrind",
@@ -295,10 +290,10 @@ def valgrind_version(valgrind: str = "valgrind") -> str | None:
     if exe is None:
         return None
     try:
-        proc = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
+        proc = run_process([exe, "--version"], text=True, timeout=30)
+    except OSError:
         return None
-    text = proc.stdout.strip()
+    text = str(proc.stdout).strip()
     return text.removeprefix("valgrind-") if proc.returncode == 0 and text else None
 
 
