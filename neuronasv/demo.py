@@ -266,6 +266,19 @@ def verdict_sentence(doc: FindingsDocument) -> str:
     return text
 
 
+def _instructions_args(say: Callable[[str], None]) -> list[str]:
+    """On the CPU the demo also counts instructions (exact where timing is noise), when
+    valgrind is there (docs/instructions.md); otherwise it says why not."""
+    from neuronasv.measure.callgrind import valgrind_status
+
+    usable, line = valgrind_status()
+    if not usable:
+        say(f"instructions metric off: {line}")
+        return []
+    say("instructions metric on: one callgrind process per commit (docs/instructions.md)")
+    return ["--metrics", "devtime,instructions"]
+
+
 def run_demo(
     source_repo: str,
     out: str,
@@ -373,6 +386,8 @@ def run_demo(
     run_args += ["--machine", machine, "--backend", backend_name]
     if bench:
         run_args += ["--bench", bench]
+    if backend_name == "cpu":
+        run_args += _instructions_args(say)
     command(*run_args)
 
     step(4, "Compare base -> head (per-series verdicts, op attribution)")

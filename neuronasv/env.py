@@ -37,6 +37,7 @@ __all__ = [
     "CPU_THREADS",
     "DTYPES",
     "HOST_ID",
+    "INSTR_DIR",
     "LARGE",
     "NEURON_MODES",
     "NO_DEVICE_STATE",
@@ -281,6 +282,12 @@ USER_HOME: Text[str | None] = Text(
     "asv suite: the user's HOME, given back to benchmark processes (asv's own is private)",
     set_by=RUN,
 )
+INSTR_DIR: Text[str | None] = Text(
+    "NEURONASV_INSTR_DIR",
+    None,
+    "asv suite: instruction counts of the callgrind pass (adds instr_total/instr_op)",
+    set_by=RUN,
+)
 
 VARIABLES: tuple[EnvVar[Any], ...] = (
     TRACEBACK,
@@ -303,6 +310,7 @@ VARIABLES: tuple[EnvVar[Any], ...] = (
     PREPASS_DIR,
     COMPILE_CACHE,
     USER_HOME,
+    INSTR_DIR,
 )
 
 _BY_NAME = {v.name: v for v in VARIABLES}

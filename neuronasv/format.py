@@ -22,6 +22,8 @@ issues, the history site. One rule per quantity:
 - **Fraction of a calibrated peak**: a percentage up to 100 %; above it the roof is wrong
   (data in cache against a DRAM roof, a peak calibrated on a loaded machine), so it reads
   ``above the calibrated peak: recalibrate``, never a figure (:func:`format_peak_fraction`).
+- **Instructions** (an exact count): every digit, thousands separated, two decimals only
+  when the per-iteration count is fractional: ``12,102 instructions``, ``+2,443.25``.
 
 Two sides of a change share one scale unless they differ by over 100× (:func:`format_pair`).
 Unknown or non-finite values read ``n/a`` (values) or nothing (p-values, intervals).
@@ -38,6 +40,7 @@ __all__ = [
     "format_calls",
     "format_calls_per_iter",
     "format_ci",
+    "format_count",
     "format_delta_pct",
     "format_p",
     "format_pair",
@@ -156,8 +159,17 @@ def format_value(value: float | None, unit: str, *, scale: tuple[float, str] | N
         return f"{_digits(value / factor)} {suffix}"
     if unit == "bytes":
         return format_bytes(value)
+    if unit == "instructions":
+        return f"{format_count(value)} instructions"
     text = f"{value:.4g}"
     return f"{text} {unit}" if unit and unit != "unit" else text
+
+
+def format_count(n: float) -> str:
+    """An exact count with every digit: ``12,102``, ``2,443.25`` (fractional per iteration)."""
+    if not math.isfinite(n):
+        return "n/a"
+    return f"{n:,.0f}" if float(n).is_integer() else f"{n:,.2f}"
 
 
 def format_signed(value: float, unit: str) -> str:

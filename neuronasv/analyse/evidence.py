@@ -38,6 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Literal
 
+from neuronasv.analyse.exact import instruction_delta
 from neuronasv.format import format_calls, format_ratio
 from neuronasv.model import Finding, OpProfile, SeriesId, WorkChange, WorkloadProfile
 from neuronasv.model.findings import Verdict, WorkKind
@@ -174,6 +175,9 @@ def change_direction(w: WorkChange) -> Direction:
         return "more"
     if w.kind == "removed":
         return "less"
+    if w.kind == "instructions":  # exact counts under callgrind (analyse/exact.py)
+        d = _cmp(w.instructions_base, w.instructions_head)
+        return "more" if d == 1 else "less" if d == -1 else "mixed"
     signs = [
         c
         for c in (
@@ -245,6 +249,8 @@ def _summary(changes: Sequence[WorkChange]) -> str:
     for w in changes[:3]:
         if w.kind in ("new", "removed"):
             parts.append(f"{w.kind} op {w.op}")
+        elif w.instructions_base is not None and w.instructions_head is not None:
+            parts.append(instruction_delta(w.op, w.instructions_base, w.instructions_head))
         elif w.kind == "calls" and w.calls_base is not None and w.calls_head is not None:
             parts.append(f"{w.op} {format_calls(w.calls_base, w.calls_head)} calls")
         elif w.bytes_base and w.bytes_head:

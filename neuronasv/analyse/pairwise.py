@@ -58,6 +58,7 @@ from neuronasv.analyse.comparable import (
 )
 from neuronasv.analyse.envdiff import env_changes
 from neuronasv.analyse.evidence import apply_work, work_changes
+from neuronasv.analyse.exact import instruction_changes, is_exact, judge_exact
 from neuronasv.analyse.floors import FloorKey, NoiseFloor, floor_key, noise_floors
 from neuronasv.analyse.health import device_health
 from neuronasv.analyse.multitest import DEFAULT_OP_SHARE, adjusted_pvalues, hierarchy
@@ -712,6 +713,12 @@ def compare(
     base_profiles = history.profiles.get((bm, base), ())
     head_profiles = history.profiles.get((hm, head), ())
     work = work_changes(base_profiles, head_profiles)
+    # Instruction counts (CPU, callgrind) are exact: their own verdicts, and their op
+    # changes join the work evidence that decides what the timing cannot (analyse/exact).
+    work = (*work, *instruction_changes(base_profiles, head_profiles,
+                                        known=[(w.config, w.op) for w in work]))  # fmt: skip
+    exact = [p for p in pairs if is_exact(p.unit)]
+    pairs = [p for p in pairs if not is_exact(p.unit)]
     findings = judge(pairs, settings, floors, boost={(w.workload, w.shape, w.dtype) for w in work})
     findings = apply_work(findings, work)
     findings = attribute(
@@ -721,6 +728,9 @@ def compare(
         work=work,
         rounds=pooled(rnd) if rnd else None,
     )
+    # After attribution: an instruction row is not a timing op row of its total.
+    findings += judge_exact([(p.series, p.base, p.head) for p in exact], base_profiles,
+                            head_profiles)  # fmt: skip
     ack_list = list(acks)
     if ack_list:
         findings = [_apply_ack(f, ack_list, head) for f in findings]
@@ -746,7 +756,7 @@ def compare(
         load_errors=history.load_errors,
         created=created,
         work=work,
-        causes=find_causes(findings, work),
+        causes=find_causes([f for f in findings if not is_exact(f.unit)], work),
         forced=tuple(problems) if force else (),
         health=health,
     )

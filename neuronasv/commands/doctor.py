@@ -188,7 +188,16 @@ def run(args: argparse.Namespace) -> int:
     print("fingerprint:", file=out)
     for key, value in collect_fingerprint(chosen).items():
         print(f"  {key:<21} {value}", file=out)
+    from neuronasv.measure.callgrind import valgrind_status
+
+    usable_vg, vg_line = valgrind_status()
+    print(f"instructions metric: [{'ok' if usable_vg else '--'}] {vg_line}", file=out)
     missing = []
+    if not usable_vg:
+        missing.append(
+            "valgrind (and a C compiler): the instructions metric on the CPU"
+            " (--metrics devtime,instructions); e.g. `apt-get install valgrind gcc`"
+        )
     if shutil.which("g++") is None and shutil.which("c++") is None:
         missing.append(
             "a C++ compiler (g++): torch.compile on the CPU (rmsnorm.compiled) needs one;"

@@ -77,6 +77,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="no one-process profile before asv: each workload is profiled in its own asv"
         " process, and ops new in a commit get their series from the next run on",
     )
+    p.add_argument(
+        "--metrics",
+        type=_metrics,
+        default=("devtime",),
+        metavar="LIST",
+        help="what to measure: devtime (the default), or devtime,instructions to also count"
+        " instructions per op under valgrind's callgrind, one process per commit (CPU"
+        " backend; docs/instructions.md)",
+    )
     add_repo_arg(p, purpose="the commits to benchmark")
     p.set_defaults(func=run)
 
@@ -84,6 +93,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def _absolute(path: str | None) -> str | None:
     """A path option as the user meant it: relative to the folder the command ran in."""
     return os.path.abspath(path) if path else None
+
+
+def _metrics(text: str) -> tuple[str, ...]:
+    from neuronasv.run.instrrun import parse_metrics
+
+    try:
+        names = parse_metrics(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+    if "devtime" not in names:
+        raise argparse.ArgumentTypeError("devtime is always measured: give devtime,instructions")
+    return names
 
 
 def run(args: argparse.Namespace) -> int:
@@ -104,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
             python=sys.executable,
             prepass=not args.no_prepass,
             compile_cache=_absolute(args.compile_cache),
+            metrics=args.metrics,
         ),
         progress=progress,
     )

@@ -77,7 +77,7 @@ _KIND = "neuronasv.findings"
 
 Verdict = Literal["regression", "improvement", "unchanged", "noisy", "new", "removed", "failed"]
 VERDICTS: tuple[str, ...] = get_args(Verdict)
-WorkKind = Literal["new", "removed", "calls", "shapes", "bytes"]
+WorkKind = Literal["new", "removed", "calls", "shapes", "bytes", "instructions"]
 WORK_KINDS: tuple[str, ...] = get_args(WorkKind)
 CauseKind = Literal["work", "timing"]
 #: The work axis of a row: exact, from the untimed shapes pass (:class:`RowState`).
@@ -117,7 +117,9 @@ class SeriesId(Model):
         if self.workload is not None:
             parts = [self.workload, self.shape or "", self.dtype or ""]
             text = " ".join(p for p in parts if p)
-            return f"{text} · {self.op}" if self.op else text
+            text = f"{text} · {self.op}" if self.op else text
+            # The exact axis (instr_ series, docs/instructions.md) beside the device time.
+            return f"{text} (instructions)" if ".instr_" in self.benchmark else text
         return f"{self.benchmark}({', '.join(self.params)})" if self.params else self.benchmark
 
 
@@ -323,7 +325,8 @@ class WorkChange(Model):
         workload, shape, dtype, op: where.
         kind: ``new`` (only at head), ``removed`` (only at base), ``calls`` (calls per
             iteration differ), ``shapes`` (same calls, other input shapes or dtypes),
-            ``bytes`` (same signature, other estimated bytes/FLOPs).
+            ``bytes`` (same signature, other estimated bytes/FLOPs), ``instructions`` (the
+            same calls, another instruction count under callgrind: exact on the CPU).
         calls_base, calls_head: calls per iteration (None on the side without the op).
         bytes_base, bytes_head, flops_base, flops_head: estimated work per iteration.
         signature_base, signature_head: ``"<calls>×<inputs>"`` entries.
@@ -331,6 +334,8 @@ class WorkChange(Model):
         modules: the module paths (:mod:`neuronasv.measure.modules`) whose calls of this
             op differ (for a new or removed op: where it is called), from the untimed
             pass; empty when a side recorded no modules.
+        instructions_base, instructions_head: the op's instructions per iteration
+            (:mod:`neuronasv.analyse.exact`), when both sides were counted.
     """
 
     _what = "work change"
@@ -351,6 +356,8 @@ class WorkChange(Model):
     time_base: float | None = field(default=None, metadata=spec(bound="nonneg"))
     time_head: float | None = field(default=None, metadata=spec(bound="nonneg"))
     modules: tuple[str, ...] = field(default=(), metadata=spec(omit_empty=True))
+    instructions_base: float | None = field(default=None, metadata=spec(omit_empty=True))
+    instructions_head: float | None = field(default=None, metadata=spec(omit_empty=True))
 
     @property
     def config(self) -> tuple[str, str, str]:

@@ -24,6 +24,9 @@ Schema history (``PROFILE_SCHEMA_VERSION``):
       either).
       Additive, same version 3: per-op ``module_signatures`` (module path -> the op's
       signature entries issued there, from the untimed pass), optional; absent = unknown.
+      Additive, same version: ``WorkloadProfile.instructions``
+      (:class:`~neuronasv.model.instructions.InstructionCounts`, the callgrind pass of
+      ``--metrics devtime,instructions``), optional; absent = not counted.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from typing import Any
 
 from neuronasv.errors import CorruptResultsError
 from neuronasv.model._codec import Document, Model, spec
+from neuronasv.model.instructions import InstructionCounts
 
 __all__ = [
     "MODULE_SERIES_PREFIX",
@@ -196,6 +200,8 @@ class WorkloadProfile(Model):
         canary: device-health canary reading, when it ran.
         modules: module rollup (root first, then paths in order), empty when the
             workload opened no module scope.
+        instructions: instructions per iteration from the callgrind pass (CPU,
+            ``--metrics devtime,instructions``); None when not counted.
     """
 
     _what = "workload entry"
@@ -213,6 +219,7 @@ class WorkloadProfile(Model):
     trace_files: tuple[str, ...] = ()
     canary: CanaryReading | None = None
     modules: tuple[ModuleProfile, ...] = field(default=(), metadata=spec(omit_empty=True))
+    instructions: InstructionCounts | None = field(default=None, metadata=spec(omit_empty=True))
 
     @property
     def key(self) -> str:

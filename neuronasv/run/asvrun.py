@@ -151,6 +151,8 @@ class RunOptions:
             workload in its own process and the catalogue grows only after each run.
         compile_cache: folder for torch.compile's caches, shared by the pre-pass and asv's
             processes (:func:`compile_cache_env`); None = torch's defaults.
+        metrics: ``devtime`` always; ``instructions`` adds the callgrind pass (CPU only,
+            :mod:`neuronasv.run.instrrun`) and its ``instr_`` series.
     """
 
     repo: str
@@ -166,6 +168,7 @@ class RunOptions:
     extra_env: Mapping[str, str] = field(default_factory=dict)
     prepass: bool = True
     compile_cache: str | None = None
+    metrics: tuple[str, ...] = ("devtime",)
 
 
 @dataclass(frozen=True)
@@ -558,6 +561,11 @@ def _run_one(
         # the suite's plugin gives benchmark processes the user's HOME back.
         env[suite_env.USER_HOME.name] = env.get("HOME", "")
         env["HOME"] = shared.home
+        env.pop(suite_env.INSTR_DIR.name, None)
+        instr_dir = _instructions(opts, shared.backend_name, suite, work, env, shared.cat_path,
+                                  sha, prefix, progress)  # fmt: skip
+        if instr_dir is not None:
+            env[suite_env.INSTR_DIR.name] = instr_dir
         try:
             rc = _stream(
                 asv_command(opts, conf_path, sha, shared.machine),
@@ -583,6 +591,7 @@ def _run_one(
             traces_root=shared.traces_root if opts.keep_traces else None,
             trace_dir=commit_trace_dir(shared.traces_root, shared.machine, sha),
             clock=clock,
+            instr_dir=instr_dir,
         )
         return CommitRun(
             sha,
@@ -591,6 +600,29 @@ def _run_one(
             series=len(sidecar.series),
             failures=failures,
         )
+
+
+def _instructions(
+    opts: RunOptions,
+    backend: str,
+    suite: str,
+    work: str,
+    env: Mapping[str, str],
+    cat_path: str,
+    sha: str,
+    prefix: str,
+    progress: Progress,
+) -> str | None:
+    """The commit's callgrind pass when ``--metrics`` asks for instructions (instrrun)."""
+    if "instructions" not in opts.metrics:
+        return None
+    from neuronasv.run.instrrun import prepare_commit
+
+    return prepare_commit(
+        backend=backend, python=opts.python, suite=suite, work=work, env=env,
+        regexes=[opts.bench] if opts.bench else [], cat_path=cat_path, sha=sha,
+        prefix=prefix, progress=progress, stream=_stream,
+    )  # fmt: skip
 
 
 def _prepare_catalogue(path: str, backend: str, progress: Progress) -> None:
@@ -716,6 +748,7 @@ def _write_sidecar(
     traces_root: str | None,
     trace_dir: str,
     clock: Clock,
+    instr_dir: str | None = None,
 ) -> tuple[RunSidecar, dict[str, str]]:
     try:
         with open(result_file, encoding="utf-8") as fh:
@@ -730,6 +763,11 @@ def _write_sidecar(
         benchmarks = {}
     series, failed = build_series(results, benchmarks)
     profiles, failures = read_profiles(profile_out)
+    if instr_dir is not None:
+        from neuronasv.run.instrrun import attach_counts
+
+        profiles, instr_failures = attach_counts(profiles, instr_dir)
+        failures.update(instr_failures)
     # A failed series explained by its profile's failure is not listed twice.
     explained = {
         s.benchmark + "(" + ", ".join(s.params) + ")"

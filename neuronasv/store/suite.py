@@ -282,9 +282,12 @@ def _setup_cache(suite: Any) -> dict[str, Any]:
     Entries the pre-pass did not deliver, or that failed in its shared process, are
     profiled here in asv's fresh process (the behaviour without a pre-pass).
     """
+    from neuronasv.store.instrsuite import instr_payload
+
+    instr = instr_payload(suite.workload) if suite.instr_ops is not None else {}
     payload = _prepass_payload(suite)
     if payload is None:
-        return _profile_workload(suite)
+        return {**_profile_workload(suite), "instr": instr}
     results: dict[str, Any] = payload["results"]
     todo = [
         (s, d)
@@ -296,7 +299,12 @@ def _setup_cache(suite: Any) -> dict[str, Any]:
         rest = _profile_workload(suite, todo)
         results.update(rest["results"])
         payload.setdefault("backend", rest.get("backend"))
-    return {"workload": suite.workload, "backend": payload.get("backend"), "results": results}
+    return {
+        "workload": suite.workload,
+        "backend": payload.get("backend"),
+        "results": results,
+        "instr": instr,
+    }
 
 
 class _DevtimeSuite:
@@ -313,8 +321,17 @@ class _DevtimeSuite:
     # Explicit version: the series stay comparable across commits unless the meaning of
     # the numbers changes (bump it then), independent of edits to this file.
     version = "devtime-1"
+    #: Op series of the ``instr_`` benchmarks; None: the class has none (no callgrind pass).
+    instr_ops: Sequence[str] | None = None
 
     def setup(self, cache: dict[str, Any], shape: str, dtype: str, op: str | None = None) -> None:
+        # asv calls one setup for every benchmark of the class: an instr_ op counted by
+        # the callgrind pass is not skipped because the profiler saw no self time for it.
+        if op is not None and self.instr_ops is not None:
+            from neuronasv.store.instrsuite import known_op
+
+            if known_op(cache, shape, dtype, op):
+                return
         entry = cache["results"].get(f"{shape}|{dtype}")
         if entry is None:
             raise NotImplementedError(f"{self.workload} {shape} {dtype} was not profiled")
@@ -339,6 +356,7 @@ def _make_class(
     shapes: Sequence[str],
     dtypes: Sequence[str],
     ops: Sequence[str],
+    instr_ops: Sequence[str] | None = None,
 ) -> type:
     def setup_cache(self: _DevtimeSuite) -> dict[str, Any]:
         return _setup_cache(self)
@@ -374,14 +392,21 @@ def _make_class(
 
         def devtime_op(
             self: _DevtimeSuite, cache: dict[str, Any], shape: str, dtype: str, op: str
-        ) -> list[float]:
-            return list(self._entry(cache, shape, dtype)["ops"][op])
+        ) -> list[float] | None:
+            samples = self._entry(cache, shape, dtype)["ops"].get(op)
+            # None (skipped): an op only the callgrind pass counted (its setup let it by).
+            return None if samples is None else list(samples)
 
         devtime_op.params = [list(shapes), list(dtypes), list(ops)]  # type: ignore[attr-defined]
         devtime_op.param_names = ["shape", "dtype", "op"]  # type: ignore[attr-defined]
         devtime_op.neuronasv_workload = workload  # type: ignore[attr-defined]
         devtime_op.neuronasv_series = "op"  # type: ignore[attr-defined]
         body["devtime_op"] = devtime_op
+    if instr_ops is not None:
+        from neuronasv.store.instrsuite import instr_methods
+
+        body["instr_ops"] = tuple(instr_ops)
+        body.update(instr_methods(workload, shapes, dtypes, instr_ops))
     return type(cls_name, (_DevtimeSuite,), body)
 
 
@@ -433,6 +458,11 @@ def build_suite(
             ops_table[workload] = sorted(set(ops_table.get(workload, ())) | set(ops))
     shapes = _shapes(backend, cpu_shapes, accelerator_shapes)
     dts = list(env.DTYPES.read()) or list(dtypes)
+    # The callgrind pass ran (``--metrics devtime,instructions``): instr_ series too, their
+    # ops from the catalogue's ``<backend>:instructions`` entry.
+    instr_table: dict[str, list[str]] | None = None
+    if env.INSTR_DIR.read():
+        instr_table = load_ops(catalogue).get(f"{backend}:instructions", {}) if catalogue else {}
     classes: dict[str, type] = {}
     for w in registry.all_workloads():
         if tag not in w.tags:
@@ -441,6 +471,13 @@ def build_suite(
         if name in classes:
             name = class_name(w.name, "")
         classes[name] = _make_class(
-            w.name, tag, module, name, shapes, dts, ops_table.get(w.name, [])
+            w.name,
+            tag,
+            module,
+            name,
+            shapes,
+            dts,
+            ops_table.get(w.name, []),
+            None if instr_table is None else instr_table.get(w.name, []),
         )
     return classes

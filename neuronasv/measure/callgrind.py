@@ -1,0 +1,337 @@
+"""Callgrind's client requests from Python, and reading callgrind's counts back.
+
+Instruction counts come from ``valgrind --tool=callgrind`` (see ``docs/instructions.md``).
+Collection is switched on only inside the measured iterations, by *client requests* — magic
+instruction sequences that only valgrind's synthetic CPU interprets (a no-op on a real
+CPU). Python cannot emit them, so a tiny C helper does: :data:`HELPER_SOURCE`, six one-line
+functions over the macros of ``<valgrind/callgrind.h>``, compiled with the system C
+compiler into a shared library that :class:`ClientRequests` loads with ``ctypes``.
+
+Why a compiled helper and not a PyPI package: the header ships with the ``valgrind``
+package itself (Debian/Ubuntu ``apt-get install valgrind``), so the requests always match
+the valgrind that runs them; the helper is 30 lines, builds in well under a second, adds no
+Python dependency, and exposes exactly the requests this needs (toggle, zero, dump with a
+label). CodSpeed's instrument hooks wrap the same macros for CodSpeed's own runner
+protocol (start/stop a named benchmark), not per-op toggles and labelled dumps.
+
+The helper is built into a folder the caller owns (a run's temporary folder), never into
+the package or ``$HOME``.
+
+Counts are read from the dump files callgrind writes at each ``DUMP_STATS_AT`` request:
+:func:`parse_dump` takes the ``desc: Trigger: Client Request: <label>`` line and the
+``totals:``/``summary:`` line of the ``Ir`` event (instructions executed).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import shutil
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from neuronasv.errors import BackendUnavailable
+from neuronasv.proc import run_process
+
+__all__ = [
+    "HELPER_SOURCE",
+    "ClientRequests",
+    "Dump",
+    "build_helper",
+    "parse_dump",
+    "read_dumps",
+    "valgrind_status",
+    "valgrind_version",
+]
+
+HELPER_NAME = "libneuronasv_callgrind.so"
+
+HELPER_SOURCE = r"""
+/* neuronasv: callgrind client requests for ctypes (see neuronasv/measure/callgrind.py). */
+#include <valgrind/valgrind.h>
+#include <valgrind/callgrind.h>
+
+int nasv_on_valgrind(void) { return (int)RUNNING_ON_VALGRIND; }
+void nasv_start(void) { CALLGRIND_START_INSTRUMENTATION; }
+void nasv_stop(void) { CALLGRIND_STOP_INSTRUMENTATION; }
+void nasv_toggle(void) { CALLGRIND_TOGGLE_COLLECT; }
+void nasv_zero(void) { CALLGRIND_ZERO_STATS; }
+void nasv_dump(const char *label) { CALLGRIND_DUMP_STATS_AT(label); }
+"""
+
+
+def _compiler() -> str | None:
+    for cc in (os.environ.get("CC", ""), "cc", "gcc", "clang"):
+        if cc and shutil.which(cc):
+            return cc
+    return None
+
+
+def build_helper(folder: str) -> str:
+    """Compile the helper into ``folder``; its path.
+
+    Raises:
+        BackendUnavailable: no C compiler, or ``valgrind/callgrind.h`` is not installed.
+    """
+    cc = _compiler()
+    if cc is None:
+        raise BackendUnavailable(
+            "no C compiler (cc/gcc/clang) to build the callgrind helper",
+            hint="install one: apt-get install gcc",
+        )
+    os.makedirs(folder, exist_ok=True)
+    src = os.path.join(folder, "neuronasv_callgrind.c")
+    out = os.path.join(folder, HELPER_NAME)
+    with open(src, "w", encoding="utf-8") as fh:
+        fh.write(HELPER_SOURCE)
+    proc = run_process([cc, "-O1", "-shared", "-fPIC", "-o", out, src], text=True, timeout=120)
+    if proc.returncode != 0:
+        last = (str(proc.stderr).strip().splitlines() or ["?"])[-1]
+        raise BackendUnavailable(
+            f"cannot build the callgrind helper: {last}",
+            hint="install valgrind (it ships valgrind/callgrind.h): apt-get install valgrind",
+        )
+    return out
+
+
+class ClientRequests:
+    """The callgrind client requests, through the helper library at ``path``."""
+
+    def __init__(self, path: str) -> None:
+        # PyDLL: the GIL stays held across the call (CDLL would release and retake it,
+        # and take_gil costs a different number of instructions from call to call).
+        lib = ctypes.PyDLL(path)
+        for name in ("nasv_start", "nasv_stop", "nasv_toggle", "nasv_zero"):
+            getattr(lib, name).restype = None
+            getattr(lib, name).argtypes = []
+        lib.nasv_on_valgrind.restype = ctypes.c_int
+        lib.nasv_dump.argtypes = [ctypes.c_char_p]
+        lib.nasv_dump.restype = None
+        self._lib = lib
+        # Bound once: each call through the same objects costs the same instructions.
+        self.start = lib.nasv_start
+        self.stop = lib.nasv_stop
+        self.toggle = lib.nasv_toggle
+        self.zero = lib.nasv_zero
+
+    def on_valgrind(self) -> bool:
+        """True inside a valgrind process (the requests do nothing elsewhere)."""
+        return bool(self._lib.nasv_on_valgrind())
+
+    def dump(self, label: str) -> None:
+        """Write the counts collected since the last dump/zero, labelled, and zero them."""
+        self._lib.nasv_dump(label.encode("utf-8"))
+
+
+@dataclass(frozen=True)
+class Dump:
+    """One callgrind dump: its label and the instructions (``Ir``) it counted.
+
+    Attributes:
+        label: the ``DUMP_STATS_AT`` label.
+        total: every instruction collected.
+        excluded: those in the memory allocators and the interpreter's specialiser
+            (:data:`EXCLUDED_FUNCTIONS`), whose cost depends on the process's history.
+        harness: the rest of those in the Python interpreter and ``ctypes``
+            (:data:`HARNESS_OBJECTS`): not part of an op's count.
+    """
+
+    label: str
+    total: int
+    excluded: int = 0
+    harness: int = 0
+
+    @property
+    def instructions(self) -> int:
+        """A whole step's count: ``total - excluded`` (its Python code is the workload)."""
+        return self.total - self.excluded
+
+    @property
+    def native(self) -> int:
+        """An op's count: native code only, the Python harness around the call left out."""
+        return self.total - self.excluded - self.harness
+
+
+#: Functions whose own instructions are not counted. glibc's ``malloc``/``free`` walk free
+#: lists whose state is whatever the process did before (measured here: the same step
+#: cost 401,299 then 403,290 instructions, all of the difference in ``_int_malloc``,
+#: ``_int_free``, ``_int_memalign``, ``malloc_consolidate``), and CPython's adaptive
+#: interpreter re-specialises code now and then (``_PyCode_Quicken``,
+#: ``_Py_Specialize_*``). glibc's string functions (``memcmp``, ``memcpy``, ...) take
+#: more or fewer instructions by the alignment of the pointers they get, which is the
+#: heap's history again (measured: ``aten::add_`` 59,642 then 59,636 instructions, the
+#: difference all in ``__memcmp_avx2_movbe``). None of these is the code under test; the
+#: calls into them still count (a new copy or allocation is seen at its call site).
+EXCLUDED_FUNCTIONS = re.compile(
+    r"^(_int_malloc|_int_free|_int_memalign|_int_realloc|malloc_consolidate|unlink_chunk"
+    r"|alloc_perturb|sysmalloc|systrim|tcache_\w+|_mid_memalign|__libc_\w*(alloc|free)\w*"
+    r"|malloc|free|calloc|realloc|posix_memalign|aligned_alloc|memalign|cfree"
+    r"|_PyCode_Quicken|_Py_Specialize_\w+|_PyObject_Malloc|_PyObject_Free|_PyObject_Realloc"
+    r"|pymalloc_\w+|allocate_from_new_pool|insert_to_freepool|insert_to_usedpool"
+    r"|_PyMem_RawMalloc|_PyMem_RawFree|_PyMem_RawRealloc|PyMem_\w*(Malloc|Free|Realloc)"
+    r"|analyze_descriptor"
+    r"|_*(memcpy|memmove|mempcpy|memset|memcmp|bcmp|memchr|memrchr|wmemset|strlen|strnlen"
+    r"|strcmp|strncmp|strchr|strrchr)(_\w+)?)(\.[\w.]+)?(@\S+)?('\d+)?$"
+)
+
+#: Shared objects of the harness around an op call: the interpreter running the dispatch
+#: mode and ``ctypes`` issuing the requests. CPython re-specialises its polymorphic call
+#: sites (the dispatch mode calls every op through the same lines) at intervals that depend
+#: on how often they ran before, so their count is not a property of the op: measured here,
+#: two identical ``aten::mul`` measurements differed by 111 instructions, all in
+#: ``libpython``. The op's own work — bindings, dispatcher, kernel — is native code.
+HARNESS_OBJECTS = re.compile(
+    r"(libpython[\d.]+\w*\.so[\d.]*|/python[\d.]*|_ctypes[^/]*\.so|libffi[^/]*)$"
+)
+
+_NAME = re.compile(r"^\((\d+)\)(?:\s+(.*))?$")
+
+
+def _fn_name(value: str, names: dict[str, str]) -> str:
+    """``(12) malloc`` defines id 12; ``(12)`` refers to it (callgrind's compression)."""
+    m = _NAME.match(value.strip())
+    if m is None:
+        return value.strip()
+    if m.group(2) is not None:
+        names[m.group(1)] = m.group(2)
+    return names.get(m.group(1), "")
+
+
+def parse_dump(text: str) -> Dump | None:
+    """The label, ``Ir`` total and excluded share of one dump file; None for others.
+
+    Only dumps written by a ``DUMP_STATS_AT`` request carry a label; the final dump at
+    program exit (``Trigger: Program termination``) is not one of ours. The excluded share
+    sums the *self* cost lines of the :data:`EXCLUDED_FUNCTIONS` (the line after a
+    ``calls=`` line is a call's inclusive cost and is skipped).
+    """
+    label: str | None = None
+    events: list[str] = []
+    npos = 1
+    total: int | None = None
+    names: dict[str, str] = {}
+    current = ""
+    objects: dict[str, str] = {}
+    obj = ""
+    excluded = harness = 0
+    after_call = False
+    for line in text.splitlines():
+        if not line:
+            continue
+        head = line[0]
+        if head.isdigit() or head in "+-*":
+            if after_call:
+                after_call = False
+                continue
+            cost = _ir(line, npos, events)
+            if EXCLUDED_FUNCTIONS.match(current):
+                excluded += cost
+            elif HARNESS_OBJECTS.search(obj):
+                harness += cost
+            continue
+        key, _, value = line.partition("=")
+        if key == "fn":
+            current = _fn_name(value, names)
+        elif key == "ob":
+            obj = _fn_name(value, objects)
+        elif key == "cob":
+            _fn_name(value, objects)
+        elif key == "cfn":
+            _fn_name(value, names)
+        elif key == "calls":
+            after_call = True
+        elif line.startswith("desc: Trigger: Client Request: "):
+            label = line.split(": ", 2)[2].removeprefix("Client Request: ").strip()
+        elif line.startswith("positions:"):
+            npos = len(line.split()[1:])
+        elif line.startswith("events:"):
+            events = line.split()[1:]
+        elif line.startswith(("summary:", "totals:")) and "Ir" in events:
+            values = line.split()[1:]
+            i = events.index("Ir")
+            total = int(values[i]) if i < len(values) else 0
+    if label is None or total is None:
+        return None
+    return Dump(label, total, excluded, harness)
+
+
+def _ir(line: str, npos: int, events: list[str]) -> int:
+    """The ``Ir`` value of a cost line (positions first, then one value per event)."""
+    if "Ir" not in events:
+        return 0
+    parts = line.split()
+    i = npos + events.index("Ir")
+    return int(parts[i]) if i < len(parts) else 0
+
+
+def read_dumps(folder: str, prefix: str, *, remove: bool = True) -> dict[str, Dump]:
+    """Every labelled dump ``<folder>/<prefix>*`` as ``{label: dump}``.
+
+    ``remove`` deletes the files once read (a suite writes hundreds of them).
+    """
+    found: dict[str, Dump] = {}
+    for name in sorted(os.listdir(folder)):
+        if not name.startswith(prefix):
+            continue
+        path = os.path.join(folder, name)
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            dump = parse_dump(fh.read())
+        if dump is not None:
+            found[dump.label] = dump
+        if remove and dump is not None:
+            os.unlink(path)
+    return found
+
+
+def valgrind_version(valgrind: str = "valgrind") -> str | None:
+    """``3.19.0`` (from ``valgrind --version``), or None when it does not run."""
+    exe = shutil.which(valgrind)
+    if exe is None:
+        return None
+    try:
+        proc = run_process([exe, "--version"], text=True, timeout=30)
+    except OSError:
+        return None
+    text = str(proc.stdout).strip()
+    return text.removeprefix("valgrind-") if proc.returncode == 0 and text else None
+
+
+def valgrind_status(valgrind: str = "valgrind") -> tuple[bool, str]:
+    """(usable, one line) for ``doctor``: valgrind, its callgrind header and a C compiler."""
+    version = valgrind_version(valgrind)
+    if version is None:
+        return False, "not installed (apt-get install valgrind); the instructions metric is off"
+    missing = [
+        what
+        for what, ok in (
+            ("valgrind/callgrind.h", _header_present()),
+            ("a C compiler", _compiler() is not None),
+        )
+        if not ok
+    ]
+    if missing:
+        return False, f"valgrind {version}, but no {' and no '.join(missing)}"
+    return True, f"valgrind {version}: usable (--metrics devtime,instructions)"
+
+
+def _header_present(dirs: Iterable[str] = ("/usr/include", "/usr/local/include")) -> bool:
+    return any(os.path.isfile(os.path.join(d, "valgrind", "callgrind.h")) for d in dirs)
+
+
+def per_iteration(
+    dumps: Mapping[str, Dump], label: str, n: int, *, native: bool = False
+) -> tuple[float, bool]:
+    """Instructions per iteration of one measured target, and whether it was repeatable.
+
+    The target ran three times after an unused first measurement: ``<label>|a`` and
+    ``<label>|b`` with ``n`` iterations each, then ``<label>|c`` with ``2n``. Per iteration
+    = (c - a) / n: whatever is paid once per measurement (the toggles, the loop's set-up)
+    cancels. Repeatable when ``a == b``: the same work counted twice in one process gave
+    the same count. ``native``: the op count (:attr:`Dump.native`), else the step's.
+    """
+    a, b, c = (
+        dumps[f"{label}|{k}"].native if native else dumps[f"{label}|{k}"].instructions
+        for k in "abc"
+    )
+    return (c - a) / n, a == b

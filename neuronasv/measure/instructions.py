@@ -1,0 +1,256 @@
+"""Instructions per iteration of a workload, of each op and of each module, under callgrind.
+
+Runs *inside* a ``valgrind --tool=callgrind --collect-atstart=no --instr-atstart=no``
+process (:mod:`neuronasv.run.instrpass` starts it; ``docs/instructions.md``). Nothing is
+counted until this module asks: instrumentation is switched on per configuration and
+collection only around the measured code, through callgrind's client requests
+(:mod:`neuronasv.measure.callgrind`).
+
+For one configuration (workload, shape, dtype), with the same seeded inputs as the timing
+run (:meth:`Workload.build`, seed 0), one intra-op thread, after the same warm-up:
+
+* **total** — collection on around whole steps, as the workload runs them;
+* **ops** — the steps run under a :class:`~torch.utils._python_dispatch.TorchDispatchMode`
+  that switches collection on just before every op call and off just after it, and dumps
+  the counters after each call with the op's name and module scope in the label: an op's
+  instructions are counted at its dispatch boundaries (the kernel and every op it calls
+  internally), never guessed from C++ symbol names. One pass gives every op and, summing
+  the calls by :func:`neuronasv.measure.modules.current_path`, every module
+  (``module:block.mlp``: the ops in that module and below).
+
+An op's count is its native code (bindings, dispatcher, kernel): the Python harness around
+the call and the allocators are left out (:class:`neuronasv.measure.callgrind.Dump`).
+Each target is counted in repetitions of ``n``, ``n`` and ``2n`` iterations (after an
+unused first one): per iteration = (third - first) / n, and the first two must agree
+exactly, or the configuration is marked *not deterministic* and its counts are never
+judged.
+
+Compiled workloads (``torch.compile``) are not counted: compiling under valgrind costs
+minutes per configuration, and the compiled kernel is one call the dispatch mode does not
+see. They keep their device time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from neuronasv.measure.callgrind import ClientRequests, Dump, per_iteration
+from neuronasv.model.profile import module_series_name
+
+__all__ = ["DEFAULT_ITERATIONS", "ConfigCounts", "count_config"]
+
+#: Iterations per counted repetition (``n``; the third repetition runs ``2n``).
+DEFAULT_ITERATIONS = 2
+#: Warm-up steps before anything is counted (first-call initialisation, allocator pools).
+WARMUP = 20
+#: Uncounted steps at the start of each measured target, with its collection code.
+PASS_WARMUP = 3
+
+
+@dataclass(frozen=True)
+class ConfigCounts:
+    """Instructions per iteration of one (workload, shape, dtype).
+
+    Attributes:
+        total: the whole step.
+        ops: op name (``aten::mul``) -> its calls' instructions per iteration.
+        modules: ``module:<path>`` -> the instructions of the ops in that module and below.
+        calls: op name -> calls per iteration (seen by the dispatch mode).
+        deterministic: every target counted the same twice in a row.
+        unstable: the targets whose two counts differed.
+    """
+
+    total: float
+    ops: dict[str, float] = field(default_factory=dict)
+    modules: dict[str, float] = field(default_factory=dict)
+    calls: dict[str, float] = field(default_factory=dict)
+    deterministic: bool = True
+    unstable: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "total": self.total,
+            "ops": dict(self.ops),
+            "modules": dict(self.modules),
+            "calls": dict(self.calls),
+            "deterministic": self.deterministic,
+            "unstable": list(self.unstable),
+        }
+
+
+def _op_name(func: Any) -> str:
+    """``aten::mul`` for ``aten.mul.Tensor`` — the profiler's row name of the op."""
+    return str(func._schema.name)
+
+
+def _module_match(path: str, target: str) -> bool:
+    return path == target or path.startswith(target + ".")
+
+
+_MODE_CLASS: Any = None
+
+
+def _mode_class() -> Any:
+    """The per-call dispatch mode, defined once: a class made per configuration would give
+    the interpreter new types to specialise on in every measurement.
+
+    Around every op call: collection on, the call, collection off, then one dump labelled
+    ``<prefix>|<seq>|<op>|<module path>`` (``prefix`` names the repetition). The dump
+    writes and zeroes the counters, so each dump holds exactly one call.
+    """
+    global _MODE_CLASS
+    if _MODE_CLASS is not None:
+        return _MODE_CLASS
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from neuronasv.measure.modules import current_path
+
+    class _DumpEach(TorchDispatchMode):
+        def __init__(self, requests: ClientRequests) -> None:
+            super().__init__()
+            self.toggle = requests.toggle
+            self.dump = requests.dump
+            self.prefix = ""
+            self.seq = 0
+            self.calls: dict[str, int] = {}
+
+        def __torch_dispatch__(
+            self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+        ) -> Any:
+            name = _op_name(func)
+            path = current_path()
+            self.toggle()
+            try:
+                return func(*args, **(kwargs or {}))
+            finally:
+                self.toggle()
+                self.seq += 1
+                self.calls[name] = self.calls.get(name, 0) + 1
+                self.dump(f"{self.prefix}|{self.seq}|{name}|{path}")
+
+    _MODE_CLASS = _DumpEach
+    return _DumpEach
+
+
+@contextlib.contextmanager
+def _instrumented(requests: ClientRequests) -> Iterator[None]:
+    requests.start()
+    try:
+        yield
+    finally:
+        requests.stop()
+
+
+def _loop(step: Callable[[], object], count: int) -> None:
+    for _ in range(count):
+        step()
+
+
+#: The repetitions of a target: an unused first one ("w": the first measurement after a
+#: reset counts some thousands of instructions more than the next ones, measured), then
+#: ``n``, ``n`` and ``2n`` iterations.
+REPETITIONS: tuple[tuple[str, int], ...] = (("w", 1), ("a", 1), ("b", 1), ("c", 2))
+
+
+def _measure_total(
+    requests: ClientRequests, label: str, step: Callable[[], object], n: int
+) -> None:
+    """Collection on around whole steps: one dump per repetition."""
+    _loop(step, PASS_WARMUP)
+    requests.zero()
+    for key, k in REPETITIONS:
+        requests.toggle()
+        _loop(step, k * n)
+        requests.toggle()
+        requests.dump(f"{label}|total|{key}")
+
+
+def _measure_ops(
+    requests: ClientRequests, label: str, step: Callable[[], object], n: int
+) -> dict[str, float]:
+    """Every op call collected and dumped on its own; calls per iteration by op."""
+    mode = _mode_class()(requests)
+    with mode:
+        mode.prefix = f"{label}|warm"
+        _loop(step, PASS_WARMUP)
+        for key, k in REPETITIONS:
+            mode.prefix = f"{label}|op|{key}"
+            mode.calls = {}
+            _loop(step, k * n)
+    return {op: c / (2 * n) for op, c in mode.calls.items()}
+
+
+def _sum_calls(
+    dumps: Mapping[str, Dump], label: str
+) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
+    """Per repetition: native instructions summed by op and by module path (inclusive)."""
+    from neuronasv.measure.modules import ancestors
+
+    ops: dict[str, dict[str, int]] = {}
+    modules: dict[str, dict[str, int]] = {}
+    head = f"{label}|op|"
+    for name, dump in dumps.items():
+        if not name.startswith(head):
+            continue
+        key, _seq, op, path = name[len(head) :].split("|", 3)
+        by_op = ops.setdefault(key, {})
+        by_op[op] = by_op.get(op, 0) + dump.native
+        by_mod = modules.setdefault(key, {})
+        for p in ancestors(path):
+            if p:
+                by_mod[p] = by_mod.get(p, 0) + dump.native
+    return ops, modules
+
+
+def _per_iteration(
+    reps: Mapping[str, Mapping[str, int]], n: int
+) -> tuple[dict[str, float], list[str]]:
+    """(c - a) / n per name, and the names whose ``a`` and ``b`` differ."""
+    names = sorted(set().union(*(r.keys() for r in reps.values())) if reps else set())
+    out: dict[str, float] = {}
+    unstable: list[str] = []
+    for name in names:
+        a, b, c = (reps.get(k, {}).get(name, 0) for k in "abc")
+        out[name] = (c - a) / n
+        if a != b:
+            unstable.append(name)
+    return out, unstable
+
+
+def count_config(
+    step: Callable[[], object],
+    requests: ClientRequests,
+    read: Callable[[], Mapping[str, Dump]],
+    *,
+    label: str,
+    iterations: int = DEFAULT_ITERATIONS,
+) -> ConfigCounts:
+    """Count one built workload step (module doc). ``read`` returns the dumps so far.
+
+    The caller builds the step (seeded inputs), fixes the threads and wraps this in
+    ``torch.no_grad()`` as the timing run does.
+    """
+    _loop(step, WARMUP)
+    with _instrumented(requests):
+        # One more warm-up with instrumentation on: the first instrumented run translates
+        # code; its count is not used.
+        step()
+        _measure_total(requests, label, step, iterations)
+        calls = _measure_ops(requests, label, step, iterations)
+    dumps = read()
+    total, ok = per_iteration(dumps, f"{label}|total", iterations, native=True)
+    unstable = [] if ok else ["total"]
+    op_reps, mod_reps = _sum_calls(dumps, label)
+    ops, bad_ops = _per_iteration(op_reps, iterations)
+    mods, bad_mods = _per_iteration(mod_reps, iterations)
+    return ConfigCounts(
+        total=total,
+        ops=ops,
+        modules={module_series_name(p): v for p, v in mods.items()},
+        calls=calls,
+        deterministic=not (unstable or bad_ops or bad_mods),
+        unstable=tuple(unstable + bad_ops + [module_series_name(p) for p in bad_mods]),
+    )

@@ -1,0 +1,306 @@
+"""The runner's side of the instructions metric: one valgrind process per commit.
+
+``neuronasv run --metrics devtime,instructions`` calls :func:`instructions_pass` for each
+commit after the pre-pass and before ``asv run`` (CPU backend only: on an accelerator the
+metric is device time). It
+
+1. builds the client-request helper once per run (:func:`neuronasv.measure.callgrind.
+   build_helper`, into the run's temporary folder);
+2. runs :mod:`neuronasv.run.instrpass` under ``valgrind --tool=callgrind
+   --instr-atstart=no --collect-atstart=no`` with the commit's tree first on the import
+   path (:func:`valgrind_command`): torch is imported once for the whole suite;
+3. adds the ops it counted to the machine's op catalogue under ``<backend>:instructions``
+   (:data:`CATALOGUE_KEY`), so the suite declares their ``instr_op`` series before asv
+   imports it;
+4. after asv, :func:`attach_counts` puts each configuration's counts on its profile in the
+   sidecar (``WorkloadProfile.instructions``), with valgrind's and torch's versions.
+
+A pass that fails or is stopped costs only the instruction series of that commit (asv
+then records them as skipped); the device-time series run as always.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from neuronasv.model import WorkloadProfile
+from neuronasv.model.instructions import InstructionCounts
+from neuronasv.run.instrpass import META_FILE
+
+__all__ = [
+    "CATALOGUE_KEY",
+    "METRICS",
+    "attach_counts",
+    "catalogue_ops",
+    "parse_metrics",
+    "prepare_commit",
+    "read_counts",
+    "valgrind_command",
+]
+
+#: The metrics ``neuronasv run --metrics`` knows.
+METRICS: tuple[str, ...] = ("devtime", "instructions")
+#: A pass that prints nothing for this long is stopped. It prints a line per
+#: configuration; one transformer-block configuration took over 15 minutes under callgrind
+#: on this loaded 2-core machine (docs/instructions.md), so the pre-pass's limit is used.
+IDLE_TIMEOUT = 1800.0
+#: Iterations ``n`` per counted repetition (n, n, 2n after an unused one).
+ITERATIONS = 2
+
+
+def catalogue_key(backend: str) -> str:
+    """The op catalogue's backend key of the instruction series (``cpu:instructions``)."""
+    return f"{backend}:instructions"
+
+
+CATALOGUE_KEY = catalogue_key
+
+
+def parse_metrics(text: str) -> tuple[str, ...]:
+    """``devtime,instructions`` -> the metrics, in order; ValueError names an unknown one."""
+    names = tuple(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
+    unknown = [m for m in names if m not in METRICS]
+    if unknown or not names:
+        raise ValueError(
+            f"unknown metric {', '.join(unknown) or '(none)'}: choose from {', '.join(METRICS)}"
+        )
+    return names
+
+
+def valgrind_command(
+    python: str,
+    suite: str,
+    *,
+    out_dir: str,
+    helper: str,
+    dumps: str,
+    regexes: Sequence[str] = (),
+    iterations: int = ITERATIONS,
+    valgrind: str = "valgrind",
+) -> list[str]:
+    """The command line of one commit's instructions pass."""
+    cmd = [
+        valgrind,
+        "--tool=callgrind",
+        "--instr-atstart=no",  # nothing is instrumented until a configuration starts
+        "--collect-atstart=no",  # nothing is counted outside the toggled regions
+        f"--callgrind-out-file={dumps}",
+        "--dump-instr=no",
+        "--dump-line=no",
+        "--compress-pos=no",
+        "--trace-children=no",
+        python,
+        "-m",
+        "neuronasv.run.instrpass",
+        os.path.abspath(suite),
+        "--out",
+        out_dir,
+        "--helper",
+        helper,
+        "--dumps",
+        dumps,
+        "--iterations",
+        str(iterations),
+    ]
+    for r in regexes:
+        cmd += ["--bench", r]
+    return cmd
+
+
+def valgrind_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The pass's environment: the tree on the path, a fixed hash seed, one thread."""
+    penv = dict(env)
+    penv["PYTHONPATH"] = penv.get("ASV_PYTHONPATH", "")
+    penv["PYTHONHASHSEED"] = "0"  # the same dict and set layouts in every process
+    penv["OMP_NUM_THREADS"] = "1"
+    return penv
+
+
+def read_counts(folder: str) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """The pass's payloads: ``{profile key: counts entry}`` and its meta (versions)."""
+    counts: dict[str, dict[str, Any]] = {}
+    meta: dict[str, str] = {}
+    if not os.path.isdir(folder):
+        return counts, meta
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        if not name.endswith(".json"):
+            continue
+        try:
+            with open(path, encoding="utf-8") as fh:
+                doc = json.load(fh)
+        except (OSError, ValueError):
+            continue
+        if name == META_FILE:
+            meta = {str(k): str(v) for k, v in doc.items()}
+            continue
+        workload = str(doc.get("workload", ""))
+        for key, entry in (doc.get("results") or {}).items():
+            shape, _, dtype = str(key).partition("|")
+            if isinstance(entry, dict):
+                counts[f"{workload}[{shape},{dtype}]"] = entry
+    return counts, meta
+
+
+def catalogue_ops(folder: str) -> dict[str, list[str]]:
+    """``{workload: [op and module:<path> names]}`` counted by the pass in ``folder``."""
+    table: dict[str, set[str]] = {}
+    counts, _ = read_counts(folder)
+    for key, entry in counts.items():
+        workload = key.split("[", 1)[0]
+        names = set(entry.get("ops") or {}) | set(entry.get("modules") or {})
+        table.setdefault(workload, set()).update(names)
+    return {w: sorted(n) for w, n in table.items() if n}
+
+
+def _counts(entry: Mapping[str, Any], meta: Mapping[str, str]) -> InstructionCounts | None:
+    if "total" not in entry:
+        return None
+    return InstructionCounts(
+        total=float(entry["total"]),
+        ops={str(k): float(v) for k, v in (entry.get("ops") or {}).items()},
+        modules={str(k): float(v) for k, v in (entry.get("modules") or {}).items()},
+        deterministic=bool(entry.get("deterministic", True)),
+        unstable=tuple(str(u) for u in entry.get("unstable") or ()),
+        valgrind=meta.get("valgrind", ""),
+        torch=meta.get("torch", ""),
+    )
+
+
+def attach_counts(
+    profiles: Sequence[WorkloadProfile], folder: str
+) -> tuple[list[WorkloadProfile], dict[str, str]]:
+    """Each profile with its configuration's counts; failures of the pass by key."""
+    counts, meta = read_counts(folder)
+    failures = {f"instructions {k}": str(e["error"]) for k, e in counts.items() if "error" in e}
+    out = []
+    for p in profiles:
+        entry = counts.get(p.key)
+        found = _counts(entry, meta) if entry else None
+        out.append(replace(p, instructions=found) if found else p)
+    return out, failures
+
+
+def instructions_pass(
+    *,
+    python: str,
+    suite: str,
+    work: str,
+    env: Mapping[str, str],
+    regexes: Sequence[str],
+    prefix: str,
+    progress: Callable[[str], None],
+    stream: Callable[..., int],
+) -> str | None:
+    """Run one commit's pass (module doc); the payload folder, None when it did not run.
+
+    ``stream`` is the runner's subprocess helper (output lines to ``progress``, idle
+    timeout). Never raises for a failing pass: it says why and the commit goes on.
+    """
+    from neuronasv.errors import BackendUnavailable
+    from neuronasv.measure.callgrind import build_helper, valgrind_version
+
+    version = valgrind_version()
+    if version is None:
+        progress(f"{prefix} instructions: valgrind is not installed; no instruction series")
+        return None
+    try:
+        helper = build_helper(os.path.join(work, "callgrind-helper"))
+    except BackendUnavailable as exc:
+        progress(f"{prefix} instructions: {exc}; no instruction series")
+        return None
+    out_dir = os.path.join(work, "instructions")
+    dumps_dir = os.path.join(work, "callgrind")
+    os.makedirs(dumps_dir, exist_ok=True)
+    cmd = valgrind_command(
+        python,
+        suite,
+        out_dir=out_dir,
+        helper=helper,
+        dumps=os.path.join(dumps_dir, "callgrind.out"),
+        regexes=regexes,
+        valgrind=shutil.which("valgrind") or "valgrind",
+    )
+    tail: list[str] = []
+    try:
+        rc = stream(
+            cmd,
+            cwd=work,
+            env=valgrind_env(env),
+            prefix=prefix,
+            progress=_quiet(progress),
+            idle_timeout=IDLE_TIMEOUT,
+            tail=tail,
+        )
+    except OSError as exc:
+        progress(f"{prefix} instructions: valgrind could not start ({exc})")
+        return None
+    shutil.rmtree(dumps_dir, ignore_errors=True)
+    if rc != 0:
+        last = tail[-1] if tail else ""
+        progress(
+            f"{prefix} instructions pass did not complete (exit {rc}){': ' + last if last else ''}"
+        )
+    return out_dir if os.path.isdir(out_dir) else None
+
+
+def prepare_commit(
+    *,
+    backend: str,
+    python: str,
+    suite: str,
+    work: str,
+    env: Mapping[str, str],
+    regexes: Sequence[str],
+    cat_path: str,
+    sha: str,
+    prefix: str,
+    progress: Callable[[str], None],
+    stream: Callable[..., int],
+) -> str | None:
+    """One commit's pass and its ops in the catalogue; the folder for ``NEURONASV_INSTR_DIR``.
+
+    Off on accelerators (device time is their metric): says so and returns None.
+    """
+    from neuronasv.store.catalogue import load_catalogue, save_catalogue
+
+    if backend != "cpu":
+        progress(f"{prefix} instructions: off on {backend} (device time is the metric there)")
+        return None
+    started = time.monotonic()
+    folder = instructions_pass(
+        python=python, suite=suite, work=work, env=env, regexes=regexes,
+        prefix=prefix, progress=progress, stream=stream,
+    )  # fmt: skip
+    if folder is None:
+        return None
+    found = catalogue_ops(folder)
+    before = load_catalogue(cat_path)
+    after = before.merge(catalogue_key(backend), found, sha)
+    if after != before:
+        save_catalogue(cat_path, after)
+    counts, _ = read_counts(folder)
+    unstable = sorted(k for k, e in counts.items() if e.get("deterministic") is False)
+    note = f"; NOT deterministic: {', '.join(unstable)}" if unstable else ""
+    progress(
+        f"{prefix} instructions pass done in {time.monotonic() - started:.0f} s:"
+        f" {sum('total' in e for e in counts.values())} configuration(s) counted{note}"
+    )
+    return folder
+
+
+def _quiet(progress: Callable[[str], None]) -> Callable[[str], None]:
+    """valgrind's own ``==pid==`` banner lines are not progress."""
+
+    def say(line: str) -> None:
+        body = line.split(" ", 2)[-1]
+        if not body.startswith("=="):
+            progress(line)
+
+    return say

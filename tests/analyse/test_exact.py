@@ -1,0 +1,136 @@
+"""Instruction counts judged as exact facts (analyse/exact.py) and as work evidence."""
+
+from __future__ import annotations
+
+from neuronasv.analyse.evidence import apply_work
+from neuronasv.analyse.exact import instruction_changes, judge_exact
+from neuronasv.model import Finding, OpProfile, Point, SeriesId, WorkloadProfile
+from neuronasv.model.instructions import InstructionCounts
+
+
+def prof(ops: dict[str, float], total: float, *, deterministic: bool = True) -> WorkloadProfile:
+    return WorkloadProfile(
+        name="rmsnorm.naive", backend="cpu", shape="4x512", dtype="float32",
+        device_time_us=(10.0,),
+        ops=tuple(OpProfile(op, 1.0, (1.0,), (1.0,)) for op in ops),
+        instructions=InstructionCounts(
+            total=total, ops=ops, deterministic=deterministic,
+            unstable=() if deterministic else ("aten::mean",),
+            valgrind="3.19.0", torch="2.13.0+cpu",
+        ),
+    )  # fmt: skip
+
+
+def sid(op: str | None, bench: str = "rmsnorm.Naive.instr_op") -> SeriesId:
+    params = ("'4x512'", "'float32'") + ((repr(op),) if op else ())
+    return SeriesId(bench, params, "rmsnorm.naive", "4x512", "float32", op)
+
+
+def pt(v: float | None) -> Point:
+    return Point("c" * 40, 0, v)
+
+
+def test_equal_counts_are_unchanged_any_difference_is_a_fact_with_its_size() -> None:
+    base, head = prof({"aten::mul": 12_102.0}, 68_722.0), prof({"aten::mul": 14_545.0}, 71_165.0)
+    found = judge_exact(
+        [
+            (sid("aten::mul"), pt(12_102.0), pt(14_545.0)),
+            (sid(None, "rmsnorm.Naive.instr_total"), pt(68_722.0), pt(68_722.0)),
+        ],
+        [base],
+        [head],
+    )
+    mul, total = found
+    assert mul.verdict == "regression" and mul.basis == "work" and mul.confirmed
+    assert "aten::mul +2,443 instructions per iteration (+20 %, exact)" in mul.reason
+    assert "no statistics" in mul.reason and mul.p_value is None
+    assert total.verdict == "unchanged" and "68,722 instructions per iteration" in total.reason
+
+
+def test_a_one_percent_change_is_reported_and_fewer_is_an_improvement() -> None:
+    (up,) = judge_exact([(sid("aten::mean"), pt(24_920.0), pt(25_169.0))])
+    assert up.verdict == "regression" and "+1.0 %" in up.reason
+    (down,) = judge_exact([(sid("aten::mean"), pt(24_920.0), pt(24_919.0))])
+    assert down.verdict == "improvement" and "aten::mean -1 instructions" in down.reason
+
+
+def test_counts_that_were_not_deterministic_are_said_and_never_judged() -> None:
+    base = prof({"aten::mean": 1.0}, 5.0, deterministic=False)
+    (f,) = judge_exact([(sid("aten::mean"), pt(24_920.0), pt(30_000.0))], [base], [prof({}, 5.0)])
+    assert f.verdict == "noisy" and f.confirmed is None
+    assert "not deterministic at base (aten::mean)" in f.reason and "not judged" in f.reason
+
+
+def test_absent_sides() -> None:
+    new, gone = judge_exact(
+        [(sid("aten::abs"), None, pt(5.0)), (sid("aten::abs"), pt(5.0), pt(None))]
+    )
+    assert (new.verdict, gone.verdict) == ("new", "removed")
+
+
+def test_an_op_instruction_change_decides_the_noisy_timing_row() -> None:
+    base = prof({"aten::mul": 12_102.0, "aten::add": 15_079.0}, 68_722.0)
+    head = prof({"aten::mul": 14_545.0, "aten::add": 15_079.0}, 71_165.0)
+    work = instruction_changes([base], [head])
+    assert [(w.op, w.kind, w.instructions_base, w.instructions_head) for w in work] == [
+        ("aten::mul", "instructions", 12_102.0, 14_545.0)
+    ]
+    timing_sid = SeriesId("rmsnorm.Naive.devtime_op", (), "rmsnorm.naive", "4x512", "float32",
+                          "aten::mul")  # fmt: skip
+    noisy = Finding(timing_sid, "noisy", "seconds", 1e-6, 1.05e-6, ratio=1.05,
+                    reason="within the noise of this runner")  # fmt: skip
+    (decided,) = apply_work([noisy], work)
+    assert decided.verdict == "regression" and decided.basis == "work"
+    assert "aten::mul +2,443 instructions per iteration (+20 %, exact)" in decided.reason
+    assert "the timing alone did not decide: within the noise of this runner" in decided.reason
+
+
+def test_identical_counts_give_no_work_change_and_unstable_sides_none() -> None:
+    same = prof({"aten::mul": 12_102.0}, 68_722.0)
+    assert instruction_changes([same], [same]) == ()
+    shaky = prof({"aten::mul": 1.0}, 68_722.0, deterministic=False)
+    assert instruction_changes([shaky], [same]) == ()
+    known = [(("rmsnorm.naive", "4x512", "float32"), "aten::mul")]
+    assert instruction_changes([same], [prof({"aten::mul": 2.0}, 1.0)], known=known) == ()
+
+
+def test_compare_judges_instruction_series_exactly_beside_the_timing() -> None:
+    from neuronasv.analyse.pairwise import compare
+    from neuronasv.model import History, Series
+
+    b, h = "b" * 40, "h" * 40
+    fp = {"backend": "cpu", "device_model": "cpu"}
+    base = prof({"aten::mul": 12_102.0, "aten::add": 15_079.0}, 68_722.0)
+    head = prof({"aten::mul": 14_545.0, "aten::add": 15_079.0}, 71_165.0)
+
+    def series(s: SeriesId, unit: str, bv: float, hv: float, samples: int = 0) -> Series:
+        def point(commit: str, order: int, v: float) -> Point:
+            return Point(
+                commit, order, v, tuple(v * (1 + 0.2 * (i % 3 - 1)) for i in range(samples))
+            )
+
+        return Series("m", "env", s, unit, (point(b, 0, bv), point(h, 1, hv)))
+
+    timed = SeriesId("rmsnorm.Naive.devtime_op", ("'4x512'", "'float32'", "'aten::mul'"),
+                     "rmsnorm.naive", "4x512", "float32", "aten::mul")  # fmt: skip
+    history = History(
+        series=(
+            series(sid("aten::mul"), "instructions", 12_102.0, 14_545.0),
+            series(sid("aten::add"), "instructions", 15_079.0, 15_079.0),
+            series(sid(None, "rmsnorm.Naive.instr_total"), "instructions", 68_722.0, 71_165.0),
+            series(timed, "seconds", 1e-6, 1.02e-6, samples=10),
+        ),
+        commits=(b, h),
+        fingerprints={("m", b): fp, ("m", h): fp},
+        profiles={("m", b): (base,), ("m", h): (head,)},
+    )
+    doc = compare(history, b, h, floors={})
+    rows = {(f.series.benchmark, f.series.op): f for f in doc.findings}
+    mul = rows[("rmsnorm.Naive.instr_op", "aten::mul")]
+    assert mul.verdict == "regression" and "+2,443 instructions per iteration" in mul.reason
+    assert mul.series.label.endswith("(instructions)")
+    assert rows[("rmsnorm.Naive.instr_op", "aten::add")].verdict == "unchanged"
+    assert rows[("rmsnorm.Naive.instr_total", None)].verdict == "regression"
+    timing = rows[("rmsnorm.Naive.devtime_op", "aten::mul")]
+    assert timing.verdict == "regression" and timing.basis == "work"  # decided by the count
+    assert [w.kind for w in doc.work] == ["instructions"]

@@ -1,0 +1,106 @@
+"""Reading callgrind dumps and the per-iteration arithmetic (no valgrind needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from neuronasv.measure.callgrind import (
+    EXCLUDED_FUNCTIONS,
+    Dump,
+    parse_dump,
+    per_iteration,
+    read_dumps,
+    valgrind_status,
+)
+
+DUMP = """# callgrind format
+version: 1
+creator: callgrind-3.19.0
+desc: Trigger: Client Request: rmsnorm.naive|4x512|float32|total|a
+
+positions: line
+events: Ir
+summary: 1000
+
+ob=(1) /usr/lib/x86_64-linux-gnu/libc.so.6
+fl=(1) ???
+fn=(1) _int_malloc
+0 100
+fn=(2) __memcmp_avx2_movbe
+0 7
+ob=(2) /root/.pyenv/versions/3.11.7/lib/libpython3.11.so.1.0
+fn=(3) _PyEval_EvalFrameDefault
+0 200
+cob=(3) /venv/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so
+cfn=(4) at::native::mul
+calls=1 0
+0 650
+ob=(3)
+fn=(4)
+0 600
+fn=(5) _int_free'2
+0 43
+ob=(1)
+fn=(1)
+0 50
+
+totals: 1000
+"""
+
+
+def test_parse_dump_takes_label_total_and_the_excluded_and_harness_shares() -> None:
+    d = parse_dump(DUMP)
+    assert d == Dump("rmsnorm.naive|4x512|float32|total|a", 1000, 100 + 7 + 43 + 50, 200)
+    # the call's inclusive cost line (650) is not a self cost; compressed names resolve
+    assert d.instructions == 800 and d.native == 600
+
+
+def test_parse_dump_ignores_the_exit_dump() -> None:
+    text = DUMP.replace(
+        "Client Request: rmsnorm.naive|4x512|float32|total|a", "Program termination"
+    )
+    assert parse_dump(text) is None
+    assert parse_dump("") is None
+
+
+@pytest.mark.parametrize(
+    ("name", "excluded"),
+    [
+        ("_int_malloc", True),
+        ("malloc_consolidate", True),
+        ("unlink_chunk.constprop.0", True),
+        ("__memmove_avx_unaligned_erms", True),
+        ("memcpy@GLIBC_2.14", True),
+        ("_Py_Specialize_Call", True),
+        ("at::native::mul_kernel", False),
+        ("_PyEval_EvalFrameDefault", False),
+        ("strlen'2", True),
+    ],
+)
+def test_excluded_functions(name: str, excluded: bool) -> None:
+    assert bool(EXCLUDED_FUNCTIONS.match(name)) is excluded
+
+
+def test_read_dumps_reads_labelled_dumps_and_removes_them(tmp_path: Path) -> None:
+    (tmp_path / "cg.out.1").write_text(DUMP)
+    (tmp_path / "cg.out").write_text("")  # the exit dump: kept, not a label
+    (tmp_path / "other").write_text(DUMP)
+    found = read_dumps(str(tmp_path), "cg.out")
+    assert list(found) == ["rmsnorm.naive|4x512|float32|total|a"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cg.out", "other"]
+
+
+def test_per_iteration_is_the_difference_of_n_and_2n_and_checks_repeatability() -> None:
+    dumps = {f"x|{k}": Dump(f"x|{k}", t, 0, h) for k, t, h in
+             (("a", 1_300, 300), ("b", 1_300, 300), ("c", 2_500, 500))}  # fmt: skip
+    assert per_iteration(dumps, "x", 2) == (600.0, True)  # (2500 - 1300) / 2
+    assert per_iteration(dumps, "x", 2, native=True) == (500.0, True)  # (2000 - 1000) / 2
+    dumps["x|b"] = Dump("x|b", 1_301, 0, 300)
+    assert per_iteration(dumps, "x", 2) == (600.0, False)
+
+
+def test_valgrind_status_says_how_to_get_it_when_absent() -> None:
+    usable, line = valgrind_status("no-such-valgrind-here")
+    assert not usable and "apt-get install valgrind" in line
