@@ -9,6 +9,7 @@ through :mod:`neuronasv.format`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from neuronasv.analyse.rowstate import ensure_states
 from neuronasv.format import format_ci, format_delta_pct, format_p, format_pct, format_value
@@ -17,6 +18,9 @@ from neuronasv.report.digest import lost_phrase
 from neuronasv.report.escape import clean, inert_model, md_code, md_text, plain_model
 from neuronasv.report.headline import headline
 from neuronasv.report.rowwords import LEGEND, count_line, gate_phrase, state_cell, state_words
+
+if TYPE_CHECKING:
+    from neuronasv.analyse.states import Coverage
 
 __all__ = ["VERDICT_ORDER", "compare_markdown", "compare_text", "history_text", "sort_findings"]
 
@@ -183,88 +187,128 @@ def history_text(doc: FindingsDocument, *, only_open: bool = False) -> str:
     against its parent (:mod:`neuronasv.analyse.newest`), and one summary line naming both.
     """
     doc = plain_model(doc)  # untrusted strings on one line, by type (escape.py)
-    from neuronasv.analyse.states import coverage_of, newest_state
+    from neuronasv.analyse.states import coverage_of
 
     doc = ensure_states(doc)
-    lines = []
-    st = doc.settings
+    coverage = coverage_of(doc)
+    cps = [c for c in doc.change_points if c.open or not only_open]
+    lines = _cp_preamble(doc, coverage)
+    if cps or not coverage or any(c.ran for c in coverage):
+        lines += _cp_table(cps)
+    lines += _env_lines(cps)
+    newest_lines, newest_part = _newest_part(doc)
+    lines += newest_lines
+    lines.append("")
     lines.append(
+        "summary: " + "; ".join(p for p in (_cp_part(doc, coverage), newest_part) if p)
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _cp_preamble(doc: FindingsDocument, coverage: Sequence[Coverage]) -> list[str]:
+    """The detector's settings, the machines it could not judge, and the load errors."""
+    st = doc.settings
+    lines = [
         f"change points: {st.get('method', '')}, window {st.get('window')},"
         f" p < {st.get('max_pvalue')}, min magnitude {st.get('min_magnitude')}"
-    )
-    coverage = coverage_of(doc)
+    ]
     for cov in coverage:
         if not cov.ran:
             lines.append(f"{clean(cov.machine)}: {cov.sentence}")
     for err in doc.load_errors:
         lines.append(f"load error: {clean(err, max_len=400)}")
-    cps = [c for c in doc.change_points if c.open or not only_open]
-    if cps or not coverage or any(c.ran for c in coverage):
-        rows: list[tuple[str, ...]] = [
-            ("kind", "state", "change", "commits", "level", "p", "machine", "series")
-        ]
-        rows += [_cp_row(c) for c in cps]
-        widths = [max(len(r[i]) for r in rows) for i in range(7)]
-        lines.append("")
-        for r in rows:
-            lines.append(
-                "  ".join(c.ljust(w) for c, w in zip(r[:7], widths, strict=True)) + "  " + r[7]
-            )
-    env = [c for c in cps if c.env_changes]
-    if env:
-        lines.append("")
-        for c in env:
-            named = ", ".join(
-                f"{clean(e.key)} {clean(str(e.before))} -> {clean(str(e.after))}"
-                for e in c.env_changes
-            )
-            lines.append(
-                f"{clean(c.series.label)} at {c.commit_after[:8]}: environment changed"
-                f" ({named}): likely the cause"
-            )
-    newest = st.get("newest") if isinstance(st.get("newest"), dict) else None
-    newest_part = ""
-    if newest is not None and newest.get("checked") and doc.base and doc.head:
-        how = (
-            "from the given report, re-measured by neuronasv confirm"
-            if newest.get("confirmed_run")
-            else ("from the given report" if newest.get("source") == "report" else
-                  "compared here, not re-measured")
-        )  # fmt: skip
-        lines.append("")
+    return lines
+
+
+def _cp_table(cps: Sequence[ChangePoint]) -> list[str]:
+    """The change-point table, columns padded to their widest cell (series last, unpadded)."""
+    rows: list[tuple[str, ...]] = [
+        ("kind", "state", "change", "commits", "level", "p", "machine", "series")
+    ]
+    rows += [_cp_row(c) for c in cps]
+    widths = [max(len(r[i]) for r in rows) for i in range(7)]
+    lines = [""]
+    for r in rows:
         lines.append(
-            f"newest commit {doc.head.commit[:8]} vs its parent {doc.base.commit[:8]}"
-            f" on {clean(doc.head.machine)} ({how}):"
+            "  ".join(c.ljust(w) for c, w in zip(r[:7], widths, strict=True)) + "  " + r[7]
         )
-        states = [(newest_state(f), f) for f in sort_findings(doc.findings)]
-        shown = [(s, f) for s, f in states if s is not None]
-        if shown:
-            nrows = [("state", "row (work · time)", "series")] + [
-                (s, state_words(f), clean(f.series.label)) for s, f in shown
-            ]
-            w0 = max(len(r[0]) for r in nrows)
-            w1 = max(len(r[1]) for r in nrows)
-            lines += [f"{a.ljust(w0)}  {b.ljust(w1)}  {c}" for a, b, c in nrows]
-        else:
-            lines.append("nothing slower and no more work against the parent")
-        n_conf = sum(1 for s, _ in shown if s == "confirmed")
-        n_susp = sum(1 for s, _ in shown if s == "suspect")
-        n_work = sum(1 for s, _ in shown if s == "more-work")
-        newest_part = (
-            f"newest commit {doc.head.commit[:8]}: {n_conf} confirmed slower,"
-            f" {n_susp} suspect slower" + (" (single run, not re-measured)" if n_susp else "")
-            + (f", {n_work} more work with the time not decided" if n_work else "")
+    return lines
+
+
+def _env_lines(cps: Sequence[ChangePoint]) -> list[str]:
+    """One line per change point that came with an environment change, naming the change."""
+    env = [c for c in cps if c.env_changes]
+    if not env:
+        return []
+    lines = [""]
+    for c in env:
+        named = ", ".join(
+            f"{clean(e.key)} {clean(str(e.before))} -> {clean(str(e.after))}"
+            for e in c.env_changes
         )
-    elif newest is not None and newest.get("note"):
-        newest_part = f"newest commit not checked: {newest['note']}"
+        lines.append(
+            f"{clean(c.series.label)} at {c.commit_after[:8]}: environment changed"
+            f" ({named}): likely the cause"
+        )
+    return lines
+
+
+def _newest_part(doc: FindingsDocument) -> tuple[list[str], str]:
+    """The newest commit against its parent: its lines and its part of the summary."""
+    st = doc.settings
+    newest = st.get("newest") if isinstance(st.get("newest"), dict) else None
+    if newest is not None and newest.get("checked") and doc.base and doc.head:
+        return _newest_checked(doc, newest)
+    if newest is not None and newest.get("note"):
+        return [], f"newest commit not checked: {newest['note']}"
+    return [], ""
+
+
+def _newest_checked(doc: FindingsDocument, newest: dict[str, Any]) -> tuple[list[str], str]:
+    """The newest-commit table when it was checked (head and base present)."""
+    from neuronasv.analyse.states import newest_state
+
+    assert doc.base is not None and doc.head is not None
+    how = (
+        "from the given report, re-measured by neuronasv confirm"
+        if newest.get("confirmed_run")
+        else ("from the given report" if newest.get("source") == "report" else
+              "compared here, not re-measured")
+    )  # fmt: skip
+    lines = [
+        "",
+        f"newest commit {doc.head.commit[:8]} vs its parent {doc.base.commit[:8]}"
+        f" on {clean(doc.head.machine)} ({how}):",
+    ]
+    states = [(newest_state(f), f) for f in sort_findings(doc.findings)]
+    shown = [(s, f) for s, f in states if s is not None]
+    if shown:
+        nrows = [("state", "row (work · time)", "series")] + [
+            (s, state_words(f), clean(f.series.label)) for s, f in shown
+        ]
+        w0 = max(len(r[0]) for r in nrows)
+        w1 = max(len(r[1]) for r in nrows)
+        lines += [f"{a.ljust(w0)}  {b.ljust(w1)}  {c}" for a, b, c in nrows]
+    else:
+        lines.append("nothing slower and no more work against the parent")
+    n_conf = sum(1 for s, _ in shown if s == "confirmed")
+    n_susp = sum(1 for s, _ in shown if s == "suspect")
+    n_work = sum(1 for s, _ in shown if s == "more-work")
+    part = (
+        f"newest commit {doc.head.commit[:8]}: {n_conf} confirmed slower,"
+        f" {n_susp} suspect slower" + (" (single run, not re-measured)" if n_susp else "")
+        + (f", {n_work} more work with the time not decided" if n_work else "")
+    )
+    return lines, part
+
+
+def _cp_part(doc: FindingsDocument, coverage: Sequence[Coverage]) -> str:
+    """The change-point part of the summary line."""
     n_open = sum(1 for c in doc.change_points if c.open and c.acknowledged is None)
     if coverage and not any(c.ran for c in coverage):
-        cp_part = "; ".join(c.sentence for c in coverage)
-    else:
-        cp_part = f"{len(doc.change_points)} change points, {n_open} open regressions"
-        short = [c for c in coverage if not c.ran]
-        if short:
-            cp_part += " (" + "; ".join(f"{clean(c.machine)}: {c.sentence}" for c in short) + ")"
-    lines.append("")
-    lines.append("summary: " + "; ".join(p for p in (cp_part, newest_part) if p))
-    return "\n".join(lines) + "\n"
+        return "; ".join(c.sentence for c in coverage)
+    part = f"{len(doc.change_points)} change points, {n_open} open regressions"
+    short = [c for c in coverage if not c.ran]
+    if short:
+        part += " (" + "; ".join(f"{clean(c.machine)}: {c.sentence}" for c in short) + ")"
+    return part
