@@ -176,10 +176,11 @@ def _cp_key(c: ChangePoint) -> tuple[float, tuple[str, str, str], str]:
     return (-abs(c.ratio - 1.0), _series_key(c.series), c.commit_after)
 
 
-def digest(doc: FindingsDocument) -> Digest:
-    """Sort ``doc`` into a :class:`Digest` (pure, deterministic)."""
-    doc = ensure_states(doc)  # a document built before row states existed
-    live = [f for f in doc.findings if f.acknowledged is None]
+def _finding_groups(
+    doc: FindingsDocument, live: Sequence[Finding]
+) -> tuple[list[Finding], ...]:
+    """The rows by verdict: regressions, improvements, noisy, failed, unchanged, new,
+    removed (unacknowledged, each in its order), then the acknowledged rows."""
 
     def of(verdict: str) -> list[Finding]:
         return [f for f in live if f.verdict == verdict]
@@ -194,31 +195,75 @@ def digest(doc: FindingsDocument) -> Digest:
         by_label(of("removed")),
     )
     acknowledged = by_label([f for f in doc.findings if f.acknowledged is not None])
+    return regressions, improvements, noisy, failed, unchanged, new, removed, acknowledged
 
-    ordered = regressions + improvements + noisy + failed + new + removed + unchanged
-    warnings = tuple((f.series, w) for f in ordered for w in f.warnings)
 
-    env: list[EnvChange] = list(doc.env_changes)
+def _merged_env(
+    doc_env: Sequence[EnvChange], cps: Sequence[ChangePoint]
+) -> list[EnvChange]:
+    """The document's environment changes, then each change point's not already named."""
+    env: list[EnvChange] = list(doc_env)
     seen = {(e.key, e.before, e.after) for e in env}
-    cps = sorted(doc.change_points, key=_cp_key)
     for c in cps:
         for e in c.env_changes:
             if (e.key, e.before, e.after) not in seen:
                 seen.add((e.key, e.before, e.after))
                 env.append(e)
+    return env
 
+
+_CpGroup = tuple[ChangePoint, ...]
+
+
+def _cp_groups(cps: Sequence[ChangePoint]) -> tuple[_CpGroup, _CpGroup, _CpGroup, _CpGroup]:
+    """Open regressions, fixed regressions, improvements (unacknowledged), acknowledged."""
     live_cps = [c for c in cps if c.acknowledged is None]
     open_regs = tuple(c for c in live_cps if c.kind == "regression" and c.open)
     closed_regs = tuple(c for c in live_cps if c.kind == "regression" and not c.open)
     cp_improvements = tuple(c for c in live_cps if c.kind == "improvement")
     ack_cps = tuple(c for c in cps if c.acknowledged is not None)
+    return open_regs, closed_regs, cp_improvements, ack_cps
 
-    machine = (
+
+def _machine(doc: FindingsDocument, cps: Sequence[ChangePoint]) -> str:
+    """The machine the digest speaks of: head's, base's, the first change point's."""
+    return (
         (doc.head.machine if doc.head else None)
         or (doc.base.machine if doc.base else None)
         or (cps[0].machine if cps else None)
         or "unknown machine"
     )
+
+
+def _also_parts(noisy: int, new: int, gone: int, acknowledged: int) -> list[str]:
+    """The counts beside a comparison's headline (``2 not decided, 1 new``), zeros left out."""
+    return [
+        f"{n} {word}"
+        for n, word in (
+            (noisy, "not decided"),
+            (new, "new"),
+            (gone, "removed"),
+            (acknowledged, "acknowledged"),
+        )
+        if n
+    ]
+
+
+def digest(doc: FindingsDocument) -> Digest:
+    """Sort ``doc`` into a :class:`Digest` (pure, deterministic)."""
+    doc = ensure_states(doc)  # a document built before row states existed
+    live = [f for f in doc.findings if f.acknowledged is None]
+    regressions, improvements, noisy, failed, unchanged, new, removed, acknowledged = (
+        _finding_groups(doc, live)
+    )
+
+    ordered = regressions + improvements + noisy + failed + new + removed + unchanged
+    warnings = tuple((f.series, w) for f in ordered for w in f.warnings)
+
+    cps = sorted(doc.change_points, key=_cp_key)
+    env = _merged_env(doc.env_changes, cps)
+    open_regs, closed_regs, cp_improvements, ack_cps = _cp_groups(cps)
+    machine = _machine(doc, cps)
 
     extra: list[str] = []
     views: tuple[CauseView, ...] = ()
@@ -252,14 +297,7 @@ def digest(doc: FindingsDocument) -> Digest:
         gone = len(removed) - sum(1 for f in lost if f.verdict == "removed")
         if doc.withheld is not None:
             headline = f"{doc.withheld} · {headline}"
-        for n, word in (
-            (len(noisy), "not decided"),
-            (len(new), "new"),
-            (gone, "removed"),
-            (len(acknowledged), "acknowledged"),
-        ):
-            if n:
-                extra.append(f"{n} {word}")
+        extra += _also_parts(len(noisy), len(new), gone, len(acknowledged))
 
     return Digest(
         doc=doc,
