@@ -23,10 +23,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 from neuronasv import __version__
-from neuronasv.analyse.runnernoise import sentence as noise_sentence
 from neuronasv.format import (
     TIME_UNITS,
     format_calls,
@@ -34,7 +32,6 @@ from neuronasv.format import (
     format_delta_pct,
     format_p,
     format_pair,
-    format_pct,
     pick_time_scale,
 )
 from neuronasv.model.findings import (
@@ -42,7 +39,6 @@ from neuronasv.model.findings import (
     Finding,
     FindingsDocument,
     RunRef,
-    SeriesId,
     WorkChange,
 )
 from neuronasv.report.causes import (
@@ -58,7 +54,6 @@ from neuronasv.report.causes import (
 from neuronasv.report.digest import (
     Digest,
     digest,
-    group_label,
     plural,
 )
 from neuronasv.report.escape import (
@@ -69,7 +64,8 @@ from neuronasv.report.escape import (
     mermaid_label,
     safe_url,
 )
-from neuronasv.report.rowwords import LEGEND, count_line, state_cell, state_words
+from neuronasv.report.rowwords import LEGEND, count_line, state_cell
+from neuronasv.report.sections import Section, series_cells, supporting_sections
 
 __all__ = [
     "COMMENT_MAX_CHARS",
@@ -104,25 +100,6 @@ def comment_marker(key: str | None = None) -> str:
     return f"<!-- neuronasv:comment:{key} -->"
 
 
-@dataclass
-class _Section:
-    """Lines of one section; ``rows`` may be dropped from the end when over budget."""
-
-    name: str
-    head: list[str]
-    rows: list[str] = field(default_factory=list)
-    tail: list[str] = field(default_factory=list)
-    rank: int = 0  # 0 = never trimmed; otherwise lower ranks are trimmed first
-    dropped: int = 0
-    note: str = ""
-
-    def text(self) -> str:
-        lines = [*self.head, *self.rows]
-        if self.note:
-            lines += ["", self.note]
-        return "\n".join(lines + self.tail)
-
-
 # --------------------------------------------------------------------------- cells
 
 
@@ -132,20 +109,12 @@ def _pct_cell(f: Finding) -> str:
     return f"**{text}**" if f.state is not None and f.state.time in ("slower", "faster") else text
 
 
-def _series_cells(f: Finding | ChangePoint) -> tuple[str, str]:
-    s = f.series
-    bench = md_code(group_label(s), in_table=True)
-    if s.workload is None:
-        return bench, ""
-    return bench, ("_total_" if s.op is None else md_code(s.op, in_table=True))
-
-
 def _peak_text(x: str) -> str:
     return md_text(x, max_len=60)
 
 
 def _finding_row(f: Finding, *, peak_col: bool = False) -> str:
-    bench, op = _series_cells(f)
+    bench, op = series_cells(f)
     cells = [
         bench,
         op,
@@ -249,13 +218,6 @@ _ICONS = (
 )
 
 
-def _noise_tail(d: Digest) -> str:
-    """`` — on `demo-cpu`, timing changes under ~35 % ... at 6 rounds`` (the runner's noise,
-    said once, from the document's settings; empty without floors)."""
-    text = noise_sentence(d.doc.settings.get("runner_noise"))
-    return f" — {md_text(text, max_len=400)}" if text else ""
-
-
 def _icon(d: Digest) -> str:
     if d.withheld is not None:
         return ":warning:"
@@ -306,7 +268,7 @@ def _change_point_rows(cps: Sequence[ChangePoint]) -> tuple[list[str], list[str]
     ]
     rows = []
     for c in cps:
-        bench, op = _series_cells(c)
+        bench, op = series_cells(c)
         commits = f"{md_code(c.commit_before[:10])}…{md_code(c.commit_after[:10])}"
         env = ", ".join(md_code(e.key, in_table=True, max_len=40) for e in c.env_changes)
         rows.append(
@@ -325,193 +287,89 @@ def _sections(
     details: bool,
     title: str,
     level: int,
-) -> list[_Section]:
+) -> list[Section]:
     doc = d.doc
-    h2, h3 = "#" * level, "#" * (level + 1)
-    out: list[_Section] = []
+    h3 = "#" * (level + 1)
+    out = _headline_sections(d, marker=marker, title=title, level=level)
+    if doc.mode == "compare":
+        out += _compare_sections(d, history, h3, details=details)
+    else:
+        out += _history_sections(d, history, h3)
+    out += supporting_sections(d, h3, details=details)
+    out.append(_footer_section(doc, report_url))
+    return out
 
+
+def _headline_sections(
+    d: Digest, *, marker: str | None, title: str, level: int
+) -> list[Section]:
+    """The marker, the heading with the headline, the context line, the withheld note."""
+    h2 = "#" * level
     top = [marker] if marker else []
     top.append(f"{h2} {_icon(d)} {md_text(title)}: {md_text(d.headline, max_len=300)}")
     top += ["", _context_line(d)]
     if d.also:
         top[-1] += f" · also {md_text(d.also)}"
-    if doc.mode == "compare":
+    if d.doc.mode == "compare":
         top += ["", f"<sub>{_ICONS} {LEGEND}</sub>"]
-    out.append(_Section("headline", top))
+    out = [Section("headline", top)]
     withheld = _withheld_lines(d)
     if withheld:
-        out.append(_Section("withheld", withheld))  # never trimmed
+        out.append(Section("withheld", withheld))  # never trimmed
+    return out
 
-    if doc.mode == "compare":
-        out += _cause_sections(d, h3, details=details)
-        traces = _trace_section(doc, h3)
-        if traces is not None:
-            out.append(traces)
-        if d.failed:
-            rows = [
-                f"- {md_code(f.series.label)}: "
-                f"{md_text(f.reason or 'benchmark failed', max_len=300)}"
-                for f in d.failed
-            ]
-            out.append(_Section("failed", [f"{h3} Failed", ""], rows, rank=8))
-        chart = _chart(d, history)
-        if chart:
-            out.append(_Section("chart", chart, rank=3))
-    else:
-        for name, title_text, cps, rank in (
-            ("open", "Open regressions", d.open_regressions, 10),
-            ("fixed", "Regressions since fixed", d.closed_regressions, 6),
-            ("cp-improvements", "Improvements", d.change_improvements, 7),
-        ):
-            if cps:
-                head, rows = _change_point_rows(cps)
-                out.append(_Section(name, [f"{h3} {title_text}", "", *head], rows, rank=rank))
-        chart = _chart(d, history)
-        if chart:
-            out.append(_Section("chart", chart, rank=3))
 
-    # Noisy series are many on a shared runner and none of them is a verdict: one line in
-    # view, the table collapsed, largest apparent changes first (a PR comment must read in
-    # ten seconds). Other warnings (few, and about the run itself) stay in view.
-    if d.noisy and not details:
-        # Trimmed form: the count only (the full report has the table).
-        out.append(
-            _Section(
-                "noise",
-                [f"_{len(d.noisy)} series the timing could not decide{_noise_tail(d)}._"],
-                rank=5,
-            )
-        )
-    elif d.noisy:
-        noisy = sorted(d.noisy, key=lambda f: -abs(math.log(f.ratio)) if f.ratio else 0.0)
-        head = [
-            f"<details><summary>Time not decided: {plural(len(noisy), 'series', 'series')}"
-            " moved beyond the minimum effect without a decision (not significant, inside"
-            f" the noise floor, or not reproduced on re-measurement){_noise_tail(d)}</summary>",
-            "",
-            "| Benchmark | Op | Δ | CI of Δ | p | Noise (IQR/median) |",
-            "|---|---|---|---|---|---|",
-        ]
-        rows = []
-        for f in noisy:
-            bench, op = _series_cells(f)
-            noise = " / ".join(
-                format_pct(v) for v in (f.noise_base, f.noise_head) if v is not None
-            )
-            rows.append(
-                f"| {bench} | {op} | {format_delta_pct(f.ratio)} "
-                f"| {format_ci(f.ci_low, f.ci_high)} "
-                f"| {format_p(f.p_adjusted if f.p_adjusted is not None else f.p_value)} "
-                f"| {noise} |"
-            )
-        out.append(_Section("noise", head, rows, tail=["", "</details>"], rank=5))
-    warn_rows = [f"- {md_code(s.label)}: {md_text(w, max_len=300)}" for s, w in d.warnings]
-    if warn_rows and details:
-        summary = md_text(_warnings_summary(d.warnings), max_len=300)
-        out.append(
-            _Section(
-                "warnings",
-                [f"<details><summary>Warnings: {summary}</summary>", ""],
-                warn_rows,
-                tail=["", "</details>"],
-                rank=5,
-            )
-        )
-    elif warn_rows:
-        out.append(
-            _Section("warnings", [f"_{md_text(_warnings_summary(d.warnings))}._"], rank=5)
-        )
-
-    if d.env_changes:
-        head = [
-            f"{h3} Environment changes",
-            "",
-            "Base and head ran in different environments; a shift may come from these:"
-            if doc.mode == "compare"
-            else "The environment changed at these change points:",
-            "",
-            "| Key | Base | Head |",
-            "|---|---|---|",
-        ]
+def _compare_sections(
+    d: Digest, history: Mapping[str, Sequence[float]] | None, h3: str, *, details: bool
+) -> list[Section]:
+    """A comparison's causes, traces, failed benchmarks and chart."""
+    out = _cause_sections(d, h3, details=details)
+    traces = _trace_section(d.doc, h3)
+    if traces is not None:
+        out.append(traces)
+    if d.failed:
         rows = [
-            f"| {md_code(e.key, in_table=True, max_len=40)} "
-            f"| {md_code(e.before or 'none', in_table=True)} "
-            f"| {md_code(e.after or 'none', in_table=True)} |"
-            for e in d.env_changes
+            f"- {md_code(f.series.label)}: "
+            f"{md_text(f.reason or 'benchmark failed', max_len=300)}"
+            for f in d.failed
         ]
-        out.append(_Section("env", head, rows, rank=6))
+        out.append(Section("failed", [f"{h3} Failed", ""], rows, rank=8))
+    chart = _chart(d, history)
+    if chart:
+        out.append(Section("chart", chart, rank=3))
+    return out
 
-    ack_rows = []
-    for f in d.acknowledged:
-        ack_rows.append(
-            f"- {md_code(f.series.label)} {state_words(f)}: "
-            f"{md_text(f.acknowledged or '', max_len=300)}"
-        )
-    for c in d.acknowledged_changes:
-        ack_rows.append(
-            f"- {md_code(c.series.label)} {format_delta_pct(c.ratio)} ({c.kind} at "
-            f"{md_code(c.commit_after[:10])}): {md_text(c.acknowledged or '', max_len=300)}"
-        )
-    if ack_rows:
-        out.append(_Section("acks", [f"{h3} Acknowledged shifts", ""], ack_rows, rank=4))
 
-    if doc.load_errors:
-        rows = [f"- {md_text(e, max_len=300)}" for e in doc.load_errors]
-        out.append(
-            _Section("load-errors", [f"{h3} Results that could not be read", ""], rows, rank=7)
-        )
+def _history_sections(
+    d: Digest, history: Mapping[str, Sequence[float]] | None, h3: str
+) -> list[Section]:
+    """A history's change-point tables (open, fixed, improvements) and chart."""
+    out: list[Section] = []
+    for name, title_text, cps, rank in (
+        ("open", "Open regressions", d.open_regressions, 10),
+        ("fixed", "Regressions since fixed", d.closed_regressions, 6),
+        ("cp-improvements", "Improvements", d.change_improvements, 7),
+    ):
+        if cps:
+            head, rows = _change_point_rows(cps)
+            out.append(Section(name, [f"{h3} {title_text}", "", *head], rows, rank=rank))
+    chart = _chart(d, history)
+    if chart:
+        out.append(Section("chart", chart, rank=3))
+    return out
 
-    rest = [*d.new, *d.removed, *d.unchanged]
-    if details and rest:
-        summary = ", ".join(
-            f"{n} {word}"
-            for n, word in (
-                (len(d.unchanged), "unchanged"),
-                (len(d.new), "new"),
-                (len(d.removed), "removed"),
-            )
-            if n
-        )
-        head = [
-            f"<details><summary>{summary}</summary>",
-            "",
-            "| Benchmark | Op | Base → Head | Δ | Verdict |",
-            "|---|---|---|---|---|",
-        ]
-        rows = []
-        for f in rest:
-            bench, op = _series_cells(f)
-            rows.append(
-                f"| {bench} | {op} | {format_pair(f.base, f.head, f.unit)} "
-                f"| {format_delta_pct(f.ratio)} | {f.verdict} |"
-            )
-        out.append(_Section("details", head, rows, tail=["", "</details>"], rank=1))
 
-    if details and doc.settings:
-        rows = [
-            f"- {md_code(str(k), max_len=40)}: {md_text(_setting(doc.settings[k]), max_len=600)}"
-            for k in sorted(doc.settings, key=str)
-        ]
-        out.append(
-            _Section(
-                "settings",
-                ["<details><summary>Settings</summary>", ""],
-                rows,
-                tail=["", "</details>"],
-                rank=2,
-            )
-        )
-
+def _footer_section(doc: FindingsDocument, report_url: str | None) -> Section:
+    """The links line (when any) and the version."""
     footer = []
     links = _links_line(doc, report_url)
     if links:
         footer.append(links)
     footer.append(f"<sub>neuronasv {__version__}</sub>")
-    out.append(_Section("footer", ["\n\n".join(footer)]))
-    return out
+    return Section("footer", ["\n\n".join(footer)])
 
 
-def _trace_section(doc: FindingsDocument, h3: str) -> _Section | None:
+def _trace_section(doc: FindingsDocument, h3: str) -> Section | None:
     """Base and head trace of every flagged workload, the op to look for, how to open them
     (issue 14 item 4). From ``RunRef.traces``/``trace_url``; None when no side names any."""
     from neuronasv.report.traces import TRACE_HINT_MD, flagged_workloads
@@ -535,26 +393,14 @@ def _trace_section(doc: FindingsDocument, h3: str) -> _Section | None:
         rows.append(f"- {md_code(fw.workload)} {what}{look}: " + " · ".join(links))
     if not rows:
         return None
-    return _Section(
+    return Section(
         "traces", [f"{h3} Traces", "", TRACE_HINT_MD, ""], rows, rank=5
     )
 
 
-def _warnings_summary(warnings: Sequence[tuple[SeriesId, str]]) -> str:
-    """One line for many per-series warnings: how many, on how many series, the kinds."""
-    kinds: dict[str, int] = {}
-    for _, w in warnings:
-        kind = re.sub(r"[0-9][0-9.,]*", "N", w.split(":")[0])
-        kinds[kind] = kinds.get(kind, 0) + 1
-    series = len({s for s, _ in warnings})
-    top = sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
-    what = ", ".join(f"{n}× {k}" for k, n in top)
-    return f"{plural(len(warnings), 'warning')} on {plural(series, 'series', 'series')} ({what})"
-
-
-def _cause_sections(d: Digest, h3: str, *, details: bool = True) -> list[_Section]:
+def _cause_sections(d: Digest, h3: str, *, details: bool = True) -> list[Section]:
     """One heading, one sentence and one short table per cause, then the details."""
-    out: list[_Section] = []
+    out: list[Section] = []
     # Above the fold only what a reviewer can act on: work changes (exact) and verdicts
     # that the re-measurement confirmed — or, when no re-measurement ran, the single-run
     # verdicts, labelled as such. The rest is one collapsed list.
@@ -594,7 +440,7 @@ def _cause_sections(d: Digest, h3: str, *, details: bool = True) -> list[_Sectio
             if peak_col:
                 row += f" {peaks[f.series]} |"
             rows.append(row)
-        out.append(_Section(f"cause {n}", head, rows, rank=9))
+        out.append(Section(f"cause {n}", head, rows, rank=9))
     if not details:  # the short form: causes only, no collapsed lists
         return out
     work = [w for v in shown for w in v.work]
@@ -604,7 +450,7 @@ def _cause_sections(d: Digest, h3: str, *, details: bool = True) -> list[_Sectio
     if series:
         head, rows = _finding_table(series)
         out.append(
-            _Section(
+            Section(
                 "series",
                 [
                     f"<details><summary>Every series with a verdict: {_count_line(d)}"
@@ -630,7 +476,7 @@ def _count_line(d: Digest) -> str:
     )
 
 
-def _work_details(work: Sequence[WorkChange]) -> _Section:
+def _work_details(work: Sequence[WorkChange]) -> Section:
     head = [
         f"<details><summary>Work changes op by op ({len(work)}): exact, from calls and"
         " recorded input shapes, no statistics</summary>",
@@ -652,7 +498,7 @@ def _work_details(work: Sequence[WorkChange]) -> _Section:
             f" | {format_calls(w.calls_base, w.calls_head)} | {sig} | {nbytes}"
             f" | {format_pair(w.time_base, w.time_head, 'seconds')} |"
         )
-    return _Section("work", head, rows, tail=["", "</details>"], rank=4)
+    return Section("work", head, rows, tail=["", "</details>"], rank=4)
 
 
 def _sig_cell(w: WorkChange) -> str:
@@ -664,24 +510,14 @@ def _sig_cell(w: WorkChange) -> str:
     return f"{side(b)} → {side(h)}"
 
 
-def _setting(value: object) -> str:
-    if isinstance(value, (list, tuple)):
-        return ", ".join(map(str, value))
-    if isinstance(value, Mapping):
-        return ", ".join(f"{k} {_setting(v)}" for k, v in value.items())
-    if isinstance(value, float):
-        return f"{value:.3g}"
-    return str(value)
-
-
 # --------------------------------------------------------------------------- budget
 
 
-def _join(sections: Sequence[_Section]) -> str:
+def _join(sections: Sequence[Section]) -> str:
     return "\n\n".join(s.text() for s in sections) + "\n"
 
 
-def _fit(sections: list[_Section], max_chars: int, report_url: str | None) -> str:
+def _fit(sections: list[Section], max_chars: int, report_url: str | None) -> str:
     """Drop rows (least important section first) until the text fits ``max_chars``."""
     text = _join(sections)
     if len(text) <= max_chars:
