@@ -614,6 +614,72 @@ def _pick_machine(history: History, base: str, head: str, machine: str | None) -
     )
 
 
+_SideKey = tuple[str, str, tuple[str, ...]]
+_Side = Mapping[_SideKey, Series]
+_Rounds = Mapping[FloorKey, tuple[Sequence[Sequence[float]], Sequence[Sequence[float]]]]
+
+
+def _comparable(
+    history: History, base: str, head: str, bm: str, hm: str, *, force: bool
+) -> list[str]:
+    """Why base and head may not be comparable; raises unless ``force``."""
+    problems = comparability_problems(history, base, head, bm, hm)
+    if problems and not force:
+        unknown = any("unknown" in p for p in problems)
+        raise IncomparableError(
+            "base and head are not known to be comparable: " + "; ".join(problems),
+            hint=(
+                "record both with `neuronasv run` (it writes the fingerprint sidecar next to"
+                " each results file), or pass --force to compare anyway"
+                if unknown
+                else "measure both on the same machine, or pass --force to compare anyway"
+            ),
+        )
+    return problems
+
+
+def _sides(history: History, base: str, head: str, bm: str, hm: str) -> tuple[_Side, _Side]:
+    """The series with a value at base (on ``bm``) and at head (on ``hm``), by key."""
+    def side(machine_name: str, commit: str) -> dict[_SideKey, Series]:
+        return {
+            (s.env_name, s.series.benchmark, s.series.params): s
+            for s in history.series
+            if s.machine == machine_name and s.at(commit) is not None
+        }
+
+    sb, sh = side(bm, base), side(hm, head)
+    if not sb:
+        raise UsageError(f"no results for base {base[:12]} on machine {bm!r}")
+    if not sh:
+        raise UsageError(f"no results for head {head[:12]} on machine {hm!r}")
+    envs_b = {k[0] for k in sb}
+    envs_h = {k[0] for k in sh}
+    if envs_b != envs_h and len(envs_b) == 1 and len(envs_h) == 1:
+        # One environment each but named differently (python upgrade): pair across them.
+        sb = {("", k[1], k[2]): v for k, v in sb.items()}
+        sh = {("", k[1], k[2]): v for k, v in sh.items()}
+    return sb, sh
+
+
+def _pairs(sb: _Side, sh: _Side, base: str, head: str, rnd: _Rounds) -> list[PairInput]:
+    """One input per series key on either side, with its re-measured rounds if any."""
+    pairs: list[PairInput] = []
+    for key in sorted(set(sb) | set(sh)):
+        s = sh.get(key) or sb[key]
+        br, hr = rnd.get(floor_key(s.series), ((), ()))
+        pairs.append(
+            PairInput(
+                series=s.series,
+                unit=s.unit,
+                base=sb[key].at(base) if key in sb else None,
+                head=sh[key].at(head) if key in sh else None,
+                base_rounds=tuple(tuple(float(x) for x in r) for r in br),
+                head_rounds=tuple(tuple(float(x) for x in r) for r in hr),
+            )
+        )
+    return pairs
+
+
 def compare(
     history: History,
     base: str,
@@ -628,8 +694,7 @@ def compare(
     head_label: str | None = None,
     created: str = "",
     floors: Mapping[FloorKey, NoiseFloor] | None = None,
-    rounds: Mapping[FloorKey, tuple[Sequence[Sequence[float]], Sequence[Sequence[float]]]]
-    | None = None,
+    rounds: _Rounds | None = None,
 ) -> FindingsDocument:
     """Compare two commits of a history (PR mode).
 
@@ -662,54 +727,12 @@ def compare(
     hm = head_machine or bm
     fp_b = history.fingerprints.get((bm, base), {})
     fp_h = history.fingerprints.get((hm, head), {})
-    problems = comparability_problems(history, base, head, bm, hm)
-    if problems and not force:
-        unknown = any("unknown" in p for p in problems)
-        raise IncomparableError(
-            "base and head are not known to be comparable: " + "; ".join(problems),
-            hint=(
-                "record both with `neuronasv run` (it writes the fingerprint sidecar next to"
-                " each results file), or pass --force to compare anyway"
-                if unknown
-                else "measure both on the same machine, or pass --force to compare anyway"
-            ),
-        )
-
-    def side(machine_name: str, commit: str) -> dict[tuple[str, str, tuple[str, ...]], Series]:
-        return {
-            (s.env_name, s.series.benchmark, s.series.params): s
-            for s in history.series
-            if s.machine == machine_name and s.at(commit) is not None
-        }
-
-    sb, sh = side(bm, base), side(hm, head)
-    if not sb:
-        raise UsageError(f"no results for base {base[:12]} on machine {bm!r}")
-    if not sh:
-        raise UsageError(f"no results for head {head[:12]} on machine {hm!r}")
-    envs_b = {k[0] for k in sb}
-    envs_h = {k[0] for k in sh}
-    if envs_b != envs_h and len(envs_b) == 1 and len(envs_h) == 1:
-        # One environment each but named differently (python upgrade): pair across them.
-        sb = {("", k[1], k[2]): v for k, v in sb.items()}
-        sh = {("", k[1], k[2]): v for k, v in sh.items()}
+    problems = _comparable(history, base, head, bm, hm, force=force)
+    sb, sh = _sides(history, base, head, bm, hm)
     if floors is None:
         floors = noise_floors(history, bm, exclude=(head,))
     rnd = rounds or {}
-    pairs: list[PairInput] = []
-    for key in sorted(set(sb) | set(sh)):
-        s = sh.get(key) or sb[key]
-        br, hr = rnd.get(floor_key(s.series), ((), ()))
-        pairs.append(
-            PairInput(
-                series=s.series,
-                unit=s.unit,
-                base=sb[key].at(base) if key in sb else None,
-                head=sh[key].at(head) if key in sh else None,
-                base_rounds=tuple(tuple(float(x) for x in r) for r in br),
-                head_rounds=tuple(tuple(float(x) for x in r) for r in hr),
-            )
-        )
+    pairs = _pairs(sb, sh, base, head, rnd)
     base_profiles = history.profiles.get((bm, base), ())
     head_profiles = history.profiles.get((hm, head), ())
     work = work_changes(base_profiles, head_profiles)
