@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from neuronasv.store.gitstore import ResultsStore
+from tests.ci.notorch import BLOCK_TORCH
 
 ROOT = Path(__file__).resolve().parents[2]
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
@@ -92,15 +93,7 @@ def test_rehearsal_end_to_end() -> None:
     assert "comment names aten::mul" in r.stdout, tail
 
 
-NO_TORCH = r'''
-import importlib.abc, runpy, sys
-class Block(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name == "torch" or name.startswith("torch."):
-            raise ImportError(f"torch is not installed here ({name})")
-        return None
-sys.meta_path.insert(0, Block())
-from neuronasv.cli import build_parser
+NO_TORCH = BLOCK_TORCH + r'''from neuronasv.cli import build_parser
 p = build_parser()
 sub = next(a for a in p._actions if a.dest == "command")
 need = {"store", "regressions", "publish", "comment", "status", "summary"}

@@ -29,6 +29,7 @@ from neuronasv.report.traces import PERFETTO_URL, TRACES_ARTIFACT
 from neuronasv.store.history import load_history
 from tests.analyse.analyse_asvdata import neuronasv_run
 from tests.ci.fakegithub_ext import FakeGitHubCI
+from tests.ci.notorch import BLOCK_TORCH
 
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("pr_comment", ROOT / "ci" / "pr_comment.py")
@@ -139,15 +140,7 @@ def run_script(art: Path, ev: Path, gh: FakeGitHubCI, *extra: str,
                           timeout=180)
 
 
-NO_TORCH = """
-import importlib.abc, runpy, sys
-class Block(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name == "torch" or name.startswith("torch."):
-            raise ImportError(f"torch is not installed here ({name})")
-        return None
-sys.meta_path.insert(0, Block())
-sys.argv[0] = "ci/pr_comment.py"
+NO_TORCH = BLOCK_TORCH + """sys.argv[0] = "ci/pr_comment.py"
 runpy.run_path("ci/pr_comment.py", run_name="__main__")
 """
 

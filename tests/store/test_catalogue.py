@@ -150,16 +150,6 @@ def test_runner_prepares_catalogue_from_sidecars_then_grows_it(tmp_path: Path) -
 # --- the suite with a catalogue and a pre-pass payload -----------------------------------
 
 
-@pytest.fixture
-def suite(monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setenv("NEURONASV_BACKEND", "cpu")
-    monkeypatch.setenv("NEURONASV_SHAPES", "4x512,8x64")
-    monkeypatch.setenv("NEURONASV_DTYPES", "float32")
-    from neuronasv.store import suite as suite_module
-
-    return suite_module
-
-
 def test_suite_params_are_seed_plus_catalogue(
     suite: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

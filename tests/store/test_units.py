@@ -112,16 +112,6 @@ def test_plugin_is_discovered_by_asv_runner() -> None:
 # --- the suite ------------------------------------------------------------------------
 
 
-@pytest.fixture
-def suite(monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setenv("NEURONASV_BACKEND", "cpu")
-    monkeypatch.setenv("NEURONASV_SHAPES", "4x512,8x64")
-    monkeypatch.setenv("NEURONASV_DTYPES", "float32")
-    from neuronasv.store import suite as suite_module
-
-    return suite_module
-
-
 SUITE_OPS = str(ROOT / "benchmarks" / "ops.json")
 
 
