@@ -17,10 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from neuronasv.errors import ResultsError
+from neuronasv.errors import IncomparableError, ResultsError, UsageError
 from neuronasv.model import History
 
-__all__ = ["INCOMPARABLE_KEYS", "comparability_problems", "incomparable"]
+__all__ = [
+    "INCOMPARABLE_KEYS",
+    "check_comparable",
+    "comparability_problems",
+    "incomparable",
+    "pick_machine",
+]
 
 #: Fingerprint keys whose difference makes base and head incomparable.
 INCOMPARABLE_KEYS = ("backend", "device_model")
@@ -103,3 +109,53 @@ def comparability_problems(
     if not fp_b and not fp_h:
         return _plain_problems(history, ((base_machine, base), (head_machine, head)))
     return incomparable(base_machine, head_machine, fp_b, fp_h)
+
+
+def pick_machine(history: History, base: str, head: str, machine: str | None) -> str:
+    """``machine`` when given, else the one machine with results for both commits.
+
+    Raises:
+        UsageError: no machine, or several, has both.
+    """
+    if machine is not None:
+        return machine
+    has: dict[str, set[str]] = {}
+    for s in history.series:
+        for p in s.points:
+            if p.commit in (base, head):
+                has.setdefault(s.machine, set()).add(p.commit)
+    both = sorted(m for m, cs in has.items() if cs == {base, head})
+    if len(both) == 1:
+        return both[0]
+    if not both:
+        raise UsageError(
+            f"no machine has results for both {base[:12]} and {head[:12]}"
+            f" (machines with either: {', '.join(sorted(has)) or 'none'})"
+        )
+    raise UsageError(
+        f"results for both commits on several machines ({', '.join(both)}):"
+        " choose one with --machine"
+    )
+
+
+def check_comparable(
+    history: History, base: str, head: str, bm: str, hm: str, *, force: bool
+) -> list[str]:
+    """Why base and head may not be comparable (empty: they are).
+
+    Raises:
+        IncomparableError: there is a reason and ``force`` is not given.
+    """
+    problems = comparability_problems(history, base, head, bm, hm)
+    if problems and not force:
+        unknown = any("unknown" in p for p in problems)
+        raise IncomparableError(
+            "base and head are not known to be comparable: " + "; ".join(problems),
+            hint=(
+                "record both with `neuronasv run` (it writes the fingerprint sidecar next to"
+                " each results file), or pass --force to compare anyway"
+                if unknown
+                else "measure both on the same machine, or pass --force to compare anyway"
+            ),
+        )
+    return problems

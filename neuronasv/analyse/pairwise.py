@@ -53,8 +53,9 @@ from neuronasv.analyse.attribution import attribute, pooled
 from neuronasv.analyse.causes import find_causes
 from neuronasv.analyse.comparable import (
     INCOMPARABLE_KEYS,
-    comparability_problems,
+    check_comparable,
     incomparable,
+    pick_machine,
 )
 from neuronasv.analyse.envdiff import env_changes
 from neuronasv.analyse.evidence import apply_work, work_changes
@@ -65,7 +66,7 @@ from neuronasv.analyse.multitest import DEFAULT_OP_SHARE, adjusted_pvalues, hier
 from neuronasv.analyse.rowstate import Gate, with_states
 from neuronasv.analyse.rules import Rule, RuleSet
 from neuronasv.analyse.runnernoise import runner_noise
-from neuronasv.errors import IncomparableError, UsageError
+from neuronasv.errors import UsageError
 from neuronasv.format import format_delta_pct, format_p, format_pct, p_text, pct_number
 from neuronasv.model import (
     Finding,
@@ -592,50 +593,9 @@ def _decide(
     return "unchanged", f"{effect}, {test}"
 
 
-def _pick_machine(history: History, base: str, head: str, machine: str | None) -> str:
-    if machine is not None:
-        return machine
-    has: dict[str, set[str]] = {}
-    for s in history.series:
-        for p in s.points:
-            if p.commit in (base, head):
-                has.setdefault(s.machine, set()).add(p.commit)
-    both = sorted(m for m, cs in has.items() if cs == {base, head})
-    if len(both) == 1:
-        return both[0]
-    if not both:
-        raise UsageError(
-            f"no machine has results for both {base[:12]} and {head[:12]}"
-            f" (machines with either: {', '.join(sorted(has)) or 'none'})"
-        )
-    raise UsageError(
-        f"results for both commits on several machines ({', '.join(both)}):"
-        " choose one with --machine"
-    )
-
-
 _SideKey = tuple[str, str, tuple[str, ...]]
 _Side = Mapping[_SideKey, Series]
 _Rounds = Mapping[FloorKey, tuple[Sequence[Sequence[float]], Sequence[Sequence[float]]]]
-
-
-def _comparable(
-    history: History, base: str, head: str, bm: str, hm: str, *, force: bool
-) -> list[str]:
-    """Why base and head may not be comparable; raises unless ``force``."""
-    problems = comparability_problems(history, base, head, bm, hm)
-    if problems and not force:
-        unknown = any("unknown" in p for p in problems)
-        raise IncomparableError(
-            "base and head are not known to be comparable: " + "; ".join(problems),
-            hint=(
-                "record both with `neuronasv run` (it writes the fingerprint sidecar next to"
-                " each results file), or pass --force to compare anyway"
-                if unknown
-                else "measure both on the same machine, or pass --force to compare anyway"
-            ),
-        )
-    return problems
 
 
 def _sides(history: History, base: str, head: str, bm: str, hm: str) -> tuple[_Side, _Side]:
@@ -721,13 +681,13 @@ def compare(
             ``force`` the reasons are kept in the document's ``forced``.
         UsageError: no results for a commit.
     """
-    bm = _pick_machine(history, base, head, machine) if head_machine is None else machine
+    bm = pick_machine(history, base, head, machine) if head_machine is None else machine
     if bm is None:
         raise UsageError("give --machine together with a head machine")
     hm = head_machine or bm
     fp_b = history.fingerprints.get((bm, base), {})
     fp_h = history.fingerprints.get((hm, head), {})
-    problems = _comparable(history, base, head, bm, hm, force=force)
+    problems = check_comparable(history, base, head, bm, hm, force=force)
     sb, sh = _sides(history, base, head, bm, hm)
     if floors is None:
         floors = noise_floors(history, bm, exclude=(head,))
