@@ -60,7 +60,9 @@ def parse_shards(text: str, machine: str) -> list[dict[str, str]]:
         raise UsageError("the shard list must be a non-empty JSON list")
     out: list[dict[str, str]] = []
     for s in shards:
-        name = str(s.get("name", "")) if isinstance(s, dict) else ""
+        if not isinstance(s, dict):
+            raise UsageError(f"each shard needs a name: {s!r}")
+        name = str(s.get("name", ""))
         if any(o["name"] == name for o in out):
             raise UsageError(f"duplicate shard name {name!r}")
         out.append({"name": name, "bench": str(s.get("bench", "")),

@@ -22,7 +22,7 @@ import argparse
 import os
 import sys
 
-from neuronasv.commands.args import command_parser
+from neuronasv.commands.args import add_repo_arg, command_parser
 from neuronasv.errors import UsageError
 
 __all__ = ["add_parser", "run"]
@@ -37,7 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--from", dest="source_repo", metavar="OWNER/REPO",
                    help="the reusable workflows' repository (default: this package's)")
     p.add_argument("--check", action="store_true", help="list what is missing or stale")
-    p.add_argument("--repo", default=".", help="the repository (default: the current folder)")
+    add_repo_arg(p, purpose="the repository to adopt neuronasv in")
     p.set_defaults(func=run)
 
 
@@ -55,10 +55,10 @@ def run(args: argparse.Namespace) -> int:
         or scaffold.module_in_suite(root)
         or scaffold.default_workloads_module(project)
     )
-    branch = git.text("rev-parse", "--abbrev-ref", "HEAD")
+    branch = git.run("symbolic-ref", "--short", "HEAD", check=False).text.strip()
     source = scaffold.workflows_source(args.source_repo, args.ref)
     files = scaffold.plan(
-        root, project=project, module=module, branch=branch if branch != "HEAD" else "main",
+        root, project=project, module=module, branch=branch or "main",
         source=source,
     )  # fmt: skip
     gitignore = scaffold.missing_gitignore_lines(root)

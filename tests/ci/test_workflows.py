@@ -20,7 +20,10 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 WF = ROOT / ".github" / "workflows"
 VENV_BIN = Path(sys.executable).parent
-NAMES = ("tests.yml", "benchmarks.yml", "pr-benchmarks.yml", "pr-comment.yml")
+NAMES = ("tests.yml", "benchmarks.yml", "pr-benchmarks.yml", "pr-comment.yml",
+         "neuronasv-commit.yml", "neuronasv-pr.yml", "neuronasv-comment.yml")
+#: The reusable workflows (workflow_call) another repository calls with `uses:`.
+REUSABLE = ("neuronasv-commit.yml", "neuronasv-pr.yml", "neuronasv-comment.yml")
 SHA_USES = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
 
 
@@ -255,3 +258,53 @@ def test_no_expressions_inside_run_scripts(name: str) -> None:
     assert runs
     for jname, script in runs:
         assert "${{" not in script, f"{name}:{jname}: expression inside run:"
+
+
+# ----------------------------------------------------------------------------- reusable
+
+
+@pytest.mark.parametrize("name", REUSABLE)
+def test_reusable_workflows_run_only_the_installed_package(name: str) -> None:
+    """Callable with `uses:`, and every step runs the package: no script of the caller."""
+    wf = load(name)
+    assert set(wf["on"]) == {"workflow_call"}
+    call = wf["on"]["workflow_call"]
+    assert "package" in call["inputs"] and call["outputs"], name
+    for jname, job in wf["jobs"].items():
+        for st in steps(job):
+            run = str(st.get("run", ""))
+            assert "ci/" not in run.replace("neuronasv.ci", ""), (name, jname, run)
+            for line in filter(None, (ln.strip() for ln in run.splitlines())):
+                first = line.split()[0]
+                assert first.startswith(('"$RUNNER_TEMP/nx/bin/', '"$BASE_PYTHON"', "pip",
+                                         "python", "neuronasv", "args", "if", "#")), line
+
+
+def test_reusable_inputs_and_outputs_are_the_documented_ones() -> None:
+    commit = load("neuronasv-commit.yml")["on"]["workflow_call"]
+    pr = load("neuronasv-pr.yml")["on"]["workflow_call"]
+    comment = load("neuronasv-comment.yml")["on"]["workflow_call"]
+    wanted = {"runner-labels", "bench", "backend", "python", "workloads", "machine", "package"}
+    assert wanted | {"results-branch"} <= set(commit["inputs"])
+    assert wanted <= set(pr["inputs"])
+    assert {"regression-detected", "findings-artifact"} <= set(commit["outputs"])
+    assert {"regression-detected", "findings-artifact"} <= set(pr["outputs"])
+    assert {"comment-url", "regression-detected"} <= set(comment["outputs"])
+
+
+def test_reusable_pr_benchmark_is_unprivileged_and_comment_never_runs_pr_code() -> None:
+    job = jobs("neuronasv-pr.yml")["bench"]
+    assert job["permissions"] == {}
+    body = text_of(job)
+    assert "secrets." not in body and "github.token" not in body
+    comment = jobs("neuronasv-comment.yml")["comment"]
+    assert comment["runs-on"] == "ubuntu-latest"
+    assert sorted(writes(comment["permissions"])) == ["pull-requests", "statuses"]
+    for st in steps(comment):
+        if str(st.get("uses", "")).startswith("actions/checkout@"):
+            assert st["with"]["ref"] == "${{ github.event.repository.default_branch }}"
+        if str(st.get("uses", "")).startswith("actions/download-artifact@"):
+            assert st["with"]["path"].startswith("${{ runner.temp }}")
+    run = " ".join(str(s.get("run", "")) for s in steps(comment))
+    assert "pip install -q --no-deps \"$PACKAGE\"" in run  # never `pip install .`
+    assert "python -m neuronasv.ci pr-comment --artifact" in run
