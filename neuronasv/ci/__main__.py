@@ -57,6 +57,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--bench", default="")
     p.add_argument("--traces-out", default=None)
     p.add_argument("--rounds", type=int, default=3, help="ABAB rounds (0: no confirmation)")
+    for opt in ("--max-rounds", "--budget-seconds", "--samples", "--history-dir"):
+        p.add_argument(opt, default=None, help=f"passed to neuronasv confirm {opt}")
     p = sub.add_parser("analyse")
     p.add_argument("--out", required=True)
     p.add_argument("--site", required=True)
@@ -69,6 +71,15 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("verdict")
     p.add_argument("findings")
     return ap
+
+
+def _confirm_args(args: argparse.Namespace) -> list[str]:
+    out: list[str] = []
+    for opt in ("max_rounds", "budget_seconds", "samples", "history_dir"):
+        value = getattr(args, opt)
+        if value:
+            out += ["--" + opt.replace("_", "-"), value]
+    return out
 
 
 def _commit_url() -> str | None:
@@ -91,6 +102,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             machine=args.machine, bench=args.bench, traces_out=args.traces_out,
             rounds=args.rounds,
             github_repo=os.environ.get("GITHUB_REPOSITORY") or "local/checkout",
+            confirm_args=_confirm_args(args),
         )  # fmt: skip
     elif args.step == "analyse":
         flows.analyse(repo, out=args.out, site=args.site, traces_dir=args.traces_dir,

@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from neuronasv.ci.outputs import set_output
+from neuronasv.ci.owned import claim_dir, remove_owned
 from neuronasv.errors import UsageError
 from neuronasv.store.git import Git
 
@@ -96,7 +96,8 @@ def plan(
     ordered = [c for c in reversed(recent) if c in want]
     print(f"==> benchmarking {len(ordered)} commit(s) on {len(shards)} shard(s)", file=sys.stderr)
     set_output("commits", " ".join(ordered))
-    set_output("shards", json.dumps(shards, separators=(",", ":")))
+    matrix = [{"name": s["name"], "bench": s["bench"]} for s in shards]
+    set_output("shards", json.dumps(matrix, separators=(",", ":")))
 
 
 def regression_detected(findings: str | os.PathLike[str]) -> bool:
@@ -109,34 +110,41 @@ def regression_detected(findings: str | os.PathLike[str]) -> bool:
 
 def pr_bench(
     repo: str, *, pr: int, base: str, head: str, out: str, machine: str, bench: str,
-    traces_out: str | None, rounds: int, github_repo: str,
+    traces_out: str | None, rounds: int, github_repo: str, confirm_args: Sequence[str] = (),
 ) -> None:  # fmt: skip
-    """The unprivileged PR measurement (the artifact layout of docs/runners.md)."""
+    """The unprivileged PR measurement (the artifact layout of docs/runners.md).
+
+    ``confirm_args``: more ``neuronasv confirm`` options (``--max-rounds`` defaults to
+    ``rounds + 3``, ``--budget-seconds``, ``--samples``, ``--history-dir``).
+    """
     if pr < 1 or not (_SHA.fullmatch(base) and _SHA.fullmatch(head)):
         raise UsageError("--pr must be a PR number and --base/--head full commit hashes")
     machine = machine_for_shard(machine, "all")
-    mb = Git(repo).text("merge-base", base, head)
     outp = Path(out)
     results, traces_all = outp / "results", outp / "traces-all"
     traces = Path(traces_out) if traces_out else outp / "traces"
-    for p in (results, traces_all, traces):
-        shutil.rmtree(p, ignore_errors=True)
     outp.mkdir(parents=True, exist_ok=True)
+    for p in (results, traces_all, traces):  # a user's folder is refused, never deleted
+        claim_dir(str(p))
+    mb = Git(repo).text("merge-base", base, head)
     findings = str(outp / "findings.json")
     where = ["--results-dir", str(results), "--machine", machine, "--repo", repo]
     run = ["run", *where, "--keep-traces", "--traces-dir", str(traces_all)]
     nx(*run, *(["--bench", bench] if bench else []), mb, head)
     nx("compare", mb, head, *where, "--format", "json", "--out", findings)
     if rounds:
+        more = list(confirm_args)
+        if "--max-rounds" not in more:
+            more += ["--max-rounds", str(rounds + 3)]
         nx("confirm", "--findings", findings, "--repo", repo, "--rounds", str(rounds),
-           "--max-rounds", str(rounds + 3), "--format", "json", "--out", findings,
-           "--rounds-out", str(outp / "rounds.json"))  # fmt: skip
+           "--format", "json", "--out", findings, "--rounds-out", str(outp / "rounds.json"),
+           *more)  # fmt: skip
     subprocess.run(
         [sys.executable, "-m", "neuronasv.publish.traces", "--findings", findings,
          "--traces-dir", str(traces_all), "--machine", machine, "--out", str(traces)],
         check=True,
     )  # fmt: skip
-    shutil.rmtree(traces_all, ignore_errors=True)
+    remove_owned(str(traces_all))
     nx("comment", "--pr", str(pr), "--report", findings, "--dry-run", "--out", os.devnull,
        "--body-out", str(outp / "comment.md"), "--github-repo", github_repo)  # fmt: skip
     for name, value in (("pr-number", str(pr)), ("head-sha", head), ("base-sha", mb)):
@@ -152,6 +160,7 @@ def analyse(
     outp = Path(out)
     outp.mkdir(parents=True, exist_ok=True)
     history = outp / "history"
+    claim_dir(str(history))  # deleted at the end: only a folder a step of ours made
     nx("store", "pull", "--repo", repo, *store_args, "--out", str(history))
     machines = sorted(p.parent.name for p in history.glob("*/machine.json"))
     if not machines:
@@ -169,7 +178,7 @@ def analyse(
     if traces_dir and os.path.isdir(traces_dir):
         pub += ["--traces-dir", traces_dir]
     nx(*pub, *docs)
-    shutil.rmtree(history, ignore_errors=True)
+    remove_owned(str(history))
     detected = any(regression_detected(d) for d in docs[1::2])
     set_output("regression-detected", str(detected).lower())
 

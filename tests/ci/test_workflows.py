@@ -128,6 +128,8 @@ def test_actions_pinned_by_sha_with_version_comment(name: str) -> None:
     assert uses, f"{name} uses no actions?"
     for line in uses:
         ref = line.split("uses:", 1)[1].split("#", 1)[0].strip()
+        if ref.startswith("./.github/workflows/"):
+            continue  # a reusable workflow of this repository, at this file's own commit
         assert SHA_USES.match(ref), f"{name}: not pinned by full SHA: {line.strip()}"
         assert re.search(r"#\s*v\d+\.\d+\.\d+", line), f"{name}: no version comment: {line}"
 
@@ -144,9 +146,10 @@ def test_top_level_permissions_empty_and_checkouts_drop_credentials(name: str) -
 
 
 def test_self_hosted_labels_default_and_override() -> None:
-    expected = "${{ fromJSON(vars.NEURONASV_RUNNER_LABELS || '[\"self-hosted\",\"trainium\"]') }}"
-    assert jobs("benchmarks.yml")["bench"]["runs-on"] == expected
-    assert jobs("pr-benchmarks.yml")["bench"]["runs-on"] == expected
+    labels = "vars.NEURONASV_RUNNER_LABELS || '[\"self-hosted\",\"trainium\"]'"
+    assert jobs("benchmarks.yml")["bench"]["runs-on"] == "${{ fromJSON(" + labels + ") }}"
+    assert jobs("pr-benchmarks.yml")["bench"]["with"]["runner-labels"] == "${{ " + labels + " }}"
+    assert jobs("neuronasv-pr.yml")["bench"]["runs-on"] == "${{ fromJSON(inputs.runner-labels) }}"
 
 
 def test_result_writes_are_never_in_a_cancelling_concurrency_group() -> None:
@@ -171,12 +174,22 @@ def test_bench_is_sharded_by_pattern_and_keeps_other_shards() -> None:
 # ----------------------------------------------------------------------------- privileges
 
 
+def called(job: dict[str, Any]) -> list[dict[str, Any]]:
+    """The jobs of the reusable workflow of this repository that ``job`` calls (or none)."""
+    uses = str(job.get("uses", ""))
+    if not uses.startswith("./.github/workflows/"):
+        return []
+    return list(jobs(uses.rsplit("/", 1)[1]).values())
+
+
 def runs_pr_code(wf: dict[str, Any], job: dict[str, Any]) -> bool:
-    """A job runs PR code if the workflow is triggered by pull requests and it checks out."""
+    """A job runs PR code if the workflow is triggered by pull requests and it checks out
+    (itself, or a job of the reusable workflow it calls)."""
     on = wf["on"]
     triggers = set(on) if isinstance(on, dict) else {on} if isinstance(on, str) else set(on)
     pr = bool(triggers & {"pull_request", "pull_request_target"})
-    return pr and any(str(s.get("uses", "")).startswith("actions/checkout@") for s in steps(job))
+    inner = [st for j in [job, *called(job)] for st in steps(j)]
+    return pr and any(str(s.get("uses", "")).startswith("actions/checkout@") for s in inner)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -187,6 +200,9 @@ def test_jobs_running_pr_code_have_no_write_and_no_secrets(name: str) -> None:
         if not runs_pr_code(wf, job):
             continue
         assert writes(job.get("permissions")) == [], f"{name}:{jname} runs PR code with writes"
+        for inner in called(job):
+            assert writes(inner.get("permissions")) == [], f"{name}:{jname} calls a writer"
+            assert "secrets." not in text_of(inner) and "github.token" not in text_of(inner)
         body = text_of(job)
         assert "secrets." not in body, f"{name}:{jname} runs PR code with a secret"
         assert "github.token" not in body, f"{name}:{jname} runs PR code with the token"
@@ -200,10 +216,12 @@ def test_the_pr_code_check_is_not_vacuous() -> None:
 def test_pr_benchmarks_is_unprivileged_and_opt_in() -> None:
     wf = load("pr-benchmarks.yml")
     assert wf["permissions"] == {}
-    job = wf["jobs"]["bench"]
-    assert job["permissions"] == {}
-    assert "'benchmark'" in job["if"]
+    caller = wf["jobs"]["bench"]
+    assert caller["permissions"] == {} and caller["uses"] == "./.github/workflows/neuronasv-pr.yml"
+    assert "'benchmark'" in caller["if"]
     assert "labeled" in wf["on"]["pull_request"]["types"]
+    job = jobs("neuronasv-pr.yml")["bench"]
+    assert job["permissions"] == {}
     uploads = [s for s in steps(job)
                if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
     assert uploads and uploads[0]["with"]["name"] == "pr-benchmark"
@@ -212,7 +230,10 @@ def test_pr_benchmarks_is_unprivileged_and_opt_in() -> None:
 def test_comment_job_never_checks_out_or_runs_pr_code() -> None:
     wf = load("pr-comment.yml")
     assert set(wf["on"]) == {"workflow_run"}
-    job = wf["jobs"]["comment"]
+    caller = wf["jobs"]["comment"]
+    assert caller["uses"] == "./.github/workflows/neuronasv-comment.yml"
+    assert sorted(writes(caller["permissions"])) == ["pull-requests", "statuses"]
+    job = jobs("neuronasv-comment.yml")["comment"]
     assert job["runs-on"] == "ubuntu-latest", "hosted runner only"
     perms = job["permissions"]
     assert sorted(writes(perms)) == ["pull-requests", "statuses"]
@@ -240,10 +261,11 @@ def test_comment_job_never_checks_out_or_runs_pr_code() -> None:
 
 def test_only_hosted_jobs_write() -> None:
     writing = [
-        (name, jname, job)
+        (name, jname, inner)
         for name in NAMES
         for jname, job in jobs(name).items()
-        if writes(job.get("permissions"))
+        for inner in called(job) or [job]
+        if writes(inner.get("permissions"))
     ]
     assert writing  # the comment, pages and issues jobs write: the check has something to see
     for name, jname, job in writing:
@@ -253,8 +275,8 @@ def test_only_hosted_jobs_write() -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_no_expressions_inside_run_scripts(name: str) -> None:
     """Values reach scripts via env (no template injection), except matrix-free constants."""
-    runs = [(jname, st["run"]) for jname, job in jobs(name).items() for st in steps(job)
-            if "run" in st]  # fmt: skip
+    runs = [(jname, st["run"]) for jname, job in jobs(name).items()
+            for inner in called(job) or [job] for st in steps(inner) if "run" in st]  # fmt: skip
     assert runs
     for jname, script in runs:
         assert "${{" not in script, f"{name}:{jname}: expression inside run:"
@@ -277,7 +299,8 @@ def test_reusable_workflows_run_only_the_installed_package(name: str) -> None:
             for line in filter(None, (ln.strip() for ln in run.splitlines())):
                 first = line.split()[0]
                 assert first.startswith(('"$RUNNER_TEMP/nx/bin/', '"$BASE_PYTHON"', "pip",
-                                         "python", "neuronasv", "args", "if", "#")), line
+                                         "python", "neuronasv", "args", "if", "#", '"$nxpy"',
+                                         "nxpy=", "purelib=")), line
 
 
 def test_reusable_inputs_and_outputs_are_the_documented_ones() -> None:

@@ -25,12 +25,16 @@ def test_repo_root_is_found_from_a_subfolder(tmp_path: Path) -> None:
     assert uw.suite_root(str(tmp_path / "docs"), "/checkout") == "/checkout"
 
 
-def test_the_suite_imports_register_the_workloads(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """What asv imports registers the workload for profile and confirm: no variable."""
+@pytest.fixture
+def isolated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """sys.path and the importers asv adds are restored after the test."""
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+
+
+@pytest.mark.usefixtures("isolated")
+def test_the_suite_imports_register_the_workloads(tmp_path: Path) -> None:
+    """What asv imports registers the workload for profile and confirm: no variable."""
     tag = f"t{os.getpid()}_{tmp_path.name[-6:].replace('-', '_')}"
     module = f"{tag}_wl"
     (tmp_path / "asv.conf.json").write_text(f'{{"benchmark_dir": "suite_{tag}"}}')
@@ -47,11 +51,8 @@ def test_the_suite_imports_register_the_workloads(
     assert sys.path[-1] == str(tmp_path)  # after PYTHONPATH: a worktree's code wins
 
 
-def test_a_broken_suite_is_reported_not_raised(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+@pytest.mark.usefixtures("isolated")
+def test_a_broken_suite_is_reported_not_raised(tmp_path: Path) -> None:
     name = f"broken_{os.getpid()}"
     (tmp_path / "asv.conf.json").write_text(f'{{"benchmark_dir": "{name}"}}')
     (tmp_path / name).mkdir()
