@@ -4,7 +4,8 @@ A new git repository with its own torch module and a workloads module (the docum
 ``Workload``/``register`` API), two commits (the second one regressing: a new op), then
 ``neuronasv init --workloads`` from a wheel installed into a clean venv (no checkout on
 the path, no ``NEURONASV_*`` or ``PYTHONPATH`` variable), a commit of what init wrote, and
-``run``, ``compare``, ``confirm``, ``comment --dry-run`` and ``publish``. The commits that
+``run``, ``compare``, ``confirm``, ``comment --dry-run``, ``publish`` and ``demo`` (with
+the repository's own example change). The commits that
 predate the suite are measured with today's suite (asv's way). The sdist builds the wheel
 (``python -m build``: sdist first, the wheel from it) and installs the same way.
 
@@ -163,7 +164,18 @@ def test_adopt_from_the_wheel_in_a_fresh_repository(tmp_path: Path) -> None:
     site = tmp_path / "site"
     _run([*nx, "publish", "--out", str(site)], repo, env)
     assert "kernels history" in (site / "index.html").read_text()
-    assert (site / "assets" / "uPlot.LICENSE").is_file() or any(site.rglob("uPlot.LICENSE"))
+    assert any(site.rglob("uPlot.LICENSE"))
+
+    # The demo, from the wheel, on this repository with its own example change.
+    (repo / "mykern" / "__init__.py").write_text(KERNEL_BAD.replace("return ", "return 2 * "))
+    patch = tmp_path / "double.patch"
+    patch.write_text(_git(repo, env, "diff") + "\n")
+    _git(repo, env, "checkout", "--", ".")
+    demo = tmp_path / "demo"
+    _run([*nx, "demo", "--repo", str(repo), "--patch", str(patch), "--bench", "",
+          "--rounds", "0", "--out", str(demo)], tmp_path, env, ok=(0, 1))  # fmt: skip
+    assert "aten::mul" in (demo / "comment.md").read_text()
+    assert (demo / "site" / "index.html").is_file()
 
 
 def _lint(folder: Path) -> None:
