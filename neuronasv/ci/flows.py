@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 from neuronasv.ci.outputs import set_output
 from neuronasv.ci.owned import claim_dir, remove_owned
 from neuronasv.errors import UsageError
+from neuronasv.proc import run_process, stream_process
 from neuronasv.store.git import Git
 
 __all__ = [
@@ -34,12 +34,21 @@ _NAME = re.compile(r"[A-Za-z0-9._-]+")
 _SHA = re.compile(r"[0-9a-f]{40}")
 
 
-def nx(*args: str, check: bool = True) -> int:
-    """``neuronasv ARGS`` of this interpreter; its exit status (a failure raises when ``check``)."""
-    rc = subprocess.run([sys.executable, "-m", "neuronasv", *args], check=False).returncode
-    if check and rc != 0:
-        raise SystemExit(rc)
-    return rc
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _module(module: str, *args: str) -> None:
+    """``python -m MODULE ARGS`` of this interpreter, its output streamed; a failure ends the
+    step with the command's exit status (the proc runner kills its group on Ctrl-C)."""
+    rc = stream_process([sys.executable, "-m", module, *args], on_line=_say)
+    if rc != 0:
+        raise SystemExit(rc if rc > 0 else 130)
+
+
+def nx(*args: str) -> None:
+    """``neuronasv ARGS`` of this interpreter (see :func:`_module`)."""
+    _module("neuronasv", *args)
 
 
 def machine_for_shard(base: str, shard: str) -> str:
@@ -84,15 +93,15 @@ def plan(
     want = {head}
     if backfill:
         for shard in shards:
-            proc = subprocess.run(
+            proc = run_process(
                 [sys.executable, "-m", "neuronasv", "store", "missing", "--repo", repo,
                  *store_args, "--machine", shard["machine"], *recent],
-                capture_output=True, text=True, check=False,
+                text=True,
             )  # fmt: skip
             if proc.returncode != 0:
-                sys.stderr.write(proc.stderr)
+                sys.stderr.write(str(proc.stderr))
                 raise SystemExit(proc.returncode)
-            want.update(proc.stdout.split())
+            want.update(str(proc.stdout).split())
     ordered = [c for c in reversed(recent) if c in want]
     print(f"==> benchmarking {len(ordered)} commit(s) on {len(shards)} shard(s)", file=sys.stderr)
     set_output("commits", " ".join(ordered))
@@ -139,11 +148,8 @@ def pr_bench(
         nx("confirm", "--findings", findings, "--repo", repo, "--rounds", str(rounds),
            "--format", "json", "--out", findings, "--rounds-out", str(outp / "rounds.json"),
            *more)  # fmt: skip
-    subprocess.run(
-        [sys.executable, "-m", "neuronasv.publish.traces", "--findings", findings,
-         "--traces-dir", str(traces_all), "--machine", machine, "--out", str(traces)],
-        check=True,
-    )  # fmt: skip
+    _module("neuronasv.publish.traces", "--findings", findings, "--traces-dir", str(traces_all),
+            "--machine", machine, "--out", str(traces))  # fmt: skip
     remove_owned(str(traces_all))
     nx("comment", "--pr", str(pr), "--report", findings, "--dry-run", "--out", os.devnull,
        "--body-out", str(outp / "comment.md"), "--github-repo", github_repo)  # fmt: skip
