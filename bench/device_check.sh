@@ -41,10 +41,10 @@ PY=$VENV/bin/python
 "$PY" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'gpu', torch.cuda.is_available())"
 
 echo "==> neuronasv doctor"
-timeout 120 "$VENV/bin/neuronasv" doctor | tee "$OUT/doctor.txt" || fail "doctor exited non-zero"
+timeout 120 "$PY" -m neuronasv doctor | tee "$OUT/doctor.txt" || fail "doctor exited non-zero"
 
 echo "==> neuronasv profile --backend $BACKEND (3 variants, 10 samples)"
-timeout 200 "$VENV/bin/neuronasv" profile --backend "$BACKEND" --samples 10 \
+timeout 200 "$PY" -m neuronasv profile --backend "$BACKEND" --samples 10 \
   --json "$OUT/profile.json" --trace-dir "$OUT/traces" | tee "$OUT/profile.txt" \
   || fail "profile exited non-zero"
 

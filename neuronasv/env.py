@@ -51,6 +51,7 @@ __all__ = [
     "RUN",
     "SAMPLES",
     "SHAPES",
+    "SUITE_REPO",
     "TRACEBACK",
     "TRACE_DIR",
     "USER",
@@ -213,6 +214,12 @@ NO_DEVICE_STATE = Flag(
     "NEURONASV_NO_DEVICE_STATE", False, "do not record device state (clocks, temperature)"
 )
 WORKLOADS = List("NEURONASV_WORKLOADS", (), "modules registering the user's own workloads")
+SUITE_REPO: Text[str | None] = Text(
+    "NEURONASV_SUITE_REPO",
+    None,
+    "profile: the repository whose asv suite registers workloads (confirm sets it)",
+    default_text="the repository around the current folder",
+)
 SHAPES = List(
     "NEURONASV_SHAPES",
     (),
@@ -298,6 +305,7 @@ VARIABLES: tuple[EnvVar[Any], ...] = (
     HOST_ID,
     NO_DEVICE_STATE,
     WORKLOADS,
+    SUITE_REPO,
     SHAPES,
     DTYPES,
     LARGE,

@@ -2,7 +2,7 @@
 
 The PR benchmark job runs the PR's code, so everything it uploads is untrusted: its
 findings, its verdicts, its sentences, its links. The privileged comment step
-(``ci/pr_comment.py``) believes none of that. It takes the *numbers* — the asv results
+(``neuronasv/ci/pr_comment.py``) believes none of that. It takes the *numbers* — the asv results
 folder ``neuronasv run`` wrote (samples, values, the sidecars' op tables, calls and
 bytes per op) and the rounds document of ``neuronasv confirm`` — each read by a
 schema-checking loader (that I/O is the caller's: ``load_history``,

@@ -5,7 +5,7 @@ runner. :class:`RecordingRunner` wraps the real one and keeps every sample it re
 (``neuronasv confirm --rounds-out`` writes them as a :class:`~neuronasv.model.rounds.
 RoundsDocument`); :class:`ReplayRunner` answers the same calls from such a document, so
 trusted code can rerun the confirmation on an untrusted run's numbers without trusting
-its verdicts (``ci/pr_comment.py``).
+its verdicts (``neuronasv/ci/pr_comment.py``).
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ __all__ = ["COMMANDS", "command_module", "run_command"]
 
 # name -> one-line help, in the order of ``neuronasv --help``: the data flow.
 COMMANDS: dict[str, str] = {
+    "init": "adopt neuronasv in this repository: asv config, suite, workflows (--check)",
     "doctor": "show backends found, versions and what is missing",
     "profile": "profile workloads: device time per op (RMSNorm variants by default)",
     "run": "run the asv suite for commits (default HEAD), samples recorded",

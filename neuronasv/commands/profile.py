@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from neuronasv import env
 from neuronasv.commands.args import (
     add_backend_arg,
     command_parser,
@@ -19,9 +21,10 @@ from neuronasv.commands.args import (
     output_file,
     write_output,
 )
-from neuronasv.errors import NeuronasvError
+from neuronasv.errors import NeuronasvError, UsageError
 from neuronasv.model.profile import ProfileDocument, WorkloadProfile
 from neuronasv.report.profile import comparison_line, list_line, render_profile, safe_text
+from neuronasv.store.userworkloads import import_repo_workloads
 
 if TYPE_CHECKING:
     from neuronasv.measure.peaks import Peak
@@ -150,11 +153,19 @@ def run(args: argparse.Namespace) -> int:
     from neuronasv.measure.profiling import profile_workload
 
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 120, soft_wrap=False)
+    # The repository's own workloads, as asv finds them (store/userworkloads.py).
+    problems = import_repo_workloads(env.SUITE_REPO.read() or os.getcwd())
     if args.list:
         for w in workloads.all_workloads():
             console.print(list_line(w.name, w.description, w.default_shape))
         return 0
-    selected = [workloads.get(n) for n in _selected(args)]
+    try:
+        selected = [workloads.get(n) for n in _selected(args)]
+    except UsageError as exc:
+        if not problems:
+            raise
+        hint = "the suite failed to import: " + "; ".join(problems)
+        raise UsageError(exc.message, hint=hint) from None
     for d in args.dtype or ():
         workloads.parse_dtype(d)
     for sh in args.shape or ():

@@ -89,7 +89,9 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument(
         "--no-traces", action="store_true", help="copy and link no traces (unless --trace-url)"
     )
-    p.add_argument("--title", default="neuronasv history")
+    p.add_argument(
+        "--title", help="the site's title (default: asv.conf.json's project + ' history')"
+    )
     p.add_argument(
         "--cache-dir",
         type=output_dir,
@@ -108,6 +110,14 @@ def add_parser(subparsers: Any) -> None:
         "--asv-config", default="asv.conf.json", help="asv config for --asv (asv.conf.json)"
     )
     p.set_defaults(func=run)
+
+
+def _default_title(repo: str | None) -> str:
+    """``<project> history``: the project named in the repository's asv.conf.json."""
+    from neuronasv.store.asvconf import repo_config
+
+    project = repo_config(repo or ".").get("project")
+    return f"{project} history" if isinstance(project, str) and project else "neuronasv history"
 
 
 def _commit_url_from_repo(repo: str | None) -> str | None:
@@ -209,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
         commit_url=args.commit_url or _commit_url_from_repo(args.repo),
         trace_url=args.trace_url,
         traces_dir=None if args.no_traces or args.trace_url else traces_dir,
-        title=args.title,
+        title=args.title or _default_title(args.repo),
     )
     report = publish_site(data, args.out, findings=findings, options=opts)
     hits = (

@@ -85,6 +85,7 @@ from neuronasv.store.machine import (
     machine_info,
     save_machine,
 )
+from neuronasv.store.userworkloads import suite_root, with_root_on_path
 
 __all__ = [
     "DEFAULT_RESULTS_DIR",
@@ -496,6 +497,8 @@ def _commit_env(shared: _Shared, tree: str, sha: str, profile_out: str) -> dict[
     env = dict(os.environ)
     env.update(opts.extra_env)
     pypath = [tree] + [p for p in env.get("ASV_PYTHONPATH", "").split(os.pathsep) if p]
+    if suite_root(tree, shared.repo) != tree:
+        pypath.append(shared.repo)  # today's suite for old code: its workloads module too
     env["ASV_PYTHONPATH"] = os.pathsep.join(pypath)
     env[suite_env.BACKEND.name] = shared.backend_name
     env[suite_env.PROFILE_OUT.name] = profile_out
@@ -700,7 +703,9 @@ def _prepass(
 ) -> bool:
     """Run the commit's pre-pass (see module docstring); False when it did not complete."""
     penv = dict(env)
-    penv["PYTHONPATH"] = penv.get("ASV_PYTHONPATH", "")
+    for entry in reversed(penv.get("ASV_PYTHONPATH", "").split(os.pathsep)):
+        if entry:  # the worktree first, the caller's PYTHONPATH kept (store/userworkloads.py)
+            penv = with_root_on_path(entry, penv)
     cmd = [opts.python, "-m", prepass_module(tree), os.path.abspath(suite), "--out", out_dir]
     if opts.bench:
         cmd += ["--bench", opts.bench]

@@ -53,15 +53,11 @@ def discover_classes(benchmark_dir: str) -> list[tuple[str, type]]:
     Imports the suite the way asv does (``asv_runner``'s importer and module walk), so the
     names are asv's (``rmsnorm.Naive``) and the import errors are the ones asv would hit.
     """
-    from asv_runner._aux import update_sys_path
-    from asv_runner.discovery import disc_modules
-
     from neuronasv.store.suite import _DevtimeSuite
+    from neuronasv.store.userworkloads import import_suite_modules
 
-    root = os.path.abspath(benchmark_dir)
-    update_sys_path(root)
     found: dict[str, type] = {}
-    for module in disc_modules(os.path.basename(root)):
+    for module in import_suite_modules(benchmark_dir):
         prefix = module.__name__.split(".", 1)[1:]
         for attr, value in vars(module).items():
             if attr.startswith("_") or not isinstance(value, type):

@@ -3,7 +3,8 @@
 :class:`WorktreeProfileRunner` is the :data:`neuronasv.analyse.confirm.Runner` the CLI
 passes to :func:`neuronasv.analyse.confirm.confirm`: it checks out both commits as git
 worktrees and runs ``python -m neuronasv profile --json`` in each (that command writes a
-``model.ProfileDocument``), with the worktree's own code on ``PYTHONPATH``.
+``model.ProfileDocument``), with the worktree's own code first on ``PYTHONPATH``; its
+``profile`` finds the repository's workloads as :mod:`neuronasv.store.userworkloads` says.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from neuronasv.analyse.profile_samples import samples_from_profile
+from neuronasv.env import SUITE_REPO
 from neuronasv.errors import CaptureError
 from neuronasv.model import ProfileDocument, SeriesId
 from neuronasv.proc import run_process
 from neuronasv.run.scratch import prune_stale, scratch_dir
 from neuronasv.store.git import Git
+from neuronasv.store.userworkloads import suite_root, with_root_on_path
 
 __all__ = ["CommandRunner", "WorktreeProfileRunner"]
 
@@ -140,7 +143,8 @@ class WorktreeProfileRunner:
                 cmd += ["--shape", shape]
             for dtype in dtypes:
                 cmd += ["--dtype", dtype]
-            env = {**os.environ, "PYTHONPATH": tree}
+            env = with_root_on_path(tree, os.environ)  # prepended, never replaced
+            env[SUITE_REPO.name] = suite_root(tree, self.repo)
             rc = self.run_cmd(cmd, tree, env)
             if rc != 0 or not os.path.exists(target):
                 raise CaptureError(f"re-measuring {wl} at {side} failed (exit {rc})")

@@ -421,8 +421,15 @@ def _shapes(
     return list(cpu_shapes) + (list(accelerator_shapes) if want_large else [])
 
 
+def _selected(workload: Any, tag: str | None) -> bool:
+    """Tagged ``tag``; with ``None``, every workload that is not neuronasv's own."""
+    if tag is None:
+        return not str(getattr(workload.build_fn, "__module__", "")).startswith("neuronasv.")
+    return tag in workload.tags
+
+
 def build_suite(
-    tag: str,
+    tag: str | None,
     *,
     module: str,
     cpu_shapes: Sequence[str],
@@ -437,19 +444,25 @@ def build_suite(
         globals().update(build_suite("rmsnorm", module=__name__, cpu_shapes=["4x512"]))
 
     Args:
-        tag: workload tag to select from the registry (``rmsnorm``, ``transformer``).
+        tag: workload tag to select from the registry (``rmsnorm``, ``transformer``);
+            ``None``: every workload the repository registers (all but neuronasv's own),
+            what the suite ``neuronasv init`` writes uses.
         module: the calling module's ``__name__`` (asv names benchmarks after it).
-        cpu_shapes: shapes for every backend (keep them quick on a CPU).
+        cpu_shapes: shapes for every backend (keep them quick on a CPU); empty: each
+            workload's own ``default_shape``.
         accelerator_shapes: extra shapes on CUDA / Neuron (or with ``NEURONASV_LARGE=1``).
-        dtypes: dtype labels (``NEURONASV_DTYPES`` overrides).
+        dtypes: dtype labels (``NEURONASV_DTYPES`` overrides); empty: each workload's
+            own ``default_dtype``.
         ops_file: the seed op lists (default: ``ops.json`` beside ``module``; may be
             missing). ``NEURONASV_OPS_CATALOGUE`` adds the machine's catalogue to them.
 
     Returns:
         ``{class name: class}`` for the module's globals.
     """
+    from asv_bench_neuronasv import ensure_registered
     from neuronasv.measure import workloads as registry
 
+    ensure_registered()  # the devtime_ type, also when installed from the neuronasv wheel
     backend = import_backend_name()
     ops_table = load_ops(ops_file or ops_file_for(module)).get(backend, {})
     catalogue = env.OPS_CATALOGUE.read()
@@ -465,18 +478,18 @@ def build_suite(
         instr_table = load_ops(catalogue).get(f"{backend}:instructions", {}) if catalogue else {}
     classes: dict[str, type] = {}
     for w in registry.all_workloads():
-        if tag not in w.tags:
+        if not _selected(w, tag):
             continue
-        name = class_name(w.name, tag)
+        name = class_name(w.name, tag or "")
         if name in classes:
             name = class_name(w.name, "")
         classes[name] = _make_class(
             w.name,
-            tag,
+            tag or "",
             module,
             name,
-            shapes,
-            dts,
+            shapes or [w.default_shape],
+            dts or [w.default_dtype],
             ops_table.get(w.name, []),
             None if instr_table is None else instr_table.get(w.name, []),
         )

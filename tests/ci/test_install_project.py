@@ -248,3 +248,22 @@ def test_device_check_passes_when_the_host_python_has_its_own_neuronasv(
         cwd="/", env=_offline_env(), capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert all(p.startswith(str(proj)) for p in check.stdout.split()), check.stdout
+
+
+@pytest.mark.slow
+def test_device_check_passes_when_the_base_already_imports_this_checkout(
+    tmp_path: Path,
+) -> None:
+    """A runner's venv where the checkout is installed already (install_project: "reuse"):
+    the check's venv then has no `neuronasv` script of its own, and the check calls the
+    package (`python -m neuronasv`), not a script path it assumed."""
+    env = dict(os.environ, PYTHON=sys.executable, DEVICE_VENV=str(tmp_path / "dv"))
+    env.update(OUT=str(tmp_path / "out"), HOME=str(tmp_path / "home"))
+    proc = subprocess.run(
+        ["bash", str(ROOT / "bench" / "device_check.sh"), "cpu"],
+        env=env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert "reuse: neuronasv and its asv plugin already import from" in proc.stdout, out
+    assert not (tmp_path / "dv" / "bin" / "neuronasv").exists()
+    assert proc.returncode == 0 and "PASS: accelerator path end to end" in proc.stdout, out

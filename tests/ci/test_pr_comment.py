@@ -10,7 +10,6 @@ numbers — or refuse and post nothing.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import os
 import re
@@ -22,6 +21,7 @@ from typing import Any
 import pytest
 
 from neuronasv.analyse.recompute import UNNAMED_MACHINE
+from neuronasv.ci import pr_comment  # the step; ci/pr_comment.py is a shim (run by path below)
 from neuronasv.errors import UntrustedArtifactError
 from neuronasv.model import Finding, FindingsDocument, RunRef, SeriesId
 from neuronasv.model.rounds import RoundMeasurement, RoundsDocument
@@ -32,11 +32,6 @@ from tests.ci.fakegithub_ext import FakeGitHubCI
 from tests.ci.notorch import BLOCK_TORCH
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("pr_comment", ROOT / "ci" / "pr_comment.py")
-assert _spec and _spec.loader
-pr_comment = importlib.util.module_from_spec(_spec)
-sys.modules["pr_comment"] = pr_comment  # dataclasses look their module up by name
-_spec.loader.exec_module(pr_comment)
 
 HEAD = "c" * 40
 BASE = "b" * 40

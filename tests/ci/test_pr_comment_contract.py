@@ -1,4 +1,5 @@
-"""ci/pr_comment.py keeps the exit-code contract for any input (issue 22 item 4).
+"""The privileged step (neuronasv/ci/pr_comment.py) keeps the exit-code contract for any
+input (issue 22 item 4).
 
 Every case ends in the error tree: a documented exit code, one ``error:`` line (and at
 most a ``hint:`` line), no traceback; an artifact the step refuses is exit 9 and nothing
@@ -126,7 +127,8 @@ def test_a_bug_is_one_line_and_exit_11(
         gh.add_pull(7, HEAD)
         code, err = _run(art, event(tmp_path), gh, monkeypatch, capsys)
         assert gh.writes() == []
-    assert code == 11 and "internal error: TypeError" in err and "ci/pr_comment.py" in err, err
+    assert code == 11 and "internal error: TypeError" in err, err
+    assert "neuronasv.ci pr-comment" in err, err
 
 
 def test_the_pr_head_is_checked_again_right_before_posting(

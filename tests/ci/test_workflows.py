@@ -20,7 +20,10 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 WF = ROOT / ".github" / "workflows"
 VENV_BIN = Path(sys.executable).parent
-NAMES = ("tests.yml", "benchmarks.yml", "pr-benchmarks.yml", "pr-comment.yml")
+NAMES = ("tests.yml", "benchmarks.yml", "pr-benchmarks.yml", "pr-comment.yml",
+         "neuronasv-commit.yml", "neuronasv-pr.yml", "neuronasv-comment.yml")
+#: The reusable workflows (workflow_call) another repository calls with `uses:`.
+REUSABLE = ("neuronasv-commit.yml", "neuronasv-pr.yml", "neuronasv-comment.yml")
 SHA_USES = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
 
 
@@ -125,6 +128,8 @@ def test_actions_pinned_by_sha_with_version_comment(name: str) -> None:
     assert uses, f"{name} uses no actions?"
     for line in uses:
         ref = line.split("uses:", 1)[1].split("#", 1)[0].strip()
+        if ref.startswith("./.github/workflows/"):
+            continue  # a reusable workflow of this repository, at this file's own commit
         assert SHA_USES.match(ref), f"{name}: not pinned by full SHA: {line.strip()}"
         assert re.search(r"#\s*v\d+\.\d+\.\d+", line), f"{name}: no version comment: {line}"
 
@@ -141,9 +146,10 @@ def test_top_level_permissions_empty_and_checkouts_drop_credentials(name: str) -
 
 
 def test_self_hosted_labels_default_and_override() -> None:
-    expected = "${{ fromJSON(vars.NEURONASV_RUNNER_LABELS || '[\"self-hosted\",\"trainium\"]') }}"
-    assert jobs("benchmarks.yml")["bench"]["runs-on"] == expected
-    assert jobs("pr-benchmarks.yml")["bench"]["runs-on"] == expected
+    labels = "vars.NEURONASV_RUNNER_LABELS || '[\"self-hosted\",\"trainium\"]'"
+    assert jobs("benchmarks.yml")["bench"]["runs-on"] == "${{ fromJSON(" + labels + ") }}"
+    assert jobs("pr-benchmarks.yml")["bench"]["with"]["runner-labels"] == "${{ " + labels + " }}"
+    assert jobs("neuronasv-pr.yml")["bench"]["runs-on"] == "${{ fromJSON(inputs.runner-labels) }}"
 
 
 def test_result_writes_are_never_in_a_cancelling_concurrency_group() -> None:
@@ -168,12 +174,22 @@ def test_bench_is_sharded_by_pattern_and_keeps_other_shards() -> None:
 # ----------------------------------------------------------------------------- privileges
 
 
+def called(job: dict[str, Any]) -> list[dict[str, Any]]:
+    """The jobs of the reusable workflow of this repository that ``job`` calls (or none)."""
+    uses = str(job.get("uses", ""))
+    if not uses.startswith("./.github/workflows/"):
+        return []
+    return list(jobs(uses.rsplit("/", 1)[1]).values())
+
+
 def runs_pr_code(wf: dict[str, Any], job: dict[str, Any]) -> bool:
-    """A job runs PR code if the workflow is triggered by pull requests and it checks out."""
+    """A job runs PR code if the workflow is triggered by pull requests and it checks out
+    (itself, or a job of the reusable workflow it calls)."""
     on = wf["on"]
     triggers = set(on) if isinstance(on, dict) else {on} if isinstance(on, str) else set(on)
     pr = bool(triggers & {"pull_request", "pull_request_target"})
-    return pr and any(str(s.get("uses", "")).startswith("actions/checkout@") for s in steps(job))
+    inner = [st for j in [job, *called(job)] for st in steps(j)]
+    return pr and any(str(s.get("uses", "")).startswith("actions/checkout@") for s in inner)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -184,6 +200,9 @@ def test_jobs_running_pr_code_have_no_write_and_no_secrets(name: str) -> None:
         if not runs_pr_code(wf, job):
             continue
         assert writes(job.get("permissions")) == [], f"{name}:{jname} runs PR code with writes"
+        for inner in called(job):
+            assert writes(inner.get("permissions")) == [], f"{name}:{jname} calls a writer"
+            assert "secrets." not in text_of(inner) and "github.token" not in text_of(inner)
         body = text_of(job)
         assert "secrets." not in body, f"{name}:{jname} runs PR code with a secret"
         assert "github.token" not in body, f"{name}:{jname} runs PR code with the token"
@@ -197,10 +216,12 @@ def test_the_pr_code_check_is_not_vacuous() -> None:
 def test_pr_benchmarks_is_unprivileged_and_opt_in() -> None:
     wf = load("pr-benchmarks.yml")
     assert wf["permissions"] == {}
-    job = wf["jobs"]["bench"]
-    assert job["permissions"] == {}
-    assert "'benchmark'" in job["if"]
+    caller = wf["jobs"]["bench"]
+    assert caller["permissions"] == {} and caller["uses"] == "./.github/workflows/neuronasv-pr.yml"
+    assert "'benchmark'" in caller["if"]
     assert "labeled" in wf["on"]["pull_request"]["types"]
+    job = jobs("neuronasv-pr.yml")["bench"]
+    assert job["permissions"] == {}
     uploads = [s for s in steps(job)
                if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
     assert uploads and uploads[0]["with"]["name"] == "pr-benchmark"
@@ -209,7 +230,10 @@ def test_pr_benchmarks_is_unprivileged_and_opt_in() -> None:
 def test_comment_job_never_checks_out_or_runs_pr_code() -> None:
     wf = load("pr-comment.yml")
     assert set(wf["on"]) == {"workflow_run"}
-    job = wf["jobs"]["comment"]
+    caller = wf["jobs"]["comment"]
+    assert caller["uses"] == "./.github/workflows/neuronasv-comment.yml"
+    assert sorted(writes(caller["permissions"])) == ["pull-requests", "statuses"]
+    job = jobs("neuronasv-comment.yml")["comment"]
     assert job["runs-on"] == "ubuntu-latest", "hosted runner only"
     perms = job["permissions"]
     assert sorted(writes(perms)) == ["pull-requests", "statuses"]
@@ -237,10 +261,11 @@ def test_comment_job_never_checks_out_or_runs_pr_code() -> None:
 
 def test_only_hosted_jobs_write() -> None:
     writing = [
-        (name, jname, job)
+        (name, jname, inner)
         for name in NAMES
         for jname, job in jobs(name).items()
-        if writes(job.get("permissions"))
+        for inner in called(job) or [job]
+        if writes(inner.get("permissions"))
     ]
     assert writing  # the comment, pages and issues jobs write: the check has something to see
     for name, jname, job in writing:
@@ -250,8 +275,59 @@ def test_only_hosted_jobs_write() -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_no_expressions_inside_run_scripts(name: str) -> None:
     """Values reach scripts via env (no template injection), except matrix-free constants."""
-    runs = [(jname, st["run"]) for jname, job in jobs(name).items() for st in steps(job)
-            if "run" in st]  # fmt: skip
+    runs = [(jname, st["run"]) for jname, job in jobs(name).items()
+            for inner in called(job) or [job] for st in steps(inner) if "run" in st]  # fmt: skip
     assert runs
     for jname, script in runs:
         assert "${{" not in script, f"{name}:{jname}: expression inside run:"
+
+
+# ----------------------------------------------------------------------------- reusable
+
+
+@pytest.mark.parametrize("name", REUSABLE)
+def test_reusable_workflows_run_only_the_installed_package(name: str) -> None:
+    """Callable with `uses:`, and every step runs the package: no script of the caller."""
+    wf = load(name)
+    assert set(wf["on"]) == {"workflow_call"}
+    call = wf["on"]["workflow_call"]
+    assert "package" in call["inputs"] and call["outputs"], name
+    for jname, job in wf["jobs"].items():
+        for st in steps(job):
+            run = str(st.get("run", ""))
+            assert "ci/" not in run.replace("neuronasv.ci", ""), (name, jname, run)
+            for line in filter(None, (ln.strip() for ln in run.splitlines())):
+                first = line.split()[0]
+                assert first.startswith(('"$RUNNER_TEMP/nx/bin/', '"$BASE_PYTHON"', "pip",
+                                         "python", "neuronasv", "args", "if", "#", '"$nxpy"',
+                                         "nxpy=", "purelib=")), line
+
+
+def test_reusable_inputs_and_outputs_are_the_documented_ones() -> None:
+    commit = load("neuronasv-commit.yml")["on"]["workflow_call"]
+    pr = load("neuronasv-pr.yml")["on"]["workflow_call"]
+    comment = load("neuronasv-comment.yml")["on"]["workflow_call"]
+    wanted = {"runner-labels", "bench", "backend", "python", "workloads", "machine", "package"}
+    assert wanted | {"results-branch"} <= set(commit["inputs"])
+    assert wanted <= set(pr["inputs"])
+    assert {"regression-detected", "findings-artifact"} <= set(commit["outputs"])
+    assert {"regression-detected", "findings-artifact"} <= set(pr["outputs"])
+    assert {"comment-url", "regression-detected"} <= set(comment["outputs"])
+
+
+def test_reusable_pr_benchmark_is_unprivileged_and_comment_never_runs_pr_code() -> None:
+    job = jobs("neuronasv-pr.yml")["bench"]
+    assert job["permissions"] == {}
+    body = text_of(job)
+    assert "secrets." not in body and "github.token" not in body
+    comment = jobs("neuronasv-comment.yml")["comment"]
+    assert comment["runs-on"] == "ubuntu-latest"
+    assert sorted(writes(comment["permissions"])) == ["pull-requests", "statuses"]
+    for st in steps(comment):
+        if str(st.get("uses", "")).startswith("actions/checkout@"):
+            assert st["with"]["ref"] == "${{ github.event.repository.default_branch }}"
+        if str(st.get("uses", "")).startswith("actions/download-artifact@"):
+            assert st["with"]["path"].startswith("${{ runner.temp }}")
+    run = " ".join(str(s.get("run", "")) for s in steps(comment))
+    assert "pip install -q --no-deps \"$PACKAGE\"" in run  # never `pip install .`
+    assert "python -m neuronasv.ci pr-comment --artifact" in run

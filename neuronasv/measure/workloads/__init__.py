@@ -117,7 +117,8 @@ def _load_builtins() -> None:
         except ImportError as exc:
             raise UsageError(
                 f"{USER_MODULES_ENV} names {mod!r}, which cannot be imported: {exc}",
-                hint="put the module's folder on PYTHONPATH or install its package",
+                hint="install its package, or run from the repository whose root holds it"
+                " (the root is put on the import path: docs/getting-started.md)",
             ) from exc
 
 

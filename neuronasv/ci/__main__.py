@@ -1,0 +1,133 @@
+"""``python -m neuronasv.ci STEP [options]``: the reusable workflows' steps (see the package doc).
+
+    python -m neuronasv.ci plan COMMIT [--machine M] [--shards JSON] [--backfill N] [store opts]
+    python -m neuronasv.ci pr-bench --pr N --base SHA --head SHA --out DIR [--machine M]
+                                    [--bench RE] [--traces-out DIR] [--rounds 3]
+    python -m neuronasv.ci pr-comment --artifact DIR [--event FILE] [--dry-run] ...
+    python -m neuronasv.ci analyse --out DIR --site DIR [--traces-dir T] [--title T] [store opts]
+    python -m neuronasv.ci requirements      # dependencies without torch, one a line
+    python -m neuronasv.ci verdict FINDINGS  # regression-detected=true|false
+
+Store options (plan, analyse): ``--remote R --branch B --token-env VAR`` as for
+``neuronasv store``. Exit codes are neuronasv's (``neuronasv/errors.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+
+def _store_opts(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--remote", default="origin")
+    p.add_argument("--branch", default=None, help="results branch (default: neuronasv's)")
+    p.add_argument("--token-env", default=None, metavar="VAR")
+
+
+def _store_args(args: argparse.Namespace) -> list[str]:
+    out = ["--remote", args.remote]
+    if args.branch:
+        out += ["--branch", args.branch]
+    if args.token_env:
+        out += ["--token-env", args.token_env]
+    return out
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m neuronasv.ci", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    ap.add_argument("--repo", default=".", help="the repository (default: here)")
+    sub = ap.add_subparsers(dest="step", required=True)
+    p = sub.add_parser("plan")
+    p.add_argument("commit")
+    p.add_argument("--machine", default="ci", help="asv machine name")
+    p.add_argument("--shards", default="", help='JSON [{"name", "bench"}] (default: one)')
+    p.add_argument("--backfill", type=int, default=5)
+    _store_opts(p)
+    p = sub.add_parser("pr-bench")
+    p.add_argument("--pr", type=int, required=True)
+    p.add_argument("--base", required=True)
+    p.add_argument("--head", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--machine", default="ci", help="asv machine name")
+    p.add_argument("--bench", default="")
+    p.add_argument("--traces-out", default=None)
+    p.add_argument("--rounds", type=int, default=3, help="ABAB rounds (0: no confirmation)")
+    for opt in ("--max-rounds", "--budget-seconds", "--samples", "--history-dir"):
+        p.add_argument(opt, default=None, help=f"passed to neuronasv confirm {opt}")
+    p = sub.add_parser("analyse")
+    p.add_argument("--out", required=True)
+    p.add_argument("--site", required=True)
+    p.add_argument("--traces-dir", default=None)
+    p.add_argument("--site-url", default=os.environ.get("SITE_URL") or None)
+    p.add_argument("--title", default=None)
+    _store_opts(p)
+    sub.add_parser("pr-comment", add_help=False)
+    sub.add_parser("requirements")
+    p = sub.add_parser("verdict")
+    p.add_argument("findings")
+    return ap
+
+
+def _confirm_args(args: argparse.Namespace) -> list[str]:
+    out: list[str] = []
+    for opt in ("max_rounds", "budget_seconds", "samples", "history_dir"):
+        value = getattr(args, opt)
+        if value:
+            out += ["--" + opt.replace("_", "-"), value]
+    return out
+
+
+def _commit_url() -> str | None:
+    repo = os.environ.get("GITHUB_REPOSITORY")
+    server = os.environ.get("GITHUB_SERVER_URL", "https://github.com")
+    return f"{server}/{repo}/commit/{{commit}}" if repo else None
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    from neuronasv.ci import flows
+    from neuronasv.ci.outputs import set_output
+
+    repo = os.path.abspath(args.repo)
+    if args.step == "plan":
+        flows.plan(repo, args.commit, machine=args.machine, shards_json=args.shards,
+                   backfill=args.backfill, store_args=_store_args(args))  # fmt: skip
+    elif args.step == "pr-bench":
+        flows.pr_bench(
+            repo, pr=args.pr, base=args.base, head=args.head, out=args.out,
+            machine=args.machine, bench=args.bench, traces_out=args.traces_out,
+            rounds=args.rounds,
+            github_repo=os.environ.get("GITHUB_REPOSITORY") or "local/checkout",
+            confirm_args=_confirm_args(args),
+        )  # fmt: skip
+    elif args.step == "analyse":
+        flows.analyse(repo, out=args.out, site=args.site, traces_dir=args.traces_dir,
+                      store_args=_store_args(args), commit_url=_commit_url(),
+                      site_url=args.site_url, title=args.title)  # fmt: skip
+    elif args.step == "requirements":
+        print("\n".join(flows.torchless_requirements()))
+    elif args.step == "verdict":
+        set_output("regression-detected", str(flows.regression_detected(args.findings)).lower())
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    rest = argv[argv.index("pr-comment") + 1 :] if "pr-comment" in argv else None
+    if rest is not None:  # its own parser (the privileged step keeps its options)
+        from neuronasv.ci.pr_comment import main as pr_comment_main
+
+        return pr_comment_main(rest)
+    from neuronasv.cli import run_parsed
+
+    args = _parser().parse_args(argv)
+    args.func, args.command = _dispatch, f"ci {args.step}"
+    return run_parsed(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""The workflow steps that chain several commands (``python -m neuronasv.ci STEP``).
+
+Each step runs ``python -m neuronasv COMMAND`` of this interpreter (the installed package,
+never a script of the caller's checkout), in the repository at ``--repo`` (default: the
+current folder), and writes its workflow outputs with :func:`~neuronasv.ci.outputs.set_output`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from neuronasv.ci.outputs import set_output
+from neuronasv.ci.owned import claim_dir, remove_owned
+from neuronasv.errors import UsageError
+from neuronasv.proc import run_process, stream_process
+from neuronasv.store.git import Git
+
+__all__ = [
+    "analyse",
+    "machine_for_shard",
+    "parse_shards",
+    "plan",
+    "pr_bench",
+    "regression_detected",
+    "torchless_requirements",
+]
+
+_NAME = re.compile(r"[A-Za-z0-9._-]+")
+_SHA = re.compile(r"[0-9a-f]{40}")
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _module(module: str, *args: str) -> None:
+    """``python -m MODULE ARGS`` of this interpreter, its output streamed; a failure ends the
+    step with the command's exit status (the proc runner kills its group on Ctrl-C)."""
+    rc = stream_process([sys.executable, "-m", module, *args], on_line=_say)
+    if rc != 0:
+        raise SystemExit(rc if rc > 0 else 130)
+
+
+def nx(*args: str) -> None:
+    """``neuronasv ARGS`` of this interpreter (see :func:`_module`)."""
+    _module("neuronasv", *args)
+
+
+def machine_for_shard(base: str, shard: str) -> str:
+    """``base`` for the single shard ``all``, else ``base-shard`` (disjoint result folders)."""
+    for what, value in (("machine name", base), ("shard name", shard)):
+        if not _NAME.fullmatch(value):
+            raise UsageError(f"{what} {value!r} must be [A-Za-z0-9._-]+")
+    return base if shard == "all" else f"{base}-{shard}"
+
+
+def parse_shards(text: str, machine: str) -> list[dict[str, str]]:
+    """The shard list (JSON ``[{name, bench}]``), checked, each with its machine name."""
+    try:
+        shards = json.loads(text or '[{"name": "all", "bench": ""}]')
+    except ValueError as exc:
+        raise UsageError(f"the shard list is not JSON: {exc}") from None
+    if not isinstance(shards, list) or not shards:
+        raise UsageError("the shard list must be a non-empty JSON list")
+    out: list[dict[str, str]] = []
+    for s in shards:
+        if not isinstance(s, dict):
+            raise UsageError(f"each shard needs a name: {s!r}")
+        name = str(s.get("name", ""))
+        if any(o["name"] == name for o in out):
+            raise UsageError(f"duplicate shard name {name!r}")
+        out.append({"name": name, "bench": str(s.get("bench", "")),
+                    "machine": machine_for_shard(machine, name)})  # fmt: skip
+    return out
+
+
+def plan(
+    repo: str, commit: str, *, machine: str, shards_json: str, backfill: int,
+    store_args: Sequence[str],
+) -> None:  # fmt: skip
+    """The pushed commit plus recent first-parent commits a shard has no result for."""
+    if not 0 <= backfill <= 100:
+        raise UsageError(f"backfill must be 0..100, got {backfill}")
+    shards = parse_shards(shards_json, machine)
+    git = Git(repo)
+    head = git.rev_parse(commit)
+    recent = git.ancestors(head, backfill + 1)
+    want = {head}
+    if backfill:
+        for shard in shards:
+            proc = run_process(
+                [sys.executable, "-m", "neuronasv", "store", "missing", "--repo", repo,
+                 *store_args, "--machine", shard["machine"], *recent],
+                text=True,
+            )  # fmt: skip
+            if proc.returncode != 0:
+                sys.stderr.write(str(proc.stderr))
+                raise SystemExit(proc.returncode)
+            want.update(str(proc.stdout).split())
+    ordered = [c for c in reversed(recent) if c in want]
+    print(f"==> benchmarking {len(ordered)} commit(s) on {len(shards)} shard(s)", file=sys.stderr)
+    set_output("commits", " ".join(ordered))
+    matrix = [{"name": s["name"], "bench": s["bench"]} for s in shards]
+    set_output("shards", json.dumps(matrix, separators=(",", ":")))
+
+
+def regression_detected(findings: str | os.PathLike[str]) -> bool:
+    """Whether the findings document's commit status would be a failure (a regression)."""
+    from neuronasv.github.statuses import status_payload
+    from neuronasv.report.load import load_findings
+
+    return bool(status_payload(load_findings(os.fspath(findings)))["state"] == "failure")
+
+
+def pr_bench(
+    repo: str, *, pr: int, base: str, head: str, out: str, machine: str, bench: str,
+    traces_out: str | None, rounds: int, github_repo: str, confirm_args: Sequence[str] = (),
+) -> None:  # fmt: skip
+    """The unprivileged PR measurement (the artifact layout of docs/runners.md).
+
+    ``confirm_args``: more ``neuronasv confirm`` options (``--max-rounds`` defaults to
+    ``rounds + 3``, ``--budget-seconds``, ``--samples``, ``--history-dir``).
+    """
+    if pr < 1 or not (_SHA.fullmatch(base) and _SHA.fullmatch(head)):
+        raise UsageError("--pr must be a PR number and --base/--head full commit hashes")
+    machine = machine_for_shard(machine, "all")
+    outp = Path(out)
+    results, traces_all = outp / "results", outp / "traces-all"
+    traces = Path(traces_out) if traces_out else outp / "traces"
+    outp.mkdir(parents=True, exist_ok=True)
+    for p in (results, traces_all, traces):  # a user's folder is refused, never deleted
+        claim_dir(str(p))
+    mb = Git(repo).text("merge-base", base, head)
+    findings = str(outp / "findings.json")
+    where = ["--results-dir", str(results), "--machine", machine, "--repo", repo]
+    run = ["run", *where, "--keep-traces", "--traces-dir", str(traces_all)]
+    nx(*run, *(["--bench", bench] if bench else []), mb, head)
+    nx("compare", mb, head, *where, "--format", "json", "--out", findings)
+    if rounds:
+        more = list(confirm_args)
+        if "--max-rounds" not in more:
+            more += ["--max-rounds", str(rounds + 3)]
+        nx("confirm", "--findings", findings, "--repo", repo, "--rounds", str(rounds),
+           "--format", "json", "--out", findings, "--rounds-out", str(outp / "rounds.json"),
+           *more)  # fmt: skip
+    _module("neuronasv.publish.traces", "--findings", findings, "--traces-dir", str(traces_all),
+            "--machine", machine, "--out", str(traces))  # fmt: skip
+    remove_owned(str(traces_all))
+    nx("comment", "--pr", str(pr), "--report", findings, "--dry-run", "--out", os.devnull,
+       "--body-out", str(outp / "comment.md"), "--github-repo", github_repo)  # fmt: skip
+    for name, value in (("pr-number", str(pr)), ("head-sha", head), ("base-sha", mb)):
+        (outp / name).write_text(value + "\n", encoding="ascii")
+    set_output("regression-detected", str(regression_detected(findings)).lower())
+
+
+def analyse(
+    repo: str, *, out: str, site: str, traces_dir: str | None, store_args: Sequence[str],
+    commit_url: str | None, site_url: str | None, title: str | None,
+) -> None:  # fmt: skip
+    """Pull the history, change points per machine, and the site."""
+    outp = Path(out)
+    outp.mkdir(parents=True, exist_ok=True)
+    history = outp / "history"
+    claim_dir(str(history))  # deleted at the end: only a folder a step of ours made
+    nx("store", "pull", "--repo", repo, *store_args, "--out", str(history))
+    machines = sorted(p.parent.name for p in history.glob("*/machine.json"))
+    if not machines:
+        raise UsageError("no machine folders in the results branch")
+    docs = []
+    for machine in machines:
+        doc = str(outp / f"regressions-{machine}.json")
+        nx("regressions", "--results-dir", str(history), "--machine", machine, "--repo", repo,
+           "--format", "json", "--out", doc)  # fmt: skip
+        docs += ["--findings", doc]
+    pub = ["publish", "--results-dir", str(history), "--repo", repo, "--out", site, "--no-cache"]
+    pub += [*(["--commit-url", commit_url] if commit_url else [])]
+    pub += [*(["--base-url", site_url] if site_url else [])]
+    pub += [*(["--title", title] if title else [])]
+    if traces_dir and os.path.isdir(traces_dir):
+        pub += ["--traces-dir", traces_dir]
+    nx(*pub, *docs)
+    remove_owned(str(history))
+    detected = any(regression_detected(d) for d in docs[1::2])
+    set_output("regression-detected", str(detected).lower())
+
+
+def torchless_requirements() -> list[str]:
+    """The installed package's dependencies without torch (hosted jobs only read results)."""
+    from importlib.metadata import requires
+
+    out = []
+    for req in requires("neuronasv") or []:
+        if "extra ==" in req:
+            continue
+        name = re.split(r"[<>=!~;\[ ]", req, maxsplit=1)[0].strip().lower()
+        if name not in ("torch", "torch-neuronx", "torch_neuronx"):
+            out.append(req)
+    return out
