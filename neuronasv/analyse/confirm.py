@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 
 from neuronasv.analyse.attribution import MOVED, explain, from_rounds, pooled
 from neuronasv.analyse.causes import MOVED_VERDICTS, with_causes
-from neuronasv.analyse.evidence import apply_work, work_decides
+from neuronasv.analyse.evidence import apply_work
 from neuronasv.analyse.floors import FloorKey, NoiseFloor, floor_key
 from neuronasv.analyse.multitest import spend
 from neuronasv.analyse.pairwise import PairInput, Settings, judge
@@ -204,7 +204,6 @@ class _Plan:
     reference: set[_Config]
     breakdown: list[SeriesId]
     changed: set[_Config]
-    certain: list[bool]
 
     def want(self, done: Mapping[int, Finding]) -> list[SeriesId]:
         """The series of the configurations still open (the reference goes along in every
@@ -242,7 +241,6 @@ def _plan(doc: FindingsDocument, include_noisy: bool) -> _Plan | None:
         reference=reference,
         breakdown=_breakdown_series(doc, configs, measured),
         changed={(w.workload, w.shape, w.dtype) for w in doc.work},
-        certain=work_decides([f.series for f in todo], doc.work),
     )
 
 
@@ -286,16 +284,19 @@ def _measure_rounds(
 
 
 def _decide(plan: _Plan, state: _State, level: float, st: Settings) -> None:
-    """Mark the suspects this look decided: rejected at the look's level, futile (the CI
-    lies within the minimum effect) or certain (the exact work decides the direction;
-    more rounds would only narrow its size)."""
+    """Mark the suspects this look decided: rejected at the look's level, or futile (the
+    CI lies within the minimum effect). A suspect whose exact work changed is no
+    exception: the work decides its *work* axis, not its time, so it is re-measured
+    under the same sequential error control until its time is decided or the budget
+    is spent (stopping it at the first look, where the look's alpha is smallest, left
+    "time not decided" beside CIs far from zero)."""
     for i, g in enumerate(state.latest[: len(plan.todo)]):
         if i in state.done:
             continue
         if g.p_adjusted is not None and g.p_adjusted <= level:
             state.rejected.add(i)
             state.done[i] = g
-        elif _futile(g, st) or plan.certain[i]:
+        elif _futile(g, st):
             state.done[i] = g
 
 

@@ -122,30 +122,52 @@ def test_a_single_suspect_workload_is_measured_with_a_reference_workload() -> No
     assert "pooled over other workloads" in naive[0].reason
 
 
-def test_work_decided_suspects_get_no_extra_rounds_and_keep_their_certain_verdict() -> None:
-    """More work (a new op) decides the naive totals: the rounds measure the size once
-    and no further round is spent on them, however small the timing shift."""
-    rng = np.random.default_rng(11)
-    runner, calls = runner_for(rng, {"rmsnorm.naive": 1.02})
-    base = doc_for()
-    work = tuple(
-        WorkChange("rmsnorm.naive", s, d, "aten::full_like", "new", calls_head=1.0)
-        for s, d in CONFIGS
-    )
+def _work_doc(shift_work: tuple[WorkChange, ...]) -> FindingsDocument:
     from dataclasses import replace
 
+    base = doc_for()
     quiet = tuple(
         f if f.series.workload == "rmsnorm.naive" else replace(f, verdict="unchanged")
         for f in base.findings
     )
-    got = confirm(replace(base, findings=quiet, work=work), runner, rounds=3, max_rounds=8)
+    return replace(base, findings=quiet, work=shift_work)
+
+
+def test_work_decided_suspects_are_remeasured_until_their_time_is_decided() -> None:
+    """More work (a new op) decides the naive totals' *work*, not their time: the rounds
+    go on, under the same alpha spending, until the time is decided (here a +45 % shift:
+    slower, confirmed) instead of stopping at the first look."""
+    rng = np.random.default_rng(11)
+    runner, calls = runner_for(rng, {"rmsnorm.naive": 1.45})
+    work = tuple(
+        WorkChange("rmsnorm.naive", s, d, "aten::full_like", "new", calls_head=1.0,
+                   bytes_head=4096.0)
+        for s, d in CONFIGS
+    )  # fmt: skip
+    got = confirm(_work_doc(work), runner, rounds=3, max_rounds=8)
     naive = [f for f in got.findings if f.series.workload == "rmsnorm.naive"]
-    assert all(
-        f.verdict == "regression" and f.basis == "work" and f.confirmed for f in naive
-    ), [f.reason for f in naive]
-    assert all("3 interleaved rounds" in f.reason for f in naive)  # their size beside it
-    assert got.settings["rounds"] == 3  # decided at the first look: no round more
-    assert max(r for _, r in calls) == 2
+    for f in naive:
+        assert f.state is not None and f.state.work == "more", f.reason
+        assert f.state.time == "slower" and f.state.confirmed, f.reason
+    assert got.settings["rounds"] > 3  # the first look's alpha was too small to decide
+    assert max(r for _, r in calls) == got.settings["rounds"] - 1
+
+
+def test_work_decided_suspects_with_a_small_shift_use_the_whole_budget() -> None:
+    """A +2 % shift under 8 % run-to-run noise: the time stays undecided and the rounds
+    run to the budget (never a confirmation the rounds did not give)."""
+    rng = np.random.default_rng(11)
+    runner, calls = runner_for(rng, {"rmsnorm.naive": 1.02})
+    work = tuple(
+        WorkChange("rmsnorm.naive", s, d, "aten::full_like", "new", calls_head=1.0)
+        for s, d in CONFIGS
+    )
+    got = confirm(_work_doc(work), runner, rounds=3, max_rounds=8)
+    naive = [f for f in got.findings if f.series.workload == "rmsnorm.naive"]
+    assert all(f.verdict == "regression" and f.basis == "work" for f in naive)
+    assert all(f.state is not None and not f.state.confirmed for f in naive)
+    assert got.settings["rounds"] == 8
+    assert max(r for _, r in calls) == 7
 
 
 def test_a_work_decided_row_is_not_a_confirmed_time() -> None:
