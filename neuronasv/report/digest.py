@@ -136,7 +136,9 @@ def _grouped(findings: Sequence[Finding], worst_first: Callable[[Finding], float
 
 def _quote(vs: Sequence[CauseView]) -> str:
     """`` — rmsnorm.naive more work · slower (+18 %, CI +12 … +25 %), confirmed`` for the
-    cause whose quoted row moved most (its stored state's words, never re-derived)."""
+    cause whose quoted row moved most (its stored state's words, never re-derived); a
+    cause seen in several workloads lists them all (``; one change in 2 workloads:
+    transformer.attention, transformer.block``)."""
     best = max(
         (v for v in vs if v.worst is not None),
         key=lambda v: abs(_change(v.worst)) if v.worst else 0.0,
@@ -146,9 +148,13 @@ def _quote(vs: Sequence[CauseView]) -> str:
         return ""
     f = best.worst
     config = config_label(f.series.shape or "", f.series.dtype or "")
-    where = " ".join(x for x in (best.cause.workload, config) if x)
+    # the quoted row's own workload (a cause across workloads may quote any of them)
+    workload = f.series.workload or best.cause.workload
+    where = " ".join(x for x in (workload, config) if x)
     where += f" · {f.series.op}" if f.series.op else ""
-    return f" — {where} {state_words(f)}"
+    spans = best.cause.workloads
+    also = f"; one change in {len(spans)} workloads: {', '.join(spans)}" if len(spans) > 1 else ""
+    return f" — {where} {state_words(f)}{also}"
 
 
 def _compare_headline(
