@@ -35,7 +35,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from neuronasv.measure.roofline import carries_no_work
+from neuronasv.measure.opnames import carries_work
 from neuronasv.model import Cause, Finding, FindingsDocument, SeriesId, WorkChange
 from neuronasv.model.profile import module_series_path
 
@@ -60,11 +60,10 @@ def work_key(w: WorkChange) -> WorkKey:
 
 def is_helper(w: WorkChange) -> bool:
     """A view, alias, stride or allocation op (or a wrapper whose child carries the
-    work): no bytes or FLOPs of its own on either side. A cause sentence counts such ops
-    instead of naming them; they never join workloads into one cause."""
-    if any((x or 0.0) > 0.0 for x in (w.bytes_base, w.bytes_head, w.flops_base, w.flops_head)):
-        return False
-    return carries_no_work(w.op)
+    work): the op carries no work (:func:`neuronasv.measure.opnames.carries_work`, the
+    one definition the row states use too). A cause sentence counts such ops instead of
+    naming them; they never join workloads into one cause."""
+    return not carries_work(w)
 
 
 def _time_moved(w: WorkChange) -> float:

@@ -15,7 +15,10 @@ import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from neuronasv.model import WorkChange
 
 __all__ = [
     "BOOKKEEPING_PREFIXES",
@@ -24,6 +27,8 @@ __all__ = [
     "CycleStats",
     "ModuleCycle",
     "OpSample",
+    "carries_no_work",
+    "carries_work",
     "is_bookkeeping",
     "is_host_event",
     "normalize_op_name",
@@ -153,3 +158,39 @@ def quiet_kineto_stderr() -> Iterator[None]:
     if kept:
         sys.stderr.write("".join(kept))
         sys.stderr.flush()
+
+
+_VIEW_NAMES = """
+    view reshape _reshape_alias _unsafe_view transpose t permute expand expand_as
+    as_strided slice select unsqueeze squeeze split split_with_sizes chunk narrow unbind
+    detach alias resolve_conj resolve_neg empty empty_like empty_strided result_type
+    lift_fresh _to_copy to contiguous clone zeros_like ones_like full_like zeros ones full
+    is_nonzero item _local_scalar_dense
+"""
+_VIEW_OPS = frozenset(_VIEW_NAMES.split())
+# Ops above that *may* move data do it through child ops (copy_, fill_): they get zero
+# self-cost so the child carries the work; ``to``/``clone`` on their own never launch a
+# kernel without a ``copy_`` child.
+
+
+def carries_no_work(op: str) -> bool:
+    """True for a view, alias, stride or allocation op (or a wrapper whose child op
+    carries the work): zero FLOPs and bytes of its own (the roofline gives it zero cost)."""
+    return op.startswith("aten::") and op.removeprefix("aten::").split(".", 1)[0] in _VIEW_OPS
+
+
+def carries_work(w: WorkChange) -> bool:
+    """The one definition of an op change that carries work (the row states' work axis
+    and the cause sentences' "helper ops" both use it).
+
+    True when the op has bytes or FLOPs of its own on either side; with a cost estimate
+    of zero on every side, False; with no estimate on any side (no roofline formula),
+    True unless the op is a view, alias, stride or allocation op by name
+    (:func:`carries_no_work`).
+    """
+    costs = (w.bytes_base, w.bytes_head, w.flops_base, w.flops_head)
+    if any((v or 0.0) > 0.0 for v in costs):
+        return True
+    if any(v is not None for v in costs):
+        return False
+    return not carries_no_work(w.op)

@@ -59,7 +59,7 @@ from typing import Any
 
 from neuronasv import dtypes
 from neuronasv.errors import UsageError
-from neuronasv.measure.opnames import is_host_event
+from neuronasv.measure.opnames import carries_no_work, is_host_event
 
 __all__ = [
     "ASSUMED_CAUSAL",
@@ -112,27 +112,6 @@ _ZERO = OpCost(0.0, 0.0)
 
 def _ops(text: str) -> frozenset[str]:
     return frozenset(text.split())
-
-
-_VIEW_OPS = _ops(
-    """
-    view reshape _reshape_alias _unsafe_view transpose t permute expand expand_as
-    as_strided slice select unsqueeze squeeze split split_with_sizes chunk narrow unbind
-    detach alias resolve_conj resolve_neg empty empty_like empty_strided result_type
-    lift_fresh _to_copy to contiguous clone zeros_like ones_like full_like zeros ones full
-    is_nonzero item _local_scalar_dense
-    """
-)
-# Ops above that *may* move data do it through child ops (copy_, fill_): they get zero
-# self-cost so the child carries the work; ``to``/``clone`` on their own never launch a
-# kernel without a ``copy_`` child.
-
-
-def carries_no_work(op: str) -> bool:
-    """True for a view, alias, stride or allocation op (or a wrapper whose child op
-    carries the work): zero FLOPs and bytes of its own. Cause sentences summarise such
-    ops as helpers (:mod:`neuronasv.analyse.causes`)."""
-    return op.startswith("aten::") and op.removeprefix("aten::").split(".", 1)[0] in _VIEW_OPS
 
 
 _ELEMENTWISE_1 = _ops(
