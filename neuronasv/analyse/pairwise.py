@@ -63,7 +63,7 @@ from neuronasv.analyse.exact import instruction_changes, is_exact, judge_exact
 from neuronasv.analyse.floors import FloorKey, NoiseFloor, floor_key, noise_floors
 from neuronasv.analyse.health import device_health
 from neuronasv.analyse.multitest import DEFAULT_OP_SHARE, adjusted_pvalues, hierarchy
-from neuronasv.analyse.rowstate import Gate, with_states
+from neuronasv.analyse.rowstate import CI_LEVEL, Gate, with_states
 from neuronasv.analyse.rules import Rule, RuleSet
 from neuronasv.analyse.runnernoise import runner_noise
 from neuronasv.errors import UsageError
@@ -107,7 +107,7 @@ class Settings:
 
     rules: RuleSet = field(default_factory=RuleSet)
     alpha: float = 0.01
-    confidence: float = 0.95
+    confidence: float = CI_LEVEL  # the per-row interval every view shows
     resamples: int = 2000
     seed: int = 0
     floor_k: float | None = None  # None: t quantile 1 - alpha/2m on the floor's df

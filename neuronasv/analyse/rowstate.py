@@ -28,15 +28,18 @@ from typing import Any, Literal
 
 from neuronasv.analyse.evidence import config_directions
 from neuronasv.format import format_delta_pct
+from neuronasv.measure.opnames import carries_work
 from neuronasv.model import Finding, FindingsDocument, RowState, WorkChange
 from neuronasv.model.findings import TimeAxis, WorkAxis
 
 __all__ = [
+    "CI_LEVEL",
     "GATE_RULES",
     "TIME_GATES",
     "WORK_GATES",
     "Gate",
     "carried_direction",
+    "ci_beside_time",
     "ensure_states",
     "fired_rules",
     "row_state",
@@ -58,6 +61,11 @@ GATE_RULES = {
 }
 
 _Config = tuple[str | None, str | None, str | None]
+
+#: The confidence of the CI a row shows (the bootstrap's and the rounds test's): a
+#: per-row interval, *not* adjusted for the rows tested together, whereas the decision
+#: is (gatekeeping over the comparison, alpha spent over confirm's looks).
+CI_LEVEL = 0.95
 
 
 @dataclass(frozen=True)
@@ -121,11 +129,6 @@ def _sums(changes: Sequence[WorkChange], what: str) -> tuple[float, float] | Non
     return b, h
 
 
-def _carrier(w: WorkChange) -> bool:
-    """The op carries work: it has bytes or FLOPs on a side (view/alias ops have none)."""
-    return any((v or 0.0) > 0.0 for v in (w.bytes_base, w.bytes_head, w.flops_base, w.flops_head))
-
-
 def _known(w: WorkChange) -> bool:
     return any(v is not None for v in (w.bytes_base, w.bytes_head, w.flops_base, w.flops_head))
 
@@ -136,7 +139,9 @@ def carried_direction(changes: Sequence[WorkChange]) -> WorkAxis:
     ``more``/``less`` when the bytes and FLOPs moved by the ops that carry them move one
     way (one rises or falls, the other stays or follows), an added/removed carrying op
     counting with its bytes and FLOPs; ``different`` when they move both ways, or when
-    only ops with zero bytes and FLOPs (views, aliases, allocations) changed. Without any
+    only ops that carry no work (views, aliases, allocations:
+    :func:`neuronasv.measure.opnames.carries_work`, the definition the cause sentences
+    use too) changed. Without any
     cost estimate (no roofline) the calls decide, as :func:`config_directions` does.
     """
     if not changes:
@@ -144,7 +149,7 @@ def carried_direction(changes: Sequence[WorkChange]) -> WorkAxis:
     if not any(_known(w) for w in changes):
         d = config_directions(changes).get(changes[0].config, "mixed")
         return "different" if d == "mixed" else d
-    carriers = [w for w in changes if _carrier(w)]
+    carriers = [w for w in changes if carries_work(w)]
     signs = set()
     for what in ("bytes", "flops"):
         s = _sums(carriers, what)
@@ -161,6 +166,29 @@ def carried_direction(changes: Sequence[WorkChange]) -> WorkAxis:
 def shown_change(ratio: float) -> float:
     """The Δ as people read it (``+0.0 %`` is 0): the sign a time word must agree with."""
     return float(format_delta_pct(ratio).split()[0])
+
+
+def ci_beside_time(f: Finding) -> Literal["decision", "unadjusted", "beyond zero"]:
+    """How the CI a row shows stands beside its time word (the one rule every view uses).
+
+    ``decision``: nothing to say — a decided time (slower/faster: the adjusted test
+    rejected, so its interval at the decision's level excludes zero as the per-row one
+    does), or an interval that includes zero (as displayed), which the adjusted interval,
+    wider still, does too. ``unadjusted``: the time is not decided although the per-row
+    :data:`CI_LEVEL` interval excludes zero — the decision was made at the adjusted level
+    (or the rounds disagreed), so the row must say which level its interval is at.
+    ``beyond zero``: the time is within the minimum effect but its interval excludes
+    zero — a real change too small to matter, not noise.
+    """
+    st = f.state
+    if st is None or st.time not in ("undecided", "noise"):
+        return "decision"
+    if f.ci_low is None or f.ci_high is None:
+        return "decision"
+    lo, hi = shown_change(f.ci_low), shown_change(f.ci_high)
+    if lo <= 0.0 <= hi:
+        return "decision"
+    return "unadjusted" if st.time == "undecided" else "beyond zero"
 
 
 def _time(f: Finding) -> TimeAxis:

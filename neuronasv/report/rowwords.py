@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from neuronasv.format import format_ci, format_delta_pct, plural
+from neuronasv.analyse.rowstate import CI_LEVEL, ci_beside_time
+from neuronasv.format import format_ci, format_delta_pct, format_pct, plural
 from neuronasv.model import Finding, RowState
 
 __all__ = [
     "LEGEND",
+    "UNADJUSTED",
     "count_line",
     "gate_phrase",
     "state_cell",
@@ -50,23 +52,44 @@ def work_words(state: RowState) -> str:
     return _WORK[state.work]
 
 
+#: The level of an interval shown beside an undecided time that excludes zero
+#: (:func:`~neuronasv.analyse.rowstate.ci_beside_time`): the decision's is wider.
+UNADJUSTED = f"{format_pct(CI_LEVEL)} CI, not adjusted for the rows tested together"
+
+
 def _figures(f: Finding) -> str:
     pct = format_delta_pct(f.ratio)
     ci = format_ci(f.ci_low, f.ci_high)
-    return f"{pct}, CI {ci}" if ci else pct
+    if not ci:
+        return pct
+    if ci_beside_time(f) == "unadjusted":
+        level, _, note = UNADJUSTED.partition(", ")
+        return f"{pct}, {level} {ci}, {note}"
+    return f"{pct}, CI {ci}"
+
+
+def _undecided_word(f: Finding, state: RowState) -> str:
+    """``time within the noise`` / ``time within the minimum effect`` (a CI beyond zero:
+    a real change too small to matter) / ``time not decided``."""
+    if state.time == "noise":
+        if ci_beside_time(f) == "beyond zero":
+            return "time within the minimum effect"
+        return "time within the noise"
+    return "time not decided"
 
 
 def time_words(f: Finding, state: RowState) -> str:
-    """``slower (+55 %, CI +35 … +80 %), confirmed`` / ``time not decided (-0.3 %, CI ...)``."""
+    """``slower (+55 %, CI +35 … +80 %), confirmed`` / ``time not decided (-0.3 %, CI ...)``
+    / ``time not decided (+77 %, 95 % CI +41 … +122 %, not adjusted for the rows tested
+    together)`` where that per-row interval excludes zero but the adjusted decision did
+    not decide."""
     if state.time == "none":
         return {"new": "new", "removed": "removed", "failed": "failed"}.get(f.verdict, "no time")
     fig = _figures(f)
     if state.time in ("slower", "faster"):
         how = "confirmed" if state.confirmed else _SOURCE[state.source]
         return f"{state.time} ({fig}), {how}"
-    if state.time == "noise":
-        return f"time within the noise ({fig})"
-    return f"time not decided ({fig})"
+    return f"{_undecided_word(f, state)} ({fig})"
 
 
 def state_words(f: Finding) -> str:
@@ -79,9 +102,6 @@ def state_words(f: Finding) -> str:
     return " · ".join(parts)
 
 
-_SHORT = {"noise": "time within the noise", "undecided": "time not decided", "none": ""}
-
-
 def state_cell(f: Finding) -> str:
     """The state for a table whose row already shows Δ and CI in their own columns:
     ``more work · slower, confirmed`` / ``more work · time not decided``."""
@@ -91,8 +111,12 @@ def state_cell(f: Finding) -> str:
     if state.time in ("slower", "faster"):
         how = "confirmed" if state.confirmed else _SOURCE[state.source]
         time = f"{state.time}, {how}"
+    elif state.time == "none":
+        time = time_words(f, state)
     else:
-        time = _SHORT[state.time] or time_words(f, state)
+        time = _undecided_word(f, state)
+        if ci_beside_time(f) == "unadjusted":
+            time += f" ({UNADJUSTED})"
     parts = [w for w in (work_words(state), time) if w]
     return " · ".join(parts)
 

@@ -10,6 +10,10 @@ states and signs back:
 - no ``slower`` beside a Δ ≤ 0 and no ``faster`` beside a Δ ≥ 0 (as displayed);
 - no ``regression``/``improvement`` word on a line of a compare view that carries a Δ;
 - ``confirmed`` only of a time whose stored state the rounds confirmed;
+- no "not decided" / "within the noise" beside an interval that excludes zero at the
+  level the decision used: such an interval is the per-row 95 % one and says so ("95 %
+  CI, not adjusted for the rows tested together"), and "within the noise" never stands
+  beside an interval beyond zero (that is "within the minimum effect");
 - the terminal text, annotation titles and JSON give back each row's stored state.
 """
 
@@ -200,6 +204,33 @@ def check_plain_rows(text: str) -> list[str]:
     return bad
 
 
+_UNDECIDED = re.compile(r"\b(not decided|within the noise)\b(?! in \d)(?: \(([^()]*)\))?")
+_INTERVAL = re.compile(r"([+-]?\d+(?:\.\d+)?) … ([+-]?\d+(?:\.\d+)?) %")
+
+
+def _beyond_zero(lo: str, hi: str) -> bool:
+    return float(lo) > 0 or float(hi) < 0
+
+
+def check_undecided_intervals(text: str) -> list[str]:
+    """An undecided time beside an interval that excludes zero: the interval must say it
+    is the per-row one, not the decision's ("not adjusted"); "within the noise" never
+    stands beside one. The interval is the parenthesis' ``CI lo … hi`` or, in a table
+    row, the row's CI cell."""
+    bad = []
+    for line in text.splitlines():
+        for m in _UNDECIDED.finditer(line):
+            paren = m.group(2) or ""
+            at = paren.split("CI", 1)[1] if "CI" in paren else line
+            iv = _INTERVAL.search(at)
+            if iv is None or not _beyond_zero(iv.group(1), iv.group(2)):
+                continue
+            said = paren if "CI" in paren else line
+            if m.group(1) == "within the noise" or "not adjusted" not in said:
+                bad.append(line)
+    return bad
+
+
 def check_verdict_words(text: str) -> list[str]:
     """No regression/improvement word on a line that shows a Δ (compare views)."""
     return [
@@ -228,9 +259,24 @@ def test_every_view_agrees_with_the_stored_states(seed: int) -> None:
             + check_table_rows(text)
             + check_plain_rows(text)
             + check_confirmed(doc, text)
+            + check_undecided_intervals(text)
             + (check_verdict_words(text) if name != "regressions" else [])
         )
         assert not problems, f"seed {seed}, {name}: {problems[:3]}"
+
+
+def test_the_interval_check_can_fail() -> None:
+    """The check catches the words the demo once printed (no test that cannot fail)."""
+    said = "rmsnorm.naive 2x128x512 fp32 more work · time not decided (+77 %, CI +41 … +122 %)"
+    assert check_undecided_intervals(said) == [said]
+    row = "| `wl 4x8` | _total_ | +25 % | +22 … +27 % | 0.29 | more work · time within the noise |"
+    assert check_undecided_intervals(row) == [row]
+    assert not check_undecided_intervals("time not decided (-0.3 %, CI -17 … +20 %)")
+    assert not check_undecided_intervals(
+        "time not decided (+77 %, 95 % CI +41 … +122 %, not adjusted for the rows tested"
+        " together)"
+    )
+    assert not check_undecided_intervals("time not decided in 5 (+5.8 … +77 %)")
 
 
 @pytest.mark.parametrize("seed", range(0, DOCS, 3))
