@@ -116,7 +116,7 @@ def state_cell(f: Finding) -> str:
     else:
         time = _undecided_word(f, state)
         if ci_beside_time(f) == "unadjusted":
-            time += f" ({UNADJUSTED})"
+            time += f" ({format_pct(CI_LEVEL)} CI not adjusted)"  # the table's CI column
     parts = [w for w in (work_words(state), time) if w]
     return " · ".join(parts)
 
