@@ -7,7 +7,9 @@ included) and any extra text files given (``neuronasv regressions`` output), and
 the parsers of the property test (``tests/report/test_views_agree.py``): no ``slower``
 beside a Δ ≤ 0 or ``faster`` beside a Δ ≥ 0, no regression/improvement word on a line
 with a Δ (outside ``regressions`` texts, whose change points are their own kind), no
-``confirmed`` of a time the findings document does not record as confirmed. Prints the
+``confirmed`` of a time the findings document does not record as confirmed, no "not
+decided"/"within the noise" beside an interval beyond zero that does not say it is the
+per-row, unadjusted one. Prints the
 lines above the comment's first ``<details>`` and its headline. Exit 1 on a problem.
 """
 
@@ -26,6 +28,7 @@ from tests.report.test_views_agree import (
     check_parentheses,
     check_plain_rows,
     check_table_rows,
+    check_undecided_intervals,
     check_verdict_words,
 )
 
@@ -45,6 +48,7 @@ def text_of(path: str) -> str:
 def problems(path: str, confirmed: set[str]) -> list[str]:
     t = text_of(path)
     found = check_parentheses(t) + check_table_rows(t) + check_plain_rows(t)
+    found += check_undecided_intervals(t)
     if "regressions" not in Path(path).name:
         found += check_verdict_words(t)
     said = set(re.findall(r"\b(slower|faster)\b(?: \([^)]*\))?, confirmed", t))
