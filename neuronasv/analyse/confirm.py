@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from neuronasv.analyse.attribution import MOVED, explain, from_rounds, pooled
 from neuronasv.analyse.causes import MOVED_VERDICTS, with_causes
 from neuronasv.analyse.evidence import apply_work
+from neuronasv.analyse.exact import is_exact
 from neuronasv.analyse.floors import FloorKey, NoiseFloor, floor_key
 from neuronasv.analyse.multitest import spend
 from neuronasv.analyse.pairwise import PairInput, Settings, judge
@@ -66,6 +67,8 @@ def suspects(doc: FindingsDocument, *, include_noisy: bool = False) -> list[Find
 
     def wanted(f: Finding) -> bool:
         if f.acknowledged is not None or f.verdict in ("new", "removed", "failed"):
+            return False
+        if is_exact(f.unit):  # an instruction count is a fact: nothing to re-measure
             return False
         if f.verdict in kinds:
             return True
@@ -233,6 +236,7 @@ def _plan(doc: FindingsDocument, include_noisy: bool) -> _Plan | None:
         and f.series.workload is not None
         and _config_of(f.series) in configs
         and f.verdict not in ("new", "removed", "failed")
+        and not is_exact(f.unit)  # the rounds measure time, never instruction counts
     ]
     measured = todo + extra
     return _Plan(
@@ -323,7 +327,11 @@ def _breakdown_series(
     have no asv series), so the rounds record per-op samples of all of them."""
     have = {(f.series.workload, f.series.shape, f.series.dtype, f.series.op) for f in measured}
     out: list[SeriesId] = []
-    totals = [f for f in doc.findings if f.series.op is None and f.series.workload is not None]
+    totals = [
+        f
+        for f in doc.findings
+        if f.series.op is None and f.series.workload is not None and not is_exact(f.unit)
+    ]
     for t in totals:
         s = t.series
         if (s.workload, s.shape, s.dtype) not in configs:

@@ -131,3 +131,25 @@ def test_compare_with_rounds_explains_the_row_from_the_same_rounds() -> None:
     assert parts["aten::mul"].delta > 0 and parts["aten::add"].delta > 0
     assert parts["aten::fill_"].base is None and parts["aten::fill_"].head is not None
     assert abs(parts["aten::mul"].head / parts["aten::mul"].base - 1.2) < 1e-6
+
+
+def test_instruction_counts_are_never_re_measured_by_the_rounds() -> None:
+    """An ``instr_`` row is exact (docs/instructions.md): the rounds measure time, so
+    confirm neither asks the runner for it nor replaces its counts with round samples.
+    Seen in the demo: the instruction totals read "0.00 instructions" after confirm had
+    written device-time seconds into them."""
+    instr = SeriesId("rmsnorm.Naive.instr_total", (), WL, SHAPE, DTYPE)
+    counts = Finding(instr, "regression", "instructions", 12102.0, 14545.0, ratio=14545 / 12102)
+    doc = _doc()
+    doc = FindingsDocument(doc.mode, doc.base, doc.head, (*doc.findings, counts), work=doc.work)
+    asked: list[SeriesId] = []
+
+    def runner(side: str, series, round_index: int):
+        asked.extend(series)
+        return _runner(side, series, round_index)
+
+    got = confirm(doc, runner, rounds=2)
+    assert asked and instr not in asked
+    after = next(f for f in got.findings if f.series == instr)
+    assert (after.base, after.head, after.unit) == (12102.0, 14545.0, "instructions")
+    assert not after.from_rounds
