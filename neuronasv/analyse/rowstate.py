@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from neuronasv.analyse.evidence import config_directions
+from neuronasv.analyse.exact import is_exact
 from neuronasv.format import format_delta_pct
 from neuronasv.measure.opnames import carries_work
 from neuronasv.model import Finding, FindingsDocument, RowState, WorkChange
@@ -193,6 +194,8 @@ def ci_beside_time(f: Finding) -> Literal["decision", "unadjusted", "beyond zero
 
 def _time(f: Finding) -> TimeAxis:
     if f.verdict in ("new", "removed", "failed") or f.ratio is None or not math.isfinite(f.ratio):
+        return "none"
+    if is_exact(f.unit):  # an instruction count: exact work, no time was measured
         return "none"
     timing = f.timing if f.basis == "work" else f.verdict
     if f.confirmed is False:

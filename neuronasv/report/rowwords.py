@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from neuronasv.analyse.exact import is_exact
 from neuronasv.analyse.rowstate import CI_LEVEL, ci_beside_time
-from neuronasv.format import format_ci, format_delta_pct, format_pct, plural
+from neuronasv.format import format_ci, format_delta_pct, format_pct, format_signed, plural
 from neuronasv.model import Finding, RowState
 
 __all__ = [
@@ -84,12 +85,26 @@ def time_words(f: Finding, state: RowState) -> str:
     together)`` where that per-row interval excludes zero but the adjusted decision did
     not decide."""
     if state.time == "none":
+        if is_exact(f.unit) and f.verdict not in ("new", "removed", "failed"):
+            return exact_words(f)
         return {"new": "new", "removed": "removed", "failed": "failed"}.get(f.verdict, "no time")
     fig = _figures(f)
     if state.time in ("slower", "faster"):
         how = "confirmed" if state.confirmed else _SOURCE[state.source]
         return f"{state.time} ({fig}), {how}"
     return f"{_undecided_word(f, state)} ({fig})"
+
+
+def exact_words(f: Finding) -> str:
+    """An instruction-count row (docs/instructions.md), exact: ``+2,443 instructions per
+    iteration (+20 %), exact`` / ``same instructions, exact`` / not judged when two counts
+    of the same work differed (:mod:`neuronasv.analyse.exact`)."""
+    if f.verdict == "noisy":
+        return "instruction count not deterministic, not judged"
+    if f.base is None or f.head is None or f.base == f.head:
+        return "same instructions, exact"
+    delta = format_signed(f.head - f.base, f.unit)
+    return f"{delta} per iteration ({format_delta_pct(f.ratio)}), exact"
 
 
 def state_words(f: Finding) -> str:

@@ -134,3 +134,25 @@ def test_compare_judges_instruction_series_exactly_beside_the_timing() -> None:
     timing = rows[("rmsnorm.Naive.devtime_op", "aten::mul")]
     assert timing.verdict == "regression" and timing.basis == "work"  # decided by the count
     assert [w.kind for w in doc.work] == ["instructions"]
+
+
+def test_an_instruction_row_reads_as_exact_work_never_as_an_undecided_time() -> None:
+    """Row states (issue 20) on an instruction row: no time axis (nothing was timed), the
+    exact delta in its words, and a non-deterministic count said, never judged."""
+    from dataclasses import replace
+
+    from neuronasv.analyse.rowstate import Gate, row_state
+    from neuronasv.report.rowwords import state_cell, state_words
+
+    sid = SeriesId("rmsnorm.Naive.instr_total", (), "rmsnorm.naive", "4x512", "float32")
+    up = Finding(sid, "regression", "instructions", 12102.0, 14545.0, ratio=14545 / 12102)
+    noisy = replace(up, verdict="noisy")
+    for f, words in (
+        (up, "+2,443 instructions per iteration (+20 %), exact"),
+        (noisy, "instruction count not deterministic, not judged"),
+    ):
+        state = row_state(f, (), evidence=False, rounds=False, gate=Gate())
+        assert state.time == "none"
+        f = replace(f, state=state)
+        assert state_words(f) == words and state_cell(f) == words
+        assert "time" not in state_words(f)
