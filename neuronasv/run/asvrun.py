@@ -52,6 +52,7 @@ from neuronasv.fileio import write_atomic
 from neuronasv.model import RunSidecar, SeriesId, WorkloadProfile
 from neuronasv.proc import stream_process
 from neuronasv.run.benchsel import check_bench
+from neuronasv.run.records import grow_catalogue, prepare_catalogue, prepare_peaks
 from neuronasv.run.scratch import prune_stale, scratch_dir
 from neuronasv.store.asvconf import (
     CONFIG_NAME,
@@ -63,14 +64,7 @@ from neuronasv.store.asvconf import (
     repo_config,
     traces_dir_for,
 )
-from neuronasv.store.catalogue import (
-    OpCatalogue,
-    catalogue_path,
-    load_catalogue,
-    ops_from_profiles,
-    refresh_from_sidecars,
-    save_catalogue,
-)
+from neuronasv.store.catalogue import catalogue_path
 from neuronasv.store.git import Git
 from neuronasv.store.layout import (
     BENCHMARKS_FILE,
@@ -105,9 +99,6 @@ __all__ = [
 #: A pre-pass that prints nothing for this long is stopped (asv's setup_cache timeout:
 #: each workload prints a line when done, and a torch.compile of every shape fits).
 PREPASS_IDLE_TIMEOUT = 1800.0
-
-#: New ops are named in the progress line up to this many (a first run only counts them).
-_LIST_NEW_OPS = 10
 
 # Kineto writes these from C++ to fd 2 once per profiler cycle; they are not errors.
 _NOISE_RE = re.compile(
@@ -414,8 +405,8 @@ def run_commits(
             f" {info['os']}; backend {backend_name}; results in {results_dir}"
         )
         cat_path = catalogue_path(results_dir, machine)
-        _prepare_catalogue(cat_path, backend_name, progress)
-        _prepare_peaks(peaks_file(results_dir, machine), backend_name, progress)
+        prepare_catalogue(cat_path, backend_name, progress)
+        prepare_peaks(peaks_file(results_dir, machine), backend_name, progress)
         shared = _Shared(
             opts, repo, machine, backend_name, fingerprint, base_conf, results_dir, html_dir,
             traces_root, cat_path, home,
@@ -508,9 +499,7 @@ def _commit_env(shared: _Shared, tree: str, sha: str, profile_out: str) -> dict[
     if opts.quick:
         env[suite_env.QUICK.name] = "1"
     env[suite_env.OPS_CATALOGUE.name] = shared.cat_path
-    env[suite_env.PEAK_FILE.name] = os.path.abspath(
-        peaks_file(shared.results_dir, shared.machine)
-    )
+    env[suite_env.PEAK_FILE.name] = os.path.abspath(peaks_file(shared.results_dir, shared.machine))
     env.pop(suite_env.PREPASS_DIR.name, None)
     env.update(compile_cache_env(opts.compile_cache))
     return env
@@ -558,8 +547,8 @@ def _run_one(
                         progress=progress, tree=tree):  # fmt: skip
                 env[suite_env.PREPASS_DIR.name] = prepass_dir
             # Before asv imports the suite: ops first seen in this commit get their series.
-            _grow_catalogue(shared.cat_path, shared.backend_name, profile_out, sha, prefix,
-                            progress)  # fmt: skip
+            profiles = read_profiles(profile_out)[0]
+            grow_catalogue(shared.cat_path, shared.backend_name, profiles, sha, prefix, progress)
         # asv keeps its machine file in ~/.asv-machine.json: a private HOME for asv only;
         # the suite's plugin gives benchmark processes the user's HOME back.
         env[suite_env.USER_HOME.name] = env.get("HOME", "")
@@ -581,7 +570,8 @@ def _run_one(
             return CommitRun(sha, None, None, error=f"cannot run asv: {exc}")
         result_file = _find_result(shared.results_dir, shared.machine, sha, started)
         # Profiles asv's setup_cache took (no or partial pre-pass): next commits get them.
-        _grow_catalogue(shared.cat_path, shared.backend_name, profile_out, sha, prefix, progress)
+        profiles = read_profiles(profile_out)[0]
+        grow_catalogue(shared.cat_path, shared.backend_name, profiles, sha, prefix, progress)
         if result_file is None:
             return CommitRun(sha, None, None, error=f"asv exited with {rc} and wrote no results")
         sidecar, failures = _write_sidecar(
@@ -626,68 +616,6 @@ def _instructions(
         regexes=[opts.bench] if opts.bench else [], cat_path=cat_path, sha=sha,
         prefix=prefix, progress=progress, stream=_stream,
     )  # fmt: skip
-
-
-def _prepare_catalogue(path: str, backend: str, progress: Progress) -> None:
-    """Bring the machine's op catalogue up to date with its sidecars (see catalogue module).
-
-    Missing file: rebuilt from every sidecar of the machine (a fresh runner after a pull).
-    Present: sidecars newer than it are merged. A catalogue this version cannot read stops
-    the run before anything is measured (CorruptResultsError, nothing is overwritten).
-    """
-    try:
-        since: float | None = os.path.getmtime(path)
-    except OSError:
-        since = None
-    before = load_catalogue(path)
-    after, read = refresh_from_sidecars(before, os.path.dirname(path), since=since)
-    if after != before:
-        save_catalogue(path, after)
-    ops = sum(len(o) for o in after.backends.get(backend, {}).values())
-    note = f", {read} sidecar(s) merged" if read else ""
-    progress(f"op catalogue {path}: {ops} op series declared for {backend}{note}")
-
-
-def _prepare_peaks(path: str, backend: str, progress: Progress) -> None:
-    """The machine's calibrated CPU peak (the roof of "of peak"): read it, or on the first
-    run on this machine measure it once, now, before any benchmark loads the machine, and
-    store it with the machine's record. Never re-measured per run; ``neuronasv doctor
-    --calibrate`` re-measures it on a quiet machine. Accelerators use their datasheet."""
-    from neuronasv.measure.peaks import calibrate, load_calibration
-
-    if backend != "cpu" or suite_env.PEAK.read():
-        return
-    peak = load_calibration(path)  # a corrupt file: exit 5 before anything runs
-    if peak is None:
-        peak, text = calibrate()
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        write_atomic(path, text)
-        progress(
-            f"peak {path}: calibrated once for this machine: {peak.describe()}"
-            " (`neuronasv doctor --calibrate` re-measures it on a quiet machine)"
-        )
-    else:
-        progress(f"peak {path}: {peak.describe()}")
-
-
-def _grow_catalogue(
-    path: str, backend: str, profile_out: str, sha: str, prefix: str, progress: Progress
-) -> OpCatalogue:
-    """Add the ops of the profiles in ``profile_out`` to the catalogue; say what is new."""
-    profiles, _ = read_profiles(profile_out)
-    before = load_catalogue(path)
-    after = before.merge(backend, ops_from_profiles(profiles), sha)
-    if after != before:
-        save_catalogue(path, after)
-        added = after.added(before, backend)
-        count = sum(len(v) for v in added.values())
-        if count > _LIST_NEW_OPS:  # a first run: counts, not hundreds of names
-            listed = "; ".join(f"{w}: {len(ops)}" for w, ops in sorted(added.items()))
-            progress(f"{prefix} op catalogue: {count} new op series ({listed})")
-        elif added:
-            listed = "; ".join(f"{w}: {', '.join(ops)}" for w, ops in sorted(added.items()))
-            progress(f"{prefix} op catalogue: {count} new op series ({listed})")
-    return after
 
 
 def _prepass(

@@ -109,7 +109,7 @@ def test_a_missing_or_bad_calibration(tmp_path: Path) -> None:
 def test_a_run_reads_the_machines_calibration_and_never_re_measures(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from neuronasv.run.asvrun import _prepare_peaks
+    from neuronasv.run.records import prepare_peaks
 
     monkeypatch.delenv("NEURONASV_PEAK", raising=False)
     path = tmp_path / "box" / "calibration.peaks"
@@ -117,15 +117,15 @@ def test_a_run_reads_the_machines_calibration_and_never_re_measures(
     path.write_text(P.calibrate(measure=_fake_peak, clock=lambda: "2026-12-01")[1])
     before = path.read_text()
     lines: list[str] = []
-    _prepare_peaks(str(path), "cpu", lines.append)
+    prepare_peaks(str(path), "cpu", lines.append)
     assert lines == [f"peak {path}: cpu (1 thread) (calibrated): 20 GB/s,"
                      " bfloat16 0.03 TFLOP/s, float32 0.1 TFLOP/s"]
     assert path.read_text() == before
-    _prepare_peaks(str(tmp_path / "gpu" / "calibration.peaks"), "cuda", lines.append)
+    prepare_peaks(str(tmp_path / "gpu" / "calibration.peaks"), "cuda", lines.append)
     assert len(lines) == 1 and not (tmp_path / "gpu").exists()  # the datasheet's roof
     path.write_text("{")
     with pytest.raises(CorruptResultsError):  # before anything runs
-        _prepare_peaks(str(path), "cpu", lines.append)
+        prepare_peaks(str(path), "cpu", lines.append)
 
 
 @pytest.mark.slow

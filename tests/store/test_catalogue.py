@@ -19,7 +19,7 @@ import pytest
 
 from neuronasv.errors import CorruptResultsError
 from neuronasv.model import OpProfile, RunSidecar, WorkloadProfile
-from neuronasv.run import asvrun, prepass
+from neuronasv.run import asvrun, prepass, records
 from neuronasv.store import catalogue
 from neuronasv.store.catalogue import OpCatalogue
 from neuronasv.store.layout import sidecar_path
@@ -34,6 +34,11 @@ def _op(name: str, *us: float) -> OpProfile:
 
 def _prof(workload: str, *ops: OpProfile) -> WorkloadProfile:
     return profile(workload, *ops, backend="cuda", dtype="float32")
+
+
+def _profiles(folder: Path) -> list[WorkloadProfile]:
+    """The profiles a pre-pass wrote into ``folder``, as a run reads them."""
+    return asvrun.read_profiles(str(folder))[0]
 
 
 # --- the catalogue ----------------------------------------------------------------------
@@ -122,28 +127,29 @@ def test_runner_prepares_catalogue_from_sidecars_then_grows_it(tmp_path: Path) -
     _sidecar(mdir, "a" * 40, "cpu", _prof("w", _op("aten::mul", 1.0)))
     path = catalogue.catalogue_path(str(tmp_path), "box")
     lines: list[str] = []
-    asvrun._prepare_catalogue(path, "cpu", lines.append)
+    records.prepare_catalogue(path, "cpu", lines.append)
     assert "1 op series declared for cpu, 1 sidecar(s) merged" in lines[-1]
     # Profiles of the next commit (as the pre-pass or setup_cache writes them).
     out = tmp_path / "profiles"
     out.mkdir()
     prof = _prof("w", _op("aten::mul", 1.0), _op("aten::abs", 3.0))
     (out / "w.json").write_text(json.dumps({"key": prof.key, "profile": prof.to_json()}))
-    asvrun._grow_catalogue(path, "cpu", str(out), "d" * 40, "[1/1 dddddddd]", lines.append)
+    grow = records.grow_catalogue
+    grow(path, "cpu", _profiles(out), "d" * 40, "[1/1 dddddddd]", lines.append)
     assert lines[-1] == "[1/1 dddddddd] op catalogue: 1 new op series (w: aten::abs)"
     cat = catalogue.load_catalogue(path)
     assert cat.first_seen["cpu"]["w"]["aten::abs"] == "d" * 40
     n = len(lines)
-    asvrun._grow_catalogue(path, "cpu", str(out), "e" * 40, "[x]", lines.append)
+    grow(path, "cpu", _profiles(out), "e" * 40, "[x]", lines.append)
     assert len(lines) == n  # nothing new, nothing said
     many = _prof("v", *(_op(f"aten::op{i}", 1.0) for i in range(12)))
     (out / "v.json").write_text(json.dumps({"key": many.key, "profile": many.to_json()}))
-    asvrun._grow_catalogue(path, "cpu", str(out), "f" * 40, "[y]", lines.append)
+    grow(path, "cpu", _profiles(out), "f" * 40, "[y]", lines.append)
     assert lines[-1] == "[y] op catalogue: 12 new op series (v: 12)"  # counted, not listed
     # A catalogue this version cannot read stops the run and is left as it was.
     Path(path).write_text('{"version": 7}')
     with pytest.raises(CorruptResultsError):
-        asvrun._prepare_catalogue(path, "cpu", lines.append)
+        records.prepare_catalogue(path, "cpu", lines.append)
     assert Path(path).read_text() == '{"version": 7}'
 
 

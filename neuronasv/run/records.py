@@ -1,0 +1,92 @@
+"""The machine's records kept beside its results, brought up to date by a run: the op
+catalogue (every op series a workload has had, so a new op has its asv series from the
+commit that adds it) and the calibrated CPU peak (the roof of "of peak", measured once per
+machine). Both live under ``<results>/<machine>/`` (names: :mod:`neuronasv.store.layout`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+
+from neuronasv import env as suite_env
+from neuronasv.fileio import write_atomic
+from neuronasv.model import WorkloadProfile
+from neuronasv.store.catalogue import (
+    OpCatalogue,
+    load_catalogue,
+    ops_from_profiles,
+    refresh_from_sidecars,
+    save_catalogue,
+)
+
+Progress = Callable[[str], None]
+
+#: Above this many new op series a run lists counts per workload, not names.
+_LIST_NEW_OPS = 10
+
+
+def prepare_catalogue(path: str, backend: str, progress: Progress) -> None:
+    """Bring the machine's op catalogue up to date with its sidecars (see catalogue module).
+
+    Missing file: rebuilt from every sidecar of the machine (a fresh runner after a pull).
+    Present: sidecars newer than it are merged. A catalogue this version cannot read stops
+    the run before anything is measured (CorruptResultsError, nothing is overwritten).
+    """
+    try:
+        since: float | None = os.path.getmtime(path)
+    except OSError:
+        since = None
+    before = load_catalogue(path)
+    after, read = refresh_from_sidecars(before, os.path.dirname(path), since=since)
+    if after != before:
+        save_catalogue(path, after)
+    ops = sum(len(o) for o in after.backends.get(backend, {}).values())
+    note = f", {read} sidecar(s) merged" if read else ""
+    progress(f"op catalogue {path}: {ops} op series declared for {backend}{note}")
+
+
+def prepare_peaks(path: str, backend: str, progress: Progress) -> None:
+    """The machine's calibrated CPU peak (the roof of "of peak"): read it, or on the first
+    run on this machine measure it once, now, before any benchmark loads the machine, and
+    store it with the machine's record. Never re-measured per run; ``neuronasv doctor
+    --calibrate`` re-measures it on a quiet machine. Accelerators use their datasheet."""
+    from neuronasv.measure.peaks import calibrate, load_calibration
+
+    if backend != "cpu" or suite_env.PEAK.read():
+        return
+    peak = load_calibration(path)  # a corrupt file: exit 5 before anything runs
+    if peak is None:
+        peak, text = calibrate()
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        write_atomic(path, text)
+        progress(
+            f"peak {path}: calibrated once for this machine: {peak.describe()}"
+            " (`neuronasv doctor --calibrate` re-measures it on a quiet machine)"
+        )
+    else:
+        progress(f"peak {path}: {peak.describe()}")
+
+
+def grow_catalogue(
+    path: str,
+    backend: str,
+    profiles: Sequence[WorkloadProfile],
+    sha: str,
+    prefix: str,
+    progress: Progress,
+) -> OpCatalogue:
+    """Add the ops of ``profiles`` (a commit's pre-pass) to the catalogue; say what is new."""
+    before = load_catalogue(path)
+    after = before.merge(backend, ops_from_profiles(profiles), sha)
+    if after != before:
+        save_catalogue(path, after)
+        added = after.added(before, backend)
+        count = sum(len(v) for v in added.values())
+        if count > _LIST_NEW_OPS:  # a first run: counts, not hundreds of names
+            listed = "; ".join(f"{w}: {len(ops)}" for w, ops in sorted(added.items()))
+            progress(f"{prefix} op catalogue: {count} new op series ({listed})")
+        elif added:
+            listed = "; ".join(f"{w}: {', '.join(ops)}" for w, ops in sorted(added.items()))
+            progress(f"{prefix} op catalogue: {count} new op series ({listed})")
+    return after
