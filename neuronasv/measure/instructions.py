@@ -11,19 +11,22 @@ run (:meth:`Workload.build`, seed 0), one intra-op thread, after the same warm-u
 
 * **total** — collection on around whole steps, as the workload runs them;
 * **ops** — the steps run under a :class:`~torch.utils._python_dispatch.TorchDispatchMode`
-  that switches collection on just before every op call and off just after it, and dumps
-  the counters after each call with the op's name and module scope in the label: an op's
-  instructions are counted at its dispatch boundaries (the kernel and every op it calls
-  internally), never guessed from C++ symbol names. One pass gives every op and, summing
-  the calls by :func:`neuronasv.measure.modules.current_path`, every module
-  (``module:block.mlp``: the ops in that module and below).
+  that, for one *target* at a time, switches collection on just before every call of that
+  op (or every call inside that module scope, ``module:block.mlp``: the ops in that module
+  and below) and off just after it; one dump per target and repetition holds all of its
+  calls. An op's instructions are counted at its dispatch boundaries (the kernel and every
+  op it calls internally), never guessed from C++ symbol names. The targets are the ops and
+  module scopes (:func:`neuronasv.measure.modules.current_path`) the mode saw in its
+  uninstrumented warm-up steps. Dumps scale with the distinct ops and modules, not with the
+  calls: a dump makes callgrind walk every cost centre it holds and write a file that is
+  then parsed, which, per call, cost minutes per transformer configuration.
 
 An op's count is its native code (bindings, dispatcher, kernel): the Python harness around
 the call and the allocators are left out (:class:`neuronasv.measure.callgrind.Dump`).
 Each target is counted in repetitions of ``n``, ``n`` and ``2n`` iterations (after an
-unused first one): per iteration = (third - first) / n, and the first two must agree
-exactly, or the configuration is marked *not deterministic* and its counts are never
-judged.
+unused first one; ``n`` = 1, as the counts are exact): per iteration = (third - first) / n,
+and the first two must agree exactly, or the configuration is marked *not deterministic*
+and its counts are never judged.
 
 Compiled workloads (``torch.compile``) are not counted: compiling under valgrind costs
 minutes per configuration, and the compiled kernel is one call the dispatch mode does not
@@ -42,10 +45,14 @@ from neuronasv.model.profile import module_series_name
 
 __all__ = ["DEFAULT_ITERATIONS", "ConfigCounts", "count_config"]
 
-#: Iterations per counted repetition (``n``; the third repetition runs ``2n``).
-DEFAULT_ITERATIONS = 2
+#: Iterations per counted repetition (``n``; the third repetition runs ``2n``). Counts
+#: are exact, so one iteration is enough: (2n - n) / n is the step, n == n is the check.
+DEFAULT_ITERATIONS = 1
 #: Warm-up steps before anything is counted (first-call initialisation, allocator pools).
-WARMUP = 20
+WARMUP = 5
+#: Uninstrumented steps under the dispatch mode before counting (its one-time set-up;
+#: they also list the ops and module scopes to count, and the calls per step).
+MODE_WARMUP = 2
 #: Uncounted steps at the start of each measured target, with its collection code.
 PASS_WARMUP = 3
 
@@ -94,12 +101,15 @@ _MODE_CLASS: Any = None
 
 
 def _mode_class() -> Any:
-    """The per-call dispatch mode, defined once: a class made per configuration would give
+    """The per-target dispatch mode, defined once: a class made per configuration would give
     the interpreter new types to specialise on in every measurement.
 
-    Around every op call: collection on, the call, collection off, then one dump labelled
-    ``<prefix>|<seq>|<op>|<module path>`` (``prefix`` names the repetition). The dump
-    writes and zeroes the counters, so each dump holds exactly one call.
+    It records every op call (name and module path) and, when a *target* is set, switches
+    collection on just before each call that belongs to the target and off just after it:
+    ``("op", "aten::mul")`` is every call of that op, ``("module", "block.mlp")`` every
+    call in that module scope and below. Nothing is dumped per call — one dump per target
+    and repetition holds all its calls (a dump walks every cost centre callgrind holds
+    and writes a file, so dumps per call cost minutes per configuration).
     """
     global _MODE_CLASS
     if _MODE_CLASS is not None:
@@ -108,31 +118,35 @@ def _mode_class() -> Any:
 
     from neuronasv.measure.modules import current_path
 
-    class _DumpEach(TorchDispatchMode):
+    class _CollectTarget(TorchDispatchMode):
         def __init__(self, requests: ClientRequests) -> None:
             super().__init__()
             self.toggle = requests.toggle
-            self.dump = requests.dump
-            self.prefix = ""
-            self.seq = 0
+            self.kind = ""
+            self.target = ""
             self.calls: dict[str, int] = {}
+            self.paths: set[str] = set()
 
         def __torch_dispatch__(
             self, func: Any, types: Any, args: Any = (), kwargs: Any = None
         ) -> Any:
             name = _op_name(func)
             path = current_path()
+            self.calls[name] = self.calls.get(name, 0) + 1
+            self.paths.add(path)
+            hit = (self.kind == "op" and name == self.target) or (
+                self.kind == "module" and _module_match(path, self.target)
+            )
+            if not hit:
+                return func(*args, **(kwargs or {}))
             self.toggle()
             try:
                 return func(*args, **(kwargs or {}))
             finally:
                 self.toggle()
-                self.seq += 1
-                self.calls[name] = self.calls.get(name, 0) + 1
-                self.dump(f"{self.prefix}|{self.seq}|{name}|{path}")
 
-    _MODE_CLASS = _DumpEach
-    return _DumpEach
+    _MODE_CLASS = _CollectTarget
+    return _CollectTarget
 
 
 @contextlib.contextmanager
@@ -168,41 +182,38 @@ def _measure_total(
         requests.dump(f"{label}|total|{key}")
 
 
-def _measure_ops(
-    requests: ClientRequests, label: str, step: Callable[[], object], n: int
-) -> dict[str, float]:
-    """Every op call collected and dumped on its own; calls per iteration by op."""
-    mode = _mode_class()(requests)
-    with mode:
-        mode.prefix = f"{label}|warm"
-        _loop(step, PASS_WARMUP)
-        for key, k in REPETITIONS:
-            mode.prefix = f"{label}|op|{key}"
-            mode.calls = {}
-            _loop(step, k * n)
-    return {op: c / (2 * n) for op, c in mode.calls.items()}
-
-
-def _sum_calls(
-    dumps: Mapping[str, Dump], label: str
-) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
-    """Per repetition: native instructions summed by op and by module path (inclusive)."""
+def _targets(mode: Any) -> list[tuple[str, str]]:
+    """Every op seen, then every module scope (with its parents) seen, in sorted order."""
     from neuronasv.measure.modules import ancestors
 
-    ops: dict[str, dict[str, int]] = {}
-    modules: dict[str, dict[str, int]] = {}
-    head = f"{label}|op|"
+    modules = sorted({p for path in mode.paths for p in ancestors(path) if p})
+    return [("op", op) for op in sorted(mode.calls)] + [("module", m) for m in modules]
+
+
+def _measure_ops(
+    requests: ClientRequests, label: str, step: Callable[[], object], n: int, mode: Any
+) -> None:
+    """One collection window per op and per module: one dump per target and repetition."""
+    requests.zero()
+    with mode:
+        for kind, target in _targets(mode):
+            mode.kind, mode.target = kind, target
+            requests.zero()
+            for key, k in REPETITIONS:
+                _loop(step, k * n)
+                requests.dump(f"{label}|{kind}|{key}|{target}")
+        mode.kind = mode.target = ""
+
+
+def _reps(dumps: Mapping[str, Dump], label: str, kind: str) -> dict[str, dict[str, int]]:
+    """``{repetition: {target: native instructions}}`` of one kind of target."""
+    out: dict[str, dict[str, int]] = {}
+    head = f"{label}|{kind}|"
     for name, dump in dumps.items():
-        if not name.startswith(head):
-            continue
-        key, _seq, op, path = name[len(head) :].split("|", 3)
-        by_op = ops.setdefault(key, {})
-        by_op[op] = by_op.get(op, 0) + dump.native
-        by_mod = modules.setdefault(key, {})
-        for p in ancestors(path):
-            if p:
-                by_mod[p] = by_mod.get(p, 0) + dump.native
-    return ops, modules
+        if name.startswith(head):
+            key, target = name[len(head) :].split("|", 1)
+            out.setdefault(key, {})[target] = dump.native
+    return out
 
 
 def _per_iteration(
@@ -234,18 +245,23 @@ def count_config(
     ``torch.no_grad()`` as the timing run does.
     """
     _loop(step, WARMUP)
+    mode = _mode_class()(requests)
+    with mode:
+        # Uninstrumented: the dispatch mode's first call pays one-time set-up that costs
+        # tens of seconds when instrumented. Its calls give the targets and calls per step.
+        _loop(step, MODE_WARMUP)
+    calls = {op: c / MODE_WARMUP for op, c in mode.calls.items()}
     with _instrumented(requests):
         # One more warm-up with instrumentation on: the first instrumented run translates
         # code; its count is not used.
         step()
         _measure_total(requests, label, step, iterations)
-        calls = _measure_ops(requests, label, step, iterations)
+        _measure_ops(requests, label, step, iterations, mode)
     dumps = read()
     total, ok = per_iteration(dumps, f"{label}|total", iterations, native=True)
     unstable = [] if ok else ["total"]
-    op_reps, mod_reps = _sum_calls(dumps, label)
-    ops, bad_ops = _per_iteration(op_reps, iterations)
-    mods, bad_mods = _per_iteration(mod_reps, iterations)
+    ops, bad_ops = _per_iteration(_reps(dumps, label, "op"), iterations)
+    mods, bad_mods = _per_iteration(_reps(dumps, label, "module"), iterations)
     return ConfigCounts(
         total=total,
         ops=ops,

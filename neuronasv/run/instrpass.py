@@ -114,7 +114,7 @@ def run_instrpass(
     helper: str,
     dumps: str,
     regexes: Sequence[str] = (),
-    iterations: int = 2,
+    iterations: int = 1,
     repeat: int = 1,
     say: Callable[[str], None] = print,
 ) -> int:
@@ -173,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--helper", required=True, help="the compiled client-request library")
     parser.add_argument("--dumps", required=True, help="callgrind's --callgrind-out-file")
     parser.add_argument("--bench", action="append", default=[], help="asv --bench regex")
-    parser.add_argument("--iterations", type=int, default=2)
+    parser.add_argument("--iterations", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=1, help="count everything N times")
     args = parser.parse_args(argv)
     run_instrpass(

@@ -51,7 +51,7 @@ METRICS: tuple[str, ...] = ("devtime", "instructions")
 #: on this loaded 2-core machine (docs/instructions.md), so the pre-pass's limit is used.
 IDLE_TIMEOUT = 1800.0
 #: Iterations ``n`` per counted repetition (n, n, 2n after an unused one).
-ITERATIONS = 2
+ITERATIONS = 1
 
 
 def catalogue_key(backend: str) -> str:
