@@ -35,6 +35,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from neuronasv.analyse.exact import is_exact
 from neuronasv.measure.opnames import carries_work
 from neuronasv.model import Cause, Finding, FindingsDocument, SeriesId, WorkChange
 from neuronasv.model.profile import module_series_path
@@ -289,8 +290,12 @@ def _plain_causes(ix: _Index) -> list[_Ranked]:
 
 
 def find_causes(findings: Sequence[Finding], work: Iterable[WorkChange]) -> tuple[Cause, ...]:
-    """Group ``findings`` (one comparison) into causes, worst first (see module docstring)."""
-    ix = _Index.of(findings, work)
+    """Group ``findings`` (one comparison) into causes, worst first (see module docstring).
+
+    Instruction counts are left out: their op changes enter as work changes, and a cause's
+    totals are the device-time rows (an ``instr_total`` of the same configuration would
+    otherwise take the device-time total's place)."""
+    ix = _Index.of([f for f in findings if not is_exact(f.unit)], work)
     ranked = [_work_cause(ix, g) for g in _work_groups(ix)]
     ranked += _timing_causes(ix)
     ranked += _plain_causes(ix)

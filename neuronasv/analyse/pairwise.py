@@ -739,7 +739,7 @@ def compare(
         load_errors=history.load_errors,
         created=created,
         work=work,
-        causes=find_causes([f for f in findings if not is_exact(f.unit)], work),
+        causes=find_causes(findings, work),
         forced=tuple(problems) if force else (),
         health=health,
     )

@@ -156,3 +156,24 @@ def test_an_instruction_row_reads_as_exact_work_never_as_an_undecided_time() -> 
         f = replace(f, state=state)
         assert state_words(f) == words and state_cell(f) == words
         assert "time" not in state_words(f)
+
+
+def test_a_cause_keeps_the_device_time_total_beside_an_instruction_total() -> None:
+    """Causes are regrouped after confirm from every finding: the ``instr_total`` of a
+    configuration must not take its device-time total's place (the demo's cause table
+    once showed only instruction rows)."""
+    from neuronasv.analyse.causes import find_causes
+    from neuronasv.model import WorkChange
+
+    wl, shape, dtype = "rmsnorm.naive", "4x512", "float32"
+    dev = SeriesId("rmsnorm.Naive.devtime_total", (), wl, shape, dtype)
+    ins = SeriesId("rmsnorm.Naive.instr_total", (), wl, shape, dtype)
+    findings = [
+        Finding(dev, "regression", "seconds", 1e-5, 2e-5, ratio=2.0),
+        Finding(ins, "regression", "instructions", 100.0, 150.0, ratio=1.5),
+    ]
+    work = [WorkChange(wl, shape, dtype, "aten::add", "new", calls_head=1.0)]
+    for order in (findings, findings[::-1]):
+        causes = find_causes(order, work)
+        assert causes and all(ins not in c.totals for c in causes)
+        assert any(dev in c.totals for c in causes)
