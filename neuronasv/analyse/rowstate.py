@@ -255,6 +255,7 @@ def with_states(doc: FindingsDocument, gate: Gate | None = None) -> FindingsDocu
     by_config, by_op = _index(doc.work)
     confirmed_run = "confirm" in doc.settings
     rounds = int(doc.settings.get("rounds", 0) or 0) >= 2 and not confirmed_run
+    counts = _instruction_counts(doc.findings)
     out = []
     for f in doc.findings:
         s = f.series
@@ -270,8 +271,25 @@ def with_states(doc: FindingsDocument, gate: Gate | None = None) -> FindingsDocu
         )
         if doc.withheld is not None:
             state = replace(state, gate="")
+        exact = counts.get((key, s.op))
+        if exact is not None and state.time in ("undecided", "noise") and not is_exact(f.unit):
+            state = replace(state, instr_base=exact[0], instr_head=exact[1])
         out.append(replace(f, state=state))
     return replace(doc, findings=tuple(out), settings={**doc.settings, "gate": policy.to_json()})
+
+
+def _instruction_counts(
+    findings: Iterable[Finding],
+) -> dict[tuple[_Config, str | None], tuple[float, float]]:
+    """``{(configuration, op): (base, head)}`` of the judged instruction counts (a count
+    not deterministic on either side is ``noisy`` and says nothing)."""
+    out: dict[tuple[_Config, str | None], tuple[float, float]] = {}
+    for f in findings:
+        judged = f.verdict in ("regression", "improvement", "unchanged")
+        if is_exact(f.unit) and judged and f.base is not None and f.head is not None:
+            s = f.series
+            out[((s.workload, s.shape, s.dtype), s.op)] = (f.base, f.head)
+    return out
 
 
 def ensure_states(doc: FindingsDocument) -> FindingsDocument:

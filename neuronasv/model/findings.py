@@ -164,6 +164,9 @@ class RowState(Model):
         source: where the row's Δ and CI come from: ``rounds`` or ``first run``.
         gate: the ``--fail-on``/status rule this row fires (``confirmed slower time``,
             ``more work, time undecided``, ...), empty when it fires none.
+        instr_base, instr_head: where the time is not decided (undecided or within the
+            noise), the same series' instructions per iteration under callgrind at base and
+            head (CPU, ``--metrics instructions``): the exact fact the row can still state.
     """
 
     _what = "row state"
@@ -175,6 +178,8 @@ class RowState(Model):
         default="first run", metadata=spec(label="row source")
     )
     gate: str = ""
+    instr_base: float | None = field(default=None, metadata=spec(omit_empty=True))
+    instr_head: float | None = field(default=None, metadata=spec(omit_empty=True))
 
 
 @dataclass(frozen=True)

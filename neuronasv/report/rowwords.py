@@ -92,7 +92,7 @@ def time_words(f: Finding, state: RowState) -> str:
     if state.time in ("slower", "faster"):
         how = "confirmed" if state.confirmed else _SOURCE[state.source]
         return f"{state.time} ({fig}), {how}"
-    return f"{_undecided_word(f, state)} ({fig})"
+    return f"{_undecided_word(f, state)} ({fig}){_beside(state)}"
 
 
 def exact_words(f: Finding) -> str:
@@ -101,10 +101,23 @@ def exact_words(f: Finding) -> str:
     of the same work differed (:mod:`neuronasv.analyse.exact`)."""
     if f.verdict == "noisy":
         return "instruction count not deterministic, not judged"
-    if f.base is None or f.head is None or f.base == f.head:
+    return _count_words(f.base, f.head)
+
+
+def _count_words(base: float | None, head: float | None) -> str:
+    if base is None or head is None or base == head:
         return "same instructions, exact"
-    delta = format_signed(f.head - f.base, f.unit)
-    return f"{delta} per iteration ({format_delta_pct(f.ratio)}), exact"
+    ratio = head / base if base > 0 else None
+    delta = format_signed(head - base, "instructions")
+    return f"{delta} per iteration ({format_delta_pct(ratio)}), exact"
+
+
+def _beside(state: RowState) -> str:
+    """``; instructions +2,169 per iteration (+3.2 %), exact`` beside a time the runner
+    could not decide, when the same series was counted under callgrind."""
+    if state.instr_base is None or state.instr_head is None:
+        return ""
+    return f"; {_count_words(state.instr_base, state.instr_head)}"
 
 
 def state_words(f: Finding) -> str:
@@ -132,6 +145,7 @@ def state_cell(f: Finding) -> str:
         time = _undecided_word(f, state)
         if ci_beside_time(f) == "unadjusted":
             time += f" ({format_pct(CI_LEVEL)} CI not adjusted)"  # the table's CI column
+        time += _beside(state)
     parts = [w for w in (work_words(state), time) if w]
     return " · ".join(parts)
 

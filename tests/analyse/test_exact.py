@@ -177,3 +177,43 @@ def test_a_cause_keeps_the_device_time_total_beside_an_instruction_total() -> No
         causes = find_causes(order, work)
         assert causes and all(ins not in c.totals for c in causes)
         assert any(dev in c.totals for c in causes)
+
+
+def test_an_undecided_time_row_states_its_exact_instruction_count() -> None:
+    """Issue 24: where the timing cannot decide, the row says so and gives the exact
+    instruction delta of the same series ("time not decided; +2,169 instructions per
+    iteration (+3.2 %), exact"); a decided time or a non-deterministic count adds none."""
+    from dataclasses import replace
+
+    from neuronasv.analyse.rowstate import with_states
+    from neuronasv.model import FindingsDocument, RunRef
+    from neuronasv.report.rowwords import state_cell, state_words
+
+    wl, shape, dtype = "rmsnorm.naive", "4x512", "float32"
+    dev = SeriesId("rmsnorm.Naive.devtime_total", (), wl, shape, dtype)
+    ins = SeriesId("rmsnorm.Naive.instr_total", (), wl, shape, dtype)
+    timed = Finding(dev, "noisy", "seconds", 1.89e-5, 2.09e-5, ratio=2.09 / 1.89)
+    counted = Finding(ins, "regression", "instructions", 68590.0, 70759.0, ratio=70759 / 68590)
+
+    def state_of(*fs: Finding) -> Finding:
+        doc = FindingsDocument("compare", RunRef("a" * 40, "m"), RunRef("b" * 40, "m"), fs)
+        return next(f for f in with_states(doc).findings if f.series == dev)
+
+    row = state_of(timed, counted)
+    tail = "; +2,169 instructions per iteration (+3.2 %), exact"
+    assert state_cell(row).endswith(tail) and state_words(row).endswith(tail)
+    assert "time not decided" in state_cell(row)
+    assert (
+        FindingsDocument.loads(
+            FindingsDocument(
+                "compare", RunRef("a" * 40, "m"), RunRef("b" * 40, "m"), (row,)
+            ).dumps()
+        )
+        .findings[0]
+        .state
+        == row.state
+    )  # stored in the document, read back
+    for other in (replace(timed, verdict="regression"), timed):
+        counts = replace(counted, verdict="noisy") if other is timed else counted
+        quiet = state_of(other, counts)
+        assert "instructions" not in state_cell(quiet)
