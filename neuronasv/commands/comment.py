@@ -25,6 +25,7 @@ from neuronasv.commands.args import (
     github_environment,
     output_file,
     positive_int,
+    repo_dir,
     write_output,
 )
 from neuronasv.errors import UsageError
@@ -64,8 +65,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="login whose marker comments are ours (default: the token's own,"
         " or github-actions[bot])",
     )
+    p.add_argument(
+        "--title",
+        help="the word before the headline (default: the project named in the checkout's"
+        " asv.conf.json, else neuronasv)",
+    )
     add_github_repo_arg(p)
     p.set_defaults(func=run)
+
+
+def _title(given: str | None) -> str:
+    """``--title``, else the project of the checkout this runs in (its top level)."""
+    if given:
+        return given
+    from neuronasv.store.asvconf import project_name
+
+    return project_name(repo_dir(".")) or "neuronasv"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,8 +90,11 @@ def run(args: argparse.Namespace) -> int:
         marker = comment_marker(args.key)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    body = render_comment(doc, history=history, marker=marker, report_url=args.report_url)
-    trimmed = render_comment_trimmed(doc, marker=marker, report_url=args.report_url)
+    title = _title(args.title)
+    body = render_comment(
+        doc, history=history, marker=marker, report_url=args.report_url, title=title
+    )
+    trimmed = render_comment_trimmed(doc, marker=marker, report_url=args.report_url, title=title)
     if args.body_out:
         write_output(body, args.body_out)
 

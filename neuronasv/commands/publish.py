@@ -114,10 +114,9 @@ def add_parser(subparsers: Any) -> None:
 
 def _default_title(repo: str | None) -> str:
     """``<project> history``: the project named in the repository's asv.conf.json."""
-    from neuronasv.store.asvconf import repo_config
+    from neuronasv.store.asvconf import project_name
 
-    project = repo_config(repo or ".").get("project")
-    return f"{project} history" if isinstance(project, str) and project else "neuronasv history"
+    return f"{project_name(repo or '.') or 'neuronasv'} history"
 
 
 def _commit_url_from_repo(repo: str | None) -> str | None:

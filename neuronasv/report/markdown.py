@@ -605,6 +605,7 @@ def render_comment(
     marker: str = MARKER,
     max_chars: int = COMMENT_MAX_CHARS,
     report_url: str | None = None,
+    title: str = "neuronasv",
 ) -> str:
     """The sticky PR comment: hidden ``marker`` first, at most ``max_chars`` characters.
 
@@ -616,9 +617,15 @@ def render_comment(
         max_chars: budget (GitHub's hard limit is 65,536).
         report_url: where the untrimmed report lives (job summary, Pages); defaults to
             ``doc.links["report_url"]``.
+        title: the word before the headline (the project's name; escaped).
     """
     return render_markdown(
-        doc, history=history, marker=marker, max_chars=max_chars, report_url=report_url
+        doc,
+        history=history,
+        marker=marker,
+        max_chars=max_chars,
+        report_url=report_url,
+        title=title,
     )
 
 
@@ -628,11 +635,17 @@ def render_comment_trimmed(
     marker: str = MARKER,
     max_chars: int = TRIMMED_MAX_CHARS,
     report_url: str | None = None,
+    title: str = "neuronasv",
 ) -> str:
     """The short form sent when GitHub rejects the full comment (422 "body is too long").
 
     No chart, no collapsed lists, a smaller budget; headline, regressions and links stay.
     """
     return render_markdown(
-        doc, marker=marker, max_chars=max_chars, report_url=report_url, details=False
+        doc,
+        marker=marker,
+        max_chars=max_chars,
+        report_url=report_url,
+        details=False,
+        title=title,
     )

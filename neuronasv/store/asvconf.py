@@ -74,6 +74,13 @@ def repo_config(root: str | os.PathLike[str]) -> dict[str, Any]:
     return read_asv_config(path) if os.path.isfile(path) else {}
 
 
+def project_name(root: str | os.PathLike[str]) -> str | None:
+    """The ``project`` named in ``<root>/asv.conf.json`` (``neuronasv init`` writes it), or
+    None when there is no config or it names none. It titles the site and the PR comment."""
+    project = repo_config(root).get("project")
+    return project if isinstance(project, str) and project.strip() else None
+
+
 def config_dir(
     root: str | os.PathLike[str],
     key: str,

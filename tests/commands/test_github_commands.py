@@ -105,6 +105,25 @@ def test_dry_run_without_token_writes_the_request(tmp_path: Path) -> None:
     )
 
 
+def test_the_comment_is_titled_by_the_checkouts_project_escaped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 21: the project named in asv.conf.json (what ``neuronasv init`` writes) titles
+    the comment, found from a subdirectory as git finds the checkout; its text is inert."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "asv.conf.json").write_text('{"version": 1, "project": "kernels @org/team"}')
+    (tmp_path / "docs").mkdir()
+    monkeypatch.chdir(tmp_path / "docs")
+    body = tmp_path / "body.md"
+    args = ["comment", "--pr", "3", "--report", REPORT, "--dry-run", "--body-out", str(body)]
+    assert main(args) == 0
+    title = body.read_text().splitlines()[1]
+    assert title.startswith("## :red_circle: kernels @\u200dorg/team: ")
+    assert main([*args, "--title", "other"]) == 0
+    assert body.read_text().splitlines()[1].startswith("## :red_circle: other: ")
+    _read(capfd)
+
+
 def test_dry_run_flag_sends_nothing(
     fake_github: FakeGitHub, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
