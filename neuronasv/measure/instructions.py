@@ -10,24 +10,34 @@ For one configuration (workload, shape, dtype), with the same seeded inputs as t
 run (:meth:`Workload.build`, seed 0), one intra-op thread, after the same warm-up:
 
 * **total** — collection on around whole steps, as the workload runs them;
-* **ops** — the steps run under a :class:`~torch.utils._python_dispatch.TorchDispatchMode`
-  that, for one *target* at a time, switches collection on just before every call of that
-  op (or every call inside that module scope, ``module:block.mlp``: the ops in that module
-  and below) and off just after it; one dump per target and repetition holds all of its
+* **ops** — one step runs under a :class:`~torch.utils._python_dispatch.TorchDispatchMode`
+  that records every op call (its name, module scope and arguments). Then, for one
+  *target* at a time — an op (every call of it) or a module scope (``module:block.mlp``:
+  every call in that module and below) — the target's recorded calls are issued again on
+  their recorded arguments under the same mode, which switches collection on just before
+  each call and off just after it; one dump per target and repetition holds all of its
   calls. An op's instructions are counted at its dispatch boundaries (the kernel and every
-  op it calls internally), never guessed from C++ symbol names. The targets are the ops and
-  module scopes (:func:`neuronasv.measure.modules.current_path`) the mode saw in its
-  uninstrumented warm-up steps. Dumps scale with the distinct ops and modules, not with the
-  calls: a dump makes callgrind walk every cost centre it holds and write a file that is
-  then parsed, which, per call, cost minutes per transformer configuration.
+  op it calls internally), never guessed from C++ symbol names. Replaying only the
+  target's calls, instead of whole steps with one target's window open, costs about one
+  step per repetition over all targets rather than one step per target (the transformer
+  block's backward, 28 targets: 29 s → 7.5 s under callgrind here). Dumps scale with the
+  distinct ops and modules, not with the calls: a dump makes callgrind walk every cost
+  centre it holds and write a file that is then parsed.
+
+  What a replay does not reproduce: the values its arguments hold after the step (an op
+  whose instruction count depends on values, such as ``nonzero``, is counted on them) and
+  the autograd state around the call (replays run under ``torch.no_grad()``: an
+  ``aten::detach`` of the block's backward counts 23,352 replayed, 27,258 in the step).
+  Both are the same at every commit, so the counts compare exactly.
 
 An op's count is its native code (bindings, dispatcher, kernel): the Python harness around
 the call and the allocators are left out (:class:`neuronasv.measure.callgrind.Dump`).
 The whole step is counted in repetitions of ``n``, ``n`` and ``2n`` iterations (after an
 unused first one; ``n`` = 1, as the counts are exact): per iteration = (third - first) / n,
-and the first two must agree exactly, or the configuration is marked *not deterministic*
-and its counts are never judged. An op or module target is counted twice over ``n``
-iterations (:data:`TARGET_REPETITIONS`): per iteration = first / n, the two must agree.
+and the first two must agree exactly, or the step is marked *not deterministic* and its
+count is never judged. An op or module target is counted twice over ``n`` replays
+(:data:`TARGET_REPETITIONS`): per iteration = first / n, the two must agree, or that target
+is marked so.
 
 Compiled workloads (``torch.compile``) are not counted: compiling under valgrind costs
 minutes per configuration, and the compiled kernel is one call the dispatch mode does not
@@ -37,23 +47,20 @@ see. They keep their device time.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from neuronasv.measure.callgrind import ClientRequests, Dump, per_iteration
 from neuronasv.model.profile import module_series_name
 
-__all__ = ["DEFAULT_ITERATIONS", "ConfigCounts", "count_config"]
+__all__ = ["DEFAULT_ITERATIONS", "ConfigCounts", "Pending", "count_config", "counts_from_dumps"]
 
 #: Iterations per counted repetition (``n``; the third repetition runs ``2n``). Counts
 #: are exact, so one iteration is enough: (2n - n) / n is the step, n == n is the check.
 DEFAULT_ITERATIONS = 1
 #: Warm-up steps before anything is counted (first-call initialisation, allocator pools).
 WARMUP = 5
-#: Uninstrumented steps under the dispatch mode before counting (its one-time set-up;
-#: they also list the ops and module scopes to count, and the calls per step).
-MODE_WARMUP = 2
 #: Uncounted steps at the start of each measured target, with its collection code.
 PASS_WARMUP = 3
 
@@ -101,16 +108,27 @@ def _module_match(path: str, target: str) -> bool:
 _MODE_CLASS: Any = None
 
 
-def _mode_class() -> Any:
-    """The per-target dispatch mode, defined once: a class made per configuration would give
-    the interpreter new types to specialise on in every measurement.
+@dataclass(frozen=True)
+class _Call:
+    """One op call of the recorded step: its name, module scope, and what it was called with."""
 
-    It records every op call (name and module path) and, when a *target* is set, switches
-    collection on just before each call that belongs to the target and off just after it:
-    ``("op", "aten::mul")`` is every call of that op, ``("module", "block.mlp")`` every
-    call in that module scope and below. Nothing is dumped per call — one dump per target
-    and repetition holds all its calls (a dump walks every cost centre callgrind holds
-    and writes a file, so dumps per call cost minutes per configuration).
+    name: str
+    path: str
+    func: Any
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+def _mode_class() -> Any:
+    """The recording and replaying dispatch mode, defined once: a class made per
+    configuration would give the interpreter new types to specialise on in every measurement.
+
+    Recording (``record`` is a list): every op call is appended with its module scope and
+    its arguments, and runs as usual. Replaying (``replay`` is True): every call that
+    reaches the mode is one of the target's recorded calls, issued again by
+    :func:`_measure_ops`; collection is switched on just before it and off just after it.
+    Nothing is dumped per call — one dump per target and repetition holds all its calls (a
+    dump walks every cost centre callgrind holds and writes a file).
     """
     global _MODE_CLASS
     if _MODE_CLASS is not None:
@@ -119,35 +137,29 @@ def _mode_class() -> Any:
 
     from neuronasv.measure.modules import current_path
 
-    class _CollectTarget(TorchDispatchMode):
+    class _RecordReplay(TorchDispatchMode):
         def __init__(self, requests: ClientRequests) -> None:
             super().__init__()
             self.toggle = requests.toggle
-            self.kind = ""
-            self.target = ""
-            self.calls: dict[str, int] = {}
-            self.paths: set[str] = set()
+            self.record: list[_Call] | None = None
+            self.replay = False
 
         def __torch_dispatch__(
             self, func: Any, types: Any, args: Any = (), kwargs: Any = None
         ) -> Any:
-            name = _op_name(func)
-            path = current_path()
-            self.calls[name] = self.calls.get(name, 0) + 1
-            self.paths.add(path)
-            hit = (self.kind == "op" and name == self.target) or (
-                self.kind == "module" and _module_match(path, self.target)
-            )
-            if not hit:
-                return func(*args, **(kwargs or {}))
-            self.toggle()
-            try:
-                return func(*args, **(kwargs or {}))
-            finally:
+            kwargs = kwargs or {}
+            if self.replay:
                 self.toggle()
+                try:
+                    return func(*args, **kwargs)
+                finally:
+                    self.toggle()
+            if self.record is not None:
+                self.record.append(_Call(_op_name(func), current_path(), func, args, kwargs))
+            return func(*args, **kwargs)
 
-    _MODE_CLASS = _CollectTarget
-    return _CollectTarget
+    _MODE_CLASS = _RecordReplay
+    return _RecordReplay
 
 
 @contextlib.contextmanager
@@ -168,10 +180,10 @@ def _loop(step: Callable[[], object], count: int) -> None:
 #: reset counts some thousands of instructions more than the next ones, measured), then
 #: ``n``, ``n`` and ``2n`` iterations.
 REPETITIONS: tuple[tuple[str, int], ...] = (("w", 1), ("a", 1), ("b", 1), ("c", 2))
-#: The repetitions of an op or module target: ``n`` and ``n``. Its window is open only
-#: inside the op calls, so nothing is paid once per measurement and nothing more the first
-#: time (measured: for every op of rmsnorm and attention, w == a == b and c == 2a exactly),
-#: so per iteration = a / n, and a == b is the check.
+#: The repetitions of an op or module target: its recorded calls replayed ``n`` and ``n``
+#: times. Its window is open only inside the op calls, so nothing is paid once per
+#: measurement (measured: for every op of rmsnorm and attention, w == a == b and c == 2a
+#: exactly), so per iteration = a / n, and a == b is the check.
 TARGET_REPETITIONS: tuple[tuple[str, int], ...] = (("a", 1), ("b", 1))
 
 
@@ -188,27 +200,35 @@ def _measure_total(
         requests.dump(f"{label}|total|{key}")
 
 
-def _targets(mode: Any) -> list[tuple[str, str]]:
-    """Every op seen, then every module scope (with its parents) seen, in sorted order."""
+def _targets(calls: Sequence[_Call]) -> list[tuple[str, str, list[_Call]]]:
+    """Every op, then every module scope (with its parents), in sorted order, each with
+    its recorded calls in the order the step made them."""
     from neuronasv.measure.modules import ancestors
 
-    modules = sorted({p for path in mode.paths for p in ancestors(path) if p})
-    return [("op", op) for op in sorted(mode.calls)] + [("module", m) for m in modules]
+    ops = sorted({c.name for c in calls})
+    modules = sorted({p for c in calls for p in ancestors(c.path) if p})
+    out = [("op", op, [c for c in calls if c.name == op]) for op in ops]
+    out += [("module", m, [c for c in calls if _module_match(c.path, m)]) for m in modules]
+    return out
 
 
 def _measure_ops(
-    requests: ClientRequests, label: str, step: Callable[[], object], n: int, mode: Any
+    requests: ClientRequests, label: str, calls: Sequence[_Call], n: int, mode: Any
 ) -> None:
-    """One collection window per op and per module: one dump per target and repetition."""
-    requests.zero()
-    with mode:
-        for kind, target in _targets(mode):
-            mode.kind, mode.target = kind, target
-            requests.zero()
-            for key, k in TARGET_REPETITIONS:
-                _loop(step, k * n)
-                requests.dump(f"{label}|{kind}|{key}|{target}")
-        mode.kind = mode.target = ""
+    """Each target's recorded calls replayed, collection on inside each call: one dump per
+    target and repetition."""
+    mode.replay = True
+    try:
+        with mode:
+            for kind, target, mine in _targets(calls):
+                for key, k in TARGET_REPETITIONS:
+                    requests.zero()
+                    for _ in range(k * n):
+                        for c in mine:
+                            c.func(*c.args, **c.kwargs)
+                    requests.dump(f"{label}|{kind}|{key}|{target}")
+    finally:
+        mode.replay = False
 
 
 def _reps(dumps: Mapping[str, Dump], label: str, kind: str) -> dict[str, dict[str, int]]:
@@ -237,15 +257,45 @@ def _per_iteration(
     return out, unstable
 
 
+@dataclass(frozen=True)
+class Pending:
+    """A configuration counted, its dumps not read yet (:func:`counts_from_dumps`).
+
+    Reading a dump is parsing a file of every cost centre that ran; inside valgrind that
+    costs ~0.03 s per dump here, half the pass for a small configuration. So the pass only
+    writes the dumps and this record, and the runner reads them after valgrind exits, at
+    native speed (:func:`neuronasv.run.instrpass.finish_payloads`).
+
+    Attributes:
+        label: the dumps' label prefix (``rmsnorm.naive|4x512|float32``).
+        iterations: ``n`` of the repetitions.
+        calls: op name -> calls per iteration (seen by the dispatch mode).
+    """
+
+    label: str
+    iterations: int
+    calls: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"label": self.label, "iterations": self.iterations, "calls": dict(self.calls)}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Pending:
+        return cls(
+            label=str(doc["label"]),
+            iterations=int(doc["iterations"]),
+            calls={str(k): float(v) for k, v in (doc.get("calls") or {}).items()},
+        )
+
+
 def count_config(
     step: Callable[[], object],
     requests: ClientRequests,
-    read: Callable[[], Mapping[str, Dump]],
     *,
     label: str,
     iterations: int = DEFAULT_ITERATIONS,
-) -> ConfigCounts:
-    """Count one built workload step (module doc). ``read`` returns the dumps so far.
+) -> Pending:
+    """Count one built workload step (module doc): the dumps are written, not read.
 
     The caller builds the step (seeded inputs), fixes the threads and wraps this in
     ``torch.no_grad()`` as the timing run does.
@@ -254,16 +304,28 @@ def count_config(
     mode = _mode_class()(requests)
     with mode:
         # Uninstrumented: the dispatch mode's first call pays one-time set-up that costs
-        # tens of seconds when instrumented. Its calls give the targets and calls per step.
-        _loop(step, MODE_WARMUP)
-    calls = {op: c / MODE_WARMUP for op, c in mode.calls.items()}
+        # tens of seconds when instrumented. The second step is recorded: its op calls
+        # are the targets, their number per step and what each target replays.
+        step()
+        mode.record = []
+        step()
+        recorded, mode.record = mode.record, None
+    calls: dict[str, float] = {}
+    for c in recorded:
+        calls[c.name] = calls.get(c.name, 0) + 1
     with _instrumented(requests):
         # One more warm-up with instrumentation on: the first instrumented run translates
         # code; its count is not used.
         step()
         _measure_total(requests, label, step, iterations)
-        _measure_ops(requests, label, step, iterations, mode)
-    dumps = read()
+        _measure_ops(requests, label, recorded, iterations, mode)
+    del recorded
+    return Pending(label=label, iterations=iterations, calls=calls)
+
+
+def counts_from_dumps(pending: Pending, dumps: Mapping[str, Dump]) -> ConfigCounts:
+    """The counts of one configuration from its dumps (``KeyError``: a dump is missing)."""
+    label, iterations = pending.label, pending.iterations
     total, ok = per_iteration(dumps, f"{label}|total", iterations, native=True)
     unstable = [] if ok else ["total"]
     ops, bad_ops = _per_iteration(_reps(dumps, label, "op"), iterations)
@@ -272,7 +334,7 @@ def count_config(
         total=total,
         ops=ops,
         modules={module_series_name(p): v for p, v in mods.items()},
-        calls=calls,
+        calls=dict(pending.calls),
         deterministic=not (unstable or bad_ops or bad_mods),
         unstable=tuple(unstable + bad_ops + [module_series_name(p) for p in bad_mods]),
     )

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from neuronasv.measure.callgrind import build_helper, valgrind_status
+from neuronasv.run.instrpass import finish_payloads
 from neuronasv.run.instrrun import valgrind_command, valgrind_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,10 +47,14 @@ def _count(tmp: Path, tree: Path, name: str, repeat: int) -> list[dict[str, Any]
     # cwd outside any checkout: `python -m` puts the cwd first on the import path.
     proc = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert finish_payloads(str(out / "counts"), str(out / "dumps" / "cg.out")) == repeat
+    # every labelled dump read and deleted; callgrind's own one at exit is not ours
+    assert [p.name for p in (out / "dumps").iterdir()] == ["cg.out"]
     folders = [out / "counts"] + [out / "counts" / f"rep{k}" for k in range(1, repeat)]
     docs = [json.loads((f / "rmsnorm.naive.json").read_text()) for f in folders]
     meta = json.loads((out / "counts" / "_meta.json").read_text())
     assert meta["torch"].startswith("2.") and meta["threads"] == 1
+    assert meta["MKL_ENABLE_INSTRUCTIONS"] == "SSE4_2"  # valgrind runs MKL off FMA
     return [d["results"]["4x512|float32"] for d in docs]
 
 
