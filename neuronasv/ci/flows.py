@@ -22,6 +22,7 @@ from neuronasv.store.git import Git
 
 __all__ = [
     "analyse",
+    "issues",
     "machine_for_shard",
     "parse_shards",
     "plan",
@@ -105,8 +106,7 @@ def plan(
     ordered = [c for c in reversed(recent) if c in want]
     print(f"==> benchmarking {len(ordered)} commit(s) on {len(shards)} shard(s)", file=sys.stderr)
     set_output("commits", " ".join(ordered))
-    matrix = [{"name": s["name"], "bench": s["bench"]} for s in shards]
-    set_output("shards", json.dumps(matrix, separators=(",", ":")))
+    set_output("shards", json.dumps(shards, separators=(",", ":")))
 
 
 def regression_detected(findings: str | os.PathLike[str]) -> bool:
@@ -120,6 +120,7 @@ def regression_detected(findings: str | os.PathLike[str]) -> bool:
 def pr_bench(
     repo: str, *, pr: int, base: str, head: str, out: str, machine: str, bench: str,
     traces_out: str | None, rounds: int, github_repo: str, confirm_args: Sequence[str] = (),
+    metrics: str = "devtime",
 ) -> None:  # fmt: skip
     """The unprivileged PR measurement (the artifact layout of docs/runners.md).
 
@@ -138,7 +139,7 @@ def pr_bench(
     mb = Git(repo).text("merge-base", base, head)
     findings = str(outp / "findings.json")
     where = ["--results-dir", str(results), "--machine", machine, "--repo", repo]
-    run = ["run", *where, "--keep-traces", "--traces-dir", str(traces_all)]
+    run = ["run", *where, "--keep-traces", "--traces-dir", str(traces_all), "--metrics", metrics]
     nx(*run, *(["--bench", bench] if bench else []), mb, head)
     nx("compare", mb, head, *where, "--format", "json", "--out", findings)
     if rounds:
@@ -187,6 +188,19 @@ def analyse(
     remove_owned(str(history))
     detected = any(regression_detected(d) for d in docs[1::2])
     set_output("regression-detected", str(detected).lower())
+
+
+def issues(findings_dir: str, *, site_url: str | None, dry_run: bool) -> None:
+    """``neuronasv issues-sync`` over every ``regressions-<machine>.json`` of the folder."""
+    docs = sorted(str(p) for p in Path(findings_dir).glob("regressions-*.json"))
+    if not docs:
+        raise UsageError(
+            f"no regressions-*.json in {findings_dir}",
+            hint="download the `regressions` artifact of neuronasv-commit.yml",
+        )
+    nx("issues-sync", *(["--dry-run"] if dry_run else []),
+       *(["--site-url", site_url] if site_url else []), *docs)  # fmt: skip
+    set_output("synced", "false" if dry_run else "true")
 
 
 def torchless_requirements() -> list[str]:
