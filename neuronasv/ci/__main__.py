@@ -6,12 +6,13 @@
                                     [--metrics devtime[,instructions]]
     python -m neuronasv.ci pr-comment --artifact DIR [--event FILE] [--dry-run] ...
     python -m neuronasv.ci analyse --out DIR --site DIR [--traces-dir T] [--title T] [store opts]
+    python -m neuronasv.ci site-branch --site DIR --branch B [store opts]   # Pages from a branch
     python -m neuronasv.ci issues DIR [--site-url URL] [--dry-run]   # regression issues
     python -m neuronasv.ci instruction-tools --metrics LIST  # valgrind + gcc (CPU runners)
     python -m neuronasv.ci requirements      # dependencies without torch, one a line
     python -m neuronasv.ci verdict FINDINGS  # regression-detected=true|false
 
-Store options (plan, analyse): ``--remote R --branch B --token-env VAR`` as for
+Store options (plan, analyse, site-branch): ``--remote R --branch B --token-env VAR`` as for
 ``neuronasv store``. Exit codes are neuronasv's (``neuronasv/errors.py``).
 """
 
@@ -70,6 +71,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--site-url", default=os.environ.get("SITE_URL") or None)
     p.add_argument("--title", default=None)
     _store_opts(p)
+    p = sub.add_parser("site-branch", help="put the built site on a branch (never forced)")
+    p.add_argument("--site", required=True)
+    p.add_argument("--results-branch", default=None, help="refused as the site's branch")
+    _store_opts(p)
     p = sub.add_parser("issues", help="neuronasv issues-sync of DIR/regressions-*.json")
     p.add_argument("findings_dir", metavar="DIR")
     p.add_argument("--site-url", default=os.environ.get("SITE_URL") or None)
@@ -101,6 +106,7 @@ def _commit_url() -> str | None:
 def _dispatch(args: argparse.Namespace) -> int:
     from neuronasv.ci import flows
     from neuronasv.ci.outputs import set_output
+    from neuronasv.errors import UsageError
 
     repo = os.path.abspath(args.repo)
     if args.step == "plan":
@@ -118,6 +124,11 @@ def _dispatch(args: argparse.Namespace) -> int:
         flows.analyse(repo, out=args.out, site=args.site, traces_dir=args.traces_dir,
                       store_args=_store_args(args), commit_url=_commit_url(),
                       site_url=args.site_url, title=args.title)  # fmt: skip
+    elif args.step == "site-branch":
+        if not args.branch:
+            raise UsageError("site-branch needs --branch (e.g. gh-pages)")
+        flows.site_branch(repo, site=args.site, remote=args.remote, branch=args.branch,
+                          token_env=args.token_env, results_branch=args.results_branch)  # fmt: skip
     elif args.step == "issues":
         flows.issues(args.findings_dir, site_url=args.site_url, dry_run=args.dry_run)
     elif args.step == "instruction-tools":

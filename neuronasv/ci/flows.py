@@ -28,6 +28,7 @@ __all__ = [
     "plan",
     "pr_bench",
     "regression_detected",
+    "site_branch",
     "torchless_requirements",
 ]
 
@@ -201,6 +202,46 @@ def issues(findings_dir: str, *, site_url: str | None, dry_run: bool) -> None:
     nx("issues-sync", *(["--dry-run"] if dry_run else []),
        *(["--site-url", site_url] if site_url else []), *docs)  # fmt: skip
     set_output("synced", "false" if dry_run else "true")
+
+
+def site_files(site: str) -> dict[str, Path]:
+    """Every regular file under ``site`` by its path there (symbolic links not followed)."""
+    root = Path(site)
+    if not root.is_dir() or root.is_symlink():
+        raise UsageError(f"--site {site} is not a folder")
+    files: dict[str, Path] = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not (Path(dirpath) / d).is_symlink())
+        for name in filenames:
+            path = Path(dirpath) / name
+            if path.is_file() and not path.is_symlink():
+                files[path.relative_to(root).as_posix()] = path
+    if "index.html" not in files:
+        raise UsageError(f"{site} holds no index.html: not a site `neuronasv publish` built")
+    return files
+
+
+def site_branch(
+    repo: str, *, site: str, remote: str, branch: str, token_env: str | None,
+    results_branch: str | None = None,
+) -> None:  # fmt: skip
+    """Put the site on ``branch`` (GitHub Pages from a branch): one commit on top of the
+    branch, fetched, re-applied and retried as the results store does, never forced.
+
+    Files of an earlier site that this one lacks stay on the branch (the store adds and
+    replaces, it never deletes); ``.nojekyll`` keeps Pages from running Jekyll on it.
+    """
+    from neuronasv.store.gitstore import ResultsStore, token_git_env
+
+    if results_branch and branch == results_branch:
+        raise UsageError(f"the site branch {branch!r} is the results branch: choose another")
+    files: dict[str, bytes | Path] = {**site_files(site), ".nojekyll": b""}
+    env = token_git_env(token_env) if token_env else {}
+    store = ResultsStore(repo, remote=remote, branch=branch, env=env)
+    rep = store.write(files, f"neuronasv: the history site ({len(files)} files)")
+    state = "published" if rep.changed else "already published (no change)"
+    _say(f"{state}: {len(files)} files on {branch} at {rep.commit[:12]}")
+    set_output("site-commit", rep.commit)
 
 
 def torchless_requirements() -> list[str]:

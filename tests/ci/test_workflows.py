@@ -205,7 +205,9 @@ def test_our_per_commit_workflow_calls_the_reusable_ones() -> None:
     assert deploy["environment"]["name"] == "github-pages"
     # The reusable commit workflow asks for no more than its caller grants.
     inner = {j: writes(v.get("permissions")) for j, v in jobs("neuronasv-commit.yml").items()}
-    assert inner == {"plan": [], "bench": [], "store": ["contents"], "analyse": []}
+    assert inner == {"plan": [], "bench": [], "store": ["contents"], "analyse": [],
+                     "site-branch": ["contents"]}  # fmt: skip
+    assert jobs("neuronasv-commit.yml")["site-branch"]["if"].endswith("inputs.site-branch != '' }}")
     pages = [s for s in steps(jobs("neuronasv-commit.yml")["analyse"])
              if "upload-pages-artifact@" in str(s.get("uses"))]  # fmt: skip
     assert pages and pages[0]["if"] == "${{ inputs.pages }}"
@@ -372,7 +374,8 @@ def test_reusable_inputs_and_outputs_are_the_documented_ones() -> None:
     issues = load("neuronasv-issues.yml")["on"]["workflow_call"]
     wanted = {"runner-labels", "bench", "backend", "python", "workloads", "machine", "package",
               "metrics"}
-    assert wanted | {"results-branch", "shards", "traces", "pages", "site-url"} <= set(
+    assert wanted | {"results-branch", "shards", "traces", "pages", "site-branch",
+                      "site-url"} <= set(
         commit["inputs"])
     assert wanted <= set(pr["inputs"])
     assert {"package", "title"} <= set(comment["inputs"])
