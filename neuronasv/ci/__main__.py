@@ -75,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--site", required=True)
     p.add_argument("--results-branch", default=None, help="refused as the site's branch")
     _store_opts(p)
-    p = sub.add_parser("issues", help="neuronasv issues-sync of DIR/regressions-*.json")
+    p = sub.add_parser("issues", help="neuronasv issues-sync of DIR/regressions-<machine>.json")
     p.add_argument("findings_dir", metavar="DIR")
     p.add_argument("--site-url", default=os.environ.get("SITE_URL") or None)
     p.add_argument("--dry-run", action="store_true")

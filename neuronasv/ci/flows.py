@@ -193,10 +193,12 @@ def analyse(
 
 def issues(findings_dir: str, *, site_url: str | None, dry_run: bool) -> None:
     """``neuronasv issues-sync`` over every ``regressions-<machine>.json`` of the folder."""
-    docs = sorted(str(p) for p in Path(findings_dir).glob("regressions-*.json"))
+    folder = Path(findings_dir)
+    docs = sorted(str(p) for p in (folder.iterdir() if folder.is_dir() else ())
+                  if p.name.startswith("regressions-") and p.suffix == ".json")  # fmt: skip
     if not docs:
         raise UsageError(
-            f"no regressions-*.json in {findings_dir}",
+            f"no regressions-<machine>.json in {findings_dir}",
             hint="download the `regressions` artifact of neuronasv-commit.yml",
         )
     nx("issues-sync", *(["--dry-run"] if dry_run else []),

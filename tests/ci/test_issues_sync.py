@@ -176,8 +176,9 @@ def test_the_workflow_step_syncs_every_machines_document_over_http(tmp_path) -> 
                                   env=env, cwd=tmp_path, capture_output=True, text=True,
                                   check=False, timeout=120)
 
+        assert step(str(tmp_path / "missing")).returncode == 2
         none = step(str(tmp_path / "empty"))
-        assert none.returncode == 2 and "no regressions-*.json" in none.stderr
+        assert none.returncode == 2 and "no regressions-<machine>.json" in none.stderr
         assert gh.writes() == []
         r = step(str(tmp_path))
         assert r.returncode == 0, r.stderr
