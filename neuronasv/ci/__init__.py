@@ -5,12 +5,13 @@ every step of ours runs a command of the installed ``neuronasv`` — ``neuronasv
 ``neuronasv store``, ``neuronasv compare`` ... — or one of these steps, which chain them
 the way ``ci/*.sh`` did for this repository alone:
 
-- ``plan`` — the pushed commit plus recent ones without stored results; the shard matrix
-  (:mod:`neuronasv.ci.flows`);
+- ``plan`` — the pushed commit plus recent ones without stored results; the shard matrix,
+  each shard with its asv machine name (:mod:`neuronasv.ci.flows`);
 - ``pr-bench`` — the unprivileged PR measurement: merge-base and head, confirm, artifact;
 - ``pr-comment`` — the privileged comment from the untrusted artifact
   (:mod:`neuronasv.ci.pr_comment`);
 - ``analyse`` — change points per machine and the history site;
+- ``issues`` — one regression issue per open change point (``neuronasv issues-sync``);
 - ``requirements`` — the package's dependencies without torch (the hosted jobs' install);
 - ``verdict`` — ``regression-detected`` of a findings document, as a workflow output.
 

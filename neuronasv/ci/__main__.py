@@ -3,12 +3,16 @@
     python -m neuronasv.ci plan COMMIT [--machine M] [--shards JSON] [--backfill N] [store opts]
     python -m neuronasv.ci pr-bench --pr N --base SHA --head SHA --out DIR [--machine M]
                                     [--bench RE] [--traces-out DIR] [--rounds 3]
+                                    [--metrics devtime[,instructions]]
     python -m neuronasv.ci pr-comment --artifact DIR [--event FILE] [--dry-run] ...
     python -m neuronasv.ci analyse --out DIR --site DIR [--traces-dir T] [--title T] [store opts]
+    python -m neuronasv.ci site-branch --site DIR --branch B [store opts]   # Pages from a branch
+    python -m neuronasv.ci issues DIR [--site-url URL] [--dry-run]   # regression issues
+    python -m neuronasv.ci instruction-tools --metrics LIST  # valgrind + gcc (CPU runners)
     python -m neuronasv.ci requirements      # dependencies without torch, one a line
     python -m neuronasv.ci verdict FINDINGS  # regression-detected=true|false
 
-Store options (plan, analyse): ``--remote R --branch B --token-env VAR`` as for
+Store options (plan, analyse, site-branch): ``--remote R --branch B --token-env VAR`` as for
 ``neuronasv store``. Exit codes are neuronasv's (``neuronasv/errors.py``).
 """
 
@@ -57,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--bench", default="")
     p.add_argument("--traces-out", default=None)
     p.add_argument("--rounds", type=int, default=3, help="ABAB rounds (0: no confirmation)")
+    p.add_argument("--metrics", default="devtime", help="passed to neuronasv run --metrics")
     for opt in ("--max-rounds", "--budget-seconds", "--samples", "--history-dir"):
         p.add_argument(opt, default=None, help=f"passed to neuronasv confirm {opt}")
     p = sub.add_parser("analyse")
@@ -66,6 +71,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--site-url", default=os.environ.get("SITE_URL") or None)
     p.add_argument("--title", default=None)
     _store_opts(p)
+    p = sub.add_parser("site-branch", help="put the built site on a branch (never forced)")
+    p.add_argument("--site", required=True)
+    p.add_argument("--results-branch", default=None, help="refused as the site's branch")
+    _store_opts(p)
+    p = sub.add_parser("issues", help="neuronasv issues-sync of DIR/regressions-<machine>.json")
+    p.add_argument("findings_dir", metavar="DIR")
+    p.add_argument("--site-url", default=os.environ.get("SITE_URL") or None)
+    p.add_argument("--dry-run", action="store_true")
+    p = sub.add_parser("instruction-tools", help="valgrind and gcc when --metrics asks")
+    p.add_argument("--metrics", required=True, help="what `neuronasv run --metrics` gets")
     sub.add_parser("pr-comment", add_help=False)
     sub.add_parser("requirements")
     p = sub.add_parser("verdict")
@@ -91,6 +106,7 @@ def _commit_url() -> str | None:
 def _dispatch(args: argparse.Namespace) -> int:
     from neuronasv.ci import flows
     from neuronasv.ci.outputs import set_output
+    from neuronasv.errors import UsageError
 
     repo = os.path.abspath(args.repo)
     if args.step == "plan":
@@ -100,7 +116,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         flows.pr_bench(
             repo, pr=args.pr, base=args.base, head=args.head, out=args.out,
             machine=args.machine, bench=args.bench, traces_out=args.traces_out,
-            rounds=args.rounds,
+            rounds=args.rounds, metrics=args.metrics,
             github_repo=os.environ.get("GITHUB_REPOSITORY") or "local/checkout",
             confirm_args=_confirm_args(args),
         )  # fmt: skip
@@ -108,6 +124,17 @@ def _dispatch(args: argparse.Namespace) -> int:
         flows.analyse(repo, out=args.out, site=args.site, traces_dir=args.traces_dir,
                       store_args=_store_args(args), commit_url=_commit_url(),
                       site_url=args.site_url, title=args.title)  # fmt: skip
+    elif args.step == "site-branch":
+        if not args.branch:
+            raise UsageError("site-branch needs --branch (e.g. gh-pages)")
+        flows.site_branch(repo, site=args.site, remote=args.remote, branch=args.branch,
+                          token_env=args.token_env, results_branch=args.results_branch)  # fmt: skip
+    elif args.step == "issues":
+        flows.issues(args.findings_dir, site_url=args.site_url, dry_run=args.dry_run)
+    elif args.step == "instruction-tools":
+        from neuronasv.ci.tools import main as tools_main
+
+        return tools_main(args.metrics)
     elif args.step == "requirements":
         print("\n".join(flows.torchless_requirements()))
     elif args.step == "verdict":

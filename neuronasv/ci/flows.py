@@ -22,11 +22,13 @@ from neuronasv.store.git import Git
 
 __all__ = [
     "analyse",
+    "issues",
     "machine_for_shard",
     "parse_shards",
     "plan",
     "pr_bench",
     "regression_detected",
+    "site_branch",
     "torchless_requirements",
 ]
 
@@ -105,8 +107,7 @@ def plan(
     ordered = [c for c in reversed(recent) if c in want]
     print(f"==> benchmarking {len(ordered)} commit(s) on {len(shards)} shard(s)", file=sys.stderr)
     set_output("commits", " ".join(ordered))
-    matrix = [{"name": s["name"], "bench": s["bench"]} for s in shards]
-    set_output("shards", json.dumps(matrix, separators=(",", ":")))
+    set_output("shards", json.dumps(shards, separators=(",", ":")))
 
 
 def regression_detected(findings: str | os.PathLike[str]) -> bool:
@@ -120,6 +121,7 @@ def regression_detected(findings: str | os.PathLike[str]) -> bool:
 def pr_bench(
     repo: str, *, pr: int, base: str, head: str, out: str, machine: str, bench: str,
     traces_out: str | None, rounds: int, github_repo: str, confirm_args: Sequence[str] = (),
+    metrics: str = "devtime",
 ) -> None:  # fmt: skip
     """The unprivileged PR measurement (the artifact layout of docs/runners.md).
 
@@ -138,7 +140,7 @@ def pr_bench(
     mb = Git(repo).text("merge-base", base, head)
     findings = str(outp / "findings.json")
     where = ["--results-dir", str(results), "--machine", machine, "--repo", repo]
-    run = ["run", *where, "--keep-traces", "--traces-dir", str(traces_all)]
+    run = ["run", *where, "--keep-traces", "--traces-dir", str(traces_all), "--metrics", metrics]
     nx(*run, *(["--bench", bench] if bench else []), mb, head)
     nx("compare", mb, head, *where, "--format", "json", "--out", findings)
     if rounds:
@@ -187,6 +189,61 @@ def analyse(
     remove_owned(str(history))
     detected = any(regression_detected(d) for d in docs[1::2])
     set_output("regression-detected", str(detected).lower())
+
+
+def issues(findings_dir: str, *, site_url: str | None, dry_run: bool) -> None:
+    """``neuronasv issues-sync`` over every ``regressions-<machine>.json`` of the folder."""
+    folder = Path(findings_dir)
+    docs = sorted(str(p) for p in (folder.iterdir() if folder.is_dir() else ())
+                  if p.name.startswith("regressions-") and p.suffix == ".json")  # fmt: skip
+    if not docs:
+        raise UsageError(
+            f"no regressions-<machine>.json in {findings_dir}",
+            hint="download the `regressions` artifact of neuronasv-commit.yml",
+        )
+    nx("issues-sync", *(["--dry-run"] if dry_run else []),
+       *(["--site-url", site_url] if site_url else []), *docs)  # fmt: skip
+    set_output("synced", "false" if dry_run else "true")
+
+
+def site_files(site: str) -> dict[str, Path]:
+    """Every regular file under ``site`` by its path there (symbolic links not followed)."""
+    root = Path(site)
+    if not root.is_dir() or root.is_symlink():
+        raise UsageError(f"--site {site} is not a folder")
+    files: dict[str, Path] = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not (Path(dirpath) / d).is_symlink())
+        for name in filenames:
+            path = Path(dirpath) / name
+            if path.is_file() and not path.is_symlink():
+                files[path.relative_to(root).as_posix()] = path
+    if "index.html" not in files:
+        raise UsageError(f"{site} holds no index.html: not a site `neuronasv publish` built")
+    return files
+
+
+def site_branch(
+    repo: str, *, site: str, remote: str, branch: str, token_env: str | None,
+    results_branch: str | None = None,
+) -> None:  # fmt: skip
+    """Put the site on ``branch`` (GitHub Pages from a branch): one commit on top of the
+    branch, fetched, re-applied and retried as the results store does, never forced.
+
+    Files of an earlier site that this one lacks stay on the branch (the store adds and
+    replaces, it never deletes); ``.nojekyll`` keeps Pages from running Jekyll on it.
+    """
+    from neuronasv.store.gitstore import ResultsStore, token_git_env
+
+    if results_branch and branch == results_branch:
+        raise UsageError(f"the site branch {branch!r} is the results branch: choose another")
+    files: dict[str, bytes | Path] = {**site_files(site), ".nojekyll": b""}
+    env = token_git_env(token_env) if token_env else {}
+    store = ResultsStore(repo, remote=remote, branch=branch, env=env)
+    rep = store.write(files, f"neuronasv: the history site ({len(files)} files)")
+    state = "published" if rep.changed else "already published (no change)"
+    _say(f"{state}: {len(files)} files on {branch} at {rep.commit[:12]}")
+    set_output("site-commit", rep.commit)
 
 
 def torchless_requirements() -> list[str]:

@@ -24,12 +24,15 @@ untrusted. This step takes **numbers only** from it and decides everything else 
    it is not there), and per flagged workload of the *recomputed* findings the file name
    that ``ci/pr-bench.sh`` gives it (:func:`neuronasv.report.traces.trace_path`, from the
    series identity, made file-system safe) — nothing about traces is read from the
-   artifact. Acknowledgements come from this (default-branch) checkout.
+   artifact. Acknowledgements come from this (default-branch) checkout, and so does the
+   comment's title: ``--title`` (the caller workflow's input), else the project of this
+   checkout's ``asv.conf.json`` (:func:`neuronasv.store.asvconf.comment_title`, the one
+   ``neuronasv comment`` uses), escaped by the renderer.
 5. Posting needs ``GITHUB_TOKEN``: without it this step fails (exit 2), it never falls
    back to a silent dry run. ``--dry-run`` does everything but the writes and prints them.
 
 Usage: python -m neuronasv.ci pr-comment --artifact DIR [--event FILE] [--acks FILE]
-           [--history-dir DIR] [--dry-run] [--out FILE]
+           [--history-dir DIR] [--title T] [--dry-run] [--out FILE]
 Environment: GITHUB_REPOSITORY, GITHUB_TOKEN, GITHUB_API_URL, GITHUB_SERVER_URL
 (https://github.com), GITHUB_EVENT_PATH.
 Exit codes: 0 posted, 2 usage (no token, bad event, bad --out), 9 the artifact was refused
@@ -232,6 +235,7 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
     )
     from neuronasv.report.markdown import MARKER, render_comment, render_comment_trimmed
     from neuronasv.report.traces import TRACES_ARTIFACT, flagged_workloads, with_trace_links
+    from neuronasv.store.asvconf import comment_title
 
     token = env.get("GITHUB_TOKEN")
     if not token and not args.dry_run:
@@ -261,8 +265,9 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
         TRACES_ARTIFACT,
     ) if flagged_workloads(doc) else None  # fmt: skip
     doc = with_trace_links(doc, traces_url or url)
-    body = render_comment(doc, marker=MARKER, report_url=url)
-    trimmed = render_comment_trimmed(doc, marker=MARKER, report_url=url)
+    title = comment_title(".", args.title)  # this trusted checkout's project, never the artifact's
+    body = render_comment(doc, marker=MARKER, report_url=url, title=title)
+    trimmed = render_comment_trimmed(doc, marker=MARKER, report_url=url, title=title)
     print(
         f"artifact accepted: PR #{pr}, head {claims.head_sha}, run {ctx.run_id};"
         f" {len(doc.findings)} series recomputed"
@@ -301,6 +306,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--acks", help="acknowledgements file of this trusted checkout")
     ap.add_argument(
         "--history-dir", help="trusted main-branch results for noise floors (confirm's prior)"
+    )
+    ap.add_argument(
+        "--title", help="the comment's title (default: the project named in this trusted"
+        " checkout's asv.conf.json, else neuronasv; never taken from the artifact)"
     )
     ap.add_argument("--dry-run", action="store_true", help="everything but the writes")
     ap.add_argument("--out", help="with --dry-run: write the requests here (default stdout)")

@@ -153,15 +153,9 @@ def repo_dir(text: str) -> str:
     """``--repo``: an existing folder, made absolute; inside a git work tree, that tree's
     top level, found from any subdirectory as git finds it (``neuronasv compare`` from
     ``docs/`` reads the same ``asv.conf.json`` and results as from the top)."""
-    from neuronasv.errors import StoreError
-    from neuronasv.store.git import Git
+    from neuronasv.store.asvconf import checkout_root
 
-    path = os.path.abspath(existing_dir(text))
-    try:
-        top = Git(path).toplevel()
-    except StoreError:
-        return path  # not a git work tree (a bare results repository, a plain folder)
-    return os.path.abspath(top) if top else path
+    return checkout_root(existing_dir(text))
 
 
 def output_file(text: str) -> str:

@@ -25,7 +25,6 @@ from neuronasv.commands.args import (
     github_environment,
     output_file,
     positive_int,
-    repo_dir,
     write_output,
 )
 from neuronasv.errors import UsageError
@@ -76,11 +75,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def _title(given: str | None) -> str:
     """``--title``, else the project of the checkout this runs in (its top level)."""
-    if given:
-        return given
-    from neuronasv.store.asvconf import project_name
+    from neuronasv.store.asvconf import comment_title
 
-    return project_name(repo_dir(".")) or "neuronasv"
+    return comment_title(".", given)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,7 +15,6 @@ workflows check out with ``persist-credentials: false``).
 from __future__ import annotations
 
 import argparse
-import base64
 import os
 import sys
 from pathlib import Path
@@ -29,7 +28,12 @@ from neuronasv.commands.args import (
 )
 from neuronasv.errors import CorruptResultsError, NeuronasvError, StoreError, UsageError
 from neuronasv.store.asvconf import results_dir_for
-from neuronasv.store.gitstore import DEFAULT_BRANCH, ResultsStore, collect_result_files
+from neuronasv.store.gitstore import (
+    DEFAULT_BRANCH,
+    ResultsStore,
+    collect_result_files,
+    token_git_env,
+)
 from neuronasv.store.layout import parse_result_name
 
 
@@ -126,25 +130,6 @@ def _asv_load(path: Path) -> None:
         raise CorruptResultsError(
             f"{path}: asv cannot read it: {type(exc).__name__}: {exc}"[:500]
         ) from None
-
-
-def token_git_env(var: str) -> dict[str, str]:
-    """``GIT_CONFIG_*`` entries that send ``$var`` as GitHub's basic-auth header.
-
-    The same mechanism actions/checkout uses (``http.<server>/.extraheader``), but only in
-    the environment of our own git processes.
-    """
-    token = os.environ.get(var, "")
-    if not token:
-        raise UsageError(f"--token-env {var}: the variable is empty or not set")
-    server = os.environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
-    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
-    n = int(os.environ.get("GIT_CONFIG_COUNT", "0") or 0)
-    return {
-        "GIT_CONFIG_COUNT": str(n + 1),
-        f"GIT_CONFIG_KEY_{n}": f"http.{server}/.extraheader",
-        f"GIT_CONFIG_VALUE_{n}": f"AUTHORIZATION: basic {basic}",
-    }
 
 
 def _store(args: argparse.Namespace) -> ResultsStore:

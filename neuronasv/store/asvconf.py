@@ -27,8 +27,11 @@ __all__ = [
     "CONFIG_NAME",
     "DEFAULT_HTML_DIR",
     "DEFAULT_RESULTS_DIR",
+    "DEFAULT_TITLE",
     "DEFAULT_TRACES_DIR",
     "TRACES_SUBDIR",
+    "checkout_root",
+    "comment_title",
     "config_dir",
     "read_asv_config",
     "repo_config",
@@ -79,6 +82,32 @@ def project_name(root: str | os.PathLike[str]) -> str | None:
     None when there is no config or it names none. It titles the site and the PR comment."""
     project = repo_config(root).get("project")
     return project if isinstance(project, str) and project.strip() else None
+
+
+#: The PR comment's title when nothing names the project.
+DEFAULT_TITLE = "neuronasv"
+
+
+def checkout_root(start: str | os.PathLike[str] = ".") -> str:
+    """The top level of the git work tree holding ``start`` (found from any subdirectory,
+    as git finds it), else ``start`` made absolute (a plain folder, a bare repository)."""
+    from neuronasv.errors import StoreError
+    from neuronasv.store.git import Git
+
+    path = os.path.abspath(start)
+    try:
+        top = Git(path).toplevel()
+    except StoreError:
+        return path
+    return os.path.abspath(top) if top else path
+
+
+def comment_title(start: str | os.PathLike[str] = ".", given: str | None = None) -> str:
+    """The word before the PR comment's headline: ``given`` (``--title``, a workflow
+    input), else the project named in the ``asv.conf.json`` of the checkout holding
+    ``start``, else :data:`DEFAULT_TITLE`. The one source for ``neuronasv comment`` and the
+    privileged comment step; the renderer escapes it."""
+    return given or project_name(checkout_root(start)) or DEFAULT_TITLE
 
 
 def config_dir(

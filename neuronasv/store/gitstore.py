@@ -26,6 +26,7 @@ real git against a local bare remote without sleeping on the wall clock.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import random
@@ -37,7 +38,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from neuronasv.errors import StoreError
+from neuronasv.errors import StoreError, UsageError
 from neuronasv.fileio import write_atomic
 from neuronasv.store.git import Git, GitResult, GitTransport, SubprocessGit, redact
 from neuronasv.store.layout import BENCHMARKS_FILE, MACHINE_FILE, PEAKS_FILE, parse_result_name
@@ -49,6 +50,7 @@ __all__ = [
     "ResultsStore",
     "collect_result_files",
     "result_commit_prefix",
+    "token_git_env",
 ]
 
 DEFAULT_BRANCH = "benchmark-results"
@@ -158,6 +160,25 @@ def collect_result_files(
                 continue
             out[rel] = f
     return out
+
+
+def token_git_env(var: str) -> dict[str, str]:
+    """``GIT_CONFIG_*`` entries that send ``$var`` as GitHub's basic-auth header.
+
+    The same mechanism actions/checkout uses (``http.<server>/.extraheader``), but only in
+    the environment of our own git processes.
+    """
+    token = os.environ.get(var, "")
+    if not token:
+        raise UsageError(f"--token-env {var}: the variable is empty or not set")
+    server = os.environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    n = int(os.environ.get("GIT_CONFIG_COUNT", "0") or 0)
+    return {
+        "GIT_CONFIG_COUNT": str(n + 1),
+        f"GIT_CONFIG_KEY_{n}": f"http.{server}/.extraheader",
+        f"GIT_CONFIG_VALUE_{n}": f"AUTHORIZATION: basic {basic}",
+    }
 
 
 def _check_branch_path(path: str) -> str:

@@ -65,13 +65,15 @@ def test_plan_backfills_missing_commits_oldest_first(
     assert r.returncode == 0, r.stderr
     # Window: c4 (pushed) + c3, c2, c1; c3 and c1 are stored for machine m.
     assert f"commits={c[2]} {c[4]}\n" in r.stdout
-    assert 'shards=[{"name":"all","bench":""}]' in r.stdout
+    assert 'shards=[{"name":"all","bench":"","machine":"m"}]' in r.stdout
 
     # Two shards: a commit missing for either shard's machine is run (for all shards).
     r = plan(work, remote, NEURONASV_MACHINE="m", NEURONASV_BACKFILL="3",
              NEURONASV_SHARDS='[{"name":"all","bench":"a"},{"name":"gpu","bench":"b"}]')
     assert r.returncode == 0, r.stderr
     assert f"commits={c[1]} {c[2]} {c[3]} {c[4]}\n" in r.stdout
+    assert ('shards=[{"name":"all","bench":"a","machine":"m"},'
+            '{"name":"gpu","bench":"b","machine":"m-gpu"}]') in r.stdout
 
     r = plan(work, remote, NEURONASV_MACHINE="m", NEURONASV_BACKFILL="0")
     assert r.returncode == 0 and f"commits={c[4]}\n" in r.stdout

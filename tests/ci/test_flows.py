@@ -42,3 +42,55 @@ def test_torchless_requirements_keep_every_other_dependency() -> None:
     reqs = flows.torchless_requirements()
     names = [r.split(">")[0].split("=")[0].strip().lower() for r in reqs]
     assert "torch" not in names and "scipy" in names and "asv" in names
+
+
+def _git(cwd: Path, *args: str) -> str:
+    import os
+    import subprocess
+
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          check=True).stdout  # fmt: skip
+
+
+def test_site_branch_puts_the_site_on_its_branch_never_forced(tmp_path: Path) -> None:
+    """`python -m neuronasv.ci site-branch` (neuronasv-commit.yml's `site-branch` job): the
+    site's regular files and .nojekyll in one commit on top of the branch; the same site
+    again changes nothing; a symbolic link is not followed; the results branch is refused."""
+    import os
+    import subprocess
+    import sys
+
+    remote, work, site = tmp_path / "remote.git", tmp_path / "work", tmp_path / "site"
+    _git(tmp_path, "init", "-q", "--bare", str(remote))
+    _git(tmp_path, "init", "-q", str(work))
+    _git(work, "commit", "-q", "--allow-empty", "-m", "c0")
+    (site / "rmsnorm").mkdir(parents=True)
+    (site / "index.html").write_text("<h1>history</h1>")
+    (site / "rmsnorm" / "naive.html").write_text("<p>naive</p>")
+    (site / "leak").symlink_to("/etc/passwd")
+
+    def step(*extra: str) -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in os.environ.items() if k != "GITHUB_OUTPUT"}
+        env |= {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+                "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+        return subprocess.run([sys.executable, "-m", "neuronasv.ci", "--repo", str(work),
+                               "site-branch", "--site", str(site), "--remote", str(remote),
+                               *extra], env=env, capture_output=True, text=True, check=False,
+                              timeout=120)  # fmt: skip
+
+    r = step("--branch", "gh-pages", "--results-branch", "benchmark-results")
+    assert r.returncode == 0, r.stderr
+    tip = _git(remote, "rev-parse", "gh-pages").strip()
+    assert f"site-commit={tip}" in r.stdout
+    files = _git(remote, "ls-tree", "-r", "--name-only", "gh-pages").split()
+    assert files == [".nojekyll", "index.html", "rmsnorm/naive.html"]
+    again = step("--branch", "gh-pages")
+    assert again.returncode == 0 and "already published (no change)" in again.stderr
+    assert _git(remote, "rev-parse", "gh-pages").strip() == tip
+    same = step("--branch", "benchmark-results", "--results-branch", "benchmark-results")
+    assert same.returncode == 2 and "is the results branch" in same.stderr
+    (site / "index.html").unlink()
+    gone = step("--branch", "gh-pages")
+    assert gone.returncode == 2 and "no index.html" in gone.stderr

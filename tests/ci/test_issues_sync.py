@@ -152,3 +152,37 @@ def test_the_issues_sync_command_plans_without_a_token_and_maps_bad_input_to_exi
     bad.write_text("{", encoding="utf-8")
     assert main(["issues-sync", "--dry-run", str(bad)]) == 5
     assert capsys.readouterr().err.startswith("error: ")
+
+
+def test_the_workflow_step_syncs_every_machines_document_over_http(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """neuronasv-issues.yml's step: `python -m neuronasv.ci issues DIR` opens one issue per
+    open change point of every regressions-<machine>.json in DIR (SITE_URL linked); a folder
+    without one is a usage error (exit 2) that writes nothing."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "regressions-trn2.json").write_text(doc(cp()).dumps(), encoding="utf-8")
+    (tmp_path / "regressions-h100.json").write_text(
+        doc(cp("aten::add", machine="h100"), machine="h100").dumps(), encoding="utf-8")
+    (tmp_path / "empty").mkdir()
+    with FakeGitHubCI(tokens={"tok-issues": BOT}) as gh:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+        env |= {"GITHUB_API_URL": gh.url, "GITHUB_REPOSITORY": gh.repo,
+                "GITHUB_TOKEN": "tok-issues", "SITE_URL": "https://octo.github.io/kernels/"}
+
+        def step(folder: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([sys.executable, "-m", "neuronasv.ci", "issues", folder],
+                                  env=env, cwd=tmp_path, capture_output=True, text=True,
+                                  check=False, timeout=120)
+
+        assert step(str(tmp_path / "missing")).returncode == 2
+        none = step(str(tmp_path / "empty"))
+        assert none.returncode == 2 and "no regressions-<machine>.json" in none.stderr
+        assert gh.writes() == []
+        r = step(str(tmp_path))
+        assert r.returncode == 0, r.stderr
+        assert "synced=true" in r.stdout
+        ours = [i for i in gh.issues if i["user"]["login"] == BOT]
+        assert sorted("aten::add" in i["title"] for i in ours) == [False, True]
+        assert all("https://octo.github.io/kernels/" in i["body"] for i in ours)

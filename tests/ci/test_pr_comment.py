@@ -122,21 +122,26 @@ def event(tmp_path: Path, *, head: str = HEAD, head_repo: str = REPO, branch: st
     return p
 
 
-def run_script(art: Path, ev: Path, gh: FakeGitHubCI, *extra: str,
-               token: str | None = TOKEN) -> subprocess.CompletedProcess[str]:
+def run_script(art: Path, ev: Path, gh: FakeGitHubCI, *extra: str, token: str | None = TOKEN,
+               cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
     env |= {"GITHUB_API_URL": gh.url, "GITHUB_REPOSITORY": gh.repo, "GITHUB_SERVER_URL": SERVER,
             "GITHUB_EVENT_PATH": str(ev)}
     if token:
         env["GITHUB_TOKEN"] = token
-    # As on the hosted runner (ci/install-light.sh): torch is not installed.
-    return subprocess.run([sys.executable, "-c", NO_TORCH, "--artifact", str(art), *extra],
-                          env=env, cwd=ROOT, capture_output=True, text=True, check=False,
+    # As on the hosted runner (ci/install-light.sh): torch is not installed. Outside this
+    # checkout, the package's step as neuronasv-comment.yml runs it.
+    code = NO_TORCH if cwd == ROOT else STEP
+    return subprocess.run([sys.executable, "-c", code, "--artifact", str(art), *extra],
+                          env=env, cwd=cwd, capture_output=True, text=True, check=False,
                           timeout=180)
 
 
 NO_TORCH = BLOCK_TORCH + """sys.argv[0] = "ci/pr_comment.py"
 runpy.run_path("ci/pr_comment.py", run_name="__main__")
+"""
+STEP = BLOCK_TORCH + """sys.argv[1:1] = ["pr-comment"]
+runpy.run_module("neuronasv.ci", run_name="__main__", alter_sys=True)
 """
 
 
@@ -422,3 +427,34 @@ def test_traces_artifact_lookup_failure_links_the_run_page(tmp_path: Path) -> No
         assert r.returncode == 0, r.stdout + r.stderr
         (ours,) = gh.comments(7, author="github-actions[bot]")
     assert f"[Traces]({RUN_URL})" in ours["body"] and "/artifacts/" not in ours["body"]
+
+
+@pytest.mark.slow  # end to end through subprocesses: the full lane
+def test_the_comment_is_titled_by_the_trusted_checkouts_project_never_the_artifacts(
+    tmp_path: Path,
+) -> None:
+    """The privileged step titles the comment as `neuronasv comment` does (the one helper,
+    neuronasv.store.asvconf.comment_title): the project of the checkout it runs in — the
+    default branch's, found from a subdirectory too — escaped; `--title` (the workflow's
+    input) wins; the artifact has no say (its own comment.md and findings name another)."""
+    checkout = tmp_path / "default-branch"
+    (checkout / "docs").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(checkout)], check=True)
+    (checkout / "asv.conf.json").write_text(
+        '{"version": 1, "project": "kernels @org/team <b>x</b>"}'
+    )
+    art = make_artifact(tmp_path)
+    (art / "comment.md").write_text("## :green_circle: artifact-project: all good")
+    with FakeGitHubCI(tokens={TOKEN: "github-actions[bot]"}, repo=REPO) as gh:
+        gh.add_pull(7, HEAD)
+        r = run_script(art, event(tmp_path), gh, cwd=checkout / "docs")
+        assert r.returncode == 0, r.stdout + r.stderr
+        (ours,) = gh.comments(7, author="github-actions[bot]")
+        title = ours["body"].splitlines()[1]
+        assert title.startswith("## :red_circle: kernels @\u200dorg/team "), title
+        assert "<b>" not in title and "artifact-project" not in ours["body"]
+
+        r = run_script(art, event(tmp_path), gh, "--title", "Kernels CI", cwd=checkout)
+        assert r.returncode == 0, r.stdout + r.stderr
+        (ours,) = gh.comments(7, author="github-actions[bot]")  # the same sticky comment
+        assert ours["body"].splitlines()[1].startswith("## :red_circle: Kernels CI: ")

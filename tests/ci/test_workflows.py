@@ -21,9 +21,11 @@ ROOT = Path(__file__).resolve().parents[2]
 WF = ROOT / ".github" / "workflows"
 VENV_BIN = Path(sys.executable).parent
 NAMES = ("tests.yml", "benchmarks.yml", "pr-benchmarks.yml", "pr-comment.yml",
-         "neuronasv-commit.yml", "neuronasv-pr.yml", "neuronasv-comment.yml")
+         "neuronasv-commit.yml", "neuronasv-pr.yml", "neuronasv-comment.yml",
+         "neuronasv-issues.yml")
 #: The reusable workflows (workflow_call) another repository calls with `uses:`.
-REUSABLE = ("neuronasv-commit.yml", "neuronasv-pr.yml", "neuronasv-comment.yml")
+REUSABLE = ("neuronasv-commit.yml", "neuronasv-pr.yml", "neuronasv-comment.yml",
+            "neuronasv-issues.yml")
 SHA_USES = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
 
 
@@ -147,28 +149,90 @@ def test_top_level_permissions_empty_and_checkouts_drop_credentials(name: str) -
 
 def test_self_hosted_labels_default_and_override() -> None:
     labels = "vars.NEURONASV_RUNNER_LABELS || '[\"self-hosted\",\"trainium\"]'"
-    assert jobs("benchmarks.yml")["bench"]["runs-on"] == "${{ fromJSON(" + labels + ") }}"
+    assert jobs("benchmarks.yml")["commit"]["with"]["runner-labels"] == "${{ " + labels + " }}"
     assert jobs("pr-benchmarks.yml")["bench"]["with"]["runner-labels"] == "${{ " + labels + " }}"
-    assert jobs("neuronasv-pr.yml")["bench"]["runs-on"] == "${{ fromJSON(inputs.runner-labels) }}"
+    for name in ("neuronasv-pr.yml", "neuronasv-commit.yml"):
+        assert jobs(name)["bench"]["runs-on"] == "${{ fromJSON(inputs.runner-labels) }}"
 
 
 def test_result_writes_are_never_in_a_cancelling_concurrency_group() -> None:
-    wf = load("benchmarks.yml")
-    assert "concurrency" not in wf, "a workflow-level group would drop queued commits"
-    for jname, job in wf["jobs"].items():
-        conc = job.get("concurrency")
-        if conc is not None:
-            assert conc.get("cancel-in-progress") is False, jname
-        if "contents" in writes(job.get("permissions")):
-            assert conc is None, f"{jname} writes results: it must not be in a concurrency group"
+    for name in ("benchmarks.yml", "neuronasv-commit.yml"):
+        wf = load(name)
+        assert "concurrency" not in wf, "a workflow-level group would drop queued commits"
+        for jname, job in wf["jobs"].items():
+            for inner in called(job) or [job]:
+                conc = inner.get("concurrency", job.get("concurrency"))
+                if conc is not None:
+                    assert conc.get("cancel-in-progress") is False, (name, jname)
+                if "contents" in writes(inner.get("permissions")):
+                    assert conc is None, f"{name}:{jname} writes results: no concurrency group"
 
 
 def test_bench_is_sharded_by_pattern_and_keeps_other_shards() -> None:
-    bench = jobs("benchmarks.yml")["bench"]
+    bench = jobs("neuronasv-commit.yml")["bench"]
     assert bench["strategy"]["fail-fast"] is False
-    assert "shard" in bench["strategy"]["matrix"]
-    run = " ".join(str(s.get("run", "")) for s in steps(bench))
-    assert "--bench" in run and "ci/bench-run.sh" in run
+    assert bench["strategy"]["matrix"]["shard"] == "${{ fromJSON(needs.plan.outputs.shards) }}"
+    step = next(s for s in steps(bench) if "neuronasv\" \"${args[@]}\"" in str(s.get("run")))
+    assert step["env"]["BENCH"] == "${{ matrix.shard.bench || inputs.bench }}"
+    assert step["env"]["NEURONASV_MACHINE"] == "${{ matrix.shard.machine }}"
+    assert "--bench" in step["run"] and "--traces-dir" in step["run"]
+    names = [s["with"]["name"] for s in steps(bench) if "upload-artifact@" in str(s.get("uses"))]
+    assert names == ["results-${{ matrix.shard.name }}", "traces-${{ matrix.shard.name }}"]
+    plan = " ".join(str(s.get("run", "")) for s in steps(jobs("neuronasv-commit.yml")["plan"]))
+    assert '--shards "$SHARDS"' in plan
+    shards = jobs("benchmarks.yml")["commit"]["with"]["shards"]
+    assert shards == "${{ vars.NEURONASV_SHARDS || '' }}"
+
+
+def test_our_per_commit_workflow_calls_the_reusable_ones() -> None:
+    """Issue 21, one path: benchmarks.yml is a short caller of neuronasv-commit.yml and
+    neuronasv-issues.yml; the one job of its own is GitHub's deploy-pages (a called job's
+    permissions are checked before its `if:`, so Pages in the reusable workflow would make
+    every caller grant `pages`/`id-token: write`)."""
+    text = (WF / "benchmarks.yml").read_text()
+    assert len(text.splitlines()) <= 60 and "ci/" not in text
+    jb = jobs("benchmarks.yml")
+    assert set(jb) == {"commit", "issues", "deploy"}
+    commit, issues, deploy = jb["commit"], jb["issues"], jb["deploy"]
+    assert commit["uses"] == "./.github/workflows/neuronasv-commit.yml"
+    assert commit["permissions"] == {"contents": "write"}
+    assert commit["with"]["package"] == "." and commit["with"]["pages"] is True
+    assert issues["uses"] == "./.github/workflows/neuronasv-issues.yml"
+    assert issues["permissions"] == {"contents": "read", "issues": "write"}
+    assert issues["needs"] == deploy["needs"] == "commit"
+    assert [str(s["uses"]).split("@")[0] for s in steps(deploy)] == ["actions/deploy-pages"]
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    assert deploy["environment"]["name"] == "github-pages"
+    # The reusable commit workflow asks for no more than its caller grants.
+    inner = {j: writes(v.get("permissions")) for j, v in jobs("neuronasv-commit.yml").items()}
+    assert inner == {"plan": [], "bench": [], "store": ["contents"], "analyse": [],
+                     "site-branch": ["contents"]}  # fmt: skip
+    assert jobs("neuronasv-commit.yml")["site-branch"]["if"].endswith("inputs.site-branch != '' }}")
+    pages = [s for s in steps(jobs("neuronasv-commit.yml")["analyse"])
+             if "upload-pages-artifact@" in str(s.get("uses"))]  # fmt: skip
+    assert pages and pages[0]["if"] == "${{ inputs.pages }}"
+    sync = " ".join(str(s.get("run", "")) for s in steps(jobs("neuronasv-issues.yml")["issues"]))
+    assert 'python -m neuronasv.ci issues "$RUNNER_TEMP/analysis"' in sync
+
+
+def test_cpu_bench_jobs_count_instructions_when_the_runner_allows() -> None:
+    """Issue 24 item 4: on the cpu backend the reusable bench jobs install valgrind and gcc
+    (a package step; no apt-get or sudo: a warning, and the run goes on) and pass
+    --metrics devtime,instructions; `metrics` overrides; devtime elsewhere."""
+    want = ("${{ inputs.metrics || (inputs.backend == 'cpu' && 'devtime,instructions'"
+            " || 'devtime') }}")
+    for name, runs in (("neuronasv-commit.yml", 'args=(run --machine'),
+                       ("neuronasv-pr.yml", "neuronasv.ci pr-bench")):  # fmt: skip
+        wf = load(name)
+        assert wf["on"]["workflow_call"]["inputs"]["metrics"]["default"] == ""
+        job = wf["jobs"]["bench"]
+        assert job["env"]["METRICS"] == want
+        scripts = [str(s.get("run", "")) for s in steps(job)]
+        tools = [i for i, r in enumerate(scripts) if "neuronasv.ci instruction-tools" in r]
+        measure = [i for i, r in enumerate(scripts) if runs in r]
+        assert tools and measure and tools[0] < measure[0], name
+        assert '--metrics "$METRICS"' in scripts[tools[0]]
+        assert '--metrics "$METRICS"' in scripts[measure[0]]
 
 
 # ----------------------------------------------------------------------------- privileges
@@ -298,21 +362,31 @@ def test_reusable_workflows_run_only_the_installed_package(name: str) -> None:
             assert "ci/" not in run.replace("neuronasv.ci", ""), (name, jname, run)
             for line in filter(None, (ln.strip() for ln in run.splitlines())):
                 first = line.split()[0]
-                assert first.startswith(('"$RUNNER_TEMP/nx/bin/', '"$BASE_PYTHON"', "pip",
-                                         "python", "neuronasv", "args", "if", "#", '"$nxpy"',
-                                         "nxpy=", "purelib=")), line
+                assert first.startswith(('"$RUNNER_TEMP/nx/bin/', '"$base"', "pip", "python",
+                                         "neuronasv", "args", "if", "#", '"$nxpy"', "nxpy=",
+                                         "purelib=", "base=")), line
 
 
 def test_reusable_inputs_and_outputs_are_the_documented_ones() -> None:
     commit = load("neuronasv-commit.yml")["on"]["workflow_call"]
     pr = load("neuronasv-pr.yml")["on"]["workflow_call"]
     comment = load("neuronasv-comment.yml")["on"]["workflow_call"]
-    wanted = {"runner-labels", "bench", "backend", "python", "workloads", "machine", "package"}
-    assert wanted | {"results-branch"} <= set(commit["inputs"])
+    issues = load("neuronasv-issues.yml")["on"]["workflow_call"]
+    wanted = {"runner-labels", "bench", "backend", "python", "workloads", "machine", "package",
+              "metrics"}
+    assert wanted | {"results-branch", "shards", "traces", "pages", "site-branch",
+                      "site-url"} <= set(
+        commit["inputs"])
     assert wanted <= set(pr["inputs"])
-    assert {"regression-detected", "findings-artifact"} <= set(commit["outputs"])
+    assert {"package", "title"} <= set(comment["inputs"])
+    assert {"package", "findings-artifact", "site-url"} <= set(issues["inputs"])
+    assert {"regression-detected", "findings-artifact", "site-artifact"} <= set(commit["outputs"])
     assert {"regression-detected", "findings-artifact"} <= set(pr["outputs"])
     assert {"comment-url", "regression-detected"} <= set(comment["outputs"])
+    # Safe defaults: one shard, traces kept, no Pages, the runner's interpreter.
+    defaults = {k: v.get("default") for k, v in commit["inputs"].items()}
+    assert (defaults["shards"], defaults["traces"], defaults["pages"]) == ("", True, False)
+    assert defaults["python"] == "" and pr["inputs"]["python"]["default"] == ""
 
 
 def test_reusable_pr_benchmark_is_unprivileged_and_comment_never_runs_pr_code() -> None:
@@ -331,3 +405,4 @@ def test_reusable_pr_benchmark_is_unprivileged_and_comment_never_runs_pr_code() 
     run = " ".join(str(s.get("run", "")) for s in steps(comment))
     assert "pip install -q --no-deps \"$PACKAGE\"" in run  # never `pip install .`
     assert "python -m neuronasv.ci pr-comment --artifact" in run
+    assert '--title "$TITLE"' in run  # the caller's input; else the default branch's project

@@ -1,0 +1,101 @@
+"""What the instructions metric needs on a CPU runner, installed where the runner allows it.
+
+``python -m neuronasv.ci instruction-tools --metrics LIST`` (the reusable workflows' bench
+jobs, before ``neuronasv run --metrics LIST``): when ``LIST`` holds ``instructions`` and
+valgrind, its callgrind header or a C compiler is missing (``neuronasv doctor``'s check,
+:func:`neuronasv.measure.callgrind.valgrind_status`), it runs ``apt-get install -y valgrind
+gcc`` — as root, or through ``sudo -n`` (never a password prompt). A runner without
+apt-get or passwordless sudo, or an install that fails, is said in one workflow warning and
+the step still succeeds: ``neuronasv run`` then records no instruction series and says so.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+
+from neuronasv.proc import ProcResult, run_process
+
+__all__ = ["ensure_instruction_tools", "privileged_prefix"]
+
+PACKAGES = ("valgrind", "gcc")
+APT_TIMEOUT_S = 900
+
+
+def _run(cmd: Sequence[str]) -> ProcResult:
+    return run_process(list(cmd), text=True, timeout=APT_TIMEOUT_S)
+
+
+def privileged_prefix(
+    which: Callable[[str], str | None] = shutil.which,
+    runner: Callable[[Sequence[str]], ProcResult] = _run,
+    uid: int | None = None,
+) -> list[str] | None:
+    """``[]`` as root, ``["sudo", "-n"]`` where passwordless sudo works, else None."""
+    if (os.geteuid() if uid is None else uid) == 0:
+        return []
+    if which("sudo") is None:
+        return None
+    return ["sudo", "-n"] if runner(["sudo", "-n", "true"]).returncode == 0 else None
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)
+
+
+def ensure_instruction_tools(
+    metrics: Sequence[str],
+    *,
+    status: Callable[[], tuple[bool, str]] | None = None,
+    which: Callable[[str], str | None] = shutil.which,
+    runner: Callable[[Sequence[str]], ProcResult] = _run,
+    uid: int | None = None,
+) -> bool:
+    """Whether the instructions metric is usable here after this step (see the module doc).
+
+    ``status``, ``which``, ``runner`` and ``uid`` are injected by tests; by default
+    ``doctor``'s check, ``shutil.which``, the one subprocess runner and this process's uid.
+    """
+    if "instructions" not in metrics:
+        return False
+    if status is None:
+        from neuronasv.measure.callgrind import valgrind_status
+
+        status = valgrind_status
+    usable, line = status()
+    if usable:
+        _say(f"instructions metric: {line}")
+        return True
+    prefix = privileged_prefix(which, runner, uid) if which("apt-get") else None
+    if prefix is None:
+        _say(f"::warning::instructions metric off: {line}; no apt-get or passwordless sudo"
+             f" here to install {' and '.join(PACKAGES)} (docs/instructions.md)")  # fmt: skip
+        return False
+    for cmd in ([*prefix, "apt-get", "update", "-q"],
+                [*prefix, "apt-get", "install", "-y", "-q", *PACKAGES]):  # fmt: skip
+        res = runner(cmd)
+        if res.returncode != 0:
+            last = (res.output.strip().splitlines() or [""])[-1][:200]
+            _say(f"::warning::instructions metric off: `{' '.join(cmd)}` exited"
+                 f" {res.returncode}{': ' + last if last else ''}")  # fmt: skip
+            return False
+    usable, line = status()
+    _say(f"instructions metric: {line}" if usable
+         else f"::warning::instructions metric off: {line}")  # fmt: skip
+    return usable
+
+
+def main(metrics_text: str) -> int:
+    """The step: parse ``--metrics`` as ``neuronasv run`` does; always exit 0 once parsed."""
+    from neuronasv.errors import UsageError
+    from neuronasv.run.instrrun import parse_metrics
+
+    try:
+        metrics = parse_metrics(metrics_text)
+    except ValueError as exc:
+        raise UsageError(f"--metrics: {exc}") from None
+    ensure_instruction_tools(metrics)
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,120 @@
+"""The reusable bench jobs' valgrind step (`python -m neuronasv.ci instruction-tools`).
+
+The decisions are tested with injected `which`/runner/uid (no test installs packages or
+runs sudo); the step itself runs for real where nothing needs installing.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Sequence
+
+import pytest
+
+from neuronasv.ci.tools import ensure_instruction_tools, privileged_prefix
+from neuronasv.proc import ProcResult
+
+
+class Runner:
+    """Records commands; answers each with the status its first matching word says."""
+
+    def __init__(self, fail: str = "") -> None:
+        self.fail = fail
+        self.calls: list[list[str]] = []
+
+    def __call__(self, cmd: Sequence[str]) -> ProcResult:
+        self.calls.append(list(cmd))
+        bad = bool(self.fail) and self.fail in cmd
+        return ProcResult(100 if bad else 0, "", "E: Unable to locate package" if bad else "")
+
+
+def which(*present: str):  # type: ignore[no-untyped-def]
+    return lambda name: f"/usr/bin/{name}" if name in present else None
+
+
+def states(*usable: bool):  # type: ignore[no-untyped-def]
+    """doctor's check answering ``usable`` in turn (before and after an install)."""
+    answers = iter(usable)
+
+    def status() -> tuple[bool, str]:
+        ok = next(answers)
+        return ok, "valgrind 3.19.0: usable" if ok else "not installed (apt-get install valgrind)"
+
+    return status
+
+
+def test_nothing_happens_without_the_instructions_metric() -> None:
+    run = Runner()
+    assert ensure_instruction_tools(("devtime",), status=states(), runner=run) is False
+    assert run.calls == []
+
+
+def test_already_usable_installs_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    run = Runner()
+    assert ensure_instruction_tools(("devtime", "instructions"), status=states(True),
+                                    which=which("apt-get"), runner=run, uid=1000)  # fmt: skip
+    assert run.calls == []
+    assert "::warning::" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("uid, prefix", [(0, []), (1000, ["sudo", "-n"])])
+def test_apt_get_as_root_or_through_passwordless_sudo(uid: int, prefix: list[str]) -> None:
+    run = Runner()
+    ok = ensure_instruction_tools(
+        ("devtime", "instructions"),
+        status=states(False, True),
+        which=which("apt-get", "sudo"),
+        runner=run,
+        uid=uid,
+    )
+    assert ok is True
+    calls = [c for c in run.calls if c[-1] != "true"]
+    assert calls == [
+        [*prefix, "apt-get", "update", "-q"],
+        [*prefix, "apt-get", "install", "-y", "-q", "valgrind", "gcc"],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("present", "fail", "said"),
+    [
+        (("sudo",), "", "no apt-get or passwordless sudo"),  # not Debian
+        (("apt-get",), "", "no apt-get or passwordless sudo"),  # no sudo at all
+        (("apt-get", "sudo"), "true", "no apt-get or passwordless sudo"),  # sudo asks
+        (("apt-get", "sudo"), "install", "exited 100: E: Unable to locate package"),
+    ],
+)
+def test_a_runner_that_cannot_install_warns_and_goes_on(
+    present: tuple[str, ...], fail: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = Runner(fail)
+    ok = ensure_instruction_tools(
+        ("devtime", "instructions"),
+        status=states(False, False),
+        which=which(*present),
+        runner=run,
+        uid=1000,
+    )
+    out = capsys.readouterr().out
+    assert ok is False and out.startswith("::warning::instructions metric off: ") and said in out
+    assert out.count("\n") == 1  # one annotation line
+
+
+def test_privileged_prefix_never_prompts() -> None:
+    run = Runner()
+    assert privileged_prefix(which("sudo"), run, uid=1000) == ["sudo", "-n"]
+    assert run.calls == [["sudo", "-n", "true"]]
+
+
+def test_the_step_parses_metrics_as_run_does() -> None:
+    def step(metrics: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "neuronasv.ci", "instruction-tools",
+                               "--metrics", metrics], capture_output=True, text=True,
+                              check=False, timeout=120)  # fmt: skip
+
+    ok = step("devtime")
+    assert ok.returncode == 0 and ok.stdout == "", ok.stderr
+    bad = step("devtime,cycles")
+    assert bad.returncode == 2 and "unknown metric cycles" in bad.stderr
+    assert "Traceback" not in bad.stderr
