@@ -14,7 +14,7 @@ from neuronasv.commands.args import (
     machine_name,
     output_dir,
 )
-from neuronasv.run.asvrun import RunOptions, run_commits
+from neuronasv.run.asvrun import RunOptions, canonical_python, run_commits
 
 __all__ = ["add_parser", "run"]
 
@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
             quick=args.quick,
             keep_traces=args.keep_traces,
             backend=args.backend,
-            python=sys.executable,
+            python=canonical_python(sys.executable),
             prepass=not args.no_prepass,
             compile_cache=_absolute(args.compile_cache),
             metrics=args.metrics,

@@ -156,11 +156,32 @@ class RunOptions:
     quick: bool = False
     keep_traces: bool = True
     backend: str = "auto"
-    python: str = field(default_factory=lambda: sys.executable)
+    python: str = field(default_factory=lambda: canonical_python(sys.executable))
     extra_env: Mapping[str, str] = field(default_factory=dict)
     prepass: bool = True
     compile_cache: str | None = None
     metrics: tuple[str, ...] = ("devtime",)
+
+
+def canonical_python(path: str) -> str:
+    """``<dir>/python`` when ``path`` (``<dir>/python3``, ``<dir>/python3.11``) is the same
+    interpreter, else ``path``.
+
+    asv names a results file after its ``existing:<python>`` environment
+    (``<commit>-existing-py_..._bin_python3.json``), and a venv answers to ``python``,
+    ``python3`` and ``python3.11`` alike: without one name, the same machine's results of
+    one commit would land in two files by how the command was started (its console
+    script's ``#!`` line is whatever pip was run as). Symbolic links are not resolved:
+    the venv's interpreter is the venv only by its own path.
+    """
+    folder, name = os.path.split(path)
+    if name == "python" or not name.startswith("python"):
+        return path
+    plain = os.path.join(folder, "python")
+    try:
+        return plain if os.path.samefile(plain, path) else path
+    except OSError:
+        return path
 
 
 @dataclass(frozen=True)

@@ -252,6 +252,27 @@ def test_asv_command_flags(tmp_path: Path) -> None:
     assert cmd[cmd.index("--bench") + 1] == "Naive" and "existing:/py" in cmd
 
 
+def test_one_results_file_name_for_python_and_python3(tmp_path: Path) -> None:
+    # A venv answers to python, python3 and python3.11: asv names the results file after
+    # the interpreter's path, so one name is used for the same interpreter.
+    real = tmp_path / "python3.11"
+    real.write_text("#!/bin/sh\n")
+    for name in ("python", "python3"):
+        (tmp_path / name).symlink_to(real)
+    plain = str(tmp_path / "python")
+    assert asvrun.canonical_python(str(tmp_path / "python3")) == plain
+    assert asvrun.canonical_python(str(real)) == plain
+    assert asvrun.canonical_python(plain) == plain
+    # A different interpreter behind `python` (a system's Python 2) keeps its own name.
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "python3").write_text("a")
+    (other / "python").write_text("b")
+    assert asvrun.canonical_python(str(other / "python3")) == str(other / "python3")
+    assert asvrun.canonical_python("/nowhere/python3") == "/nowhere/python3"
+    assert asvrun.canonical_python("/usr/bin/pypy3") == "/usr/bin/pypy3"
+
+
 # --- machine, worktree ------------------------------------------------------------------
 
 
