@@ -28,7 +28,7 @@ import ctypes
 import os
 import re
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from neuronasv.errors import BackendUnavailable
@@ -325,19 +325,3 @@ def _header_present(dirs: Iterable[str] = ("/usr/include", "/usr/local/include")
     return any(os.path.isfile(os.path.join(d, "valgrind", "callgrind.h")) for d in dirs)
 
 
-def per_iteration(
-    dumps: Mapping[str, Dump], label: str, n: int, *, native: bool = False
-) -> tuple[float, bool]:
-    """Instructions per iteration of one measured target, and whether it was repeatable.
-
-    The target ran three times after an unused first measurement: ``<label>|a`` and
-    ``<label>|b`` with ``n`` iterations each, then ``<label>|c`` with ``2n``. Per iteration
-    = (c - a) / n: whatever is paid once per measurement (the toggles, the loop's set-up)
-    cancels. Repeatable when ``a == b``: the same work counted twice in one process gave
-    the same count. ``native``: the op count (:attr:`Dump.native`), else the step's.
-    """
-    a, b, c = (
-        dumps[f"{label}|{k}"].native if native else dumps[f"{label}|{k}"].instructions
-        for k in "abc"
-    )
-    return (c - a) / n, a == b

@@ -47,11 +47,12 @@ see. They keep their device time.
 from __future__ import annotations
 
 import contextlib
+import gc
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from neuronasv.measure.callgrind import ClientRequests, Dump, per_iteration
+from neuronasv.measure.callgrind import ClientRequests, Dump
 from neuronasv.model.profile import module_series_name
 
 __all__ = ["DEFAULT_ITERATIONS", "ConfigCounts", "Pending", "count_config", "counts_from_dumps"]
@@ -59,10 +60,12 @@ __all__ = ["DEFAULT_ITERATIONS", "ConfigCounts", "Pending", "count_config", "cou
 #: Iterations per counted repetition (``n``; the third repetition runs ``2n``). Counts
 #: are exact, so one iteration is enough: (2n - n) / n is the step, n == n is the check.
 DEFAULT_ITERATIONS = 1
-#: Warm-up steps before anything is counted (first-call initialisation, allocator pools).
-WARMUP = 5
-#: Uncounted steps at the start of each measured target, with its collection code.
-PASS_WARMUP = 3
+#: Uninstrumented warm-up steps before the dispatch mode's two (first-call
+#: initialisation, allocator pools): four uncounted steps in all.
+WARMUP = 2
+#: Uncounted instrumented steps before the whole step is counted: it translates the code
+#: for callgrind, then the repetitions' unused first one ("w") absorbs the rest.
+PASS_WARMUP = 2
 
 
 @dataclass(frozen=True)
@@ -99,10 +102,6 @@ class ConfigCounts:
 def _op_name(func: Any) -> str:
     """``aten::mul`` for ``aten.mul.Tensor`` — the profiler's row name of the op."""
     return str(func._schema.name)
-
-
-def _module_match(path: str, target: str) -> bool:
-    return path == target or path.startswith(target + ".")
 
 
 _MODE_CLASS: Any = None
@@ -164,11 +163,21 @@ def _mode_class() -> Any:
 
 @contextlib.contextmanager
 def _instrumented(requests: ClientRequests) -> Iterator[None]:
+    """Instrumentation on, and Python's cyclic garbage collector off (as ``timeit`` does):
+    a collection that falls inside a counted window frees tensors there, whose native
+    destructors are counted (measured: the first ``aten::add_`` replay of
+    ``rmsnorm.fused`` counted 1,917,329 instructions with a collection in it, 22,808
+    without). Nothing collects explicitly: under valgrind a collection walks every object
+    (0.14 s here), and the collector runs as usual between configurations."""
+    was_enabled = gc.isenabled()
+    gc.disable()  # no gc.collect() here: under valgrind it walks every object, ~0.2 s
     requests.start()
     try:
         yield
     finally:
         requests.stop()
+        if was_enabled:
+            gc.enable()
 
 
 def _loop(step: Callable[[], object], count: int) -> None:
@@ -176,14 +185,14 @@ def _loop(step: Callable[[], object], count: int) -> None:
         step()
 
 
-#: The repetitions of a target: an unused first one ("w": the first measurement after a
-#: reset counts some thousands of instructions more than the next ones, measured), then
-#: ``n``, ``n`` and ``2n`` iterations.
-REPETITIONS: tuple[tuple[str, int], ...] = (("w", 1), ("a", 1), ("b", 1), ("c", 2))
-#: The repetitions of an op or module target: its recorded calls replayed ``n`` and ``n``
-#: times. Its window is open only inside the op calls, so nothing is paid once per
-#: measurement (measured: for every op of rmsnorm and attention, w == a == b and c == 2a
-#: exactly), so per iteration = a / n, and a == b is the check.
+#: The repetitions of the whole step: an unused first one ("w": the first measurement
+#: after a reset counts some thousands of instructions more than the next ones, measured),
+#: then ``n`` and ``n`` iterations: per iteration = a / n, and a == b is the check.
+REPETITIONS: tuple[tuple[str, int], ...] = (("w", 1), ("a", 1), ("b", 1))
+#: The repetitions of a target: its recorded calls replayed ``n`` and ``n`` times. Its
+#: window is open only inside the op calls, so nothing is paid once per measurement
+#: (measured: for every op of rmsnorm and attention, w == a == b exactly), so per
+#: iteration = a / n, and a == b is the check.
 TARGET_REPETITIONS: tuple[tuple[str, int], ...] = (("a", 1), ("b", 1))
 
 
@@ -200,61 +209,63 @@ def _measure_total(
         requests.dump(f"{label}|total|{key}")
 
 
-def _targets(calls: Sequence[_Call]) -> list[tuple[str, str, list[_Call]]]:
-    """Every op, then every module scope (with its parents), in sorted order, each with
-    its recorded calls in the order the step made them."""
-    from neuronasv.measure.modules import ancestors
+def _pairs(calls: Sequence[_Call]) -> list[tuple[str, str]]:
+    """The targets: every (op, innermost module scope) the step called, sorted.
 
-    ops = sorted({c.name for c in calls})
-    modules = sorted({p for c in calls for p in ancestors(c.path) if p})
-    out = [("op", op, [c for c in calls if c.name == op]) for op in ops]
-    out += [("module", m, [c for c in calls if _module_match(c.path, m)]) for m in modules]
-    return out
+    Each call belongs to exactly one pair, so replaying the pairs replays the step's calls
+    once; an op's count is the sum of its pairs, a module's the sum of the pairs in its
+    scope and below (:func:`counts_from_dumps`). Counting ops and modules as targets of
+    their own replayed the block's calls three times over (its ops, the block, its
+    attention and MLP).
+    """
+    return sorted({(c.name, c.path) for c in calls})
 
 
 def _measure_ops(
-    requests: ClientRequests, label: str, calls: Sequence[_Call], n: int, mode: Any
+    requests: ClientRequests,
+    label: str,
+    calls: Sequence[_Call],
+    pairs: Sequence[tuple[str, str]],
+    n: int,
+    mode: Any,
 ) -> None:
-    """Each target's recorded calls replayed, collection on inside each call: one dump per
-    target and repetition."""
+    """Each pair's recorded calls replayed, collection on inside each call: one dump per
+    pair and repetition (labelled by the pair's index)."""
     mode.replay = True
     try:
         with mode:
-            for kind, target, mine in _targets(calls):
+            for i, pair in enumerate(pairs):
+                mine = [c for c in calls if (c.name, c.path) == pair]
                 for key, k in TARGET_REPETITIONS:
                     requests.zero()
                     for _ in range(k * n):
                         for c in mine:
                             c.func(*c.args, **c.kwargs)
-                    requests.dump(f"{label}|{kind}|{key}|{target}")
+                    requests.dump(f"{label}|pair|{key}|{i}")
     finally:
         mode.replay = False
 
 
-def _reps(dumps: Mapping[str, Dump], label: str, kind: str) -> dict[str, dict[str, int]]:
-    """``{repetition: {target: native instructions}}`` of one kind of target."""
-    out: dict[str, dict[str, int]] = {}
-    head = f"{label}|{kind}|"
-    for name, dump in dumps.items():
-        if name.startswith(head):
-            key, target = name[len(head) :].split("|", 1)
-            out.setdefault(key, {})[target] = dump.native
-    return out
+def _sum_pairs(
+    pending: Pending, dumps: Mapping[str, Dump]
+) -> tuple[dict[str, float], dict[str, float], list[str]]:
+    """Ops and module scopes (``module:<path>``) per iteration, summed over their pairs,
+    and those with a pair whose two counts differed (``KeyError``: a dump is missing)."""
+    from neuronasv.measure.modules import ancestors
 
-
-def _per_iteration(
-    reps: Mapping[str, Mapping[str, int]], n: int
-) -> tuple[dict[str, float], list[str]]:
-    """a / n per name (:data:`TARGET_REPETITIONS`), and the names whose a and b differ."""
-    names = sorted(set().union(*(r.keys() for r in reps.values())) if reps else set())
-    out: dict[str, float] = {}
-    unstable: list[str] = []
-    for name in names:
-        a, b = (reps.get(k, {}).get(name, 0) for k in "ab")
-        out[name] = a / n
+    ops: dict[str, float] = {}
+    mods: dict[str, float] = {}
+    unstable: set[str] = set()
+    for i, (name, path) in enumerate(pending.pairs):
+        a, b = (dumps[f"{pending.label}|pair|{k}|{i}"].native for k in "ab")
+        per = a / pending.iterations
+        scopes = [module_series_name(m) for m in ancestors(path) if m]
+        ops[name] = ops.get(name, 0.0) + per
+        for m in scopes:
+            mods[m] = mods.get(m, 0.0) + per
         if a != b:
-            unstable.append(name)
-    return out, unstable
+            unstable.update([name, *scopes])
+    return ops, mods, sorted(unstable)
 
 
 @dataclass(frozen=True)
@@ -270,14 +281,21 @@ class Pending:
         label: the dumps' label prefix (``rmsnorm.naive|4x512|float32``).
         iterations: ``n`` of the repetitions.
         calls: op name -> calls per iteration (seen by the dispatch mode).
+        pairs: the (op, module scope) targets, in the order of their dumps' indices.
     """
 
     label: str
     iterations: int
     calls: dict[str, float] = field(default_factory=dict)
+    pairs: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"label": self.label, "iterations": self.iterations, "calls": dict(self.calls)}
+        return {
+            "label": self.label,
+            "iterations": self.iterations,
+            "calls": dict(self.calls),
+            "pairs": [list(p) for p in self.pairs],
+        }
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Pending:
@@ -285,6 +303,7 @@ class Pending:
             label=str(doc["label"]),
             iterations=int(doc["iterations"]),
             calls={str(k): float(v) for k, v in (doc.get("calls") or {}).items()},
+            pairs=tuple((str(p[0]), str(p[1])) for p in doc.get("pairs") or ()),
         )
 
 
@@ -313,28 +332,26 @@ def count_config(
     calls: dict[str, float] = {}
     for c in recorded:
         calls[c.name] = calls.get(c.name, 0) + 1
+    pairs = _pairs(recorded)
     with _instrumented(requests):
-        # One more warm-up with instrumentation on: the first instrumented run translates
-        # code; its count is not used.
-        step()
         _measure_total(requests, label, step, iterations)
-        _measure_ops(requests, label, recorded, iterations, mode)
+        _measure_ops(requests, label, recorded, pairs, iterations, mode)
     del recorded
-    return Pending(label=label, iterations=iterations, calls=calls)
+    return Pending(label=label, iterations=iterations, calls=calls, pairs=tuple(pairs))
 
 
 def counts_from_dumps(pending: Pending, dumps: Mapping[str, Dump]) -> ConfigCounts:
     """The counts of one configuration from its dumps (``KeyError``: a dump is missing)."""
     label, iterations = pending.label, pending.iterations
-    total, ok = per_iteration(dumps, f"{label}|total", iterations, native=True)
-    unstable = [] if ok else ["total"]
-    ops, bad_ops = _per_iteration(_reps(dumps, label, "op"), iterations)
-    mods, bad_mods = _per_iteration(_reps(dumps, label, "module"), iterations)
+    a, b = (dumps[f"{label}|total|{k}"].native for k in "ab")
+    ops, mods, unstable = _sum_pairs(pending, dumps)
+    if a != b:
+        unstable.insert(0, "total")
     return ConfigCounts(
-        total=total,
+        total=a / iterations,
         ops=ops,
-        modules={module_series_name(p): v for p, v in mods.items()},
+        modules=mods,
         calls=dict(pending.calls),
-        deterministic=not (unstable or bad_ops or bad_mods),
-        unstable=tuple(unstable + bad_ops + [module_series_name(p) for p in bad_mods]),
+        deterministic=not unstable,
+        unstable=tuple(unstable),
     )

@@ -24,7 +24,6 @@ Outside valgrind this refuses to run (exit 3): counts are only meaningful inside
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import sys
@@ -103,7 +102,6 @@ def _one_class(
         f"instructions {suite.workload}: {len(payload['results'])} (shape, dtype)"
         f" in {time.monotonic() - started:.1f} s{note}"
     )
-    gc.collect()
 
 
 def run_instrpass(

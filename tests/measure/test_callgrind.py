@@ -10,7 +10,6 @@ from neuronasv.measure.callgrind import (
     EXCLUDED_FUNCTIONS,
     Dump,
     parse_dump,
-    per_iteration,
     read_dumps,
     valgrind_status,
 )
@@ -90,15 +89,6 @@ def test_read_dumps_reads_labelled_dumps_and_removes_them(tmp_path: Path) -> Non
     found = read_dumps(str(tmp_path), "cg.out")
     assert list(found) == ["rmsnorm.naive|4x512|float32|total|a"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cg.out", "other"]
-
-
-def test_per_iteration_is_the_difference_of_n_and_2n_and_checks_repeatability() -> None:
-    dumps = {f"x|{k}": Dump(f"x|{k}", t, 0, h) for k, t, h in
-             (("a", 1_300, 300), ("b", 1_300, 300), ("c", 2_500, 500))}  # fmt: skip
-    assert per_iteration(dumps, "x", 2) == (600.0, True)  # (2500 - 1300) / 2
-    assert per_iteration(dumps, "x", 2, native=True) == (500.0, True)  # (2000 - 1000) / 2
-    dumps["x|b"] = Dump("x|b", 1_301, 0, 300)
-    assert per_iteration(dumps, "x", 2) == (600.0, False)
 
 
 def test_valgrind_status_says_how_to_get_it_when_absent() -> None:
