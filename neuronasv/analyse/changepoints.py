@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -38,9 +38,15 @@ from scipy import stats as _sps
 
 from neuronasv.analyse.acks import Acknowledgement, match_ack
 from neuronasv.analyse.envdiff import env_changes
+from neuronasv.analyse.exact import (
+    counted_twice_alike,
+    instruction_delta,
+    is_exact,
+    target_name,
+)
 from neuronasv.analyse.states import MIN_POINTS  # fewer points: detect() does not run
 from neuronasv.format import format_delta_pct, p_text
-from neuronasv.model import ChangePoint, FindingsDocument, History, RunRef
+from neuronasv.model import ChangePoint, FindingsDocument, History, RunRef, Series
 
 __all__ = ["MIN_POINTS", "CPSettings", "RawChange", "detect", "detect_history", "energy_split"]
 
@@ -212,7 +218,14 @@ def detect_history(
         if machine is not None and s.machine != machine:
             continue
         pts = [p for p in s.points if p.value is not None and math.isfinite(p.value)]
-        raw = detect([p.value for p in pts if p.value is not None], settings)
+        exact = is_exact(s.unit)
+        if exact:
+            pts = [p for p in pts if _counted_alike(history, s, p.commit)]
+        # An instruction count is exact: a step of any size is a fact (a level that does
+        # not move has no variance, so the t-test separates it at any size). Points whose
+        # count the pass found not deterministic are left out above.
+        found = replace(settings, min_magnitude=0.0) if exact else settings
+        raw = detect([p.value for p in pts if p.value is not None], found)
         if not raw:
             continue
         last_level = raw[-1].after
@@ -229,6 +242,9 @@ def detect_history(
                 f"{format_delta_pct(ratio)} between {before_c[:8]} and {after_c[:8]}"
                 f" (t-test {p_text(rc.p_value)})"
             )
+            if exact:
+                delta = instruction_delta(s.series.op or "whole step", rc.before, rc.after)
+                reason = f"exact: {delta} between {before_c[:8]} and {after_c[:8]}"
             if envs:
                 named = ", ".join(f"{e.key} {e.before} → {e.after}" for e in envs)
                 reason += f"; coincides with an environment change ({named}): likely the cause"
@@ -273,6 +289,16 @@ def detect_history(
         load_errors=history.load_errors,
         created=created,
     )
+
+
+def _counted_alike(history: History, s: Series, commit: str) -> bool:
+    """False for an instruction count its pass found not deterministic at ``commit`` (the
+    sidecar's counts name it): such a point is left out, never a change."""
+    sid = s.series
+    for p in history.profiles.get((s.machine, commit), ()):
+        if (p.name, p.shape, p.dtype) == (sid.workload, sid.shape, sid.dtype):
+            return counted_twice_alike(p.instructions, target_name(sid))
+    return True
 
 
 def _latest_fp(

@@ -67,3 +67,34 @@ def test_history_open_closed_and_env_change_named(tmp_path):
     assert all(c.env_changes == () for c in mul)
     assert doc.change_points[0].open  # open ones first
     assert FindingsDocument.loads(doc.dumps()) == doc
+
+
+def test_instruction_counts_change_exactly_at_any_size_and_unstable_points_are_left_out():
+    from neuronasv.model import Point, SeriesId, WorkloadProfile
+    from neuronasv.model.history import History, Series
+    from neuronasv.model.instructions import InstructionCounts
+
+    commits = tuple(f"{i:08x}" + "c" * 32 for i in range(12))
+
+    def series(op, values):
+        sid = SeriesId("rmsnorm.Naive.instr_op" if op else "rmsnorm.Naive.instr_total",
+                       ("'4x512'", "'float32'") + ((repr(op),) if op else ()),
+                       "rmsnorm.naive", "4x512", "float32", op)  # fmt: skip
+        pts = tuple(Point(c, i, v) for i, (c, v) in enumerate(zip(commits, values, strict=True)))
+        return Series("m", "py", sid, "instructions", pts)
+
+    # aten::mul: +0.2 % at commit 6 (far below the timing rule's 2 %), exact;
+    # the total moves from commit 6 on, where the pass said its count was not deterministic.
+    mul = series("aten::mul", [12_102.0] * 6 + [12_126.0] * 6)
+    total = series(None, [68_722.0] * 6 + [68_729.0] * 6)
+    shaky = InstructionCounts(total=1.0, deterministic=False, unstable=("total",))
+    profiles = {("m", c): (WorkloadProfile("rmsnorm.naive", "cpu", "4x512", "float32", (1.0,),
+                                           (), instructions=shaky if i >= 6 else None),)
+                for i, c in enumerate(commits)}  # fmt: skip
+    doc = detect_history(History((mul, total), commits, profiles=profiles))
+    assert [(c.series.op, c.commit_after[:8]) for c in doc.change_points] == [
+        ("aten::mul", "00000006")
+    ]
+    (cp,) = doc.change_points
+    assert cp.kind == "regression" and cp.open
+    assert cp.reason.startswith("exact: aten::mul +24 instructions per iteration (+0.2 %, exact)")
