@@ -32,12 +32,13 @@ run (:meth:`Workload.build`, seed 0), one intra-op thread, after the same warm-u
 
 An op's count is its native code (bindings, dispatcher, kernel): the Python harness around
 the call and the allocators are left out (:class:`neuronasv.measure.callgrind.Dump`).
-The whole step is counted in repetitions of ``n``, ``n`` and ``2n`` iterations (after an
-unused first one; ``n`` = 1, as the counts are exact): per iteration = (third - first) / n,
-and the first two must agree exactly, or the step is marked *not deterministic* and its
-count is never judged. An op or module target is counted twice over ``n`` replays
-(:data:`TARGET_REPETITIONS`): per iteration = first / n, the two must agree, or that target
-is marked so.
+The whole step is counted in repetitions of ``n`` and ``n`` iterations (after an unused
+first one; ``n`` = 1, as the counts are exact): per iteration = the first / n, and the two
+must agree exactly, or the step is marked *not deterministic* and its count is never judged.
+Each (op, module scope) pair's calls are replayed ``n`` times into a dump of their own,
+then all pairs' calls again into one check dump (:data:`CHECK`): per iteration = the
+pair's count / n, and the pairs must sum to the check, or every op and module of the
+configuration is marked so.
 
 Compiled workloads (``torch.compile``) are not counted: compiling under valgrind costs
 minutes per configuration, and the compiled kernel is one call the dispatch mode does not
@@ -189,11 +190,15 @@ def _loop(step: Callable[[], object], count: int) -> None:
 #: after a reset counts some thousands of instructions more than the next ones, measured),
 #: then ``n`` and ``n`` iterations: per iteration = a / n, and a == b is the check.
 REPETITIONS: tuple[tuple[str, int], ...] = (("w", 1), ("a", 1), ("b", 1))
-#: The repetitions of a target: its recorded calls replayed ``n`` and ``n`` times. Its
-#: window is open only inside the op calls, so nothing is paid once per measurement
-#: (measured: for every op of rmsnorm and attention, w == a == b exactly), so per
-#: iteration = a / n, and a == b is the check.
-TARGET_REPETITIONS: tuple[tuple[str, int], ...] = (("a", 1), ("b", 1))
+#: A target's repetitions: each pair's recorded calls replayed ``n`` times, one dump per
+#: pair ("a"); then every pair's calls replayed again ``n`` times into one dump ("b").
+#: A window is open only inside the op calls, so nothing is paid once per measurement
+#: (measured: for every op of rmsnorm and attention, w == a == b exactly): per iteration
+#: = a / n, and the sum of the pairs' a == b is the check. One check dump per
+#: configuration instead of one per pair halves the dumps (each ~10 ms to write under
+#: valgrind and ~80 KB to read); a configuration that fails it has every op and module
+#: marked, as which pair moved is not known.
+CHECK = "b"
 
 
 def _measure_total(
@@ -230,18 +235,24 @@ def _measure_ops(
     mode: Any,
 ) -> None:
     """Each pair's recorded calls replayed, collection on inside each call: one dump per
-    pair and repetition (labelled by the pair's index)."""
+    pair (labelled by its index), then one of all pairs again (:data:`CHECK`)."""
     mode.replay = True
+    groups = [[c for c in calls if (c.name, c.path) == pair] for pair in pairs]
     try:
         with mode:
-            for i, pair in enumerate(pairs):
-                mine = [c for c in calls if (c.name, c.path) == pair]
-                for key, k in TARGET_REPETITIONS:
-                    requests.zero()
-                    for _ in range(k * n):
-                        for c in mine:
-                            c.func(*c.args, **c.kwargs)
-                    requests.dump(f"{label}|pair|{key}|{i}")
+            # A dump zeroes the counters and collection is off between windows, so one
+            # zero before the first pair is all.
+            requests.zero()
+            for i, mine in enumerate(groups):
+                for _ in range(n):
+                    for c in mine:
+                        c.func(*c.args, **c.kwargs)
+                requests.dump(f"{label}|pair|a|{i}")
+            for _ in range(n):
+                for mine in groups:
+                    for c in mine:
+                        c.func(*c.args, **c.kwargs)
+            requests.dump(f"{label}|pairs|{CHECK}")
     finally:
         mode.replay = False
 
@@ -250,22 +261,24 @@ def _sum_pairs(
     pending: Pending, dumps: Mapping[str, Dump]
 ) -> tuple[dict[str, float], dict[str, float], list[str]]:
     """Ops and module scopes (``module:<path>``) per iteration, summed over their pairs,
-    and those with a pair whose two counts differed (``KeyError``: a dump is missing)."""
+    and, when the pairs counted again did not sum the same (:data:`CHECK`), all of them
+    (``KeyError``: a dump is missing)."""
     from neuronasv.measure.modules import ancestors
 
     ops: dict[str, float] = {}
     mods: dict[str, float] = {}
-    unstable: set[str] = set()
+    first = 0
     for i, (name, path) in enumerate(pending.pairs):
-        a, b = (dumps[f"{pending.label}|pair|{k}|{i}"].native for k in "ab")
+        a = dumps[f"{pending.label}|pair|a|{i}"].native
+        first += a
         per = a / pending.iterations
-        scopes = [module_series_name(m) for m in ancestors(path) if m]
         ops[name] = ops.get(name, 0.0) + per
-        for m in scopes:
+        for m in (module_series_name(m) for m in ancestors(path) if m):
             mods[m] = mods.get(m, 0.0) + per
-        if a != b:
-            unstable.update([name, *scopes])
-    return ops, mods, sorted(unstable)
+    if not pending.pairs:
+        return ops, mods, []
+    again = dumps[f"{pending.label}|pairs|{CHECK}"].native
+    return ops, mods, [] if again == first else sorted(ops) + sorted(mods)
 
 
 @dataclass(frozen=True)
