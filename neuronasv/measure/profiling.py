@@ -17,7 +17,10 @@ How device time is read (all µs, from ``key_averages()`` entries):
   still add up to torch's own device total (device-type, non-annotation entries plus
   legacy host entries: the rule of ``EventList.table``).
 - **CPU backend**: there is no device clock; "device time" is each op's
-  ``self_cpu_time_total`` and the result says ``device_time_is_cpu=True``.
+  ``self_cpu_time_total`` and the result says ``device_time_is_cpu=True``. Its cycles are
+  host-only: :func:`read_cycle` takes the same rows and event tree from the Kineto events
+  directly (:func:`neuronasv.measure.torchprof.host_cycle`, bit-identical, a fraction of
+  torch's ``FunctionEvent`` parse), and reads every other cycle through torch.
 
 An accelerator sample with zero device time, or a cycle with no events, is a failed
 capture and raises :class:`neuronasv.errors.CaptureError` naming the workload — never a
@@ -78,6 +81,7 @@ __all__ = [
     "op_input_shapes",
     "profile_workload",
     "quiet_kineto_stderr",
+    "read_cycle",
     "summarize_cycles",
     "trace_file_stem",
 ]
@@ -225,9 +229,6 @@ def summarize_cycles(
         trace_files=tuple(trace_files),
         modules=modules,
     )
-
-
-
 
 
 _STEM_MAX = 120
@@ -480,14 +481,7 @@ def profile_workload(
                             )
                             cycles.append(_with_modules(one, events, backend, rollup_errors))
                     return
-                stats = extract_cycle(
-                    prof.key_averages(), device_time_is_cpu=backend.device_time_is_cpu
-                )
-                if stats.device_time_us <= 0 and not backend.device_time_is_cpu:
-                    # No device time in key_averages (Neuron without a working
-                    # correlate_device_time): the backend's exported trace, if it has one.
-                    stats = backend.fallback_cycle(backend_dir, stats) or stats
-                cycles.append(_with_modules(stats, prof.events(), backend, rollup_errors))
+                cycles.append(read_cycle(prof, backend, backend_dir, rollup_errors))
 
             prof = profile(
                 activities=backend.activities(),
@@ -556,6 +550,36 @@ def profile_workload(
                     ),
                 )
         return result
+
+
+def read_cycle(
+    prof: Any, backend: Backend, backend_dir: str, errors: list[str], *, lean: bool = True
+) -> CycleStats:
+    """One profiler cycle's :class:`CycleStats` (ops, total, module rollup).
+
+    A host-only cycle (the CPU backend) is read from the Kineto events directly
+    (:func:`neuronasv.measure.torchprof.host_cycle`: the same numbers, without torch's
+    ``FunctionEvent`` parse); any other — or ``lean=False`` — through ``key_averages()``
+    and ``events()``.
+    """
+    host = None
+    if lean:
+        from neuronasv.measure.torchprof import host_cycle
+
+        try:
+            host = host_cycle(prof)
+        except (ImportError, AttributeError):  # another torch's internals: torch's own path
+            host = None
+    if host is not None:
+        events, rows = host
+        stats = extract_cycle(rows, device_time_is_cpu=backend.device_time_is_cpu)
+        return _with_modules(stats, events, backend, errors)
+    stats = extract_cycle(prof.key_averages(), device_time_is_cpu=backend.device_time_is_cpu)
+    if stats.device_time_us <= 0 and not backend.device_time_is_cpu:
+        # No device time in key_averages (Neuron without a working
+        # correlate_device_time): the backend's exported trace, if it has one.
+        stats = backend.fallback_cycle(backend_dir, stats) or stats
+    return _with_modules(stats, prof.events(), backend, errors)
 
 
 def _with_modules(

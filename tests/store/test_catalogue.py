@@ -268,6 +268,7 @@ def test_prepass_writes_payloads_and_profiles_in_one_process(tmp_path: Path) -> 
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "prepass: 2 workload(s) in one process" in proc.stdout
+    assert re.search(r"prepass: torch imported in [\d.]+ s", proc.stdout), proc.stdout
     # each workload's line says where its time went (read from the real progress lines)
     assert re.search(
         r"prepass rmsnorm\.naive: 1 \(shape, dtype\) in [\d.]+ s"
