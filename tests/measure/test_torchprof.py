@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from typing import Any
 
 import pytest
@@ -62,7 +63,8 @@ def _both_paths(step: Any, **kwargs: Any) -> list[tuple[Any, Any, Any]]:
         assert not errors
         out.append((lean, full, raw))
 
-    with backend.measuring(), torch.no_grad():
+    with backend.measuring(), torch.no_grad(), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*Profiler clears events")
         for _ in range(3):
             step()
         prof = profile(
