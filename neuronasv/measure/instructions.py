@@ -56,17 +56,24 @@ from typing import Any
 from neuronasv.measure.callgrind import ClientRequests, Dump
 from neuronasv.model.profile import module_series_name
 
-__all__ = ["DEFAULT_ITERATIONS", "ConfigCounts", "Pending", "count_config", "counts_from_dumps"]
+__all__ = [
+    "DEFAULT_ITERATIONS",
+    "ConfigCounts",
+    "Pending",
+    "count_config",
+    "counts_from_dumps",
+    "instrumented",
+]
 
 #: Iterations per counted repetition (``n``; the third repetition runs ``2n``). Counts
 #: are exact, so one iteration is enough: (2n - n) / n is the step, n == n is the check.
 DEFAULT_ITERATIONS = 1
-#: Uninstrumented warm-up steps before the dispatch mode's two (first-call
-#: initialisation, allocator pools): four uncounted steps in all.
+#: Warm-up steps before the dispatch mode's two (first-call initialisation, allocator
+#: pools, callgrind's translation of the code: the whole pass runs instrumented).
 WARMUP = 2
-#: Uncounted instrumented steps before the whole step is counted: it translates the code
-#: for callgrind, then the repetitions' unused first one ("w") absorbs the rest.
-PASS_WARMUP = 2
+#: One more uncounted step just before the whole step is counted (after the mode's);
+#: the repetitions' unused first one ("w") absorbs what is left.
+PASS_WARMUP = 1
 
 
 @dataclass(frozen=True)
@@ -163,22 +170,60 @@ def _mode_class() -> Any:
 
 
 @contextlib.contextmanager
-def _instrumented(requests: ClientRequests) -> Iterator[None]:
-    """Instrumentation on, and Python's cyclic garbage collector off (as ``timeit`` does):
-    a collection that falls inside a counted window frees tensors there, whose native
-    destructors are counted (measured: the first ``aten::add_`` replay of
+def _collector_off() -> Iterator[None]:
+    """Python's cyclic garbage collector off while a configuration is counted (as
+    ``timeit`` does): a collection that falls inside a counted window frees tensors there,
+    whose native destructors are counted (measured: the first ``aten::add_`` replay of
     ``rmsnorm.fused`` counted 1,917,329 instructions with a collection in it, 22,808
     without). Nothing collects explicitly: under valgrind a collection walks every object
     (0.14 s here), and the collector runs as usual between configurations."""
     was_enabled = gc.isenabled()
-    gc.disable()  # no gc.collect() here: under valgrind it walks every object, ~0.2 s
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _prime(requests: ClientRequests) -> None:
+    """The dispatch mode's one-time set-up, paid uninstrumented: recording and replaying
+    under a :class:`~torch.utils._python_dispatch.TorchDispatchMode` for the first time
+    costs seconds of Python set-up, which instrumented took 19 s of the pass here."""
+    import torch
+
+    mode = _mode_class()(requests)
+    x = torch.ones(8)
+    with torch.no_grad(), mode:
+        mode.record = []
+        (x * 2 + 1).sum()
+        recorded, mode.record = mode.record, None
+    mode.toggle = lambda: None  # no collection while priming
+    mode.replay = True
+    try:
+        with mode:
+            for c in recorded:
+                c.func(*c.args, **c.kwargs)
+    finally:
+        mode.replay = False
+
+
+@contextlib.contextmanager
+def instrumented(requests: ClientRequests) -> Iterator[None]:
+    """Instrumentation on for every configuration counted inside (the pass's whole run).
+
+    Switching callgrind's instrumentation on or off discards every translated block, so
+    switching per configuration made each one translate its code again: on for the whole
+    pass, the small configurations cost a third (``rmsnorm.naive``'s six: 2.8 s -> 0.9 s),
+    the block's backward 5.9 s -> 5.0 s. The warm-up steps then run instrumented too; the
+    dispatch mode's one-time set-up is paid before, uninstrumented (:func:`_prime`).
+    """
+    _prime(requests)
     requests.start()
     try:
         yield
     finally:
         requests.stop()
-        if was_enabled:
-            gc.enable()
 
 
 def _loop(step: Callable[[], object], count: int) -> None:
@@ -329,15 +374,14 @@ def count_config(
 ) -> Pending:
     """Count one built workload step (module doc): the dumps are written, not read.
 
-    The caller builds the step (seeded inputs), fixes the threads and wraps this in
-    ``torch.no_grad()`` as the timing run does.
+    The caller builds the step (seeded inputs), fixes the threads, wraps this in
+    ``torch.no_grad()`` as the timing run does, and counts inside :func:`instrumented`.
     """
     _loop(step, WARMUP)
     mode = _mode_class()(requests)
     with mode:
-        # Uninstrumented: the dispatch mode's first call pays one-time set-up that costs
-        # tens of seconds when instrumented. The second step is recorded: its op calls
-        # are the targets, their number per step and what each target replays.
+        # The first step under the mode warms its per-op paths; the second is recorded:
+        # its op calls are the targets, their number per step and what each replays.
         step()
         mode.record = []
         step()
@@ -346,7 +390,7 @@ def count_config(
     for c in recorded:
         calls[c.name] = calls.get(c.name, 0) + 1
     pairs = _pairs(recorded)
-    with _instrumented(requests):
+    with _collector_off():
         _measure_total(requests, label, step, iterations)
         _measure_ops(requests, label, recorded, pairs, iterations, mode)
     del recorded
