@@ -557,13 +557,16 @@ def read_cycle(
 ) -> CycleStats:
     """One profiler cycle's :class:`CycleStats` (ops, total, module rollup).
 
-    A host-only cycle (the CPU backend) is read from the Kineto events directly
-    (:func:`neuronasv.measure.torchprof.host_cycle`: the same numbers, without torch's
-    ``FunctionEvent`` parse); any other — or ``lean=False`` — through ``key_averages()``
-    and ``events()``.
+    A host-only cycle of a backend whose device time is the CPU's is read from the Kineto
+    events directly (:func:`neuronasv.measure.torchprof.host_cycle`: the same numbers,
+    without torch's ``FunctionEvent`` parse); any other — or ``lean=False`` — through
+    ``key_averages()`` and ``events()``.
     """
     host = None
-    if lean:
+    # Only where device time is the CPU's: a backend whose device time comes from
+    # elsewhere (Neuron's exported trace when key_averages has none) reads it through
+    # torch's path and its fallback, even when a cycle's events are host-only.
+    if lean and backend.device_time_is_cpu:
         from neuronasv.measure.torchprof import host_cycle
 
         try:
