@@ -48,11 +48,11 @@ see. They keep their device time.
 from __future__ import annotations
 
 import contextlib
-import gc
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from neuronasv.gcpause import no_cyclic_gc
 from neuronasv.measure.callgrind import ClientRequests, Dump
 from neuronasv.model.profile import module_series_name
 
@@ -169,23 +169,6 @@ def _mode_class() -> Any:
 
     _MODE_CLASS = _RecordReplay
     return _RecordReplay
-
-
-@contextlib.contextmanager
-def _collector_off() -> Iterator[None]:
-    """Python's cyclic garbage collector off while a configuration is counted (as
-    ``timeit`` does): a collection that falls inside a counted window frees tensors there,
-    whose native destructors are counted (measured: the first ``aten::add_`` replay of
-    ``rmsnorm.fused`` counted 1,917,329 instructions with a collection in it, 22,808
-    without). Nothing collects explicitly: under valgrind a collection walks every object
-    (0.14 s here), and the collector runs as usual between configurations."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _prime(requests: ClientRequests) -> None:
@@ -392,7 +375,7 @@ def count_config(
     for c in recorded:
         calls[c.name] = calls.get(c.name, 0) + 1
     pairs = _pairs(recorded)
-    with _collector_off():
+    with no_cyclic_gc():  # a collection inside a window counts its destructors
         _measure_total(requests, label, step, iterations)
         _measure_ops(requests, label, recorded, pairs, iterations, mode)
     del recorded

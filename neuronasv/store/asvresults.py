@@ -35,15 +35,13 @@ series lists are validated once per distinct byte string; see docs/publishing.md
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
 import itertools
 import json
 import math
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,7 +75,6 @@ __all__ = [
     "benchmark_units",
     "decode_asv_json",
     "default_unit",
-    "no_cyclic_gc",
     "result_paths",
     "stat_key",
     "unit_for",
@@ -307,24 +304,6 @@ def result_paths(results_dir: str, machine: str | None = None) -> list[str]:
             if fn.endswith(RESULT_SUFFIX) and fn not in METADATA_FILES:
                 out.append(os.path.join(dirpath, fn))
     return out
-
-
-@contextlib.contextmanager
-def no_cyclic_gc() -> Iterator[None]:
-    """The cyclic collector off for the body, then as before (the caller's state kept).
-
-    A history is millions of small acyclic objects (a ``Point`` per value): the collector
-    would rescan them over and over while they are made. Measured at 1,000 commits x
-    1,000 series (``bench/bench_publish.py``'s history): 5.4 s with it off, 10.2 s on.
-    It is process-wide while the body runs, so it wraps exactly one load and nothing else.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 # One benchmark row of one file, before it becomes points:

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from neuronasv.errors import CorruptResultsError, NeuronasvError, ResultsError, StoreError
+from neuronasv.gcpause import no_cyclic_gc
 from neuronasv.model import History, Point, RunSidecar, Series, SeriesId
 from neuronasv.model.profile import WorkloadProfile
 from neuronasv.store.asvconf import results_dir_for
@@ -48,7 +49,6 @@ from neuronasv.store.asvresults import (
     RawFile,
     Row,
     benchmark_units,
-    no_cyclic_gc,
     result_paths,
     stat_key,
     unit_for,
