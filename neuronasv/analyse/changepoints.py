@@ -46,7 +46,7 @@ from neuronasv.analyse.exact import (
 )
 from neuronasv.analyse.states import MIN_POINTS  # fewer points: detect() does not run
 from neuronasv.format import format_delta_pct, p_text
-from neuronasv.model import ChangePoint, FindingsDocument, History, RunRef, Series
+from neuronasv.model import ChangePoint, FindingsDocument, History, Point, RunRef, Series
 
 __all__ = ["MIN_POINTS", "CPSettings", "RawChange", "detect", "detect_history", "energy_split"]
 
@@ -191,6 +191,71 @@ def detect(values: Sequence[float], settings: CPSettings = CPSettings()) -> list
     return []
 
 
+def _points(history: History, s: Series, settings: CPSettings) -> tuple[list[Point], CPSettings]:
+    """The points change points are looked for in, and with which settings.
+
+    An instruction count is exact: a step of any size is a fact (a level that does not
+    move has no variance, so the t-test separates it at any size), and a point whose count
+    the pass found not deterministic is left out.
+    """
+    pts = [p for p in s.points if p.value is not None and math.isfinite(p.value)]
+    if not is_exact(s.unit):
+        return pts, settings
+    kept = [p for p in pts if _counted_alike(history, s, p.commit)]
+    return kept, replace(settings, min_magnitude=0.0)
+
+
+def _reason(s: Series, rc: RawChange, ratio: float, before_c: str, after_c: str) -> str:
+    between = f"between {before_c[:8]} and {after_c[:8]}"
+    if is_exact(s.unit):
+        delta = instruction_delta(s.series.op or "whole step", rc.before, rc.after)
+        return f"exact: {delta} {between}"
+    return f"{format_delta_pct(ratio)} {between} (t-test {p_text(rc.p_value)})"
+
+
+def _series_changes(
+    history: History, s: Series, settings: CPSettings, acks: Sequence[Acknowledgement]
+) -> list[ChangePoint]:
+    """The change points of one series (:func:`detect_history`)."""
+    pts, found = _points(history, s, settings)
+    raw = detect([p.value for p in pts if p.value is not None], found)
+    out: list[ChangePoint] = []
+    last_level = raw[-1].after if raw else 0.0
+    for rc in raw:
+        before_c, after_c = pts[rc.index - 1].commit, pts[rc.index].commit
+        ratio = rc.after / rc.before if rc.before else math.inf
+        kind = "regression" if ratio > 1.0 else "improvement"
+        still = rc.before and (last_level - rc.before) / (rc.after - rc.before) >= 0.5
+        fb = history.fingerprints.get((s.machine, before_c))
+        fa = history.fingerprints.get((s.machine, after_c))
+        envs = env_changes(fb, fa) if fb is not None and fa is not None else ()
+        reason = _reason(s, rc, ratio, before_c, after_c)
+        if envs:
+            named = ", ".join(f"{e.key} {e.before} → {e.after}" for e in envs)
+            reason += f"; coincides with an environment change ({named}): likely the cause"
+        ack = match_ack(acks, s.series, after_c)
+        out.append(
+            ChangePoint(
+                series=s.series,
+                machine=s.machine,
+                commit_before=before_c,
+                commit_after=after_c,
+                index=rc.index,
+                before=rc.before,
+                after=rc.after,
+                ratio=ratio,
+                p_value=rc.p_value,
+                unit=s.unit,
+                kind=kind,  # type: ignore[arg-type]
+                open=kind == "regression" and bool(still),
+                env_changes=envs,
+                acknowledged=ack.reason if ack else None,
+                reason=reason,
+            )
+        )
+    return out
+
+
 def detect_history(
     history: History,
     *,
@@ -215,59 +280,8 @@ def detect_history(
     ack_list = list(acks)
     out: list[ChangePoint] = []
     for s in history.series:
-        if machine is not None and s.machine != machine:
-            continue
-        pts = [p for p in s.points if p.value is not None and math.isfinite(p.value)]
-        exact = is_exact(s.unit)
-        if exact:
-            pts = [p for p in pts if _counted_alike(history, s, p.commit)]
-        # An instruction count is exact: a step of any size is a fact (a level that does
-        # not move has no variance, so the t-test separates it at any size). Points whose
-        # count the pass found not deterministic are left out above.
-        found = replace(settings, min_magnitude=0.0) if exact else settings
-        raw = detect([p.value for p in pts if p.value is not None], found)
-        if not raw:
-            continue
-        last_level = raw[-1].after
-        for rc in raw:
-            before_c, after_c = pts[rc.index - 1].commit, pts[rc.index].commit
-            ratio = rc.after / rc.before if rc.before else math.inf
-            kind = "regression" if ratio > 1.0 else "improvement"
-            still = rc.before and (last_level - rc.before) / (rc.after - rc.before) >= 0.5
-            is_open = kind == "regression" and bool(still)
-            fb = history.fingerprints.get((s.machine, before_c))
-            fa = history.fingerprints.get((s.machine, after_c))
-            envs = env_changes(fb, fa) if fb is not None and fa is not None else ()
-            reason = (
-                f"{format_delta_pct(ratio)} between {before_c[:8]} and {after_c[:8]}"
-                f" (t-test {p_text(rc.p_value)})"
-            )
-            if exact:
-                delta = instruction_delta(s.series.op or "whole step", rc.before, rc.after)
-                reason = f"exact: {delta} between {before_c[:8]} and {after_c[:8]}"
-            if envs:
-                named = ", ".join(f"{e.key} {e.before} → {e.after}" for e in envs)
-                reason += f"; coincides with an environment change ({named}): likely the cause"
-            ack = match_ack(ack_list, s.series, after_c)
-            out.append(
-                ChangePoint(
-                    series=s.series,
-                    machine=s.machine,
-                    commit_before=before_c,
-                    commit_after=after_c,
-                    index=rc.index,
-                    before=rc.before,
-                    after=rc.after,
-                    ratio=ratio,
-                    p_value=rc.p_value,
-                    unit=s.unit,
-                    kind=kind,  # type: ignore[arg-type]
-                    open=is_open,
-                    env_changes=envs,
-                    acknowledged=ack.reason if ack else None,
-                    reason=reason,
-                )
-            )
+        if machine is None or s.machine == machine:
+            out += _series_changes(history, s, settings, ack_list)
     out.sort(key=lambda c: (not c.open, -abs(c.ratio - 1.0), c.series.label))
     latest = history.commits[-1] if history.commits else None
     head_machine = machine or (history.machines[0] if len(history.machines) == 1 else "")
