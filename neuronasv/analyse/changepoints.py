@@ -47,6 +47,7 @@ from neuronasv.analyse.exact import (
 from neuronasv.analyse.states import MIN_POINTS  # fewer points: detect() does not run
 from neuronasv.format import format_delta_pct, p_text
 from neuronasv.model import ChangePoint, FindingsDocument, History, Point, RunRef, Series
+from neuronasv.model.instructions import InstructionCounts
 
 __all__ = ["MIN_POINTS", "CPSettings", "RawChange", "detect", "detect_history", "energy_split"]
 
@@ -191,17 +192,37 @@ def detect(values: Sequence[float], settings: CPSettings = CPSettings()) -> list
     return []
 
 
-def _points(history: History, s: Series, settings: CPSettings) -> tuple[list[Point], CPSettings]:
+#: (machine, commit, workload, shape, dtype) -> that configuration's instruction counts.
+_Counts = dict[tuple[str, str, str | None, str | None, str | None], InstructionCounts]
+
+
+def _instruction_counts(history: History) -> _Counts:
+    """Every sidecar's instruction counts, indexed once for the whole history."""
+    return {
+        (machine, commit, p.name, p.shape, p.dtype): p.instructions
+        for (machine, commit), profiles in history.profiles.items()
+        for p in profiles
+        if p.instructions is not None
+    }
+
+
+def _points(s: Series, settings: CPSettings, counts: _Counts) -> tuple[list[Point], CPSettings]:
     """The points change points are looked for in, and with which settings.
 
     An instruction count is exact: a step of any size is a fact (a level that does not
     move has no variance, so the t-test separates it at any size), and a point whose count
-    the pass found not deterministic is left out.
+    the pass found not deterministic (its sidecar names the target) is left out.
     """
     pts = [p for p in s.points if p.value is not None and math.isfinite(p.value)]
     if not is_exact(s.unit):
         return pts, settings
-    kept = [p for p in pts if _counted_alike(history, s, p.commit)]
+    sid, target = s.series, target_name(s.series)
+    kept = [
+        p for p in pts
+        if counted_twice_alike(
+            counts.get((s.machine, p.commit, sid.workload, sid.shape, sid.dtype)), target
+        )
+    ]  # fmt: skip
     return kept, replace(settings, min_magnitude=0.0)
 
 
@@ -214,10 +235,14 @@ def _reason(s: Series, rc: RawChange, ratio: float, before_c: str, after_c: str)
 
 
 def _series_changes(
-    history: History, s: Series, settings: CPSettings, acks: Sequence[Acknowledgement]
+    history: History,
+    s: Series,
+    settings: CPSettings,
+    acks: Sequence[Acknowledgement],
+    counts: _Counts,
 ) -> list[ChangePoint]:
     """The change points of one series (:func:`detect_history`)."""
-    pts, found = _points(history, s, settings)
+    pts, found = _points(s, settings, counts)
     raw = detect([p.value for p in pts if p.value is not None], found)
     out: list[ChangePoint] = []
     last_level = raw[-1].after if raw else 0.0
@@ -278,10 +303,11 @@ def detect_history(
         magnitude; ``head`` is the latest commit.
     """
     ack_list = list(acks)
+    counts = _instruction_counts(history)
     out: list[ChangePoint] = []
     for s in history.series:
         if machine is None or s.machine == machine:
-            out += _series_changes(history, s, settings, ack_list)
+            out += _series_changes(history, s, settings, ack_list, counts)
     out.sort(key=lambda c: (not c.open, -abs(c.ratio - 1.0), c.series.label))
     latest = history.commits[-1] if history.commits else None
     head_machine = machine or (history.machines[0] if len(history.machines) == 1 else "")
@@ -303,16 +329,6 @@ def detect_history(
         load_errors=history.load_errors,
         created=created,
     )
-
-
-def _counted_alike(history: History, s: Series, commit: str) -> bool:
-    """False for an instruction count its pass found not deterministic at ``commit`` (the
-    sidecar's counts name it): such a point is left out, never a change."""
-    sid = s.series
-    for p in history.profiles.get((s.machine, commit), ()):
-        if (p.name, p.shape, p.dtype) == (sid.workload, sid.shape, sid.dtype):
-            return counted_twice_alike(p.instructions, target_name(sid))
-    return True
 
 
 def _latest_fp(

@@ -36,6 +36,7 @@ from neuronasv.proc import run_process
 
 __all__ = [
     "HELPER_SOURCE",
+    "MATRIX_ISA",
     "ClientRequests",
     "Dump",
     "build_helper",
@@ -46,6 +47,18 @@ __all__ = [
 ]
 
 HELPER_NAME = "libneuronasv_callgrind.so"
+
+#: The matrix libraries' instruction sets under valgrind. valgrind's virtual CPU offers
+#: AVX2 with FMA, and it runs every FMA lane through a helper call: MKL's AVX2 ``sgemm``
+#: kernels made one transformer-block step take 5.5 s under valgrind against 3 ms native
+#: (31.9 M instructions), 0.09 s with MKL's SSE4.2 kernels (101 M instructions; measured
+#: here, docs/instructions.md). The counts are of the SSE4.2 kernels then, the same at
+#: every commit; ATen's own kernels keep valgrind's AVX2. The runner sets these in the
+#: pass's environment (:func:`neuronasv.run.instrrun.valgrind_env`); the pass records them.
+MATRIX_ISA: dict[str, str] = {
+    "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
+    "ONEDNN_MAX_CPU_ISA": "SSE41",
+}
 
 HELPER_SOURCE = r"""
 /* neuronasv: callgrind client requests for ctypes (see neuronasv/measure/callgrind.py). */

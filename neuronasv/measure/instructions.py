@@ -12,17 +12,17 @@ run (:meth:`Workload.build`, seed 0), one intra-op thread, after the same warm-u
 * **total** — collection on around whole steps, as the workload runs them;
 * **ops** — one step runs under a :class:`~torch.utils._python_dispatch.TorchDispatchMode`
   that records every op call (its name, module scope and arguments). Then, for one
-  *target* at a time — an op (every call of it) or a module scope (``module:block.mlp``:
-  every call in that module and below) — the target's recorded calls are issued again on
-  their recorded arguments under the same mode, which switches collection on just before
-  each call and off just after it; one dump per target and repetition holds all of its
-  calls. An op's instructions are counted at its dispatch boundaries (the kernel and every
-  op it calls internally), never guessed from C++ symbol names. Replaying only the
-  target's calls, instead of whole steps with one target's window open, costs about one
-  step per repetition over all targets rather than one step per target (the transformer
-  block's backward, 28 targets: 29 s → 7.5 s under callgrind here). Dumps scale with the
-  distinct ops and modules, not with the calls: a dump makes callgrind walk every cost
-  centre it holds and write a file that is then parsed.
+  (op, innermost module scope) *pair* at a time, the pair's recorded calls are issued again
+  on their recorded arguments under the same mode, which switches collection on just
+  before each call and off just after it; one dump per pair holds all of its calls. An
+  op's count is the sum of its pairs, a module scope's (``module:block.mlp``) the sum of
+  the pairs in it and below. An op's instructions are counted at its dispatch boundaries
+  (the kernel and every op it calls internally), never guessed from C++ symbol names.
+  Replaying the step's calls once, instead of whole steps with one target's window open,
+  costs about one step in all rather than one step per target (the transformer block's
+  backward, 28 targets: 29 s → 7.5 s under callgrind here). Dumps scale with the pairs,
+  not with the calls: a dump makes callgrind walk every cost centre it holds and write a
+  file that is then parsed.
 
   What a replay does not reproduce: the values its arguments hold after the step (an op
   whose instruction count depends on values, such as ``nonzero``, is counted on them) and
@@ -65,8 +65,8 @@ __all__ = [
     "instrumented",
 ]
 
-#: Iterations per counted repetition (``n``; the third repetition runs ``2n``). Counts
-#: are exact, so one iteration is enough: (2n - n) / n is the step, n == n is the check.
+#: Iterations per counted repetition (``n``). Counts are exact, so one is enough: a
+#: repetition / n is the step, and two repetitions agreeing is the check.
 DEFAULT_ITERATIONS = 1
 #: Warm-up steps before the dispatch mode's two (first-call initialisation, allocator
 #: pools, callgrind's translation of the code: the whole pass runs instrumented).
@@ -134,10 +134,10 @@ def _mode_class() -> Any:
 
     Recording (``record`` is a list): every op call is appended with its module scope and
     its arguments, and runs as usual. Replaying (``replay`` is True): every call that
-    reaches the mode is one of the target's recorded calls, issued again by
-    :func:`_measure_ops`; collection is switched on just before it and off just after it.
-    Nothing is dumped per call — one dump per target and repetition holds all its calls (a
-    dump walks every cost centre callgrind holds and writes a file).
+    reaches the mode is a recorded call issued again by :func:`_measure_ops`; collection
+    is switched on just before it and off just after it. Nothing is dumped per call — one
+    dump per pair holds all its calls (a dump walks every cost centre callgrind holds and
+    writes a file).
     """
     global _MODE_CLASS
     if _MODE_CLASS is not None:
@@ -199,8 +199,8 @@ def instrumented(requests: ClientRequests) -> Iterator[None]:
 
     Switching callgrind's instrumentation on or off discards every translated block, so
     switching per configuration made each one translate its code again: on for the whole
-    pass, the small configurations cost a third (``rmsnorm.naive``'s six: 2.8 s -> 0.9 s),
-    the block's backward 5.9 s -> 5.0 s. The warm-up steps then run instrumented too; the
+    pass, the small configurations cost a third (``rmsnorm.naive``'s six: 2.8 s -> 0.8 s),
+    the block's backward 5.9 s -> 4.5 s. The warm-up steps then run instrumented too; the
     dispatch mode's one-time set-up is paid before, uninstrumented (:func:`_prime`).
     """
     _prime(requests)

@@ -134,7 +134,7 @@ def run_instrpass(
     import torch
 
     from neuronasv.measure import instructions
-    from neuronasv.measure.callgrind import ClientRequests, valgrind_version
+    from neuronasv.measure.callgrind import MATRIX_ISA, ClientRequests, valgrind_version
 
     requests = ClientRequests(helper)
     if not requests.on_valgrind():
@@ -151,10 +151,9 @@ def run_instrpass(
         "torch": torch.__version__,
         "iterations": iterations,
         "threads": 1,
-        # the matrix libraries' instruction sets the counts are of (instrrun.MATRIX_ISA)
-        **{k: os.environ[k] for k in ("MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MAX_CPU_ISA")
-           if k in os.environ},
-    }  # fmt: skip
+        # the matrix libraries' instruction sets the counts are of
+        **{k: os.environ[k] for k in MATRIX_ISA if k in os.environ},
+    }
     write_atomic(os.path.join(out_dir, META_FILE), json.dumps(meta))
     say(f"instructions: {len(classes)} workload(s) in one callgrind process")
     with instructions.instrumented(requests):

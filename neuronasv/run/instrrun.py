@@ -47,7 +47,7 @@ __all__ = [
 #: The metrics ``neuronasv run --metrics`` knows.
 METRICS: tuple[str, ...] = ("devtime", "instructions")
 #: A pass that prints nothing for this long is stopped. It prints a line per
-#: configuration (the slowest, the transformer block's backward, takes ~30 s here on a
+#: configuration (the slowest, the transformer block's backward, takes ~5 s here on a
 #: quiet machine; docs/instructions.md), so the pre-pass's limit is generous.
 IDLE_TIMEOUT = 1800.0
 #: Iterations ``n`` per counted repetition (n, n, 2n after an unused one).
@@ -111,25 +111,15 @@ def valgrind_command(
     return cmd
 
 
-#: The matrix libraries' instruction sets under valgrind. valgrind's virtual CPU offers
-#: AVX2 with FMA, and it runs every FMA lane through a helper call: MKL's AVX2 ``sgemm``
-#: kernels made one transformer-block step take 5.5 s under valgrind against 3 ms native
-#: (31.9 M instructions), 0.09 s with MKL's SSE4.2 kernels (101 M instructions; measured
-#: here, docs/instructions.md). The counts are of the SSE4.2 kernels then, the same at
-#: every commit; ATen's own kernels keep valgrind's AVX2.
-MATRIX_ISA: dict[str, str] = {
-    "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
-    "ONEDNN_MAX_CPU_ISA": "SSE41",
-}
-
-
 def valgrind_env(env: Mapping[str, str]) -> dict[str, str]:
     """The pass's environment: the tree on the path, a fixed hash seed, one thread, and the
-    matrix libraries kept off FMA (:data:`MATRIX_ISA`)."""
+    matrix libraries kept off FMA (:data:`neuronasv.measure.callgrind.MATRIX_ISA`)."""
     penv = dict(env)
     penv["PYTHONPATH"] = penv.get("ASV_PYTHONPATH", "")
     penv["PYTHONHASHSEED"] = "0"  # the same dict and set layouts in every process
     penv["OMP_NUM_THREADS"] = "1"
+    from neuronasv.measure.callgrind import MATRIX_ISA
+
     penv.update(MATRIX_ISA)
     return penv
 
