@@ -25,22 +25,30 @@ __all__ = ["__version__", "ensure_registered"]
 
 
 def ensure_registered() -> None:
-    """Make asv_runner know the ``devtime_`` type, however this package was installed.
+    """Make asv_runner know this plugin's types (``devtime_``, ``instr_``), however this
+    package was installed.
 
     asv_runner finds plugins only among installed *distributions* whose metadata Name
     starts with ``asv_bench``. This package also ships inside the ``neuronasv`` wheel (one
     install for adopters), whose distribution name asv does not scan; the suite builder
     (``neuronasv.store.suite.build_suite``) therefore calls this when asv imports a suite
-    module, before asv matches any benchmark name against the types. Adding the type
-    twice is avoided (the standalone distribution may have registered it already).
+    module, before asv matches any benchmark name against the types. Every module of
+    :mod:`asv_bench_neuronasv.benchmarks` is registered by its ``export_as_benchmark``, as
+    asv_runner's own plugin scan does (registering only ``devtime_`` left an adopter's
+    ``instr_`` series unrecognised: asv recorded none). A type already known (the
+    standalone distribution registered it) is not added twice.
     """
+    import importlib
+    import pkgutil
+
     from asv_runner.benchmarks import benchmark_types
 
-    from asv_bench_neuronasv.benchmarks.devtime import DevtimeBenchmark
+    from asv_bench_neuronasv import benchmarks
 
-    pattern = DevtimeBenchmark.name_regex.pattern
-    for known in benchmark_types:
-        regex = getattr(known, "name_regex", None)
-        if regex is not None and regex.pattern == pattern:
-            return
-    benchmark_types.append(DevtimeBenchmark)
+    known = {getattr(getattr(t, "name_regex", None), "pattern", None) for t in benchmark_types}
+    for info in pkgutil.iter_modules(benchmarks.__path__):
+        module = importlib.import_module(f"{benchmarks.__name__}.{info.name}")
+        for kind in getattr(module, "export_as_benchmark", ()):
+            if kind.name_regex.pattern not in known:
+                benchmark_types.append(kind)
+                known.add(kind.name_regex.pattern)

@@ -16,6 +16,7 @@ folder of links that leaves out neuronasv, its asv plugin and their editable hoo
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -24,6 +25,8 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+
+from neuronasv.measure.callgrind import valgrind_status
 
 ROOT = Path(__file__).resolve().parents[2]
 OURS = ("neuronasv", "asv_bench_neuronasv", "__editable__", "_neuronasv")
@@ -149,11 +152,20 @@ def test_adopt_from_the_wheel_in_a_fresh_repository(tmp_path: Path) -> None:
     _lint(repo / ".github" / "workflows")
 
     # History before adoption: both commits predate benchmarks/; today's suite measures them.
-    run = _run([*nx, "run", "HEAD~2", "HEAD~1"], repo, env)
+    # With valgrind here, the exact axis too: the plugin's instr_ type must be known to
+    # asv when neuronasv comes from the wheel (asv scans only asv_bench* distributions).
+    exact = valgrind_status()[0]
+    metrics = ["--metrics", "devtime,instructions"] if exact else []
+    run = _run([*nx, "run", "HEAD~2", "HEAD~1", *metrics], repo, env)
     assert "2 commit(s) benchmarked" in run
     findings, confirmed = tmp_path / "findings.json", tmp_path / "confirmed.json"
     _run([*nx, "compare", "HEAD~2", "HEAD~1", "--format", "json", "--out", str(findings)],
          repo, env)  # fmt: skip
+    if exact:
+        rows = json.loads(findings.read_text())["findings"]
+        instr = {(f["series"].get("op"), f["verdict"]) for f in rows
+                 if f["unit"] == "instructions"}  # fmt: skip
+        assert (None, "regression") in instr and ("aten::sigmoid", "new") in instr, instr
     _run([*nx, "confirm", "--findings", str(findings), "--rounds", "2", "--format", "json",
           "--out", str(confirmed)], repo, env)  # fmt: skip
     body = tmp_path / "comment.md"

@@ -120,3 +120,23 @@ def test_asv_type_is_one_exact_number() -> None:
         _instr(None).run()
     with pytest.raises(ValueError, match="invalid instruction count"):
         _instr(-1.0).run()
+
+
+def test_the_plugin_registers_every_type_it_exports() -> None:
+    # From the neuronasv wheel asv does not scan the plugin (its distribution is not named
+    # asv_bench*): build_suite registers it, and instr_ must be among the types, once.
+    from asv_runner.benchmarks import benchmark_types
+
+    from asv_bench_neuronasv import ensure_registered
+    from asv_bench_neuronasv.benchmarks.devtime import DevtimeBenchmark
+
+    theirs = [t for t in benchmark_types if t not in (DevtimeBenchmark, InstrBenchmark)]
+    saved = list(benchmark_types)
+    try:
+        benchmark_types[:] = theirs
+        ensure_registered()
+        ensure_registered()
+        assert benchmark_types.count(DevtimeBenchmark) == 1
+        assert benchmark_types.count(InstrBenchmark) == 1
+    finally:
+        benchmark_types[:] = saved
