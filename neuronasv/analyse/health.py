@@ -40,8 +40,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from statistics import median
 
-from scipy import stats as sps
-
 from neuronasv.format import format_pair, format_pct
 from neuronasv.model import CanaryReading, History
 from neuronasv.model.findings import CanaryCheck, DeviceHealth
@@ -81,6 +79,8 @@ def prediction_k(n: int, alpha: float = ALPHA) -> float:
     """Noise multiples a new run may exceed the baseline by, given ``n`` earlier runs."""
     if n < 2:
         return math.inf
+    from scipy import stats as sps  # here: the report commands import this module's words
+
     return float(sps.t.ppf(1.0 - alpha, n - 1) * math.sqrt(1.0 + 1.0 / n))
 
 

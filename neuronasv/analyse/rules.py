@@ -26,8 +26,6 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from neuronasv.analyse.rowstate import ensure_states
 from neuronasv.errors import UsageError
 from neuronasv.model import FindingsDocument, SeriesId
@@ -77,6 +75,8 @@ class Rule:
         return f"{self.stat} +{self.threshold:g}"
 
     def statistic(self, samples: Sequence[float]) -> float:
+        import numpy as np  # here: `neuronasv ack` imports this module for series names
+
         a = np.asarray(samples, dtype=float)
         if self.stat == "min":
             return float(a.min())

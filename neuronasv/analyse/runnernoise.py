@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from neuronasv.analyse.floors import FloorKey, NoiseFloor
-from neuronasv.analyse.stats import t_quantile
 from neuronasv.format import format_pct
 from neuronasv.model import SeriesId
 from neuronasv.samples import median
+
+if TYPE_CHECKING:  # the views import :func:`sentence` only: no numpy/scipy for them
+    from neuronasv.analyse.floors import FloorKey, NoiseFloor
 
 __all__ = ["POWER_Z", "from_rounds", "min_change", "runner_noise", "sentence", "with_rounds"]
 
@@ -31,6 +32,8 @@ POWER_Z = 0.8416
 
 def min_change(sd: float, df: float, rounds: int, alpha: float) -> float:
     """Smallest relative timing change (0.35 = 35 %) ``rounds`` rounds confirm (module doc)."""
+    from neuronasv.analyse.stats import t_quantile
+
     r = max(rounds, 2)
     t = t_quantile(1.0 - alpha / 2.0, max(df + r - 1, 1.0))
     return math.exp((t + POWER_Z) * sd / math.sqrt(r)) - 1.0

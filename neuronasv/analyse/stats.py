@@ -14,6 +14,10 @@
   variance borrows strength from a prior (Smyth 2004, limma's ``eBayes``).
 * :func:`noise_floor`, :func:`floor_k` — the between-run noise floor of a series learned
   from its history, and how many floors a single-run change must exceed.
+
+``scipy.stats`` is imported inside the functions that call it (~1 s cold): the report
+commands import this module's neighbours for their constants and words, and must not
+pay for it (``tests/test_startup.py``).
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ import zlib
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats as _sps
 
 from neuronasv.samples import median
 
@@ -78,6 +81,8 @@ def mann_whitney_many(pairs: Sequence[tuple[Sequence[float], Sequence[float]]]) 
         if np.all(a == a[0]) and np.all(b == a[0]):
             continue  # all identical: no evidence of a difference
         groups.setdefault((a.size, b.size, _method(a, b)), []).append(i)
+    if groups:
+        from scipy import stats as _sps
     for (_, _, method), idx in groups.items():
         xa = np.stack([arrays[i][0] for i in idx])
         xb = np.stack([arrays[i][1] for i in idx])
@@ -246,6 +251,8 @@ def moderated_t(
     if var <= 0.0:
         return mean, 0.0, df, 1.0 if mean == 0.0 else 0.0
     se = math.sqrt(var / r)
+    from scipy import stats as _sps
+
     p = float(2.0 * _sps.t.sf(abs(mean) / se, df))
     return mean, se, df, p
 
@@ -254,6 +261,8 @@ def moderated_t(
 def t_quantile(q: float, df: float) -> float:
     """Student's t quantile (the normal one for df beyond :data:`MAX_PRIOR_DF`); cached:
     every series of a comparison asks for the same few (scipy's ``ppf`` costs ~0.2 ms)."""
+    from scipy import stats as _sps
+
     return float(_sps.norm.ppf(q) if df >= MAX_PRIOR_DF else _sps.t.ppf(q, df))
 
 
