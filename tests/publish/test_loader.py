@@ -38,12 +38,51 @@ def _same(a: Any, b: Any) -> bool:
         '{"q": "say \\"NaN\\"", "v": [NaN, 1e-300]}',  # escaped quotes: stdlib path
         '{"nan": "nan", "v": [NaN]}',  # the marker text itself present: stdlib path
         '{"u": "caf\\u00e9", "v": [-0.0, 5e-324, 123456789012345678]}',
+        # long digit runs in text (asv's hex versions, names), fractions and exponents
+        '{"version": "1111111111111111111111111", "v": [NaN, 0.12345678901234567890123]}',
+        '{"a": "x", "b": "99999999999999999999", "c": [1e-12345678901234567890, 2]}',
         "[]",
     ],
 )
 def test_decode_matches_stdlib_json(text: str) -> None:
     data, marked = decode_asv_json(text.encode(), "f.json")
     assert _same(_unmark(data, marked), json.loads(text))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"version": "' + b"1" * 64 + b'", "v": [1.5, NaN]}',
+        b'{"v": "4", "w": "' + b"7" * 30 + b'"}',
+    ],
+)
+def test_long_digit_runs_in_strings_keep_the_fast_path(
+    raw: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """asv writes each benchmark's ``version`` (a hex digest; the synthetic histories'
+    is 64 ones): a long digit run there is text, and used to send every such file down
+    the stdlib decoder (5x slower)."""
+    import neuronasv.store.asvresults as ar
+
+    def no_stdlib(*a: Any, **k: Any) -> Any:
+        raise AssertionError("took the stdlib path")
+
+    monkeypatch.setattr(ar, "parse_json", no_stdlib)
+    data, marked = decode_asv_json(raw, "f.json")
+    assert _same(_unmark(data, marked), json.loads(raw))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"v": "x", "w": 1' + b"0" * 30 + b"}",  # a quote pair before it: still a number
+        b'{"s": "' + b"1" * 30 + b'", "w": [2' + b"0" * 19 + b"]}",
+        b'{"s": "a\\"b", "w": [2' + b"0" * 19 + b"]}",  # escaped quote: conservative path
+    ],
+)
+def test_long_integers_outside_strings_are_still_refused(raw: bytes) -> None:
+    with pytest.raises(CorruptResultsError, match="digits is out of range"):
+        decode_asv_json(raw, "f.json")
 
 
 @pytest.mark.parametrize(
@@ -139,3 +178,48 @@ def test_prepass_rewrites_bare_tokens_only_outside_strings() -> None:
     )
     assert _mark_nonfinite(b'{"v": [1.0]}') == b'{"v": [1.0]}'
     assert _mark_nonfinite(b'{"q": "\\"", "v": NaN}') is None  # escapes: stdlib decides
+
+
+def _outcome(raw: bytes) -> str:
+    try:
+        data, marked = decode_asv_json(raw, "f.json")
+    except CorruptResultsError as exc:
+        return f"error: {exc}"
+    return repr(_unmark(data, marked))
+
+
+def test_digit_run_scan_decides_as_the_stdlib_would(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random documents of digit-heavy tokens (long runs in strings, integers of 1-25
+    digits, long fractions and exponents): the fast path gives exactly what the stdlib
+    path gives, values or error."""
+    import random
+
+    import neuronasv.store.asvresults as ar
+
+    rng = random.Random(29)
+
+    def digits(n: int) -> str:
+        return "".join(rng.choice("0123456789") for _ in range(n))
+
+    def token() -> str:
+        kind = rng.randrange(6)
+        if kind == 0:
+            return '"v' * rng.randrange(2) + digits(rng.randrange(1, 40)) + '"'
+        if kind == 1:
+            return "-" * rng.randrange(2) + str(rng.randrange(1, 10)) + digits(rng.randrange(25))
+        if kind == 2:
+            return "0." + "0" * rng.randrange(8) + digits(rng.randrange(1, 25))
+        if kind == 3:
+            sign = rng.choice(["", "+", "-"])
+            return f"{rng.randrange(1, 10)}.5e{sign}{digits(rng.randrange(1, 22))}"
+        if kind == 4:
+            return rng.choice(["NaN", "null", "Infinity", "-Infinity", "0"])
+        return '"' + digits(rng.randrange(15, 30)) + ' x"'
+
+    docs = [("[" + ", ".join(token() for _ in range(rng.randrange(1, 8))) + "]").encode()
+            for _ in range(400)]  # fmt: skip
+    fast = [_outcome(d) for d in docs]
+    monkeypatch.setattr(ar, "_long_integer", lambda raw: True)  # every file: stdlib path
+    assert fast == [_outcome(d) for d in docs]
+    assert sum(o.startswith("error") for o in fast) > 20  # long integers were refused
+    assert sum(not o.startswith("error") for o in fast) > 50
