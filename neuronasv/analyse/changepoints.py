@@ -1,4 +1,4 @@
-"""History mode: change points over a branch's commits (pure, numpy/scipy only).
+"""History mode: change points over a branch's commits (pure).
 
 Method: the core of Apache Otava (formerly Hunter) — e-divisive means with a t-test:
 
@@ -9,16 +9,22 @@ Method: the core of Apache Otava (formerly Hunter) — e-divisive means with a t
    and both sides are split again (binary segmentation).
    Unlike Otava, a split leaving fewer than 5 points on a side pays a Bonferroni factor
    for the positions searched: the split is data-selected, and without it short edge
-   segments pass by chance (see ``_edge_penalty``).
+   segments pass by chance (see :func:`neuronasv.analyse.edivisive.edge_penalty`).
 2. **Pruning.** Over the whole series, each candidate is re-tested against its neighbouring
    segments; the weakest one (largest p, or a relative change of means below
    ``min_magnitude``) is dropped and the rest re-tested, until all pass. Duplicates found
    by overlapping windows fall out here.
 
+Both passes run for every series of a history at once, in array passes
+(:mod:`neuronasv.analyse.edivisive`: ~50x faster than one ``scipy.stats.ttest_ind`` call
+per split, with the same change points). :func:`detect_history` takes the candidates of
+windows whose values it was given (``known``, from the history cache of ``neuronasv
+regressions``) instead of searching them again.
+
 Why not a library: ``apache-otava`` pins numpy 2.2 / scipy < 1.17 and pulls database and
 Slack clients (it is our oracle in ``bench/eval_detection.py``, in its own venv);
 ``ruptures`` offers PELT/binary segmentation with penalties, not p-values, and the report
-needs a p-value per change. The core is ~100 lines here.
+needs a p-value per change. The core is ~200 lines in ``edivisive``.
 
 A change point is **open** when it is a regression whose shift is still in effect at the
 latest commit: the last segment's level is at least half the shift above the old level.
@@ -29,14 +35,14 @@ the change lists those keys and the reason names them (likely cause).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
-from scipy import stats as _sps
 
 from neuronasv.analyse.acks import Acknowledgement, match_ack
+from neuronasv.analyse.edivisive import RawChange, prune, window_candidates, windows
 from neuronasv.analyse.envdiff import env_changes
 from neuronasv.analyse.exact import (
     counted_twice_alike,
@@ -46,10 +52,35 @@ from neuronasv.analyse.exact import (
 )
 from neuronasv.analyse.states import MIN_POINTS  # fewer points: detect() does not run
 from neuronasv.format import format_delta_pct, p_text
-from neuronasv.model import ChangePoint, FindingsDocument, History, Point, RunRef, Series
+from neuronasv.model import (
+    ChangePoint,
+    FindingsDocument,
+    History,
+    Point,
+    RunRef,
+    Series,
+    SeriesId,
+)
 from neuronasv.model.instructions import InstructionCounts
 
-__all__ = ["MIN_POINTS", "CPSettings", "RawChange", "detect", "detect_history", "energy_split"]
+if TYPE_CHECKING:
+    from neuronasv.store.columns import MachineColumns
+
+__all__ = [
+    "MIN_POINTS",
+    "CPSettings",
+    "RawChange",
+    "SeriesValues",
+    "WindowCache",
+    "change_points",
+    "column_series",
+    "detect",
+    "detect_history",
+    "detect_many",
+    "history_document",
+    "series_values",
+    "settings_for",
+]
 
 
 @dataclass(frozen=True)
@@ -70,91 +101,55 @@ class CPSettings:
         }
 
 
-@dataclass(frozen=True)
-class RawChange:
-    """A change point in a plain value sequence: ``index`` is the first point of the new level."""
-
-    index: int
-    p_value: float
-    before: float
-    after: float
-
-    @property
-    def magnitude(self) -> float:
-        return abs(self.after / self.before - 1.0) if self.before else math.inf
+#: Per series: window start -> the candidates that window's search accepted, for values
+#: known to be the ones searched (see :func:`detect_many`).
+WindowCache = Mapping[int, tuple[int, ...]]
 
 
-def energy_split(x: np.ndarray, min_size: int = 2) -> tuple[int, float] | None:
-    """The split index maximising the e-divisive statistic, and its value (None if too short)."""
-    n = x.size
-    if n < 2 * min_size:
-        return None
-    d = np.abs(x[:, None] - x[None, :])
-    s = np.zeros((n + 1, n + 1))
-    s[1:, 1:] = d.cumsum(0).cumsum(1)
+def detect_many(
+    values: Sequence[Sequence[float] | np.ndarray],
+    settings: Sequence[CPSettings] | CPSettings = CPSettings(),
+    *,
+    known: Sequence[WindowCache] | None = None,
+    searched: Callable[[int, dict[int, tuple[int, ...]]], None] | None = None,
+) -> list[list[RawChange]]:
+    """Change points of many value sequences (oldest first), in array passes.
 
-    def block(a: int, b: int, c: int, e: int) -> float:
-        return float(s[b, e] - s[a, e] - s[b, c] + s[a, c])
+    Args:
+        values: per series, one value per commit, no gaps (drop missing values before).
+        settings: one for all, or one per series.
+        known: per series, candidates of windows whose values are unchanged since they
+            were searched (window start -> candidates); those windows are not searched.
+        searched: called per series with every window's candidates (known ones
+            included), for the caller's cache.
 
-    best: tuple[int, float] | None = None
-    for t in range(min_size, n - min_size + 1):
-        m, k = t, n - t
-        between = block(0, t, t, n) * 2.0 / (m * k)
-        within_l = block(0, t, 0, t) / (m * (m - 1))  # ordered sum / m(m-1) = mean pair dist
-        within_r = block(t, n, t, n) / (k * (k - 1))
-        q = m * k / n * (between - within_l - within_r)
-        if best is None or q > best[1]:
-            best = (t, q)
-    return best
-
-
-def _ttest(left: np.ndarray, right: np.ndarray) -> float:
-    if left.size < 2 or right.size < 2:
-        return 1.0
-    sl, sr = left.std(ddof=1), right.std(ddof=1)
-    if sl == 0.0 and sr == 0.0:
-        return 0.0 if left.mean() != right.mean() else 1.0
-    p = float(_sps.ttest_ind(left, right, equal_var=False).pvalue)
-    return 1.0 if math.isnan(p) else p
-
-
-SHORT_SIDE = 5
-
-
-def _edge_penalty(left: int, right: int) -> float:
-    """Bonferroni factor for splits leaving fewer than ``SHORT_SIDE`` points on a side.
-
-    The split is the best of many positions, so its t-test p-value is optimistic; with a
-    long side on both ends that hardly matters (Otava uses the plain p-value), but a
-    short edge segment of 3-4 points passes by chance. Those pay for the positions
-    searched; a real shift at the last commits is still found once it has 5 points.
+    Returns:
+        Per series, its change points sorted by index, each with its p-value and the
+        means around it.
     """
-    n = left + right
-    return float(max(1, n - 3)) if min(left, right) < SHORT_SIDE else 1.0
-
-
-def _first_pass(p: float) -> float:
-    """Otava's relaxed threshold for candidates ("weak" change points); pruning uses ``p``."""
-    return p * 10 if p < 0.05 else (p * 2 if p < 0.5 else p)
-
-
-def _segment(x: np.ndarray, lo: int, hi: int, st: CPSettings, out: set[int]) -> None:
-    found = energy_split(x[lo:hi])
-    if found is None:
-        return
-    t = lo + found[0]
-    if _ttest(x[lo:t], x[t:hi]) * _edge_penalty(t - lo, hi - t) < _first_pass(st.max_pvalue):
-        out.add(t)
-        _segment(x, lo, t, st, out)
-        _segment(x, t, hi, st, out)
-
-
-def _score(x: np.ndarray, cps: list[int], i: int) -> RawChange:
-    lo = cps[i - 1] if i > 0 else 0
-    hi = cps[i + 1] if i + 1 < len(cps) else x.size
-    t = cps[i]
-    left, right = x[lo:t], x[t:hi]
-    return RawChange(t, _ttest(left, right), float(left.mean()), float(right.mean()))
+    xs = [np.asarray(v, dtype=float) for v in values]
+    sts = [settings] * len(xs) if isinstance(settings, CPSettings) else list(settings)
+    out: list[list[RawChange]] = [[] for _ in xs]
+    # the first pass depends on (window, max_pvalue); min_magnitude only on the pruning
+    groups: dict[tuple[int, float], list[int]] = {}
+    for i, (x, st) in enumerate(zip(xs, sts, strict=True)):
+        if x.size >= MIN_POINTS:
+            groups.setdefault((max(8, st.window), st.max_pvalue), []).append(i)
+    for (w, p), idx in groups.items():
+        have = [dict(known[i]) if known is not None else {} for i in idx]
+        valid = [{s for s, _e in windows(xs[i].size, w)} for i in idx]
+        have = [{s: c for s, c in h.items() if s in ok} for h, ok in zip(have, valid, strict=True)]
+        found = window_candidates([xs[i] for i in idx], w, p, skip=[h.keys() for h in have])
+        cands: list[set[int]] = []
+        for i, h, f in zip(idx, have, found, strict=True):
+            per = {**h, **f}
+            if searched is not None:
+                searched(i, per)
+            cands.append({c for cs in per.values() for c in cs})
+        got = prune([xs[i] for i in idx], cands, p, [sts[i].min_magnitude for i in idx])
+        for i, g in zip(idx, got, strict=True):
+            out[i] = g
+    return out
 
 
 def detect(values: Sequence[float], settings: CPSettings = CPSettings()) -> list[RawChange]:
@@ -167,29 +162,7 @@ def detect(values: Sequence[float], settings: CPSettings = CPSettings()) -> list
     Returns:
         Change points sorted by index, each with its p-value and the means around it.
     """
-    x = np.asarray(values, dtype=float)
-    n = x.size
-    if n < MIN_POINTS:
-        return []
-    w = max(8, settings.window)
-    cands: set[int] = set()
-    starts = range(0, max(1, n - w // 2), max(1, w // 2)) if n > w else [0]
-    for start in starts:
-        _segment(x, start, min(n, start + w), settings, cands)
-    cps = sorted(cands)
-    while cps:
-        scored = [_score(x, cps, i) for i in range(len(cps))]
-        # Weakest first: failing magnitude, then the largest p.
-        weakest = max(
-            range(len(scored)),
-            key=lambda i: (scored[i].magnitude < settings.min_magnitude, scored[i].p_value),
-        )
-        w_cp = scored[weakest]
-        if w_cp.p_value >= settings.max_pvalue or w_cp.magnitude < settings.min_magnitude:
-            cps.pop(weakest)
-            continue
-        return scored
-    return []
+    return detect_many([values], settings)[0]
 
 
 #: (machine, commit, workload, shape, dtype) -> that configuration's instruction counts.
@@ -206,27 +179,113 @@ def _instruction_counts(history: History) -> _Counts:
     }
 
 
-def _points(s: Series, settings: CPSettings, counts: _Counts) -> tuple[list[Point], CPSettings]:
-    """The points change points are looked for in, and with which settings.
+@dataclass(frozen=True)
+class SeriesValues:
+    """One series as change points are looked for in it: its kept points, in order.
+
+    Attributes:
+        commits: the commit of each value.
+        values: finite values, one per commit of ``commits`` (float64).
+    """
+
+    machine: str
+    env_name: str
+    series: SeriesId
+    unit: str
+    commits: Sequence[str]
+    values: np.ndarray
+
+    @property
+    def key(self) -> tuple[str, str, str, tuple[str, ...]]:
+        return (self.machine, self.env_name, self.series.benchmark, self.series.params)
+
+
+class _Picked(Sequence[str]):
+    """``[commits[i] for i in index]`` without making the list (10,000 commits × 1,000
+    series is ten million references; a change point reads two of them)."""
+
+    def __init__(self, commits: Sequence[str], index: np.ndarray) -> None:
+        self._commits = commits
+        self._index = index
+
+    def __len__(self) -> int:
+        return int(self._index.size)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | Sequence[str]:
+        if isinstance(i, slice):
+            return [self._commits[j] for j in self._index[i].tolist()]
+        return self._commits[int(self._index[i])]
+
+
+def column_series(mc: MachineColumns) -> list[SeriesValues]:
+    """One machine's matrices (:func:`neuronasv.store.columns.load_columns`) as
+    :class:`SeriesValues`: the same points :func:`series_values` keeps from a ``History``
+    (finite values; an exact count the pass found not deterministic left out)."""
+    keep = np.isfinite(mc.values) & ~mc.unstable
+    out = []
+    for i, s in enumerate(mc.series):
+        idx = np.flatnonzero(keep[i])
+        out.append(
+            SeriesValues(
+                mc.name, s.env_name, s.series, s.unit, _Picked(mc.commits, idx), mc.values[i, idx]
+            )
+        )
+    return out
+
+
+def _points(s: Series, counts: _Counts) -> list[Point]:
+    """The points change points are looked for in.
 
     An instruction count is exact: a step of any size is a fact (a level that does not
-    move has no variance, so the t-test separates it at any size), and a point whose count
-    the pass found not deterministic (its sidecar names the target) is left out.
+    move has no variance, so the t-test separates it at any size; :func:`settings_for`),
+    and a point whose count the pass found not deterministic (its sidecar names the
+    target) is left out.
     """
     pts = [p for p in s.points if p.value is not None and math.isfinite(p.value)]
     if not is_exact(s.unit):
-        return pts, settings
+        return pts
     sid, target = s.series, target_name(s.series)
-    kept = [
+    return [
         p for p in pts
         if counted_twice_alike(
             counts.get((s.machine, p.commit, sid.workload, sid.shape, sid.dtype)), target
         )
     ]  # fmt: skip
-    return kept, replace(settings, min_magnitude=0.0)
 
 
-def _reason(s: Series, rc: RawChange, ratio: float, before_c: str, after_c: str) -> str:
+def series_values(history: History, machine: str | None = None) -> list[SeriesValues]:
+    """Every series of ``history`` (of ``machine``) as :class:`SeriesValues`."""
+    counts = _instruction_counts(history)
+    out = []
+    for s in history.series:
+        if machine is None or s.machine == machine:
+            pts = _points(s, counts)
+            out.append(
+                SeriesValues(
+                    s.machine,
+                    s.env_name,
+                    s.series,
+                    s.unit,
+                    tuple(p.commit for p in pts),
+                    np.array([p.value for p in pts], dtype=float),
+                )
+            )
+    return out
+
+
+def settings_for(unit: str, settings: CPSettings) -> CPSettings:
+    """The settings a series of ``unit`` is searched with: an exact count's change of any
+    size is reported (no minimum magnitude)."""
+    return replace(settings, min_magnitude=0.0) if is_exact(unit) else settings
+
+
+def _reason(s: SeriesValues, rc: RawChange, ratio: float, before_c: str, after_c: str) -> str:
     between = f"between {before_c[:8]} and {after_c[:8]}"
     if is_exact(s.unit):
         delta = instruction_delta(s.series.op or "whole step", rc.before, rc.after)
@@ -235,24 +294,21 @@ def _reason(s: Series, rc: RawChange, ratio: float, before_c: str, after_c: str)
 
 
 def _series_changes(
-    history: History,
-    s: Series,
-    settings: CPSettings,
+    s: SeriesValues,
+    raw: Sequence[RawChange],
+    fingerprints: Mapping[tuple[str, str], Mapping[str, str]],
     acks: Sequence[Acknowledgement],
-    counts: _Counts,
 ) -> list[ChangePoint]:
-    """The change points of one series (:func:`detect_history`)."""
-    pts, found = _points(s, settings, counts)
-    raw = detect([p.value for p in pts if p.value is not None], found)
+    """The change points of one series (:func:`change_points`)."""
     out: list[ChangePoint] = []
     last_level = raw[-1].after if raw else 0.0
     for rc in raw:
-        before_c, after_c = pts[rc.index - 1].commit, pts[rc.index].commit
+        before_c, after_c = s.commits[rc.index - 1], s.commits[rc.index]
         ratio = rc.after / rc.before if rc.before else math.inf
         kind = "regression" if ratio > 1.0 else "improvement"
         still = rc.before and (last_level - rc.before) / (rc.after - rc.before) >= 0.5
-        fb = history.fingerprints.get((s.machine, before_c))
-        fa = history.fingerprints.get((s.machine, after_c))
+        fb = fingerprints.get((s.machine, before_c))
+        fa = fingerprints.get((s.machine, after_c))
         envs = env_changes(fb, fa) if fb is not None and fa is not None else ()
         reason = _reason(s, rc, ratio, before_c, after_c)
         if envs:
@@ -281,6 +337,71 @@ def _series_changes(
     return out
 
 
+def change_points(
+    rows: Sequence[SeriesValues],
+    settings: CPSettings,
+    fingerprints: Mapping[tuple[str, str], Mapping[str, str]],
+    *,
+    acks: Iterable[Acknowledgement] = (),
+    known: Sequence[WindowCache] | None = None,
+    searched: Callable[[int, dict[int, tuple[int, ...]]], None] | None = None,
+) -> list[ChangePoint]:
+    """The change points of every row, sorted open first, then by magnitude.
+
+    Args:
+        rows: the series (:func:`series_values`, or a columnar loader's).
+        settings: detection settings (per row through :func:`settings_for`).
+        fingerprints: ``(machine, commit) -> fingerprint`` (environment changes named).
+        acks: acknowledgements (matched against ``commit_after``).
+        known, searched: the window cache hooks of :func:`detect_many`, per row.
+    """
+    ack_list = list(acks)
+    raw = detect_many(
+        [r.values for r in rows],
+        [settings_for(r.unit, settings) for r in rows],
+        known=known,
+        searched=searched,
+    )
+    out: list[ChangePoint] = []
+    for r, got in zip(rows, raw, strict=True):
+        if got:
+            out += _series_changes(r, got, fingerprints, ack_list)
+    out.sort(key=lambda c: (not c.open, -abs(c.ratio - 1.0), c.series.label))
+    return out
+
+
+def history_document(
+    found: Sequence[ChangePoint],
+    *,
+    latest: str | None,
+    head_machine: str,
+    fingerprints: Mapping[tuple[str, str], Mapping[str, str]],
+    settings: CPSettings,
+    load_errors: Sequence[str] = (),
+    created: str = "",
+) -> FindingsDocument:
+    """The history findings document of :func:`change_points`' output; ``head`` is the
+    latest commit (on ``head_machine``: "" when several machines)."""
+    head = (
+        RunRef(
+            commit=latest,
+            machine=head_machine,
+            fingerprint=dict(fingerprints.get((head_machine, latest), {})),
+        )
+        if latest
+        else None
+    )
+    return FindingsDocument(
+        mode="history",
+        base=None,
+        head=head,
+        change_points=tuple(found),
+        settings=settings.to_json(),
+        load_errors=tuple(load_errors),
+        created=created,
+    )
+
+
 def detect_history(
     history: History,
     *,
@@ -302,36 +423,15 @@ def detect_history(
         A findings document whose ``change_points`` are sorted open first, then by
         magnitude; ``head`` is the latest commit.
     """
-    ack_list = list(acks)
-    counts = _instruction_counts(history)
-    out: list[ChangePoint] = []
-    for s in history.series:
-        if machine is None or s.machine == machine:
-            out += _series_changes(history, s, settings, ack_list, counts)
-    out.sort(key=lambda c: (not c.open, -abs(c.ratio - 1.0), c.series.label))
-    latest = history.commits[-1] if history.commits else None
-    head_machine = machine or (history.machines[0] if len(history.machines) == 1 else "")
-    head = (
-        RunRef(
-            commit=latest,
-            machine=head_machine,
-            fingerprint=dict(_latest_fp(history.fingerprints, head_machine, latest)),
-        )
-        if latest
-        else None
+    found = change_points(
+        series_values(history, machine), settings, history.fingerprints, acks=acks
     )
-    return FindingsDocument(
-        mode="history",
-        base=None,
-        head=head,
-        change_points=tuple(out),
-        settings=settings.to_json(),
+    return history_document(
+        found,
+        latest=history.commits[-1] if history.commits else None,
+        head_machine=machine or (history.machines[0] if len(history.machines) == 1 else ""),
+        fingerprints=history.fingerprints,
+        settings=settings,
         load_errors=history.load_errors,
         created=created,
     )
-
-
-def _latest_fp(
-    fps: Mapping[tuple[str, str], Mapping[str, str]], machine: str, commit: str
-) -> Mapping[str, str]:
-    return fps.get((machine, commit), {})

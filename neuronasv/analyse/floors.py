@@ -16,18 +16,23 @@ change point (:func:`neuronasv.analyse.stats.noise_floor`). Uses:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from neuronasv.analyse import stats
+from neuronasv.analyse.changepoints import CPSettings, detect_many
 from neuronasv.format import format_pct
 from neuronasv.model import History, SeriesId
 
-if TYPE_CHECKING:
-    from neuronasv.analyse.changepoints import CPSettings
-
-__all__ = ["FLOOR_WINDOW", "MIN_FLOOR_PAIRS", "FloorKey", "NoiseFloor", "floor_key", "noise_floors"]
+__all__ = [
+    "FLOOR_WINDOW",
+    "MIN_FLOOR_PAIRS",
+    "FloorKey",
+    "NoiseFloor",
+    "floor_key",
+    "floors_of",
+    "noise_floors",
+]
 
 #: Fewer consecutive pairs than this give no floor (a MAD of 4 values is a guess).
 MIN_FLOOR_PAIRS = 5
@@ -87,24 +92,37 @@ def noise_floors(
         ``floor_key(series) -> NoiseFloor``; series with fewer than
         :data:`MIN_FLOOR_PAIRS` usable pairs are absent.
     """
-    # Imported here: changepoints imports pairwise, which imports this module.
-    from neuronasv.analyse.changepoints import CPSettings, detect
-
-    cps = cp_settings or CPSettings()
     skip = set(exclude)
-    out: dict[FloorKey, NoiseFloor] = {}
+    rows: list[tuple[SeriesId, list[float]]] = []
     for s in history.series:
-        if s.machine != machine:
-            continue
-        vals = [p.value for p in s.points if p.commit not in skip and p.value is not None]
-        vals = [v for v in vals if v > 0.0][-window:]
-        if len(vals) < MIN_FLOOR_PAIRS + 1:
-            continue
-        breaks = [c.index for c in detect(vals, cps)]
-        got = stats.noise_floor(vals, breaks)
+        if s.machine == machine:
+            vals = [p.value for p in s.points if p.commit not in skip and p.value is not None]
+            rows.append((s.series, vals))
+    return floors_of(rows, window=window, cp_settings=cp_settings)
+
+
+def floors_of(
+    rows: Iterable[tuple[SeriesId, Sequence[float]]],
+    *,
+    window: int = FLOOR_WINDOW,
+    cp_settings: CPSettings | None = None,
+) -> dict[FloorKey, NoiseFloor]:
+    """:func:`noise_floors` of series given as ``(identity, values in commit order)``
+    (one machine's; the excluded commits and missing values already left out)."""
+    cps = cp_settings or CPSettings()
+    kept: list[tuple[SeriesId, list[float]]] = []
+    for sid, values in rows:
+        vals = [v for v in values if v > 0.0][-window:]
+        if len(vals) >= MIN_FLOOR_PAIRS + 1:
+            kept.append((sid, vals))
+    # every series' change points in one batch (they are only skipped pairs here)
+    found = detect_many([v for _sid, v in kept], cps)
+    out: dict[FloorKey, NoiseFloor] = {}
+    for (sid, vals), raw in zip(kept, found, strict=True):
+        got = stats.noise_floor(vals, [c.index for c in raw])
         if got is None or got[1] < MIN_FLOOR_PAIRS:
             continue
-        key = floor_key(s.series)
+        key = floor_key(sid)
         prev = out.get(key)
         # Several environments of one series: keep the widest (the conservative choice).
         if prev is None or got[0] > prev.sd:
