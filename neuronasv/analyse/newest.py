@@ -21,27 +21,37 @@ read, so how ``compare`` reaches its verdicts can change freely.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from neuronasv.analyse.acks import Acknowledgement
 from neuronasv.analyse.changepoints import CPSettings, detect_history
+from neuronasv.analyse.floors import FLOOR_WINDOW, FloorKey, NoiseFloor, floors_of
 from neuronasv.analyse.pairwise import Settings, compare
 from neuronasv.analyse.states import Coverage
 from neuronasv.errors import IncomparableError, StoreError, UsageError
 from neuronasv.model import FindingsDocument, History
 
 if TYPE_CHECKING:
+    from neuronasv.store.columns import Columns, MachineColumns
     from neuronasv.store.git import Git
 
 __all__ = [
+    "NEWEST_CONTEXT",
     "NewestCheck",
     "check_newest",
+    "column_floors",
     "measured_commits",
+    "measured_in",
     "newest_for",
+    "newest_for_columns",
     "newest_pair",
+    "pair_of",
     "regressions_document",
+    "with_newest",
 ]
 
 
@@ -64,7 +74,11 @@ def newest_pair(
     measured there; without ``ancestors``, or when none of them was measured, the
     measured commit just before ``newest`` in the history's order.
     """
-    commits = measured_commits(history, machine)
+    return pair_of(measured_commits(history, machine), ancestors)
+
+
+def pair_of(commits: Sequence[str], ancestors: Sequence[str] | None) -> tuple[str, str] | None:
+    """:func:`newest_pair` from a machine's measured commits in history order."""
     if len(commits) < 2:
         return None
     newest = commits[-1]
@@ -112,6 +126,7 @@ def check_newest(
     settings: Settings | None = None,
     acks: Iterable[Acknowledgement] = (),
     created: str = "",
+    floors: Mapping[FloorKey, NoiseFloor] | None = None,
 ) -> NewestCheck | None:
     """Compare the newest commit on ``machine`` with its parent (None: fewer than 2 commits).
 
@@ -122,7 +137,8 @@ def check_newest(
         report: a compare document (``neuronasv compare``/``confirm`` output, what the PR
             comment renders) for exactly this parent and newest commit on this machine: its
             findings are used as they are, confirmations included.
-        settings, acks, created: as for :func:`neuronasv.analyse.pairwise.compare`.
+        settings, acks, created, floors: as for :func:`neuronasv.analyse.pairwise.compare`
+            (``floors``: default, learned from ``history``).
 
     Raises:
         UsageError: ``report`` is not a compare document of this parent/newest pair.
@@ -152,6 +168,7 @@ def check_newest(
             settings=settings or Settings(),
             acks=acks,
             created=created,
+            floors=floors,
         )
     except IncomparableError as exc:  # e.g. the backend changed at the newest commit
         return NewestCheck(None, "compare", f"not compared with its parent {parent[:12]}: {exc}")
@@ -206,16 +223,25 @@ def regressions_document(
     are the parent/newest commits, its ``findings`` the comparison's, and
     ``settings["newest"]`` says where they came from (else it says why there are none).
     """
-    ack_list = list(acks)
     doc = detect_history(
         history,
         machine=machine,
         settings=settings or CPSettings(),
-        acks=ack_list,
+        acks=list(acks),
         created=created,
     )
     machines = [machine] if machine is not None else list(history.machines)
-    coverage = [Coverage(m, len(measured_commits(history, m))) for m in machines]
+    measured = {m: len(measured_commits(history, m)) for m in machines}
+    return with_newest(doc, measured, newest)
+
+
+def with_newest(
+    doc: FindingsDocument, measured: Mapping[str, int], newest: NewestCheck | None
+) -> FindingsDocument:
+    """A history document with its coverage (``measured``: machine -> measured commits,
+    in the order shown) and the newest check (see :func:`regressions_document`)."""
+    machines = list(measured)
+    coverage = [Coverage(m, n) for m, n in measured.items()]
     extra: dict[str, Any] = {"coverage": [c.to_json() for c in coverage]}
     if newest is None or newest.doc is None:
         if newest is not None:
@@ -245,3 +271,60 @@ def regressions_document(
         env_changes=nd.env_changes,
         settings={**doc.settings, **extra},
     )
+
+
+# -- long histories: the columnar view (neuronasv.store.columns) -------------------------
+
+#: The newest check on a columnar history: the comparison reads the newest commit and its
+#: parent, the noise floors come from the whole history's values, and device health judges
+#: the canary against the sidecars of the machine's last this-many measured commits (as the
+#: floors, the device as it is now; reading every sidecar of a long history is the cost
+#: this path avoids).
+NEWEST_CONTEXT = 100
+
+
+def measured_in(mc: MachineColumns) -> list[str]:
+    """:func:`measured_commits` of one machine's matrices."""
+    cols = np.flatnonzero(mc.measured.any(axis=0)).tolist()
+    return [mc.commits[j] for j in cols]
+
+
+def column_floors(mc: MachineColumns, exclude: Collection[str]) -> dict[FloorKey, NoiseFloor]:
+    """:func:`neuronasv.analyse.floors.noise_floors` of one machine's matrices."""
+    keep = ~np.isin(np.array(mc.commits, dtype=object), list(exclude))
+    rows = []
+    for i, s in enumerate(mc.series):
+        vals = mc.values[i, mc.measured[i] & keep]
+        rows.append((s.series, vals[vals > 0.0][-FLOOR_WINDOW:].tolist()))  # what floors use
+    return floors_of(rows)
+
+
+def newest_for_columns(
+    columns: Columns,
+    machine: str,
+    git: Git | None,
+    load: Callable[[Collection[str], Collection[str]], History],
+    *,
+    report: FindingsDocument | None = None,
+    acks: Sequence[Acknowledgement] = (),
+    created: str = "",
+    context: int = NEWEST_CONTEXT,
+) -> NewestCheck | None:
+    """:func:`newest_for` on a columnar history: the pair from the matrices, the comparison
+    on ``load(pair, context)`` (a ``History`` with the points of the two commits and the
+    sidecar profiles of the last ``context`` measured commits), with the noise floors of
+    the whole history."""
+    mc = columns.machine(machine)
+    if mc is None:
+        return None
+    measured = measured_in(mc)
+    ancestors = _first_parents(git, measured[-1]) if measured else None
+    pair = pair_of(measured, ancestors)
+    if pair is None:
+        return None
+    history = load(pair, measured[-context:])
+    floors = column_floors(mc, exclude=(pair[1],))
+    return check_newest(
+        history, machine, ancestors=ancestors, report=report, acks=acks, created=created,
+        floors=floors,
+    )  # fmt: skip

@@ -8,6 +8,15 @@ commit) as ``neuronasv compare`` does: ``suspect`` regressions; with ``--report`
 compare/confirm document of that pair (what the PR comment shows) is used instead, and
 its confirmed regressions read ``confirmed``. Fewer than 4 commits: the output says
 "too few commits for change points (have N, need 4)".
+
+The whole history is read as value matrices (one float per series and commit, not a
+point object each) and searched in array passes. With ``--cache-dir`` both are cached
+there (the per-push job keeps the folder between runs): a run after one more commit
+parses one results file and searches the windows that commit touches. A cache entry is
+used only when the files it came from hash the same and the values it was searched in
+are identical, so a stale or damaged cache costs time, never an answer. The newest
+commit's comparison reads its results and its parent's, the noise floors of the whole
+history, and for device health the sidecars of the machine's last 100 measured commits.
 Exit codes: 0 done, 2 usage, 5 unreadable results (files that cannot be read are listed
 and skipped; the command fails only when nothing can be read).
 """
@@ -15,10 +24,13 @@ and skipped; the command fails only when nothing can be read).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
+import os
+import sys
+from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING
 
-from neuronasv.analyse.changepoints import CPSettings
-from neuronasv.analyse.newest import newest_for, regressions_document
 from neuronasv.commands.args import (
     acks_from_args,
     add_acks_arg,
@@ -28,17 +40,24 @@ from neuronasv.commands.args import (
     existing_file,
     finite_nonnegative,
     int_at_least,
+    output_dir,
     pvalue,
     results_folder,
-    warn_load_errors,
     write_output,
 )
 from neuronasv.errors import ResultsError, UsageError
-from neuronasv.model import History
-from neuronasv.report.load import load_findings
-from neuronasv.report.tables import history_text
 from neuronasv.store.git import git_for
-from neuronasv.store.history import load_history
+
+if TYPE_CHECKING:
+    from neuronasv.analyse.acks import Acknowledgement
+    from neuronasv.analyse.changepoints import CPSettings
+    from neuronasv.model import ChangePoint, History
+    from neuronasv.store.columns import Columns
+    from neuronasv.store.git import Git
+
+#: Change-point defaults, as ``analyse.changepoints.CPSettings`` has them (the parser is
+#: built without importing numpy; ``tests/commands`` checks they agree).
+WINDOW, MAX_PVALUE, MIN_MAGNITUDE = 50, 0.001, 0.02
 
 __all__ = ["add_parser", "run"]
 
@@ -58,21 +77,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--window",
         type=int_at_least(8),
-        default=CPSettings.window,
+        default=WINDOW,
         help="commits per sliding search window, at least 8 (the method needs a few points"
-        f" on each side of a change; default {CPSettings.window})",
+        f" on each side of a change; default {WINDOW})",
     )
     p.add_argument(
         "--max-pvalue",
         type=pvalue,
-        default=CPSettings.max_pvalue,
+        default=MAX_PVALUE,
         help="largest p-value of a reported change, in (0, 1]"
-        f" (default {CPSettings.max_pvalue})",
+        f" (default {MAX_PVALUE})",
     )
     p.add_argument(
         "--min-magnitude",
         type=finite_nonnegative,
-        default=CPSettings.min_magnitude,
+        default=MIN_MAGNITUDE,
         help="smallest relative shift reported, >= 0 (0.02 = 2 %%)",
     )
     p.add_argument("--open", action="store_true", help="text: only open regressions")
@@ -85,43 +104,150 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="compare/confirm document (JSON) of the newest commit vs its parent: its"
         " verdicts and confirmations are the newest commit's state (default: compare here)",
     )
+    p.add_argument(
+        "--cache-dir",
+        type=output_dir,
+        default=None,
+        help="keep parsed results files and searched windows here, so the next run reads and"
+        " searches only what changed (default: no cache; a folder inside the results folder"
+        " should start with a dot, which readers and `store push` skip)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int_at_least(1),
+        default=None,
+        help="processes parsing results files (default: CPUs, at most 8)",
+    )
     p.set_defaults(func=run)
 
 
-def _newest_machine(history: History, machine: str | None) -> str | None:
+def _newest_machine(machines: Sequence[str], machine: str | None) -> str | None:
     if machine is not None:
         return machine
-    return history.machines[0] if len(history.machines) == 1 else None
+    return machines[0] if len(machines) == 1 else None
+
+
+def _change_points(
+    columns: Columns,
+    settings: CPSettings,
+    acks: Sequence[Acknowledgement],
+    cache_dir: str | None,
+) -> list[ChangePoint]:
+    """Every machine's change points in one batch, each machine's windows cached."""
+    from neuronasv.analyse.changepoints import change_points, column_series
+    from neuronasv.store.histcache import WindowCache
+
+    rows = [r for mc in columns.machines for r in column_series(mc)]
+    caches = {
+        mc.name: WindowCache(cache_dir, mc.name, settings.window, settings.max_pvalue).load()
+        for mc in columns.machines
+        if cache_dir is not None
+    }
+    known = [caches[r.machine].known(r.key, r.values) for r in rows] if caches else None
+
+    def searched(i: int, per: dict[int, tuple[int, ...]]) -> None:
+        r = rows[i]
+        caches[r.machine].record(r.key, r.values, per, reused=len(known[i]) if known else 0)
+
+    found = change_points(
+        rows, settings, columns.fingerprints, acks=acks, known=known,
+        searched=searched if caches else None,
+    )  # fmt: skip
+    for c in caches.values():
+        why = c.save()
+        if why:
+            print(f"warning: change-point cache not written: {why}", file=sys.stderr)
+    if caches:
+        reused = sum(c.reused for c in caches.values())
+        total = reused + sum(c.searched for c in caches.values())
+        print(f"change points: {total - reused} of {total} search windows searched"
+              f" ({reused} unchanged, from the cache)", file=sys.stderr)  # fmt: skip
+    return found
 
 
 def run(args: argparse.Namespace) -> int:
+    from neuronasv.analyse.changepoints import CPSettings, history_document
+    from neuronasv.analyse.newest import measured_in, newest_for_columns, with_newest
+    from neuronasv.store.columns import load_columns
+    from neuronasv.store.histcache import ColumnsDiskCache
     git = git_for(args.repo)
     rdir = results_folder(args)
-    history = load_history(rdir, machine=args.machine, git=git)
-    warn_load_errors(history)
-    if not history.series:
-        detail = "; ".join(history.load_errors[:3])
+    cache_dir = args.cache_dir
+    columns = load_columns(
+        rdir,
+        machine=args.machine,
+        git=git,
+        cache=ColumnsDiskCache(cache_dir) if cache_dir else None,
+        layouts_dir=os.path.join(cache_dir, "layouts") if cache_dir else None,
+        workers=args.workers,
+    )
+    _warn(columns.load_errors)
+    if not any(mc.series for mc in columns.machines):
+        detail = "; ".join(columns.load_errors[:3])
         raise ResultsError(f"no readable results under {rdir}" + (f": {detail}" if detail else ""))
-    report = load_findings(args.report) if args.report else None
+    report = None
+    if args.report:
+        from neuronasv.report.load import load_findings  # the report package: only if needed
+
+        report = load_findings(args.report)
     created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     acks = acks_from_args(args)
+    machines = [mc.name for mc in columns.machines if mc.series]
     newest = None
-    nm = _newest_machine(history, args.machine)
+    nm = _newest_machine(machines, args.machine)
     if nm is not None:
-        newest = newest_for(history, nm, git, report=report, acks=acks, created=created)
+
+        newest = newest_for_columns(
+            columns, nm, git, newest_loader(rdir, nm, git), report=report, acks=acks,
+            created=created,
+        )  # fmt: skip
     if report is not None and newest is None:
         raise UsageError(
             "--report: no newest commit to match it with"
             + (" (several machines: pass --machine)" if nm is None else " (one commit only)")
         )
-    doc = regressions_document(
-        history,
-        machine=args.machine,
-        settings=CPSettings(args.window, args.max_pvalue, args.min_magnitude),
-        acks=acks,
+    settings = CPSettings(args.window, args.max_pvalue, args.min_magnitude)
+    found = _change_points(columns, settings, acks, cache_dir)
+    doc = history_document(
+        found,
+        latest=columns.commits[-1] if columns.commits else None,
+        head_machine=args.machine or (machines[0] if len(machines) == 1 else ""),
+        fingerprints=columns.fingerprints,
+        settings=settings,
+        load_errors=columns.load_errors,
         created=created,
-        newest=newest,
     )
-    text = doc.dumps() if args.format == "json" else history_text(doc, only_open=args.open)
+    shown = [args.machine] if args.machine is not None else machines
+    counts = {m: len(measured_in(mc)) if (mc := columns.machine(m)) else 0 for m in shown}
+    doc = with_newest(doc, counts, newest)
+    if args.format == "json":
+        text = doc.dumps()
+    else:
+        from neuronasv.report.tables import history_text
+
+        text = history_text(doc, only_open=args.open)
     write_output(text, args.out)
     return 0
+
+
+def newest_loader(
+    rdir: str, machine: str, git: Git | None
+) -> Callable[[Collection[str], Collection[str]], History]:
+    """The newest check's history: the points of the pair, the sidecar profiles (device
+    health's canary readings) of the context commits."""
+    from neuronasv.store.history import load_history, sidecar_profiles
+
+    def load(pair: Collection[str], context: Collection[str]) -> History:
+        h = load_history(rdir, machine=machine, git=git, commits=pair)
+        profiles = sidecar_profiles(rdir, machine, set(context) - set(pair))
+        return dataclasses.replace(h, profiles={**profiles, **h.profiles})
+
+    return load
+
+
+def _warn(errors: Sequence[str], limit: int = 10) -> None:
+    """Results files that could not be read, on stderr (the rest were loaded)."""
+    for err in errors[:limit]:
+        print(f"warning: skipped: {err}", file=sys.stderr)
+    if len(errors) > limit:
+        print(f"warning: ... and {len(errors) - limit} more", file=sys.stderr)

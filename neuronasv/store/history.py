@@ -34,10 +34,10 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from neuronasv.errors import CorruptResultsError, NeuronasvError, ResultsError, StoreError
 from neuronasv.gcpause import no_cyclic_gc
@@ -54,18 +54,45 @@ from neuronasv.store.asvresults import (
     unit_for,
 )
 from neuronasv.store.git import Git
-from neuronasv.store.layout import SIDECAR_SUFFIX, is_result_file_name
+from neuronasv.store.layout import SIDECAR_SUFFIX, is_result_file_name, parse_result_name
 
 __all__ = [
     "HistoryCache",
     "ParsedEntry",
     "ParsedFile",
+    "RunFile",
+    "commits_in_order",
     "default_results_dir",
     "load_history",
     "missing_results_error",
+    "one_file_per_run",
     "parse_result_file",
     "resolve_commit",
+    "sidecar_profiles",
 ]
+
+
+class RunFile(Protocol):
+    """What the folder-level rules read of a parsed results file (the loader's rows, or
+    ``store.columns``' arrays)."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def machine(self) -> str: ...
+
+    @property
+    def commit(self) -> str: ...
+
+    @property
+    def env_name(self) -> str: ...
+
+    @property
+    def date(self) -> int | None: ...
+
+
+_F = TypeVar("_F", bound=RunFile)
 
 
 class HistoryCache(Protocol):
@@ -253,6 +280,7 @@ def load_history(
     repo: str | os.PathLike[str] | None = None,
     cache: HistoryCache | None = None,
     git: Git | None = None,
+    commits: Collection[str] | None = None,
 ) -> History:
     """Load every results file under ``results_dir`` into a :class:`History`.
 
@@ -262,6 +290,8 @@ def load_history(
         repo: a git repository (work tree or git dir) giving the commit order.
         cache: optional per-file cache (``get(path, stat_key)``/``put(path, stat_key, parsed)``).
         git: the git gateway for ``repo`` (injected in tests; default ``Git(repo)``).
+        commits: only the results files of these commits (full hashes): a history of a
+            few commits out of a long one, without parsing the rest.
 
     Returns:
         The history; unreadable files are listed in ``load_errors`` as ``"path: reason"``.
@@ -271,8 +301,14 @@ def load_history(
     """
     rdir = os.fspath(results_dir)
     paths = result_paths(rdir, machine)  # ResultsError when the folder does not exist
+    wanted = None if commits is None else set(commits)
+    if wanted is not None:
+        # by asv's file name first; a file named otherwise is parsed to know its commit
+        prefixes = {c[:8] for c in wanted}
+        names = [parse_result_name(os.path.basename(p)) for p in paths]
+        paths = [p for p, n in zip(paths, names, strict=True) if n is None or n[0] in prefixes]
     with no_cyclic_gc():  # a history is millions of acyclic objects (see no_cyclic_gc)
-        return _load_history(rdir, paths, machine, repo, cache, git)
+        return _load_history(rdir, paths, machine, repo, cache, git, wanted)
 
 
 def _read_files(
@@ -306,8 +342,8 @@ def _read_files(
     return parsed
 
 
-def _commits_in_order(
-    parsed: list[RawFile],
+def commits_in_order(
+    parsed: Sequence[RunFile],
     repo: str | os.PathLike[str] | None,
     git: Git | None,
     errors: list[str],
@@ -371,10 +407,14 @@ def _load_history(
     repo: str | os.PathLike[str] | None,
     cache: HistoryCache | None,
     git: Git | None,
+    wanted: set[str] | None = None,
 ) -> History:
     errors: list[str] = []
-    parsed = _one_file_per_run(_read_files(paths, machine, cache, errors))
-    commits = _commits_in_order(parsed, repo, git, errors)
+    parsed = _read_files(paths, machine, cache, errors)
+    if wanted is not None:
+        parsed = [r for r in parsed if r.commit in wanted]
+    parsed = one_file_per_run(parsed)
+    commits = commits_in_order(parsed, repo, git, errors)
     order = {c: i for i, c in enumerate(commits)}
 
     units = benchmark_units(rdir)
@@ -457,6 +497,27 @@ def _load_history(
     )
 
 
+def sidecar_profiles(
+    results_dir: str | os.PathLike[str], machine: str, commits: Collection[str]
+) -> dict[tuple[str, str], tuple[WorkloadProfile, ...]]:
+    """The sidecars' op tables of ``commits`` on ``machine`` (device health reads their
+    canary readings), without reading the results files: ``(machine, commit) ->
+    profiles``, as ``load_history`` keys them (the last file of a commit, by path, wins).
+    A sidecar that cannot be read, or names another machine or commit, is left out."""
+    wanted = set(commits)
+    prefixes = {c[:8] for c in wanted}
+    reader = AsvResultsReader()
+    out: dict[tuple[str, str], tuple[WorkloadProfile, ...]] = {}
+    for path in result_paths(os.fspath(results_dir), machine):
+        name = parse_result_name(os.path.basename(path))
+        if name is None or name[0] not in prefixes:
+            continue
+        sc = reader.read_sidecar(path)[0]
+        if sc is not None and sc.machine == machine and sc.commit_hash in wanted:
+            out[(machine, sc.commit_hash)] = sc.profiles
+    return out
+
+
 def _merge_asv_env(into: dict[str, str], env: Mapping[str, str]) -> None:
     """One commit's asv identity over its results files (one per environment): values of
     several environments joined, so two commits with the same environments compare equal."""
@@ -465,12 +526,12 @@ def _merge_asv_env(into: dict[str, str], env: Mapping[str, str]) -> None:
         into[k] = v if have is None or have == v else " | ".join(sorted({*have.split(" | "), v}))
 
 
-def _is_asv_name(rec: RawFile) -> bool:
+def _is_asv_name(rec: RunFile) -> bool:
     """Is ``rec`` at asv's own path for its run: ``<machine>/<hash8>-<env>.json``?"""
     return is_result_file_name(rec.path, rec.machine, rec.commit, rec.env_name)
 
 
-def _one_file_per_run(parsed: Sequence[RawFile]) -> list[RawFile]:
+def one_file_per_run(parsed: Sequence[_F]) -> list[_F]:
     """One results file per (machine, commit, environment), or an error naming them all.
 
     asv writes exactly one file per run, at ``<machine>/<hash8>-<env>.json``. A second
@@ -483,7 +544,7 @@ def _one_file_per_run(parsed: Sequence[RawFile]) -> list[RawFile]:
     Raises:
         ResultsError: two or more different files for one run.
     """
-    groups: dict[tuple[str, str, str], list[RawFile]] = {}
+    groups: dict[tuple[str, str, str], list[_F]] = {}
     for rec in parsed:
         groups.setdefault((rec.machine, rec.commit, rec.env_name), []).append(rec)
     dropped: set[str] = set()

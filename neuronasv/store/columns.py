@@ -1,0 +1,634 @@
+"""The history as value matrices: what change points need, for long histories.
+
+:func:`neuronasv.store.history.load_history` makes a ``Point`` (with samples) per value:
+right for comparing two commits, too heavy for change points over a whole history — 10,000
+commits × 1,000 series is ten million objects (gigabytes, and a minute making them).
+:func:`load_columns` reads the same files with the same reader and the same rules into one
+float matrix per machine (series × commits):
+
+* per results file (:class:`FileColumns`): its values as one array in the order of a
+  *layout* (its (benchmark, params, sidecar ``SeriesId``) entries; layouts repeat from
+  commit to commit and are kept once, by content hash), whether each value failed, the
+  sidecar's fingerprint and which instruction counts its pass found not deterministic;
+* the rows are parsed and checked by :meth:`AsvResultsReader.parse` exactly as the loader
+  parses them (a file the loader cannot read is a load error here too, named the same);
+* the loader's rules when the files are put together: one results file per run
+  (:func:`neuronasv.store.history.one_file_per_run`), git's commit order, a series' identity
+  from the latest sidecar naming it where it has a value, the one unit decision, no
+  value <= 0 for a time or memory series;
+* an optional per-file cache (:class:`ColumnsCache`, on disk
+  :class:`neuronasv.store.histcache.ColumnsDiskCache`), and files to parse are parsed in
+  worker processes when there are many.
+
+``tests/store/test_columns.py`` holds the matrices to ``load_history``'s points.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from neuronasv.errors import CorruptResultsError, NeuronasvError
+from neuronasv.fileio import write_atomic
+from neuronasv.gcpause import no_cyclic_gc
+from neuronasv.model import SeriesId
+from neuronasv.store.asvresults import (
+    AsvResultsReader,
+    benchmark_units,
+    result_paths,
+    unit_for,
+)
+from neuronasv.store.git import Git
+from neuronasv.store.history import commits_in_order, one_file_per_run
+
+__all__ = [
+    "COLUMNS_FORMAT",
+    "ColumnSeries",
+    "Columns",
+    "ColumnsCache",
+    "FileColumns",
+    "Layouts",
+    "MachineColumns",
+    "content_digest",
+    "decode_file",
+    "encode_file",
+    "load_columns",
+    "parse_columns",
+]
+
+#: Bump when :class:`FileColumns`' encoding or meaning changes: old cache entries miss.
+COLUMNS_FORMAT = 1
+
+#: (benchmark, params, the sidecar's SeriesId or None) per value of a file.
+Layout = tuple[tuple[str, tuple[str, ...], "SeriesId | None"], ...]
+#: (workload, shape, dtype) -> the targets counted twice with two numbers (a sidecar's
+#: instruction counts marked not deterministic; empty tuple: no target named).
+Unstable = dict[tuple[str, str, str], tuple[str, ...]]
+
+
+@dataclass
+class FileColumns:
+    """One results file (and its sidecar) as arrays.
+
+    Attributes:
+        values: one per layout entry; NaN where asv wrote NaN (skipped: no point) or
+            ``null`` (failed, see ``failed``).
+        failed: True where asv recorded a failure (the loader's point with no value).
+        fingerprint: the sidecar's environment fingerprint (None without a readable one).
+        unstable: the sidecar's instruction counts that were not deterministic.
+    """
+
+    path: str
+    machine: str
+    commit: str
+    env_name: str
+    date: int | None
+    layout_id: str
+    values: np.ndarray
+    failed: np.ndarray
+    fingerprint: dict[str, str] | None = None
+    unstable: Unstable = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    digest: str = ""  # content_digest of the bytes parsed (results file, then sidecar)
+
+
+def content_digest(results: bytes, sidecar: bytes) -> str:
+    """SHA-256 of a results file's and its sidecar's bytes (no sidecar: empty)."""
+    h = hashlib.sha256()
+    for data in (results, sidecar):
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
+# -- layouts -------------------------------------------------------------------------
+
+
+def _layout_json(layout: Layout) -> list[Any]:
+    return [[b, list(p), sid.to_json() if sid else None] for b, p, sid in layout]
+
+
+def _layout_from_json(data: Any, source: str) -> Layout:
+    return tuple(
+        (str(b), tuple(str(x) for x in p), SeriesId.from_json(s, source) if s else None)
+        for b, p, s in data
+    )
+
+
+def layout_id(layout: Layout) -> str:
+    """A layout's content hash (its entries, in order)."""
+    raw = json.dumps(_layout_json(layout), separators=(",", ":"), sort_keys=True)
+    return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+class Layouts:
+    """Layouts by id: in memory, and as ``<directory>/<id>.json`` when given one.
+
+    A stored layout is read back only when its content hashes to its name, so a damaged
+    or foreign file is a miss (the results file is parsed again), never a wrong layout.
+    """
+
+    def __init__(self, directory: str | None = None) -> None:
+        self.directory = directory
+        self.mem: dict[str, Layout] = {}
+
+    def add(self, lid: str, layout: Layout) -> None:
+        if lid in self.mem:
+            return
+        self.mem[lid] = layout
+        if self.directory:
+            path = os.path.join(self.directory, lid + ".json")
+            try:
+                if not os.path.exists(path):
+                    os.makedirs(self.directory, exist_ok=True)
+                    write_atomic(path, json.dumps(_layout_json(layout), separators=(",", ":")))
+            except OSError:
+                pass  # not kept: the next run parses a file of this layout again
+
+    def get(self, lid: str) -> Layout | None:
+        got = self.mem.get(lid)
+        if got is not None or not self.directory:
+            return got
+        path = os.path.join(self.directory, lid + ".json")
+        try:
+            with open(path, encoding="utf-8") as fh:
+                layout = _layout_from_json(json.load(fh), path)
+        except (OSError, ValueError, TypeError, NeuronasvError):
+            return None
+        if layout_id(layout) != lid:
+            return None
+        self.mem[lid] = layout
+        return layout
+
+
+# -- one file ------------------------------------------------------------------------
+
+_NOT_DETERMINISTIC = re.compile(rb'"deterministic"\s*:\s*false')
+
+
+class ColumnsParser:
+    """Results files -> :class:`FileColumns`; owns its reader and layout memo (no globals)."""
+
+    def __init__(self) -> None:
+        self.reader = AsvResultsReader()
+        self._layouts: dict[tuple[tuple[int, ...], int], tuple[str, Layout]] = {}
+        self.sent: set[str] = set()  # layout ids already handed to the receiving process
+
+    def parse(self, path: str) -> tuple[FileColumns, Layout]:
+        """One results file and its sidecar, checked as the loader checks them.
+
+        Raises:
+            CorruptResultsError: not JSON, truncated, wrong types, missing keys, a bad value.
+            SchemaVersionError: an asv results ``version`` other than 2.
+            OSError: the file cannot be read.
+        """
+        reader = self.reader
+        raw, data, marked = reader.read_json(path)
+        h = reader.header(data, path, marked)
+        rows = [reader.parse_row(n, row, h.columns, path, marked) for n, row in h.results.items()]
+        # The op tables are read only when an instruction count was not deterministic:
+        # nothing else of them is used here, and they are most of a sidecar.
+        sc, smap, warning, sc_raw = reader.read_sidecar(path, profiles=False)
+        if sc is not None and _NOT_DETERMINISTIC.search(sc_raw):
+            sc, smap, warning, sc_raw = reader.read_sidecar(path)
+        values: list[float] = []
+        failed: list[bool] = []
+        ckeys: list[int] = []
+        for _b, combos, vals, _smp, _ver, clean, ckey in rows:
+            ckeys.append(ckey)
+            if clean:
+                values += vals  # type: ignore[arg-type]
+                failed += [False] * len(combos)
+            else:
+                values += [float("nan") if v is None else v for v in vals]
+                failed += [v is None for v in vals]
+        memo = (tuple(ckeys), smap.key if smap is not None else -1)
+        got = self._layouts.get(memo)
+        if got is None:
+            layout: Layout = tuple(
+                (b, p, smap.get(b, p) if smap is not None else None)
+                for b, combos, *_rest in rows
+                for p in combos
+            )
+            got = (layout_id(layout), layout)
+            if len(self._layouts) > 64:
+                self._layouts.clear()
+            self._layouts[memo] = got
+        fc = FileColumns(
+            path=path,
+            machine=h.machine,
+            commit=h.commit,
+            env_name=h.env_name,
+            date=h.date,
+            layout_id=got[0],
+            values=np.array(values, dtype=np.float64),
+            failed=np.array(failed, dtype=bool),
+            fingerprint=dict(sc.fingerprint) if sc is not None else None,
+            unstable=_unstable(sc.profiles) if sc is not None else {},
+            warnings=[warning] if warning else [],
+            digest=content_digest(raw, sc_raw),
+        )
+        return fc, got[1]
+
+
+def _unstable(profiles: Iterable[Any]) -> Unstable:
+    """The non-deterministic counts among a sidecar's (the last profile of a
+    configuration wins, as in ``changepoints``' index of them)."""
+    counts = {(p.name, p.shape, p.dtype): p.instructions for p in profiles if p.instructions}
+    return {k: tuple(c.unstable) for k, c in counts.items() if not c.deterministic}
+
+
+def parse_columns(path: str) -> tuple[FileColumns, Layout]:
+    """One file with a parser of its own (see :meth:`ColumnsParser.parse`)."""
+    return ColumnsParser().parse(path)
+
+
+# -- the cache codec -----------------------------------------------------------------
+
+
+def encode_file(fc: FileColumns) -> bytes:
+    """A :class:`FileColumns` as bytes: a JSON header line, then the arrays, then a
+    SHA-256 of everything before it (a damaged entry never decodes)."""
+    head = {
+        "format": COLUMNS_FORMAT,
+        "path": fc.path,
+        "machine": fc.machine,
+        "commit": fc.commit,
+        "env_name": fc.env_name,
+        "date": fc.date,
+        "layout": fc.layout_id,
+        "n": int(fc.values.size),
+        "fingerprint": fc.fingerprint,
+        "unstable": [[list(k), list(v)] for k, v in sorted(fc.unstable.items())],
+        "warnings": fc.warnings,
+        "digest": fc.digest,
+    }
+    body = (
+        json.dumps(head, separators=(",", ":")).encode()
+        + b"\n"
+        + fc.values.astype("<f8").tobytes()
+        + np.packbits(fc.failed).tobytes()
+    )
+    return body + hashlib.sha256(body).digest()
+
+
+def decode_file(raw: bytes) -> FileColumns:
+    """:func:`encode_file`'s inverse.
+
+    Raises:
+        ValueError: a checksum, format or size that does not match (a miss for a cache).
+    """
+    body, check = raw[:-32], raw[-32:]
+    if len(raw) < 33 or hashlib.sha256(body).digest() != check:
+        raise ValueError("checksum")
+    head_raw, _, arr = body.partition(b"\n")
+    h = json.loads(head_raw)
+    if h.get("format") != COLUMNS_FORMAT:
+        raise ValueError("format")
+    n = int(h["n"])
+    if len(arr) != n * 8 + (n + 7) // 8:
+        raise ValueError("payload size")
+    return FileColumns(
+        path=str(h["path"]),
+        machine=str(h["machine"]),
+        commit=str(h["commit"]),
+        env_name=str(h["env_name"]),
+        date=None if h["date"] is None else int(h["date"]),
+        layout_id=str(h["layout"]),
+        values=np.frombuffer(arr, "<f8", n).astype(np.float64),
+        failed=np.unpackbits(np.frombuffer(arr, np.uint8, offset=n * 8), count=n).astype(bool),
+        fingerprint=None if h["fingerprint"] is None else {
+            str(k): str(v) for k, v in h["fingerprint"].items()
+        },
+        unstable={
+            (str(k[0]), str(k[1]), str(k[2])): tuple(str(x) for x in v) for k, v in h["unstable"]
+        },
+        warnings=[str(w) for w in h["warnings"]],
+        digest=str(h["digest"]),
+    )  # fmt: skip
+
+
+class ColumnsCache(Protocol):
+    """What :func:`load_columns` needs from a per-file cache
+    (:class:`neuronasv.store.histcache.ColumnsDiskCache`)."""
+
+    def get(self, path: str) -> FileColumns | None: ...
+
+    def put(self, path: str, parsed: FileColumns) -> None: ...
+
+
+# -- the folder ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ColumnSeries:
+    """One row of a machine's matrix (the loader's ``Series`` without its points)."""
+
+    env_name: str
+    series: SeriesId
+    unit: str
+
+    def key(self, machine: str) -> tuple[str, str, str, tuple[str, ...]]:
+        return (machine, self.env_name, self.series.benchmark, self.series.params)
+
+
+@dataclass
+class MachineColumns:
+    """One machine's history as matrices.
+
+    Attributes:
+        commits: the commits with a results file on this machine, in history order.
+        series: one per row, sorted by (env, benchmark, params) as the loader sorts them.
+        values: (series, commits) float64; NaN where the series has no value there
+            (skipped, failed, or no results file).
+        measured: (series, commits) True where the loader has a point with a value
+            (neither skipped nor failed; infinities included).
+        unstable: (series, commits) True where an instruction count's pass found the
+            series' target not deterministic (the change-point search leaves it out).
+    """
+
+    name: str
+    commits: list[str]
+    series: list[ColumnSeries]
+    values: np.ndarray
+    measured: np.ndarray
+    unstable: np.ndarray
+
+
+@dataclass
+class Columns:
+    """Every machine of a results folder, plus what could not be read."""
+
+    machines: list[MachineColumns]
+    commits: list[str]
+    fingerprints: dict[tuple[str, str], Mapping[str, str]]
+    load_errors: list[str] = field(default_factory=list)
+
+    def machine(self, name: str) -> MachineColumns | None:
+        return next((m for m in self.machines if m.name == name), None)
+
+
+# Worker processes of the pool: one parser each, made by the initializer.
+_worker: ColumnsParser | None = None
+
+
+def _init_worker() -> None:
+    global _worker
+    _worker = ColumnsParser()
+
+
+def _parse_job(path: str) -> tuple[str, bytes | None, Any, str | None]:
+    assert _worker is not None, "the pool's initializer makes the parser"
+    return _job(_worker, path)
+
+
+def _job(parser: ColumnsParser, path: str) -> tuple[str, bytes | None, Any, str | None]:
+    """(path, encoded columns, the layout if new to the receiver, error) of one file;
+    ``pool.map`` keeps order, so a layout arrives before any later file naming it."""
+    try:
+        fc, layout = parser.parse(path)
+    except (NeuronasvError, OSError) as exc:
+        msg = str(exc)
+        return path, None, None, msg if msg.startswith(path) else f"{path}: {msg}"
+    fresh = fc.layout_id not in parser.sent
+    parser.sent.add(fc.layout_id)
+    return path, encode_file(fc), layout if fresh else None, None
+
+
+def _read_all(
+    paths: list[str],
+    cache: ColumnsCache | None,
+    layouts: Layouts,
+    workers: int,
+    errors: dict[str, str],
+) -> dict[str, FileColumns]:
+    """Every readable file's columns, by path; why the others could not be read, by path."""
+    got: dict[str, FileColumns] = {}
+    todo: list[str] = []
+    for path in paths:
+        fc = cache.get(path) if cache is not None else None
+        if fc is not None and fc.path == path and layouts.get(fc.layout_id) is not None:
+            got[path] = fc
+        else:
+            todo.append(path)
+    results: Iterable[tuple[str, bytes | None, Any, str | None]]
+    if workers > 1 and len(todo) >= 64:
+        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker) as pool:
+            results = list(pool.map(_parse_job, todo, chunksize=16))
+    else:
+        parser = ColumnsParser()
+        results = (_job(parser, p) for p in todo)
+    for path, payload, layout, err in results:
+        if err is not None or payload is None:
+            errors[path] = err or f"{path}: unreadable"
+            continue
+        fc = decode_file(payload)
+        if layout is not None:
+            layouts.add(fc.layout_id, layout)
+        if cache is not None:
+            cache.put(path, fc)
+        got[path] = fc
+    return got
+
+
+def load_columns(
+    results_dir: str | os.PathLike[str],
+    *,
+    machine: str | None = None,
+    repo: str | os.PathLike[str] | None = None,
+    git: Git | None = None,
+    cache: ColumnsCache | None = None,
+    layouts_dir: str | None = None,
+    workers: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Columns:
+    """Every results file under ``results_dir`` as per-machine matrices.
+
+    Args:
+        results_dir: asv results folder.
+        machine: only this machine's folder.
+        repo, git: the commit order, as for ``load_history``.
+        cache: per-file cache of :class:`FileColumns`; ``layouts_dir`` keeps their layouts.
+        workers: processes parsing files that are not cached (default: CPUs, at most 8).
+        progress: called with one line per stage.
+
+    Raises:
+        ResultsError: ``results_dir`` does not exist, or two different files for one run.
+        CorruptResultsError: a time or memory value <= 0 (as ``load_history``).
+    """
+    rdir = os.fspath(results_dir)
+    say = progress or (lambda _m: None)
+    paths = result_paths(rdir, machine)
+    layouts = Layouts(layouts_dir)
+    n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
+    unreadable: dict[str, str] = {}
+    got = _read_all(paths, cache, layouts, n_workers, unreadable)
+    say(f"{len(got)} results files read")
+    errors: list[str] = []
+    files: list[FileColumns] = []
+    for path in paths:  # the loader's order of messages: by path, as read
+        if path in unreadable:
+            errors.append(unreadable[path])
+            continue
+        f = got[path]
+        if machine is None or f.machine == machine:
+            errors.extend(f.warnings)
+            files.append(f)
+    files = one_file_per_run(files)
+    order = commits_in_order(files, repo, git, errors)
+    with no_cyclic_gc():
+        return _assemble(rdir, files, order, layouts, errors)
+
+
+def _assemble(
+    rdir: str,
+    files: list[FileColumns],
+    commits: list[str],
+    layouts: Layouts,
+    errors: list[str],
+) -> Columns:
+    col = {c: i for i, c in enumerate(commits)}
+    files.sort(key=lambda f: (col[f.commit], f.path))
+    units = benchmark_units(rdir)
+    fingerprints: dict[tuple[str, str], Mapping[str, str]] = {}
+    by_machine: dict[str, list[FileColumns]] = {}
+    for f in files:
+        by_machine.setdefault(f.machine, []).append(f)
+        if f.fingerprint is not None:
+            fingerprints[(f.machine, f.commit)] = f.fingerprint
+    machines = [
+        _machine(name, by_machine[name], col, layouts, units)
+        for name in sorted(by_machine)
+    ]
+    return Columns(machines, commits, fingerprints, errors)
+
+
+def _machine(
+    name: str,
+    files: list[FileColumns],
+    col: Mapping[str, int],
+    layouts: Layouts,
+    units: Mapping[str, str],
+) -> MachineColumns:
+    commits = sorted({f.commit for f in files}, key=col.__getitem__)
+    ccol = {c: i for i, c in enumerate(commits)}
+    rows: dict[tuple[str, str, tuple[str, ...]], int] = {}
+    ids: dict[int, SeriesId] = {}
+    mapped: set[str] = set()
+    placed: dict[tuple[str, str], tuple[np.ndarray, list[tuple[int, SeriesId]], np.ndarray]] = {}
+    last: tuple[tuple[str, str], bytes] | None = None
+    for f in files:
+        lk = (f.env_name, f.layout_id)
+        if lk not in placed:
+            layout = layouts.get(f.layout_id)
+            assert layout is not None, "layouts are stored before their files"
+            idx = np.empty(len(layout), dtype=np.int64)
+            named: list[tuple[int, SeriesId]] = []
+            at: list[int] = []
+            for i, (b, p, sid) in enumerate(layout):
+                k = (f.env_name, b, p)
+                r = rows.get(k)
+                if r is None:
+                    r = rows[k] = len(rows)
+                    ids[r] = SeriesId(b, p)
+                idx[i] = r
+                if sid is not None:
+                    named.append((r, sid))
+                    at.append(i)
+            placed[lk] = (idx, named, np.array(at, dtype=np.int64))
+        _idx, named, pos = placed[lk]
+        if named:
+            # Later sidecars win (a series gains its identity), where a value is present
+            # (a failure is present; a NaN, skipped, is not): the loader's rule. The same
+            # layout and presence as the file applied just before changes nothing.
+            present = ~np.isnan(f.values[pos]) | f.failed[pos]
+            applied = (lk, present.tobytes())
+            if applied == last:
+                continue
+            last = applied
+            for (r, sid), ok in zip(named, present.tolist(), strict=True):
+                if ok:
+                    ids[r] = sid
+                    mapped.add(sid.benchmark)
+    keys = sorted(rows, key=lambda k: (k[0], k[1], k[2]))
+    perm = np.empty(len(rows), dtype=np.int64)
+    for new, k in enumerate(keys):
+        perm[rows[k]] = new
+    n, m = len(keys), len(commits)
+    # a row with no point anywhere (NaN, skipped, in every file) is no series
+    anypoint = np.zeros(n, dtype=bool)
+    for f in files:
+        idx = perm[placed[(f.env_name, f.layout_id)][0]]
+        anypoint[idx[~np.isnan(f.values) | f.failed]] = True
+    values = np.full((n, m), np.nan)
+    measured = np.zeros((n, m), dtype=bool)
+    has_unstable = any(f.unstable for f in files)
+    for f in files:
+        idx = perm[placed[(f.env_name, f.layout_id)][0]]
+        j = ccol[f.commit]
+        values[idx, j] = f.values
+        measured[idx, j] = ~np.isnan(f.values)
+    series = [
+        ColumnSeries(k[0], ids[rows[k]], unit_for(k[1], units, k[1] in mapped)) for k in keys
+    ]
+    if not anypoint.all():
+        series = [s for s, ok in zip(series, anypoint.tolist(), strict=True) if ok]
+        values, measured = values[anypoint], measured[anypoint]
+    _check_positive(name, commits, series, values)
+    unstable = np.zeros(values.shape, dtype=bool)
+    if has_unstable:
+        _mark_unstable(files, ccol, series, unstable)
+    return MachineColumns(name, commits, series, values, measured, unstable)
+
+
+def _check_positive(
+    machine: str, commits: Sequence[str], series: Sequence[ColumnSeries], values: np.ndarray
+) -> None:
+    """The loader's check: no value <= 0 in a time or memory series (the first such series
+    in key order, its first such commit, named as the loader names them)."""
+    timed = np.array([s.unit in ("seconds", "bytes") for s in series], dtype=bool)
+    if not timed.any():
+        return
+    with np.errstate(invalid="ignore"):
+        bad = (values <= 0.0) & timed[:, None]
+    if not bad.any():
+        return
+    r = int(np.flatnonzero(bad.any(axis=1))[0])
+    j = int(np.flatnonzero(bad[r])[0])
+    s = series[r]
+    raise CorruptResultsError(
+        f"results of {s.series.benchmark} on {machine} at {commits[j][:12]}: a value in"
+        f" {s.unit} must be > 0, got {float(values[r, j])!r}"
+    )
+
+
+def _mark_unstable(
+    files: Sequence[FileColumns],
+    ccol: Mapping[str, int],
+    series: Sequence[ColumnSeries],
+    out: np.ndarray,
+) -> None:
+    """Where an exact series' count was not counted twice alike (``exact.counted_twice_alike``
+    with the series' own identity: the resolved one, as the loader's ``Series`` has it)."""
+    exact = [(r, s.series) for r, s in enumerate(series) if s.unit == "instructions"]
+    # per commit, the last file with a sidecar (the loader keeps that file's profiles)
+    last: dict[str, FileColumns] = {}
+    for f in files:
+        if f.fingerprint is not None:
+            last[f.commit] = f
+    for f in last.values():
+        if not f.unstable:
+            continue
+        j = ccol[f.commit]
+        for r, sid in exact:
+            targets = f.unstable.get((sid.workload, sid.shape, sid.dtype))  # type: ignore[arg-type]
+            if targets is not None and (not targets or (sid.op or "total") in targets):
+                out[r, j] = True

@@ -1,0 +1,333 @@
+"""The caches of ``neuronasv regressions``: a new commit costs one parsed file and the
+windows it touches, and a stale or damaged cache costs time, never an answer.
+
+**Parsed files** (:class:`ColumnsDiskCache`): per results file, its
+:class:`~neuronasv.store.columns.FileColumns`, offered only while the results file and its
+sidecar hash (SHA-256) to what they hashed when parsed (the hash is skipped only for
+files whose inode and ctime show they were not written since, as git's index does). The
+entry itself carries a checksum (a damaged one is a miss).
+
+**Search windows** (:class:`WindowCache`): per series, each search window's change-point
+candidates and the values they were found in.
+
+The first pass of the search (:func:`neuronasv.analyse.edivisive.window_candidates`, the
+O(window²) part) examines each window of a series on its own: a window's candidates are a
+function of its values, the window size and the p-value. A new commit appends a value:
+only the last window or two of each series change. This cache keeps, per machine, every
+series' values and window candidates from the last run, and offers a window again only
+when it is provably the same search:
+
+* the file is read only when its SHA-256 checksum, format, algorithm version, machine
+  and settings (window, p-value) all match; anything else (damaged, truncated, foreign,
+  written by another version) is ignored, never an error;
+* a series' window is offered only when it spans the same points as now and the values
+  up to its end are identical, bit for bit, to the cached ones (a changed, removed,
+  re-ordered or newly unstable commit re-examines its window and every later one).
+
+So a stale or damaged cache costs time, never an answer (``tests/store/test_histcache.py``).
+The pruning pass runs over whole series every time (linear, and cheap).
+
+File: ``<directory>/<machine hash>.cpcache``: a JSON header line, the values (float64),
+then the checksum of both.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from neuronasv.fileio import write_atomic
+from neuronasv.store.columns import FileColumns, content_digest, decode_file, encode_file
+from neuronasv.store.layout import sidecar_path
+
+__all__ = ["ALGORITHM", "ColumnsDiskCache", "SeriesKey", "WindowCache", "file_digest"]
+
+#: The search's version: bump when window_candidates can give another answer.
+ALGORITHM = "edivisive-1"
+_FORMAT = 1
+
+SeriesKey = tuple[str, str, str, tuple[str, ...]]
+
+
+def file_digest(path: str) -> str:
+    """:func:`~neuronasv.store.columns.content_digest` of a results file and its sidecar
+    as they are on disk now (an absent sidecar hashes as empty)."""
+    parts: list[bytes] = []
+    for p in (path, sidecar_path(path)):
+        try:
+            with open(p, "rb") as fh:
+                parts.append(fh.read())
+        except FileNotFoundError:
+            parts.append(b"")
+    return content_digest(*parts)
+
+
+def _stat(path: str) -> list[int]:
+    """(device, inode, size, mtime_ns, ctime_ns) of a results file and of its sidecar."""
+    out: list[int] = []
+    for p in (path, sidecar_path(path)):
+        try:
+            st = os.stat(p)
+            out += [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+        except FileNotFoundError:
+            out += [0, 0, 0, 0, 0]
+    return out
+
+
+#: A file changed less than this before it was hashed may change again within the same
+#: timestamp tick unseen (git's "racily clean" entries): its stat is not trusted.
+RACY_NS = 2_000_000_000
+
+
+class ColumnsDiskCache:
+    """Parsed results files (``FileColumns``) under ``<directory>/columns``.
+
+    Entries: ``<sha1 of the absolute path>.col``: a JSON header line (format, path, the
+    content digest of the bytes parsed, the files' stat when hashed and when), then
+    :func:`~neuronasv.store.columns.encode_file`'s bytes (checksummed).
+
+    An entry is used when the results file and sidecar hash to its digest. The hash is
+    skipped only when both files' (device, inode, size, mtime, ctime) are what they were
+    when hashed and neither had changed within :data:`RACY_NS` before that: any write
+    since moves the ctime, which no tool can set back. A fresh checkout (new inodes) is
+    hashed, and on a match the entry's stat is brought up to date. Unreadable, foreign or
+    outdated entries are misses.
+    """
+
+    def __init__(self, directory: str) -> None:
+        self.directory = os.path.join(directory, "columns")
+        self.hits = 0
+        self.hashed = 0
+        self.misses = 0
+        self.writes = 0
+        self.failed_writes = 0
+
+    def _entry(self, path: str) -> str:
+        h = hashlib.sha1(os.path.abspath(path).encode("utf-8", "surrogatepass"),
+                         usedforsecurity=False).hexdigest()  # fmt: skip
+        return os.path.join(self.directory, h[:2], h + ".col")
+
+    def get(self, path: str) -> FileColumns | None:
+        """The parsed form of ``path`` when its content is what was parsed, else None."""
+        try:
+            with open(self._entry(path), "rb") as fh:
+                raw = fh.read()
+            head_raw, _, payload = raw.partition(b"\n")
+            head = json.loads(head_raw)
+            if (
+                not isinstance(head, dict)
+                or head.get("format") != _FORMAT
+                or head.get("path") != os.path.abspath(path)
+            ):
+                raise ValueError("another entry")
+            got = decode_file(payload)
+            if got.digest != head.get("digest"):
+                raise ValueError("digest")
+            now = _stat(path)
+            checked = int(head["checked"])
+            if not (now == head.get("stat") and max(now[4], now[9]) + RACY_NS < checked):
+                before = _stat(path)
+                same = file_digest(path) == got.digest
+                after = _stat(path)
+                if not same:
+                    raise ValueError("stale")
+                self.hashed += 1
+                if before == after:
+                    self._write(path, got, payload, before)
+        except (OSError, ValueError, KeyError, TypeError):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return got
+
+    def put(self, path: str, parsed: FileColumns) -> None:
+        """Store ``parsed`` for ``path`` when the files on disk still hash to what was
+        parsed (a file changed since is not stored: the next run parses it again)."""
+        before = _stat(path)
+        if not parsed.digest or file_digest(path) != parsed.digest or _stat(path) != before:
+            return
+        self._write(path, parsed, encode_file(parsed), before)
+
+    def _write(self, path: str, parsed: FileColumns, payload: bytes, stat: list[int]) -> None:
+        head = {
+            "format": _FORMAT,
+            "path": os.path.abspath(path),
+            "digest": parsed.digest,
+            "stat": stat,
+            "checked": time.time_ns(),
+        }
+        entry = self._entry(path)
+        try:
+            os.makedirs(os.path.dirname(entry), exist_ok=True)
+            write_atomic(entry, json.dumps(head).encode() + b"\n" + payload)
+        except OSError:
+            self.failed_writes += 1  # a cache that cannot be written costs time only
+            return
+        self.writes += 1
+
+
+@dataclass(frozen=True)
+class _Entry:
+    values: np.ndarray
+    windows: Mapping[int, tuple[int, tuple[int, ...]]]  # start -> (end, candidates)
+
+
+class WindowCache:
+    """One machine's window candidates for one (window, p-value), on disk.
+
+    Args:
+        directory: where the cache files live (created on save).
+        machine: the asv machine.
+        window, max_pvalue: the search settings (part of the key).
+    """
+
+    def __init__(self, directory: str, machine: str, window: int, max_pvalue: float) -> None:
+        self.directory = directory
+        self.machine = machine
+        self.settings = {"window": max(8, window), "max_pvalue": max_pvalue}
+        name = hashlib.sha256(machine.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+        self.path = os.path.join(directory, name + ".cpcache")
+        self.entries: dict[SeriesKey, _Entry] = {}
+        self.reused = 0  # windows offered again (for the command's line)
+        self.searched = 0  # windows searched
+        self.fresh: dict[SeriesKey, _Entry] = {}
+
+    def _header(self) -> dict[str, Any]:
+        return {
+            "format": _FORMAT,
+            "algorithm": ALGORITHM,
+            "machine": self.machine,
+            "settings": self.settings,
+        }
+
+    def load(self) -> WindowCache:
+        """Read the file when it is this cache's and intact; otherwise start empty."""
+        self.entries = {}
+        try:
+            with open(self.path, "rb") as fh:
+                raw = fh.read()
+        except OSError:
+            return self
+        try:
+            self.entries = _decode(raw, self._header())
+        except (ValueError, KeyError, TypeError, IndexError):
+            self.entries = {}
+        return self
+
+    def known(self, key: SeriesKey, values: np.ndarray) -> dict[int, tuple[int, ...]]:
+        """The cached windows of series ``key`` that are the same search as now."""
+        e = self.entries.get(key)
+        if e is None:
+            return {}
+        now = np.ascontiguousarray(values, dtype=np.float64)
+        m = min(now.size, e.values.size)
+        same = now[:m].view(np.int64) == e.values[:m].view(np.int64)
+        first_diff = m if bool(same.all()) else int(np.argmin(same))
+        w = int(self.settings["window"])
+        # a window [start, end) is the same search when its values are and it spans the
+        # same points now (a window cut short by the series' end grows with a new commit)
+        return {
+            start: cands
+            for start, (end, cands) in e.windows.items()
+            if end <= first_diff and end == min(now.size, start + w)
+        }
+
+    def record(self, key: SeriesKey, values: np.ndarray, found: Mapping[int, tuple[int, ...]],
+               reused: int = 0) -> None:  # fmt: skip
+        """This run's windows of series ``key`` (all of them: known ones included)."""
+        n, w = len(values), int(self.settings["window"])
+        wins = {s: (min(n, s + w), tuple(c)) for s, c in found.items()}
+        self.fresh[key] = _Entry(np.array(values, dtype=np.float64), wins)
+        self.reused += reused
+        self.searched += len(found) - reused
+
+    def save(self) -> str | None:
+        """Write this run's entries (replacing the file; series not seen are dropped).
+
+        Returns:
+            None, or why the file could not be written (a cache costs time only).
+        """
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+            write_atomic(self.path, _encode(self.fresh, self._header()))
+        except OSError as exc:
+            return f"{self.path}: {exc.strerror or exc}"
+        return None
+
+
+def _encode(entries: Mapping[SeriesKey, _Entry], header: Mapping[str, Any]) -> bytes:
+    """Header line (the settings, the series keys), then little-endian arrays: per series
+    its value count and window count; the values; per window start, end, candidate
+    count; the candidates. Then a SHA-256 of everything before it."""
+    keys = sorted(entries)
+    head = json.dumps(
+        {**header, "series": [[k[0], k[1], k[2], list(k[3])] for k in keys]},
+        separators=(",", ":"),
+    ).encode()
+    counts: list[int] = []
+    wins: list[int] = []
+    cands: list[int] = []
+    vals: list[np.ndarray] = []
+    for k in keys:
+        e = entries[k]
+        counts += [e.values.size, len(e.windows)]
+        vals.append(e.values.astype("<f8"))
+        for start, (end, cs) in sorted(e.windows.items()):
+            wins += [start, end, len(cs)]
+            cands += cs
+    arrays = [
+        np.array([len(keys), len(wins) // 3, len(cands)], dtype="<i8"),
+        np.array(counts, dtype="<i8"),
+        np.concatenate(vals) if vals else np.zeros(0, "<f8"),
+        np.array(wins, dtype="<i8"),
+        np.array(cands, dtype="<i8"),
+    ]
+    body = head + b"\n" + b"".join(a.tobytes() for a in arrays)
+    return body + hashlib.sha256(body).digest()
+
+
+def _decode(raw: bytes, expect: Mapping[str, Any]) -> dict[SeriesKey, _Entry]:
+    body, check = raw[:-32], raw[-32:]
+    if len(raw) < 33 or hashlib.sha256(body).digest() != check:
+        raise ValueError("checksum")
+    head_raw, _, data = body.partition(b"\n")
+    head = json.loads(head_raw)
+    if any(head.get(k) != v for k, v in expect.items()):
+        raise ValueError("another cache")
+    n_series, n_wins, n_cands = (int(x) for x in np.frombuffer(data, "<i8", 3))
+    if len(head["series"]) != n_series:
+        raise ValueError("series")
+    at = 24
+    counts = np.frombuffer(data, "<i8", 2 * n_series, at).reshape(-1, 2)
+    at += counts.nbytes
+    n_vals = int(counts[:, 0].sum())
+    if (counts < 0).any() or int(counts[:, 1].sum()) != n_wins:
+        raise ValueError("counts")
+    vals = np.frombuffer(data, "<f8", n_vals, at)
+    at += vals.nbytes
+    wins = np.frombuffer(data, "<i8", 3 * n_wins, at).reshape(-1, 3)
+    at += wins.nbytes
+    cands = np.frombuffer(data, "<i8", n_cands, at).tolist()
+    if at + n_cands * 8 != len(data) or int(wins[:, 2].sum()) != n_cands:
+        raise ValueError("size")
+    out: dict[SeriesKey, _Entry] = {}
+    v_at = w_at = c_at = 0
+    win_rows = wins.tolist()
+    for (machine, env, bench, params), (nv, nw) in zip(head["series"], counts.tolist(),
+                                                      strict=True):  # fmt: skip
+        key: SeriesKey = (str(machine), str(env), str(bench), tuple(str(p) for p in params))
+        per: dict[int, tuple[int, tuple[int, ...]]] = {}
+        for start, end, nc in win_rows[w_at : w_at + nw]:
+            per[start] = (end, tuple(cands[c_at : c_at + nc]))
+            c_at += nc
+        w_at += nw
+        out[key] = _Entry(vals[v_at : v_at + nv].astype(np.float64), per)
+        v_at += nv
+    return out
