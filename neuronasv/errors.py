@@ -12,7 +12,9 @@ Tree::
     ├── BackendUnavailable         exit 3   the requested backend cannot run here
     │                                       (no GPU, torch_neuronx missing or the PyPI stub)
     ├── CaptureError               exit 4   the profiler captured nothing usable: empty
-    │                                       capture, device time 0 on an accelerator
+    │   │                                   capture, device time 0 on an accelerator
+    │   └── CalibrationRefused              a CPU roof measured under load, unsteady or
+    │                                       out of a CPU's bounds: not stored
     ├── ResultsError               exit 5   results on disk are unreadable
     │   ├── CorruptResultsError             truncated / invalid JSON, NaN where a number
     │   │                                   is required, wrong types
@@ -44,6 +46,7 @@ from __future__ import annotations
 __all__ = [
     "INTERNAL_ERROR_EXIT",
     "BackendUnavailable",
+    "CalibrationRefused",
     "CaptureError",
     "CorruptResultsError",
     "GitHubError",
@@ -100,6 +103,10 @@ class CaptureError(NeuronasvError):
     """The profiler captured nothing usable (empty capture, zero device time)."""
 
     exit_code = 4
+
+
+class CalibrationRefused(CaptureError):
+    """A CPU roof could not be measured honestly (load, spread, implausible): none stored."""
 
 
 class ResultsError(NeuronasvError):
