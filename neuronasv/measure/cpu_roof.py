@@ -15,7 +15,7 @@ and what this module does instead:
   last-level cache share; a matmul from 128² up to 2048²) — the size is chosen on the
   fastest call, so one preempted call does not stop the search early.
 - **Repeated until steady.** At that size, calls until the three fastest agree within
-  :attr:`Rules.steady` (at least :attr:`Rules.min_calls`, at most :attr:`Rules.max_calls`
+  :attr:`Rules.steady` (10 %) (at least :attr:`Rules.min_calls`, at most :attr:`Rules.max_calls`
   or :attr:`Rules.budget_s` of calls). The rate is the work over the median of the three
   fastest calls.
 - **Refused, not stored**, when (:func:`judge`): the measuring threads had less than
@@ -108,7 +108,7 @@ class Rules:
     min_calls: int = 5
     max_calls: int = 30
     budget_s: float = 4.0
-    steady: float = 1.05
+    steady: float = 1.1
     max_spread: float = 2.0
     min_cpu_share: float = 0.5
     fast_cpu_share: float = 0.9
@@ -201,18 +201,24 @@ def implausible(what: str, rate: float, threads: int) -> str | None:
     )
 
 
-def sample(fn: Callable[[], object], timer: Timer, rules: Rules) -> tuple[Timing, ...]:
+def sample(
+    fn: Callable[[], object], timer: Timer, rules: Rules, threads: int = 1
+) -> tuple[Timing, ...]:
     """Timed calls of ``fn`` (after one untimed warm-up) until the three fastest agree
     within ``rules.steady`` — at least ``min_calls``, at most ``max_calls`` or
-    ``budget_s`` of wall time."""
+    ``budget_s`` of wall time; after ``min_calls``, as soon as the calls so far had less
+    than ``rules.min_cpu_share`` of their CPUs (refused anyway: a loaded machine is not
+    kept busy for nothing)."""
     fn()  # first-touch page faults, kernel selection
     out: list[Timing] = []
-    spent = 0.0
+    spent = cpu = 0.0
     while len(out) < rules.max_calls:
         t = timer(fn)
         out.append(t)
         spent += t.wall_s
-        enough = _steady(out) <= rules.steady or spent >= rules.budget_s
+        cpu += t.cpu_s
+        loaded = cpu < rules.min_cpu_share * spent * max(threads, 1)
+        enough = _steady(out) <= rules.steady or spent >= rules.budget_s or loaded
         if len(out) >= rules.min_calls and enough:
             break
     return tuple(out)
@@ -323,7 +329,7 @@ def measure_cpu_roof(
         threads = torch.get_num_threads()
         for probe in todo:
             fn, work, label = _size_for(probe, timer, rules)
-            timings = sample(fn, timer, rules)
+            timings = sample(fn, timer, rules, threads)
             r = reading_of(probe.what, label, work, timings, threads)
             why = judge(r, timings, threads, rules)
             if why is not None:
