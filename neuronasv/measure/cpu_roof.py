@@ -15,9 +15,9 @@ and what this module does instead:
   last-level cache share; a matmul from 128² up to 2048²) — the size is chosen on the
   fastest call, so one preempted call does not stop the search early.
 - **Repeated until steady.** At that size, calls until the three fastest agree within
-  :attr:`Rules.steady` (10 %) (at least :attr:`Rules.min_calls`, at most :attr:`Rules.max_calls`
-  or :attr:`Rules.budget_s` of calls). The rate is the work over the median of the three
-  fastest calls.
+  :attr:`Rules.steady` (10 %): at least :attr:`Rules.min_calls`, at most
+  :attr:`Rules.max_calls` or :attr:`Rules.budget_s` of calls. The rate is the work over the
+  median of the three fastest calls.
 - **Refused, not stored**, when (:func:`judge`): the measuring threads had less than
   :attr:`Rules.min_cpu_share` of their CPUs over the calls (CPU time over wall time: the
   neighbours ran), or one of the three fastest calls — the roof's — had less than
