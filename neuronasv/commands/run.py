@@ -23,6 +23,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = command_parser(
         subparsers,
         "run",
+        exits={0: "failed benchmarks are listed", 2: None, 3: None, 4: None, 5: None, 7: None},
         raw=False,
         description=(
             "Benchmark the code as of each COMMIT (a temporary git worktree per commit) with"
