@@ -39,6 +39,7 @@ __all__ = [
     "Recorded",
     "Source",
     "default_workloads_module",
+    "near_modules",
     "plan",
     "project_name",
     "recorded",
@@ -262,13 +263,18 @@ def _modules_under(root: str, *, limit: int = 5000) -> list[str]:
     return [m for m in found if m]
 
 
+def near_modules(root: str, module: str) -> list[str]:
+    """Modules of the repository whose names are close to ``module`` (a typo's target)."""
+    return difflib.get_close_matches(module, _modules_under(root), n=3, cutoff=0.8)
+
+
 def workloads_module(root: str, module: str) -> str | None:
-    """``None`` when ``module`` exists (used as it is) or may be written as the example;
-    otherwise a UsageError naming the near module the user likely meant."""
+    """``None`` when ``module`` exists (used as it is); else the path of the example module
+    to write, or a UsageError naming the near module the user likely meant."""
     quoting.module_name(module)
     if workloads_module_path(root, module) is not None:
         return None
-    near = difflib.get_close_matches(module, _modules_under(root), n=3, cutoff=0.8)
+    near = near_modules(root, module)
     if near:
         raise UsageError(
             f"--workloads {module}: no such module here; did you mean {' or '.join(near)}?",
@@ -283,10 +289,11 @@ def _text(name: str) -> str:
 
 
 def plan(
-    root: str, *, project: str, module: str, branch: str, source: Source
+    root: str, *, project: str, module: str, branch: str, source: Source, example: bool = True
 ) -> dict[str, str]:  # fmt: skip
     """``{relative path: content}`` of every file init writes (before the never-overwrite
-    rule); ``.gitignore`` is edited apart (:mod:`neuronasv.ci.gitignore`)."""
+    rule); ``.gitignore`` is edited apart (:mod:`neuronasv.ci.gitignore`). ``example=False``
+    (``--check``) leaves the example workloads module out."""
     quoting.module_name(module)
     quoting.project_name(project)
     values: Mapping[str, str] = {
@@ -309,7 +316,7 @@ def plan(
         WORKFLOW_FILES[0]: quoting.fill(_text("neuronasv.yml.tmpl"), values),
         WORKFLOW_FILES[1]: quoting.fill(_text("neuronasv-comment.yml.tmpl"), values),
     }
-    example = workloads_module(root, module)
-    if example is not None:
-        files[example] = quoting.fill(_text("workloads.py.tmpl"), values)
+    path = workloads_module(root, module) if example else None
+    if path is not None:
+        files[path] = quoting.fill(_text("workloads.py.tmpl"), values)
     return files

@@ -90,12 +90,18 @@ def run(args: argparse.Namespace) -> int:
         branch = branches.default_branch(git, args.branch)
     source = scaffold.workflows_source(args.source_repo, args.ref, recorded=before)
     files = scaffold.plan(root, project=project, module=module, branch=branch.name,
-                          source=source)  # fmt: skip
+                          source=source, example=not args.check)  # fmt: skip
     if args.update_pins:
         return _update_pins(root, before, source)
     ignore, notes = gitignore.missing(git)
     if args.check:
-        return _check(root, git, files, [e.line for e in ignore], branch, source, args.branch)
+        lines = []
+        if scaffold.workloads_module_path(root, module) is None:
+            near = scaffold.near_modules(root, module)
+            lines.append(f"missing: the workloads module {module} (the suite imports it)"
+                         + (f"; did you mean {' or '.join(near)}?" if near else ""))  # fmt: skip
+        ignored = [e.line for e in ignore]
+        return _check(root, git, files, ignored, branch, source, args.branch, lines)
     for rel, text in files.items():
         path = os.path.join(root, rel)
         if os.path.lexists(path):
@@ -118,13 +124,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _check(
     root: str, git: Git, files: dict[str, str], ignore: list[str], branch: Branch,
-    source: Source, requested: str | None,
+    source: Source, requested: str | None, lines: list[str],
 ) -> int:  # fmt: skip
     from neuronasv.ci import branches as br
     from neuronasv.ci import initcheck
 
     findings: list[initcheck.Finding] = []
-    lines = [f"missing in .gitignore: {line}" for line in ignore]
+    lines = [*lines, *(f"missing in .gitignore: {line}" for line in ignore)]
     head = br.remote_head(git)
     if head is not None and not requested and head[1] != branch.name:
         lines.append(

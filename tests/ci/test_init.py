@@ -171,12 +171,6 @@ def test_a_package_that_records_no_repository_is_never_guessed() -> None:
         scaffold.workflows_source(origin=("evil/x #", SHA, "recorded in this wheel"))
 
 
-def test_without_from_the_command_refuses_and_writes_nothing(repo: Path) -> None:
-    out = nx(repo, "init", "--ref", SHA)  # the editable checkout here has no GitHub origin
-    assert out.returncode == 2 and "pass --from OWNER/REPO" in out.stderr
-    assert sorted(p.name for p in repo.iterdir()) == [".git"]
-
-
 # ----------------------------------------------------------------------------- .gitignore
 
 
