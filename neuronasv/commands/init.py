@@ -145,6 +145,8 @@ def _check(
         with open(path, encoding="utf-8", errors="replace") as fh:
             findings += initcheck.check_file(rel, text, fh.read(), source, branch.name)
     lines += [f.line() for f in findings if f.fails]
+    if any(f.kind == "stale pin" for f in findings):
+        lines.append("to move the pins and keep every other line: neuronasv init --update-pins")
     kept = [f.line() for f in findings if not f.fails]
     for line in lines + kept:
         print(line)

@@ -110,6 +110,7 @@ def test_a_stale_pin_is_told_from_a_customisation_and_update_pins_keeps_it(repo:
     assert len(stale) == 3, lines  # commit, pr, comment: the uses and package of each
     assert f"jobs.commit pins neuronasv-commit.yml and package at {SHA[:12]}" in stale[0]
     assert any(ln.startswith("customised: ") and "backend = 'cpu'" in ln for ln in lines)
+    assert "neuronasv init --update-pins" in check.stdout
     assert not any("benchmarks/" in ln for ln in lines)  # a docs link's commit is no edit
     upd = nx(repo, "init", "--update-pins", *newer)
     assert upd.returncode == 0, upd.stderr
