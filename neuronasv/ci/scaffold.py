@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import metadata, resources
 
-from neuronasv import __version__
+from neuronasv import __version__, env
 from neuronasv.ci import quoting
 from neuronasv.errors import UsageError
 from neuronasv.store.git import Git
@@ -166,7 +166,7 @@ def workflows_source(
             "cannot tell which repository holds the reusable workflows: this neuronasv"
             " records none (built from a clone without a GitHub origin)",
             hint="pass --from OWNER/REPO (the GitHub repository of this neuronasv), or build"
-            " the wheel with NEURONASV_REPOSITORY=OWNER/REPO",
+            f" the wheel with {env.REPOSITORY.name}=OWNER/REPO",
         )
     if ref:
         commit = quoting.sha(ref)
