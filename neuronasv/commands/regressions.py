@@ -16,9 +16,8 @@ parses one results file and searches the windows that commit touches. A cache en
 used only when the files it came from hash the same and the values it was searched in
 are identical, so a stale or damaged cache costs time, never an answer. The newest
 commit's comparison reads its results and its parent's, the noise floors of the whole
-history, and for device health the sidecars of the machine's last 100 measured commits.
-Exit codes: 0 done, 2 usage, 5 unreadable results (files that cannot be read are listed
-and skipped; the command fails only when nothing can be read).
+history, and for device health the sidecars of the machine's last 100 commits that have
+one (the whole history's, as ``compare`` reads them, when it is shorter).
 """
 
 from __future__ import annotations
@@ -63,7 +62,14 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = command_parser(subparsers, "regressions", description=__doc__)
+    p = command_parser(
+        subparsers, "regressions", description=__doc__,
+        exits={
+            0: None,
+            2: None,
+            5: "files that cannot be read are listed and skipped; only when nothing can be read",
+        },
+    )  # fmt: skip
     add_results_args(
         p,
         machine_help="only this asv machine's history (default: every machine, each on its own)",
