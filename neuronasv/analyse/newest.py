@@ -277,9 +277,9 @@ def with_newest(
 
 #: The newest check on a columnar history: the comparison reads the newest commit and its
 #: parent, the noise floors come from the whole history's values, and device health judges
-#: the canary against the sidecars of the machine's last this-many measured commits (as the
-#: floors, the device as it is now; reading every sidecar of a long history is the cost
-#: this path avoids).
+#: the canary against the sidecars of the machine's last this-many commits that have one
+#: (as the floors, the device as it is now; reading every sidecar of a long history is the
+#: cost this path avoids). A shorter history: every sidecar, as ``newest_for`` reads them.
 NEWEST_CONTEXT = 100
 
 
@@ -303,7 +303,7 @@ def newest_for_columns(
     columns: Columns,
     machine: str,
     git: Git | None,
-    load: Callable[[Collection[str], Collection[str]], History],
+    load: Callable[[Collection[str], Mapping[str, str]], History],
     *,
     report: FindingsDocument | None = None,
     acks: Sequence[Acknowledgement] = (),
@@ -311,9 +311,9 @@ def newest_for_columns(
     context: int = NEWEST_CONTEXT,
 ) -> NewestCheck | None:
     """:func:`newest_for` on a columnar history: the pair from the matrices, the comparison
-    on ``load(pair, context)`` (a ``History`` with the points of the two commits and the
-    sidecar profiles of the last ``context`` measured commits), with the noise floors of
-    the whole history."""
+    on ``load(pair, sidecars)`` (a ``History`` with the points of the two commits and the
+    profiles of ``sidecars``: commit -> results file, the last ``context`` commits of
+    ``MachineColumns.sidecars``), with the noise floors of the whole history."""
     mc = columns.machine(machine)
     if mc is None:
         return None
@@ -322,7 +322,7 @@ def newest_for_columns(
     pair = pair_of(measured, ancestors)
     if pair is None:
         return None
-    history = load(pair, measured[-context:])
+    history = load(pair, dict(list(mc.sidecars.items())[-context:]))
     floors = column_floors(mc, exclude=(pair[1],))
     return check_newest(
         history, machine, ancestors=ancestors, report=report, acks=acks, created=created,

@@ -27,7 +27,7 @@ import dataclasses
 import datetime
 import os
 import sys
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from neuronasv.commands.args import (
@@ -238,15 +238,16 @@ def run(args: argparse.Namespace) -> int:
 
 def newest_loader(
     rdir: str, machine: str, git: Git | None
-) -> Callable[[Collection[str], Collection[str]], History]:
-    """The newest check's history: the points of the pair, the sidecar profiles (device
-    health's canary readings) of the context commits."""
+) -> Callable[[Collection[str], Mapping[str, str]], History]:
+    """The newest check's history: the points of the pair, and the sidecar profiles
+    (device health's canary readings) of ``sidecars`` (commit -> results file)."""
     from neuronasv.store.history import load_history, sidecar_profiles
 
-    def load(pair: Collection[str], context: Collection[str]) -> History:
+    def load(pair: Collection[str], sidecars: Mapping[str, str]) -> History:
         h = load_history(rdir, machine=machine, git=git, commits=pair)
-        profiles = sidecar_profiles(rdir, machine, set(context) - set(pair))
-        return dataclasses.replace(h, profiles={**profiles, **h.profiles})
+        context = {c: p for c, p in sidecars.items() if c not in pair}
+        return dataclasses.replace(h, profiles={**sidecar_profiles(machine, context),
+                                                **h.profiles})  # fmt: skip
 
     return load
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -65,7 +64,7 @@ __all__ = [
 ]
 
 #: Bump when :class:`FileColumns`' encoding or meaning changes: old cache entries miss.
-COLUMNS_FORMAT = 1
+COLUMNS_FORMAT = 2  # 2: a sidecar with damaged op tables is ignored, as the loader does
 
 #: (benchmark, params, the sidecar's SeriesId or None) per value of a file.
 Layout = tuple[tuple[str, tuple[str, ...], "SeriesId | None"], ...]
@@ -171,9 +170,6 @@ class Layouts:
 
 # -- one file ------------------------------------------------------------------------
 
-_NOT_DETERMINISTIC = re.compile(rb'"deterministic"\s*:\s*false')
-
-
 class ColumnsParser:
     """Results files -> :class:`FileColumns`; owns its reader and layout memo (no globals)."""
 
@@ -194,11 +190,9 @@ class ColumnsParser:
         raw, data, marked = reader.read_json(path)
         h = reader.header(data, path, marked)
         rows = [reader.parse_row(n, row, h.columns, path, marked) for n, row in h.results.items()]
-        # The op tables are read only when an instruction count was not deterministic:
-        # nothing else of them is used here, and they are most of a sidecar.
-        sc, smap, warning, sc_raw = reader.read_sidecar(path, profiles=False)
-        if sc is not None and _NOT_DETERMINISTIC.search(sc_raw):
-            sc, smap, warning, sc_raw = reader.read_sidecar(path)
+        # The op tables are validated as the loader validates them (a sidecar whose
+        # tables are damaged is ignored, with the loader's warning; ~1 % of a parse)
+        sc, smap, warning, sc_raw = reader.read_sidecar(path)
         values: list[float] = []
         failed: list[bool] = []
         ckeys: list[int] = []
@@ -353,6 +347,8 @@ class MachineColumns:
             (neither skipped nor failed; infinities included).
         unstable: (series, commits) True where an instruction count's pass found the
             series' target not deterministic (the change-point search leaves it out).
+        sidecars: commit -> the results file whose sidecar the loader keeps for it (the
+            last readable one by path; ``History.profiles``), in history order.
     """
 
     name: str
@@ -361,6 +357,7 @@ class MachineColumns:
     values: np.ndarray
     measured: np.ndarray
     unstable: np.ndarray
+    sidecars: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -586,7 +583,9 @@ def _machine(
     unstable = np.zeros(values.shape, dtype=bool)
     if has_unstable:
         _mark_unstable(files, ccol, series, unstable)
-    return MachineColumns(name, commits, series, values, measured, unstable)
+    sidecars = {f.commit: f.path for f in files if f.fingerprint is not None}  # last wins
+    sidecars = {c: sidecars[c] for c in commits if c in sidecars}
+    return MachineColumns(name, commits, series, values, measured, unstable, sidecars)
 
 
 def _check_positive(

@@ -498,23 +498,19 @@ def _load_history(
 
 
 def sidecar_profiles(
-    results_dir: str | os.PathLike[str], machine: str, commits: Collection[str]
+    machine: str, files: Mapping[str, str]
 ) -> dict[tuple[str, str], tuple[WorkloadProfile, ...]]:
-    """The sidecars' op tables of ``commits`` on ``machine`` (device health reads their
-    canary readings), without reading the results files: ``(machine, commit) ->
-    profiles``, as ``load_history`` keys them (the last file of a commit, by path, wins).
-    A sidecar that cannot be read, or names another machine or commit, is left out."""
-    wanted = set(commits)
-    prefixes = {c[:8] for c in wanted}
+    """The op tables (device health reads their canary readings) of the sidecars of
+    ``files`` (commit -> the results file whose sidecar ``load_history`` keeps for it:
+    ``MachineColumns.sidecars``), without reading the results files: ``(machine, commit)
+    -> profiles``, keyed as ``load_history`` keys them (by the results file's commit). A
+    sidecar that cannot be read now is left out."""
     reader = AsvResultsReader()
     out: dict[tuple[str, str], tuple[WorkloadProfile, ...]] = {}
-    for path in result_paths(os.fspath(results_dir), machine):
-        name = parse_result_name(os.path.basename(path))
-        if name is None or name[0] not in prefixes:
-            continue
+    for commit, path in files.items():
         sc = reader.read_sidecar(path)[0]
-        if sc is not None and sc.machine == machine and sc.commit_hash in wanted:
-            out[(machine, sc.commit_hash)] = sc.profiles
+        if sc is not None:
+            out[(machine, commit)] = sc.profiles
     return out
 
 

@@ -21,7 +21,13 @@ import numpy as np
 import pytest
 
 from neuronasv.analyse.acks import Acknowledgement
-from neuronasv.analyse.changepoints import CPSettings, RawChange, detect, detect_history, detect_many
+from neuronasv.analyse.changepoints import (
+    CPSettings,
+    RawChange,
+    detect,
+    detect_history,
+    detect_many,
+)
 from neuronasv.analyse.edivisive import window_candidates
 from neuronasv.model import History, Point, Series, SeriesId, WorkloadProfile
 from neuronasv.model.instructions import InstructionCounts
@@ -138,9 +144,11 @@ def _instr_history(rng: np.random.Generator) -> History:
     commits = tuple(f"{i:08x}" + "c" * 32 for i in range(n))
     i = np.arange(n)
 
-    def series(bench: str, unit: str, op: str | None, values: np.ndarray, env: str = "py") -> Series:
-        sid = SeriesId(f"rmsnorm.Naive.{bench}", ("'4x512'", "'float32'") + ((repr(op),) if op else ()),
-                       "rmsnorm.naive", "4x512", "float32", op)  # fmt: skip
+    def series(
+        bench: str, unit: str, op: str | None, values: np.ndarray, env: str = "py"
+    ) -> Series:
+        params = ("'4x512'", "'float32'") + ((repr(op),) if op else ())
+        sid = SeriesId(f"rmsnorm.Naive.{bench}", params, "rmsnorm.naive", "4x512", "float32", op)
         pts = tuple(
             Point(c, k, None if math.isnan(v) else float(v))
             for k, (c, v) in enumerate(zip(commits, values, strict=True))
@@ -174,7 +182,8 @@ def _instr_history(rng: np.random.Generator) -> History:
     return History(rows, commits, fingerprints=fps, profiles=profiles)
 
 
-def _same_documents(history: History, settings: CPSettings = CPSettings()) -> int:
+def _same_documents(history: History, settings: CPSettings | None = None) -> int:
+    settings = settings or CPSettings()
     acks = [Acknowledgement("*aten::add*", "*", "expected")]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)

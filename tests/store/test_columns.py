@@ -8,6 +8,12 @@ with a count the pass found not deterministic, a second machine, an unreadable r
 file and an unreadable sidecar. The matrices must give the loader's series, units, values,
 measured commits, fingerprints, commit order and errors, and ``column_series`` the very
 points ``series_values`` keeps from the ``History``.
+
+The same folder with odd canary readings (``build(..., odd=True)``): runs whose every
+benchmark failed but whose sidecars hold canary readings, a readable sidecar beside a
+results file that cannot be read (its canary says "fast"), and a sidecar whose op tables
+are damaged (a canary with no reading). ``neuronasv regressions`` must give on both
+folders exactly the document and the device-health decision of the ``History`` path.
 """
 
 from __future__ import annotations
@@ -15,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 import shutil
 from pathlib import Path
 
@@ -54,8 +59,8 @@ def _instr_sidecar(
     return RunSidecar(machine, commit, "py-instr", fp, (prof,), tuple(sid))
 
 
-def build(root: Path, n: int = 24) -> Path:
-    """The mixed results folder (see the module docstring)."""
+def build(root: Path, n: int = 24, *, odd: bool = False) -> Path:
+    """The mixed results folder (see the module docstring); ``odd``: with odd canaries."""
     rd = root / "results"
     rng = np.random.default_rng(3)
     for i in range(n):
@@ -104,12 +109,45 @@ def build(root: Path, n: int = 24) -> Path:
     bad.write_text('{"version": 2, "results": ')
     broken = sorted((rd / "m").glob(f"{_commit(20)[:8]}-py-a.json"))[0]
     Path(sidecar_path(str(broken))).write_text("{not json")
+    if odd:
+        _odd_canaries(rd, n)
     return rd
+
+
+def _odd_canaries(rd: Path, n: int) -> None:
+    fp = {"backend": "cpu", "device_model": "cpu", "torch": "2.13"}
+    bench = [Bench(INSTR, [["'aten::mul'", "'aten::add'"]], [None, None])]
+    for k in range(3):  # every benchmark failed; the sidecar's canary was read (slow)
+        c = _commit(40 + k)
+        slow = CanaryReading("matmul", (300.0, 310.0), (305.0,))
+        write_run(str(rd), "m", c, 1_000_000 + 6 + k, bench, env_name="py-instr",
+                  record_samples=False, sidecar=_instr_sidecar("m", c, None, fp, slow))  # fmt: skip
+    for i in range(4, n):  # results that cannot be read; their sidecars can (fast canary)
+        c = _commit(i)
+        path = rd / "m" / f"{c[:8]}-py-z.json"  # sorts after the commit's readable files
+        path.write_text('{"version": 2, "results": ')
+        fast = CanaryReading("matmul", (20.0,), (20.0,))
+        sc = _instr_sidecar("m", c, None, fp, fast)
+        Path(sidecar_path(str(path))).write_text(sc.dumps())
+    # op tables the loader refuses (a canary with no reading): the sidecar is ignored
+    path = sorted((rd / "m").glob(f"{_commit(6)[:8]}-py-instr.json"))[0]
+    damaged = _instr_sidecar("m", _commit(6), None, fp, CanaryReading("matmul", (), ()))
+    Path(sidecar_path(str(path))).write_text(json.dumps(damaged.to_json()))
 
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build(tmp_path_factory.mktemp("cols"))
+
+
+@pytest.fixture(scope="module")
+def odd_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build(tmp_path_factory.mktemp("odd"), odd=True)
+
+
+@pytest.fixture(params=["mixed", "odd canaries"])
+def either(request: pytest.FixtureRequest, folder: Path, odd_folder: Path) -> Path:
+    return folder if request.param == "mixed" else odd_folder
 
 
 def assert_same(h: History, c: Columns) -> None:
@@ -154,6 +192,10 @@ def test_matrices_hold_what_the_loader_holds(folder: Path, workers: int) -> None
     (add,) = [r for r in column_series(c.machines[0])
               if r.series.op == "aten::add" and r.series.benchmark == INSTR]  # fmt: skip
     assert {_commit(i) for i in (10, 11, 14)}.isdisjoint(add.commits)
+
+
+def test_the_odd_folder_s_matrices(odd_folder: Path) -> None:
+    assert_same(load_history(odd_folder), load_columns(odd_folder, workers=1))
 
 
 def test_one_machine(folder: Path) -> None:
@@ -224,13 +266,15 @@ def test_the_loader_errors_are_the_columns_errors(folder: Path, tmp_path: Path) 
     assert str(old_dup.value) == str(new_dup.value)
 
 
-def test_sidecar_profiles_are_the_loaders(folder: Path) -> None:
-    h = load_history(folder, machine="m")
-    want = {k: v for k, v in h.profiles.items() if k[1] in {_commit(i) for i in (2, 3, 20)}}
-    got = sidecar_profiles(folder, "m", [_commit(i) for i in (2, 3, 20)])
-    # commit 20's neuronasv sidecar is intact (the broken one is py-a's)
-    assert got == want and len(got) == 3
-    assert os.path.isdir(folder)
+def test_sidecar_profiles_are_the_loaders(odd_folder: Path) -> None:
+    h = load_history(odd_folder, machine="m")
+    (mc,) = load_columns(odd_folder, machine="m", workers=1).machines
+    # the loader keeps, per commit, the last readable sidecar of a file it could read
+    assert {c for _m, c in h.profiles} == set(mc.sidecars)
+    assert list(mc.sidecars) == [c for c in mc.commits if c in mc.sidecars]  # history order
+    assert sidecar_profiles("m", mc.sidecars) == h.profiles
+    assert _commit(6) in mc.sidecars and _commit(40) in mc.sidecars
+    assert all(not p.endswith("-py-z.json") for p in mc.sidecars.values())
 
 
 def _doc(argv: list[str], out: Path) -> dict:
@@ -243,41 +287,51 @@ def _doc(argv: list[str], out: Path) -> dict:
 
 
 @pytest.mark.parametrize("window", ["50", "8"])
+@pytest.mark.parametrize("machine", ["m", None])
 def test_regressions_is_the_history_path_s_document(
-    folder: Path, tmp_path: Path, window: str
+    either: Path, tmp_path: Path, window: str, machine: str | None
 ) -> None:
     """``neuronasv regressions`` (matrices, cached search, the newest check on a history of
     the two commits and the last sidecars) against ``regressions_document`` on the whole
-    ``History`` (what ``publish --detect`` and the API still use): the same document,
-    canary (here the newest run is withheld: its canary is 60 % slow) and all."""
-    from neuronasv.analyse.acks import Acknowledgement
+    ``History`` (what ``publish --detect`` and the API still use, and what the command
+    was): the same document, with and without its cache, on one machine (the newest
+    commit compared) and on both (change points only)."""
     from neuronasv.analyse.changepoints import CPSettings
     from neuronasv.analyse.newest import newest_for, regressions_document
 
-    argv = ["regressions", "--results-dir", str(folder), "--machine", "m", "--window", window]
+    argv = ["regressions", "--results-dir", str(either), "--window", window]
+    argv += ["--machine", machine] if machine else []
+    cold = _doc(argv, tmp_path / "cold.json")
     new = _doc([*argv, "--cache-dir", str(tmp_path / "c")], tmp_path / "a.json")
     again = _doc([*argv, "--cache-dir", str(tmp_path / "c")], tmp_path / "b.json")
-    h = load_history(folder, machine="m")
+    h = load_history(either, machine=machine)
+    newest = newest_for(h, machine, None) if machine else None
     old = regressions_document(
-        h, machine="m", settings=CPSettings(window=int(window)),
-        newest=newest_for(h, "m", None, acks=[Acknowledgement("*", "*", "x")][:0]),
-    ).to_json()  # fmt: skip
+        h, machine=machine, settings=CPSettings(window=int(window)), newest=newest
+    ).to_json()
     old.pop("created")
-    assert new["change_points"] and new["findings"]
-    assert new == old == again
+    assert new["change_points"] and (new["findings"] or not machine)
+    assert new == old
+    assert cold == old and again == old
 
 
-def test_the_newest_check_is_the_history_path_s_device_health_included(folder: Path) -> None:
+def test_the_newest_check_is_the_history_path_s_device_health_included(either: Path) -> None:
+    """The newest check (its compare document carries device health, which the
+    regressions document leaves out) against ``newest_for`` on the whole ``History``:
+    the same canary readings judged, so the same decision and the same history count."""
     from neuronasv.analyse.newest import newest_for, newest_for_columns
     from neuronasv.commands.regressions import newest_loader
 
-    h = load_history(folder, machine="m")
+    h = load_history(either, machine="m")
     old = newest_for(h, "m", None, created="t")
-    columns = load_columns(folder, machine="m", workers=1)
-    new = newest_for_columns(columns, "m", None, newest_loader(str(folder), "m", None),
+    columns = load_columns(either, machine="m", workers=1)
+    new = newest_for_columns(columns, "m", None, newest_loader(str(either), "m", None),
                              created="t")  # fmt: skip
     assert old is not None and new is not None and old.doc is not None
     assert old.doc.health is not None and old.doc.health.status == "withheld"  # 60 % slow
+    # the failed runs' canaries count too (22 runs in the mixed folder, 25 with them)
+    odd = (either / "m" / f"{_commit(40)[:8]}-py-instr.json").exists()
+    assert {c.history_n for c in old.doc.health.checks} == {25 if odd else 22}
     # the same comparison; its load errors are those of the files it read (the document
     # of `regressions` takes the whole folder's, as before)
     assert new.doc is not None and new.source == old.source
