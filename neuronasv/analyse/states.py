@@ -7,8 +7,10 @@ first (:data:`STATES`): ``regression`` (an open, unacknowledged change-point reg
 re-measurement confirmed it), ``suspect`` (it regressed against its parent, not
 re-measured), ``failed`` (the benchmark failed at the newest commit), ``acknowledged``,
 ``more-work`` (the newest commit moves more bytes/FLOPs than its parent and its time was
-not decided slower), ``improved`` (latest change point an improvement, or a confirmed
-faster time at the newest commit), ``new`` (an op only the newest commit runs), ``ok``.
+not decided slower), ``more-instructions`` / ``fewer-instructions`` (an instruction-count
+series: its own exact count rose / fell; :func:`instruction_state`), ``improved`` (latest
+change point an improvement, or a confirmed faster time at the newest commit), ``new`` (an
+op only the newest commit runs), ``ok``.
 Noise is not a state: it is a level shown beside the state.
 
 The newest-commit states come from the row states analyse stored in the findings
@@ -25,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from neuronasv.analyse.exact import is_exact
 from neuronasv.format import format_delta_pct
 from neuronasv.model import ChangePoint, Finding, FindingsDocument
 
@@ -35,6 +38,7 @@ __all__ = [
     "Coverage",
     "change_text",
     "coverage_of",
+    "instruction_state",
     "newest_state",
     "series_state",
 ]
@@ -48,14 +52,16 @@ STATES = (
     "confirmed",
     "suspect",
     "more-work",
+    "more-instructions",
     "failed",
     "acknowledged",
     "improved",
+    "fewer-instructions",
     "new",
     "ok",
 )
 #: States someone has to act on (the index's "regressions only" filter, the text summary).
-ALARMS = frozenset({"regression", "confirmed", "suspect", "more-work"})
+ALARMS = frozenset({"regression", "confirmed", "suspect", "more-work", "more-instructions"})
 
 
 @dataclass(frozen=True)
@@ -122,6 +128,8 @@ def newest_state(f: Finding | None) -> str | None:
         return None
     if f.verdict == "failed":
         return "failed" if f.acknowledged is None else "acknowledged"
+    if is_exact(f.unit):
+        return instruction_state(f)
     st = f.state
     if st is None:
         return None
@@ -136,6 +144,24 @@ def newest_state(f: Finding | None) -> str | None:
     if f.verdict == "new":
         return "new"
     return None
+
+
+def instruction_state(f: Finding) -> str | None:
+    """The state of an instruction-count finding, on its own axis: its count's sign.
+
+    ``more-instructions`` / ``fewer-instructions`` where head's exact count is above /
+    below base's (``acknowledged`` for more, when acknowledged), ``new`` for a series only
+    head counts, None for the same count or a count the pass found not deterministic
+    (``noisy``: not judged). Never a work or time word: the workload's work axis
+    (``Finding.state.work``) says nothing about this one count's direction.
+    """
+    if f.verdict == "new":
+        return "new"
+    if f.verdict == "noisy" or f.base is None or f.head is None or f.head == f.base:
+        return None
+    if f.head > f.base:
+        return "more-instructions" if f.acknowledged is None else "acknowledged"
+    return "fewer-instructions"
 
 
 def series_state(cps: Sequence[ChangePoint], newest: Finding | None) -> str:

@@ -225,3 +225,93 @@ def test_op_charts_with_traces_and_fractions_of_peak_render_without_console_erro
     png = tmp_path / "t.png"
     assert browser.render(page.as_uri(), png, height=1400) == []
     assert (_pixels(png).sum(axis=2) < 300).sum() > 1000  # text and charts drawn
+
+
+# -- charts: one unit per chart, distinct legend colours, axis labels drawn whole ---------
+
+
+_CHART_PROBE = """<script>
+// runs before site.js: record every text drawn on a canvas (tick labels, axis titles)
+window.__drawn = [];
+var fill = CanvasRenderingContext2D.prototype.fillText;
+CanvasRenderingContext2D.prototype.fillText = function (t, x, y) {
+  var m = this.getTransform();
+  window.__drawn.push({ t: String(t), x: m.a * x + m.c * y + m.e, align: this.textAlign,
+                        w: this.measureText(t).width, rotated: m.b !== 0 });
+  return fill.apply(this, arguments);
+};
+window.addEventListener("load", function () { setTimeout(function () {
+  var out = { stacks: [], drawn: window.__drawn };
+  Array.prototype.forEach.call(document.querySelectorAll('[id^="chart-stack-"]'), function (n) {
+    out.stacks.push(Array.prototype.map.call(
+      n.querySelectorAll(".u-legend .u-series .u-marker"),
+      function (m) { return getComputedStyle(m).backgroundColor; }).filter(function (c) {
+        return c !== "rgba(0, 0, 0, 0)"; }));
+  });
+  console.log("NASV-PROBE " + JSON.stringify(out));
+}, 500); });
+</script>"""
+
+
+def test_charts_keep_units_apart_with_distinct_colours_and_whole_axis_labels(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """Issue 28: the stacked chart mixed instruction counts with times, its y axis read
+    "…structions" and legend colours repeated. A workload with 14 timed ops and 3 counted
+    ones: a time stack of 11 coloured ops and one grey "3 other ops" layer (12 distinct
+    colours), an instruction stack of its own, axis titles "device time" and
+    "instructions per iteration", and every tick label narrower than its axis."""
+    import json
+    import re
+
+    from neuronasv.model import SeriesId
+    from neuronasv.publish.sitedata import MachineData, SeriesInfo, SiteData
+    from neuronasv.publish.workload import OTHER_COLOUR, PALETTE
+
+    rng = np.random.default_rng(3)
+    series, rows = [], []
+    for kind, unit, ops, level in (("devtime", "seconds", 14, 50e-6),
+                                   ("instr", "instructions", 3, 1_500_000.0)):  # fmt: skip
+        for i in range(-1, ops):
+            op = None if i < 0 else f"aten::op{i:02d}"
+            params = ("'4x8'", "'float32'", *((f"'{op}'",) if op else ()))
+            sid = SeriesId(f"b.w.{kind}_{'op' if op else 'total'}", params, "w", "4x8",
+                           "float32", op)  # fmt: skip
+            series.append(SeriesInfo("py", sid, unit))
+            scale = level * (ops if op is None else 1) / (1 + (i if i >= 0 else 0))
+            rows.append(scale * np.exp(rng.normal(0, 0.05, 30)))
+    value = np.array(rows)
+    band = np.where([[s.unit == "seconds"] for s in series], value, np.nan).astype(np.float32)
+    md = MachineData("m", [f"{i:040x}" for i in range(30)],
+                     np.arange(30, dtype=np.int64) * 3_600_000 + 1_790_000_000_000,
+                     series, value, band * 0.97, band * 1.03)  # fmt: skip
+    out = tmp_path / "site"
+    publish_site(SiteData([md]), out, options=PublishOptions(now=NOW))
+    page = next((out / "m").rglob("*.html"))
+    probe = page.with_name("probe.html")
+    probe.write_text(page.read_text().replace("</head>", _CHART_PROBE + "</head>"))
+    console = browser.render(probe.as_uri(), tmp_path / "c.png", height=2400)
+    got = [m.group(1) for line in console if (m := re.search(r"NASV-PROBE (\{.*\})", line))]
+    assert got and not [c for c in console if "NASV-PROBE" not in c], console
+    res = json.loads(got[0].replace('\\"', '"'))
+    time_stack, instr_stack = res["stacks"]
+    assert len(time_stack) == len(set(time_stack)) == len(PALETTE) + 1  # 11 ops + "other"
+    assert len(instr_stack) == len(set(instr_stack)) == 3
+
+    def rgb(hex_colour: str) -> str:
+        r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+        return f"rgb({r}, {g}, {b})"
+
+    assert set(time_stack) == {rgb(c) for c in (*PALETTE, OTHER_COLOUR)}
+    drawn = res["drawn"]
+    texts = {d["t"] for d in drawn}
+    assert {"device time", "instructions per iteration"} <= texts  # the axes' titles
+    meta = json.loads(
+        re.search(r'id="meta">(.*?)</script>', page.read_text(), re.S).group(1)  # type: ignore[union-attr]
+    )
+    ticks = {t for r in meta["rows"] + meta["stacks"] if r["y"] for t in r["y"]["labels"]}
+    assert ticks <= texts and "1,500,000" in ticks  # every digit of a count, drawn
+    # a value label is drawn right-aligned against its axis: whole when its left end is
+    # inside the canvas (the old axis cut "1,500,000 instructions" to "…structions")
+    cut = [d for d in drawn if d["t"] in ticks and d["align"] == "right" and d["x"] - d["w"] < 0]
+    assert not cut, cut

@@ -57,7 +57,7 @@ def _sign(text: str) -> float:
     return float(m.group(1)) if m else 0.0
 
 
-ROW = re.compile(r'data-state="([\w-]+)"[^>]*>.*?<td class="num chg[^"]*">([^<]*)</td>', re.S)
+ROW = re.compile(r'data-state="([\w-]+)"[^>]*>.*?<td class="num chg[^"]*">([^<]*)', re.S)
 
 
 @pytest.mark.parametrize("seed", range(6))
