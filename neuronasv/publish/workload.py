@@ -174,7 +174,9 @@ def _add_stack(gs: GroupSeries, g: Group, axis: str, title: str) -> None:
     gs.stacks.append(Stack(title, gs.units[ops[0]], tuple(layers)))
 
 
-def _y_axis(lo: float, hi: float, unit: str, *, from_zero: bool = False) -> dict[str, Any] | None:
+def _y_axis(
+    lo: float, hi: float, unit: str, *, from_zero: bool = False, count: int = 5
+) -> dict[str, Any] | None:
     """A chart's fixed value axis: padded range, 1-2-5 ticks and their labels, title."""
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return None
@@ -185,7 +187,7 @@ def _y_axis(lo: float, hi: float, unit: str, *, from_zero: bool = False) -> dict
     hi_p = hi + pad
     if lo >= 0 and lo_p < 0:
         lo_p = 0.0  # a count or a time never goes below zero
-    ticks, labels, title = axis_ticks(lo_p, hi_p, unit)
+    ticks, labels, title = axis_ticks(lo_p, hi_p, unit, count=count)
     return {
         "min": lo_p,
         "max": hi_p,
@@ -197,12 +199,12 @@ def _y_axis(lo: float, hi: float, unit: str, *, from_zero: bool = False) -> dict
     }
 
 
-def _band_axis(gs: GroupSeries, pos: int) -> dict[str, Any] | None:
+def _band_axis(gs: GroupSeries, pos: int, count: int) -> dict[str, Any] | None:
     block = np.concatenate([gs.v[pos], gs.q1[pos], gs.q3[pos]])
     fin = block[np.isfinite(block)]
     if not fin.size:
         return None
-    return _y_axis(float(fin.min()), float(fin.max()), gs.units[pos])
+    return _y_axis(float(fin.min()), float(fin.max()), gs.units[pos], count=count)
 
 
 def _stack_axis(gs: GroupSeries, st: Stack) -> dict[str, Any] | None:
@@ -230,7 +232,10 @@ def _row_meta(gs: GroupSeries, g: Group, v: View, cps: CPIndex, col: dict[str, i
         "label": gs.labels[pos],
         "unit": gs.units[pos],
         "axis": axis_of(gs.units[pos]),
-        "y": _band_axis(gs, pos),
+        # the totals' charts are tall (about 5 ticks), each op's small (about 3)
+        "y": _band_axis(gs, pos, 5 if r is not None and r in (g.total, g.instr_total) else 3),
+        # quartiles recorded (an exact count has none): the chart draws the band
+        "band": bool(np.isfinite(gs.q1[pos]).any()),
     }
     if r is None:  # a stack's "other" layer: drawn, never a chart of its own
         meta.update({"kind": "other", "total": False, "state": "", "marks": [], "y": None})

@@ -142,13 +142,14 @@
     // previous one is left out so short histories do not repeat the same date.
     return {
       incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000],
+      space: 90,  // a date label is about 70 px wide: ticks no closer, labels never overlap
       values: function (u, splits) {
         var prev = null;
         var first = d.dates[Math.max(0, Math.round(u.scales.x.min || 0))] || "";
         var last = d.dates[Math.min(d.dates.length - 1, Math.round(u.scales.x.max || 0))] || "";
         var sameDay = first !== "" && first.slice(0, 10) === last.slice(0, 10);
         return splits.map(function (i) {
-          if (i !== Math.round(i)) return "";
+          if (i !== Math.round(i) || i < 0 || i >= d.dates.length) return "";  // the margins
           var t = d.dates[i] || "";
           var label = t ? (sameDay ? t : t.slice(0, 10)) : "#" + i;
           if (label === prev) return "";
@@ -205,22 +206,26 @@
     var row = meta.rows[r];
     if (!row.y) { node.appendChild(el("p", null, "No values recorded.")); return null; }
     var y = yAxis(row.y);
+    // a series with one measurement (a new op) is drawn as a point, never an empty chart
+    var median = { label: row.label + (row.peak ? " · " + row.peak : ""), stroke: "#1f4e79", width: 1.5, spanGaps: false, points: { show: finiteCount(d.v[r]) < 2, size: 8, fill: "#1f4e79" }, value: text(d.vt[r]) };
+    var series = [commitCell(d)], data = [d.x], bands = [];
+    if (row.band) {  // quartiles recorded (an exact count has none)
+      series.push({ label: "IQR low", stroke: "rgba(78,121,167,0.25)", width: 0, points: { show: false }, value: text(d.lot[r]) },
+                  { label: "IQR high", stroke: "rgba(78,121,167,0.25)", width: 0, points: { show: false }, value: text(d.hit[r]) });
+      data.push(d.lo[r], d.hi[r]);
+      bands.push({ series: [2, 1], fill: "rgba(78,121,167,0.22)" });
+    }
+    series.push(median);
+    data.push(d.v[r]);
     var opts = {
       width: width(node), height: height,
       scales: { x: X_SCALE, y: y.scale },
       axes: [xAxis(d), y.axis],
-      series: [
-        commitCell(d),
-        { label: "IQR low", stroke: "rgba(78,121,167,0.25)", width: 0, points: { show: false }, value: text(d.lot[r]) },
-        { label: "IQR high", stroke: "rgba(78,121,167,0.25)", width: 0, points: { show: false }, value: text(d.hit[r]) },
-        // a series with one measurement (a new op) is drawn as a point, never an empty chart
-        { label: row.label + (row.peak ? " · " + row.peak : ""), stroke: "#1f4e79", width: 1.5, spanGaps: false, points: { show: finiteCount(d.v[r]) < 2, size: 8, fill: "#1f4e79" }, value: text(d.vt[r]) }
-      ],
-      bands: [{ series: [2, 1], fill: "rgba(78,121,167,0.22)" }],
+      series: series, bands: bands,
       plugins: [markersPlugin(marksOf(meta, [r]), ringsOf(meta, d, r))],
       cursor: { drag: { x: true, y: false } }
     };
-    var u = new uPlot(opts, [d.x, d.lo[r], d.hi[r], d.v[r]], node);
+    var u = new uPlot(opts, data, node);
     u.over.addEventListener("click", function () { if (u.cursor.idx !== null && u.cursor.idx !== undefined) onPick(u.cursor.idx); });
     return u;
   }
