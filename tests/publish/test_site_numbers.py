@@ -91,6 +91,17 @@ def machine(rng: random.Random, commits: int = 24) -> MachineData:
     )
 
 
+def row(sid: SeriesId, verdict: str, unit: str, base: float | None, head: float | None,
+        **fields: Any) -> Finding:  # fmt: skip
+    """One row whose estimate is ``base`` → ``head``: Δ = head/base − 1 (its CI ±10 %)."""
+    ratio = head / base if base and head is not None else None
+    return Finding(
+        sid, verdict, unit, base, head,  # type: ignore[arg-type]
+        ratio=ratio, ci_low=ratio * 0.9 if ratio else None,
+        ci_high=ratio * 1.1 if ratio else None, n_base=10 if base else 0, n_head=10, **fields,
+    )  # fmt: skip
+
+
 def document(md: MachineData, rng: random.Random) -> FindingsDocument:
     findings = []
     for s in md.series:
@@ -108,24 +119,12 @@ def document(md: MachineData, rng: random.Random) -> FindingsDocument:
                 "unchanged" if head == base else ("regression" if head > base else "improvement")
             )
         if s.series.op is not None and rng.random() < 0.1:
-            findings.append(Finding(s.series, "new", s.unit, None, head))
+            findings.append(row(s.series, "new", s.unit, None, head))
             continue
         findings.append(
-            Finding(
-                s.series,
-                verdict,
-                s.unit,
-                base,
-                head,  # type: ignore[arg-type]
-                ratio=head / base,  # the estimate's Δ: head/base - 1 of its own numbers
-                ci_low=head / base * 0.9,
-                ci_high=head / base * 1.1,
-                p_value=rng.random() / 10,
-                n_base=10,
-                n_head=10,
-                confirmed=rng.choice((None, True, False)),
-            )
-        )
+            row(s.series, verdict, s.unit, base, head, p_value=rng.random() / 10,
+                confirmed=rng.choice((None, True, False)))
+        )  # fmt: skip
     settings: dict[str, Any] = {"confirm": "ABAB, 3 rounds"} if rng.random() < 0.5 else {}
     # a workload whose work grew (a new op carrying bytes): its rows' work axis says "more",
     # whatever each instruction count's own sign (the issue's `aten::add` -39 % "more-work")
@@ -432,10 +431,8 @@ def test_an_instruction_count_is_never_badged_with_a_work_word(tmp_path: Path) -
             RunRef(md.commits[-2], md.name),
             RunRef(md.commits[-1], md.name),
             findings=(
-                Finding(md.series[add].series, "improvement", "instructions", 15073.0, 9206.0,
-                        ratio=9206 / 15073),
-                Finding(md.series[tot].series, "regression", "instructions", 96045.0,
-                        104652.0, ratio=104652 / 96045),
+                row(md.series[add].series, "improvement", "instructions", 15073.0, 9206.0),
+                row(md.series[tot].series, "regression", "instructions", 96045.0, 104652.0),
             ),
         )
     )  # fmt: skip
