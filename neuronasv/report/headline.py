@@ -39,7 +39,7 @@ def _calls(c: OpContribution) -> str:
         return f" (removed, was {n(c.calls_base)} calls)"
     if c.calls_base != c.calls_head:
         return f" ({n(c.calls_base)}→{n(c.calls_head)} calls)"
-    return f" ({n(c.calls_head)} calls)"
+    return f" ({n(c.calls_head)} call{'' if c.calls_head == 1 else 's'})"
 
 
 def headline(finding: Finding) -> str:

@@ -91,8 +91,8 @@ def _kind_line(k: WarningKind, examples: int = 2) -> str:
 def _setting(value: object) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(map(str, value))
-    if isinstance(value, Mapping):
-        return ", ".join(f"{k} {_setting(v)}" for k, v in value.items())
+    if isinstance(value, Mapping):  # sorted: a document read back has its keys sorted
+        return ", ".join(f"{k} {_setting(value[k])}" for k in sorted(value, key=str))
     if isinstance(value, float):
         return f"{value:.3g}"
     return str(value)
