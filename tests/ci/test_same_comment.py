@@ -90,3 +90,36 @@ def test_the_privileged_comment_is_the_comment_of_the_same_artifact(
     assert "slower" in posted and "confirmed" in posted
     assert "more instructions (+40,000 per iteration, +40 %), exact" in posted
     assert "1.21e+04" not in posted and "unit" not in posted.split("<details>")[0]
+
+
+def _edit_result(results: Path, commit: str, bench: str, value: object) -> None:
+    """Set the first value of ``bench`` in ``commit``'s results file (asv's JSON)."""
+    (path,) = [p for p in results.rglob(f"{commit[:8]}-*.json")]
+    data = json.loads(path.read_text())
+    cols = data["result_columns"]
+    row = data["results"][bench]
+    row[cols.index("result")][0] = value
+    if "samples" in cols and row[cols.index("samples")][0] is not None:
+        row[cols.index("samples")][0] = [value]
+    path.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("value", [-5.0, 140_000.5, 1e16])
+def test_an_instruction_count_out_of_range_is_refused_never_posted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: float
+) -> None:
+    """Issue 28: a negative count in an artifact was posted ("more work"). A count is a whole
+    number in range in every reader, the privileged one included: exit 9, nothing sent."""
+    monkeypatch.chdir(tmp_path)
+    art, _ = write_artifact(tmp_path / "artifact")
+    _edit_result(art / "results", HEAD, "toy.Suite.instr_total", value)
+    out = tmp_path / "requests.json"
+    with FakeGitHubCI(tokens={TOKEN: "github-actions[bot]"}, repo=REPO) as gh:
+        gh.add_pull(7, HEAD)
+        for k, v in {"GITHUB_API_URL": gh.url, "GITHUB_REPOSITORY": REPO,
+                     "GITHUB_SERVER_URL": SERVER, "GITHUB_TOKEN": TOKEN}.items():  # fmt: skip
+            monkeypatch.setenv(k, v)
+        rc = pr_comment.main(["--artifact", str(art), "--event", str(_event(tmp_path)),
+                              "--dry-run", "--out", str(out)])  # fmt: skip
+        assert gh.comments(7) == []
+    assert rc == 9 and not out.exists()
