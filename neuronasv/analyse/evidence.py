@@ -39,6 +39,7 @@ from typing import Literal
 from neuronasv.model import OpProfile, WorkChange, WorkloadProfile
 from neuronasv.model.findings import WorkKind
 from neuronasv.samples import median
+from neuronasv.units import US, is_time
 
 __all__ = [
     "Direction",
@@ -99,7 +100,7 @@ def work_changes(
     Returns:
         Changes sorted by (workload, shape, dtype, op).
     """
-    k = 1e-6 if unit == "seconds" else 1.0
+    k = US if is_time(unit) else 1.0
     heads = {(p.name, p.shape, p.dtype): p for p in head_profiles}
     out: list[WorkChange] = []
     for bp in base_profiles:
