@@ -65,7 +65,6 @@ __all__ = [
     "carried_direction",
     "change_text",
     "ci_beside_time",
-    "count_axis",
     "coverage_of",
     "fired_rules",
     "newest_state",
@@ -275,13 +274,6 @@ def ci_beside_time(f: Finding) -> Literal["decision", "unadjusted", "beyond zero
     if lo <= 0.0 <= hi:
         return "decision"
     return "unadjusted" if st.time == "undecided" else "beyond zero"
-
-
-def count_axis(base: float | None, head: float | None) -> InstructionAxis:
-    """The instruction axis of two counts (``uncounted`` when a side has none)."""
-    if base is None or head is None:
-        return "uncounted"
-    return "more" if head > base else "fewer" if head < base else "same"
 
 
 # --------------------------------------------------------------------------- row states
