@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from neuronasv.analyse.exact import is_exact
-from neuronasv.format import format_delta_pct, format_pair, format_value
+from neuronasv.format import format_delta_pct, format_pair, format_value, plural
 from neuronasv.model import Finding
 
 __all__ = ["ASV_SOURCE", "Compared", "compared_of", "estimate_of"]
@@ -60,17 +59,14 @@ class Compared:
 
 
 def estimate_of(f: Finding) -> tuple[float | None, float | None, float | None, str]:
-    """``(base, head, ratio, source)`` of a finding: the values every view prints as they are.
+    """``(base, head, ratio, source)`` of a finding's :class:`~neuronasv.model.Estimate`:
+    the values every view prints as they are.
 
-    The one reader of the estimate on the site; Δ is ``format_delta_pct(ratio)``.
+    The one reader of the estimate on the site; Δ is ``format_delta_pct(ratio)`` and
+    ``ratio`` is ``head / base`` of the printed values, by the estimate's definition.
     """
-    if is_exact(f.unit):
-        source = "exact count"
-    elif f.state is not None:
-        source = f.state.source
-    else:
-        source = "rounds" if f.from_rounds else "first run"
-    return f.base, f.head, f.ratio, source
+    e = f.estimate
+    return e.base, e.head, e.ratio, e.source
 
 
 def _source_text(f: Finding, source: str) -> str:
@@ -78,6 +74,8 @@ def _source_text(f: Finding, source: str) -> str:
         return "exact count (callgrind)"
     n = f"{f.n_base} + {f.n_head} samples"
     if source == "rounds":
+        rounds = f.estimate.rounds
+        n = f"{plural(rounds, 'round')}, {n}" if rounds else n
         return f"the comparison's interleaved rounds ({n})"
     return f"the comparison of the two runs ({n}), not re-measured"
 

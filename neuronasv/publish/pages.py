@@ -16,7 +16,6 @@ from datetime import datetime
 
 import numpy as np
 
-from neuronasv.analyse.exact import is_exact
 from neuronasv.analyse.states import ALARMS, STATES, Coverage
 from neuronasv.format import format_delta_pct, format_value, pct_number
 from neuronasv.model import ChangePoint, Finding, FindingsDocument, SeriesId
@@ -26,6 +25,7 @@ from neuronasv.publish.compared import Compared
 from neuronasv.publish.render import h, sparkline_svg
 from neuronasv.publish.sitedata import MachineData, SiteData
 from neuronasv.samples import NOISE_THRESHOLD
+from neuronasv.units import is_exact
 
 __all__ = [
     "FLAGGED",
@@ -222,7 +222,7 @@ def _newest_html(v: View, commit_link: Callable[[str], str]) -> str:
                 counts[st] = counts.get(st, 0) + 1
         how = (
             "re-measured by <code>neuronasv confirm</code>"
-            if any(f.state is not None and f.state.source == "rounds" for f in nw.doc.findings)
+            if any(f.remeasured for f in nw.doc.findings)
             else "single run, not re-measured"
         )
         said = " ".join(

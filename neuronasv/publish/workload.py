@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from neuronasv.analyse.exact import is_exact
 from neuronasv.format import TIME_UNITS, axis_ticks
 from neuronasv.model.profile import module_series_path
 from neuronasv.publish import render
@@ -42,6 +41,7 @@ from neuronasv.publish.pages import (
 )
 from neuronasv.publish.render import h, script_json
 from neuronasv.report.rowwords import state_words
+from neuronasv.units import is_exact
 
 __all__ = [
     "OTHER_COLOUR",

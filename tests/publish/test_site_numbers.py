@@ -38,12 +38,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from neuronasv.analyse.rowstate import with_states
+from neuronasv.analyse.states import time_axis, with_states
 from neuronasv.format import format_value
 from neuronasv.model import Finding, FindingsDocument, RunRef, SeriesId, WorkChange
 from neuronasv.publish import PublishOptions, publish_site
 from neuronasv.publish.sitedata import MachineData, SeriesInfo, SiteData
 from neuronasv.report.markdown import render_comment
+from tests.builders import finding
 
 from .test_site import NOW
 
@@ -91,14 +92,34 @@ def machine(rng: random.Random, commits: int = 24) -> MachineData:
     )
 
 
-def row(sid: SeriesId, verdict: str, unit: str, base: float | None, head: float | None,
-        **fields: Any) -> Finding:  # fmt: skip
-    """One row whose estimate is ``base`` → ``head``: Δ = head/base − 1 (its CI ±10 %)."""
+#: The generator's time decisions as the row's time axis (:func:`time_axis` agrees them
+#: with the printed Δ's sign, as analyse does).
+_OUTCOMES = {"regression": "slower", "improvement": "faster", "noisy": "undecided",
+             "unchanged": "noise"}  # fmt: skip
+
+
+def row(sid: SeriesId, outcome: str, unit: str, base: float | None, head: float | None,
+        *, confirmed: bool | None = None, **fields: Any) -> Finding:  # fmt: skip
+    """One row as analyse writes it: its estimate is ``base`` → ``head`` (Δ = head/base − 1,
+    its CI ±10 %; ``rounds`` when ``confirmed`` is not None), its state the decision
+    ``outcome`` on its own axis (an instruction row: its count's sign; ``new``: head only)."""
     ratio = head / base if base and head is not None else None
-    return Finding(
-        sid, verdict, unit, base, head,  # type: ignore[arg-type]
-        ratio=ratio, ci_low=ratio * 0.9 if ratio else None,
-        ci_high=ratio * 1.1 if ratio else None, n_base=10 if base else 0, n_head=10, **fields,
+    if outcome == "new":
+        return finding(sid, "new", unit=unit, base=None, head=head,
+                       n=(0, 1 if unit == "instructions" else 10),
+                       source="exact count" if unit == "instructions" else "first run",
+                       **fields)  # fmt: skip
+    if unit == "instructions":
+        assert base is not None and head is not None
+        axis = "more" if head > base else "fewer" if head < base else "same"
+        return finding(sid, unit=unit, base=base, head=head, n=(1, 1), source="exact count",
+                       instructions=axis, **fields)  # fmt: skip
+    time = time_axis(_OUTCOMES[outcome], ratio)  # type: ignore[arg-type]
+    return finding(
+        sid, unit=unit, base=base, head=head,
+        ci=(ratio * 0.9, ratio * 1.1) if ratio else None, n=(10 if base else 0, 10),
+        source="first run" if confirmed is None else "rounds", time=time,
+        confirmed=bool(confirmed) and time in ("slower", "faster"), **fields,
     )  # fmt: skip
 
 
@@ -352,8 +373,8 @@ def _raw_head(real: Callable[..., Any]) -> Callable[..., Any]:
 
     def broken(f: Finding, base_col: int | None, head_col: int, raw_base: Any = None,
                raw_head: Any = None) -> Any:  # fmt: skip
-        return real(replace(f, head=raw_head if raw_head is not None else f.head),
-                    base_col, head_col, raw_base, raw_head)  # fmt: skip
+        est = replace(f.estimate, head=raw_head if raw_head is not None else f.head)
+        return real(replace(f, estimate=est), base_col, head_col, raw_base, raw_head)
 
     return broken
 
