@@ -316,3 +316,101 @@ def test_charts_keep_units_apart_with_distinct_colours_and_whole_axis_labels(
     # inside the canvas (the old axis cut "1,500,000 instructions" to "…structions")
     cut = [d for d in drawn if d["t"] in ticks and d["align"] == "right" and d["x"] - d["w"] < 0]
     assert not cut, cut
+
+
+# -- the numbers a reader sees are the comment's (issue 28: 194 µs on the page, 155 µs in
+# -- the comment) -------------------------------------------------------------------------
+
+
+_NUMBERS_PROBE = """<script>
+window.addEventListener("load", function () { setTimeout(function () {
+  function cells(tr) { return Array.prototype.map.call(tr.children, function (c) {
+    return c.innerText.trim(); }); }
+  var out = { details: [], titles: [], index: [] };
+  var box = document.getElementById("details");
+  if (box) Array.prototype.forEach.call(box.querySelectorAll("tr"), function (tr) {
+    out.details.push(cells(tr)); });
+  out.head = box ? box.querySelector("strong").innerText : "";
+  Array.prototype.forEach.call(document.querySelectorAll("#ops h3"), function (h) {
+    out.titles.push(h.innerText); });
+  Array.prototype.forEach.call(document.querySelectorAll("tbody.wl tr"), function (tr) {
+    out.index.push(cells(tr)); });
+  console.log("NASV-PROBE " + JSON.stringify(out));
+}, 300); });
+</script>"""
+
+
+def _probe(browser: Browser, page: Path, png: Path) -> dict:  # type: ignore[type-arg]
+    import json
+    import re
+
+    probe = page.with_name("probe-numbers.html")  # same folder: the same asset paths
+    probe.write_text(page.read_text().replace("</body>", _NUMBERS_PROBE + "</body>"))
+    console = browser.render(probe.as_uri(), png, height=1200)
+    got = [m.group(1) for line in console if (m := re.search(r"NASV-PROBE (\{.*\})", line))]
+    assert got and not [c for c in console if "NASV-PROBE" not in c], console
+    res = json.loads(got[0].replace('\\"', '"'))
+    assert isinstance(res, dict)
+    return res
+
+
+def test_a_reader_sees_the_comments_numbers_not_the_first_run(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """The issue's row: asv's result of the newest commit's run is 194 µs, the comparison
+    (interleaved rounds) says 86.1 µs → 155 µs, +80 %, and so does the comment. In the
+    browser — the commit details the page opens on, each op's title, the index's cells —
+    every figure is the comment's; 194 µs appears only named as asv's own result."""
+    from neuronasv.analyse.states import with_states
+    from neuronasv.model import RunRef, SeriesId
+    from neuronasv.publish.sitedata import MachineData, SeriesInfo, SiteData
+    from neuronasv.report.markdown import render_comment
+
+    from .readback import comment_triples
+
+    def sid(op: str | None) -> SeriesId:
+        params = ("'2x128x512'", "'bfloat16'", *((f"'{op}'",) if op else ()))
+        bench = f"b.rmsnorm.naive.devtime_{'op' if op else 'total'}"
+        return SeriesId(bench, params, "rmsnorm.naive", "2x128x512", "bfloat16", op)
+
+    series = [SeriesInfo("py", sid(op), "seconds") for op in (None, "aten::mul")]
+    rng = np.random.default_rng(28)
+    value = np.array([level * np.exp(rng.normal(0, 0.03, 20)) for level in (88e-6, 21e-6)])
+    value[0, -1], value[1, -1] = 194e-6, 47.3e-6  # asv's first run of the newest commit
+    md = MachineData("m", [f"{i:040x}" for i in range(20)],
+                     np.arange(20, dtype=np.int64) * 3_600_000 + 1_790_000_000_000,
+                     series, value, (value * 0.97).astype(np.float32),
+                     (value * 1.03).astype(np.float32))  # fmt: skip
+    doc = with_states(
+        FindingsDocument(
+            "compare", RunRef(md.commits[-2], "m"), RunRef(md.commits[-1], "m"),
+            findings=(
+                finding(sid(None), base=86.1e-6, head=155e-6, ci=(1.6, 2.0), n=(30, 30),
+                        source="rounds", time="slower", confirmed=True),
+                finding(sid("aten::mul"), base=20.9e-6, head=35.2e-6, ci=(1.5, 1.9),
+                        n=(10, 10), time="slower"),
+            ),
+            settings={"confirm": "ABAB, 3 rounds"},
+        )
+    )  # fmt: skip
+    comment = comment_triples(render_comment(doc))
+    title = "rmsnorm.naive 2x128x512 bfloat16"
+    total, mul = comment[(title, None, "time")], comment[(title, "aten::mul", "time")]
+    assert total == ("86.1 µs", "155 µs", "+80 %") and mul[1] == "35.2 µs"
+    out = tmp_path / "site"
+    publish_site(SiteData([md]), out, findings=doc, options=PublishOptions(now=NOW))
+    page = next((out / "m").rglob("*.html"))
+    res = _probe(browser, page, tmp_path / "w.png")
+    assert res["head"].startswith("Commit #19")  # the page opens on the newest commit
+    rows = {r[0]: r[1:] for r in res["details"]}
+    for label, (base, head, change) in (("total", total), ("aten::mul", mul)):
+        value_cell, source = rows[label]
+        assert value_cell == head, (label, rows[label])
+        assert f"{base} → {head}, {change}" in source, (label, source)
+    assert "asv's own result of this run: 194 µs" in rows["total"][1]
+    assert not [r for r in res["details"] if r[1] == "194 µs"]
+    mul_title = next(t for t in res["titles"] if t.startswith("aten::mul "))
+    assert f" {mul[2]} vs parent" in mul_title, mul_title
+    idx = _probe(browser, out / "index.html", tmp_path / "i.png")
+    lead = next(r for r in idx["index"] if title in r[1] or "total" in r[1])
+    assert lead[2] == "155 µs" and lead[3] == "+80 % from 86.1 µs", lead

@@ -315,6 +315,10 @@ def test_index_leads_with_workloads_and_states_come_from_the_newest_commit(
     assert states[md.series[ops[-1]].series.op] == ("confirmed", "+2300 %")
     assert meta["newest"] == {"index": len(md.commits) - 1, "parent": len(md.commits) - 2}
     assert all(set(r["noise"]) == {"cls", "text", "title"} for r in meta["rows"])
+    # and the numbers are the comparison's, as the comment prints them (not asv's run)
+    from .readback import against_the_comment
+
+    assert against_the_comment(tmp_path, newest, at_least=2) == []
     regs = (tmp_path / "regressions.html").read_text()
     assert regs.count('<tr data-state="confirmed" data-alarm="1">') == 1
     assert regs.count('<tr data-state="suspect" data-alarm="1">') == 1

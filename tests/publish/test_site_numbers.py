@@ -25,8 +25,6 @@ asv's values): ``test_the_checks_catch_a_broken_renderer``.
 
 from __future__ import annotations
 
-import html
-import json
 import math
 import random
 import re
@@ -43,9 +41,20 @@ from neuronasv.format import format_value
 from neuronasv.model import Finding, FindingsDocument, RunRef, SeriesId, WorkChange
 from neuronasv.publish import PublishOptions, publish_site
 from neuronasv.publish.sitedata import MachineData, SeriesInfo, SiteData
-from neuronasv.report.markdown import render_comment
 from tests.builders import finding
 
+from .readback import (
+    Key,
+    Triple,
+    against_the_comment,
+    data_files,
+    index_triples,
+    key_of,
+    page_meta,
+    page_triples,
+    parse_value,
+    value_at,
+)
 from .test_site import NOW
 
 SEEDS = range(24)
@@ -56,7 +65,6 @@ TIMES = (
     28.1e-6, 0.95e-6, 432e-9, 2.5e-3, 1.5,
 )  # fmt: skip
 RATIOS = (1.0, 1.0004, 0.9996, 1.8, 0.6, 1.05, 0.95, 24.0, 0.04, 1.011)
-Key = tuple[str, str | None, str]  # (group title, op or None for the total, axis)
 
 
 # --- generated history and document ---------------------------------------------------
@@ -166,148 +174,27 @@ def document(md: MachineData, rng: random.Random) -> FindingsDocument:
     )
 
 
-# --- reading numbers back --------------------------------------------------------------
-
-_TIME = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}
-
-
-def parse_value(text: str) -> tuple[float, float]:
-    """``87.0 µs`` -> (8.70e-05, half a unit of its last digit); instructions likewise."""
-    m = re.fullmatch(r"([0-9,]+(?:\.([0-9]+))?) (s|ms|µs|ns|instructions)", text.strip())
-    assert m, f"not a printed value: {text!r}"
-    x = float(m.group(1).replace(",", ""))
-    half = 0.5 * 10.0 ** -len(m.group(2) or "")
-    f = 1.0 if m.group(3) == "instructions" else _TIME[m.group(3)]
-    return x * f, half * f
-
-
-def parse_delta(text: str) -> tuple[float, float]:
-    m = re.fullmatch(r"([+-][0-9]+(?:\.([0-9]+))?) %", text.strip())
-    assert m, f"not a printed Δ: {text!r}"
-    return float(m.group(1)) / 100, 0.5 * 10.0 ** -len(m.group(2) or "") / 100
-
-
-def delta_problem(base: str, head: str, delta: str) -> str | None:
-    """None when Δ = head/base − 1 within the precision the three texts are printed at."""
-    (b, eb), (h, eh), (d, ed) = parse_value(base), parse_value(head), parse_value_or(delta)
-    lo = (h - eh) / (b + eb) - 1 if b + eb > 0 else -math.inf
-    hi = (h + eh) / (b - eb) - 1 if b - eb > 0 else math.inf
-    if d + ed < lo - 1e-12 or d - ed > hi + 1e-12:
-        return f"{base} → {head} is {lo:+.4%}…{hi:+.4%}, printed {delta}"
-    return None
-
-
-def parse_value_or(delta: str) -> tuple[float, float]:
-    return parse_delta(delta)
-
-
-Triple = tuple[str, str, str]
-
-
-def comment_triples(comment: str) -> dict[Key, Triple]:
-    """(group, op, axis) -> (base, head, Δ) from the comment's per-series table."""
-    out: dict[Key, Triple] = {}
-    for line in comment.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) < 4 or " → " not in cells[2] or not cells[0].startswith("`"):
-            continue
-        base, head = cells[2].split(" → ")
-        if base == "n/a" or head == "n/a":
-            continue
-        op = None if cells[1] == "_total_" else cells[1].strip("`")
-        axis = "instr" if head.endswith("instructions") else "time"
-        out[(cells[0].strip("`"), op, axis)] = (base, head, cells[3].strip("*"))
-    return out
-
-
-def _text(fragment: str) -> str:
-    return html.unescape(re.sub(r"<[^>]+>", "", fragment)).strip()
-
-
-def _key(title: str, label: str) -> Key:
-    label = label.replace("\u2003", "").strip()
-    axis = "time"
-    if label.endswith(" (instructions)"):
-        label, axis = label[: -len(" (instructions)")], "instr"
-    return (title, None if label == "total" else label, axis)
-
-
-def index_triples(index: str) -> tuple[dict[Key, Triple], dict[Key, str]]:
-    """(group, op, axis) -> (base, head, Δ) and -> its badge, from the index's rows."""
-    triples: dict[Key, Triple] = {}
-    badges: dict[Key, str] = {}
-    for body in re.findall(r'<tbody class="wl"[^>]*>(.*?)</tbody>', index, re.S):
-        title = _text(re.search(r"<a [^>]*>(.*?)</a>", body).group(1))  # type: ignore[union-attr]
-        for cls, row in re.findall(r'<tr class="(lead|op)"[^>]*>(.*?)</tr>', body, re.S):
-            cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
-            badge = _text(re.match(r'\s*<span class="st[^>]*>(.*?)</span>', cells[0]).group(1))  # type: ignore[union-attr]
-            label = "total" if cls == "lead" else _text(cells[1])
-            key = _key(title, label)
-            badges[key] = badge
-            m = re.fullmatch(r'(.*?) <span class="from">from (.*?)</span>', cells[3].strip())
-            if m:
-                triples[key] = (_text(m.group(2)), _text(cells[2]), _text(m.group(1)))
-    return triples, badges
-
-
-def _chunks(page: Path) -> list[dict[str, Any]]:
-    out = []
-    for path in sorted((page.parent / page.stem).glob("c*.js")):
-        m = re.fullmatch(r'NASV\.chunk\(("[^\n]*?"),(\{.*\})\);\n', path.read_text(), re.S)
-        assert m, path
-        out.append(json.loads(m.group(2)))
-    return out
-
-
-def _meta(page: Path) -> dict[str, Any]:
-    m = re.search(
-        r'<script type="application/json" id="meta">(.*?)</script>', page.read_text(), re.S
-    )
-    assert m, page
-    return json.loads(m.group(1))  # type: ignore[no-any-return]
-
-
-def _at(chunks: list[dict[str, Any]], row: int, col: int) -> tuple[str | None, float | None]:
-    """(label, drawn value) of chart row ``row`` at commit ``col`` in the data files."""
-    for c in chunks:
-        j = col - c["start"]
-        if 0 <= j < len(c["commits"]):
-            li, v = c["vl"][row][j], c["v"][row][j]
-            return (None if li is None else c["labels"][row][li],
-                    None if v is None else v * c["scale"][row])  # fmt: skip
-    return None, None
-
-
 def workload_triples(site: Path, md: MachineData) -> tuple[dict[Key, Triple], list[str]]:
     """(group, op, axis) -> (base, head, Δ) from each page's metadata, checked against
-    the labels its data files carry at the two compared commits; and every history point
-    that is not asv's value (label or drawn value)."""
-    triples: dict[Key, Triple] = {}
-    problems: list[str] = []
+    the labels its data files carry at the two compared commits (:func:`page_triples`);
+    and every history point that is not asv's value (label or drawn value)."""
+    triples, problems = page_triples(site)
     by_label = {s.series.label: r for r, s in enumerate(md.series)}
     for page in sorted((site / "m").rglob("*.html")):
-        meta = _meta(page)
-        chunks = _chunks(page)
+        meta = page_meta(page)
+        chunks = data_files(page)
         for pos, row in enumerate(meta["rows"]):
             if row["kind"] == "other":
                 continue
-            key = _key(meta["title"], row["label"])
+            key = key_of(meta["title"], row["label"])
             c = row.get("compared")
-            if c is not None and c["base"] != "n/a" and c["head"] != "n/a":
-                triples[key] = (c["base"], c["head"], c["change"])
-                for col, want in ((c["baseIndex"], c["base"]), (c["headIndex"], c["head"])):
-                    got, _ = _at(chunks, pos, col)
-                    if got != want:
-                        problems.append(
-                            f"{page.name} {row['label']} #{col}: data {got!r}, meta {want!r}"
-                        )
             label = f"{meta['title']} · {key[1]}" if key[1] else meta["title"]
             r = by_label[label + (" (instructions)" if key[2] == "instr" else "")]
             skip = {c["baseIndex"], c["headIndex"]} if c is not None else set()
             for col in range(len(md.commits)):
                 if col in skip or not math.isfinite(md.value[r, col]):
                     continue
-                text, drawn = _at(chunks, pos, col)
+                text, drawn = value_at(chunks, pos, col)
                 want = format_value(float(md.value[r, col]), md.series[r].unit)
                 if text != want or drawn is None or abs(drawn / md.value[r, col] - 1) > 1e-4:
                     problems.append(f"{label} #{col}: drawn {drawn} {text!r}, asv {want!r}")
@@ -319,18 +206,9 @@ _BADGES_OF_COUNTS = {"more instructions", "fewer instructions", "new", "ok", "ac
 
 def site_problems(site: Path, md: MachineData, doc: FindingsDocument) -> list[str]:
     """Everything the site prints about the document's numbers that disagrees (see module)."""
-    comment = comment_triples(render_comment(doc))
     index, badges = index_triples((site / "index.html").read_text())
     pages, problems = workload_triples(site, md)
-    assert len(comment) >= 4, "the generator gave the comment too few rows to compare"
-    for key, want in comment.items():
-        for where, got in (("index", index.get(key)), ("workload page", pages.get(key))):
-            if got != want:
-                problems.append(f"{key}: comment {want}, {where} {got}")
-    for where, triples in (("comment", comment), ("index", index), ("workload page", pages)):
-        for key, (b, h, d) in triples.items():
-            if (p := delta_problem(b, h, d)) is not None:
-                problems.append(f"{where} {key}: {p}")
+    problems += against_the_comment(site, doc, pages, at_least=4)
     for key, badge in badges.items():
         if key[2] == "instr":
             if badge not in _BADGES_OF_COUNTS:
