@@ -355,3 +355,29 @@ def test_the_script_formats_no_number_and_keeps_no_threshold() -> None:
     js = (resources.files("neuronasv.publish") / "assets" / "site.js").read_text()
     code = re.sub(r"/\*.*?\*/|//[^\n]*", "", js, flags=re.S)  # comments may name them
     assert not _JS_FORMATTING.findall(code)
+
+
+def test_the_demo_check_compares_the_site_with_the_comment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ci/check_demo_words.py`` (run on a fresh-clone demo) compares the comment's rows
+    with the site's index and workload pages: none differ here, and with asv's value at
+    the newest commit (the old site) it names them."""
+    import importlib.util
+
+    from neuronasv.report.markdown import render_comment
+
+    path = Path(__file__).resolve().parents[2] / "ci" / "check_demo_words.py"
+    spec = importlib.util.spec_from_file_location("check_demo_words", path)
+    assert spec is not None and spec.loader is not None
+    check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check)
+    _, doc = _publish(0, tmp_path / "good")
+    found, rows = check.site_numbers(render_comment(doc), tmp_path / "good")
+    assert found == [] and rows >= 4
+    import neuronasv.publish.site as site_module
+
+    monkeypatch.setattr(site_module, "compared_of", _raw_head(site_module.compared_of))
+    _, doc = _publish(0, tmp_path / "old")
+    found, _ = check.site_numbers(render_comment(doc), tmp_path / "old")
+    assert found and "comment (" in found[0]
