@@ -70,14 +70,18 @@ def estimate_of(f: Finding) -> tuple[float | None, float | None, float | None, s
 
 
 def _source_text(f: Finding, source: str) -> str:
+    """How the estimate was measured, in the words of :class:`~neuronasv.model.Estimate`."""
     if source == "exact count":
         return "exact count (callgrind)"
     n = f"{f.n_base} + {f.n_head} samples"
     if source == "rounds":
         rounds = f.estimate.rounds
         n = f"{plural(rounds, 'round')}, {n}" if rounds else n
-        return f"the comparison's interleaved rounds ({n})"
-    return f"the comparison of the two runs ({n}), not re-measured"
+        return (
+            f"the comparison's interleaved rounds ({n}; each side the geometric mean of its"
+            " rounds' medians)"
+        )
+    return f"the comparison of the two runs ({n}; each side its median), not re-measured"
 
 
 def compared_of(
