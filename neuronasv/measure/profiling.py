@@ -141,42 +141,33 @@ def _median(values: Sequence[float]) -> float:
     return median(values) if values else 0.0
 
 
-def summarize_cycles(
-    name: str,
-    backend: str,
-    shape: str,
-    dtype: str,
-    cycles: Sequence[CycleStats],
-    *,
-    active: int,
-    device_time_is_cpu: bool,
-    trace_files: Sequence[str] = (),
-    capture_hint: str | None = None,
-) -> WorkloadProfile:
-    """Build the :class:`WorkloadProfile` from per-cycle stats (pure).
-
-    Raises:
-        CaptureError: no cycles, a cycle without events, or (on an accelerator) a sample
-            with zero device time.
-    """
-    where = f"{name} [{shape},{dtype}] on {backend}"
+def _check_cycles(
+    where: str, cycles: Sequence[CycleStats], *, device_time_is_cpu: bool, hint: str | None
+) -> None:
+    """Refuse an empty capture: no cycles, a cycle without events, or one without time."""
     if not cycles:
         raise CaptureError(f"{where}: the profiler delivered no samples (empty capture)")
     for i, cycle in enumerate(cycles, 1):
         if not cycle.ops:
             raise CaptureError(
                 f"{where}: sample {i} of {len(cycles)} captured no events (empty capture)",
-                hint=capture_hint,
+                hint=hint,
             )
         if cycle.device_time_us <= 0:
             what = "self CPU time" if device_time_is_cpu else "device time"
             raise CaptureError(
                 f"{where}: sample {i} of {len(cycles)} recorded no {what}; zero device time"
                 " is a failed capture, not a speed-up",
-                hint=capture_hint,
+                hint=hint,
             )
+
+
+def _op_profiles(
+    cycles: Sequence[CycleStats], *, active: int, device_time_is_cpu: bool
+) -> list[OpProfile]:
+    """One :class:`OpProfile` per op seen in any cycle (per iteration), heaviest first;
+    on an accelerator, host-only rows (runtime calls, allocations) are left out."""
     n = len(cycles)
-    totals = tuple(c.device_time_us / active for c in cycles)
     names: list[str] = []
     for cycle in cycles:
         names.extend(op for op in cycle.ops if op not in names)
@@ -196,7 +187,13 @@ def summarize_cycles(
             )
         )
     ops.sort(key=lambda o: (-sum(o.self_device_time_us), o.op))
-    modules, ops = module_profiles(cycles, ops, active=active)
+    return ops
+
+
+def _noise_warnings(totals: Sequence[float], ops: Sequence[OpProfile]) -> list[str]:
+    """The noise warnings of a profile: the total's spread, and that of each op holding at
+    least 5 % of the total."""
+    n = len(totals)
     warnings_out: list[str] = []
     total_spread = noise(totals) or 0.0
     if total_spread > NOISE_THRESHOLD:
@@ -216,6 +213,33 @@ def summarize_cycles(
         warnings_out.append(
             f"noisy ops (IQR/median > {format_pct(NOISE_THRESHOLD)}): " + ", ".join(noisy_ops)
         )
+    return warnings_out
+
+
+def summarize_cycles(
+    name: str,
+    backend: str,
+    shape: str,
+    dtype: str,
+    cycles: Sequence[CycleStats],
+    *,
+    active: int,
+    device_time_is_cpu: bool,
+    trace_files: Sequence[str] = (),
+    capture_hint: str | None = None,
+) -> WorkloadProfile:
+    """Build the :class:`WorkloadProfile` from per-cycle stats (pure).
+
+    Raises:
+        CaptureError: no cycles, a cycle without events, or (on an accelerator) a sample
+            with zero device time.
+    """
+    where = f"{name} [{shape},{dtype}] on {backend}"
+    _check_cycles(where, cycles, device_time_is_cpu=device_time_is_cpu, hint=capture_hint)
+    totals = tuple(c.device_time_us / active for c in cycles)
+    ops = _op_profiles(cycles, active=active, device_time_is_cpu=device_time_is_cpu)
+    modules, ops = module_profiles(cycles, ops, active=active)
+    warnings_out = _noise_warnings(totals, ops)
     return WorkloadProfile(
         name=name,
         backend=backend,
