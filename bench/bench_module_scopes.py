@@ -29,7 +29,7 @@ from typing import Any
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from neuronasv.measure import backends, workloads
-from neuronasv.measure.profiling import profile_workload
+from neuronasv.measure.profiling import ProfileOptions, profile_workload
 from neuronasv.measure.workloads import transformer as T
 
 
@@ -144,8 +144,11 @@ def main() -> int:
     # The real path once each: the scoped block has module times, the unscoped none.
     for name, w in variants.items():
         prof = profile_workload(
-            w, backend, shape=args.shape, dtype=args.dtype, samples=2, active=1,
-            roofline=False, evidence=False,
+            w,
+            backend,
+            shape=args.shape,
+            dtype=args.dtype,
+            options=ProfileOptions(samples=2, active=1, roofline=False, evidence=False),
         )  # fmt: skip
         assert bool(prof.modules) == (name == "scoped"), f"{name}: modules {prof.modules}"
     med = _pairs(variants, backend, args.shape, args.dtype, args.rounds, args.active)

@@ -32,7 +32,7 @@ from neuronasv.measure import fractions as FR
 from neuronasv.measure import roofline as R
 from neuronasv.measure.fingerprint import collect_fingerprint
 from neuronasv.measure.peaks import Peak, peak_for
-from neuronasv.measure.profiling import profile_workload
+from neuronasv.measure.profiling import ProfileOptions, profile_workload
 from neuronasv.measure.workloads import transformer as T
 from neuronasv.model.profile import WorkloadProfile
 
@@ -155,8 +155,18 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             # Roofline (default) and canary come from profile_workload itself: the same
             # path `neuronasv profile` and the asv suite take.
-            prof = profile_workload(w, backend, shape=shape, dtype=dtype, samples=args.samples,
-                                    active=args.active, canary=True, peak=peak)
+            prof = profile_workload(
+                w,
+                backend,
+                shape=shape,
+                dtype=dtype,
+                options=ProfileOptions(
+                    samples=args.samples,
+                    active=args.active,
+                    canary=True,
+                    peak=peak,
+                ),
+            )
             timings[prof.key] = time.perf_counter() - t0
             profiles.append(prof)
             _print_profile(prof, peak, args.top)

@@ -68,7 +68,7 @@ def worker(out: str, shapes: list[str], dtype: str, samples: int, active: int, s
 
     from neuronasv.measure import workloads
     from neuronasv.measure.backends import get_backend
-    from neuronasv.measure.profiling import profile_workload
+    from neuronasv.measure.profiling import ProfileOptions, profile_workload
     from neuronasv.measure.workloads import Workload
     from neuronasv.measure.workloads.rmsnorm import EPS, make_inputs
 
@@ -97,7 +97,11 @@ def worker(out: str, shapes: list[str], dtype: str, samples: int, active: int, s
     }
     # The first profiler session of a process pays one-off start-up costs: not a sample.
     profile_workload(
-        wl["rmsnorm.naive"], backend, shape=shapes[0], dtype=dtype, samples=2, roofline=False
+        wl["rmsnorm.naive"],
+        backend,
+        shape=shapes[0],
+        dtype=dtype,
+        options=ProfileOptions(samples=2, roofline=False),
     )
     plan = [(k, s) for k in KINDS for s in shapes]
     random.Random(seed).shuffle(plan)
@@ -105,7 +109,11 @@ def worker(out: str, shapes: list[str], dtype: str, samples: int, active: int, s
     for k, s in plan:
         got[k].append(
             profile_workload(
-                wl[k], backend, shape=s, dtype=dtype, samples=samples, active=active, roofline=False
+                wl[k],
+                backend,
+                shape=s,
+                dtype=dtype,
+                options=ProfileOptions(samples=samples, active=active, roofline=False),
             )
         )
     with open(out, "w", encoding="utf-8") as fh:

@@ -51,7 +51,11 @@ def collect_ops(
         for shape in dict.fromkeys([w.default_shape, *shapes]):
             for dtype in dtypes:
                 prof = profiling.profile_workload(
-                    w, backend, shape=shape, dtype=dtype, samples=2, active=1
+                    w,
+                    backend,
+                    shape=shape,
+                    dtype=dtype,
+                    options=profiling.ProfileOptions(samples=2, active=1),
                 )
                 seen.update(ops_from_profiles([prof]).get(w.name, ()))
         table[w.name] = sorted(seen)

@@ -144,39 +144,68 @@ def _workflow(rel: str, expected: str, actual: str, source: Source) -> Iterator[
     want_calls = {m.group(2): (name, job) for name, job, m in _calls(want.get("jobs"))}
     seen: set[str] = set()
     for name, job, m in _calls(have.get("jobs")):
-        repo, callee, ref = m.groups()
-        where = f"jobs.{name}"
-        judged.update({f"{where}.uses", f"{where}.with.package", f"{where}.permissions"})
-        seen.add(callee)
-        if repo != source.repository:
-            yield Finding(rel, "not supported", f"{where} calls {repo}; this neuronasv is"
-                          f" {source.repository}'s (init --from {repo} if deliberate)")  # fmt: skip
-        both = ref != source.commit and _package_ref(job, source) == ref
-        if repo == source.repository and ref != source.commit:
-            yield Finding(rel, "stale pin", f"{where} pins {callee}{' and package' if both else ''}"
-                          f" at {ref[:12]}; this neuronasv is {source.commit[:12]}")  # fmt: skip
-        if not both:
-            yield from _package(rel, where, job, source)
-        if "secrets" in job:
-            yield Finding(rel, "not supported", f"{where} passes secrets; the reusable"
-                          " workflows take none (SECURITY.md)")  # fmt: skip
-        judged.add(f"{where}.secrets")
-        exp = want_calls.get(callee)
-        wide = _wider(job.get("permissions"), exp[1].get("permissions") if exp else {})
-        if wide:
-            yield Finding(rel, "not supported", f"{where} grants {', '.join(wide)}, more than"
-                          " init writes (SECURITY.md)")  # fmt: skip
-        elif exp and job.get("permissions") != exp[1].get("permissions"):
-            yield Finding(rel, "customised", f"{where}.permissions = {job.get('permissions')!r}")
-        if exp and exp[0] != name:
-            judged.update(f"jobs.{exp[0]}.{k}" for k in _leaves(exp[1], ""))
-            judged.update({f"jobs.{exp[0]}", f"jobs.{name}"})
-            yield Finding(rel, "customised", f"jobs.{exp[0]} renamed {name}")
+        seen.add(m.group(2))
+        yield from _call_job(rel, name, job, m, want_calls.get(m.group(2)), source, judged)
     for callee, (name, _job) in want_calls.items():
         if callee not in seen:
             judged.add(f"jobs.{name}")
             yield Finding(rel, "not supported", f"no job calls {callee} (init writes jobs.{name})")
     yield from _customised(rel, want, have, judged)
+
+
+def _call_job(
+    rel: str,
+    name: str,
+    job: dict[str, Any],
+    m: re.Match[str],
+    exp: tuple[str, dict[str, Any]] | None,
+    source: Source,
+    judged: set[str],
+) -> Iterator[Finding]:
+    """The findings on one job of the caller workflow that calls a reusable workflow: whose
+    repository and pin it calls, the package it installs, secrets and permissions it passes,
+    and whether it is the job ``init`` writes (``exp``: that job's name and body) renamed."""
+    where = f"jobs.{name}"
+    judged.update({f"{where}.uses", f"{where}.with.package", f"{where}.permissions"})
+    yield from _call_pin(rel, where, job, m, source)
+    if "secrets" in job:
+        yield Finding(rel, "not supported", f"{where} passes secrets; the reusable"
+                      " workflows take none (SECURITY.md)")  # fmt: skip
+    judged.add(f"{where}.secrets")
+    yield from _job_permissions(rel, where, job, exp)
+    if exp and exp[0] != name:
+        judged.update(f"jobs.{exp[0]}.{k}" for k in _leaves(exp[1], ""))
+        judged.update({f"jobs.{exp[0]}", f"jobs.{name}"})
+        yield Finding(rel, "customised", f"jobs.{exp[0]} renamed {name}")
+
+
+def _call_pin(
+    rel: str, where: str, job: dict[str, Any], m: re.Match[str], source: Source
+) -> Iterator[Finding]:
+    """The findings on what a calling job pins: the repository and commit of its ``uses:``
+    and the neuronasv its ``package`` installs (one stale-pin finding when both lag alike)."""
+    repo, callee, ref = m.groups()
+    if repo != source.repository:
+        yield Finding(rel, "not supported", f"{where} calls {repo}; this neuronasv is"
+                      f" {source.repository}'s (init --from {repo} if deliberate)")  # fmt: skip
+    both = ref != source.commit and _package_ref(job, source) == ref
+    if repo == source.repository and ref != source.commit:
+        yield Finding(rel, "stale pin", f"{where} pins {callee}{' and package' if both else ''}"
+                      f" at {ref[:12]}; this neuronasv is {source.commit[:12]}")  # fmt: skip
+    if not both:
+        yield from _package(rel, where, job, source)
+
+
+def _job_permissions(
+    rel: str, where: str, job: dict[str, Any], exp: tuple[str, dict[str, Any]] | None
+) -> Iterator[Finding]:
+    """A calling job's permissions against those of the job ``init`` writes for its callee."""
+    wide = _wider(job.get("permissions"), exp[1].get("permissions") if exp else {})
+    if wide:
+        yield Finding(rel, "not supported", f"{where} grants {', '.join(wide)}, more than"
+                      " init writes (SECURITY.md)")  # fmt: skip
+    elif exp and job.get("permissions") != exp[1].get("permissions"):
+        yield Finding(rel, "customised", f"{where}.permissions = {job.get('permissions')!r}")
 
 
 def _push_branches(rel: str, want: Any, have: Any, judged: set[str]) -> Iterator[Finding]:

@@ -70,7 +70,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from neuronasv.ci import branches, gitignore, quoting, scaffold
+    from neuronasv.ci import gitignore, quoting, scaffold
     from neuronasv.store.git import Git
 
     git = Git(args.repo)
@@ -84,10 +84,7 @@ def run(args: argparse.Namespace) -> int:
     module = quoting.module_name(
         args.workloads or before.module or scaffold.default_workloads_module(project)
     )
-    if args.check and not args.branch and before.branch:
-        branch = branches.Branch(before.branch, "asv.conf.json")
-    else:
-        branch = branches.default_branch(git, args.branch)
+    branch = _branch(args, git, before.branch)
     source = scaffold.workflows_source(args.source_repo, args.ref, recorded=before)
     files = scaffold.plan(root, project=project, module=module, branch=branch.name,
                           source=source, example=not args.check)  # fmt: skip
@@ -95,22 +92,10 @@ def run(args: argparse.Namespace) -> int:
         return _update_pins(root, before, source)
     ignore, notes = gitignore.missing(git)
     if args.check:
-        lines = []
-        if scaffold.workloads_module_path(root, module) is None:
-            near = scaffold.near_modules(root, module)
-            lines.append(f"missing: the workloads module {module} (the suite imports it)"
-                         + (f"; did you mean {' or '.join(near)}?" if near else ""))  # fmt: skip
+        lines = _missing_module(root, module)
         ignored = [e.line for e in ignore]
         return _check(root, git, files, ignored, branch, source, args.branch, lines)
-    for rel, text in files.items():
-        path = os.path.join(root, rel)
-        if os.path.lexists(path):
-            print(f"kept {rel} (exists; never overwritten)")
-            continue
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        with open(path, "x", encoding="utf-8") as fh:
-            fh.write(text)
-        print(f"wrote {rel}")
+    _write_new(root, files)
     done = gitignore.add_lines(root, [e.line for e in ignore])
     for line in ([done] if done else []) + notes:
         print(line)
@@ -120,6 +105,40 @@ def run(args: argparse.Namespace) -> int:
     print(f"workflows pinned to {source.repository}@{source.commit[:12]} ({source.how})")
     print("next: git add -A && git commit -m 'neuronasv init', then `neuronasv run HEAD`")
     return 0
+
+
+def _branch(args: argparse.Namespace, git: Git, recorded: str | None) -> Branch:
+    """The default branch the callers run on: ``--check`` keeps the one the files record
+    (unless ``--branch``); otherwise ``--branch``, else the remote's HEAD."""
+    from neuronasv.ci import branches
+
+    if args.check and not args.branch and recorded:
+        return branches.Branch(recorded, "asv.conf.json")
+    return branches.default_branch(git, args.branch)
+
+
+def _missing_module(root: str, module: str) -> list[str]:
+    """``--check``'s line for a workloads module the suite imports but the repository lacks."""
+    from neuronasv.ci import scaffold
+
+    if scaffold.workloads_module_path(root, module) is not None:
+        return []
+    near = scaffold.near_modules(root, module)
+    return [f"missing: the workloads module {module} (the suite imports it)"
+            + (f"; did you mean {' or '.join(near)}?" if near else "")]  # fmt: skip
+
+
+def _write_new(root: str, files: dict[str, str]) -> None:
+    """Write each planned file that does not exist yet; an existing one is kept and named."""
+    for rel, text in files.items():
+        path = os.path.join(root, rel)
+        if os.path.lexists(path):
+            print(f"kept {rel} (exists; never overwritten)")
+            continue
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path, "x", encoding="utf-8") as fh:
+            fh.write(text)
+        print(f"wrote {rel}")
 
 
 def _check(

@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
 
     from neuronasv.measure import backends, workloads
     from neuronasv.measure.fingerprint import collect_fingerprint
-    from neuronasv.measure.profiling import profile_workload
+    from neuronasv.measure.profiling import ProfileOptions, profile_workload
 
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 120, soft_wrap=False)
     # The repository's own workloads, as asv finds them (store/userworkloads.py).
@@ -224,15 +224,17 @@ def run(args: argparse.Namespace) -> int:
                     backend,
                     shape=shape,
                     dtype=dtype,
-                    samples=args.samples,
-                    active=args.active,
-                    per_step=args.per_step,
-                    seed=args.seed,
-                    trace_dir=args.trace_dir,
+                    options=ProfileOptions(
+                        samples=args.samples,
+                        active=args.active,
+                        per_step=args.per_step,
+                        seed=args.seed,
+                        trace_dir=args.trace_dir,
+                        roofline=args.roofline,
+                        canary=args.canary,
+                        peak=peak,
+                    ),
                     progress=progress,
-                    roofline=args.roofline,
-                    canary=args.canary,
-                    peak=peak,
                 )
                 profiles.append(prof)
                 console.print()

@@ -152,23 +152,11 @@ def _newest_op_modules(
 
 
 def run(args: argparse.Namespace) -> int:
-    from neuronasv.publish import (
-        PublishOptions,
-        publish_site,
-        run_asv_publish,
-        scan_results,
-        summary_cache,
-    )
+    from neuronasv.publish import PublishOptions, publish_site, scan_results, summary_cache
     from neuronasv.publish.site import check_site_folder
-    from neuronasv.store.history import default_results_dir
 
     t0 = time.perf_counter()
-    if args.results_dir is None:
-        args.results_dir = default_results_dir(args.repo or repo_dir("."))  # the root's config
-    if not os.path.isdir(args.results_dir):
-        raise ResultsError(
-            f"results folder {args.results_dir} not found", hint="pass --results-dir"
-        )
+    _resolve_results_dir(args)
     check_site_folder(args.out)  # before anything (the cache included) is written there
     # Every --findings document is read before anything is written (a bad one: usage).
     findings: list[FindingsDocument] | None = (
@@ -188,32 +176,8 @@ def run(args: argparse.Namespace) -> int:
     for md in data.machines:
         md.op_modules.update(_newest_op_modules(args.results_dir, md.name, md.commits))
     if findings is None and args.detect:
-        from neuronasv.analyse.newest import newest_for, regressions_document
-        from neuronasv.publish.cache import ParseCache
-        from neuronasv.store.history import load_history
-
-        hcache: ParseCache[Any] | None = (
-            ParseCache(args.cache_dir or os.path.join(args.out, ".neuronasv-cache"))
-            if not args.no_cache
-            else None
-        )
-        git = git_for(args.repo)
-        history = load_history(args.results_dir, machine=args.machine, git=git, cache=hcache)
-        # as `neuronasv regressions` does, per machine: change points + newest vs parent
-        findings = [
-            regressions_document(
-                history,
-                machine=m,
-                newest=newest_for(history, m, git),
-            )
-            for m in ([args.machine] if args.machine else history.machines)
-        ]
-    traces_dir = args.traces_dir
-    if traces_dir is None:
-        # Where `neuronasv run` puts them: inside the results folder, else REPO/.asv/traces.
-        found = [os.path.join(args.results_dir, TRACES_SUBDIR)]
-        found += [traces_dir_for(args.repo)] if args.repo else []
-        traces_dir = next((d for d in found if os.path.isdir(d)), None)
+        findings = _detected_findings(args)
+    traces_dir = _traces_dir(args)
     opts = PublishOptions(
         base_url=args.base_url,
         commit_url=args.commit_url or _commit_url_from_repo(args.repo),
@@ -235,15 +199,68 @@ def run(args: argparse.Namespace) -> int:
     for err in data.load_errors[:20]:
         print(f"warning: {err}", file=sys.stderr)
     if args.asv:
-        t1 = time.perf_counter()
-        run_asv_publish(
-            config=args.asv_config,
-            results_dir=args.results_dir,
-            html_dir=os.path.join(args.out, "asv"),
-            repo=args.repo,
-        )
-        print(
-            f"asv publish -> {os.path.join(args.out, 'asv', 'index.html')}"
-            f" ({time.perf_counter() - t1:.1f} s)"
-        )
+        _asv_publish(args)
     return 0
+
+
+def _resolve_results_dir(args: argparse.Namespace) -> None:
+    """``args.results_dir``, defaulted from the repository's asv configuration; it must exist."""
+    from neuronasv.store.history import default_results_dir
+
+    if args.results_dir is None:
+        args.results_dir = default_results_dir(args.repo or repo_dir("."))  # the root's config
+    if not os.path.isdir(args.results_dir):
+        raise ResultsError(
+            f"results folder {args.results_dir} not found", hint="pass --results-dir"
+        )
+
+
+def _detected_findings(args: argparse.Namespace) -> list[FindingsDocument]:
+    """``--detect``: the findings of each machine, as `neuronasv regressions` makes them."""
+    from neuronasv.analyse.newest import newest_for, regressions_document
+    from neuronasv.publish.cache import ParseCache
+    from neuronasv.store.history import load_history
+
+    hcache: ParseCache[Any] | None = (
+        ParseCache(args.cache_dir or os.path.join(args.out, ".neuronasv-cache"))
+        if not args.no_cache
+        else None
+    )
+    git = git_for(args.repo)
+    history = load_history(args.results_dir, machine=args.machine, git=git, cache=hcache)
+    # as `neuronasv regressions` does, per machine: change points + newest vs parent
+    return [
+        regressions_document(
+            history,
+            machine=m,
+            newest=newest_for(history, m, git),
+        )
+        for m in ([args.machine] if args.machine else history.machines)
+    ]
+
+
+def _traces_dir(args: argparse.Namespace) -> str | None:
+    """``--traces-dir``, else where `neuronasv run` puts them: inside the results folder,
+    else REPO/.asv/traces (None when neither exists)."""
+    if args.traces_dir is not None:
+        return args.traces_dir
+    found = [os.path.join(args.results_dir, TRACES_SUBDIR)]
+    found += [traces_dir_for(args.repo)] if args.repo else []
+    return next((d for d in found if os.path.isdir(d)), None)
+
+
+def _asv_publish(args: argparse.Namespace) -> None:
+    """``--asv``: asv's own site beside ours, under ``OUT/asv``."""
+    from neuronasv.publish import run_asv_publish
+
+    t1 = time.perf_counter()
+    run_asv_publish(
+        config=args.asv_config,
+        results_dir=args.results_dir,
+        html_dir=os.path.join(args.out, "asv"),
+        repo=args.repo,
+    )
+    print(
+        f"asv publish -> {os.path.join(args.out, 'asv', 'index.html')}"
+        f" ({time.perf_counter() - t1:.1f} s)"
+    )

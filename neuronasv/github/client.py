@@ -38,7 +38,7 @@ import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 import requests
@@ -70,6 +70,17 @@ ACTIONS_BOT = "github-actions[bot]"
 
 _IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"})
 _RETRY_STATUS = frozenset({500, 502, 503, 504})
+
+
+class _Retry(NamedTuple):
+    """What one failed attempt asks for: the wait, the reason shown, the error raised when the
+    retries run out, and whether GitHub signalled the wait (a rate limit without its headers
+    doubles the next one)."""
+
+    wait: float
+    reason: str
+    error: type[GitHubError]
+    signalled: bool = True
 
 
 class AmbiguousWriteError(GitHubError):
@@ -347,87 +358,110 @@ class GitHubClient:
         shown = self.redact(urlsplit(url).path)
         if idempotent is None:
             idempotent = method in _IDEMPOTENT
-        is_write = method not in ("GET", "HEAD", "OPTIONS")
         policy = self.policy
         waited = 0.0
         unsignalled = 0
         attempt = 0
         while True:
             attempt += 1
-            if is_write:
-                self._space_writes()
-            try:
-                resp = self._session.request(
-                    method,
-                    url,
-                    headers=self._headers(),
-                    json=json,
-                    params=params,
-                    timeout=self._timeout,
-                    allow_redirects=False,
-                )
-                failure = None
-            except requests.RequestException as exc:
-                resp, failure = None, exc
-            finally:
-                if is_write:
-                    self._last_write = self._clock()
-
+            resp, failure = self._send(method, url, shown, json=json, params=params)
             if resp is None:
                 assert failure is not None
-                what = f"{type(failure).__name__}: {self.redact(str(failure))[:300]}"
-                sent = not isinstance(failure, requests.ConnectTimeout)
-                log.debug("%s %s failed: %s", method, shown, what)
-                if sent and not idempotent:
-                    raise AmbiguousWriteError(
-                        f"{method} {shown} may or may not have been applied ({what})"
-                    ) from None
-                wait = min(policy.backoff_max, policy.backoff_base * 2.0 ** (attempt - 1))
-                reason = what
-                limit_error: type[GitHubError] = GitHubError
+                retry = self._after_failure(method, shown, failure, idempotent, attempt)
+            elif 200 <= resp.status_code < 300 or resp.status_code in allow:
+                return resp
             else:
-                status = resp.status_code
-                log.debug("%s %s -> %d", method, shown, status)
-                if 200 <= status < 300 or status in allow:
-                    return resp
-                rl_wait = self._rate_limit_wait(resp, unsignalled) if status in (403, 429) else None
-                if rl_wait is not None:
-                    if not (
-                        resp.headers.get("retry-after")
-                        or resp.headers.get("x-ratelimit-remaining") == "0"
-                    ):
-                        unsignalled += 1
-                    wait, reason, limit_error = (
-                        rl_wait,
-                        f"rate limited ({status})",
-                        GitHubRateLimitError,
-                    )
-                    if wait > policy.max_single_wait:
-                        raise GitHubRateLimitError(
-                            f"{method} {shown}: rate limited; GitHub asks to wait {wait:.0f} s,"
-                            f" more than the {policy.max_single_wait:.0f} s allowed",
-                            hint="retry later, or use a token with a larger quota",
-                        )
-                elif status in _RETRY_STATUS:
-                    if not idempotent:
-                        raise AmbiguousWriteError(
-                            f"{method} {shown} got {status} {resp.reason}; it may have been applied"
-                        )
-                    wait = min(policy.backoff_max, policy.backoff_base * 2.0 ** (attempt - 1))
-                    reason, limit_error = f"{status} {resp.reason}", GitHubError
-                else:
+                again = self._after_status(method, shown, resp, idempotent, attempt, unsignalled)
+                if again is None:
                     raise self._error(method, shown, resp, permission)
-
-            wait = self._jittered(wait)
+                retry, unsignalled = again, unsignalled + (not again.signalled)
+            wait = self._jittered(retry.wait)
             if attempt >= policy.max_attempts or waited + wait > policy.max_total_wait:
-                raise limit_error(
+                raise retry.error(
                     f"{method} {shown}: giving up after {attempt} attempts and {waited:.0f} s"
-                    f" of waiting (last: {reason})",
+                    f" of waiting (last: {retry.reason})",
                     hint="GitHub may be degraded (https://www.githubstatus.com); re-run the job",
                 )
-            log.info("%s %s: %s; retrying in %.1f s", method, shown, reason, wait)
+            log.info("%s %s: %s; retrying in %.1f s", method, shown, retry.reason, wait)
             self._sleep(wait)
             waited += wait
+
+    def _send(
+        self, method: str, url: str, shown: str, *, json: Any, params: Mapping[str, Any] | None
+    ) -> tuple[requests.Response | None, requests.RequestException | None]:
+        """One attempt: the response, or the transport failure (writes spaced and stamped)."""
+        is_write = method not in ("GET", "HEAD", "OPTIONS")
+        if is_write:
+            self._space_writes()
+        try:
+            resp = self._session.request(
+                method,
+                url,
+                headers=self._headers(),
+                json=json,
+                params=params,
+                timeout=self._timeout,
+                allow_redirects=False,
+            )
+        except requests.RequestException as exc:
+            return None, exc
+        finally:
+            if is_write:
+                self._last_write = self._clock()
+        log.debug("%s %s -> %d", method, shown, resp.status_code)
+        return resp, None
+
+    def _backoff(self, attempt: int) -> float:
+        return min(self.policy.backoff_max, self.policy.backoff_base * 2.0 ** (attempt - 1))
+
+    def _after_failure(
+        self,
+        method: str,
+        shown: str,
+        failure: requests.RequestException,
+        idempotent: bool,
+        attempt: int,
+    ) -> _Retry:
+        """The retry after a transport failure; a write that may have been sent is not retried."""
+        what = f"{type(failure).__name__}: {self.redact(str(failure))[:300]}"
+        sent = not isinstance(failure, requests.ConnectTimeout)
+        log.debug("%s %s failed: %s", method, shown, what)
+        if sent and not idempotent:
+            raise AmbiguousWriteError(
+                f"{method} {shown} may or may not have been applied ({what})"
+            ) from None
+        return _Retry(self._backoff(attempt), what, GitHubError)
+
+    def _after_status(
+        self,
+        method: str,
+        shown: str,
+        resp: requests.Response,
+        idempotent: bool,
+        attempt: int,
+        unsignalled: int,
+    ) -> _Retry | None:
+        """The retry after a non-2xx answer: a rate limit or a 5xx; None when it is final."""
+        status = resp.status_code
+        rl_wait = self._rate_limit_wait(resp, unsignalled) if status in (403, 429) else None
+        if rl_wait is not None:
+            if rl_wait > self.policy.max_single_wait:
+                raise GitHubRateLimitError(
+                    f"{method} {shown}: rate limited; GitHub asks to wait {rl_wait:.0f} s,"
+                    f" more than the {self.policy.max_single_wait:.0f} s allowed",
+                    hint="retry later, or use a token with a larger quota",
+                )
+            signalled = bool(
+                resp.headers.get("retry-after") or resp.headers.get("x-ratelimit-remaining") == "0"
+            )
+            return _Retry(rl_wait, f"rate limited ({status})", GitHubRateLimitError, signalled)
+        if status not in _RETRY_STATUS:
+            return None
+        if not idempotent:
+            raise AmbiguousWriteError(
+                f"{method} {shown} got {status} {resp.reason}; it may have been applied"
+            )
+        return _Retry(self._backoff(attempt), f"{status} {resp.reason}", GitHubError)
 
     def _error(
         self, method: str, shown: str, resp: requests.Response, permission: str | None

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from neuronasv.errors import NeuronasvError, UntrustedArtifactError, UsageError
 from neuronasv.github.client import GitHubClient
@@ -56,35 +56,67 @@ class RunContext:
             UsageError: not a ``workflow_run`` event of a ``pull_request`` run, or a
                 field missing or of the wrong type.
         """
-        run = event.get("workflow_run") if isinstance(event, Mapping) else None
-        if not isinstance(run, Mapping):
-            raise UsageError("the event payload is not a workflow_run event")
-        if run.get("event") != "pull_request":
-            raise UsageError(
-                f"the triggering run was for a {run.get('event')!r} event, not pull_request"
-            )
-        run_id = run.get("id")
-        if isinstance(run_id, bool) or not isinstance(run_id, int) or run_id <= 0:
-            raise UsageError("workflow_run.id is not a positive integer")
-        sha = run.get("head_sha")
-        if not isinstance(sha, str) or not _SHA.fullmatch(sha):
-            raise UsageError("workflow_run.head_sha is not a 40-hex commit")
-        repo = run.get("head_repository")
-        full = repo.get("full_name") if isinstance(repo, Mapping) else None
-        if not isinstance(full, str) or not _REPO.fullmatch(full):
-            raise UsageError("workflow_run.head_repository.full_name is not owner/name")
-        branch = run.get("head_branch")
-        if not isinstance(branch, str) or not branch:
-            raise UsageError("workflow_run.head_branch is missing")
-        listed = run.get("pull_requests")
-        if listed is not None and not isinstance(listed, list):
-            raise UsageError("workflow_run.pull_requests is not a list")
-        prs = []
-        for p in listed or []:
-            n = p.get("number") if isinstance(p, Mapping) else None
-            if isinstance(n, int) and not isinstance(n, bool) and n > 0:
-                prs.append(n)
-        return cls(run_id, sha, full, branch, tuple(sorted(set(prs))))
+        run = _pull_request_run(event)
+        return cls(
+            _positive_int(run.get("id"), "workflow_run.id is not a positive integer"),
+            _head_sha(run),
+            _head_repo(run),
+            _head_branch(run),
+            _listed_prs(run),
+        )
+
+
+def _pull_request_run(event: Any) -> Mapping[str, Any]:
+    """The ``workflow_run`` object of the event, which must be a ``pull_request`` run's."""
+    run = event.get("workflow_run") if isinstance(event, Mapping) else None
+    if not isinstance(run, Mapping):
+        raise UsageError("the event payload is not a workflow_run event")
+    if run.get("event") != "pull_request":
+        raise UsageError(
+            f"the triggering run was for a {run.get('event')!r} event, not pull_request"
+        )
+    return run
+
+
+def _is_positive_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _positive_int(value: Any, error: str) -> int:
+    if not _is_positive_int(value):
+        raise UsageError(error)
+    return value
+
+
+def _head_sha(run: Mapping[str, Any]) -> str:
+    sha = run.get("head_sha")
+    if not isinstance(sha, str) or not _SHA.fullmatch(sha):
+        raise UsageError("workflow_run.head_sha is not a 40-hex commit")
+    return sha
+
+
+def _head_repo(run: Mapping[str, Any]) -> str:
+    repo = run.get("head_repository")
+    full = repo.get("full_name") if isinstance(repo, Mapping) else None
+    if not isinstance(full, str) or not _REPO.fullmatch(full):
+        raise UsageError("workflow_run.head_repository.full_name is not owner/name")
+    return full
+
+
+def _head_branch(run: Mapping[str, Any]) -> str:
+    branch = run.get("head_branch")
+    if not isinstance(branch, str) or not branch:
+        raise UsageError("workflow_run.head_branch is missing")
+    return branch
+
+
+def _listed_prs(run: Mapping[str, Any]) -> tuple[int, ...]:
+    """The PR numbers the event lists, sorted and once each; malformed entries are skipped."""
+    listed = run.get("pull_requests")
+    if listed is not None and not isinstance(listed, list):
+        raise UsageError("workflow_run.pull_requests is not a list")
+    numbers = (p.get("number") if isinstance(p, Mapping) else None for p in listed or [])
+    return tuple(sorted({n for n in numbers if _is_positive_int(n)}))
 
 
 def run_url(server_url: str, repository: str, run_id: int) -> str:

@@ -225,54 +225,78 @@ def parse_dump(text: str) -> Dump | None:
     sums the *self* cost lines of the :data:`EXCLUDED_FUNCTIONS` (the line after a
     ``calls=`` line is a call's inclusive cost and is skipped).
     """
-    label: str | None = None
-    events: list[str] = []
-    npos = 1
-    total: int | None = None
-    names: dict[str, str] = {}
-    current = ""
-    objects: dict[str, str] = {}
-    obj = ""
-    excluded = harness = 0
-    after_call = False
+    parser = _DumpParser()
     for line in text.splitlines():
-        if not line:
-            continue
+        if line:
+            parser.feed(line)
+    return parser.dump()
+
+
+class _DumpParser:
+    """One dump file's lines, fed in order: the header (label, events, totals), the
+    position lines naming the current object and function, and the cost lines."""
+
+    def __init__(self) -> None:
+        self.label: str | None = None
+        self.events: list[str] = []
+        self.npos = 1
+        self.total: int | None = None
+        self.names: dict[str, str] = {}
+        self.current = ""
+        self.objects: dict[str, str] = {}
+        self.obj = ""
+        self.excluded = self.harness = 0
+        self.after_call = False
+
+    def feed(self, line: str) -> None:
         head = line[0]
         if head.isdigit() or head in "+-*":
-            if after_call:
-                after_call = False
-                continue
-            cost = _ir(line, npos, events)
-            if EXCLUDED_FUNCTIONS.match(current):
-                excluded += cost
-            elif HARNESS_OBJECTS.search(obj):
-                harness += cost
-            continue
+            self._cost(line)
+            return
         key, _, value = line.partition("=")
+        if key in ("fn", "ob", "cob", "cfn", "calls"):
+            self._position(key, value)
+        else:
+            self._header(line)
+
+    def dump(self) -> Dump | None:
+        if self.label is None or self.total is None:
+            return None
+        return Dump(self.label, self.total, self.excluded, self.harness)
+
+    def _cost(self, line: str) -> None:
+        if self.after_call:  # a call's inclusive cost, not the caller's own
+            self.after_call = False
+            return
+        cost = _ir(line, self.npos, self.events)
+        if EXCLUDED_FUNCTIONS.match(self.current):
+            self.excluded += cost
+        elif HARNESS_OBJECTS.search(self.obj):
+            self.harness += cost
+
+    def _position(self, key: str, value: str) -> None:
         if key == "fn":
-            current = _fn_name(value, names)
+            self.current = _fn_name(value, self.names)
         elif key == "ob":
-            obj = _fn_name(value, objects)
+            self.obj = _fn_name(value, self.objects)
         elif key == "cob":
-            _fn_name(value, objects)
+            _fn_name(value, self.objects)
         elif key == "cfn":
-            _fn_name(value, names)
-        elif key == "calls":
-            after_call = True
-        elif line.startswith("desc: Trigger: Client Request: "):
-            label = line.split(": ", 2)[2].removeprefix("Client Request: ").strip()
+            _fn_name(value, self.names)
+        else:  # calls
+            self.after_call = True
+
+    def _header(self, line: str) -> None:
+        if line.startswith("desc: Trigger: Client Request: "):
+            self.label = line.split(": ", 2)[2].removeprefix("Client Request: ").strip()
         elif line.startswith("positions:"):
-            npos = len(line.split()[1:])
+            self.npos = len(line.split()[1:])
         elif line.startswith("events:"):
-            events = line.split()[1:]
-        elif line.startswith(("summary:", "totals:")) and "Ir" in events:
+            self.events = line.split()[1:]
+        elif line.startswith(("summary:", "totals:")) and "Ir" in self.events:
             values = line.split()[1:]
-            i = events.index("Ir")
-            total = int(values[i]) if i < len(values) else 0
-    if label is None or total is None:
-        return None
-    return Dump(label, total, excluded, harness)
+            i = self.events.index("Ir")
+            self.total = int(values[i]) if i < len(values) else 0
 
 
 def _ir(line: str, npos: int, events: list[str]) -> int:

@@ -269,7 +269,7 @@ def _compile_backend_check(ctx: _Ctx) -> Check:
 def _capture_check(ctx: _Ctx) -> Check:
     if not ctx.device_ok:
         return Check("capture", "skip", "no usable neuron device", "fix `device` first")
-    from neuronasv.measure.profiling import profile_workload
+    from neuronasv.measure.profiling import ProfileOptions, profile_workload
     from neuronasv.measure.workloads import get
 
     backend, workload = ctx.backend, ctx.workload
@@ -278,9 +278,7 @@ def _capture_check(ctx: _Ctx) -> Check:
         backend,
         shape="4x512",
         dtype="bfloat16",
-        samples=ctx.samples,
-        trace_dir=ctx.trace_root,
-        roofline=False,
+        options=ProfileOptions(samples=ctx.samples, trace_dir=ctx.trace_root, roofline=False),
     )
     src = backend.device_time_source or "key_averages"
     ops = {o.op: round(sorted(o.self_device_time_us)[len(o.self_device_time_us) // 2], 3)

@@ -73,6 +73,7 @@ __all__ = [
     "UNATTRIBUTED_OP",
     "CycleStats",
     "OpSample",
+    "ProfileOptions",
     "extract_cycle",
     "gzip_trace",
     "is_bookkeeping",
@@ -141,42 +142,33 @@ def _median(values: Sequence[float]) -> float:
     return median(values) if values else 0.0
 
 
-def summarize_cycles(
-    name: str,
-    backend: str,
-    shape: str,
-    dtype: str,
-    cycles: Sequence[CycleStats],
-    *,
-    active: int,
-    device_time_is_cpu: bool,
-    trace_files: Sequence[str] = (),
-    capture_hint: str | None = None,
-) -> WorkloadProfile:
-    """Build the :class:`WorkloadProfile` from per-cycle stats (pure).
-
-    Raises:
-        CaptureError: no cycles, a cycle without events, or (on an accelerator) a sample
-            with zero device time.
-    """
-    where = f"{name} [{shape},{dtype}] on {backend}"
+def _check_cycles(
+    where: str, cycles: Sequence[CycleStats], *, device_time_is_cpu: bool, hint: str | None
+) -> None:
+    """Refuse an empty capture: no cycles, a cycle without events, or one without time."""
     if not cycles:
         raise CaptureError(f"{where}: the profiler delivered no samples (empty capture)")
     for i, cycle in enumerate(cycles, 1):
         if not cycle.ops:
             raise CaptureError(
                 f"{where}: sample {i} of {len(cycles)} captured no events (empty capture)",
-                hint=capture_hint,
+                hint=hint,
             )
         if cycle.device_time_us <= 0:
             what = "self CPU time" if device_time_is_cpu else "device time"
             raise CaptureError(
                 f"{where}: sample {i} of {len(cycles)} recorded no {what}; zero device time"
                 " is a failed capture, not a speed-up",
-                hint=capture_hint,
+                hint=hint,
             )
+
+
+def _op_profiles(
+    cycles: Sequence[CycleStats], *, active: int, device_time_is_cpu: bool
+) -> list[OpProfile]:
+    """One :class:`OpProfile` per op seen in any cycle (per iteration), heaviest first;
+    on an accelerator, host-only rows (runtime calls, allocations) are left out."""
     n = len(cycles)
-    totals = tuple(c.device_time_us / active for c in cycles)
     names: list[str] = []
     for cycle in cycles:
         names.extend(op for op in cycle.ops if op not in names)
@@ -196,7 +188,13 @@ def summarize_cycles(
             )
         )
     ops.sort(key=lambda o: (-sum(o.self_device_time_us), o.op))
-    modules, ops = module_profiles(cycles, ops, active=active)
+    return ops
+
+
+def _noise_warnings(totals: Sequence[float], ops: Sequence[OpProfile]) -> list[str]:
+    """The noise warnings of a profile: the total's spread, and that of each op holding at
+    least 5 % of the total."""
+    n = len(totals)
     warnings_out: list[str] = []
     total_spread = noise(totals) or 0.0
     if total_spread > NOISE_THRESHOLD:
@@ -216,6 +214,33 @@ def summarize_cycles(
         warnings_out.append(
             f"noisy ops (IQR/median > {format_pct(NOISE_THRESHOLD)}): " + ", ".join(noisy_ops)
         )
+    return warnings_out
+
+
+def summarize_cycles(
+    name: str,
+    backend: str,
+    shape: str,
+    dtype: str,
+    cycles: Sequence[CycleStats],
+    *,
+    active: int,
+    device_time_is_cpu: bool,
+    trace_files: Sequence[str] = (),
+    capture_hint: str | None = None,
+) -> WorkloadProfile:
+    """Build the :class:`WorkloadProfile` from per-cycle stats (pure).
+
+    Raises:
+        CaptureError: no cycles, a cycle without events, or (on an accelerator) a sample
+            with zero device time.
+    """
+    where = f"{name} [{shape},{dtype}] on {backend}"
+    _check_cycles(where, cycles, device_time_is_cpu=device_time_is_cpu, hint=capture_hint)
+    totals = tuple(c.device_time_us / active for c in cycles)
+    ops = _op_profiles(cycles, active=active, device_time_is_cpu=device_time_is_cpu)
+    modules, ops = module_profiles(cycles, ops, active=active)
+    warnings_out = _noise_warnings(totals, ops)
     return WorkloadProfile(
         name=name,
         backend=backend,
@@ -346,30 +371,11 @@ def _warm_up(
     backend.synchronize()
 
 
-def profile_workload(
-    workload: Workload,
-    backend: Backend,
-    *,
-    shape: str,
-    dtype: str,
-    samples: int = 10,
-    active: int = 1,
-    seed: int = 0,
-    trace_dir: str | None = None,
-    progress: Callable[[str], None] | None = None,
-    roofline: bool = True,
-    evidence: bool = True,
-    canary: bool = False,
-    peak: Any = None,
-    per_step: bool = False,
-) -> WorkloadProfile:
-    """Profile ``workload`` on ``backend``: device time per sample, per workload and per op.
+@dataclasses.dataclass(frozen=True)
+class ProfileOptions:
+    """How :func:`profile_workload` samples a workload (everything but what and where).
 
-    Args:
-        workload: what to run.
-        backend: where (see :func:`neuronasv.measure.backends.get_backend`).
-        shape: shape label, e.g. ``"4x512"``.
-        dtype: dtype label, e.g. ``"bfloat16"``.
+    Attributes:
         samples: samples (profiler cycles, one sample each; with ``per_step``, samples
             in ``ceil(samples / active)`` cycles).
         active: iterations per cycle, averaged into one sample (or, with ``per_step``,
@@ -377,7 +383,6 @@ def profile_workload(
         seed: input seed (identical inputs for every variant).
         trace_dir: when given, export a chrome trace of the last cycle (and, on Neuron,
             the Neuron trace directory) there; names land in ``trace_files`` (relative).
-        progress: called with short human-readable progress lines.
         roofline: fill each op's ``flops``/``bytes``/``roofline_fraction`` from an extra,
             untimed pass with recorded shapes (:mod:`neuronasv.measure.roofline`); a
             failure there becomes a warning, never a lost profile.
@@ -392,6 +397,43 @@ def profile_workload(
             (:mod:`neuronasv.measure.steps`): ``active`` samples for one cycle's start and
             stop. Backends whose device time may only exist for a whole cycle (Neuron)
             refuse it.
+    """
+
+    samples: int = 10
+    active: int = 1
+    seed: int = 0
+    trace_dir: str | None = None
+    roofline: bool = True
+    evidence: bool = True
+    canary: bool = False
+    peak: Any = None
+    per_step: bool = False
+
+    @property
+    def cycles(self) -> int:
+        """Profiler cycles that deliver ``samples`` samples."""
+        return -(-self.samples // self.active) if self.per_step else self.samples
+
+
+def profile_workload(
+    workload: Workload,
+    backend: Backend,
+    *,
+    shape: str,
+    dtype: str,
+    options: ProfileOptions = ProfileOptions(),
+    progress: Callable[[str], None] | None = None,
+) -> WorkloadProfile:
+    """Profile ``workload`` on ``backend``: device time per sample, per workload and per op.
+
+    Args:
+        workload: what to run.
+        backend: where (see :func:`neuronasv.measure.backends.get_backend`).
+        shape: shape label, e.g. ``"4x512"``.
+        dtype: dtype label, e.g. ``"bfloat16"``.
+        options: samples, iterations per sample, seed, traces and the extra passes
+            (:class:`ProfileOptions`).
+        progress: called with short human-readable progress lines.
 
     Raises:
         UsageError: bad shape, dtype, samples or active.
@@ -399,20 +441,8 @@ def profile_workload(
         CaptureError: empty capture, or zero device time on an accelerator.
     """
     import torch
-    from torch.profiler import schedule
 
-    from neuronasv.measure.torchprof import profile
-
-    if samples < 1:
-        raise UsageError(f"samples must be at least 1, got {samples}")
-    if active < 1:
-        raise UsageError(f"active must be at least 1, got {active}")
-    if per_step and not backend.per_step_samples:
-        raise UsageError(
-            f"per-iteration samples are not available on {backend.name}: its device time"
-            " may only exist for a whole profiler cycle (use --active to average instead)"
-        )
-    n_cycles = -(-samples // active) if per_step else samples
+    _check_options(options, backend)
     dims = parse_shape(shape)
     tdtype = parse_dtype(dtype)
     shape_s, dtype_s = shape_label(dims), dtype_name(dtype)
@@ -428,128 +458,201 @@ def profile_workload(
             # reset, a compiled workload's op names would depend on what this process
             # compiled before, and its series would not line up across runs.
             torch._dynamo.reset()
-        step = workload.build(dims, tdtype, backend.device, seed)
+        step = workload.build(dims, tdtype, backend.device, options.seed)
         _warm_up(workload, backend, step, progress, label)
 
         stem = trace_file_stem(workload.name, shape_s, dtype_s)
-        trace_files: list[str] = []
-        cycles: list[CycleStats] = []
-        done = 0  # profiler cycles delivered (== len(cycles) unless per_step)
-        rollup_errors: list[str] = []
         with contextlib.ExitStack() as stack:
-            if trace_dir is not None:
-                os.makedirs(trace_dir, exist_ok=True)
-                backend_dir = os.path.join(trace_dir, stem)
+            if options.trace_dir is not None:
+                os.makedirs(options.trace_dir, exist_ok=True)
+                backend_dir = os.path.join(options.trace_dir, stem)
             else:
                 backend_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="neuronasv-"))
-            kwargs = dict(backend.profiler_kwargs(backend_dir))
-            backend_hook = kwargs.pop("on_trace_ready", None)
-
-            def on_cycle(prof: Any) -> None:
-                nonlocal done
-                if backend_hook is not None:
-                    # The backend's exporter (NeuronProfiler) runs first, as in the documented
-                    # setup, so anything it correlates is in place before we read the events.
-                    try:
-                        backend_hook(prof)
-                    except Exception as exc:
-                        raise CaptureError(
-                            f"{label}: the {backend.name} trace exporter failed:"
-                            f" {type(exc).__name__}: {exc}",
-                            hint=backend.capture_hint(),
-                        ) from exc
-                if trace_dir is not None and done == n_cycles - 1:
-                    path = os.path.join(trace_dir, f"{stem}.json")
-                    try:
-                        prof.export_chrome_trace(path)
-                    except RuntimeError as exc:
-                        # Kineto saves a cycle's trace once ("Trace is already saved"): the
-                        # backend's exporter (NeuronProfiler) did; keep a copy of its file.
-                        if not _copy_backend_trace(backend_dir, path):
-                            raise CaptureError(
-                                f"{label}: exporting the chrome trace failed: {exc}"
-                            ) from exc
-                    trace_files.append(os.path.basename(gzip_trace(path)))
-                    if backend_hook is not None and os.path.isdir(backend_dir):
-                        trace_files.append(os.path.basename(backend_dir))
-                done += 1
-                if per_step:
-                    for events in split_steps(prof.events()):
-                        if len(cycles) < samples:
-                            one = extract_cycle(
-                                events, device_time_is_cpu=backend.device_time_is_cpu
-                            )
-                            cycles.append(_with_modules(one, events, backend, rollup_errors))
-                    return
-                cycles.append(read_cycle(prof, backend, backend_dir, rollup_errors))
-
-            prof = profile(
-                activities=backend.activities(),
-                schedule=schedule(wait=_WAIT, warmup=_WARMUP, active=active, repeat=n_cycles),
-                on_trace_ready=on_cycle,
-                **kwargs,
-            )
-            canary_run = None
-            if canary:
-                from neuronasv.measure.canary import CanaryRun
-
-                canary_run = CanaryRun(backend)
-                canary_run.start()
-            with warnings.catch_warnings():
-                # Per-cycle event clearing is exactly what we want; torch warns about it once.
-                warnings.filterwarnings("ignore", message=_CYCLE_WARNING)
-                with quiet_kineto_stderr():
-                    prof.start()
-                try:
-                    with torch.no_grad():
-                        for _ in range(n_cycles * (_WAIT + _WARMUP + active)):
-                            before = len(cycles)
-                            step()
-                            backend.synchronize()
-                            with quiet_kineto_stderr():
-                                prof.step()
-                            if progress and len(cycles) > before:
-                                progress(f"{label}: sample {len(cycles)}/{samples}")
-                finally:
-                    with quiet_kineto_stderr():
-                        prof.stop()
-            reading = canary_run.finish() if canary_run is not None else None
+            capture = _Capture(label, backend, options, backend_dir=backend_dir, stem=stem)
+            reading = _profile_cycles(capture, step, progress)
 
         result = summarize_cycles(
             workload.name,
             backend.name,
             shape_s,
             dtype_s,
-            cycles,
-            active=1 if per_step else active,
+            capture.cycles,
+            active=1 if options.per_step else options.active,
             device_time_is_cpu=backend.device_time_is_cpu,
-            trace_files=trace_files,
+            trace_files=capture.trace_files,
             capture_hint=backend.capture_hint(),
         )
         if reading is not None:
             result = dataclasses.replace(result, canary=reading)
-        if rollup_errors:
+        if capture.rollup_errors:
             result = dataclasses.replace(
                 result,
-                warnings=(*result.warnings, f"module rollup skipped: {rollup_errors[0]}"),
+                warnings=(*result.warnings, f"module rollup skipped: {capture.rollup_errors[0]}"),
             )
-        if roofline or evidence:
-            from neuronasv.measure.evidence import annotate_workload
-
-            try:
-                result = annotate_workload(
-                    result, workload, backend, seed=seed, peak=peak, step=step,
-                    fractions=roofline,
-                )  # fmt: skip
-            except Exception as exc:  # the work is extra: never lose the measured profile
-                result = dataclasses.replace(
-                    result,
-                    warnings=(
-                        *result.warnings,
-                        f"work evidence skipped: {type(exc).__name__}: {exc}",
-                    ),
-                )
+        if options.roofline or options.evidence:
+            result = _with_work(result, workload, backend, step, options)
         return result
+
+
+def _check_options(options: ProfileOptions, backend: Backend) -> None:
+    if options.samples < 1:
+        raise UsageError(f"samples must be at least 1, got {options.samples}")
+    if options.active < 1:
+        raise UsageError(f"active must be at least 1, got {options.active}")
+    if options.per_step and not backend.per_step_samples:
+        raise UsageError(
+            f"per-iteration samples are not available on {backend.name}: its device time"
+            " may only exist for a whole profiler cycle (use --active to average instead)"
+        )
+
+
+class _Capture:
+    """The profiler's per-cycle callback and what it gathers: one :class:`CycleStats` per
+    sample, the trace files of the last cycle and the module-rollup errors."""
+
+    def __init__(
+        self, label: str, backend: Backend, options: ProfileOptions, *, backend_dir: str, stem: str
+    ) -> None:
+        self.label = label
+        self.backend = backend
+        self.options = options
+        self.backend_dir = backend_dir
+        self.stem = stem
+        kwargs = dict(backend.profiler_kwargs(backend_dir))
+        self.backend_hook = kwargs.pop("on_trace_ready", None)
+        self.profiler_kwargs = kwargs
+        self.cycles: list[CycleStats] = []
+        self.trace_files: list[str] = []
+        self.rollup_errors: list[str] = []
+        self.done = 0  # profiler cycles delivered (== len(cycles) unless per_step)
+
+    def on_cycle(self, prof: Any) -> None:
+        if self.backend_hook is not None:
+            self._run_backend_hook(prof)
+        if self.options.trace_dir is not None and self.done == self.options.cycles - 1:
+            self._export_trace(prof, self.options.trace_dir)
+        self.done += 1
+        if self.options.per_step:
+            self._read_steps(prof)
+            return
+        self.cycles.append(read_cycle(prof, self.backend, self.backend_dir, self.rollup_errors))
+
+    def _run_backend_hook(self, prof: Any) -> None:
+        # The backend's exporter (NeuronProfiler) runs first, as in the documented
+        # setup, so anything it correlates is in place before we read the events.
+        assert self.backend_hook is not None
+        try:
+            self.backend_hook(prof)
+        except Exception as exc:
+            raise CaptureError(
+                f"{self.label}: the {self.backend.name} trace exporter failed:"
+                f" {type(exc).__name__}: {exc}",
+                hint=self.backend.capture_hint(),
+            ) from exc
+
+    def _export_trace(self, prof: Any, trace_dir: str) -> None:
+        path = os.path.join(trace_dir, f"{self.stem}.json")
+        try:
+            prof.export_chrome_trace(path)
+        except RuntimeError as exc:
+            # Kineto saves a cycle's trace once ("Trace is already saved"): the
+            # backend's exporter (NeuronProfiler) did; keep a copy of its file.
+            if not _copy_backend_trace(self.backend_dir, path):
+                raise CaptureError(
+                    f"{self.label}: exporting the chrome trace failed: {exc}"
+                ) from exc
+        self.trace_files.append(os.path.basename(gzip_trace(path)))
+        if self.backend_hook is not None and os.path.isdir(self.backend_dir):
+            self.trace_files.append(os.path.basename(self.backend_dir))
+
+    def _read_steps(self, prof: Any) -> None:
+        for events in split_steps(prof.events()):
+            if len(self.cycles) < self.options.samples:
+                one = extract_cycle(events, device_time_is_cpu=self.backend.device_time_is_cpu)
+                self.cycles.append(_with_modules(one, events, self.backend, self.rollup_errors))
+
+
+def _profile_cycles(
+    capture: _Capture, step: Callable[[], object], progress: Callable[[str], None] | None
+) -> Any:
+    """Run the profiled cycles into ``capture``; the canary's reading around them, if asked."""
+    from torch.profiler import schedule
+
+    from neuronasv.measure.torchprof import profile
+
+    backend, options = capture.backend, capture.options
+    prof = profile(
+        activities=backend.activities(),
+        schedule=schedule(
+            wait=_WAIT, warmup=_WARMUP, active=options.active, repeat=options.cycles
+        ),
+        on_trace_ready=capture.on_cycle,
+        **capture.profiler_kwargs,
+    )
+    canary_run = None
+    if options.canary:
+        from neuronasv.measure.canary import CanaryRun
+
+        canary_run = CanaryRun(backend)
+        canary_run.start()
+    _step_through(prof, capture, step, progress)
+    return canary_run.finish() if canary_run is not None else None
+
+
+def _step_through(
+    prof: Any,
+    capture: _Capture,
+    step: Callable[[], object],
+    progress: Callable[[str], None] | None,
+) -> None:
+    """Every iteration of every cycle under the started profiler, stopped however it ends."""
+    import torch
+
+    options = capture.options
+    with warnings.catch_warnings():
+        # Per-cycle event clearing is exactly what we want; torch warns about it once.
+        warnings.filterwarnings("ignore", message=_CYCLE_WARNING)
+        with quiet_kineto_stderr():
+            prof.start()
+        try:
+            with torch.no_grad():
+                for _ in range(options.cycles * (_WAIT + _WARMUP + options.active)):
+                    before = len(capture.cycles)
+                    step()
+                    capture.backend.synchronize()
+                    with quiet_kineto_stderr():
+                        prof.step()
+                    if progress and len(capture.cycles) > before:
+                        progress(f"{capture.label}: sample {len(capture.cycles)}/{options.samples}")
+        finally:
+            with quiet_kineto_stderr():
+                prof.stop()
+
+
+def _with_work(
+    result: WorkloadProfile,
+    workload: Workload,
+    backend: Backend,
+    step: Callable[[], object],
+    options: ProfileOptions,
+) -> WorkloadProfile:
+    """``result`` with each op's work (and roofline fractions when asked) from an extra,
+    untimed pass; a failure there is a warning on the profile, never a lost profile."""
+    from neuronasv.measure.evidence import annotate_workload
+
+    try:
+        return annotate_workload(
+            result, workload, backend, seed=options.seed, peak=options.peak, step=step,
+            fractions=options.roofline,
+        )  # fmt: skip
+    except Exception as exc:  # the work is extra: never lose the measured profile
+        return dataclasses.replace(
+            result,
+            warnings=(
+                *result.warnings,
+                f"work evidence skipped: {type(exc).__name__}: {exc}",
+            ),
+        )
 
 
 def read_cycle(

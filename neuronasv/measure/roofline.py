@@ -639,72 +639,101 @@ def costs_from_events(
         raise UsageError(f"iterations must be positive, got {iterations}")
     name_of = op_name or (lambda e: e.key)
     cpu_events = [e for e in events if is_host_event(e)]
-    own: dict[int, OpCost] = {}
-    below: dict[int, tuple[float, float]] = {}  # counted (flops, bytes) under an event
-    counted: dict[int, bool] = {}
-
-    def visit(e: Any) -> tuple[float, float]:
-        key = id(e)
-        if key in below:
-            return below[key]
-        f_sum = b_sum = 0.0
-        for child in getattr(e, "cpu_children", None) or ():
-            cf, cb = visit(child)
-            f_sum += cf
-            b_sum += cb
-            c_own = own[id(child)]
-            if counted[id(child)]:
-                f_sum += c_own.flops or 0.0
-                b_sum += c_own.bytes or 0.0
-        cost = _event_own_cost(e, str(default_dtype), assume_causal)
-        own[key] = cost
-        if cost.flops:
-            # An op that computes is composite when its children do the computing: a
-            # fill or scalar copy underneath (zeros for gradients) does not take over.
-            delegated = f_sum > _DELEGATE_SHARE * cost.flops
-        else:
-            delegated = b_sum > _DELEGATE_SHARE * (cost.bytes or 0.0)
-        counted[key] = cost.known and not delegated
-        # Unknown ops with costed children still count as "carried by children".
-        below[key] = (f_sum, b_sum)
-        return below[key]
-
+    walk = _EventWalk(str(default_dtype), assume_causal)
     for e in cpu_events:
-        visit(e)
-
-    flops: dict[str, float] = {}
-    nbytes: dict[str, float] = {}
-    by_dtype: dict[str, dict[str, float]] = {}
-    notes: dict[str, list[str]] = {}
+        walk.visit(e)
+    sums: dict[str, _OpSums] = {}
     unknown: set[str] = set()
-    no_flops: set[str] = set()  # some counted call's FLOPs are unknown (Triton kernels)
     seen: set[str] = set()
     for e in cpu_events:
         name = name_of(e)
         seen.add(name)
-        cost = own[id(e)]
-        if counted[id(e)]:
-            if cost.flops is None:
-                no_flops.add(name)
-            for note in cost.notes:
-                if note not in notes.setdefault(name, []):
-                    notes[name].append(note)
-            flops[name] = flops.get(name, 0.0) + (cost.flops or 0.0)
-            nbytes[name] = nbytes.get(name, 0.0) + (cost.bytes or 0.0)
-            dts = by_dtype.setdefault(name, {})
-            for dt, f in cost.flops_by_dtype.items():
-                dts[dt] = dts.get(dt, 0.0) + f
-        elif not cost.known and below[id(e)] == (0.0, 0.0):
+        cost = walk.own[id(e)]
+        if walk.counted[id(e)]:
+            sums.setdefault(name, _OpSums()).add(cost)
+        elif not cost.known and walk.below[id(e)] == (0.0, 0.0):
             unknown.add(name)
     result: dict[str, OpCost] = {}
     for name in seen:
-        if name in unknown or name not in flops:
+        if name in unknown or name not in sums:
             result[name] = _UNKNOWN
         else:
-            result[name] = OpCost(
-                None if name in no_flops else flops[name] / iterations,
-                nbytes[name] / iterations,
-                {dt: f / iterations for dt, f in by_dtype.get(name, {}).items()},
-                tuple(notes.get(name, ())),
-            )
+            result[name] = sums[name].per_iteration(iterations)
     return result
+
+
+class _EventWalk:
+    """The host events' call tree, walked once: each event's own cost (:func:`_event_own_cost`),
+    the counted (flops, bytes) below it, and whether its own cost counts (it is known and does
+    not delegate its work to its children), all keyed by the event's identity."""
+
+    def __init__(self, default_dtype: str, assume_causal: bool) -> None:
+        self._default_dtype = default_dtype
+        self._assume_causal = assume_causal
+        self.own: dict[int, OpCost] = {}
+        self.below: dict[int, tuple[float, float]] = {}  # counted (flops, bytes) under an event
+        self.counted: dict[int, bool] = {}
+
+    def visit(self, e: Any) -> tuple[float, float]:
+        key = id(e)
+        if key in self.below:
+            return self.below[key]
+        f_sum, b_sum = self._children(e)
+        cost = _event_own_cost(e, self._default_dtype, self._assume_causal)
+        self.own[key] = cost
+        self.counted[key] = cost.known and not _delegated(cost, f_sum, b_sum)
+        # Unknown ops with costed children still count as "carried by children".
+        self.below[key] = (f_sum, b_sum)
+        return self.below[key]
+
+    def _children(self, e: Any) -> tuple[float, float]:
+        """The counted (flops, bytes) of ``e``'s children and everything under them."""
+        f_sum = b_sum = 0.0
+        for child in getattr(e, "cpu_children", None) or ():
+            cf, cb = self.visit(child)
+            f_sum += cf
+            b_sum += cb
+            c_own = self.own[id(child)]
+            if self.counted[id(child)]:
+                f_sum += c_own.flops or 0.0
+                b_sum += c_own.bytes or 0.0
+        return f_sum, b_sum
+
+
+def _delegated(cost: OpCost, f_sum: float, b_sum: float) -> bool:
+    """Whether an op's children do its work (counted ``f_sum`` FLOPs, ``b_sum`` bytes)."""
+    if cost.flops:
+        # An op that computes is composite when its children do the computing: a
+        # fill or scalar copy underneath (zeros for gradients) does not take over.
+        return f_sum > _DELEGATE_SHARE * cost.flops
+    return b_sum > _DELEGATE_SHARE * (cost.bytes or 0.0)
+
+
+@dataclass
+class _OpSums:
+    """The counted cost of one op's events, summed (notes once each, first seen first)."""
+
+    flops: float = 0.0
+    nbytes: float = 0.0
+    by_dtype: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    flops_unknown: bool = False  # some counted call's FLOPs are unknown (Triton kernels)
+
+    def add(self, cost: OpCost) -> None:
+        if cost.flops is None:
+            self.flops_unknown = True
+        for note in cost.notes:
+            if note not in self.notes:
+                self.notes.append(note)
+        self.flops += cost.flops or 0.0
+        self.nbytes += cost.bytes or 0.0
+        for dt, f in cost.flops_by_dtype.items():
+            self.by_dtype[dt] = self.by_dtype.get(dt, 0.0) + f
+
+    def per_iteration(self, iterations: int) -> OpCost:
+        return OpCost(
+            None if self.flops_unknown else self.flops / iterations,
+            self.nbytes / iterations,
+            {dt: f / iterations for dt, f in self.by_dtype.items()},
+            tuple(self.notes),
+        )

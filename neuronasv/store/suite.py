@@ -231,13 +231,15 @@ def _profile_workload(
                 backend,
                 shape=shape,
                 dtype=dtype,
-                samples=samples,
-                active=suite.active,
-                trace_dir=trace_root,
-                # Device-health canary before/after each profile: stored in the profile
-                # JSON (-> run sidecar), so the analysis can refuse to blame code for a
-                # throttled device (neuronasv.analyse.health).
-                canary=True,
+                options=profiling.ProfileOptions(
+                    samples=samples,
+                    active=suite.active,
+                    trace_dir=trace_root,
+                    # Device-health canary before/after each profile: stored in the profile
+                    # JSON (-> run sidecar), so the analysis can refuse to blame code for a
+                    # throttled device (neuronasv.analyse.health).
+                    canary=True,
+                ),
                 progress=progress,
             )
         except Exception as exc:  # one failing (shape, dtype) must not lose the others

@@ -18,7 +18,7 @@ import pytest
 from neuronasv.analyse.attribution import Measurement, module_chain
 from neuronasv.analyse.evidence import work_changes
 from neuronasv.analyse.pairwise import Settings, compare
-from neuronasv.measure import get_backend, profile_workload
+from neuronasv.measure import ProfileOptions, get_backend, profile_workload
 from neuronasv.measure.modules import scope
 from neuronasv.measure.workloads import Workload
 from neuronasv.model import Finding, History, ProfileDocument, SeriesId, WorkloadProfile
@@ -57,7 +57,9 @@ def _mlp(copy: bool) -> Workload:
 @pytest.fixture(scope="module")
 def profiles() -> tuple[WorkloadProfile, WorkloadProfile]:
     cpu = get_backend("cpu")
-    kw: dict[str, Any] = {"shape": SHAPE, "dtype": DTYPE, "samples": 2, "roofline": False}
+    kw: dict[str, Any] = {
+        "shape": SHAPE, "dtype": DTYPE, "options": ProfileOptions(samples=2, roofline=False)
+    }
     return profile_workload(_mlp(False), cpu, **kw), profile_workload(_mlp(True), cpu, **kw)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from neuronasv.measure import get_backend, profile_workload
+from neuronasv.measure import ProfileOptions, get_backend, profile_workload
 from neuronasv.measure.workloads import get
 from neuronasv.model import WorkloadProfile
 
@@ -36,8 +36,7 @@ def cpu_profiles(cpu_trace_dir: str, cpu_progress: list[str]) -> dict[str, Workl
             backend,
             shape="4x512",
             dtype="bfloat16",
-            samples=10,
-            trace_dir=cpu_trace_dir,
+            options=ProfileOptions(samples=10, trace_dir=cpu_trace_dir),
             progress=cpu_progress.append,
         )
     return out

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from neuronasv.errors import BackendUnavailable, UsageError
-from neuronasv.measure import get_backend, op_input_shapes, profile_workload
+from neuronasv.measure import ProfileOptions, get_backend, op_input_shapes, profile_workload
 from neuronasv.measure.fingerprint import FINGERPRINT_KEYS, collect_fingerprint
 from neuronasv.measure.profiling import quiet_kineto_stderr
 from neuronasv.measure.workloads import Workload, get
@@ -108,7 +108,13 @@ def test_document_round_trips(cpu_profiles: Profiles) -> None:
 def test_bad_arguments_and_skips() -> None:
     backend = get_backend("cpu")
     with pytest.raises(UsageError, match="samples"):
-        profile_workload(get("rmsnorm.naive"), backend, shape="4x8", dtype="float32", samples=0)
+        profile_workload(
+            get("rmsnorm.naive"),
+            backend,
+            shape="4x8",
+            dtype="float32",
+            options=ProfileOptions(samples=0),
+        )
     with pytest.raises(UsageError, match="shape"):
         profile_workload(get("rmsnorm.naive"), backend, shape="4by8", dtype="float32")
     never = Workload(
@@ -129,7 +135,13 @@ def test_empty_capture_is_an_error() -> None:
         name="test.idle", description="", default_shape="4", build_fn=lambda *a: lambda: None
     )
     with pytest.raises(CaptureError, match=r"test\.idle \[4,float32\] on cpu: sample 1 of 2"):
-        profile_workload(idle, get_backend("cpu"), shape="4", dtype="float32", samples=2)
+        profile_workload(
+            idle,
+            get_backend("cpu"),
+            shape="4",
+            dtype="float32",
+            options=ProfileOptions(samples=2),
+        )
 
 
 def test_op_input_shapes_for_a_roofline() -> None:
@@ -154,7 +166,11 @@ def test_kineto_noise_is_hidden_but_real_errors_pass(capfd: pytest.CaptureFixtur
 
 def test_profile_run_prints_no_kineto_noise(capfd: pytest.CaptureFixture[str]) -> None:
     prof = profile_workload(
-        get("rmsnorm.naive"), get_backend("cpu"), shape="4x64", dtype="float32", samples=3
+        get("rmsnorm.naive"),
+        get_backend("cpu"),
+        shape="4x64",
+        dtype="float32",
+        options=ProfileOptions(samples=3),
     )
     assert len(prof.device_time_us) == 3
     captured = capfd.readouterr()

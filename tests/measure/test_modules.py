@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from neuronasv.errors import CorruptResultsError
-from neuronasv.measure import get_backend, profile_workload
+from neuronasv.measure import ProfileOptions, get_backend, profile_workload
 from neuronasv.measure.modules import (
     MODULE_RANGE_PREFIX,
     ROOT,
@@ -216,8 +216,11 @@ def test_summary_has_inclusive_module_series_and_op_shares() -> None:
 @pytest.fixture(scope="module")
 def block_profile() -> WorkloadProfile:
     return profile_workload(
-        get("transformer.block"), get_backend("cpu"), shape="1x32x64x2", dtype="float32",
-        samples=3, active=2, roofline=False, evidence=False,
+        get("transformer.block"),
+        get_backend("cpu"),
+        shape="1x32x64x2",
+        dtype="float32",
+        options=ProfileOptions(samples=3, active=2, roofline=False, evidence=False),
     )  # fmt: skip
 
 
@@ -322,8 +325,11 @@ def test_a_failing_rollup_loses_the_module_times_not_the_profile(
 
     monkeypatch.setattr(profiling, "rollup_events", broken)
     prof = profile_workload(
-        get("transformer.block"), get_backend("cpu"), shape="1x32x64x2", dtype="float32",
-        samples=2, active=1, roofline=False, evidence=False,
+        get("transformer.block"),
+        get_backend("cpu"),
+        shape="1x32x64x2",
+        dtype="float32",
+        options=ProfileOptions(samples=2, active=1, roofline=False, evidence=False),
     )  # fmt: skip
     assert prof.modules == () and len(prof.device_time_us) == 2 and prof.ops
     assert "module rollup skipped: RuntimeError: no event tree" in prof.warnings

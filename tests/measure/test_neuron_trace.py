@@ -24,7 +24,13 @@ from neuronasv.measure.neuron_trace import (
     find_traces,
     merge_with_host,
 )
-from neuronasv.measure.profiling import UNATTRIBUTED_OP, CycleStats, OpSample, profile_workload
+from neuronasv.measure.profiling import (
+    UNATTRIBUTED_OP,
+    CycleStats,
+    OpSample,
+    ProfileOptions,
+    profile_workload,
+)
 from neuronasv.measure.workloads import get
 
 pytestmark = pytest.mark.standin
@@ -181,9 +187,7 @@ def test_profiling_core_falls_back_to_the_exported_trace(tmp_path: Any) -> None:
         _NoDeviceTimeBackend(with_kernels=True),
         shape="4x512",
         dtype="float32",
-        samples=3,
-        roofline=False,
-        trace_dir=str(tmp_path),
+        options=ProfileOptions(samples=3, roofline=False, trace_dir=str(tmp_path)),
     )
     # Three aten::mul calls a step, 7 µs of "device" each, from the real torch trace's ids.
     assert [o.op for o in p.ops] == ["aten::mul"]
@@ -195,7 +199,5 @@ def test_profiling_core_falls_back_to_the_exported_trace(tmp_path: Any) -> None:
             _NoDeviceTimeBackend(with_kernels=False),
             shape="4x512",
             dtype="float32",
-            samples=2,
-            roofline=False,
-            trace_dir=str(tmp_path / "b"),
+            options=ProfileOptions(samples=2, roofline=False, trace_dir=str(tmp_path / "b")),
         )

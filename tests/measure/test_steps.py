@@ -6,7 +6,7 @@ import pytest
 from torch.autograd import DeviceType
 
 from neuronasv.errors import UsageError
-from neuronasv.measure import get_backend, profile_workload
+from neuronasv.measure import ProfileOptions, get_backend, profile_workload
 from neuronasv.measure.backends.neuron import NeuronBackend
 from neuronasv.measure.profiling import extract_cycle
 from neuronasv.measure.steps import is_step_range, split_steps
@@ -64,8 +64,11 @@ def test_without_step_ranges_the_cycle_is_one_sample() -> None:
 def test_per_step_profile_on_the_cpu_gives_one_sample_per_iteration() -> None:
     """The real profiler: 7 samples at 3 iterations a cycle = 3 cycles, 7 kept."""
     prof = profile_workload(
-        get("rmsnorm.naive"), get_backend("cpu"), shape="4x512", dtype="float32",
-        samples=7, active=3, per_step=True, roofline=False, evidence=False,
+        get("rmsnorm.naive"),
+        get_backend("cpu"),
+        shape="4x512",
+        dtype="float32",
+        options=ProfileOptions(samples=7, active=3, per_step=True, roofline=False, evidence=False),
     )  # fmt: skip
     assert len(prof.device_time_us) == 7 and all(t > 0 for t in prof.device_time_us)
     assert prof.iterations_per_sample == 1
@@ -84,5 +87,9 @@ def test_backends_whose_time_is_per_cycle_refuse_per_step() -> None:
 
     with pytest.raises(UsageError, match="per-iteration samples are not available"):
         profile_workload(
-            get("rmsnorm.naive"), PerCycle(), shape="4x8", dtype="float32", per_step=True
+            get("rmsnorm.naive"),
+            PerCycle(),
+            shape="4x8",
+            dtype="float32",
+            options=ProfileOptions(per_step=True),
         )

@@ -17,7 +17,7 @@ import pytest
 
 from neuronasv.analyse.causes import find_causes
 from neuronasv.analyse.evidence import has_evidence, work_changes
-from neuronasv.measure import get_backend, profile_workload
+from neuronasv.measure import ProfileOptions, get_backend, profile_workload
 from neuronasv.measure.workloads import Workload, all_workloads, get
 from neuronasv.measure.workloads.rmsnorm import EPS, make_inputs
 from neuronasv.model import ProfileDocument, SeriesId, WorkloadProfile
@@ -55,7 +55,11 @@ def _one_more_mul(x: Any, weight: Any, eps: float) -> Any:
 
 def _profile(workload: Workload, dtype: str = "bfloat16", shape: str = "4x512") -> WorkloadProfile:
     return profile_workload(
-        workload, get_backend("cpu"), shape=shape, dtype=dtype, samples=2, roofline=False
+        workload,
+        get_backend("cpu"),
+        shape=shape,
+        dtype=dtype,
+        options=ProfileOptions(samples=2, roofline=False),
     )
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from neuronasv.measure import evidence, get_backend, profile_workload
+from neuronasv.measure import ProfileOptions, evidence, get_backend, profile_workload
 from neuronasv.measure.peaks import Peak
 from neuronasv.measure.workloads import get, names
 from neuronasv.model import ProfileDocument, WorkloadProfile
@@ -22,8 +22,13 @@ PEAK = Peak("test", memory_bytes_per_s=1e10, flops_per_s={"float32": 1e11})
 
 
 def test_profile_fills_roofline_and_canary() -> None:
-    prof = profile_workload(get("transformer.mlp"), get_backend("cpu"), shape=TINY,
-                            dtype="float32", samples=2, canary=True, peak=PEAK)
+    prof = profile_workload(
+        get("transformer.mlp"),
+        get_backend("cpu"),
+        shape=TINY,
+        dtype="float32",
+        options=ProfileOptions(samples=2, canary=True, peak=PEAK),
+    )
     mm = prof.op("aten::mm")
     assert mm is not None
     assert mm.flops == 3 * 2 * 16 * 64 * 256  # gate, up, down
@@ -43,12 +48,22 @@ def test_a_failing_estimate_is_a_warning_not_a_lost_profile(
         raise RuntimeError("no shapes today")
 
     monkeypatch.setattr(evidence, "capture_work", boom)  # the one untimed pass
-    prof = profile_workload(get("transformer.residual"), get_backend("cpu"), shape=TINY,
-                            dtype="float32", samples=2, peak=PEAK)
+    prof = profile_workload(
+        get("transformer.residual"),
+        get_backend("cpu"),
+        shape=TINY,
+        dtype="float32",
+        options=ProfileOptions(samples=2, peak=PEAK),
+    )
     assert "work evidence skipped: RuntimeError: no shapes today" in prof.warnings
     assert all(o.roofline_fraction is None for o in prof.ops)
-    plain = profile_workload(get("transformer.residual"), get_backend("cpu"), shape=TINY,
-                             dtype="float32", samples=2, roofline=False)
+    plain = profile_workload(
+        get("transformer.residual"),
+        get_backend("cpu"),
+        shape=TINY,
+        dtype="float32",
+        options=ProfileOptions(samples=2, roofline=False),
+    )
     assert plain.canary is None and all(o.flops is None for o in plain.ops)
 
 
