@@ -6,7 +6,7 @@ Files (never overwritten; an existing one is kept as it is):
   results under ``.asv/``;
 - ``benchmarks/__init__.py`` and ``benchmarks/devtime.py`` — the suite: it imports the
   workloads module (which registers) and builds one ``devtime_`` class per workload the
-  repository registers (:func:`neuronasv.store.suite.build_suite` with ``tag=None``);
+  repository registers (:func:`neuronasv.suite.build.build_suite` with ``tag=None``);
 - the workloads module (``<repo>_workloads`` by default) — a commented example, written
   only when no such module exists;
 - ``.github/workflows/neuronasv.yml`` and ``neuronasv-comment.yml`` — the callers of the

@@ -6,7 +6,7 @@ For each commit, in order:
    environment never checks anything out).
 2. **Pre-pass** (:mod:`neuronasv.run.prepass`): profile the commit's suite once, in one
    process, with the tree first on the import path; add the ops it found to the machine's
-   op catalogue (:mod:`neuronasv.store.catalogue`, ``<results>/<machine>/`` beside the
+   op catalogue (:mod:`neuronasv.suite.catalogue`, ``<results>/<machine>/`` beside the
    results) *before* asv imports the suite, so a new op has its series from this commit on.
    asv's ``setup_cache`` then reuses these profiles (``NEURONASV_PREPASS_DIR``) instead of
    paying a torch import and device start-up per workload. A commit whose code has no
@@ -64,7 +64,7 @@ from neuronasv.store.asvconf import (
     repo_config,
     traces_dir_for,
 )
-from neuronasv.store.catalogue import catalogue_path
+from neuronasv.suite.catalogue import catalogue_path
 from neuronasv.store.git import Git
 from neuronasv.store.layout import (
     BENCHMARKS_FILE,
@@ -79,7 +79,7 @@ from neuronasv.store.machine import (
     machine_info,
     save_machine,
 )
-from neuronasv.store.userworkloads import suite_root, with_root_on_path
+from neuronasv.run.usersuite import suite_root, with_root_on_path
 
 __all__ = [
     "DEFAULT_RESULTS_DIR",
@@ -653,7 +653,7 @@ def _prepass(
     """Run the commit's pre-pass (see module docstring); False when it did not complete."""
     penv = dict(env)
     for entry in reversed(penv.get("ASV_PYTHONPATH", "").split(os.pathsep)):
-        if entry:  # the worktree first, the caller's PYTHONPATH kept (store/userworkloads.py)
+        if entry:  # the worktree first, the caller's PYTHONPATH kept (run/usersuite.py)
             penv = with_root_on_path(entry, penv)
     cmd = [opts.python, "-m", prepass_module(tree), os.path.abspath(suite), "--out", out_dir]
     if opts.bench:

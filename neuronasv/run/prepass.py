@@ -6,7 +6,7 @@ run) before ``asv run``. It does two jobs at once:
 
 1. **Op discovery.** asv fixes the ``op`` param of every ``devtime_op`` benchmark at import.
    The profiles taken here name every op the commit runs, so the runner can add new ops to
-   the machine's op catalogue (:mod:`neuronasv.store.catalogue`) *before* asv imports the
+   the machine's op catalogue (:mod:`neuronasv.suite.catalogue`) *before* asv imports the
    suite: an op gets its series from the commit it first appears in.
 2. **One process for the whole suite.** Without it, every class's ``setup_cache`` runs in
    its own asv process and pays the torch import, device initialisation and first-call
@@ -53,8 +53,8 @@ def discover_classes(benchmark_dir: str) -> list[tuple[str, type]]:
     Imports the suite the way asv does (``asv_runner``'s importer and module walk), so the
     names are asv's (``rmsnorm.Naive``) and the import errors are the ones asv would hit.
     """
-    from neuronasv.store.suite import _DevtimeSuite
-    from neuronasv.store.userworkloads import import_suite_modules
+    from neuronasv.suite.build import _DevtimeSuite
+    from neuronasv.run.usersuite import import_suite_modules
 
     found: dict[str, type] = {}
     for module in import_suite_modules(benchmark_dir):
@@ -98,7 +98,7 @@ def run_prepass(
     say: Callable[[str], None] = print,
 ) -> int:
     """Profile every selected class once; write one payload per workload. Returns the count."""
-    from neuronasv.store.suite import _profile_workload, _samples
+    from neuronasv.suite.build import _profile_workload, _samples
 
     classes = selected(discover_classes(benchmark_dir), regexes)
     os.makedirs(out_dir, exist_ok=True)
