@@ -13,7 +13,6 @@ from collections.abc import Iterable, Sequence
 
 from neuronasv.analyse.floors import FloorKey, floor_key
 from neuronasv.model import ProfileDocument, SeriesId
-from neuronasv.model.profile import module_series_name
 
 __all__ = ["Rounds", "SampleKey", "paired_rounds", "profile_samples", "samples_from_profile"]
 
@@ -41,13 +40,8 @@ def profile_samples(doc: ProfileDocument, unit: str = "seconds") -> dict[SampleK
     for w in doc.workloads:
         if (w.name, w.shape, w.dtype, None) in out:
             continue
-        out[(w.name, w.shape, w.dtype, None)] = [x * k for x in w.device_time_us]
-        for o in w.ops:
-            out.setdefault((w.name, w.shape, w.dtype, o.op), [x * k for x in o.self_device_time_us])
-        for m in w.modules:
-            if m.path:  # the root is the total
-                key = (w.name, w.shape, w.dtype, module_series_name(m.path))
-                out.setdefault(key, [x * k for x in m.device_time_us])
+        for op, xs in w.series_samples_us().items():
+            out[(w.name, w.shape, w.dtype, op)] = [x * k for x in xs]
     return out
 
 

@@ -232,6 +232,23 @@ class WorkloadProfile(Model):
     def module(self, path: str) -> ModuleProfile | None:
         return next((m for m in self.modules if m.path == path), None)
 
+    def series_samples_us(self) -> dict[str | None, tuple[float, ...]]:
+        """Every asv series this profile feeds, with its samples (µs): the one mapping.
+
+        ``None`` is the workload's total; an op name its self device time; ``module:<path>``
+        (:func:`module_series_name`) a named module's inclusive time (the root module is
+        the total already, so it has no series of its own). An op or module named twice
+        keeps its first entry. The suite's benchmarks, the op catalogue and the
+        confirmation's rounds all read a profile through this.
+        """
+        out: dict[str | None, tuple[float, ...]] = {None: self.device_time_us}
+        for o in self.ops:
+            out.setdefault(o.op, o.self_device_time_us)
+        for m in self.modules:
+            if m.path:
+                out.setdefault(module_series_name(m.path), m.device_time_us)
+        return out
+
 
 @dataclass(frozen=True)
 class ProfileDocument(Document):
