@@ -125,8 +125,11 @@ def module_in_suite(root: str) -> str | None:
     if not os.path.isfile(path):
         return None
     with open(path, encoding="utf-8") as fh:
-        m = re.search(r"^import ([A-Za-z_][\w.]*)  # noqa", fh.read(), flags=re.M)
-    return m.group(1) if m else None
+        text = fh.read()
+    # ``WORKLOADS = "mypkg.workloads"``; suites an earlier init wrote: ``import mypkg.workloads``.
+    m = re.search(r'^(?:WORKLOADS = "([A-Za-z_][\w.]*)"|import ([A-Za-z_][\w.]*)  # noqa)', text,
+                  flags=re.M)  # fmt: skip
+    return (m.group(1) or m.group(2)) if m else None
 
 
 def workloads_module_path(root: str, module: str) -> str | None:

@@ -21,8 +21,8 @@ from neuronasv.errors import CaptureError
 from neuronasv.model import ProfileDocument, SeriesId
 from neuronasv.proc import run_process
 from neuronasv.run.scratch import prune_stale, scratch_dir
-from neuronasv.store.git import Git
 from neuronasv.run.usersuite import suite_root, with_root_on_path
+from neuronasv.store.git import Git
 
 __all__ = ["CommandRunner", "WorktreeProfileRunner"]
 

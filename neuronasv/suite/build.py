@@ -2,8 +2,13 @@
 
 This is what an asv suite module calls — this repository's ``benchmarks/`` and yours::
 
-    from neuronasv.suite.build import build_suite
+    from neuronasv.suite import build_suite
     globals().update(build_suite("mytag", module=__name__, cpu_shapes=["4x512"]))
+
+A suite ``neuronasv init`` writes names the module that registers the workloads instead of
+importing it (``build_suite(None, ..., workloads="mypkg.workloads")``): the suite imports it
+when it must (:mod:`neuronasv.suite.usermodule`: the suite's file wins over a commit's own
+package), and asv's processes under ``neuronasv run`` need not (below).
 
 One class per workload (``rmsnorm.naive`` -> ``rmsnorm.Naive``), two benchmarks each:
 
@@ -29,10 +34,15 @@ the import stays free of torch (asv imports the suite in every benchmark process
 **Profiled once per commit**: when ``NEURONASV_PREPASS_DIR`` holds the pre-pass payload of
 a class, its ``setup_cache`` returns that payload (the same profile, taken in the pre-pass
 process) and re-profiles only the (shape, dtype) entries the pre-pass did not deliver or
-that failed there; without it (plain ``asv run``) ``setup_cache`` profiles everything.
+that failed there; without it (plain ``asv run``) ``setup_cache`` profiles everything
+(:mod:`neuronasv.suite.feed`).
 
-Import stays light: the registry loads workload modules without importing torch; torch,
-the backend and the profiler are imported only inside ``setup_cache``.
+**Declared, not imported, in asv's processes**: the same folder holds the pre-pass's record
+of the suite's classes (:mod:`neuronasv.suite.declare`); with it, ``build_suite`` makes the
+same classes without importing the workloads module, so asv's discovery, its forkserver
+and every ``setup_cache`` pay neither for the user's imports nor for torch. The import
+stays light either way for neuronasv's own workloads (the registry loads them without
+torch); torch, the backend and the profiler are imported only when a profile is taken.
 
 Environment variables (all optional; ``neuronasv run`` sets the first ones):
 
@@ -46,7 +56,8 @@ Environment variables (all optional; ``neuronasv run`` sets the first ones):
 ``NEURONASV_PROFILE_OUT``  folder for each profile's JSON (the run sidecar reads it)
 ``NEURONASV_TRACE_DIR``    folder for profiler traces (kept only when set)
 ``NEURONASV_OPS_CATALOGUE`` the machine's op catalogue (ops added to the seed ``ops.json``)
-``NEURONASV_PREPASS_DIR``  the pre-pass payloads (``setup_cache`` reuses them)
+``NEURONASV_PREPASS_DIR``  the pre-pass payloads (``setup_cache`` reuses them) and its
+                           record of the suite's classes
 """
 
 from __future__ import annotations
@@ -56,13 +67,13 @@ import json
 import os
 import re
 import sys
-import traceback
 import types
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from neuronasv import env
-from neuronasv.fileio import write_atomic
+from neuronasv.suite import feed
+from neuronasv.suite.declare import Declared, declared_classes
 
 __all__ = [
     "DEFAULT_DTYPES",
@@ -71,20 +82,24 @@ __all__ = [
     "import_backend_name",
     "load_ops",
     "ops_file_for",
-    "profile_key",
+    "suite_classes",
 ]
 
 DEFAULT_DTYPES: tuple[str, ...] = ("bfloat16", "float32")
 OPS_FILE_NAME = "ops.json"
 
 
+def _module_file(module: str) -> str | None:
+    path = getattr(sys.modules.get(module), "__file__", None)
+    return os.path.abspath(path) if path else None
+
+
 def ops_file_for(module: str) -> str:
     """``ops.json`` beside the suite module ``module`` (by its ``__file__``)."""
-    mod = sys.modules.get(module)
-    path = getattr(mod, "__file__", None)
+    path = _module_file(module)
     if not path:
         raise ValueError(f"suite module {module!r} is not imported from a file")
-    return os.path.join(os.path.dirname(os.path.abspath(path)), OPS_FILE_NAME)
+    return os.path.join(os.path.dirname(path), OPS_FILE_NAME)
 
 
 #: Samples per (workload, shape, dtype) profile, per round. Budget: on the 2-core CPU CI
@@ -145,170 +160,9 @@ def class_name(workload: str, tag: str) -> str:
     return name if name[0].isalpha() else "W" + name
 
 
-def profile_key(workload: str, shape: str, dtype: str) -> str:
-    """``rmsnorm.naive[4x512,bfloat16]``, the same key as ``WorkloadProfile.key``."""
-    return f"{workload}[{shape},{dtype}]"
-
-
-def _safe(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
-
-
-def _samples(repeat: int, rounds: int) -> int:
-    if env.QUICK.read():
-        return 2
-    samples = env.SAMPLES.read()
-    if samples is not None:
-        return max(1, samples)
-    return max(1, int(repeat)) * max(1, int(rounds))
-
-
-def _write_json(folder: str, name: str, payload: dict[str, Any]) -> None:
-    os.makedirs(folder, exist_ok=True)
-    write_atomic(os.path.join(folder, name), json.dumps(payload, allow_nan=False))
-
-
-def _profile_workload(
-    suite: Any,
-    keys: Sequence[tuple[str, str]] | None = None,
-    progress: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
-    """Body of every class's ``setup_cache``: profile each (shape, dtype) once.
-
-    Returns only builtins (the pickle is loaded by light benchmark processes). A failure of
-    one (shape, dtype) is recorded for that entry and the others still run. ``keys``
-    limits the (shape, dtype) entries (default: all of the class's). ``progress`` gets
-    :func:`~neuronasv.measure.profiling.profile_workload`'s lines (the pre-pass times its
-    phases from them).
-    """
-    out_dir = env.PROFILE_OUT.read()
-    trace_root = env.TRACE_DIR.read()
-    results: dict[str, dict[str, Any]] = {}
-    if keys is None:
-        keys = [(s, d) for s in suite.shapes for d in suite.dtypes]
-
-    def fail(shape: str, dtype: str, error: str) -> None:
-        results[f"{shape}|{dtype}"] = {"error": error}
-        if out_dir:
-            key = profile_key(suite.workload, shape, dtype)
-            _write_json(out_dir, _safe(key) + ".json", {"key": key, "error": error})
-
-    try:
-        from neuronasv.measure import backends, profiling, workloads
-        from neuronasv.model.profile import module_series_name
-
-        backend = backends.get_backend(env.BACKEND.read())
-        workload = workloads.get(suite.workload)
-    except Exception as exc:  # the commit's measure code may be broken: say so per entry
-        error = f"{type(exc).__name__}: {exc}"
-        for shape, dtype in keys:
-            fail(shape, dtype, error)
-        return {"workload": suite.workload, "results": results}
-
-    skip = workload.skip_reason(backend)
-    samples = _samples(suite.repeat, suite.rounds)
-    for shape, dtype in keys:
-        key = profile_key(suite.workload, shape, dtype)
-        if skip:
-            results[f"{shape}|{dtype}"] = {"skip": skip}
-            continue
-        try:
-            prof = profiling.profile_workload(
-                workload,
-                backend,
-                shape=shape,
-                dtype=dtype,
-                samples=samples,
-                active=suite.active,
-                trace_dir=trace_root,
-                # Device-health canary before/after each profile: stored in the profile
-                # JSON (-> run sidecar), so the analysis can refuse to blame code for a
-                # throttled device (neuronasv.analyse.health).
-                canary=True,
-                progress=progress,
-            )
-        except Exception as exc:  # one failing (shape, dtype) must not lose the others
-            tb = traceback.format_exc(limit=3)
-            fail(shape, dtype, f"{type(exc).__name__}: {exc}\n{tb}")
-            continue
-        ops = {op.op: [us * 1e-6 for us in op.self_device_time_us] for op in prof.ops}
-        # Module series ride in the op param as ``module:<path>`` (docs/asv.md): the root
-        # is the total already, so only named modules.
-        ops.update(
-            {
-                module_series_name(m.path): [us * 1e-6 for us in m.device_time_us]
-                for m in prof.modules
-                if m.path
-            }
-        )
-        results[f"{shape}|{dtype}"] = {
-            "total": [us * 1e-6 for us in prof.device_time_us],
-            "ops": ops,
-        }
-        if out_dir:
-            _write_json(out_dir, _safe(key) + ".json", {"key": key, "profile": prof.to_json()})
-    return {"workload": suite.workload, "backend": backend.name, "results": results}
-
-
-def _prepass_payload(suite: Any) -> dict[str, Any] | None:
-    """The pre-pass payload of ``suite``'s workload, when it is there and fits the class."""
-    folder = env.PREPASS_DIR.read()
-    if not folder:
-        return None
-    path = os.path.join(folder, _safe(suite.workload) + ".json")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            payload = json.load(fh)
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        print(f"neuronasv suite: ignoring unreadable pre-pass {path}: {exc}", file=sys.stderr)
-        return None
-    fits = (
-        isinstance(payload, dict)
-        and payload.get("workload") == suite.workload
-        and payload.get("shapes") == list(suite.shapes)
-        and payload.get("dtypes") == list(suite.dtypes)
-        and payload.get("samples") == _samples(suite.repeat, suite.rounds)
-        and payload.get("active") == suite.active
-        and isinstance(payload.get("results"), dict)
-    )
-    return payload if fits else None
-
-
-def _setup_cache(suite: Any) -> dict[str, Any]:
-    """What every class's ``setup_cache`` returns: the pre-pass payload, completed.
-
-    Entries the pre-pass did not deliver, or that failed in its shared process, are
-    profiled here in asv's fresh process (the behaviour without a pre-pass).
-    """
-    from neuronasv.suite.instr import instr_payload
-
-    instr = instr_payload(suite.workload) if suite.instr_ops is not None else {}
-    payload = _prepass_payload(suite)
-    if payload is None:
-        return {**_profile_workload(suite), "instr": instr}
-    results: dict[str, Any] = payload["results"]
-    todo = [
-        (s, d)
-        for s in suite.shapes
-        for d in suite.dtypes
-        if not isinstance(results.get(f"{s}|{d}"), dict) or "error" in results[f"{s}|{d}"]
-    ]
-    if todo:
-        rest = _profile_workload(suite, todo)
-        results.update(rest["results"])
-        payload.setdefault("backend", rest.get("backend"))
-    return {
-        "workload": suite.workload,
-        "backend": payload.get("backend"),
-        "results": results,
-        "instr": instr,
-    }
-
-
 class _DevtimeSuite:
-    """Base of the generated classes (underscore: asv must not collect it)."""
+    """Base of the generated classes (underscore: asv must not collect it; ``Devtime*``
+    class names are benchmarks of the plugin's type)."""
 
     workload = ""
     shapes: Sequence[str] = ()
@@ -323,6 +177,11 @@ class _DevtimeSuite:
     version = "devtime-1"
     #: Op series of the ``instr_`` benchmarks; None: the class has none (no callgrind pass).
     instr_ops: Sequence[str] | None = None
+    #: The ``build_suite`` call that made the class: its tag ("" for None), the workloads
+    #: module it names (imported when a profile is taken) and the suite module's file.
+    suite_tag = ""
+    workloads_module: str | None = None
+    suite_file: str | None = None
 
     def setup(self, cache: dict[str, Any], shape: str, dtype: str, op: str | None = None) -> None:
         # asv calls one setup for every benchmark of the class: an instr_ op counted by
@@ -349,17 +208,16 @@ class _DevtimeSuite:
 
 
 def _make_class(
-    workload: str,
-    tag: str,
+    decl: Declared,
     module: str,
-    cls_name: str,
-    shapes: Sequence[str],
-    dtypes: Sequence[str],
     ops: Sequence[str],
-    instr_ops: Sequence[str] | None = None,
+    instr_ops: Sequence[str] | None,
+    attrs: dict[str, Any],
 ) -> type:
+    workload, cls_name, shapes, dtypes = decl.workload, decl.name, decl.shapes, decl.dtypes
+
     def setup_cache(self: _DevtimeSuite) -> dict[str, Any]:
-        return _setup_cache(self)
+        return feed.setup_cache(self)
 
     # asv keys setup_cache by "<module>:<line>", so every generated class would share one
     # cache (one profile for all workloads). A per-class module name gives each its own
@@ -380,6 +238,7 @@ def _make_class(
     devtime_total.neuronasv_workload = workload  # type: ignore[attr-defined]
     devtime_total.neuronasv_series = "total"  # type: ignore[attr-defined]
     body: dict[str, Any] = {
+        **attrs,
         "workload": workload,
         "shapes": tuple(shapes),
         "dtypes": tuple(dtypes),
@@ -428,6 +287,25 @@ def _selected(workload: Any, tag: str | None) -> bool:
     return tag in workload.tags
 
 
+def _from_registry(
+    tag: str | None, shapes: Sequence[str], dtypes: Sequence[str]
+) -> list[Declared]:
+    """The classes of ``tag``'s workloads, from the registry (what the pre-pass records)."""
+    from neuronasv.measure import workloads as registry
+
+    out: dict[str, Declared] = {}
+    for w in registry.all_workloads():
+        if not _selected(w, tag):
+            continue
+        name = class_name(w.name, tag or "")
+        if name in out:
+            name = class_name(w.name, "")
+        out[name] = Declared(
+            name, w.name, tuple(shapes or [w.default_shape]), tuple(dtypes or [w.default_dtype])
+        )
+    return list(out.values())
+
+
 def build_suite(
     tag: str | None,
     *,
@@ -436,6 +314,7 @@ def build_suite(
     accelerator_shapes: Sequence[str] = (),
     dtypes: Iterable[str] = DEFAULT_DTYPES,
     ops_file: str | None = None,
+    workloads: str | None = None,
 ) -> dict[str, type]:
     """Benchmark classes for every registered workload tagged ``tag``.
 
@@ -455,12 +334,14 @@ def build_suite(
             own ``default_dtype``.
         ops_file: the seed op lists (default: ``ops.json`` beside ``module``; may be
             missing). ``NEURONASV_OPS_CATALOGUE`` adds the machine's catalogue to them.
+        workloads: the module that registers the workloads (``mypkg.workloads``), imported
+            here unless the pre-pass's record declares the classes, and before any profile
+            (:mod:`neuronasv.suite.usermodule`: the suite's file wins).
 
     Returns:
         ``{class name: class}`` for the module's globals.
     """
     from asv_bench_neuronasv import ensure_registered
-    from neuronasv.measure import workloads as registry
 
     ensure_registered()  # the devtime_ type, also when installed from the neuronasv wheel
     backend = import_backend_name()
@@ -469,28 +350,42 @@ def build_suite(
     if catalogue:
         for workload, ops in load_ops(catalogue).get(backend, {}).items():
             ops_table[workload] = sorted(set(ops_table.get(workload, ())) | set(ops))
-    shapes = _shapes(backend, cpu_shapes, accelerator_shapes)
-    dts = list(env.DTYPES.read()) or list(dtypes)
     # The callgrind pass ran (``--metrics devtime,instructions``): instr_ series too, their
     # ops from the catalogue's ``<backend>:instructions`` entry.
     instr_table: dict[str, list[str]] | None = None
     if env.INSTR_DIR.read():
         instr_table = load_ops(catalogue).get(f"{backend}:instructions", {}) if catalogue else {}
-    classes: dict[str, type] = {}
-    for w in registry.all_workloads():
-        if not _selected(w, tag):
-            continue
-        name = class_name(w.name, tag or "")
-        if name in classes:
-            name = class_name(w.name, "")
-        classes[name] = _make_class(
-            w.name,
-            tag or "",
+    suite_file = _module_file(module)
+    decls = declared_classes(module, tag)
+    if decls is None:
+        if workloads:
+            from neuronasv.suite.usermodule import import_workloads_module
+
+            import_workloads_module(workloads, suite_file)
+        shapes = _shapes(backend, cpu_shapes, accelerator_shapes)
+        decls = _from_registry(tag, shapes, list(env.DTYPES.read()) or list(dtypes))
+    attrs = {"suite_tag": tag or "", "workloads_module": workloads, "suite_file": suite_file}
+    return {
+        d.name: _make_class(
+            d,
             module,
-            name,
-            shapes or [w.default_shape],
-            dts or [w.default_dtype],
-            ops_table.get(w.name, []),
-            None if instr_table is None else instr_table.get(w.name, []),
+            ops_table.get(d.workload, []),
+            None if instr_table is None else instr_table.get(d.workload, []),
+            attrs,
         )
-    return classes
+        for d in decls
+    }
+
+
+def suite_classes(modules: Iterable[Any]) -> list[tuple[str, type]]:
+    """``(asv name prefix, class)`` of every generated class in imported suite ``modules``
+    (``rmsnorm.Naive``: the module's name past asv's root package, then the class's)."""
+    found: dict[str, type] = {}
+    for mod in modules:
+        prefix = mod.__name__.split(".", 1)[1:]
+        for attr, value in vars(mod).items():
+            if attr.startswith("_") or not isinstance(value, type):
+                continue
+            if issubclass(value, _DevtimeSuite) and value is not _DevtimeSuite:
+                found.setdefault(".".join([*prefix, value.__name__]), value)
+    return sorted(found.items())

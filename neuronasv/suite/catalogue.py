@@ -185,15 +185,10 @@ def ops_from_profiles(profiles: Iterable[WorkloadProfile]) -> dict[str, set[str]
     all-zero series. Module scopes count the same way, as ``module:<path>`` entries (the
     ``devtime_op`` param of a module series; docs/asv.md).
     """
-    from neuronasv.model.profile import module_series_name
-
     out: dict[str, set[str]] = {}
     for prof in profiles:
         ops = out.setdefault(prof.name, set())
-        for op in prof.ops:
-            if max(op.self_device_time_us, default=0.0) > 0:
-                ops.add(op.op)
-        for m in prof.modules:  # module series: ``module:<path>`` (not the root: the total)
-            if m.path and max(m.device_time_us, default=0.0) > 0:
-                ops.add(module_series_name(m.path))
+        for op, samples in prof.series_samples_us().items():
+            if op is not None and max(samples, default=0.0) > 0:
+                ops.add(op)
     return out

@@ -20,9 +20,9 @@ import pytest
 from neuronasv.errors import CorruptResultsError
 from neuronasv.model import OpProfile, RunSidecar, WorkloadProfile
 from neuronasv.run import asvrun, prepass, records
+from neuronasv.store.layout import sidecar_path
 from neuronasv.suite import catalogue
 from neuronasv.suite.catalogue import OpCatalogue
-from neuronasv.store.layout import sidecar_path
 from tests.builders import profile
 
 ROOT = Path(__file__).resolve().parents[2]
