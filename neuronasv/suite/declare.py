@@ -47,7 +47,7 @@ class Declared(NamedTuple):
     dtypes: tuple[str, ...]
 
 
-def record_classes(folder: str, classes: Iterable[type]) -> str:
+def record_classes(folder: str, classes: Iterable[Any]) -> str:
     """Write the record of ``classes`` (generated suite classes) into ``folder``; its path."""
     modules: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for cls in classes:

@@ -125,8 +125,9 @@ def test_an_unusable_record_means_importing(
     monkeypatch.setenv("NEURONASV_PREPASS_DIR", str(tmp_path))
     assert declared_classes("benchmarks.devtime", None) is None  # no record
     path = Path(declaration_path(str(tmp_path)))
-    for text in ("{", '{"kind": "neuronasv.suite-classes", "version": 99, "modules": {}}',
-                 '{"kind": "other"}', '{"kind": "neuronasv.suite-classes", "version": 1}'):  # fmt: skip
+    kind = '"kind": "neuronasv.suite-classes"'
+    for text in ("{", f'{{{kind}, "version": 99, "modules": {{}}}}', '{"kind": "other"}',
+                 f'{{{kind}, "version": 1}}'):  # fmt: skip
         path.write_text(text)
         assert declared_classes("benchmarks.devtime", None) is None
         assert "ignoring the unreadable record" in capsys.readouterr().err
