@@ -8,7 +8,7 @@ enough for a quick CPU run; accelerators add the large ones.
 
 from __future__ import annotations
 
-from neuronasv.suite.build import build_suite
+from neuronasv.suite import build_suite
 
 globals().update(
     build_suite(

@@ -15,7 +15,8 @@ fallback, not the model; on CUDA / Neuron the ``accelerator`` preset is added (h
 from __future__ import annotations
 
 from neuronasv.measure.workloads.transformer import PRESETS
-from neuronasv.suite.build import build_suite, import_backend_name
+from neuronasv.suite import build_suite
+from neuronasv.suite.build import import_backend_name
 
 globals().update(
     build_suite(
