@@ -295,6 +295,13 @@ globals().update(build_suite(None, module=__name__, cpu_shapes=(), dtypes=()))
 '''
 
 
+#: The devtime arms say so: on the CPU, ``neuronasv run`` adds instructions where valgrind
+#: is usable unless told ``--metrics devtime``.
+DEVTIME = ("--metrics", "devtime")
+#: Our own suite: the transformer workloads, as issue 29 measured it.
+OURS = ("--bench", "transformer")
+
+
 def _cpu_children() -> float:
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     return ru.ru_utime + ru.ru_stime
@@ -395,7 +402,7 @@ def _adopter_repo(where: Path, env: dict[str, str], nx: Path, old: bool = False)
     git(repo, env, "init", "-q", "-b", "main")
     git(repo, env, "add", "-A")
     git(repo, env, "commit", "-qm", "ropekit: the model and its workloads")
-    run([str(nx), "init", "--workloads", "ropekit.workloads"], repo, env)
+    run([str(nx), "init", "--workloads", "ropekit.workloads"], repo, env)  # the build's repo
     if old:
         (repo / "benchmarks" / "devtime.py").write_text(OLD_DEVTIME)
         conf = (repo / "asv.conf.json").read_text()
@@ -430,15 +437,16 @@ def main() -> int:
                "GIT_AUTHOR_EMAIL": "adopter@example.invalid", "GIT_COMMITTER_NAME": "adopter",
                "GIT_COMMITTER_EMAIL": "adopter@example.invalid"}  # fmt: skip
         t0 = time.perf_counter()
-        py, _, ours = install_wheel(work, env)
+        # What a `git+https://github.com/OWNER/neuronasv@<sha>` install records (init pins it).
+        py, _, ours = install_wheel(work, {**env, "NEURONASV_REPOSITORY": "acme/neuronasv"})
         env["PATH"] = f"{py.parent}{os.pathsep}{env['PATH']}"
         nx = py.parent / "neuronasv"
         print(f"wheel built and installed in a clean venv: {time.perf_counter() - t0:.0f} s")
         adopter = _adopter_repo(work, env, nx)
 
         first = [
-            neuronasv_run("adopter, first run", nx, adopter, env),
-            neuronasv_run("ours, first run", nx, ours, env, "--bench", "transformer"),
+            neuronasv_run("adopter, first run", nx, adopter, env, *DEVTIME),
+            neuronasv_run("ours, first run", nx, ours, env, *DEVTIME, *OURS),
         ]
         print("first runs (untimed: op catalogue and CPU peak made here):")
         for r in first:
@@ -448,9 +456,9 @@ def main() -> int:
             order = ["adopter", "ours"] if i % 2 == 0 else ["ours", "adopter"]
             for arm in order:
                 if arm == "adopter":
-                    r = neuronasv_run("adopter (devtime)", nx, adopter, env)
+                    r = neuronasv_run("adopter (devtime)", nx, adopter, env, *DEVTIME)
                 else:
-                    r = neuronasv_run("ours (devtime)", nx, ours, env, "--bench", "transformer")
+                    r = neuronasv_run("ours (devtime)", nx, ours, env, *DEVTIME, *OURS)
                 runs[arm].append(r)
                 print(_row(r), f"load {os.getloadavg()[0]:.1f}", flush=True)
 
@@ -466,8 +474,8 @@ def main() -> int:
         old: Run | None = None
         if args.spawn:
             repo_old = _adopter_repo(work, env, nx, old=True)
-            neuronasv_run("old way, first run", nx, repo_old, env)
-            old = neuronasv_run("adopter, the old way", nx, repo_old, env)
+            neuronasv_run("old way, first run", nx, repo_old, env, *DEVTIME)
+            old = neuronasv_run("adopter, the old way", nx, repo_old, env, *DEVTIME)
             print(_row(old), f"load {os.getloadavg()[0]:.1f}", flush=True)
 
         a, o = runs["adopter"], runs["ours"]
