@@ -1,6 +1,7 @@
 """Every number people read, formatted one way: the one home of the rounding rules.
 
-A leaf (imports only :mod:`math`), so every stage may use it: the verdict reasons of
+A leaf (imports only :mod:`math` and the unit registry :mod:`neuronasv.units`), so every
+stage may use it: the verdict reasons of
 ``analyse``, the PR comment, job summary and terminal view of ``report``, the GitHub
 issues, the history site. One rule per quantity:
 
@@ -36,6 +37,8 @@ from __future__ import annotations
 
 import math
 
+from neuronasv.units import TIME_UNITS, is_exact, is_time
+
 __all__ = [
     "ABOVE_PEAK",
     "TIME_UNITS",
@@ -58,9 +61,6 @@ __all__ = [
     "pick_time_scale",
     "plural",
 ]
-
-#: Unit names that mean "seconds" in results and findings documents.
-TIME_UNITS = frozenset({"seconds", "second", "s", "sec"})
 
 _SCALES: tuple[tuple[float, str], ...] = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 _BINARY: tuple[tuple[float, str], ...] = ((2.0**30, "GiB"), (2.0**20, "MiB"), (2.0**10, "KiB"))
@@ -158,12 +158,12 @@ def format_value(value: float | None, unit: str, *, scale: tuple[float, str] | N
     name; None → ``n/a``."""
     if value is None or not math.isfinite(value):
         return "n/a"
-    if unit.lower() in TIME_UNITS:
+    if is_time(unit):
         factor, suffix = scale or pick_time_scale(value)
         return f"{_digits(value / factor)} {suffix}"
     if unit == "bytes":
         return format_bytes(value)
-    if unit == "instructions":
+    if is_exact(unit):
         return f"{format_count(value)} instructions"
     text = f"{value:.4g}"
     return f"{text} {unit}" if unit and unit != "unit" else text
@@ -188,7 +188,7 @@ def format_pair(base: float | None, head: float | None, unit: str, *, sep: str =
     """``2.36 ms → 2.79 ms``: one scale for both sides unless they differ by over 100×."""
     known = [abs(v) for v in (base, head) if v is not None and math.isfinite(v) and v != 0]
     scale = None
-    if known and unit.lower() in TIME_UNITS and max(known) < 100 * min(known):
+    if known and is_time(unit) and max(known) < 100 * min(known):
         scale = pick_time_scale(max(known))
     return f"{format_value(base, unit, scale=scale)}{sep}{format_value(head, unit, scale=scale)}"
 

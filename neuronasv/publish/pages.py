@@ -174,7 +174,7 @@ def _newest_html(v: View, commit_link: Callable[[str], str]) -> str:
                 counts[st] = counts.get(st, 0) + 1
         how = (
             "re-measured by <code>neuronasv confirm</code>"
-            if any(f.state is not None and f.state.source == "rounds" for f in nw.doc.findings)
+            if any(f.remeasured for f in nw.doc.findings)
             else "single run, not re-measured"
         )
         said = " ".join(

@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 
-from neuronasv.analyse.rowstate import ensure_states
 from neuronasv.analyse.states import Coverage, coverage_of, series_state
 from neuronasv.model import ChangePoint, FindingsDocument, SeriesId
 from neuronasv.model.profile import module_series_path
@@ -233,7 +232,7 @@ def publish_site(
     report = PublishReport()
     w = Writer(outdir, report)
     copy_assets(w)
-    docs = [ensure_states(d) for d in _as_list(findings)]  # documents older than row states
+    docs = list(_as_list(findings))  # every row carries its state (findings schema 4)
     hist_docs = [d for d in docs if d.mode == "history"]
     cps: dict[tuple[str, str, tuple[str, ...]], list[ChangePoint]] = {}
     for d in hist_docs:

@@ -188,7 +188,7 @@ def ops_from_profiles(profiles: Iterable[WorkloadProfile]) -> dict[str, set[str]
     out: dict[str, set[str]] = {}
     for prof in profiles:
         ops = out.setdefault(prof.name, set())
-        for op, samples in prof.series_samples_us().items():
+        for op, samples in prof.series_samples().items():
             if op is not None and max(samples, default=0.0) > 0:
                 ops.add(op)
     return out

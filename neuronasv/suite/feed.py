@@ -10,7 +10,8 @@ once and hands its result to every parameter combination of the class. Its body 
 
 The pre-pass writes its payloads with :func:`profile_class` too, so both are the same
 profile. A profile's series and their samples come from
-:meth:`neuronasv.model.WorkloadProfile.series_samples_us` (the one mapping).
+:meth:`neuronasv.model.WorkloadProfile.series_samples` (the one mapping), through
+:func:`series_payload`.
 
 The user's workloads are imported only here, when a profile is taken
 (:func:`workload_of`): asv's other processes read builtins from the payload.
@@ -23,17 +24,21 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neuronasv import env
 from neuronasv.fileio import write_atomic
 from neuronasv.suite.names import payload_path, safe_name
+
+if TYPE_CHECKING:
+    from neuronasv.model.profile import WorkloadProfile
 
 __all__ = [
     "prepass_payload",
     "profile_class",
     "profile_key",
     "sample_count",
+    "series_payload",
     "setup_cache",
     "workload_of",
 ]
@@ -138,15 +143,20 @@ def profile_class(
             tb = traceback.format_exc(limit=3)
             fail(shape, dtype, f"{type(exc).__name__}: {exc}\n{tb}")
             continue
-        series = prof.series_samples_us()
-        results[f"{shape}|{dtype}"] = {
-            "total": [us * 1e-6 for us in series.pop(None)],
-            # Module series ride in the op param as ``module:<path>`` (docs/asv.md).
-            "ops": {str(op): [us * 1e-6 for us in xs] for op, xs in series.items()},
-        }
+        results[f"{shape}|{dtype}"] = series_payload(prof)
         if out_dir:
             _write_json(out_dir, safe_name(key) + ".json", {"key": key, "profile": prof.to_json()})
     return {"workload": suite.workload, "backend": backend.name, "results": results}
+
+
+def series_payload(prof: WorkloadProfile) -> dict[str, Any]:
+    """What asv stores of one profile: ``total`` and ``ops`` (op names and ``module:<path>``
+    series, docs/asv.md), in seconds, from
+    :meth:`~neuronasv.model.WorkloadProfile.series_samples` — the one profile → series
+    mapping, the one confirm and ``compare --round-*`` read back from profile documents."""
+    series = prof.series_samples("seconds")
+    total = series.pop(None)
+    return {"total": total, "ops": {k: v for k, v in series.items() if k is not None}}
 
 
 def prepass_payload(suite: Any) -> dict[str, Any] | None:

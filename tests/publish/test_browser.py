@@ -15,6 +15,7 @@ import pytest
 
 from neuronasv.model import FindingsDocument
 from neuronasv.publish import PublishOptions, publish_site, scan_results
+from tests.builders import finding
 
 from .browser import CHROMIUM, Browser, BrowserTimeout
 from .test_site import NOW, _cp
@@ -128,7 +129,7 @@ def test_a_page_that_never_settles_fails_with_a_message(tmp_path: Path) -> None:
 def truth_site(tiny_history: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """No change points; the newest commit's total of one workload is a suspect regression
     and one of its ops a confirmed one (as a compare/confirm document gives them)."""
-    from neuronasv.model import Finding, RunRef
+    from neuronasv.model import RunRef
 
     data = scan_results(tiny_history / "results", repo=tiny_history / "repo", workers=1)
     md = data.machines[0]
@@ -141,9 +142,9 @@ def truth_site(tiny_history: Path, tmp_path_factory: pytest.TempPathFactory) -> 
         base=RunRef(md.commits[-2], md.name),
         head=RunRef(md.commits[-1], md.name),
         findings=(
-            Finding(md.series[total].series, "regression", "seconds", 1.0, 1.4, ratio=1.4),
-            Finding(md.series[op].series, "regression", "seconds", 1.0, 24.0, ratio=24.0,
-                    confirmed=True),
+            finding(md.series[total].series, "regression", base=1.0, head=1.4),
+            finding(md.series[op].series, "regression", base=1.0, head=24.0, confirmed=True,
+                    source="rounds"),
         ),
     )  # fmt: skip
     out = tmp_path_factory.mktemp("truth-site")

@@ -240,8 +240,9 @@ def _meta(page: Path) -> dict:  # type: ignore[type-arg]
 def _newest_doc(
     md: site.MachineData, verdicts: dict[int, tuple[str, bool | None]]
 ) -> FindingsDocument:
-    from neuronasv.analyse.rowstate import with_states
-    from neuronasv.model import Finding, RunRef
+    from neuronasv.analyse.states import with_states
+    from neuronasv.model import RunRef
+    from tests.builders import finding
 
     return with_states(
         FindingsDocument(
@@ -249,7 +250,14 @@ def _newest_doc(
             base=RunRef(md.commits[-2], md.name),
             head=RunRef(md.commits[-1], md.name),
             findings=tuple(
-                Finding(md.series[r].series, v, "seconds", 1e-6, 24e-6, ratio=24.0, confirmed=c)  # type: ignore[arg-type]
+                finding(
+                    md.series[r].series,
+                    "noisy" if c is False else v,
+                    base=1e-6,
+                    head=24e-6,
+                    confirmed=bool(c),
+                    source="first run" if c is None else "rounds",
+                )
                 for r, (v, c) in verdicts.items()
             ),
             # a document confirm wrote says so in its settings
