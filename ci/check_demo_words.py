@@ -13,7 +13,10 @@ per-row, unadjusted one. And the numbers (issue 28, ``tests/report/numbers.py``)
 "X → Y | Δ" in the comment and the compare text has Δ = Y / X - 1 within the printed
 precision; "where the time went" adds up to the row's change; no instruction row carries a
 work word, no instruction word contradicts its count's sign; the comment is within GitHub's
-65,536 characters with at most 20 lines of warnings. Prints the lines above the comment's
+65,536 characters with at most 20 lines of warnings; the site prints the comment's numbers:
+every "X → Y | Δ" row of the comment is the same base, head and Δ on the site's index and
+its workload pages (their metadata and the labels their data files carry at the two compared
+commits: ``tests/publish/readback.py``). Prints the lines above the comment's
 first ``<details>``, its headline, its size and how many rows were checked. Exit 1 on a
 problem.
 """
@@ -29,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from neuronasv.model import FindingsDocument
+from tests.publish.readback import comment_triples, index_triples, page_triples
 from tests.report.numbers import check_badges, check_pairs, check_parts, pairs_in
 from tests.report.test_views_agree import (
     check_parentheses,
@@ -73,6 +77,21 @@ def numbers(path: str) -> tuple[list[str], int]:
     return check_pairs(t) + check_parts(t) + check_badges(t), len(pairs_in(t))
 
 
+def site_numbers(comment: str, site: Path) -> tuple[list[str], int]:
+    """Where the site prints another base, head or Δ than the comment for a row the comment
+    shows (a row the comment cut is not compared), and how many rows were compared."""
+    if not (site / "index.html").is_file():
+        return [f"{site}: no site"], 0
+    want = comment_triples(comment)
+    index, _ = index_triples((site / "index.html").read_text(encoding="utf-8"))
+    pages, found = page_triples(site)
+    for key, triple in want.items():
+        for where, got in (("index", index.get(key)), ("workload page", pages.get(key))):
+            if got != triple:
+                found.append(f"{' · '.join(k for k in key if k)}: comment {triple}, {where} {got}")
+    return found, len(want)
+
+
 def warning_lines(comment: str) -> int:
     """Lines of the comment's warnings section (its ``<details>`` block)."""
     start = comment.find("<details><summary>Warnings")
@@ -101,13 +120,18 @@ def main(argv: list[str]) -> int:
             bad += 1
             print(f"{path}: {len(found)} numeric problems: {found[:4]}")
     text = Path(out, "comment.md").read_text()
+    found, on_site = site_numbers(text, Path(out, "site"))
+    if found:
+        bad += 1
+        print(f"site: {len(found)} rows not the comment's: {found[:4]}")
     comment = text.splitlines()
     warn = warning_lines(text)
     if len(text) > COMMENT_LIMIT or warn > WARNING_LINES:
         bad += 1
         print(f"comment.md: {len(text)} characters, {warn} lines of warnings")
     above = next((i for i, line in enumerate(comment) if "<details>" in line), len(comment))
-    print(f"{len(files)} files checked, {bad} with problems; {checked} X → Y | Δ rows checked")
+    print(f"{len(files)} files checked, {bad} with problems; {checked} X → Y | Δ rows checked;"
+          f" {on_site} comment rows compared with the site's index and workload pages")
     print(f"comment: {len(text)} characters, {warn} lines of warnings, {above} lines above the"
           f" first <details>; headline: {comment[1]}")
     return 1 if bad else 0

@@ -30,9 +30,10 @@ from its change points and its newest-commit row. States, most severe first
 rounds), ``suspect`` (slower, not re-measured), ``more-work`` (more bytes/FLOPs, the time
 not decided slower), ``more-instructions`` (more instructions, exact, with no more work
 and the time not decided slower), ``failed``, ``acknowledged``, ``improved`` (latest
-change point an improvement, a confirmed faster time, or fewer instructions on an
-instruction series), ``new`` (only the newest commit has it), ``ok``. Noise is not a
-state: it is a level shown beside the state.
+change point an improvement, or a confirmed faster time), ``fewer-instructions`` (an
+instruction series whose own count fell: its own words, never a time word), ``new``
+(only the newest commit has it), ``ok``. Noise is not a state: it is a level shown
+beside the state.
 
 Kept apart from :mod:`~neuronasv.analyse.newest` because the site imports it: importing
 the comparison (scipy.stats) would cost the publish command seconds and ~70 MB.
@@ -87,6 +88,7 @@ STATES = (
     "failed",
     "acknowledged",
     "improved",
+    "fewer-instructions",
     "new",
     "ok",
 )
@@ -409,9 +411,9 @@ def newest_state(f: Finding | None) -> str | None:
     ``confirmed`` is a slower time the rounds confirmed, ``suspect`` a slower time from
     one run a side, ``more-work`` more bytes/FLOPs whose time was not decided slower,
     ``more-instructions`` more instructions (exact) with no more work and the time not
-    decided slower, ``improved`` a confirmed faster time or fewer instructions on an
-    instruction series, ``new`` a series only the newest commit has (never ``ok``: it has
-    no history to be ok against).
+    decided slower, ``improved`` a confirmed faster time, ``fewer-instructions`` fewer
+    instructions on an instruction series (its own axis: not a time word), ``new`` a
+    series only the newest commit has (never ``ok``: it has no history to be ok against).
     """
     if f is None:
         return None
@@ -424,9 +426,9 @@ def newest_state(f: Finding | None) -> str | None:
         if st.time == "slower":
             return "confirmed" if st.confirmed else "suspect"
         return "more-work" if st.work == "more" else "more-instructions"
-    if st.direction == "better" and (
-        (st.time == "faster" and st.confirmed) or (is_exact(f.unit) and st.instructions == "fewer")
-    ):
+    if st.direction == "better" and is_exact(f.unit) and st.instructions == "fewer":
+        return "fewer-instructions"
+    if st.direction == "better" and st.time == "faster" and st.confirmed:
         return "improved"
     if st.presence == "new":
         return "new"
