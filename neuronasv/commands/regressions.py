@@ -7,7 +7,9 @@ commit is also compared with its parent (git's first parent, else the previous m
 commit) as ``neuronasv compare`` does: ``suspect`` regressions; with ``--report``, the
 compare/confirm document of that pair (what the PR comment shows) is used instead, and
 its confirmed regressions read ``confirmed``. Fewer than 4 commits: the output says
-"too few commits for change points (have N, need 4)".
+"too few commits for change points (have N, need 4)". A change point names its culprit
+when ``neuronasv bisect`` narrowed its range (the records beside the results) or when its
+range is one first-parent commit.
 Exit codes: 0 done, 2 usage, 5 unreadable results (files that cannot be read are listed
 and skipped; the command fails only when nothing can be read).
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import sys
 
 from neuronasv.analyse.changepoints import CPSettings
 from neuronasv.analyse.newest import newest_for, regressions_document
@@ -34,10 +37,10 @@ from neuronasv.commands.args import (
     write_output,
 )
 from neuronasv.errors import ResultsError, UsageError
-from neuronasv.model import History
+from neuronasv.model import FindingsDocument, History
 from neuronasv.report.load import load_findings
 from neuronasv.report.tables import history_text
-from neuronasv.store.git import git_for
+from neuronasv.store.git import Git, git_for
 from neuronasv.store.history import load_history
 
 __all__ = ["add_parser", "run"]
@@ -94,6 +97,22 @@ def _newest_machine(history: History, machine: str | None) -> str | None:
     return history.machines[0] if len(history.machines) == 1 else None
 
 
+def _with_culprits(
+    doc: FindingsDocument, history: History, rdir: str, machine: str | None, git: Git | None
+) -> FindingsDocument:
+    """The change points with the bisections stored beside the results (and the culprit of
+    a one-commit range when there is git)."""
+    from neuronasv.analyse.culprits import attach_culprits
+    from neuronasv.store.bisections import load_bisections
+
+    records, errors = load_bisections(rdir, [machine] if machine else None)
+    for err in errors[:10]:
+        print(f"warning: skipped bisection record: {err}", file=sys.stderr)
+    parent = None if git is None else (lambda c: git.resolve(f"{c}^"))
+    subject = None if git is None else git.subject
+    return attach_culprits(doc, records, history, first_parent=parent, subject=subject)
+
+
 def run(args: argparse.Namespace) -> int:
     git = git_for(args.repo)
     rdir = results_folder(args)
@@ -122,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
         created=created,
         newest=newest,
     )
+    doc = _with_culprits(doc, history, rdir, args.machine, git)
     text = doc.dumps() if args.format == "json" else history_text(doc, only_open=args.open)
     write_output(text, args.out)
     return 0
