@@ -3,6 +3,8 @@
     .venv/bin/python bench/eval_bisect.py                      # 200 histories, the defaults
     .venv/bin/python bench/eval_bisect.py --max-rounds 12 24 48 --noise-scale 1 0.5
     .venv/bin/python bench/eval_bisect.py --real               # one real search, this CPU
+    .venv/bin/python bench/eval_bisect.py --runs-dir bench/data/h200-2026-11-30/runs \\
+        --shape 8x1024x4096 --noise-scale 1 --max-rounds 12 --seconds-per-process 14
 
 1. **Noise measured here.** The real CPU runs ``bench/eval_detection.py`` caches (each run a
    fresh process profiling rmsnorm.naive and more, 30 single-iteration samples per series;
@@ -12,11 +14,14 @@
    in that op at a seeded commit. The search (:func:`neuronasv.analyse.bisect.time_search`,
    what ``neuronasv bisect`` runs) asks for one process's samples of a commit: it gets a
    cached run's samples (``--samples`` of its 30, drawn at random), times the step when the
-   commit is at or after the culprit. Each process is a run drawn at random (with
-   replacement: there are fewer runs than processes), so the replay keeps no benefit of
-   interleaving (neighbouring processes share more of the machine's state: conservative).
+   commit is at or after the culprit. Each process is a run drawn at random, its level
+   moved by a normal jitter of Silverman's bandwidth (a smoothed bootstrap: there are far
+   fewer runs than processes, and a run drawn twice in one round would fake agreement), so
+   the replay keeps the runs' heavy tails but no benefit of interleaving (neighbouring
+   processes share more of the machine's state: conservative).
    ``--noise-scale`` shrinks every run's deviation from the series' median (log scale): what
-   a quieter machine would give. The history noise floor (the prior) is the cached runs'.
+   a quieter machine would give. ``--prior`` adds the cached runs' history noise floor as
+   the rounds test's prior (``neuronasv bisect`` does not).
 3. **Prints**, per setting: culprit right / undecided (the range proven holds the step) /
    no change / **wrong**, processes per search (median, 90th percentile) and minutes per
    search (processes × the measured seconds of one ``neuronasv profile`` process here).
@@ -51,7 +56,8 @@ TARGET = ("rmsnorm.naive", "aten::mul")
 
 
 def _eval_detection():
-    spec = importlib.util.spec_from_file_location("eval_detection", ROOT / "bench" / "eval_detection.py")
+    path = ROOT / "bench" / "eval_detection.py"
+    spec = importlib.util.spec_from_file_location("eval_detection", path)
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -75,6 +81,19 @@ def load_runs(args) -> tuple[list[np.ndarray], list[float]]:
                 op = next(o for o in p.ops if o.op == TARGET[1])
                 out.append(np.asarray(op.self_device_time_us, dtype=float))
     return out, loads[: len(out)]
+
+
+def load_dir(folder: str, shape: str) -> tuple[list[np.ndarray], list[float]]:
+    """The target series of recorded runs elsewhere (``--runs-dir``: profile documents,
+    e.g. the real H200 runs in bench/data/h200-2026-11-30/runs)."""
+    out = []
+    for path in sorted(Path(folder).glob("*.json")):
+        doc = ProfileDocument.loads(path.read_text(encoding="utf-8"), source=str(path))
+        for p in doc.workloads:
+            if p.name == TARGET[0] and p.shape == shape:
+                op = next(o for o in p.ops if o.op == TARGET[1])
+                out.append(np.asarray(op.self_device_time_us, dtype=float))
+    return out, []
 
 
 def seconds_per_process(shape: str, n: int = 3) -> float:
@@ -101,13 +120,21 @@ def scaled(runs: list[np.ndarray], scale: float) -> list[np.ndarray]:
     return [r * math.exp((scale - 1.0) * math.log(float(np.median(r)) / level)) for r in runs]
 
 
-def one_search(runs, chain, culprit, plan, rng, samples: int, step: float):
+def bandwidth(runs: list[np.ndarray]) -> float:
+    """Silverman's bandwidth of the runs' log levels: the smoothing of the bootstrap."""
+    x = np.log([float(np.median(r)) for r in runs])
+    iqr = float(np.subtract(*np.percentile(x, [75, 25])))
+    return 0.9 * min(float(np.std(x, ddof=1)), iqr / 1.34) * len(x) ** -0.2
+
+
+def one_search(runs, chain, culprit, plan, rng, samples: int, step: float, h: float):
     sid = SeriesId("b", (), TARGET[0], "4x512", "float32", TARGET[1])
     pos = {c: i for i, c in enumerate(chain)}
 
     def runner(commit: str, call: int) -> list[float]:
         r = runs[int(rng.integers(len(runs)))]
-        xs = rng.choice(r, size=min(samples, r.size), replace=False) * 1e-6
+        jitter = math.exp(rng.normal(0.0, h))  # a new process, not a copy of a cached one
+        xs = rng.choice(r, size=min(samples, r.size), replace=False) * 1e-6 * jitter
         return list(xs * (step if pos[commit] >= culprit else 1.0))
 
     return time_search(chain, sid, "seconds", runner, plan)
@@ -116,6 +143,7 @@ def one_search(runs, chain, culprit, plan, rng, samples: int, step: float):
 def evaluate(args, runs, floor: NoiseFloor, max_rounds: int, scale: float) -> dict:
     chain = [f"{i:040x}" for i in range(64)]
     data = scaled(runs, scale)
+    h = bandwidth(data)
     prior = NoiseFloor(floor.sd * scale, floor.pairs) if args.prior else None
     plan = RoundsPlan(alpha=args.alpha, rounds=args.rounds, max_rounds=max_rounds,
                       prior=prior)  # fmt: skip
@@ -124,7 +152,7 @@ def evaluate(args, runs, floor: NoiseFloor, max_rounds: int, scale: float) -> di
     for seed in range(args.histories):
         rng = np.random.default_rng(seed)
         culprit = int(rng.integers(1, 64))
-        res = one_search(data, chain, culprit, plan, rng, args.samples, args.step)
+        res = one_search(data, chain, culprit, plan, rng, args.samples, args.step, h)
         lo, hi = chain.index(res.lo), chain.index(res.hi)
         out["processes"].append(len(res.measurements))
         if res.outcome == "culprit":
@@ -177,8 +205,13 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--max-rounds", type=int, nargs="+", default=[12, 24, 48])
     ap.add_argument("--noise-scale", type=float, nargs="+", default=[1.0, 0.5])
-    ap.add_argument("--no-prior", dest="prior", action="store_false",
-                    help="no history noise floor as the prior (the search's own rounds only)")
+    ap.add_argument("--prior", action="store_true",
+                    help="the history noise floor as the prior too (neuronasv bisect does not:"
+                    " see the module doc of neuronasv.analyse.bisect)")
+    ap.add_argument("--runs-dir", help="replay recorded profile documents instead (e.g."
+                    " bench/data/h200-2026-11-30/runs with --shape 8x1024x4096)")
+    ap.add_argument("--seconds-per-process", type=float, default=None,
+                    help="cost of one process (default: measured here)")
     ap.add_argument("--real", action="store_true", help="one real search instead")
     ap.add_argument("--commits", type=int, default=16)
     ap.add_argument("--real-rounds", type=int, default=12)
@@ -187,17 +220,20 @@ def main() -> None:
     if args.real:
         real_search(args)
         return
-    runs, loads = load_runs(args)
+    runs, loads = load_dir(args.runs_dir, args.shape) if args.runs_dir else load_runs(args)
     levels = [float(np.median(r[:10])) for r in runs]
     got = noise_floor(levels)
     assert got is not None
     floor = NoiseFloor(*got)
     sd = float(np.std(np.log(levels), ddof=1))
-    print(f"noise: {len(runs)} real runs of {TARGET[0]} {args.shape} float32 · {TARGET[1]}"
-          f" (load {min(loads):.1f}–{max(loads):.1f} while collected): between-run sd of the"
-          f" log median {sd:.3f}, history floor {floor.describe()}")  # fmt: skip
-    spp = seconds_per_process(args.shape)
-    print(f"one `neuronasv profile` process here: {spp:.1f} s (load {os.getloadavg()[0]:.2f})")
+    where = (f"recorded in {args.runs_dir}" if args.runs_dir else
+             f"this machine, load {min(loads):.1f}–{max(loads):.1f} while collected")
+    print(f"noise: {len(runs)} real runs of {TARGET[0]} {args.shape} · {TARGET[1]} ({where}):"
+          f" between-run sd of the log median {sd:.4f}, history floor"
+          f" {floor.describe()}")  # fmt: skip
+    spp = args.seconds_per_process or seconds_per_process(args.shape)
+    how = "given" if args.seconds_per_process else f"measured here, load {os.getloadavg()[0]:.2f}"
+    print(f"one `neuronasv profile` process: {spp:.1f} s ({how})")
     print(f"{args.histories} histories of 64 commits, +{(args.step - 1) * 100:.0f} % at a seeded"
           f" commit; alpha {args.alpha} over {1 + max_probes(63)} tests; {args.samples} samples a"
           " process")  # fmt: skip

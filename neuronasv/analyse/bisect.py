@@ -18,9 +18,9 @@ differs from another of the same code by more than a 30 % step on a loaded CPU. 
 probe is measured in interleaved rounds with the bracket's ends — ``lo, probe, hi``, then
 ``hi, probe, lo``, one fresh process each — and judged with the rounds test ``confirm``
 uses (:func:`neuronasv.analyse.pairwise.judge`: per-round log-ratios, moderated t, the rounds
-agreeing in direction, the rule's minimum effect), adding a round at a time up to
-``max_rounds`` — a look after ``rounds`` rounds, then each time a quarter more — with alpha
-spent evenly over the looks (:func:`multitest.spend`, union bound: valid whatever the
+agreeing in direction, the rule's minimum effect), adding rounds up to ``max_rounds`` — a
+look after ``rounds`` rounds, then each time a quarter more — with alpha spent evenly over
+the looks (:func:`multitest.spend`, union bound: valid whatever the
 stopping rule). Two tests per probe:
 
 - ``lo -> probe`` shows the change (in the direction the ends showed): the probe is *bad*,
@@ -40,9 +40,12 @@ test already erred, so at most one of its two null hypotheses is true: the probe
 probability at most its share. A wrong answer needs some test to reject a true null, so by
 the union bound the chance that the named commit (or range) is wrong is at most ``alpha``
 (it holds for any series, two levels or more; the halving is only efficient when the
-series has one step). The prior variance of the moderated t is the series' history noise
-floor when known, pooled with the round-to-round variance of the search's own earlier tests
-(independent processes of the same series: a valid prior for the next test).
+series has one step). The prior variance of the moderated t is the round-to-round variance
+of the search's own earlier tests (independent processes of the same series: a valid prior
+for the next test), pooled with ``RoundsPlan.prior`` when one is given. ``neuronasv
+bisect`` gives none: a history noise floor is a robust (MAD) spread that understates the
+variance of heavy-tailed process offsets, and replayed searches that used it named wrong
+commits (``bench/eval_bisect.py``, docs/analysis.md).
 """
 
 from __future__ import annotations

@@ -121,10 +121,9 @@ def module_chain(c: Culprit, *, code: Code = _plain) -> str:
 
 
 def _work_line(w: WorkChange, code: Code) -> str:
-    bits = [f"{code(w.op)}: {w.kind}"]
+    new = f"{w.kind} " if w.kind in ("new", "removed") else ""
     calls = format_calls(w.calls_base, w.calls_head)
-    if calls:
-        bits.append(f"calls {calls}")
+    bits = [f"{new}{code(w.op)}: " + (f"calls {calls}" if calls else w.kind)]
     added = [x for x in w.signature_head if x not in w.signature_base]
     gone = [x for x in w.signature_base if x not in w.signature_head]
     if added or gone:
@@ -156,7 +155,7 @@ def culprit_markdown(c: Culprit, *, repository: str | None = None) -> list[str]:
         if c.outcome != "undecided":
             return []
         return [f"- Bisection: {line} (the narrowest range it proved) — {cost_sentence(c)}"]
-    out = [f"- **Culprit:** {line} — {cost_sentence(c)}"]
+    out = [f"- **Culprit:** {line.removeprefix('culprit ')} — {cost_sentence(c)}"]
     if repository and all(ch.isalnum() or ch in "-_./" for ch in repository):
         out.append(f"- [The culprit commit](https://github.com/{repository}/commit/{c.commit})")
     cause = cause_sentence(c, code=md_code)

@@ -42,7 +42,6 @@ from neuronasv.analyse.bisect import (
 )
 from neuronasv.analyse.culprits import culprit_of, explain, pull_from_subject
 from neuronasv.analyse.exact import is_exact
-from neuronasv.analyse.floors import floor_key, noise_floors
 from neuronasv.analyse.readings import reading_at, stored_readings
 from neuronasv.analyse.rules import series_names
 from neuronasv.errors import CaptureError, StoreError, UsageError
@@ -280,10 +279,12 @@ def _search(
             chain, stored, _exact_measure(stage, series.series, axis),
             progress=stage.progress, clock=clock, budget_seconds=opts.budget_seconds,
         )  # fmt: skip
-    floors = noise_floors(history, stage.machine)
+    # No history floor as the prior: it is a robust (MAD) spread, below the variance of
+    # heavy-tailed process offsets, which made replayed searches name wrong commits
+    # (bench/eval_bisect.py); the search's own earlier rounds are the prior instead.
     plan = RoundsPlan(
         alpha=opts.alpha, rounds=opts.rounds, max_rounds=opts.max_rounds,
-        prior=floors.get(floor_key(series.series)), budget_seconds=opts.budget_seconds,
+        budget_seconds=opts.budget_seconds,
     )  # fmt: skip
     samples = _samples_default(opts, history, stage.machine, chain[-1])
     runner, measure = _time_runner(stage, series.series, chain[0], chain[-1], samples)
