@@ -77,7 +77,7 @@ def culprit_line(c: Culprit, *, code: Code = _plain, text: Code = _plain) -> str
 def cost_sentence(c: Culprit) -> str:
     """``6 commits measured in 5.8 min; exact (instruction counts)`` or ``...; error rate
     at most 1.0 % (device time, interleaved rounds)``."""
-    if c.measured == 0 and c.seconds is None:
+    if c.measured == 0:
         how = "from results already stored"
     else:
         how = f"{plural(c.measured, 'commit')} measured"

@@ -64,8 +64,7 @@ def test_work_axis_names_the_culprit_from_stored_results(repo, capfd) -> None:
     out, err = capfd.readouterr()
     first = out.splitlines()[0]
     assert first == f"{PATTERN} on {MACHINE}: culprit {shas[7][:12]} “change 7 (#77)” (PR #77)"
-    assert "from results already stored" not in out  # the cost line says what it measured
-    assert "0 commits measured" in out and "exact (work)" in out
+    assert "from results already stored; exact (work)" in out  # nothing measured
     assert "aten::mul: calls 1 → 2" in out  # the exact work between parent and culprit
     assert "1 calls at" in out and "2 calls at" in out  # the proof: both readings
     assert "record:" in err
@@ -123,3 +122,40 @@ def test_the_exit_codes_are_documented() -> None:
     from neuronasv.commands import COMMANDS
 
     assert "bisect" in COMMANDS
+
+
+def test_a_merge_is_the_first_parent_culprit_and_its_side_branch_on_request(tmp_path, capfd):
+    """First parents only, unless asked: the merge that brought the change is the culprit;
+    with --side-branches the merged branch is bisected too and names its own commit."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    sha: dict[str, str] = {}
+
+    def commit(name: str) -> None:
+        _git(repo, "commit", "-q", "--allow-empty", "-m", name)
+        sha[name] = _git(repo, "rev-parse", "HEAD")
+
+    commit("m0")
+    commit("m1")
+    _git(repo, "checkout", "-q", "-b", "side")
+    commit("s1")
+    commit("s2 doubles the mul")
+    commit("s3")
+    _git(repo, "checkout", "-q", "main")
+    commit("m2")
+    _git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side")
+    sha["merge"] = _git(repo, "rev-parse", "HEAD")
+    commit("m3")
+    rd = str(repo / ".asv" / "results")
+    doubled = {"s2 doubles the mul", "s3", "merge", "m3"}
+    for i, (name, c) in enumerate(sha.items()):
+        neuronasv_run(rd, MACHINE, c, 1000 + i, {WL: _table(2.0 if name in doubled else 1.0)})
+    assert _run(repo, sha["m0"], sha["m3"], "--series", PATTERN, "--axis", "work") == 0
+    out = capfd.readouterr().out
+    assert f"culprit {sha['merge'][:12]} “merge side”" in out.splitlines()[0]
+    assert "side branch" not in out
+    assert _run(repo, sha["m0"], sha["m3"], "--series", PATTERN, "--axis", "work",
+                "--side-branches") == 0  # fmt: skip
+    out = capfd.readouterr().out
+    assert f"side branch: culprit {sha['s2 doubles the mul'][:12]}" in out, out

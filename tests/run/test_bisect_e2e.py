@@ -73,8 +73,9 @@ def test_instructions_bisection_names_the_commit_that_added_the_op(searched) -> 
     assert "new aten::add: calls – → 1" in found.stdout  # the exact work
     repo = searched["repo"]
     assert isinstance(repo, Path)
-    (rec,), errors = load_bisections(str(repo / ".asv" / "results"))
-    assert errors == []
+    records, errors = load_bisections(str(repo / ".asv" / "results"))
+    assert errors == [] and len(records) == 2  # this search and the A/A's
+    (rec,) = [r for r in records if r.bad == shas[-1]]
     assert rec.result.commit == shas[37] and rec.result.lo == shas[36]
     assert rec.result.axis == "instructions" and rec.result.alpha is None
     assert rec.result.measured <= 7, rec.probes  # the ends were stored: they cost nothing
@@ -88,6 +89,7 @@ def test_a_range_with_no_change_says_no_change(searched) -> None:
     assert isinstance(aa, subprocess.CompletedProcess)
     assert aa.returncode == 12, aa.stdout[-2000:] + aa.stderr[-2000:]
     assert " no change between " in aa.stdout.splitlines()[0]
+    assert "from results already stored" in aa.stdout  # commit 36 was a probe before
     err = [ln for ln in aa.stderr.splitlines() if ln.startswith("error:")]
     assert len(err) == 1 and "no change between" in err[0]
 
