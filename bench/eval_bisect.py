@@ -201,7 +201,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=24, help="cached real runs to replay")
     ap.add_argument("--cache", default=CACHE)
     ap.add_argument("--samples", type=int, default=10, help="samples per process")
-    ap.add_argument("--alpha", type=float, default=0.01)
+    ap.add_argument("--alpha", type=float, default=0.001)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--max-rounds", type=int, nargs="+", default=[12, 24, 48])
     ap.add_argument("--noise-scale", type=float, nargs="+", default=[1.0, 0.5])

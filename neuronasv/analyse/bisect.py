@@ -61,7 +61,7 @@ import numpy as np
 from neuronasv.analyse import stats
 from neuronasv.analyse.floors import NoiseFloor, floor_key
 from neuronasv.analyse.multitest import spend
-from neuronasv.analyse.pairwise import PairInput, Settings, judge
+from neuronasv.analyse.pairwise import MAX_POOLED_DF, PairInput, Settings, judge
 from neuronasv.analyse.rules import RuleSet
 from neuronasv.errors import CaptureError, UsageError
 from neuronasv.format import format_delta_pct, format_wall
@@ -272,7 +272,9 @@ class RoundsPlan:
     """How the time axis measures and decides.
 
     Attributes:
-        alpha: the bound on the chance of a wrong answer, for the whole search.
+        alpha: the bound on the chance of a wrong answer, for the whole search (0.001: a
+            search has one true null hypothesis per probe, so at 0.01 about one search in
+            a hundred names a wrong commit, as the replay showed: 1 of 200).
         rounds: rounds before a test's first look (at least 2: the rounds test needs them).
         max_rounds: rounds a test may take before its probe is undecided.
         rules: minimum effects (the default rule: ``median:5%``).
@@ -280,9 +282,9 @@ class RoundsPlan:
         budget_seconds: no new round starts when the last round's duration would overrun.
     """
 
-    alpha: float = 0.01
+    alpha: float = 0.001
     rounds: int = 3
-    max_rounds: int = 12
+    max_rounds: int = 48
     rules: RuleSet = field(default_factory=RuleSet)
     prior: NoiseFloor | None = None
     budget_seconds: float | None = None
@@ -340,7 +342,12 @@ class _TimeState:
     residuals: list[tuple[float, float]] = field(default_factory=list)  # (variance, df)
 
     def prior(self) -> NoiseFloor | None:
-        """The history floor pooled with the residual variance of earlier tests."""
+        """The residual variance of earlier tests (with ``plan.prior`` when given), worth at
+        most :data:`~neuronasv.analyse.pairwise.MAX_POOLED_DF` degrees of freedom, as
+        confirm's pooled prior: one heavy-tailed process offset in a test's first rounds
+        must not meet a prior so sure of itself that three rounds decide (replayed CPU
+        noise: a run 2.6 times slower than the others, drawn twice in three rounds, named a
+        wrong range)."""
         parts = list(self.residuals)
         if self.plan.prior is not None:
             parts.append((self.plan.prior.sd**2, self.plan.prior.df))
@@ -348,6 +355,7 @@ class _TimeState:
         if df <= 0:
             return None
         var = sum(v * d for v, d in parts) / df
+        df = min(df, MAX_POOLED_DF)
         return NoiseFloor(math.sqrt(var), max(1, round(df / stats.MAD_EFFICIENCY)))
 
     def measure_round(

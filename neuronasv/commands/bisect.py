@@ -90,13 +90,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="torch.compile's caches, shared by every measurement (default:"
         " $NEURONASV_COMPILE_CACHE)",
     )
-    p.add_argument("--alpha", type=probability_open, default=0.01,
+    p.add_argument("--alpha", type=probability_open, default=0.001,
                    help="time: bound on the chance of a wrong answer, split over the search's"
-                   " tests (0.01)")  # fmt: skip
+                   " tests (0.001)")  # fmt: skip
     p.add_argument("--rounds", type=int_at_least(2), default=3,
                    help="time: rounds before a probe's first look (3)")  # fmt: skip
-    p.add_argument("--max-rounds", type=int_at_least(2), default=12,
-                   help="time: rounds after which a probe is undecided (12)")  # fmt: skip
+    p.add_argument("--max-rounds", type=int_at_least(2), default=48,
+                   help="time: rounds after which a probe is undecided (48; an accelerator"
+                   " decides in 3, a loaded CPU needs dozens: see --budget-minutes)")  # fmt: skip
     p.add_argument("--samples", type=int_at_least(1), default=None,
                    help="time: samples per process (CPU 10, accelerator 30)")  # fmt: skip
     p.add_argument("--budget-minutes", type=finite_nonnegative, default=None,

@@ -80,9 +80,9 @@ class BisectOptions:
     bench: str | None = None
     backend: str = "auto"
     compile_cache: str | None = None
-    alpha: float = 0.01
+    alpha: float = 0.001
     rounds: int = 3
-    max_rounds: int = 12
+    max_rounds: int = 48
     samples: int | None = None
     active: int = 1
     budget_seconds: float | None = None
