@@ -1,9 +1,12 @@
-"""Build hook: record the commit a wheel or sdist is built from.
+"""Build hook: record the repository and commit a wheel or sdist is built from.
 
 ``neuronasv init`` pins the caller workflows it writes (``uses: OWNER/REPO/...@<sha>``) to
 the commit of the neuronasv it runs from; a wheel built from a checkout carries that commit
-in ``neuronasv/_build.json`` (an sdist keeps the file, so a wheel built from it does too).
-Everything else is in pyproject.toml.
+and the GitHub repository in ``neuronasv/_build.json`` (an sdist keeps the file, so a wheel
+built from it does too). The repository is ``NEURONASV_REPOSITORY=OWNER/REPO`` when set, else
+the checkout's GitHub ``origin``; with neither, none is recorded and ``init`` asks for
+``--from``: it is never guessed. The same record gives the package metadata its
+``Project-URL``s (the docs at that commit). Everything else is in pyproject.toml.
 """
 
 from __future__ import annotations
@@ -29,20 +32,54 @@ def _git(*args: str) -> str:
     return out.stdout.strip() if out.returncode == 0 else ""
 
 
-def _info() -> dict[str, str] | None:
+#: GitHub's owner/repository grammar (neuronasv/ci/quoting.py holds the same).
+REPOSITORY = re.compile(
+    r"[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}/(?!\.\.?$)[A-Za-z0-9._-]{1,100}"
+)
+
+
+def _info(env: dict[str, str] | None = None) -> dict[str, str] | None:
+    env = dict(os.environ) if env is None else env
     if not os.path.exists(os.path.join(HERE, ".git")):
-        return None  # an sdist: its _build.json ships as package data
+        return _shipped()  # an sdist: its _build.json ships as package data
     commit = _git("rev-parse", "HEAD")
     if not re.fullmatch(r"[0-9a-f]{40}", commit):
         return None
-    origin = _git("remote", "get-url", "origin")
-    m = re.search(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$", origin)
-    return {"commit": commit, **({"repository": m.group(1)} if m else {})}
+    repo = env.get("NEURONASV_REPOSITORY", "").strip()
+    if repo and not REPOSITORY.fullmatch(repo):
+        raise SystemExit(f"NEURONASV_REPOSITORY={repo!r} is not a GitHub OWNER/REPO")
+    if not repo:
+        origin = _git("remote", "get-url", "origin")
+        m = re.search(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$", origin)
+        repo = m.group(1) if m and REPOSITORY.fullmatch(m.group(1)) else ""
+    return {"commit": commit, **({"repository": repo} if repo else {})}
+
+
+def _shipped() -> dict[str, str] | None:
+    try:
+        with open(os.path.join(HERE, "neuronasv", "_build.json"), encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def project_urls(info: dict[str, str] | None) -> dict[str, str]:
+    """The metadata's ``Project-URL``s: the docs and source at the recorded commit."""
+    if not info or "repository" not in info:
+        return {}
+    base = f"https://github.com/{info['repository']}"
+    return {
+        "Documentation": f"{base}/blob/{info['commit']}/docs/getting-started.md",
+        "Source": f"{base}/tree/{info['commit']}",
+        "Issues": f"{base}/issues",
+        "Security": f"{base}/blob/{info['commit']}/SECURITY.md",
+    }
 
 
 def _write(folder: str) -> None:
     info = _info()
-    if info:
+    if info and os.path.exists(os.path.join(HERE, ".git")):
         path = os.path.join(folder, "neuronasv", "_build.json")
         if os.path.isdir(os.path.dirname(path)):
             with open(path, "w", encoding="utf-8") as fh:
@@ -61,4 +98,5 @@ class Sdist(sdist):
         _write(base_dir)
 
 
-setup(cmdclass={"build_py": BuildPy, "sdist": Sdist})
+if __name__ == "__main__":  # setuptools runs this file as __main__; tests import it
+    setup(cmdclass={"build_py": BuildPy, "sdist": Sdist}, project_urls=project_urls(_info()))

@@ -36,7 +36,7 @@ def _cpu_children() -> float:
 
 def _run(work: Path, cache: Path, bench: str, tag: str) -> tuple[float, float]:
     cmd = [NEURONASV, "run", "HEAD", "--backend", "cpu", "--machine", "bench",
-           "--results-dir", str(work / f"results-{tag}"), "--no-traces",
+           "--metrics", "devtime", "--results-dir", str(work / f"results-{tag}"), "--no-traces",
            "--compile-cache", str(cache), "--bench", bench]  # fmt: skip
     start, cpu0 = time.perf_counter(), _cpu_children()
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)

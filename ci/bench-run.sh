@@ -27,7 +27,8 @@ done
 for c in "$@"; do is_sha "$c" || die "not a full commit hash: '$c'"; done
 machine=$(machine_for_shard "${NEURONASV_MACHINE:-trainium}" "$shard")
 source ci/env-full.sh
-args=(run --machine "$machine")
+# devtime only: the rehearsal's budget (neuronasv run's CPU default also counts instructions)
+args=(run --machine "$machine" --metrics devtime)
 [ -n "$results" ] && args+=(--results-dir "$results")
 [ -n "$bench" ] && args+=(--bench "$bench")
 [ -n "$traces" ] && args+=(--traces-dir "$traces")

@@ -23,5 +23,7 @@ set +e
 rc=$?
 set -e
 echo "(setup + demo: $((SECONDS - started)) s)"
+venv=$(dirname "$(dirname "$bin")")
+echo "neuronasv is installed in $venv: run \`. $venv/bin/activate\` to use the commands of the docs"
 # demo exits 1 when it found no regression to show; anything else is a failure.
 exit "$rc"

@@ -162,8 +162,9 @@ git -C "$W/dev" push -q origin pr-7
 C=$(git -C "$W/dev" rev-parse HEAD)
 checkout "$W/pr-runner" "$C"
 # The PR job has no token and no API: run it without them, as in pr-benchmarks.yml.
+# devtime only, as ci/bench-run.sh: the rehearsal's budget (the CPU default adds instructions).
 (cd "$W/pr-runner" && env -u GITHUB_TOKEN -u GITHUB_API_URL bash ci/pr-bench.sh --pr 7 --base "$B" --head "$C" --bench "$bench" \
-   --out "$W/artifact")
+   --metrics devtime --out "$W/artifact")
 for f in findings.json comment.md pr-number head-sha base-sha rounds.json; do
   [ -s "$W/artifact/$f" ] || fail "artifact lacks $f"
 done

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import sys
 import time
@@ -195,8 +196,25 @@ def check_out_folder(out: str, source_repo: str) -> bool:
 
 def asv_command() -> str:
     """How to call asv from here: the one next to this interpreter when there is one."""
-    beside = os.path.join(os.path.dirname(sys.executable), "asv")
-    return beside if os.access(beside, os.X_OK) else "asv"
+    return _beside("asv")
+
+
+def neuronasv_command() -> str:
+    """How to call neuronasv so a printed line replays as it is: the bare name when the one
+    on PATH is this interpreter's, else the script next to the interpreter (``.venv``
+    not activated: ``.venv/bin/neuronasv``)."""
+    return _beside("neuronasv")
+
+
+def _beside(name: str) -> str:
+    beside = os.path.join(os.path.dirname(sys.executable), name)
+    if not os.access(beside, os.X_OK):
+        return name
+    found = shutil.which(name)
+    if found and os.path.realpath(found) == os.path.realpath(beside):
+        return name
+    rel = os.path.relpath(beside)
+    return rel if not rel.startswith("..") else beside
 
 
 def write_asv_config(paths: DemoPaths) -> None:
@@ -266,19 +284,6 @@ def verdict_sentence(doc: FindingsDocument) -> str:
     return text
 
 
-def _instructions_args(say: Callable[[str], None]) -> list[str]:
-    """On the CPU the demo also counts instructions (exact where timing is noise), when
-    valgrind is there (docs/instructions.md); otherwise it says why not."""
-    from neuronasv.measure.callgrind import valgrind_status
-
-    usable, line = valgrind_status()
-    if not usable:
-        say(f"instructions metric off: {line}")
-        return []
-    say("instructions metric on: one callgrind process per commit (docs/instructions.md)")
-    return ["--metrics", "devtime,instructions"]
-
-
 def run_demo(
     source_repo: str,
     out: str,
@@ -342,8 +347,10 @@ def run_demo(
     def step(i: int, text: str) -> None:
         say(f"\n[{i}/{steps}] {text}  (+{time.monotonic() - started:.0f} s)")
 
+    program = neuronasv_command()
+
     def command(*argv: str) -> None:
-        say("$ neuronasv " + " ".join(argv))
+        say("$ " + shlex.join([program, *argv]))  # a line the shell replays as it is
         code = runner(list(argv))
         if code == 130:  # the step was interrupted: so is the demo (exit 130, not "failed")
             raise KeyboardInterrupt
@@ -386,8 +393,7 @@ def run_demo(
     run_args += ["--machine", machine, "--backend", backend_name]
     if bench:
         run_args += ["--bench", bench]
-    if backend_name == "cpu":
-        run_args += _instructions_args(say)
+    # Instruction counts on the CPU come from neuronasv run's own default (where valgrind is).
     command(*run_args)
 
     step(4, "Compare base -> head (per-series verdicts, op attribution)")
@@ -447,8 +453,10 @@ def run_demo(
     say(f"  asv results     {paths.results}")
     asv = asv_command()
     say("\nThe results are plain asv; these work as printed, from any folder:")
-    say(f"  {asv} compare --config {paths.asv_config} --machine {machine} {base} {head}")
-    say(f"  {asv} publish --config {paths.asv_config}   # -> {paths.asv_html}/index.html")
+    compare = [asv, "compare", "--config", paths.asv_config, "--machine", machine, base, head]
+    say(f"  {shlex.join(compare)}")
+    publish = shlex.join([asv, "publish", "--config", paths.asv_config])
+    say(f"  {publish}   # -> {os.path.join(paths.asv_html, 'index.html')}")
     say(f"\n{sentence}")
     say(f"(demo took {elapsed:.0f} s)")
     return DemoOutcome(

@@ -48,6 +48,7 @@ __all__ = [
     "PREPASS_DIR",
     "PROFILE_OUT",
     "QUICK",
+    "REPOSITORY",
     "RUN",
     "SAMPLES",
     "SHAPES",
@@ -295,6 +296,12 @@ INSTR_DIR: Text[str | None] = Text(
     "asv suite: instruction counts of the callgrind pass (adds instr_total/instr_op)",
     set_by=RUN,
 )
+REPOSITORY: Text[str | None] = Text(
+    "NEURONASV_REPOSITORY",
+    None,
+    "wheel build (setup.py): the GitHub OWNER/REPO the wheel records for init's pins",
+    default_text="the build checkout's GitHub origin, else none (init asks for --from)",
+)
 
 VARIABLES: tuple[EnvVar[Any], ...] = (
     TRACEBACK,
@@ -319,6 +326,7 @@ VARIABLES: tuple[EnvVar[Any], ...] = (
     COMPILE_CACHE,
     USER_HOME,
     INSTR_DIR,
+    REPOSITORY,
 )
 
 _BY_NAME = {v.name: v for v in VARIABLES}

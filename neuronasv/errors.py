@@ -46,6 +46,7 @@ bug: the CLI reports it in one line and exits :data:`INTERNAL_ERROR_EXIT` (11), 
 from __future__ import annotations
 
 __all__ = [
+    "EXIT_CODES",
     "INTERNAL_ERROR_EXIT",
     "BackendUnavailable",
     "CaptureError",
@@ -63,11 +64,53 @@ __all__ = [
     "UntrustedArtifactError",
     "UsageError",
     "VerdictsWithheld",
+    "exit_codes_line",
 ]
 
 
 #: Exit code of an unexpected exception (a bug), distinct from every documented failure.
 INTERNAL_ERROR_EXIT = 11
+
+#: The one table of exit codes: code -> (name, what it means). Every command's ``--help``
+#: line is made from it (:func:`exit_codes_line`) and the README's table is checked
+#: against it (tests/test_exit_table.py).
+EXIT_CODES: dict[int, tuple[str, str]] = {
+    0: ("ok", "done; regressions may be listed"),
+    1: ("check failed", "a row fires the gate under `--fail-on` (per axis: `--fail-on-time`,"
+        " `--fail-on-work`), or `init --check` found something to fix; not a failure of the"
+        " tool"),
+    2: ("usage", "a bad argument, option, file or configuration; nothing was done"),
+    3: ("backend unavailable", "the requested backend cannot run here"),
+    4: ("capture failed", "the profiler captured nothing usable"),
+    5: ("unreadable results", "results or a document on disk cannot be read (each file named)"),
+    6: ("incomparable runs", "base and head differ in machine, backend or device model"
+        " (`--force`)"),
+    7: ("store failed", "git or the results branch failed"),
+    8: ("GitHub refused", "a GitHub API call failed (a permission error names `permissions:`)"),
+    9: ("untrusted PR artifact refused", "`python -m neuronasv.ci pr-comment` refused the"
+        " artifact; nothing was posted"),
+    10: ("verdicts withheld", "`--fail-on` given, but the device's canary ran slower than its"
+         " history: no verdict can be trusted (re-run on a healthy device)"),
+    11: ("unexpected error", "a bug: one line on stderr (`NEURONASV_TRACEBACK=1` for the"
+         " traceback); a crash never exits 1"),
+    12: ("nothing to bisect", "`neuronasv bisect`: the range's ends do not differ on the"
+         " series (equal counts, or no change shown in the rounds); the tool worked"),
+    130: ("interrupted", "Ctrl-C or SIGTERM; child processes are killed with it"),
+}
+
+
+def exit_codes_line(codes: dict[int, str | None]) -> str:
+    """``Exit codes: 0 ok, 2 usage (note), ...`` for a command's help, from :data:`EXIT_CODES`:
+    ``codes`` maps each code the command may return to an optional note; 11 and 130 are
+    added (every command can meet a bug or Ctrl-C)."""
+    unknown = sorted(set(codes) - set(EXIT_CODES))
+    if unknown:
+        raise ValueError(f"exit codes {unknown} are not in EXIT_CODES")
+    parts = []
+    for code in sorted({**codes, INTERNAL_ERROR_EXIT: None, 130: None}):
+        note = codes.get(code)
+        parts.append(f"{code} {EXIT_CODES[code][0]}" + (f" ({note})" if note else ""))
+    return "Exit codes: " + ", ".join(parts) + "."
 
 
 class NeuronasvError(Exception):

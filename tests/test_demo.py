@@ -147,6 +147,35 @@ def test_demo_runs_the_backend_auto_resolves_to(tmp_path: Any, resolved: str, ma
     assert (note in said) is (resolved != "cpu")  # the CPU demo's output is unchanged
 
 
+def test_every_printed_replay_line_is_a_shell_line_that_gives_the_same_argv(
+    tmp_path: Any,
+) -> None:
+    """Issue 29: the printed `run` line (`--bench rmsnorm\\.(Naive|Fused)\\.` unquoted) was a
+    bash syntax error. Each `$ ...` line and the two asv lines parse with `bash -n`, and the
+    shell's words are the step's own arguments."""
+    import shlex
+
+    from neuronasv.demo import run_demo
+
+    repo = _git_repo(str(tmp_path / "src"))
+    calls: list[list[str]] = []
+    lines: list[str] = []
+    run_demo(repo, str(tmp_path / "out"), patch=os.path.join(ROOT, DEFAULT_PATCH),
+             say=lines.append, runner=_fake_runner(calls),
+             resolve_backend=lambda n: "cpu")  # fmt: skip
+    replay = [ln[2:] for ln in lines if ln.startswith("$ ")]
+    assert len(replay) == len(calls) and any("(Naive|Fused)" in ln for ln in replay)
+    asv = [ln.split("   #")[0].strip() for ln in lines if " --config " in ln]
+    assert len(asv) == 2
+    for line, argv in zip(replay, calls, strict=True):
+        r = subprocess.run(["bash", "-n", "-c", line], capture_output=True, text=True,
+                           check=False)  # fmt: skip
+        assert r.returncode == 0, (line, r.stderr)
+        assert shlex.split(line)[1:] == list(argv)
+    for line in asv:
+        assert subprocess.run(["bash", "-n", "-c", line], check=False).returncode == 0, line
+
+
 def test_an_interrupted_step_interrupts_the_demo_and_a_relative_repo_works(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

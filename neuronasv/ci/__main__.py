@@ -1,12 +1,13 @@
 """``python -m neuronasv.ci STEP [options]``: the reusable workflows' steps (see the package doc).
 
-    python -m neuronasv.ci plan COMMIT [--machine M] [--shards JSON] [--backfill N] [store opts]
+    python -m neuronasv.ci plan COMMIT [--machine M] [--shards JSON] [--backfill N]
+                                [--site-branch B --default-branch D] [store opts]
     python -m neuronasv.ci pr-bench --pr N --base SHA --head SHA --out DIR [--machine M]
                                     [--bench RE] [--traces-out DIR] [--rounds 3]
                                     [--metrics devtime[,instructions]]
     python -m neuronasv.ci pr-comment --artifact DIR [--event FILE] [--dry-run] ...
     python -m neuronasv.ci analyse --out DIR --site DIR [--traces-dir T] [--title T] [store opts]
-    python -m neuronasv.ci site-branch --site DIR --branch B [store opts]   # Pages from a branch
+    python -m neuronasv.ci site-branch --site DIR --branch B [--default-branch D] [store opts]
     python -m neuronasv.ci issues DIR [--site-url URL] [--dry-run]   # regression issues
     python -m neuronasv.ci bisect --out DIR [--add RESULTS]... [--minutes 30] [store opts]
                                   # bisect open regressions over unmeasured commits
@@ -53,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--machine", default="ci", help="asv machine name")
     p.add_argument("--shards", default="", help='JSON [{"name", "bench"}] (default: one)')
     p.add_argument("--backfill", type=int, default=5)
+    p.add_argument("--site-branch", default="", help="refused when it is a branch of ours")
+    p.add_argument("--default-branch", default="", help="the repository's default branch")
     _store_opts(p)
     p = sub.add_parser("pr-bench")
     p.add_argument("--pr", type=int, required=True)
@@ -63,7 +66,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--bench", default="")
     p.add_argument("--traces-out", default=None)
     p.add_argument("--rounds", type=int, default=3, help="ABAB rounds (0: no confirmation)")
-    p.add_argument("--metrics", default="devtime", help="passed to neuronasv run --metrics")
+    p.add_argument("--metrics", default="",
+                   help="passed to neuronasv run --metrics (empty: its default)")  # fmt: skip
     for opt in ("--max-rounds", "--budget-seconds", "--samples", "--history-dir"):
         p.add_argument(opt, default=None, help=f"passed to neuronasv confirm {opt}")
     p = sub.add_parser("analyse")
@@ -76,6 +80,7 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("site-branch", help="put the built site on a branch (never forced)")
     p.add_argument("--site", required=True)
     p.add_argument("--results-branch", default=None, help="refused as the site's branch")
+    p.add_argument("--default-branch", default="", help="refused as the site's branch")
     _store_opts(p)
     p = sub.add_parser("issues", help="neuronasv issues-sync of DIR/regressions-<machine>.json")
     p.add_argument("findings_dir", metavar="DIR")
@@ -91,7 +96,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-ranges", type=int, default=5)
     _store_opts(p)
     p = sub.add_parser("instruction-tools", help="valgrind and gcc when --metrics asks")
-    p.add_argument("--metrics", required=True, help="what `neuronasv run --metrics` gets")
+    p.add_argument("--metrics", required=True,
+                   help="what `neuronasv run --metrics` gets (empty: its default)")  # fmt: skip
     sub.add_parser("pr-comment", add_help=False)
     sub.add_parser("requirements")
     p = sub.add_parser("verdict")
@@ -121,6 +127,9 @@ def _dispatch(args: argparse.Namespace) -> int:
 
     repo = os.path.abspath(args.repo)
     if args.step == "plan":
+        flows.check_site_branch(args.site_branch, results_branch=args.branch,
+                                default_branch=args.default_branch, repo=repo,
+                                remote=args.remote, token_env=args.token_env)  # fmt: skip
         flows.plan(repo, args.commit, machine=args.machine, shards_json=args.shards,
                    backfill=args.backfill, store_args=_store_args(args))  # fmt: skip
     elif args.step == "pr-bench":
@@ -139,7 +148,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         if not args.branch:
             raise UsageError("site-branch needs --branch (e.g. gh-pages)")
         flows.site_branch(repo, site=args.site, remote=args.remote, branch=args.branch,
-                          token_env=args.token_env, results_branch=args.results_branch)  # fmt: skip
+                          token_env=args.token_env, results_branch=args.results_branch,
+                          default_branch=args.default_branch)  # fmt: skip
     elif args.step == "issues":
         flows.issues(args.findings_dir, site_url=args.site_url, dry_run=args.dry_run)
     elif args.step == "bisect":

@@ -22,6 +22,7 @@ from neuronasv.store.git import Git
 
 __all__ = [
     "analyse",
+    "check_site_branch",
     "issues",
     "machine_for_shard",
     "parse_shards",
@@ -121,7 +122,7 @@ def regression_detected(findings: str | os.PathLike[str]) -> bool:
 def pr_bench(
     repo: str, *, pr: int, base: str, head: str, out: str, machine: str, bench: str,
     traces_out: str | None, rounds: int, github_repo: str, confirm_args: Sequence[str] = (),
-    metrics: str = "devtime",
+    metrics: str = "",
 ) -> None:  # fmt: skip
     """The unprivileged PR measurement (the artifact layout of docs/runners.md).
 
@@ -140,7 +141,8 @@ def pr_bench(
     mb = Git(repo).text("merge-base", base, head)
     findings = str(outp / "findings.json")
     where = ["--results-dir", str(results), "--machine", machine, "--repo", repo]
-    run = ["run", *where, "--keep-traces", "--traces-dir", str(traces_all), "--metrics", metrics]
+    run = ["run", *where, "--keep-traces", "--traces-dir", str(traces_all)]
+    run += ["--metrics", metrics] if metrics else []  # empty: neuronasv run's default
     nx(*run, *(["--bench", bench] if bench else []), mb, head)
     nx("compare", mb, head, *where, "--format", "json", "--out", findings)
     if rounds:
@@ -223,9 +225,58 @@ def site_files(site: str) -> dict[str, Path]:
     return files
 
 
+def _remote_default(repo: str, remote: str, token_env: str | None) -> str | None:
+    """The remote's default branch: its recorded HEAD, else asked (``ls-remote --symref``)."""
+    from neuronasv.ci.branches import remote_head
+    from neuronasv.store.gitstore import token_git_env
+
+    git = Git(repo)
+    known = remote_head(git)
+    if known is not None and known[0] == remote:
+        return known[1]
+    env = token_git_env(token_env) if token_env else {}
+    res = git.run("ls-remote", "--symref", remote, "HEAD", env={**env, "GIT_TERMINAL_PROMPT": "0"},
+                  check=False)  # fmt: skip
+    m = re.search(r"^ref: refs/heads/(\S+)\tHEAD$", res.text, flags=re.M)
+    return m.group(1) if res.returncode == 0 and m else None
+
+
+def check_site_branch(
+    branch: str, *, results_branch: str | None, default_branch: str = "", repo: str = ".",
+    remote: str = "origin", token_env: str | None = None,
+) -> None:  # fmt: skip
+    """A UsageError unless ``branch`` (the site's; empty = none) is neither the results
+    branch nor the default branch (``default_branch``, else the remote's, asked).
+
+    Committing the site there would put ``index.html`` over the user's own files, or mix
+    the site into the results history; the plan job checks it before any measurement.
+    """
+    if not branch:
+        return
+    from neuronasv.store.gitstore import DEFAULT_BRANCH
+
+    if branch == (results_branch or DEFAULT_BRANCH):
+        raise UsageError(f"the site branch {branch!r} is the results branch: choose another",
+                         hint="site-branch: gh-pages")  # fmt: skip
+    default = default_branch or _remote_default(repo, remote, token_env)
+    if default is None:
+        raise UsageError(
+            f"cannot tell the repository's default branch, so the site branch {branch!r}"
+            " cannot be checked against it",
+            hint="pass --default-branch (the workflows pass github.event.repository"
+            ".default_branch)",
+        )
+    if branch == default:
+        raise UsageError(
+            f"the site branch {branch!r} is the default branch: the site would be committed"
+            " over your code",
+            hint="site-branch: gh-pages (a branch of its own; Pages from a branch)",
+        )
+
+
 def site_branch(
     repo: str, *, site: str, remote: str, branch: str, token_env: str | None,
-    results_branch: str | None = None,
+    results_branch: str | None = None, default_branch: str = "",
 ) -> None:  # fmt: skip
     """Put the site on ``branch`` (GitHub Pages from a branch): one commit on top of the
     branch, fetched, re-applied and retried as the results store does, never forced.
@@ -235,8 +286,8 @@ def site_branch(
     """
     from neuronasv.store.gitstore import ResultsStore, token_git_env
 
-    if results_branch and branch == results_branch:
-        raise UsageError(f"the site branch {branch!r} is the results branch: choose another")
+    check_site_branch(branch, results_branch=results_branch, default_branch=default_branch,
+                      repo=repo, remote=remote, token_env=token_env)  # fmt: skip
     files: dict[str, bytes | Path] = {**site_files(site), ".nojekyll": b""}
     env = token_git_env(token_env) if token_env else {}
     store = ResultsStore(repo, remote=remote, branch=branch, env=env)

@@ -1,7 +1,8 @@
 """What the instructions metric needs on a CPU runner, installed where the runner allows it.
 
 ``python -m neuronasv.ci instruction-tools --metrics LIST`` (the reusable workflows' bench
-jobs, before ``neuronasv run --metrics LIST``): when ``LIST`` holds ``instructions`` and
+jobs, before ``neuronasv run``; an empty ``LIST`` is ``neuronasv run``'s default for the
+backend, instructions on the CPU): when the metrics hold ``instructions`` and
 valgrind, its callgrind header or a C compiler is missing (``neuronasv doctor``'s check,
 :func:`neuronasv.measure.callgrind.valgrind_status`), it runs ``apt-get install -y valgrind
 gcc`` — as root, or through ``sudo -n`` (never a password prompt). A runner without
@@ -18,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 from neuronasv.proc import ProcResult, run_process
 
-__all__ = ["ensure_instruction_tools", "privileged_prefix"]
+__all__ = ["ensure_instruction_tools", "privileged_prefix", "wanted_metrics"]
 
 PACKAGES = ("valgrind", "gcc")
 APT_TIMEOUT_S = 900
@@ -87,15 +88,32 @@ def ensure_instruction_tools(
     return usable
 
 
-def main(metrics_text: str) -> int:
-    """The step: parse ``--metrics`` as ``neuronasv run`` does; always exit 0 once parsed."""
+def wanted_metrics(metrics_text: str, backend: Callable[[], str] | None = None) -> tuple[str, ...]:
+    """``--metrics`` parsed as ``neuronasv run`` does; empty: what ``neuronasv run`` would
+    measure by default on this runner's backend (``NEURONASV_BACKEND``), before valgrind
+    is installed (:func:`neuronasv.run.instrrun.default_metrics`)."""
     from neuronasv.errors import UsageError
-    from neuronasv.run.instrrun import parse_metrics
+    from neuronasv.run.instrrun import default_metrics, parse_metrics
 
-    try:
-        metrics = parse_metrics(metrics_text)
-    except ValueError as exc:
-        raise UsageError(f"--metrics: {exc}") from None
-    ensure_instruction_tools(metrics)
+    if metrics_text.strip():
+        try:
+            return parse_metrics(metrics_text)
+        except ValueError as exc:
+            raise UsageError(f"--metrics: {exc}") from None
+    if backend is None:
+
+        def backend() -> str:
+            from neuronasv import env
+            from neuronasv.measure.backends import get_backend
+
+            return get_backend(env.BACKEND.read()).name
+
+    return default_metrics(backend(), status=lambda: (True, ""))
+
+
+def main(metrics_text: str) -> int:
+    """The step: the metrics ``neuronasv run`` will be asked for (or its default); valgrind
+    and gcc when they hold instructions; always exit 0 once parsed."""
+    ensure_instruction_tools(wanted_metrics(metrics_text))
     sys.stdout.flush()
     return 0

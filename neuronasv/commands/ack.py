@@ -2,7 +2,7 @@
 
 Writes ``.neuronasv/acknowledgements.json`` in the repository (commit it). Acknowledged
 findings are shown as such by ``compare``/``regressions`` and never fail ``--fail-on``.
-``neuronasv ack --list`` prints the file. Exit codes: 0 done, 2 usage, 5 unreadable file.
+``neuronasv ack --list`` prints the file.
 
 The commit must be one of the repository's (``--repo``, default the current folder; a
 prefix, branch or tag is stored as its full hash) or ``*`` (any); a commit git does not
@@ -26,7 +26,10 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = command_parser(subparsers, "ack", description=__doc__)
+    p = command_parser(
+        subparsers, "ack", description=__doc__,
+        exits={0: None, 2: None, 5: "the acknowledgements file"},
+    )  # fmt: skip
     p.add_argument("pattern", nargs="?", help="fnmatch pattern: series label or benchmark")
     p.add_argument("--commit", help="hash (prefix) of the commit that shifted; '*' = any")
     p.add_argument("--reason", help="why the shift is expected")

@@ -24,11 +24,11 @@ import argparse
 import math
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from neuronasv.commands import COMMANDS
-from neuronasv.errors import ResultsError, UsageError
+from neuronasv.errors import ResultsError, UsageError, exit_codes_line
 from neuronasv.fileio import write_atomic
 
 if TYPE_CHECKING:
@@ -235,12 +235,24 @@ def write_output(text: str, path: str | None) -> None:
 
 
 def command_parser(
-    subparsers: Any, name: str, *, description: str | None, raw: bool = True
+    subparsers: Any,
+    name: str,
+    *,
+    description: str | None,
+    raw: bool = True,
+    exits: Mapping[int, str | None] | None = None,
 ) -> argparse.ArgumentParser:
     """The sub-command's parser, with its one-line help from :data:`COMMANDS`.
 
     ``raw`` keeps the description's line breaks (a module docstring with a usage block).
+    ``exits``: the exit codes the command may return, each with an optional note; the help
+    ends with their line, made from the one table (:data:`neuronasv.errors.EXIT_CODES`).
     """
+    if exits is not None:
+        import textwrap
+
+        line = textwrap.fill(exit_codes_line(dict(exits)), width=88, break_on_hyphens=False)
+        description = f"{(description or '').rstrip()}\n\n{line}\n"
     kwargs: dict[str, Any] = {"help": COMMANDS[name], "description": description}
     if raw:
         kwargs["formatter_class"] = argparse.RawDescriptionHelpFormatter

@@ -24,10 +24,7 @@ it, the exact work between the culprit and its parent, how many commits it measu
 what that cost; the record goes to ``<results>/<machine>/bisect-<key>.bisect`` (so
 ``regressions``, the issue and the site name the culprit) and, with ``--out``, a file.
 With ``--side-branches`` a merge found as the culprit has its side branch bisected too.
-Exit codes: 0 found (a culprit, or the narrowest range it could prove: the output says which),
-2 usage (a commit that does not exist, GOOD not an ancestor of BAD, a pattern that matches
-no series or several), 4 an end could not be measured, 7 git, 12 the range's ends do not
-differ on the series (nothing to find), 130 interrupted (no worktree is left behind).
+An interrupt leaves no worktree and no scratch folder behind.
 """
 
 from __future__ import annotations
@@ -57,7 +54,17 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = command_parser(subparsers, "bisect", description=__doc__)
+    p = command_parser(
+        subparsers, "bisect", description=__doc__,
+        exits={
+            0: "a culprit, or the narrowest range it could prove: the first line says which",
+            2: "a commit that does not exist, GOOD not an ancestor of BAD, a pattern that"
+               " matches no series or several",
+            4: "an end of the range could not be measured",
+            7: "git",
+            12: None,
+        },
+    )  # fmt: skip
     p.add_argument("good", metavar="GOOD", help="a commit at the old level (an ancestor of BAD)")
     p.add_argument("bad", metavar="BAD", help="a commit at the new level")
     p.add_argument(

@@ -6,9 +6,6 @@ sent: the request that would be sent (method, path, JSON body) is written to std
 ``--out``. Environment: ``GITHUB_API_URL``, ``GITHUB_REPOSITORY`` (or ``--github-repo``;
 the old spelling ``--repo OWNER/NAME`` still works, with a deprecation warning),
 ``GITHUB_TOKEN``.
-
-Exit codes: 0 done, 2 usage, 5 unreadable findings, 8 GitHub refused (permission errors
-carry a hint about the workflow's ``permissions:``).
 """
 
 from __future__ import annotations
@@ -38,7 +35,15 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = command_parser(subparsers, "comment", description=__doc__)
+    p = command_parser(
+        subparsers, "comment", description=__doc__,
+        exits={
+            0: None,
+            2: None,
+            5: "the findings",
+            8: "a permission error names the workflow's permissions:",
+        },
+    )  # fmt: skip
     p.add_argument("--pr", type=positive_int, required=True, help="pull request number")
     add_findings_arg(p)
     add_dry_run_args(p)

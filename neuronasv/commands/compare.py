@@ -1,10 +1,4 @@
 """``neuronasv compare BASE HEAD``: verdicts for every series between two commits.
-
-Exit codes: 0 done (regressions may be listed), 1 an unacknowledged regression matched
-``--fail-on`` (and was not disproved by ``confirm``), 2 usage, 5 unreadable results,
-6 base and head incomparable (different machine, backend or device model; ``--force``),
-9 ``--fail-on`` given but the verdicts were withheld (the device's canary ran slower than
-its machine's history; the output says why).
 """
 
 from __future__ import annotations
@@ -47,7 +41,17 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = command_parser(subparsers, "compare", description=__doc__)
+    p = command_parser(
+        subparsers, "compare", description=__doc__,
+        exits={
+            0: None,
+            1: "an unacknowledged row fires --fail-on and confirm did not disprove it",
+            2: None,
+            5: None,
+            6: None,
+            10: "--fail-on given; the output says why",
+        },
+    )  # fmt: skip
     p.add_argument("base", metavar="BASE", help="commit-ish (branch, tag, hash or prefix)")
     p.add_argument("head", metavar="HEAD", help="commit-ish (branch, tag, hash or prefix)")
     add_results_args(p, machine_help="asv machine name (default: the one with both commits)")

@@ -7,8 +7,6 @@ document back with ``confirmed`` set, judged by the rounds test (per-round log-r
 moderated t, every round the same direction; ``--history-dir`` adds noise floors). After
 ``--rounds`` rounds, undecided suspects get one more round at a time up to ``--max-rounds``
 or ``--budget-seconds``; alpha is spent over the looks (docs/analysis.md).
-Exit codes: 0 done, 1 a confirmed regression
-matched ``--fail-on``, 2 usage, 4 capture failed, 5 unreadable findings, 7 git failed.
 """
 
 from __future__ import annotations
@@ -42,7 +40,17 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = command_parser(subparsers, "confirm", description=__doc__)
+    p = command_parser(
+        subparsers, "confirm", description=__doc__,
+        exits={
+            0: None,
+            1: "a confirmed unacknowledged regression matched --fail-on",
+            2: None,
+            4: None,
+            5: "the findings",
+            7: "git worktrees",
+        },
+    )  # fmt: skip
     add_findings_arg(p, "--findings")
     add_repo_arg(p, purpose="holds both commits")
     p.add_argument(

@@ -24,6 +24,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = command_parser(
         subparsers,
         "demo",
+        exits={
+            0: None,
+            1: "the demo found no regression to show",
+            2: None,
+            3: None,
+            4: None,
+            5: None,
+            7: None,
+        },
         raw=False,
         description=(
             "Clone HEAD into a scratch folder, commit the shipped example regression, run"

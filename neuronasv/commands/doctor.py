@@ -37,6 +37,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = command_parser(
         subparsers,
         "doctor",
+        exits={0: "at least the CPU backend works", 2: None, 3: "--neuron-check: a check failed"},
         raw=False,
         description=(
             "Check which backends (neuron, cuda, cpu) can run here, print the environment"

@@ -3,8 +3,6 @@
 One GitHub issue per open regression change point: opened, updated, closed (see
 :mod:`neuronasv.github.issues_sync`). ``--dry-run`` prints the plan and writes nothing; without
 ``GITHUB_TOKEN`` a dry run plans against no existing issues. What ``ci/issues-sync.sh`` runs.
-
-Exit codes: 0 done, 2 usage, 5 unreadable documents, 8 GitHub refused.
 """
 
 from __future__ import annotations
@@ -21,7 +19,10 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = command_parser(subparsers, "issues-sync", description=__doc__)
+    p = command_parser(
+        subparsers, "issues-sync", description=__doc__,
+        exits={0: None, 2: None, 5: "the documents", 8: None},
+    )  # fmt: skip
     p.add_argument("documents", nargs="+", type=Path, help="regressions JSON documents")
     p.add_argument("--site-url", help="history site to link from each issue")
     p.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")

@@ -38,6 +38,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = command_parser(
         subparsers,
         "profile",
+        exits={0: None, 2: None, 3: None, 4: None},
         raw=False,
         description=(
             "Run workloads under torch.profiler and print, per workload, an op table sorted"

@@ -29,6 +29,7 @@ def add_parser(subparsers: Any) -> None:
     p = command_parser(
         subparsers,
         "publish",
+        exits={0: None, 2: None, 5: None},
         raw=False,
         description="Write a static site from an asv results folder: index.html at the root of"
         " --out, one page per workload, regressions.json and regressions.atom. Works from the"

@@ -10,8 +10,6 @@ its confirmed regressions read ``confirmed``. Fewer than 4 commits: the output s
 "too few commits for change points (have N, need 4)". A change point names its culprit
 when ``neuronasv bisect`` narrowed its range (the records beside the results) or when its
 range is one first-parent commit.
-Exit codes: 0 done, 2 usage, 5 unreadable results (files that cannot be read are listed
-and skipped; the command fails only when nothing can be read).
 """
 
 from __future__ import annotations
@@ -47,7 +45,14 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = command_parser(subparsers, "regressions", description=__doc__)
+    p = command_parser(
+        subparsers, "regressions", description=__doc__,
+        exits={
+            0: None,
+            2: None,
+            5: "files that cannot be read are listed and skipped; only when nothing can be read",
+        },
+    )  # fmt: skip
     add_results_args(
         p,
         machine_help="only this asv machine's history (default: every machine, each on its own)",

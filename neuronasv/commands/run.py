@@ -23,6 +23,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = command_parser(
         subparsers,
         "run",
+        exits={0: "failed benchmarks are listed", 2: None, 3: None, 4: None, 5: None, 7: None},
         raw=False,
         description=(
             "Benchmark the code as of each COMMIT (a temporary git worktree per commit) with"
@@ -80,11 +81,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--metrics",
         type=_metrics,
-        default=("devtime",),
+        default=None,
         metavar="LIST",
-        help="what to measure: devtime (the default), or devtime,instructions to also count"
-        " instructions per op under valgrind's callgrind, one process per commit (CPU"
-        " backend; docs/instructions.md)",
+        help="what to measure: devtime, or devtime,instructions to also count instructions"
+        " per op under valgrind's callgrind, one process per commit (docs/instructions.md)."
+        " Default: devtime, plus instructions on the CPU backend where valgrind is usable"
+        " (--metrics devtime turns them off)",
     )
     add_repo_arg(p, purpose="the commits to benchmark")
     p.set_defaults(func=run)

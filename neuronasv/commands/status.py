@@ -7,8 +7,6 @@ with ``checks: write``); when it cannot, that is reported and the status still s
 ``--dry-run`` (or no ``GITHUB_TOKEN``) writes the requests instead of sending them.
 ``--github-repo OWNER/NAME`` overrides ``GITHUB_REPOSITORY`` (``--repo OWNER/NAME``, the old
 spelling, still works with a deprecation warning).
-
-Exit codes: 0 done, 2 usage, 5 unreadable findings, 8 GitHub refused.
 """
 
 from __future__ import annotations
@@ -39,7 +37,10 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = command_parser(subparsers, "status", description=__doc__)
+    p = command_parser(
+        subparsers, "status", description=__doc__,
+        exits={0: None, 2: None, 5: "the findings", 8: None},
+    )  # fmt: skip
     p.add_argument("--sha", required=True, help="full 40-hex commit SHA")
     add_findings_arg(p)
     p.add_argument("--context", default=DEFAULT_CONTEXT, help="status context (neuronasv)")

@@ -38,7 +38,10 @@ from neuronasv.store.layout import parse_result_name
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = command_parser(subparsers, "store", description=__doc__)
+    p = command_parser(
+        subparsers, "store", description=__doc__,
+        exits={0: None, 2: None, 5: None, 7: None},
+    )  # fmt: skip
     common = argparse.ArgumentParser(add_help=False)
     add_repo_arg(common, purpose="its objects are used, its work tree untouched")
     common.add_argument("--remote", default="origin", help="remote name or URL (default: origin)")

@@ -4,8 +4,6 @@ Appends the markdown report to ``$GITHUB_STEP_SUMMARY`` when it is set (else pri
 and prints ``::warning``/``::notice``/``::error`` annotations (at most 10 per kind) when
 running in GitHub Actions or with ``--annotations``. ``--format terminal`` prints a
 rich table view instead of markdown.
-
-Exit codes: 0 done, 2 usage, 5 unreadable findings.
 """
 
 from __future__ import annotations
@@ -30,7 +28,10 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = command_parser(subparsers, "summary", description=__doc__)
+    p = command_parser(
+        subparsers, "summary", description=__doc__,
+        exits={0: None, 2: None, 5: "the findings"},
+    )  # fmt: skip
     add_findings_arg(p)
     p.add_argument("--format", choices=("markdown", "terminal"), default="markdown")
     p.add_argument(

@@ -43,7 +43,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from neuronasv import env as suite_env
@@ -144,7 +144,9 @@ class RunOptions:
         compile_cache: folder for torch.compile's caches, shared by the pre-pass and asv's
             processes (:func:`compile_cache_env`); None = torch's defaults.
         metrics: ``devtime`` always; ``instructions`` adds the callgrind pass (CPU only,
-            :mod:`neuronasv.run.instrrun`) and its ``instr_`` series.
+            :mod:`neuronasv.run.instrrun`) and its ``instr_`` series. None: the default
+            for the backend (:func:`neuronasv.run.instrrun.default_metrics`: instructions
+            on the CPU where valgrind is usable).
     """
 
     repo: str
@@ -160,7 +162,7 @@ class RunOptions:
     extra_env: Mapping[str, str] = field(default_factory=dict)
     prepass: bool = True
     compile_cache: str | None = None
-    metrics: tuple[str, ...] = ("devtime",)
+    metrics: tuple[str, ...] | None = None
 
 
 def canonical_python(path: str) -> str:
@@ -414,6 +416,9 @@ def run_commits(
         fingerprint = collect_fingerprint(backend)
     else:
         backend_name = fingerprint.get("backend", opts.backend)
+    from neuronasv.run.instrrun import default_metrics
+
+    opts = replace(opts, metrics=default_metrics(backend_name, opts.metrics, say=progress))
     info = machine_info(opts.machine, fingerprint)
     machine = info["machine"]
     prune_stale(gw, say=progress)
@@ -628,7 +633,7 @@ def _instructions(
     progress: Progress,
 ) -> str | None:
     """The commit's callgrind pass when ``--metrics`` asks for instructions (instrrun)."""
-    if "instructions" not in opts.metrics:
+    if "instructions" not in (opts.metrics or ()):
         return None
     from neuronasv.run.instrrun import prepare_commit
 

@@ -38,6 +38,7 @@ __all__ = [
     "METRICS",
     "attach_counts",
     "catalogue_ops",
+    "default_metrics",
     "parse_metrics",
     "prepare_commit",
     "read_counts",
@@ -60,6 +61,39 @@ def catalogue_key(backend: str) -> str:
 
 
 CATALOGUE_KEY = catalogue_key
+
+
+def default_metrics(
+    backend: str,
+    requested: tuple[str, ...] | None = None,
+    *,
+    say: Callable[[str], None] | None = None,
+    status: Callable[[], tuple[bool, str]] | None = None,
+) -> tuple[str, ...]:
+    """What ``neuronasv run`` measures: ``requested`` (``--metrics``) when given; else
+    device time, and on the CPU backend instruction counts too (exact where the CPU's
+    timing is noise) when valgrind is usable here — said in one line either way.
+
+    The one home of this default: the reusable workflows pass ``--metrics`` only when the
+    caller sets their ``metrics`` input. ``status`` is injected by tests (default
+    :func:`neuronasv.measure.callgrind.valgrind_status`).
+    """
+    if requested is not None:
+        return requested
+    if backend != "cpu":
+        return ("devtime",)
+    if status is None:
+        from neuronasv.measure.callgrind import valgrind_status
+
+        status = valgrind_status
+    usable, line = status()
+    if say is not None:
+        say(
+            "instructions: on, the CPU backend's default (--metrics devtime turns it off)"
+            if usable
+            else f"instructions: off ({line}); the CPU backend counts them where valgrind is"
+        )
+    return ("devtime", "instructions") if usable else ("devtime",)
 
 
 def parse_metrics(text: str) -> tuple[str, ...]:

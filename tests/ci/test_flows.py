@@ -80,17 +80,27 @@ def test_site_branch_puts_the_site_on_its_branch_never_forced(tmp_path: Path) ->
                                *extra], env=env, capture_output=True, text=True, check=False,
                               timeout=120)  # fmt: skip
 
-    r = step("--branch", "gh-pages", "--results-branch", "benchmark-results")
+    unknown = step("--branch", "gh-pages")  # the bare remote has no HEAD branch yet
+    assert unknown.returncode == 2 and "cannot tell the repository's default branch" \
+        in unknown.stderr  # fmt: skip
+    r = step("--branch", "gh-pages", "--results-branch", "benchmark-results",
+             "--default-branch", "main")  # fmt: skip
     assert r.returncode == 0, r.stderr
     tip = _git(remote, "rev-parse", "gh-pages").strip()
     assert f"site-commit={tip}" in r.stdout
     files = _git(remote, "ls-tree", "-r", "--name-only", "gh-pages").split()
     assert files == [".nojekyll", "index.html", "rmsnorm/naive.html"]
-    again = step("--branch", "gh-pages")
+    _git(work, "push", "-q", str(remote), "HEAD:refs/heads/main")
+    _git(remote, "symbolic-ref", "HEAD", "refs/heads/main")
+    again = step("--branch", "gh-pages")  # the default branch, asked of the remote
     assert again.returncode == 0 and "already published (no change)" in again.stderr
     assert _git(remote, "rev-parse", "gh-pages").strip() == tip
     same = step("--branch", "benchmark-results", "--results-branch", "benchmark-results")
     assert same.returncode == 2 and "is the results branch" in same.stderr
+    for default in (["--default-branch", "main"], []):  # issue 29: never the default branch
+        own = step("--branch", "main", *default)
+        assert own.returncode == 2 and "is the default branch" in own.stderr, own.stderr
+    assert _git(remote, "ls-tree", "-r", "--name-only", "main").split() == []
     (site / "index.html").unlink()
     gone = step("--branch", "gh-pages")
     assert gone.returncode == 2 and "no index.html" in gone.stderr

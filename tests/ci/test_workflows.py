@@ -205,8 +205,8 @@ def test_our_per_commit_workflow_calls_the_reusable_ones() -> None:
     assert deploy["environment"]["name"] == "github-pages"
     # The reusable commit workflow asks for no more than its caller grants.
     inner = {j: writes(v.get("permissions")) for j, v in jobs("neuronasv-commit.yml").items()}
-    assert inner == {"plan": [], "bench": [], "bisect": [], "store": ["contents"],
-                     "analyse": [], "site-branch": ["contents"]}  # fmt: skip
+    assert inner == {"refuse": [], "plan": [], "bench": [], "bisect": [],
+                     "store": ["contents"], "analyse": [], "site-branch": ["contents"]}  # fmt: skip
     assert jobs("neuronasv-commit.yml")["site-branch"]["if"].endswith("inputs.site-branch != '' }}")
     pages = [s for s in steps(jobs("neuronasv-commit.yml")["analyse"])
              if "upload-pages-artifact@" in str(s.get("uses"))]  # fmt: skip
@@ -216,23 +216,27 @@ def test_our_per_commit_workflow_calls_the_reusable_ones() -> None:
 
 
 def test_cpu_bench_jobs_count_instructions_when_the_runner_allows() -> None:
-    """Issue 24 item 4: on the cpu backend the reusable bench jobs install valgrind and gcc
-    (a package step; no apt-get or sudo: a warning, and the run goes on) and pass
-    --metrics devtime,instructions; `metrics` overrides; devtime elsewhere."""
-    want = ("${{ inputs.metrics || (inputs.backend == 'cpu' && 'devtime,instructions'"
-            " || 'devtime') }}")
+    """Issue 24 item 4, issue 29 item 3: the bench jobs install valgrind and gcc where the
+    metrics hold instructions (a package step; no apt-get or sudo: a warning, and the run
+    goes on) and pass the caller's `metrics` on; empty, the package decides (neuronasv run's
+    default: instructions on the CPU backend, `backend: auto` included). No YAML
+    expression holds the default any more."""
     for name, runs in (("neuronasv-commit.yml", 'args=(run --machine'),
                        ("neuronasv-pr.yml", "neuronasv.ci pr-bench")):  # fmt: skip
         wf = load(name)
         assert wf["on"]["workflow_call"]["inputs"]["metrics"]["default"] == ""
         job = wf["jobs"]["bench"]
-        assert job["env"]["METRICS"] == want
+        assert job["env"]["METRICS"] == "${{ inputs.metrics }}"
+        assert "instructions" not in yaml.safe_dump(job["env"])
         scripts = [str(s.get("run", "")) for s in steps(job)]
         tools = [i for i, r in enumerate(scripts) if "neuronasv.ci instruction-tools" in r]
         measure = [i for i, r in enumerate(scripts) if runs in r]
         assert tools and measure and tools[0] < measure[0], name
         assert '--metrics "$METRICS"' in scripts[tools[0]]
+        assert steps(job)[tools[0]]["env"]["NEURONASV_BACKEND"] == "${{ inputs.backend }}"
         assert '--metrics "$METRICS"' in scripts[measure[0]]
+    commit = " ".join(str(s.get("run", "")) for s in steps(jobs("neuronasv-commit.yml")["bench"]))
+    assert 'if [ -n "$METRICS" ]; then args+=(--metrics "$METRICS"); fi' in commit
 
 
 # ----------------------------------------------------------------------------- privileges
@@ -281,11 +285,12 @@ def test_pr_benchmarks_is_unprivileged_and_opt_in() -> None:
     wf = load("pr-benchmarks.yml")
     assert wf["permissions"] == {}
     caller = wf["jobs"]["bench"]
-    assert caller["permissions"] == {} and caller["uses"] == "./.github/workflows/neuronasv-pr.yml"
+    assert caller["permissions"] == {"contents": "read"}
+    assert caller["uses"] == "./.github/workflows/neuronasv-pr.yml"
     assert "'benchmark'" in caller["if"]
     assert "labeled" in wf["on"]["pull_request"]["types"]
     job = jobs("neuronasv-pr.yml")["bench"]
-    assert job["permissions"] == {}
+    assert job["permissions"] == {"contents": "read"}
     uploads = [s for s in steps(job)
                if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
     assert uploads and uploads[0]["with"]["name"] == "pr-benchmark"
@@ -364,7 +369,7 @@ def test_reusable_workflows_run_only_the_installed_package(name: str) -> None:
                 first = line.split()[0]
                 assert first.startswith(('"$RUNNER_TEMP/nx/bin/', '"$base"', "pip", "python",
                                          "neuronasv", "args", "if", "#", '"$nxpy"', "nxpy=",
-                                         "purelib=", "base=")), line
+                                         "purelib=", "base=", "case", "echo", "exit")), line
 
 
 def test_reusable_inputs_and_outputs_are_the_documented_ones() -> None:
@@ -391,7 +396,7 @@ def test_reusable_inputs_and_outputs_are_the_documented_ones() -> None:
 
 def test_reusable_pr_benchmark_is_unprivileged_and_comment_never_runs_pr_code() -> None:
     job = jobs("neuronasv-pr.yml")["bench"]
-    assert job["permissions"] == {}
+    assert job["permissions"] == {"contents": "read"}
     body = text_of(job)
     assert "secrets." not in body and "github.token" not in body
     comment = jobs("neuronasv-comment.yml")["comment"]

@@ -97,6 +97,7 @@ def two_commit_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object
     before = {"repo": snapshot(str(repo)), "home": snapshot(home)}
     proc = subprocess.run(
         [NEURONASV, "run", "HEAD~1", "HEAD", "--machine", MACHINE, "--backend", "cpu",
+         "--metrics", "devtime",  # the CPU default adds instructions: not this test's concern
          "--bench", r"rmsnorm\.(Naive|Fused)\.", "--compile-cache", str(tmp / "cc")],
         cwd=repo, env=env, capture_output=True, text=True, timeout=600,
     )  # traces are kept by default  # fmt: skip
