@@ -116,7 +116,7 @@ def test_errors_are_one_line_and_a_documented_exit_code(repo, capfd, args, code,
 def test_the_exit_codes_are_documented() -> None:
     readme = Path(__file__).resolve().parents[2] / "README.md"
     text = readme.read_text(encoding="utf-8")
-    assert "12 a bisection's range does not change" in text
+    assert "| 12 | nothing to bisect | `neuronasv bisect`: the range's ends do not differ" in text
     assert "| analyse | `neuronasv bisect GOOD BAD --series PATTERN` |" in text
     assert json.dumps("bisect")  # the command exists in the one list
     from neuronasv.commands import COMMANDS
