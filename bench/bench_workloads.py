@@ -10,9 +10,10 @@ same run (the pieces' share of the block; compiled and backward against eager fo
     .venv/bin/python bench/bench_workloads.py --preset accelerator --backend cuda
     .venv/bin/python bench/bench_workloads.py --json out/workloads.json
 
-On the CPU the "device" is the CPU (self CPU time), the peak is measured on this machine
-(``measure_cpu_peak``) and the run uses one thread by default (``--threads``): on a shared
-2-core runner two threads oversubscribe and measure the neighbours.
+On the CPU the "device" is the CPU (self CPU time), the peak is the machine's calibration
+(``NEURONASV_PEAK_FILE``, from ``neuronasv doctor --calibrate``; none: no fraction) and the
+run uses one thread by default (``--threads``): on a shared 2-core runner two threads
+oversubscribe and measure the neighbours.
 """
 
 from __future__ import annotations

@@ -12,7 +12,9 @@ Tree::
     ├── BackendUnavailable         exit 3   the requested backend cannot run here
     │                                       (no GPU, torch_neuronx missing or the PyPI stub)
     ├── CaptureError               exit 4   the profiler captured nothing usable: empty
-    │                                       capture, device time 0 on an accelerator
+    │   │                                   capture, device time 0 on an accelerator
+    │   └── CalibrationRefused              a CPU roof measured under load, unsteady or
+    │                                       out of a CPU's bounds: not stored
     ├── ResultsError               exit 5   results on disk are unreadable
     │   ├── CorruptResultsError             truncated / invalid JSON, NaN where a number
     │   │                                   is required, wrong types
@@ -49,6 +51,7 @@ __all__ = [
     "EXIT_CODES",
     "INTERNAL_ERROR_EXIT",
     "BackendUnavailable",
+    "CalibrationRefused",
     "CaptureError",
     "CorruptResultsError",
     "GitHubError",
@@ -81,7 +84,8 @@ EXIT_CODES: dict[int, tuple[str, str]] = {
         " tool"),
     2: ("usage", "a bad argument, option, file or configuration; nothing was done"),
     3: ("backend unavailable", "the requested backend cannot run here"),
-    4: ("capture failed", "the profiler captured nothing usable"),
+    4: ("capture failed", "the profiler captured nothing usable, or a CPU roof was measured"
+        " under load (`doctor --calibrate` refused it; nothing stored)"),
     5: ("unreadable results", "results or a document on disk cannot be read (each file named)"),
     6: ("incomparable runs", "base and head differ in machine, backend or device model"
         " (`--force`)"),
@@ -148,6 +152,10 @@ class CaptureError(NeuronasvError):
     """The profiler captured nothing usable (empty capture, zero device time)."""
 
     exit_code = 4
+
+
+class CalibrationRefused(CaptureError):
+    """A CPU roof could not be measured honestly (load, spread, implausible): none stored."""
 
 
 class ResultsError(NeuronasvError):

@@ -19,9 +19,12 @@ issues, the history site. One rule per quantity:
   unknown ``–`` (:func:`format_calls_per_iter`, two sides :func:`format_calls`).
 - **Ratio** (a factor of work or range): three significant figures after ``×``; below 1
   as ``÷`` its inverse unless asked otherwise: ``×512``, ``×1.3``, ``÷2`` (``×0.5``).
-- **Fraction of a calibrated peak**: a percentage up to 100 %; above it the roof is wrong
-  (data in cache against a DRAM roof, a peak calibrated on a loaded machine), so it reads
-  ``above the calibrated peak: recalibrate``, never a figure (:func:`format_peak_fraction`).
+- **Fraction of a peak**: a percentage up to 100 %; above it the op outran the roof (data
+  served from cache against a DRAM roof), so it reads ``above peak``, never a figure
+  (:func:`format_peak_fraction`). It is a fact about the op, never advice: a roof that
+  could not be measured honestly is not stored, and then there is no fraction at all.
+- **Rate** (a roof, a throughput): three significant figures with a decimal prefix:
+  ``26.1 GB/s``, ``94.2 GFLOP/s``, ``1.98 TFLOP/s`` (:func:`format_rate`).
 - **Instructions** (an exact count): every digit, thousands separated, two decimals only
   when the per-iteration count is fractional: ``12,102 instructions``, ``+2,443.25``.
 - **Wall time** (what a search or a run cost, not a measurement): seconds below a minute
@@ -49,6 +52,7 @@ __all__ = [
     "format_pair",
     "format_pct",
     "format_peak_fraction",
+    "format_rate",
     "format_ratio",
     "format_signed",
     "format_value",
@@ -227,10 +231,25 @@ def format_ratio(ratio: float, *, divide: bool = True) -> str:
     return f"×{ratio:.3g}"
 
 
-#: What a fraction above the calibrated peak reads (see the module docstring).
-ABOVE_PEAK = "above the calibrated peak: recalibrate"
+#: What a fraction above the peak reads (see the module docstring): a fact, not advice.
+ABOVE_PEAK = "above peak"
 
 
 def format_peak_fraction(fraction: float) -> str:
-    """``0.8`` → ``80 %``; above 1 → :data:`ABOVE_PEAK` (a roof exceeded is no fact)."""
+    """``0.8`` → ``80 %``; above 1 → :data:`ABOVE_PEAK` (no figure: the roof is DRAM's, the
+    data was in cache)."""
     return ABOVE_PEAK if fraction > 1.0 else format_pct(fraction)
+
+
+_DECIMAL: tuple[tuple[float, str], ...] = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def format_rate(value: float | None, unit: str) -> str:
+    """A rate with a decimal prefix, three significant figures: ``format_rate(2.61e10,
+    "B/s")`` → ``26.1 GB/s``, ``(9.42e10, "FLOP/s")`` → ``94.2 GFLOP/s``; unknown ``n/a``."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    for factor, prefix in _DECIMAL:
+        if abs(value) >= factor:
+            return f"{_digits(value / factor)} {prefix}{unit}"
+    return f"{_digits(value)} {unit}"

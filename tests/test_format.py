@@ -87,7 +87,12 @@ def test_ratios_calls_and_peak_fractions() -> None:
     assert fmt.format_ratio(0.5) == "÷2" and fmt.format_ratio(0.5, divide=False) == "×0.5"
     assert fmt.format_calls_per_iter(3.0) == "3" and fmt.format_calls_per_iter(None) == "–"
     assert fmt.format_peak_fraction(0.8) == "80 %"
-    assert fmt.format_peak_fraction(1.3) == "above the calibrated peak: recalibrate"
+    assert fmt.format_peak_fraction(1.3) == "above peak"
+    assert fmt.format_rate(2.61e10, "B/s") == "26.1 GB/s"
+    assert fmt.format_rate(9.42e10, "FLOP/s") == "94.2 GFLOP/s"
+    assert fmt.format_rate(1.98e12, "FLOP/s") == "1.98 TFLOP/s"
+    assert fmt.format_rate(512.0, "B/s") == "512 B/s"
+    assert fmt.format_rate(float("nan"), "B/s") == "n/a"
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,11 @@ backends being unavailable is reported with the reason and how to get them, not 
 failed (the backend will not work here as it is), 0 otherwise.
 
 ``--calibrate`` measures this machine's CPU roof (memory bandwidth, matmul FLOP/s per
-dtype) once and stores it with the machine's record in the results folder
-(``<results>/<machine>/calibration.peaks``), where every later ``run`` reads it: run it on a
-quiet machine. ``neuronasv run`` calibrates once by itself when the machine has none.
+dtype) with the suite's threads and stores it with the machine's record in the results
+folder (``<results>/<machine>/calibration.peaks``), where every later ``run`` reads it. A
+measurement taken under load, unsteady (spread > 2x) or out of a CPU's bounds is refused in
+one line with its figures, nothing stored, exit 4 (:mod:`neuronasv.measure.cpu_roof`).
+``neuronasv run`` calibrates once by itself, by the same rules, when the machine has none.
 
 ``--env`` lists every ``NEURONASV_*`` environment variable (:mod:`neuronasv.env`) with its
 value here and what neuronasv makes of it, without importing torch; the full report ends
@@ -37,7 +39,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = command_parser(
         subparsers,
         "doctor",
-        exits={0: "at least the CPU backend works", 2: None, 3: "--neuron-check: a check failed"},
+        exits={
+            0: "at least the CPU backend works",
+            2: None,
+            3: "--neuron-check: a check failed",
+            4: "--calibrate: refused (taken under load, unsteady or implausible; nothing stored)",
+        },
         raw=False,
         description=(
             "Check which backends (neuron, cuda, cpu) can run here, print the environment"
@@ -99,18 +106,20 @@ def _neuron_check(args: argparse.Namespace) -> int:
 
 def _calibrate(args: argparse.Namespace) -> int:
     from neuronasv.fileio import write_atomic
-    from neuronasv.measure.peaks import calibrate
+    from neuronasv.measure.backends import CpuBackend
+    from neuronasv.measure.calibration import calibrate, shown
     from neuronasv.store.asvconf import results_dir_for
     from neuronasv.store.layout import peaks_file
     from neuronasv.store.machine import machine_info
 
     machine = machine_info(args.machine)["machine"]
     path = peaks_file(results_dir_for(".", args.results_dir), machine)
-    peak, text = calibrate()
+    # refused (load, spread, bounds): CalibrationRefused, one line, exit 4, nothing stored
+    peak, text = calibrate(CpuBackend(), progress=lambda line: print(f"  {line}"))
     os.makedirs(os.path.dirname(path), exist_ok=True)
     write_atomic(path, text)
     print(f"calibrated {peak.describe()}")
-    print(f"stored in {path} (every later `neuronasv run` on {machine} reads it)")
+    print(f"stored in {shown(path)} (every later `neuronasv run` on {shown(machine)} reads it)")
     return 0
 
 

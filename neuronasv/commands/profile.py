@@ -134,7 +134,7 @@ def _selected(args: argparse.Namespace) -> list[str]:
 def _calibration_here() -> Peak | None:
     """This host's calibrated CPU peak in the checkout's results folder (what ``neuronasv
     doctor --calibrate`` and ``neuronasv run`` store), or None."""
-    from neuronasv.measure.peaks import load_calibration
+    from neuronasv.measure.calibration import read_calibration
     from neuronasv.store.asvconf import results_dir_for
     from neuronasv.store.layout import peaks_file
     from neuronasv.store.machine import machine_info
@@ -143,7 +143,7 @@ def _calibration_here() -> Peak | None:
         machine = machine_info(None)["machine"]
     except NeuronasvError:
         return None
-    return load_calibration(peaks_file(results_dir_for("."), machine))
+    return read_calibration(peaks_file(results_dir_for("."), machine))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -189,10 +189,11 @@ def run(args: argparse.Namespace) -> int:
     if args.roofline:
         from neuronasv.measure.peaks import peak_for
 
+        calibrated = backend.roof_is_calibrated
         peak = peak_for(
             backend,
-            None if backend.name == "cpu" else collect_fingerprint(backend),
-            calibration=_calibration_here() if backend.name == "cpu" else None,
+            None if calibrated else collect_fingerprint(backend),
+            calibration=_calibration_here() if calibrated else None,
         )
         console.print(
             "of peak = ideal time at the device's peak (bandwidth or FLOP/s, whichever bounds"
@@ -203,8 +204,8 @@ def run(args: argparse.Namespace) -> int:
             + (
                 peak.describe()
                 if peak
-                else "no calibrated CPU peak (neuronasv doctor --calibrate)"
-                if backend.name == "cpu"
+                else "no calibrated CPU peak for these threads (neuronasv doctor --calibrate)"
+                if calibrated
                 else "unknown for this device (set NEURONASV_PEAK)"
             )
         )

@@ -250,10 +250,10 @@ def of_peak(
     base: float | None, head: float | None, bound: str | None, *, text: Code = _plain
 ) -> str:
     """``80 % of peak (compute)``, or ``62 % → 80 % of peak (memory)`` when base differs;
-    empty when unknown. A fraction above 1 is no fact (data in cache against a DRAM roof,
-    a peak calibrated on a loaded machine): that side reads ``above the calibrated peak:
-    recalibrate`` (:func:`~neuronasv.format.format_peak_fraction`), and the cell says only
-    that. ``bound`` passes through ``text``."""
+    empty when unknown (no roof: the column is left out). A fraction above 1 is the op
+    outrunning the roof (data served from cache against a DRAM roof): that side reads
+    ``above peak`` (:func:`~neuronasv.format.format_peak_fraction`), and the cell says only
+    that — a fact, never advice to the reader. ``bound`` passes through ``text``."""
     vals = [v for v in (base, head) if v is not None and math.isfinite(v) and v >= 0]
     if not vals:
         return ""

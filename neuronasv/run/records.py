@@ -1,13 +1,15 @@
 """The machine's records kept beside its results, brought up to date by a run: the op
 catalogue (every op series a workload has had, so a new op has its asv series from the
 commit that adds it) and the calibrated CPU peak (the roof of "of peak", measured once per
-machine). Both live under ``<results>/<machine>/`` (names: :mod:`neuronasv.store.layout`).
+machine, stored only when measured honestly). Both live under ``<results>/<machine>/``
+(names: :mod:`neuronasv.store.layout`).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from neuronasv import env as suite_env
 from neuronasv.fileio import write_atomic
@@ -46,26 +48,49 @@ def prepare_catalogue(path: str, backend: str, progress: Progress) -> None:
     progress(f"op catalogue {path}: {ops} op series declared for {backend}{note}")
 
 
-def prepare_peaks(path: str, backend: str, progress: Progress) -> None:
-    """The machine's calibrated CPU peak (the roof of "of peak"): read it, or on the first
-    run on this machine measure it once, now, before any benchmark loads the machine, and
-    store it with the machine's record. Never re-measured per run; ``neuronasv doctor
-    --calibrate`` re-measures it on a quiet machine. Accelerators use their datasheet."""
-    from neuronasv.measure.peaks import calibrate, load_calibration
+def prepare_peaks(
+    path: str, backend: str, progress: Progress, *, measure: Callable[..., Any] | None = None
+) -> None:
+    """The machine's calibrated CPU roof (the roof of "of peak"): read it, or — when there is
+    none yet, an outdated one, or one of other threads — measure it once, now, before any
+    benchmark loads the machine, and store it with the machine's record. The measurement
+    follows the rules of ``doctor --calibrate`` (:mod:`neuronasv.measure.cpu_roof`): taken
+    under load, unsteady or implausible, nothing is stored, the run goes on without a roof
+    (no view shows a fraction of peak) and the next run tries again. Backends with a
+    datasheet roof (accelerators) have nothing to do here. ``measure``: the measurement
+    (default :func:`~neuronasv.measure.cpu_roof.measure_cpu_roof`; injectable for tests)."""
+    from neuronasv.errors import CalibrationRefused
+    from neuronasv.measure.backends import backend_named
+    from neuronasv.measure.calibration import calibrate, read_calibration, shown
 
-    if backend != "cpu" or suite_env.PEAK.read():
+    chosen = backend_named(backend)
+    if not chosen.roof_is_calibrated or suite_env.PEAK.read():
         return
-    peak = load_calibration(path)  # a corrupt file: exit 5 before anything runs
-    if peak is None:
-        peak, text = calibrate()
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        write_atomic(path, text)
-        progress(
-            f"peak {path}: calibrated once for this machine: {peak.describe()}"
-            " (`neuronasv doctor --calibrate` re-measures it on a quiet machine)"
-        )
+    where = f"peak {shown(path)}"
+    peak = read_calibration(path)  # a corrupt file: exit 5 before anything runs
+    if peak is not None and chosen.roof({}, env=os.environ, calibration=peak) is not None:
+        progress(f"{where}: {peak.describe()}")
+        return
+    if peak is not None:
+        why = f"the stored one is for other threads ({peak.name})"
+    elif os.path.lexists(path):
+        why = "the stored one is of an older format (schema 1), not trusted"
     else:
-        progress(f"peak {path}: {peak.describe()}")
+        why = "none yet for this machine"
+    try:
+        peak, text = calibrate(chosen) if measure is None else calibrate(chosen, measure=measure)
+    except CalibrationRefused as exc:
+        progress(
+            f"{where}: {why}; {exc.message}; this run shows no fraction of peak"
+            " (the next run measures again; `neuronasv doctor --calibrate` on a quiet machine)"
+        )
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    write_atomic(path, text)
+    progress(
+        f"{where}: {why}; calibrated: {peak.describe()}"
+        " (`neuronasv doctor --calibrate` re-measures it)"
+    )
 
 
 def grow_catalogue(

@@ -83,6 +83,16 @@ def two_commit_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object
     _git(repo, "commit", "-q", "-am", "slow down the naive RMSNorm")
     base, head = _git(repo, "rev-parse", "HEAD~1"), _git(repo, "rev-parse", "HEAD")
 
+    # The machine's roof, as `doctor --calibrate` stores it: a calibration on this shared
+    # machine is refused under load (measure/cpu_roof), and the fractions would come and go.
+    from neuronasv.measure.backends import CpuBackend
+    from neuronasv.measure.calibration import calibrate
+    from tests.measure.test_peaks import fake_measure
+
+    peaks = repo / ".asv" / "results" / MACHINE / "calibration.peaks"
+    peaks.parent.mkdir(parents=True)
+    peaks.write_text(calibrate(CpuBackend(), measure=fake_measure())[1])
+
     scratch = tmp / "tmpdir"  # the run's temporary folders: empty again at the end
     scratch.mkdir()
     env = dict(
@@ -175,8 +185,12 @@ def test_sidecar_holds_fingerprint_tables_and_series(two_commit_run: dict[str, o
     assert rel == f"{MACHINE}/{head[:8]}/rmsnorm.naive-32x1024-float32.json.gz"
     events = json.loads(gzip.decompress((store / rel).read_bytes()))["traceEvents"]
     assert any(e.get("name") == "aten::mul" for e in events)
-    # The op tables carry the fraction of peak and which roof it is of (item 5).
+    # The op tables carry the fraction of peak and which roof it is of (item 5): the
+    # machine's stored calibration, read, not measured again.
     assert mul.roofline_fraction is not None and mul.roofline_bound == "memory"
+    proc = two_commit_run["proc"]
+    assert isinstance(proc, subprocess.CompletedProcess)
+    assert "calibration.peaks: cpu (1 thread) (calibrated): 20.0 GB/s" in proc.stdout
 
 
 def _results(run: dict[str, object], sha: str) -> dict[str, dict[tuple[str, ...], float]]:

@@ -22,6 +22,7 @@ __all__ = [
     "TraceHook",
     "all_backends",
     "available_backends",
+    "backend_named",
     "get_backend",
 ]
 
@@ -37,6 +38,20 @@ def all_backends() -> list[Backend]:
 def available_backends() -> list[str]:
     """Names of the backends that can run here, in order of preference."""
     return [b.name for b in all_backends() if b.is_available()]
+
+
+def backend_named(name: str) -> Backend:
+    """A fresh instance of the backend called ``name``, available here or not (what a
+    backend *is*: its roof, its clock; :func:`get_backend` to run on it).
+
+    Raises:
+        UsageError: an unknown name.
+    """
+    key = (name or "").strip().lower()
+    for backend in all_backends():
+        if backend.name == key:
+            return backend
+    raise UsageError(f"unknown backend {name!r} (choose {', '.join(BACKEND_NAMES)})")
 
 
 def get_backend(name: str = "auto") -> Backend:

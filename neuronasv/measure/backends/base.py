@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from torch.profiler import ProfilerActivity
+
+    from neuronasv.measure.peaks import Peak
 
 __all__ = ["Backend", "TraceHook"]
 
@@ -29,6 +31,8 @@ class Backend(ABC):
         per_step_samples: the device time of each iteration is on that iteration's host
             events, so a cycle can be split into per-iteration samples
             (:mod:`neuronasv.measure.steps`).
+        roof_is_calibrated: the roof of "of peak" is measured on the machine (the CPU:
+            ``neuronasv doctor --calibrate``, or the first ``run``), not a datasheet's.
     """
 
     name: str = ""
@@ -36,6 +40,7 @@ class Backend(ABC):
     device_time_is_cpu: bool = False
     min_warmup: int = 3
     per_step_samples: bool = True
+    roof_is_calibrated: bool = False
 
     @abstractmethod
     def activities(self) -> list[ProfilerActivity]:
@@ -60,6 +65,14 @@ class Backend(ABC):
         The default does nothing; the CPU backend pins torch's intra-op threads there.
         """
         return contextlib.nullcontext()
+
+    def roof(
+        self, fingerprint: Mapping[str, str], *, env: Mapping[str, str], calibration: Peak | None
+    ) -> Peak | None:
+        """The roof of "of peak" here (:mod:`neuronasv.measure.peaks`), None when unknown:
+        then no view shows a fraction. ``calibration`` is the machine's calibrated roof for
+        a backend that has one (:attr:`roof_is_calibrated`)."""
+        return None
 
     @abstractmethod
     def describe(self) -> dict[str, str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from neuronasv import env
@@ -11,6 +11,8 @@ from neuronasv.measure.backends.base import Backend
 
 if TYPE_CHECKING:
     from torch.profiler import ProfilerActivity
+
+    from neuronasv.measure.peaks import Peak
 
 __all__ = ["CPU_THREADS_ENV", "CpuBackend", "cpu_threads"]
 
@@ -35,6 +37,7 @@ class CpuBackend(Backend):
     device = "cpu"
     device_time_is_cpu = True
     min_warmup = 3
+    roof_is_calibrated = True
 
     def activities(self) -> list[ProfilerActivity]:
         from torch.profiler import ProfilerActivity
@@ -55,6 +58,23 @@ class CpuBackend(Backend):
             yield
         finally:
             torch.set_num_threads(before)
+
+    def roof(
+        self, fingerprint: Mapping[str, str], *, env: Mapping[str, str], calibration: Peak | None
+    ) -> Peak | None:
+        """The machine's calibration (``calibration``, else the file ``NEURONASV_PEAK_FILE``
+        names: ``neuronasv run`` points it at the machine's record), never a measurement of
+        its own; None without one, or when it was measured with other threads than the
+        suite's (``NEURONASV_CPU_THREADS``): a 1-thread roof is no 2-thread roof."""
+        from neuronasv.env import CPU_THREADS, PEAK_FILE
+        from neuronasv.measure.calibration import read_calibration
+
+        if calibration is None:
+            path = PEAK_FILE.read(env)
+            calibration = read_calibration(path) if path else None
+        if calibration is None or calibration.threads != CPU_THREADS.read(env):
+            return None
+        return calibration
 
     def describe(self) -> dict[str, str]:
         import torch

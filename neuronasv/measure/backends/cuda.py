@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from neuronasv.measure.backends.base import Backend
+from neuronasv.measure.peaks import PEAKS, Peak
 
 if TYPE_CHECKING:
     from torch.profiler import ProfilerActivity
 
-__all__ = ["CudaBackend"]
+__all__ = ["CudaBackend", "cuda_peak_key"]
+
+
+def cuda_peak_key(device_model: str) -> str | None:
+    """The datasheet entry (:data:`~neuronasv.measure.peaks.PEAKS`) of a device model:
+    ``NVIDIA H100 80GB HBM3`` → ``h100-sxm``, ``... PCIe``, ``... NVL``, ``NVIDIA H200`` →
+    ``h200-sxm``; None for a GPU the table lacks."""
+    model = device_model.upper()
+    for gpu in ("H200", "H100"):
+        if gpu in model:
+            if "NVL" in model:
+                return f"{gpu.lower()}-nvl"
+            if "PCIE" in model:
+                return f"{gpu.lower()}-pcie" if gpu == "H100" else "h200-nvl"
+            return f"{gpu.lower()}-sxm"
+    return None
 
 
 class CudaBackend(Backend):
@@ -32,6 +49,13 @@ class CudaBackend(Backend):
         import torch
 
         torch.cuda.synchronize(self.index)
+
+    def roof(
+        self, fingerprint: Mapping[str, str], *, env: Mapping[str, str], calibration: Peak | None
+    ) -> Peak | None:
+        """The datasheet's roof of the fingerprint's ``device_model`` (None: not in it)."""
+        key = cuda_peak_key(fingerprint.get("device_model", ""))
+        return PEAKS[key] if key else None
 
     def describe(self) -> dict[str, str]:
         import torch

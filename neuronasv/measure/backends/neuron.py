@@ -35,7 +35,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,7 @@ from neuronasv import env
 from neuronasv.errors import BackendUnavailable, UsageError
 from neuronasv.measure.backends.base import Backend
 from neuronasv.measure.neuron_build import NATIVE_HINT, detect_neuron_build, what_is_needed
+from neuronasv.measure.peaks import Peak, neuroncore_peak
 
 if TYPE_CHECKING:
     from torch.profiler import ProfilerActivity
@@ -54,6 +55,7 @@ __all__ = [
     "NeuronBackend",
     "build_neuron_config",
     "import_neuron_profiling",
+    "neuron_chip",
 ]
 
 #: Profile modes used unless configured otherwise (names of ``ProfileMode`` members).
@@ -63,6 +65,17 @@ DEFAULT_MODES: tuple[str, ...] = ("DEVICE", "RUNTIME")
 MODES_ENV = env.NEURON_MODES.name
 
 INSTALL_HINT = NATIVE_HINT
+
+
+def neuron_chip(fingerprint: Mapping[str, str]) -> str | None:
+    """``trn2``/``trn1`` from the fingerprint's device model, instance type or platform."""
+    text = " ".join(fingerprint.get(k, "") for k in ("device_model", "instance_type", "platform"))
+    text = text.lower()
+    if "trn2" in text or "trainium2" in text:
+        return "trn2"
+    if "trn1" in text or "trainium" in text:
+        return "trn1"
+    return None
 
 
 def import_neuron_profiling() -> tuple[ModuleType | None, str | None]:
@@ -345,6 +358,17 @@ class NeuronBackend(Backend):
         if stats is not None:
             self.device_time_source = "trace.json"
         return stats
+
+    def roof(
+        self, fingerprint: Mapping[str, str], *, env: Mapping[str, str], calibration: Peak | None
+    ) -> Peak | None:
+        """One logical NeuronCore's share of the chip's datasheet roof (a profile captures
+        NC 0); the logical size from ``NEURON_LOGICAL_NC_CONFIG``. None: not a Trainium."""
+        chip = neuron_chip(fingerprint)
+        if chip is None:
+            return None
+        lnc_text = env.get("NEURON_LOGICAL_NC_CONFIG", "")
+        return neuroncore_peak(chip, int(lnc_text) if lnc_text.isdigit() else None)
 
     def describe(self) -> dict[str, str]:
         import torch

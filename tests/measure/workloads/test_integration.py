@@ -78,7 +78,7 @@ def test_cli_profiles_a_transformer_workload(tmp_path: Path) -> None:
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("backend: cpu")
     assert lines[1].startswith("of peak = ideal time at the device's peak")
-    assert lines[2] == "peak: override (set by NEURONASV_PEAK): 10 GB/s, float32 0.1 TFLOP/s"
+    assert lines[2] == "peak: override (set by NEURONASV_PEAK): 10.0 GB/s, float32 100 GFLOP/s"
     assert "skipped rmsnorm.nki: NKI kernels run only on the neuron backend" in proc.stdout
     assert f"transformer.residual [{TINY}, float32] on cpu:" in proc.stdout  # workload's dtype
     assert "of peak" in proc.stdout and "canary canary.cpu." in proc.stdout
