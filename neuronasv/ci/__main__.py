@@ -26,6 +26,8 @@ import os
 import sys
 from collections.abc import Sequence
 
+from neuronasv import env
+
 __all__ = ["main"]
 
 
@@ -92,7 +94,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="this run's results folder(s), added to the stored history")
     p.add_argument("--minutes", type=float, default=30.0, help="budget of the whole step")
     p.add_argument("--machine", default=None, help="only this asv machine")
-    p.add_argument("--backend", default=os.environ.get("NEURONASV_BACKEND") or "auto")
+    p.add_argument("--backend", default=env.BACKEND.read(), help="$NEURONASV_BACKEND or auto")
     p.add_argument("--max-ranges", type=int, default=5)
     _store_opts(p)
     p = sub.add_parser("instruction-tools", help="valgrind and gcc when --metrics asks")
