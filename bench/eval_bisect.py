@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/eval_bisect.py                      # 200 histories, the defaults
     .venv/bin/python bench/eval_bisect.py --max-rounds 12 24 48 --noise-scale 1 0.5
+    .venv/bin/python bench/eval_bisect.py --histories 1000 --first-seed 1000 --max-rounds 12
     .venv/bin/python bench/eval_bisect.py --real               # one real search, this CPU
     .venv/bin/python bench/eval_bisect.py --runs-dir bench/data/h200-2026-11-30/runs \\
         --shape 8x1024x4096 --noise-scale 1 --max-rounds 12 --seconds-per-process 14
@@ -149,7 +150,7 @@ def evaluate(args, runs, floor: NoiseFloor, max_rounds: int, scale: float) -> di
                       prior=prior)  # fmt: skip
     out = {"right": 0, "undecided": 0, "no change": 0, "wrong": 0, "processes": [],
            "bad_range": 0}  # fmt: skip
-    for seed in range(args.histories):
+    for seed in range(args.first_seed, args.first_seed + args.histories):
         rng = np.random.default_rng(seed)
         culprit = int(rng.integers(1, 64))
         res = one_search(data, chain, culprit, plan, rng, args.samples, args.step, h)
@@ -196,6 +197,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("--histories", type=int, default=200)
+    ap.add_argument("--first-seed", type=int, default=0,
+                    help="seed of the first history (more histories: --first-seed 1000)")
     ap.add_argument("--step", type=float, default=1.3)
     ap.add_argument("--shape", default="4x512")
     ap.add_argument("--runs", type=int, default=24, help="cached real runs to replay")

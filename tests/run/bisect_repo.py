@@ -94,7 +94,8 @@ def build_repo(
     repo.mkdir(parents=True)
     git(repo, "init", "-q", "-b", "main")
     subprocess.run(
-        [NEURONASV, "init", "--workloads", "synth_workloads", "--ref", "0" * 40],
+        [NEURONASV, "init", "--workloads", "synth_workloads", "--ref", "0" * 40,
+         "--from", "acme/neuronasv"],  # a checkout without a GitHub origin records none
         cwd=repo, check=True, capture_output=True, text=True,
     )  # fmt: skip
     other_at = sorted(others)
