@@ -61,9 +61,11 @@ def explanation_of(c: Culprit) -> FindingsDocument | None:
 
 def culprit_line(c: Culprit, *, code: Code = _plain, text: Code = _plain) -> str:
     """``culprit 1a2b3c4d5e6f "fold the scale into the gate" (PR #12)``, ``undecided between
-    1a2b3c4d5e6f and 9f8e7d6c5b4a``, or ``no change between ...``."""
+    1a2b3c4d5e6f and 9f8e7d6c5b4a``, or ``no change between ...`` (an exact axis: a fact) /
+    ``no change shown between ...`` (device time: the rounds it had did not show one)."""
     if c.outcome == "no change":
-        return f"no change between {code(c.lo[:12])} and {code(c.hi[:12])}"
+        shown = " shown" if c.axis == "time" else ""
+        return f"no change{shown} between {code(c.lo[:12])} and {code(c.hi[:12])}"
     if not c.found:
         return f"undecided between {code(c.lo[:12])} and {code(c.hi[:12])}"
     out = f"culprit {code(c.commit[:12])}"

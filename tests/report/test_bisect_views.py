@@ -52,6 +52,11 @@ def test_the_culprit_in_words(tmp_path: Path) -> None:
     assert culprit_line(undecided) == f"undecided between {C[2][:12]} and {C[3][:12]}"
     assert culprit_plain(undecided).startswith("bisection undecided between")
     assert culprit_markdown(replace(c, outcome="no change", commit="")) == []
+    none = replace(c, outcome="no change", commit="", subject="", pull=None, lo=C[0], hi=C[4])
+    assert culprit_line(none) == f"no change between {C[0][:12]} and {C[4][:12]}"  # exact: a fact
+    # Device time: the rounds did not show a change, which is no proof that there is none.
+    timed = replace(none, axis="time", alpha=0.001)
+    assert culprit_line(timed) == f"no change shown between {C[0][:12]} and {C[4][:12]}"
 
 
 def test_the_issue_names_the_culprit_its_pr_and_cause(tmp_path: Path) -> None:
