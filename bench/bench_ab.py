@@ -13,7 +13,8 @@ own process (``PYTHONPATH`` = that tree):
 
 Printed: per measurement the median wall seconds and CPU seconds (user+sys of the process
 and its children, less sensitive to other people's load on a shared machine) of each
-tree and the ratio this/base.
+tree and the ratio this/base; then the size of each tree's site (all files, and the data
+files ``m/*/*/c*.js`` the workload pages load) after the full publish.
 
 Usage::
 
@@ -45,16 +46,32 @@ _TIMER = (
 )
 
 
-def timed(cmd: list[str], tree: Path) -> tuple[float, float, float]:
-    """(wall s, CPU s, peak RSS MiB) of ``cmd`` run with ``tree`` first on the path."""
+def timed(cmd: list[str], tree: Path, cwd: Path) -> tuple[float, float, float]:
+    """(wall s, CPU s, peak RSS MiB) of ``cmd`` run with ``tree`` first on the path.
+
+    ``cwd`` must hold no ``neuronasv/``: ``python -m``/``-c`` put the working folder before
+    ``PYTHONPATH``, so run from a checkout both trees would measure that checkout.
+    """
     env = {**os.environ, "PYTHONPATH": str(tree)}
     out = subprocess.run(
-        [sys.executable, "-c", _TIMER, *cmd], capture_output=True, text=True, env=env, check=True
-    )
+        [sys.executable, "-c", _TIMER, *cmd],
+        capture_output=True, text=True, env=env, check=True, cwd=cwd,
+    )  # fmt: skip
     rc, wall, cpu, rss, err = json.loads(out.stdout.strip().splitlines()[-1])
     if rc != 0:
         raise SystemExit(f"{tree}: {cmd[:4]} failed ({rc}): {err}")
     return wall, cpu, rss
+
+
+def site_bytes(site: Path) -> tuple[int, int]:
+    """(all files, data files) of a published site, in bytes (the parse cache left out)."""
+    total = data = 0
+    for p in site.rglob("*"):
+        if p.is_file() and ".neuronasv-cache" not in p.parts:
+            n = p.stat().st_size
+            total += n
+            data += n if p.suffix == ".js" and p.parent.parent.parent.name == "m" else 0
+    return total, data
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--work", default="/tmp/nasv-ab")
     a = p.parse_args(argv)
     trees = {"base": Path(a.base).resolve(), "this": THIS}
+    work = Path(a.work).resolve()
+    work.mkdir(parents=True, exist_ok=True)
     hist = Path(a.work) / f"h{a.commits}"
     if not (hist / "results").is_dir():
         shutil.rmtree(hist, ignore_errors=True)
@@ -80,7 +99,16 @@ def main(argv: list[str] | None = None) -> int:
             "import sys; from neuronasv.store.history import load_history;"
             f"h = load_history({res!r}, repo={repo!r});"
             "assert h.series and not h.load_errors, h.load_errors[:3]"]  # fmt: skip
+    for name, tree in trees.items():  # each tree's own package, not the working folder's
+        where = subprocess.run(
+            [sys.executable, "-c", "import neuronasv; print(neuronasv.__file__)"],
+            capture_output=True, text=True, check=True, cwd=work,
+            env={**os.environ, "PYTHONPATH": str(tree)},
+        ).stdout.strip()  # fmt: skip
+        if not where.startswith(str(tree)):
+            raise SystemExit(f"{name}: imports {where}, not {tree}")
     got: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
+    sizes: dict[str, tuple[int, int]] = {}
     load0 = os.getloadavg()
     for r in range(a.repeat):
         order = ("base", "this") if r % 2 == 0 else ("this", "base")
@@ -90,13 +118,14 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(site, ignore_errors=True)
             pub = [sys.executable, "-m", "neuronasv.publish", "--results-dir", res,
                    "--repo", repo, "--out", str(site)]  # fmt: skip
-            got.setdefault(("load_history", name), []).append(timed(load, tree))
+            got.setdefault(("load_history", name), []).append(timed(load, tree, work))
             got.setdefault(("publish full", name), []).append(
-                timed([*pub, "--no-cache"], tree)
+                timed([*pub, "--no-cache"], tree, work)
             )
+            sizes[name] = site_bytes(site)
             shutil.rmtree(site, ignore_errors=True)
-            timed(pub, tree)  # fills the cache
-            got.setdefault(("publish no-change", name), []).append(timed(pub, tree))
+            timed(pub, tree, work)  # fills the cache
+            got.setdefault(("publish no-change", name), []).append(timed(pub, tree, work))
         print(f"# round {r + 1} of {a.repeat} done", flush=True)
     load1 = os.getloadavg()
     print(f"\n{a.commits} commits x {a.workloads * a.ops} series; medians of {a.repeat};"
@@ -110,6 +139,9 @@ def main(argv: list[str] | None = None) -> int:
         bw, bc, bm, tw, tc, tm = med
         print(f"{what:20} {bw:10.2f} {tw:10.2f} {tw / bw:6.2f} {bc:9.2f} {tc:9.2f}"
               f" {tc / bc:6.2f} {bm:9.0f} {tm:9.0f}")  # fmt: skip
+    (bt, bd), (tt, td) = sizes["base"], sizes["this"]
+    print(f"{'site MiB (all)':20} {bt / 2**20:10.2f} {tt / 2**20:10.2f} {tt / bt:6.2f}")
+    print(f"{'site MiB (data)':20} {bd / 2**20:10.2f} {td / 2**20:10.2f} {td / bd:6.2f}")
     return 0
 
 

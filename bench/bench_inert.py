@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from neuronasv.model import Finding, SeriesId
+from neuronasv.model import Estimate, Finding, RowState, SeriesId
 from neuronasv.report import render_comment
 from neuronasv.report.escape import inert_model
 from tests.report.fixtures import compare_doc
@@ -34,7 +34,7 @@ def _doc(n: int):  # type: ignore[no-untyped-def]
         Finding(
             series=SeriesId("b", ("p",), f"wl{i % 200:03d}.v", "8x1024", "bfloat16",
                             f"aten::op_{i}"),
-            verdict="unchanged", unit="seconds", base=1e-3, head=1e-3, ratio=1.0,
+            estimate=Estimate("seconds", 1e-3, 1e-3), state=RowState(time="noise"),
         )
         for i in range(n)
     )  # fmt: skip

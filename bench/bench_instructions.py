@@ -245,13 +245,14 @@ def ab(args: argparse.Namespace) -> None:
                 cwd=repo, env=env, capture_output=True, text=True,
             )  # fmt: skip
             doc = json.loads(proc.stdout)
-            rows = [f for f in doc["findings"] if f["unit"] == "instructions"]
-            moved = [f for f in rows if f["verdict"] != "unchanged"]
+            rows = [f for f in doc["findings"] if f["estimate"]["unit"] == "instructions"]
+            moved = [f for f in rows if f["state"].get("instructions") != "same"]
             print(f"{label}: {len(rows)} instruction series, {len(moved)} not unchanged")
             for f in moved:
                 s = f["series"]
+                axis = f["state"].get("instructions", "none")
                 print(f"  {s['workload']} {s['shape']} {s['dtype']} {s.get('op') or 'total'}:"
-                      f" {f['verdict']} — {f['reason']}")  # fmt: skip
+                      f" {axis} instructions — {f['reason']}")  # fmt: skip
 
 
 def main() -> None:

@@ -257,6 +257,18 @@ def threshold_rule(a, b, limit: float = 2.0) -> str:
     return "regression" if ra >= limit else "improvement" if ra <= 1 / limit else "unchanged"
 
 
+#: A row's timing decision (its time axis) in the words the tables count.
+_DECISION = {"slower": "regression", "faster": "improvement", "undecided": "noisy",
+             "noise": "unchanged"}  # fmt: skip
+
+
+def decision(f) -> str:  # type: ignore[no-untyped-def]
+    """``regression``/``improvement``/``noisy``/``unchanged`` from the row's time axis (a
+    side missing: its presence)."""
+    st = f.state
+    return _DECISION.get(st.time, st.presence)
+
+
 def trial(sides_base, sides_head, rest, n, rng, settings, methods) -> dict[str, dict]:
     """Verdicts of every method on one comparison: {method: {series: verdict}}."""
     out: dict[str, dict] = {}
@@ -277,7 +289,7 @@ def trial(sides_base, sides_head, rest, n, rng, settings, methods) -> dict[str, 
                     for p in pairs
                 }
                 continue
-        out[m] = {f.series: f.verdict for f in fs}
+        out[m] = {f.series: decision(f) for f in fs}
     return out
 
 
@@ -339,12 +351,15 @@ def real_change(runs, n: int, trials: int, seed: int, settings: Settings, method
             # headline() formats seconds: the bench works in µs.
             f = replace(
                 f,
-                unit="seconds",
-                base=(f.base or 0) * 1e-6,
-                head=(f.head or 0) * 1e-6,
+                estimate=replace(
+                    f.estimate,
+                    unit="seconds",
+                    base=(f.base or 0) * 1e-6,
+                    head=(f.head or 0) * 1e-6,
+                ),
                 attribution=tuple(replace(c, delta=c.delta * 1e-6) for c in f.attribution),
             )
-            sentences.append(f"{f.verdict}: {headline(f)}")
+            sentences.append(f"{decision(f)}: {headline(f)}")
     return {m: (a / trials, b / trials) for m, (a, b) in det.items()}, sentences
 
 
@@ -414,14 +429,14 @@ def adaptive_eval(runs, n: int, trials: int, seed: int, first: int, last: int, k
 
             got = confirm(doc, runner, rounds=first, max_rounds=last, settings=st)
             used += int(got.settings.get("rounds", 0) or 0)
-            flagged = [f for f in got.findings if f.verdict in ("regression", "improvement")]
+            flagged = [f for f in got.findings if decision(f) in ("regression", "improvement")]
             fa += any(not (amount and is_target(f.series)) for f in flagged)
             op_hit += any(
-                f.verdict == "regression" and is_target(f.series) and f.series.op
+                decision(f) == "regression" and is_target(f.series) and f.series.op
                 for f in got.findings
             )
             tot_hit += any(
-                f.verdict == "regression" and is_target(f.series) and not f.series.op
+                decision(f) == "regression" and is_target(f.series) and not f.series.op
                 for f in got.findings
             )
         out[amount] = (fa / trials, op_hit / trials, tot_hit / trials, used / trials)

@@ -159,12 +159,12 @@ def trial(
         target = cands[rng.integers(len(cands))]
         h = [inject(r, target, amount) for r in h]
     fs = judge(pairs_for(b, h, n, rng), st, fl)
-    flagged = [f for f in fs if f.verdict in ("regression", "improvement")]
+    flagged = [f for f in fs if f.state.time in ("slower", "faster")]
     if target is None:
         return bool(flagged), None
     tot = SeriesId(target.benchmark, (), target.workload, target.shape, target.dtype)
     others = [f for f in flagged if f.series not in (target, tot)]
-    found = any(f.series == target and f.verdict == "regression" for f in fs)
+    found = any(f.series == target and f.state.time == "slower" for f in fs)
     return bool(others), found
 
 
@@ -216,12 +216,12 @@ def pool_trial(
         h = [side(i, True) for i in order[r:]]
         fs = judge(pairs_for(b, h, n, rng), st, fl)
         rounds_used = r
-    flagged = [f for f in fs if f.verdict in ("regression", "improvement")]
+    flagged = [f for f in fs if f.state.time in ("slower", "faster")]
     if target is None:
         return bool(flagged), None, rounds_used, None
     tot = SeriesId(target.benchmark, (), target.workload, target.shape, target.dtype)
     others = [f for f in flagged if f.series not in (target, tot)]
-    found = any(f.series == target and f.verdict == "regression" for f in fs)
+    found = any(f.series == target and f.state.time == "slower" for f in fs)
     return bool(others), found, rounds_used, target
 
 

@@ -192,8 +192,8 @@ fake_state > "$W/state.json"
 "$PY" - "$C" "$W/state.json" "$W/artifact/findings.json" <<'PYEOF' || fail "comment/status check failed"
 import json, sys
 from neuronasv.model import FindingsDocument
+from neuronasv.github.statuses import description
 from neuronasv.report.digest import digest
-from neuronasv.report.escape import clean
 head, path, own = sys.argv[1], sys.argv[2], sys.argv[3]
 state = json.load(open(path, encoding="utf-8"))
 ours = [c for c in state["comments"].get("7", []) if c["user"]["login"] == "github-actions[bot]"]
@@ -201,8 +201,7 @@ assert len(ours) == 1, f"expected one comment of ours, got {len(ours)}"
 body = ours[0]["body"]
 # For an honest artifact, the trusted recomputation says what the PR run said itself.
 sts = state["statuses"].get(head, [])
-pr_side = clean(digest(FindingsDocument.loads(open(own, encoding="utf-8").read())).headline,
-                max_len=140)
+pr_side = description(digest(FindingsDocument.loads(open(own, encoding="utf-8").read())).headline)
 assert sts and sts[-1]["description"] == pr_side, (sts, pr_side)
 print("recomputed headline equals the PR run's own:", pr_side)
 # The injected change is certain work evidence (3 -> 27 calls of aten::mul), whatever the

@@ -464,6 +464,8 @@ def run_demo(
         base=base,
         head=head,
         verdict=sentence,
-        regressions=doc.count("regression"),
+        regressions=sum(
+            1 for f in doc.findings if f.state.direction == "worse" and f.acknowledged is None
+        ),
         seconds=elapsed,
     )

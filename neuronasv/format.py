@@ -1,6 +1,7 @@
 """Every number people read, formatted one way: the one home of the rounding rules.
 
-A leaf (imports only :mod:`math`), so every stage may use it: the verdict reasons of
+A leaf (imports only :mod:`math` and the unit registry :mod:`neuronasv.units`; numpy
+inside :func:`value_labels` only), so every stage may use it: the verdict reasons of
 ``analyse``, the PR comment, job summary and terminal view of ``report``, the GitHub
 issues, the history site. One rule per quantity:
 
@@ -32,16 +33,24 @@ issues, the history site. One rule per quantity:
   from 10 on: ``4.2 s``, ``38 s``, ``3.5 min``, ``14 min``, ``1.2 h`` (:func:`format_wall`).
 
 Two sides of a change share one scale unless they differ by over 100× (:func:`format_pair`).
+Many values at once (the history site's data files) have the same text, each distinct label
+written once (:func:`value_labels`); a chart's value axis gets 1-2-5 steps on one scale,
+the unit's name as the axis title (:func:`axis_ticks`).
 Unknown or non-finite values read ``n/a`` (values) or nothing (p-values, intervals).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
+
+from neuronasv.units import TIME_UNITS, is_exact, is_time
 
 __all__ = [
     "ABOVE_PEAK",
     "TIME_UNITS",
+    "axis_ticks",
     "format_bytes",
     "format_calls",
     "format_calls_per_iter",
@@ -61,10 +70,8 @@ __all__ = [
     "pct_number",
     "pick_time_scale",
     "plural",
+    "value_labels",
 ]
-
-#: Unit names that mean "seconds" in results and findings documents.
-TIME_UNITS = frozenset({"seconds", "second", "s", "sec"})
 
 _SCALES: tuple[tuple[float, str], ...] = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 _BINARY: tuple[tuple[float, str], ...] = ((2.0**30, "GiB"), (2.0**20, "MiB"), (2.0**10, "KiB"))
@@ -162,12 +169,12 @@ def format_value(value: float | None, unit: str, *, scale: tuple[float, str] | N
     name; None → ``n/a``."""
     if value is None or not math.isfinite(value):
         return "n/a"
-    if unit.lower() in TIME_UNITS:
+    if is_time(unit):
         factor, suffix = scale or pick_time_scale(value)
         return f"{_digits(value / factor)} {suffix}"
     if unit == "bytes":
         return format_bytes(value)
-    if unit == "instructions":
+    if is_exact(unit):
         return f"{format_count(value)} instructions"
     text = f"{value:.4g}"
     return f"{text} {unit}" if unit and unit != "unit" else text
@@ -192,7 +199,7 @@ def format_pair(base: float | None, head: float | None, unit: str, *, sep: str =
     """``2.36 ms → 2.79 ms``: one scale for both sides unless they differ by over 100×."""
     known = [abs(v) for v in (base, head) if v is not None and math.isfinite(v) and v != 0]
     scale = None
-    if known and unit.lower() in TIME_UNITS and max(known) < 100 * min(known):
+    if known and is_time(unit) and max(known) < 100 * min(known):
         scale = pick_time_scale(max(known))
     return f"{format_value(base, unit, scale=scale)}{sep}{format_value(head, unit, scale=scale)}"
 
@@ -253,3 +260,134 @@ def format_rate(value: float | None, unit: str) -> str:
         if abs(value) >= factor:
             return f"{_digits(value / factor)} {prefix}{unit}"
     return f"{_digits(value)} {unit}"
+
+
+# --- many values at once, and chart axes (the history site's data) ---------------------------
+
+#: Above this magnitude (in the display unit) the vectorised path hands a value to
+#: :func:`format_value` (its integer digits no longer fit the exact fast path).
+_FAST_MAX = 1e12
+
+
+def value_labels(values: Sequence[float] | Any, unit: str) -> tuple[list[str], Any]:
+    """The :func:`format_value` text of many values, deduplicated: ``(labels, index)``.
+
+    ``index`` (a numpy int64 array, ``values``' shape, flattened) gives each value's label
+    in ``labels``; -1 for a value that is not finite. Every label is exactly
+    :func:`format_value` of its value (one rule; a test compares them over a million
+    values and every rounding boundary): device times take a vectorised path (the scale,
+    the digits and the decimals decided with numpy, each distinct label written once;
+    values within a hair of a rounding boundary, negative ones and huge ones are handed to
+    :func:`format_value` itself), any other unit formats each distinct value once.
+    """
+    import numpy as np
+
+    v = np.asarray(values, dtype=np.float64).ravel()
+    index = np.full(v.shape, -1, dtype=np.int64)
+    labels: list[str] = []
+    seen: dict[str, int] = {}
+
+    def put(text: str) -> int:
+        i = seen.get(text)
+        if i is None:
+            i = seen[text] = len(labels)
+            labels.append(text)
+        return i
+
+    fin = np.isfinite(v)
+    slow = fin.copy()
+    if unit.lower() in TIME_UNITS:
+        a = np.abs(v)
+        scale = np.select([a >= 1.0, a >= 1e-3, a >= 1e-6], [0, 1, 2], 3)
+        factors = np.array([f for f, _ in _SCALES])
+        with np.errstate(invalid="ignore", over="ignore"):
+            x = v / factors[scale]  # the same division format_value makes
+            ax = np.abs(x)
+            # _digits: decided on the rounded figure (99.96 -> "100", 9.996 -> "10.0")
+            dec = np.select([ax >= 99.95, ax >= 9.995], [0, 1], 2)
+            shifted = x * 10.0**dec
+            k = np.rint(shifted)
+            near = (
+                (np.abs(np.abs(shifted - np.floor(shifted)) - 0.5) < 1e-6)
+                | (np.abs(ax - 99.95) < 1e-9)
+                | (np.abs(ax - 9.995) < 1e-10)
+            )
+        fast = fin & (v >= 0) & (ax < _FAST_MAX) & ~near
+        slow = fin & ~fast
+        if fast.any():
+            key = (k[fast].astype(np.int64) * 4 + dec[fast]) * 4 + scale[fast]
+            uniq, inv = np.unique(key, return_inverse=True)
+            texts = [_from_digits(int(u) >> 4, (int(u) >> 2) & 3, _SCALES[int(u) & 3][1])
+                     for u in uniq]  # fmt: skip
+            ids = np.array([put(t) for t in texts], dtype=np.int64)
+            index[fast] = ids[inv.ravel()]
+    if slow.any():
+        uniq, inv = np.unique(v[slow], return_inverse=True)
+        ids = np.array([put(format_value(float(u), unit)) for u in uniq], dtype=np.int64)
+        index[slow] = ids[inv.ravel()]
+    return labels, index
+
+
+def _from_digits(k: int, decimals: int, suffix: str) -> str:
+    """``870, 1, "µs"`` -> ``87.0 µs`` (``k`` ≥ 0: the digits of a value × 10^decimals)."""
+    digits = str(k)
+    if decimals:
+        digits = digits.rjust(decimals + 1, "0")
+        digits = f"{digits[:-decimals]}.{digits[-decimals:]}"
+    return f"{digits} {suffix}"
+
+
+def axis_ticks(
+    lo: float, hi: float, unit: str, *, count: int = 5
+) -> tuple[list[float], list[str], str]:
+    """Ticks for a chart's value axis between ``lo`` and ``hi``: ``(values, labels, title)``.
+
+    About ``count`` ticks at a step of 1, 2 or 5 × 10^n *in the unit people read* (µs, KiB,
+    instructions), labelled on one scale for the whole axis with as many decimals as the
+    step needs: ``0 µs, 50 µs, 100 µs``; ``1.2 ms, 1.4 ms``. Instruction counts are whole
+    numbers with every digit (``1,200,000``), never an abbreviated or cut label; their
+    name is the axis ``title`` (``instructions per iteration``), as is ``device time``.
+    """
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return [], [], _axis_title(unit)
+    if hi < lo:
+        lo, hi = hi, lo
+    is_time = unit.lower() in TIME_UNITS
+    factor, suffix = 1.0, ""
+    if is_time:
+        factor, suffix = pick_time_scale(max(abs(lo), abs(hi)) or 1e-9)
+    elif unit == "bytes":
+        mag = max(abs(lo), abs(hi))
+        factor, suffix = next(((f, s) for f, s in _BINARY if mag >= f), (1.0, "bytes"))
+    a, b = lo / factor, hi / factor
+    span = b - a
+    if span <= 0:
+        span = abs(a) * 0.1 or 1.0
+        a, b = a - span / 2, b + span / 2
+    raw = span / max(count, 1)
+    mag10 = 10.0 ** math.floor(math.log10(raw))
+    # the 1-2-5 step whose tick count is nearest ``count`` (on a log scale)
+    step = min(
+        (m * mag10 for m in (1, 2, 5, 10)), key=lambda st: abs(math.log(span / st / count))
+    )
+    if unit == "instructions":
+        step = max(step, 1.0)
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9))
+    first = math.ceil(a / step - 1e-9)
+    ticks_d = [round((first + i) * step, decimals) for i in range(int((b - a) / step + 1e-9) + 1)]
+    ticks_d = [t for t in ticks_d if a - 1e-9 * abs(step) <= t <= b + 1e-9 * abs(step)]
+    if unit == "instructions":
+        texts = [f"{t:,.{decimals}f}" for t in ticks_d]
+    else:
+        texts = [f"{t:.{decimals}f}" + (f" {suffix}" if suffix else "") for t in ticks_d]
+    texts = ["0" + (f" {suffix}" if suffix else "") if t == 0 else s
+             for t, s in zip(ticks_d, texts, strict=True)]  # fmt: skip
+    return [t * factor for t in ticks_d], texts, _axis_title(unit)
+
+
+def _axis_title(unit: str) -> str:
+    if unit.lower() in TIME_UNITS:
+        return "device time"
+    if unit == "instructions":
+        return "instructions per iteration"
+    return unit if unit and unit != "unit" else ""

@@ -10,10 +10,13 @@ from typing import Any
 
 from neuronasv.model import (
     ChangePoint,
+    Estimate,
     Finding,
     FindingsDocument,
     OpProfile,
+    RowState,
     RunRef,
+    SeriesId,
     WorkloadProfile,
 )
 
@@ -59,3 +62,72 @@ def profile(
 ) -> WorkloadProfile:
     """A workload profile with ``ops`` (total device time ``times``, µs)."""
     return WorkloadProfile(name, backend, shape, dtype, times, tuple(ops), **fields)
+
+
+#: Old verdict words as the row state they meant (tests written before findings schema 4).
+VERDICT_STATES: dict[str, dict[str, Any]] = {
+    "regression": {"time": "slower"},
+    "improvement": {"time": "faster"},
+    "noisy": {"time": "undecided"},
+    "unchanged": {"time": "noise"},
+    "new": {"presence": "new"},
+    "removed": {"presence": "removed"},
+    "failed": {"presence": "failed"},
+}
+
+
+def finding(
+    series: SeriesId,
+    verdict: str | None = None,
+    *,
+    unit: str = "seconds",
+    base: float | None = 1e-5,
+    head: float | None = 1e-5,
+    ci: tuple[float, float] | None = None,
+    n: tuple[int, int] = (0, 0),
+    source: str = "first run",
+    state: RowState | None = None,
+    **fields: Any,
+) -> Finding:
+    """A row: its estimate (``base``, ``head``, the CI ``ci`` of head/base) and state
+    (``verdict``, an old verdict word, sets the time axis or presence; ``state`` wins;
+    the state's keyword fields — ``time``, ``work``, ``instructions``, ``presence``,
+    ``confirmed``, ``gate`` — may be given directly)."""
+    keys = ("time", "work", "instructions", "presence", "confirmed", "gate",
+            "instr_base", "instr_head")  # fmt: skip
+    st_fields = {k: fields.pop(k) for k in keys if k in fields}
+    if state is None:
+        state = RowState(**{**VERDICT_STATES.get(verdict or "", {}), **st_fields})
+    if state.presence == "new":
+        base = None
+    elif state.presence in ("removed", "failed"):
+        head = None
+    est = Estimate(
+        unit=unit,
+        base=base,
+        head=head,
+        source=source,  # type: ignore[arg-type]
+        ci_low=ci[0] if ci else None,
+        ci_high=ci[1] if ci else None,
+        n_base=n[0],
+        n_head=n[1],
+    )
+    return Finding(series=series, estimate=est, state=state, **fields)
+
+
+_TIME_WORDS = {"slower": "regression", "faster": "improvement", "undecided": "noisy",
+               "noise": "unchanged"}  # fmt: skip
+_COUNT_WORDS = {"more": "regression", "fewer": "improvement", "same": "unchanged",
+                "unsteady": "noisy"}  # fmt: skip
+
+
+def verdict_of(f: Finding) -> str:
+    """The old verdict word of a row's *measured or counted* decision (its time axis, or an
+    instruction row's count, or its presence): what tests written before findings schema 4
+    asserted. The exact work's direction is not in it (see ``RowState.direction``)."""
+    st = f.state
+    if st.presence != "both":
+        return st.presence
+    if st.time != "none":
+        return _TIME_WORDS[st.time]
+    return _COUNT_WORDS.get(st.instructions, "unchanged")

@@ -23,7 +23,7 @@ def test_compare_regressions_and_publish(tmp_path: Path) -> None:
     text = render_document(doc, "text")
     # The same verdict lines `neuronasv compare 1a2b 5e6f --results-dir PR` prints.
     assert "rmsnorm.naive 4x512 bf16 · aten::mul: +19 % (CI 17–22 %)" in text
-    assert doc.count("regression") == 2
+    assert sum(f.state.direction == "worse" for f in doc.findings) == 2
     history = results.regressions()
     assert history.mode == "history"
     report = results.publish(tmp_path / "site", findings=[history])

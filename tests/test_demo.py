@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from neuronasv.analyse.causes import with_causes
+from neuronasv.analyse.states import with_states
 from neuronasv.demo import DEFAULT_PATCH, verdict_sentence
 from neuronasv.model import (
     Finding,
@@ -19,7 +20,7 @@ from neuronasv.model import (
     SeriesId,
     WorkChange,
 )
-from tests.builders import compare_doc
+from tests.builders import compare_doc, finding
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -36,29 +37,26 @@ def test_example_patch_applies_to_this_tree() -> None:
 
 
 def _doc(*findings: Finding, work: tuple[WorkChange, ...] = ()) -> FindingsDocument:
-    return with_causes(compare_doc(*findings, work=work))
+    return with_causes(with_states(compare_doc(*findings, work=work)))
 
 
 def test_verdict_names_the_cause_from_the_work_evidence() -> None:
-    op = Finding(
-        series=SeriesId("b.op", (), "rmsnorm.naive", "4x512", "bfloat16", "aten::mul"),
-        verdict="regression",
-        unit="seconds",
+    op = finding(
+        SeriesId("b.op", (), "rmsnorm.naive", "4x512", "bfloat16", "aten::mul"),
+        "regression",
         base=1e-5,
         head=1.4e-5,
-        ratio=1.4,
         confirmed=True,
+        source="rounds",
     )
-    total = Finding(
-        series=SeriesId("b.total", (), "rmsnorm.naive", "4x512", "bfloat16"),
-        verdict="regression",
-        unit="seconds",
+    total = finding(
+        SeriesId("b.total", (), "rmsnorm.naive", "4x512", "bfloat16"),
+        "regression",
         base=3e-5,
         head=3.4e-5,
-        ratio=1.13,
-        ci_low=1.08,
-        ci_high=1.2,
+        ci=(1.08, 1.2),
         confirmed=True,
+        source="rounds",
         attribution=(OpContribution("aten::mul", 1e-5, 1.4e-5, 4e-6, 0.95, 3.0, 4.0),),
     )
     work = WorkChange(

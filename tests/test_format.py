@@ -115,8 +115,13 @@ def test_no_module_formats_percentages_or_p_values_by_hand() -> None:
 
 
 def test_format_is_a_leaf() -> None:
+    """format.py imports nothing of the package but the unit registry, itself a leaf."""
+    import neuronasv.units as units
+
     text = Path(fmt.__file__).read_text(encoding="utf-8")
-    assert not re.search(r"^(from|import) neuronasv", text, re.M)
+    imports = re.findall(r"^(?:from|import) (neuronasv[\w.]*)", text, re.M)
+    assert imports == ["neuronasv.units"]
+    assert not re.search(r"^(from|import) neuronasv", Path(units.__file__).read_text(), re.M)
 
 
 def test_analysis_never_imports_the_renderers() -> None:
@@ -136,3 +141,63 @@ def test_analysis_never_imports_the_renderers() -> None:
 )  # fmt: skip
 def test_wall_time(seconds: float, text: str) -> None:
     assert fmt.format_wall(seconds) == text
+
+
+def _boundary_values() -> list[float]:
+    """Values a hair either side of every rounding and scale boundary of a duration."""
+    import numpy as np
+
+    out = []
+    for unit in (1e-9, 1e-6, 1e-3, 1.0):
+        for m in (9.995, 99.95, 999.5, 1.0, 10.0, 100.0, 0.99, 1.005, 2.675, 0.125, 87.05):
+            x = m * unit
+            out += [x + k * float(np.spacing(x)) for k in range(-3, 4)]
+    for n in range(1, 2000):  # exact halves at each number of decimals
+        out += [(n + 0.5) / 100 * 1e-6, (n + 0.5) / 10 * 1e-3, n * 0.005e-6]
+    return [*out, 0.0, -1e-6, -4e-12, float("nan"), float("inf"), 1e15, 123456789.0]
+
+
+@pytest.mark.parametrize("unit", ["seconds", "instructions", "bytes", "flops"])
+def test_many_values_at_once_read_as_format_value_reads_each(unit: str) -> None:
+    """The site's data files label every point with value_labels (a vectorised path for
+    durations): the text is format_value's, value for value, every boundary included."""
+    import math
+
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    if unit == "seconds":
+        values = [*10 ** rng.uniform(-12, 3, 200_000), *_boundary_values()]
+    else:
+        values = [*np.round(10 ** rng.uniform(0, 9, 20_000)), 0.5, 2443.25, float("nan")]
+    labels, index = fmt.value_labels(values, unit)
+    assert len(labels) == len(set(labels))
+    for v, i in zip(values, index.tolist(), strict=True):
+        want = fmt.format_value(v, unit) if math.isfinite(v) else None
+        assert (labels[i] if i >= 0 else None) == want, v
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "unit", "labels", "title"),
+    [
+        (87e-6, 194e-6, "seconds", ["100 µs", "120 µs", "140 µs", "160 µs", "180 µs"],
+         "device time"),
+        (0.0, 210e-6, "seconds", ["0 µs", "50 µs", "100 µs", "150 µs", "200 µs"], "device time"),
+        (100.0e-6, 100.4e-6, "seconds",
+         ["100.0 µs", "100.1 µs", "100.2 µs", "100.3 µs", "100.4 µs"], "device time"),
+        (0.9e-3, 1.3e-3, "seconds", ["0.9 ms", "1.0 ms", "1.1 ms", "1.2 ms", "1.3 ms"],
+         "device time"),
+        (0.0, 1.2e6, "instructions",
+         ["0", "200,000", "400,000", "600,000", "800,000", "1,000,000", "1,200,000"],
+         "instructions per iteration"),
+        (1.0, 2.0, "instructions", ["1", "2"], "instructions per iteration"),
+        (1000.0, 5e6, "bytes", ["1 MiB", "2 MiB", "3 MiB", "4 MiB"], "bytes"),
+    ],
+)  # fmt: skip
+def test_axis_ticks_step_one_two_five_on_one_scale(
+    lo: float, hi: float, unit: str, labels: list[str], title: str
+) -> None:
+    ticks, texts, got_title = fmt.axis_ticks(lo, hi, unit)
+    assert texts == labels and got_title == title
+    assert all(lo - 1e-12 <= t <= hi + 1e-12 for t in ticks) and len(ticks) == len(texts)
+    assert fmt.axis_ticks(float("nan"), 1.0, unit)[:2] == ([], [])

@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 
 from neuronasv.cli import main
-from neuronasv.model import Finding, FindingsDocument, RunRef, SeriesId
+from neuronasv.model import FindingsDocument, RunRef, SeriesId
+from tests.builders import finding
 
 ROOT = Path(__file__).resolve().parents[1]
 PR = ROOT / "tests" / "data" / "analyse" / "pr"
@@ -36,8 +37,8 @@ def _findings() -> dict:
         base=RunRef(BASE + "0" * 32, "m"),
         head=RunRef(HEAD + "0" * 32, "m"),
         findings=(
-            Finding(SeriesId("b.t", (), "w", "4x4", "float32", "aten::mul"), "regression", "s",
-                    base=1.0, head=2.0, ratio=2.0, confirmed=True),
+            finding(SeriesId("b.t", (), "w", "4x4", "float32", "aten::mul"), "regression",
+                    unit="s", base=1.0, head=2.0, confirmed=True, source="rounds"),
         ),
     )  # fmt: skip
     return doc.to_json()
@@ -59,9 +60,11 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (w / "deep.json").write_text("[" * 1500 + "]" * 1500)  # under the size limit below
     (w / "binary.json").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe")
     (w / "confirmed-str.json").write_text(
-        _with(lambda d: d["findings"][0].__setitem__("confirmed", "false"))
+        _with(lambda d: d["findings"][0]["state"].__setitem__("confirmed", "false"))
     )
-    (w / "n-str.json").write_text(_with(lambda d: d["findings"][0].__setitem__("n_base", "7")))
+    (w / "n-str.json").write_text(
+        _with(lambda d: d["findings"][0]["estimate"].__setitem__("n_base", "7"))
+    )
     (w / "surrogate.json").write_text(
         _with(lambda d: d["findings"][0]["series"].__setitem__("op", "aten::\ud800"))
     )

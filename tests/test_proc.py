@@ -71,8 +71,11 @@ def test_ctrl_c_while_streaming_kills_the_group_and_propagates() -> None:
 
 
 def test_the_idle_watchdog_kills_a_silent_command() -> None:
+    # The watchdog counts silence from the start: the child's interpreter start-up and its
+    # grandchild's spawn come before the first line. 4 s holds at load 8 on 2 cores (a
+    # start-up there takes up to ~1 s); 1 s did not.
     lines: list[str] = []
-    rc = stream_process([sys.executable, "-c", FAMILY], on_line=lines.append, idle_timeout=1)
+    rc = stream_process([sys.executable, "-c", FAMILY], on_line=lines.append, idle_timeout=4)
     assert rc < 0 and lines and _gone(int(lines[0]))
 
 

@@ -6,12 +6,15 @@ change (``share`` = op delta / total delta; shares can exceed 1 or be negative w
 move in opposite directions).
 
 **One measurement per row.** A total's breakdown and module chain are read from the
-same samples as its figures (a :class:`Measurement`): the compared runs' sidecar profiles
-(the samples their asv series hold; without profiles, the op series' own findings), or,
-when the total was judged on interleaved rounds (``Finding.from_rounds``: ``compare
---round-*`` or ``neuronasv confirm``), the rounds' samples pooled (:func:`from_rounds`).
-Profiles also hold ops that exist on one side only, which asv's fixed parameter lists
-cannot.
+same samples and the same estimator as its figures (a :class:`Measurement`): the compared
+runs' sidecar profiles (the samples their asv series hold: medians; without profiles, the
+op series' own findings), or, when the total was judged on interleaved rounds (its
+estimate's source is ``rounds``: ``compare --round-*`` or ``neuronasv confirm``), the
+rounds' samples, each op and module by the rounds' estimator — the geometric mean of its
+per-round medians (:func:`from_rounds`). The total of the breakdown is the row's own
+estimate, so the parts' shares are of the row's change and the chain starts at the row's
+figures. Profiles also hold ops that exist on one side only, which asv's fixed parameter
+lists cannot.
 
 **The module the work changed.** When both sides carry module times
 (:mod:`neuronasv.measure.modules`), a moved total also gets its ``module_chain``
@@ -37,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from neuronasv.analyse.causes import is_helper, op_order
+from neuronasv.analyse.stats import round_levels
 from neuronasv.model import Finding, OpContribution, WorkChange
 from neuronasv.model.profile import (
     OpProfile,
@@ -44,9 +48,9 @@ from neuronasv.model.profile import (
     module_series_name,
     module_series_path,
 )
+from neuronasv.units import US, is_time
 
 __all__ = [
-    "MOVED",
     "Measurement",
     "attribute",
     "contributions",
@@ -54,21 +58,28 @@ __all__ = [
     "from_profiles",
     "from_rounds",
     "module_chain",
+    "moved",
     "pooled",
 ]
 
-MOVED = ("regression", "improvement", "noisy")
-
-def _scale(unit: str) -> float:
-    """Profiles are in µs; series units are asv's (seconds for device time)."""
-    return 1e-6 if unit == "seconds" else 1.0
-
-
 Pair = tuple["float | None", "float | None"]
 Config = tuple["str | None", "str | None", "str | None"]
-#: ``config -> op -> (pooled base samples, pooled head samples)``; op None is the total,
-#: ``module:<path>`` a module's inclusive time (the rounds' samples, series unit).
-Pooled = Mapping[Config, Mapping["str | None", tuple[Sequence[float], Sequence[float]]]]
+#: One series' rounds: (base rounds, head rounds), each a list of per-round samples.
+SideRounds = tuple[Sequence[Sequence[float]], Sequence[Sequence[float]]]
+#: ``config -> op -> its paired rounds``; op None is the total, ``module:<path>`` a
+#: module's inclusive time (the rounds' samples, series unit).
+Pooled = Mapping[Config, Mapping["str | None", SideRounds]]
+
+
+def moved(f: Finding, work: Sequence[WorkChange] = ()) -> bool:
+    """A row worth a breakdown: measured on both sides, and its time moved or was not
+    decided, or its configuration's exact work changed (``work``)."""
+    if f.state.presence != "both" or f.base is None or f.head is None:
+        return False
+    if f.state.time in ("slower", "faster", "undecided"):
+        return True
+    s = f.series
+    return any(w.config == (s.workload, s.shape, s.dtype) for w in work)
 
 
 @dataclass(frozen=True)
@@ -109,7 +120,7 @@ def _med(xs: Sequence[float]) -> float:
 def from_profiles(bp: WorkloadProfile, hp: WorkloadProfile, unit: str) -> Measurement:
     """The compared runs' measurement of one configuration (their sidecar profiles: the
     samples the asv series of that run hold)."""
-    k = _scale(unit)
+    k = US if is_time(unit) else 1.0
 
     def op_pair(name: str) -> Pair:
         bo, ho = bp.op(name), hp.op(name)
@@ -177,18 +188,28 @@ def _from_findings(f: Finding, ops: Sequence[Finding]) -> Measurement:
     )
 
 
-def from_rounds(
-    f: Finding, samples: Mapping[str | None, tuple[Sequence[float], Sequence[float]]]
-) -> Measurement:
-    """The re-measurement's measurement of ``f``'s configuration: medians of every round's
-    samples pooled, as the rounds' total is (``samples``: op -> (base, head) pooled;
+def _level(rounds: Sequence[Sequence[float]]) -> float | None:
+    """One side of one series by the rounds' estimator: the geometric mean of its round
+    medians (:func:`neuronasv.analyse.stats.round_levels`); the median of the pooled samples
+    where a round's median is not positive (a log is not defined); None without samples."""
+    if not any(len(r) for r in rounds):
+        return None
+    try:
+        return round_levels(rounds)
+    except ValueError:
+        return _med([x for r in rounds for x in r])
+
+
+def from_rounds(f: Finding, samples: Mapping[str | None, SideRounds]) -> Measurement:
+    """The re-measurement's measurement of ``f``'s configuration, each series by the
+    rounds' estimator, as the row's estimate is (``samples``: op -> its paired rounds;
     ``None`` the total, ``module:<path>`` the modules). Calls and fractions of peak are
     exact work, kept from ``f``'s first-run attribution; an op's time within a module is
-    its pooled median times the share the first run's module chain gave it (the whole op
-    when unknown)."""
+    its level times the share the first run's module chain gave it (the whole op when
+    unknown)."""
 
-    def pair(xs: tuple[Sequence[float], Sequence[float]]) -> Pair:
-        return (_med(xs[0]) if len(xs[0]) else None, _med(xs[1]) if len(xs[1]) else None)
+    def pair(xs: SideRounds) -> Pair:
+        return (_level(xs[0]), _level(xs[1]))
 
     total = samples.get(None, ((), ()))
     ops = {k: pair(v) for k, v in samples.items() if k is not None and not is_module(k)}
@@ -236,18 +257,18 @@ def is_module(op: str) -> bool:
 Rounds = Mapping[Any, tuple[Sequence[Sequence[float]], Sequence[Sequence[float]]]]
 
 
-def pooled(rounds: Rounds) -> dict[Config, dict[str | None, tuple[list[float], list[float]]]]:
+def pooled(rounds: Rounds) -> dict[Config, dict[str | None, SideRounds]]:
     """``floor_key -> (base rounds, head rounds)`` (workload series only) -> per
-    configuration, per op, every paired round's samples pooled on each side."""
-    out: dict[Config, dict[str | None, tuple[list[float], list[float]]]] = {}
+    configuration, per op, its paired rounds (every round of a side when the op runs on
+    that side only: new or removed)."""
+    out: dict[Config, dict[str | None, SideRounds]] = {}
     for key, (br, hr) in rounds.items():
         if not key or key[0] != "w":
             continue
         _, wl, shape, dtype, op = key
-        # paired rounds only, unless the op runs on one side only (new or removed)
         n = min(len(br), len(hr)) if br and hr else max(len(br), len(hr))
-        pb = [float(x) for r in br[:n] for x in r]
-        ph = [float(x) for r in hr[:n] for x in r]
+        pb = [[float(x) for x in r] for r in br[:n]]
+        ph = [[float(x) for x in r] for r in hr[:n]]
         out.setdefault((wl, shape, dtype), {})[op] = (pb, ph)
     return out
 
@@ -417,8 +438,11 @@ def explain(
     work: Sequence[WorkChange] = (),
     judged: Mapping[str, Finding] | None = None,
 ) -> Finding:
-    """``f`` (a workload total) with its breakdown and module chain read from ``m``."""
+    """``f`` (a workload total) with its breakdown and module chain read from ``m``, whose
+    total is the row's own estimate: the parts are shares of the row's change and the
+    chain starts at the row's figures."""
     here = [w for w in work if w.config == (f.series.workload, f.series.shape, f.series.dtype)]
+    m = replace(m, total=(f.base, f.head))
     return replace(
         f,
         attribution=contributions(f, m),
@@ -441,8 +465,8 @@ def attribute(
         findings: one comparison's findings.
         base_profiles, head_profiles: sidecar profiles of base and head, when present.
         work: the comparison's exact work changes (they steer the module chain).
-        rounds: pooled round samples (:func:`pooled`); a total judged on rounds
-            (``from_rounds``) takes its breakdown from them, like its figures.
+        rounds: the rounds by configuration (:func:`pooled`); a total judged on rounds
+            (estimate source ``rounds``) takes its breakdown from them, like its figures.
 
     Returns:
         The findings, same order; totals that moved carry ``attribution`` ranked by
@@ -465,7 +489,7 @@ def attribute(
         if s.op is not None:
             out.append(_op_fields(f, bp, hp))
             continue
-        if f.verdict not in MOVED or f.base is None or f.head is None:
+        if not moved(f, work):
             out.append(f)
             continue
         same = ops_of.get((s.workload, s.shape, s.dtype), [])
@@ -476,7 +500,7 @@ def attribute(
         judged = {o.series.op or "": o for o in same}
         first = explain(f, m, work, judged)
         cfg = (s.workload, s.shape, s.dtype)
-        if f.from_rounds and rounds and cfg in rounds:
+        if f.remeasured and rounds and cfg in rounds:
             first = explain(first, from_rounds(first, rounds[cfg]), work, judged)
         out.append(first)
     return out

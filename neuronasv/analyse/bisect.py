@@ -82,6 +82,8 @@ __all__ = [
 ]
 
 Progress = Callable[[str], None]
+#: A decided time axis (``RowState.time``) in the record's words.
+_WORD = {"slower": "regression", "faster": "improvement"}
 
 
 def _quiet(_line: str) -> None:
@@ -463,7 +465,7 @@ def _run_test(
             for a, b in pairs
         ]
         for k, f in enumerate(latest):
-            if f.verdict in ("regression", "improvement") and direction in (None, f.verdict):
+            if f.state.time in ("slower", "faster") and direction in (None, f.state.time):
                 st.keep_residual(data[commits[0]], data[commits[-1]])
                 return _Test(k, f, tuple(latest), r)
         if all(_futile(f, st.plan.rules) for f in latest):
@@ -540,7 +542,7 @@ def time_search(
                             timer.spent - t0))  # fmt: skip
         progress(f"  ends {good[:12]}..{bad[:12]}: no change shown ({why})")
         return done("no change", 0, n, f"the ends did not differ: {reason}")
-    direction = f.verdict
+    direction = f.state.time
     probes.append(Probe(bad, "bad", "measured", f.ratio, ends.rounds, f.reason, timer.spent - t0))
     progress(f"  ends {good[:12]}..{bad[:12]}: {format_delta_pct(f.ratio)} after"
              f" {ends.rounds} rounds ({direction})")  # fmt: skip
@@ -575,4 +577,4 @@ def time_search(
         progress(f"  {c[:12]} {probes[-1].verdict:<4} after {t.rounds} rounds:"
                  f" {chain[lo][:12]}..{chain[hi][:12]} left")  # fmt: skip
     outcome: Outcome = "culprit" if hi - lo == 1 else "undecided"
-    return done(outcome, lo, hi, proof, direction)
+    return done(outcome, lo, hi, proof, _WORD[direction])

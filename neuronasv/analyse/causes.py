@@ -20,10 +20,12 @@ and time first (removed and new ones first, then by the bytes, FLOPs and time th
 the exact work first, so the order is the same on every run), helper ops last — the
 order the cause sentence reads them in.
 
-A cause's direction comes from its totals' verdicts: ``regression`` if any total of it
-regressed, else ``improvement`` if any improved; a work cause whose totals have no verdict
-takes it from its changed ops; else ``unconfirmed`` (a certain work change whose time did
-not move beyond the noise — still worth a reviewer's line).
+A cause's direction comes from its totals' states (:attr:`RowState.direction
+<neuronasv.model.RowState.direction>`: a decided time first, else the exact axes):
+``regression`` if any total of it moved the worse way, else ``improvement`` if any moved
+the better way; a work cause whose totals have no direction takes it from its changed
+ops; else ``unconfirmed`` (a certain work change whose time did not move beyond the noise
+— still worth a reviewer's line).
 
 Causes are computed here once, stored in the findings document (``doc.causes``), and
 every view renders them from there.
@@ -35,14 +37,15 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from neuronasv.analyse.exact import is_exact
 from neuronasv.measure.opnames import carries_work
 from neuronasv.model import Cause, Finding, FindingsDocument, SeriesId, WorkChange
 from neuronasv.model.profile import module_series_path
+from neuronasv.units import is_exact
 
-__all__ = ["MOVED_VERDICTS", "find_causes", "is_helper", "op_order", "with_causes", "work_key"]
+__all__ = ["find_causes", "is_helper", "op_order", "with_causes", "work_key"]
 
-MOVED_VERDICTS = ("regression", "improvement")
+#: A row's direction (:attr:`RowState.direction`) as a cause's.
+_WORD = {"worse": "regression", "better": "improvement"}
 Config = tuple[str, str, str]
 WorkKey = tuple[str, str, int]
 _ORDER = {"regression": 0, "unconfirmed": 1, "improvement": 2}
@@ -111,21 +114,27 @@ def _config(s: SeriesId) -> Config | None:
 
 
 def _live(f: Finding) -> bool:
-    """A verdict that stands: not acknowledged, not refuted by a re-measurement."""
-    return f.acknowledged is None and f.confirmed is not False
+    """A row that stands: not acknowledged."""
+    return f.acknowledged is None
+
+
+def _word(f: Finding) -> str | None:
+    """``regression``/``improvement`` of a live row that moved (its state's direction)."""
+    d = f.state.direction if _live(f) else None
+    return None if d is None else _WORD[d]
 
 
 def _moved(f: Finding) -> bool:
-    return f.verdict in MOVED_VERDICTS and _live(f)
+    return _word(f) is not None
 
 
 def _direction(totals: Sequence[Finding], ops: Sequence[Finding] = ()) -> str:
-    """From the totals' verdicts; when no total has one, from the changed ops' verdicts."""
+    """From the totals' directions; when no total has one, from the changed ops'."""
     for group in (totals, ops):
-        verdicts = {f.verdict for f in group if _live(f)}
-        if "regression" in verdicts:
+        words = {_word(f) for f in group}
+        if "regression" in words:
             return "regression"
-        if "improvement" in verdicts:
+        if "improvement" in words:
             return "improvement"
     return "unconfirmed"
 
@@ -245,16 +254,16 @@ def _timing_causes(ix: _Index) -> list[_Ranked]:
         t = ix.totals.get(c)
         moved = [f for f in ix.ops.get(c, []) if _moved(f)]
         if t is not None and _moved(t):
-            timing.setdefault((c[0], t.verdict), []).append(c)
+            timing.setdefault((c[0], _word(t) or ""), []).append(c)
         elif moved:
-            timing.setdefault((c[0], moved[0].verdict), []).append(c)
+            timing.setdefault((c[0], _word(moved[0]) or ""), []).append(c)
     out = []
     for (wl, verdict), configs in sorted(timing.items()):
         members = tuple(ix.totals[c] for c in configs if c in ix.totals)
         moved_by: dict[str, float] = {}
         for c in configs:
             for f in ix.ops.get(c, []):
-                if f.verdict == verdict and _live(f):
+                if _word(f) == verdict:
                     op = f.series.op or "?"
                     moved_by[op] = moved_by.get(op, 0.0) + abs((f.head or 0.0) - (f.base or 0.0))
         cause = Cause(
@@ -274,7 +283,7 @@ def _plain_causes(ix: _Index) -> list[_Ranked]:
     plain: dict[tuple[str, str], list[Finding]] = {}
     for f in ix.plain:
         if _moved(f):
-            plain.setdefault((f.series.benchmark, f.verdict), []).append(f)
+            plain.setdefault((f.series.benchmark, _word(f) or ""), []).append(f)
     return [
         _Ranked(
             Cause(
@@ -304,6 +313,6 @@ def find_causes(findings: Sequence[Finding], work: Iterable[WorkChange]) -> tupl
 
 
 def with_causes(doc: FindingsDocument) -> FindingsDocument:
-    """``doc`` with its causes regrouped from its findings and work changes (after
-    anything that changed a verdict: the confirmation, a rebuilt document)."""
+    """``doc`` with its causes regrouped from its rows' states and work changes (after
+    anything that changed a state: the comparison, the confirmation)."""
     return replace(doc, causes=find_causes(doc.findings, doc.work))

@@ -9,10 +9,10 @@ separate run, so slow drifts hit both sides alike), and judges the suspects with
 every round the same direction; Holm over the suspects). Every series of a suspected
 workload is re-measured (one profile gives them all) so the non-suspects lend their
 round-to-round variance to the pooled prior; a history noise floor, when given, is the
-prior instead. A finding is confirmed when the rounds give the same direction
-(a *noisy* suspect that the rounds show significant becomes a confirmed
-regression/improvement); ``Finding.confirmed`` is set either way and the reason says what
-the rounds showed.
+prior instead. A row's time is confirmed when the rounds decide a direction (an
+undecided suspect that the rounds show significant becomes a confirmed slower/faster
+time); the row then carries the rounds' estimate and time (``state.confirmed`` says
+whether they confirmed it) and the reason says what the rounds showed.
 
 The measurement is injected (:data:`Runner`): tests pass a function; the CLI passes
 :class:`neuronasv.run.worktree.WorktreeProfileRunner` (the run stage starts the processes
@@ -25,20 +25,19 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from neuronasv.analyse.attribution import MOVED, explain, from_rounds, pooled
-from neuronasv.analyse.causes import MOVED_VERDICTS, with_causes
-from neuronasv.analyse.evidence import apply_work
-from neuronasv.analyse.exact import is_exact
+from neuronasv.analyse.attribution import explain, from_rounds, moved, pooled
+from neuronasv.analyse.causes import with_causes
 from neuronasv.analyse.floors import FloorKey, NoiseFloor, floor_key
 from neuronasv.analyse.multitest import spend
 from neuronasv.analyse.pairwise import PairInput, Settings, judge
 from neuronasv.analyse.profile_samples import samples_from_profile
-from neuronasv.analyse.rowstate import with_states
 from neuronasv.analyse.runnernoise import from_rounds as noise_from_rounds
 from neuronasv.analyse.runnernoise import with_rounds
+from neuronasv.analyse.states import with_states
 from neuronasv.errors import UsageError
 from neuronasv.model import Finding, FindingsDocument, Point, SeriesId, WorkChange
 from neuronasv.samples import median
+from neuronasv.units import is_exact
 
 __all__ = [
     "Runner",
@@ -53,24 +52,24 @@ Runner = Callable[[str, Sequence[SeriesId], int], Mapping[SeriesId, Sequence[flo
 
 
 def suspects(doc: FindingsDocument, *, include_noisy: bool = False) -> list[Finding]:
-    """Findings worth re-measuring (unacknowledged).
+    """Rows worth re-measuring (unacknowledged, measured on both sides, time rows).
 
-    Regressions and improvements (a headline must not carry an unconfirmed one), noisy
-    findings when asked, and — whatever their single-run verdict — the totals and changed
-    ops of every configuration whose exact work changed (``doc.work``): the evidence says
-    something changed there, independently of the timing noise, so its time deserves a
-    decision.
+    A decided time (slower or faster: a headline must not carry an unconfirmed one),
+    undecided times when asked, and — whatever their single-run time — the totals and
+    changed ops of every configuration whose exact work changed (``doc.work``): the
+    evidence says something changed there, independently of the timing noise, so its time
+    deserves a decision.
     """
-    kinds = ("regression", "improvement", "noisy") if include_noisy else MOVED_VERDICTS
+    times = ("slower", "faster", "undecided") if include_noisy else ("slower", "faster")
     changed = {(w.workload, w.shape, w.dtype) for w in doc.work}
     changed_ops = {(w.workload, w.shape, w.dtype, w.op) for w in doc.work}
 
     def wanted(f: Finding) -> bool:
-        if f.acknowledged is not None or f.verdict in ("new", "removed", "failed"):
+        if f.acknowledged is not None or f.state.presence != "both":
             return False
         if is_exact(f.unit):  # an instruction count is a fact: nothing to re-measure
             return False
-        if f.verdict in kinds:
+        if f.state.time in times:
             return True
         s = f.series
         if (s.workload, s.shape, s.dtype) in changed:
@@ -102,7 +101,7 @@ def confirm(
     clock: Callable[[], float] = time.monotonic,
     progress: Callable[[str], None] | None = None,
 ) -> FindingsDocument:
-    """Re-measure suspects ABAB, adding rounds to the undecided ones, and set ``confirmed``.
+    """Re-measure suspects ABAB, adding rounds to the undecided ones, and settle their time.
 
     Args:
         doc: a compare document.
@@ -124,8 +123,8 @@ def confirm(
         progress: one line per look.
 
     Returns:
-        The document with ``confirmed`` set on the re-measured findings and causes
-        regrouped from the new verdicts.
+        The document with the suspects' estimates and times from the rounds
+        (``state.confirmed`` set), their states and gate again, and causes regrouped.
     """
     st = settings or Settings.from_json(doc.settings)
     if rounds < 1:
@@ -172,7 +171,7 @@ def confirm(
             "runner_noise": _runner_noise(doc, state, st.alpha),
         },
     )
-    return with_states(with_causes(new_doc), st.gate)
+    return with_causes(with_states(new_doc, st.gate))
 
 
 def _runner_noise(doc: FindingsDocument, state: _State, alpha: float) -> dict[str, object]:
@@ -235,7 +234,7 @@ def _plan(doc: FindingsDocument, include_noisy: bool) -> _Plan | None:
         if f.series not in todo_ids
         and f.series.workload is not None
         and _config_of(f.series) in configs
-        and f.verdict not in ("new", "removed", "failed")
+        and f.state.presence == "both"
         and not is_exact(f.unit)  # the rounds measure time, never instruction counts
     ]
     measured = todo + extra
@@ -313,7 +312,6 @@ def _settle_all(doc: FindingsDocument, plan: _Plan, state: _State) -> list[Findi
     for f in doc.findings:
         k = index.get(f.series)
         out.append(f if k is None else _settle(f, final[k], k in state.done, state.r))
-    out = apply_work(out, doc.work)
     return _explain_from_rounds(out, state.data, plan.measured, state.latest, doc.work)
 
 
@@ -368,9 +366,9 @@ def _explain_from_rounds(
     for f in findings:
         s = f.series
         cfg = (s.workload, s.shape, s.dtype)
-        if s.op is not None or not f.from_rounds or cfg not in by_config:
+        if s.op is not None or not f.remeasured or cfg not in by_config:
             out.append(f)
-        elif f.verdict in MOVED:
+        elif moved(f, work):
             m = from_rounds(f, by_config[cfg])
             out.append(explain(f, m, work, judged.get(cfg, {})))
         else:
@@ -399,7 +397,7 @@ def _reference(
         if (
             s.workload is not None
             and s.workload not in mine
-            and f.verdict not in ("new", "removed", "failed")
+            and f.state.presence == "both"
         ):
             others.setdefault(s.workload, set()).add((s.workload, s.shape, s.dtype))
     if not others:
@@ -451,64 +449,39 @@ def _judge_all(
 
 
 def _settle(f: Finding, g: Finding, decided: bool, rounds: int) -> Finding:
-    """The single-run finding ``f`` after the rounds judged it ``g``.
+    """The single-run row ``f`` after the rounds judged it ``g``.
 
-    The rounds decide: the single run only nominated the suspect. A rounds verdict of
-    regression or improvement is confirmed (even when the single run saw the other
-    direction or only noise); anything else is not confirmed and no longer a verdict: a
-    regression or improvement that the rounds do not reproduce becomes noisy.
+    The rounds decide: the single run only nominated the suspect. The row takes the
+    rounds' estimate (they measured it better than the single run) and their time: a
+    slower or faster time the rounds decided is confirmed (even when the single run saw
+    the other direction or only noise); a decision within the minimum effect is noise;
+    anything else is not decided. The exact axes (work, instructions) are not the rounds'
+    business: they stay what the evidence says (:func:`with_states`).
     """
-    ok = decided and g.verdict in ("regression", "improvement")
-    if f.basis == "work" and not ok:
-        # The exact work decided the direction; the rounds measure its size.
-        timing = "unchanged" if decided and g.verdict == "unchanged" else "noisy"
-        kept = replace(f, reason=f"{f.reason}; rounds: {g.reason}", confirmed=True, timing=timing)
-        return _timing_from(kept, g)
+    ok = decided and g.state.time in ("slower", "faster")
     method = (
         f"{rounds} interleaved rounds (ABAB, n={g.n_base}/{g.n_head})"
         if rounds >= 2
         else f"one re-measured run a side (n={g.n_base}/{g.n_head})"
     )
     if ok:
-        verdict = g.verdict
         flip = (
             ""
-            if f.verdict in (g.verdict, "noisy", "unchanged")
-            else f" (the single run said {f.verdict})"
+            if f.state.time in (g.state.time, "undecided", "noise")
+            else f" (the single run said {f.state.time})"
         )
         note = f"confirmed by {method}{flip}: {g.reason}"
+        time = g.state.time
     else:
-        verdict = f.verdict if f.verdict in ("noisy", "unchanged") else "noisy"
-        if decided and g.verdict == "unchanged":
-            verdict = "unchanged"
         note = f"not confirmed by {method}: {g.reason}"
-    new = replace(
+        time = "noise" if decided and g.state.time == "noise" else "undecided"
+    estimate = g.estimate if g.ratio is not None else f.estimate
+    return replace(
         f,
-        verdict=verdict,
-        confirmed=ok,
+        estimate=estimate,
+        state=replace(f.state, time=time, confirmed=ok),
+        p_value=g.p_value if g.ratio is not None else f.p_value,
+        p_adjusted=g.p_adjusted if g.ratio is not None else f.p_adjusted,
         reason=f"{f.reason}; {note}",
         warnings=f.warnings + (() if ok else ("not confirmed on re-measurement",)),
-        basis="timing",
-        timing=None,
     )
-    return _timing_from(new, g)
-
-
-def _timing_from(new: Finding, g: Finding) -> Finding:
-    """``new`` with the rounds' figures (they measured it better than the single run);
-    ``from_rounds`` says so, and the breakdown follows (:func:`_explain_from_rounds`)."""
-    if g.ratio is not None:
-        new = replace(
-            new,
-            from_rounds=True,
-            base=g.base,
-            head=g.head,
-            ratio=g.ratio,
-            ci_low=g.ci_low,
-            ci_high=g.ci_high,
-            p_value=g.p_value,
-            p_adjusted=g.p_adjusted,
-            n_base=g.n_base,
-            n_head=g.n_head,
-        )
-    return new

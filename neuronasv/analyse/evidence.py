@@ -17,43 +17,37 @@ dtype) profiled on both sides; signatures only where both sides have them: a sid
 captured without the shapes pass (older results) has no signatures and gives no
 ``shapes`` change, never a false one.
 
-**Work decides where timing cannot** (:func:`apply_work`). A change has a *direction* when
-it is one-sided: an op added, more calls, more bytes and no fewer FLOPs (``more``), or the
-mirror image (``less``); a configuration has one when all its changes agree, or else
-when its changed ops' total calls, bytes and FLOPs move one way
-(:func:`config_directions`). Strictly
-more work cannot take less device time except by noise, so when the timing test left a
-series undecided (``noisy`` or ``unchanged``) a one-sided work change decides it: the
-verdict is ``regression`` (``improvement``) with ``basis="work"``, and the timing stays
-beside it as the measured size with its confidence interval. A significant timing verdict
-always stands (more work that runs faster is news the reviewer must see, with a warning);
-mixed changes (an op replaced by another) are left to the timing. Identical code has no
-work change, so this adds no false alarm to an A/A comparison.
+**Work decides where timing cannot.** A change has a *direction* when it is one-sided:
+an op added, more calls, more bytes and no fewer FLOPs (``more``), or the mirror image
+(``less``); a configuration has one when all its changes agree, or else when its changed
+ops' total calls, bytes and FLOPs move one way (:func:`config_directions`). Strictly more
+work cannot take less device time except by noise, so where the timing test left a row
+undecided its work axis gives the row's direction (:attr:`RowState.direction
+<neuronasv.model.RowState.direction>`, decided in :mod:`neuronasv.analyse.states`), and the
+timing stays beside it as the measured size with its confidence interval. A decided time
+always stands (more work that runs faster is news the reviewer must see: both axes are
+printed); mixed changes (an op replaced by another) are left to the timing. Identical code
+has no work change, so this adds no false alarm to an A/A comparison.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from typing import Literal
 
-from neuronasv.analyse.exact import instruction_delta
-from neuronasv.format import format_calls, format_ratio
-from neuronasv.model import Finding, OpProfile, SeriesId, WorkChange, WorkloadProfile
-from neuronasv.model.findings import Verdict, WorkKind
+from neuronasv.model import OpProfile, WorkChange, WorkloadProfile
+from neuronasv.model.findings import WorkKind
 from neuronasv.samples import median
+from neuronasv.units import US, is_time
 
 __all__ = [
     "Direction",
-    "aggregate",
-    "apply_work",
     "change_direction",
     "changed_modules",
     "config_directions",
     "has_evidence",
     "work_changes",
-    "work_decides",
 ]
 
 Direction = Literal["more", "less", "mixed"]
@@ -106,7 +100,7 @@ def work_changes(
     Returns:
         Changes sorted by (workload, shape, dtype, op).
     """
-    k = 1e-6 if unit == "seconds" else 1.0
+    k = US if is_time(unit) else 1.0
     heads = {(p.name, p.shape, p.dtype): p for p in head_profiles}
     out: list[WorkChange] = []
     for bp in base_profiles:
@@ -228,114 +222,3 @@ def config_directions(work: Iterable[WorkChange]) -> dict[Config, Direction]:
         else:
             out[cfg] = "mixed"
     return out
-
-
-def aggregate(changes: Sequence[WorkChange]) -> str:
-    """``calls 10 → 10, bytes ×41, FLOPs ×1.3`` over the changed ops (for reasons)."""
-    parts = []
-    for what, label in (("calls", "calls"), ("bytes", "bytes"), ("flops", "FLOPs")):
-        b = sum(getattr(w, f"{what}_base") or 0.0 for w in changes)
-        h = sum(getattr(w, f"{what}_head") or 0.0 for w in changes)
-        if _same(b, h):
-            continue
-        parts.append(
-            f"{label} {format_ratio(h / b, divide=False)}" if b > 0 else f"{label} {b:g} → {h:g}"
-        )
-    return ", ".join(parts)
-
-
-def _summary(changes: Sequence[WorkChange]) -> str:
-    parts = []
-    for w in changes[:3]:
-        if w.kind in ("new", "removed"):
-            parts.append(f"{w.kind} op {w.op}")
-        elif w.instructions_base is not None and w.instructions_head is not None:
-            parts.append(instruction_delta(w.op, w.instructions_base, w.instructions_head))
-        elif w.kind == "calls" and w.calls_base is not None and w.calls_head is not None:
-            parts.append(f"{w.op} {format_calls(w.calls_base, w.calls_head)} calls")
-        elif w.bytes_base and w.bytes_head:
-            ratio = format_ratio(w.bytes_head / w.bytes_base, divide=False)
-            parts.append(f"{w.op} bytes {ratio}")
-        else:
-            parts.append(f"{w.op} {w.kind}")
-    more = f" and {len(changes) - 3} more" if len(changes) > 3 else ""
-    return ", ".join(parts) + more
-
-
-class _WorkIndex:
-    """The work changes by series: a total follows its configuration's direction, an op
-    series its own change's (the one lookup :func:`work_decides` and :func:`apply_work`
-    share)."""
-
-    def __init__(self, work: Iterable[WorkChange]) -> None:
-        changes = list(work)
-        self.directions = config_directions(changes)
-        self.by_config: dict[Config, list[WorkChange]] = {}
-        for w in changes:
-            self.by_config.setdefault(w.config, []).append(w)
-        self.by_op: dict[tuple[Config, str], WorkChange] = {
-            (w.config, w.op): w for w in changes
-        }
-
-    def of(self, s: SeriesId) -> tuple[Direction | None, list[WorkChange]]:
-        key: Config = (s.workload, s.shape, s.dtype)
-        if s.op is None:
-            return self.directions.get(key), self.by_config.get(key, [])
-        hit = self.by_op.get((key, s.op))
-        return (None, []) if hit is None else (change_direction(hit), [hit])
-
-
-def work_decides(series: Iterable[SeriesId], work: Iterable[WorkChange]) -> list[bool]:
-    """Per series: True when its work moved one way (its verdict is certain without timing).
-
-    Confirmation uses it to stop adding rounds for such series: more rounds would only
-    narrow the size of a change whose direction is already known.
-    """
-    index = _WorkIndex(work)
-    return [index.of(s)[0] in ("more", "less") for s in series]
-
-
-def apply_work(findings: Sequence[Finding], work: Iterable[WorkChange]) -> list[Finding]:
-    """Decide the series the timing left open from one-sided work changes (module doc).
-
-    A workload total follows its configuration's direction; an op series its own
-    change's. Only ``noisy`` and ``unchanged`` verdicts change, never an acknowledged
-    finding; a significant timing verdict against the work's direction gets a warning.
-    """
-    index = _WorkIndex(work)
-    out = []
-    for f in findings:
-        d, these = index.of(f.series)
-        summary = ""
-        if f.series.op is None and len({change_direction(w) for w in these}) > 1:
-            summary = f"over the changed ops {aggregate(these)}: "
-        if d is None or d == "mixed" or f.acknowledged is not None:
-            out.append(f)
-            continue
-        verdict: Verdict = "regression" if d == "more" else "improvement"
-        word = "more" if d == "more" else "less"
-        if f.verdict in ("regression", "improvement"):
-            if f.verdict != verdict:
-                note = f"{word} work at head ({_summary(these)}) yet the time moved the other way"
-                f = replace(f, warnings=(*f.warnings, note))
-            out.append(f)
-            continue
-        if f.verdict not in ("noisy", "unchanged"):
-            out.append(f)
-            continue
-        out.append(
-            replace(
-                f,
-                verdict=verdict,
-                basis="work",
-                timing=f.verdict,
-                confirmed=True,
-                reason=(
-                    f"certain from the exact work: {word} work at head"
-                    f" ({summary}{_summary(these)}); the timing alone did not decide: {f.reason}"
-                ),
-                warnings=tuple(w for w in f.warnings if w != "not confirmed on re-measurement"),
-            )
-        )
-    return out
-

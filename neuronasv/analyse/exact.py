@@ -8,17 +8,20 @@ iteration, +20 % — and never re-measured.
 
 Two rules:
 
-- **Exact verdicts** (:func:`judge_exact`): an ``instr_`` series (unit ``instructions``)
-  is ``unchanged`` when the counts are equal, else ``regression`` (more) or
-  ``improvement`` (fewer), ``basis="work"``, confirmed. A series whose target was
-  *not deterministic* on either side (the pass counted it twice in a row and got two
-  numbers) is not judged: ``noisy``, and the reason says which count moved; the other
-  series of the same configuration are judged (:func:`counted_twice_alike`).
+- **Exact rows** (:func:`judge_exact`): an ``instr_`` series (unit ``instructions``) has
+  an :class:`~neuronasv.model.Estimate` of source ``exact count`` (the two counts, no
+  interval) and a state on its own axis, the instruction axis: ``more``, ``fewer`` or
+  ``same`` instructions. A series whose target was *not deterministic* on either side (the
+  pass counted it twice in a row and got two numbers) is not judged: ``unsteady``, and the
+  reason says which count moved; the other series of the same configuration are judged
+  (:func:`counted_twice_alike`). The pass replays each op's *top-level* calls: an op that
+  runs on a side only inside other ops (``aten::slice`` inside an indexing op) has no
+  count of its own there, yet still runs — its row is ``uncounted`` on that side, never
+  ``removed`` (the profiler, which sees nested calls, says whether it runs).
 - **Instructions as work evidence** (:func:`instruction_changes`): an op whose count
   differs at the same calls per iteration is a :class:`~neuronasv.model.WorkChange` of
-  kind ``instructions``, with a direction (more/fewer); through
-  :func:`neuronasv.analyse.evidence.apply_work` it decides the device-time rows that the
-  timing left undecided on a noisy CPU runner.
+  kind ``instructions``, with a direction (more/fewer); the device-time rows state it on
+  their instruction axis (:mod:`neuronasv.analyse.states`).
 """
 
 from __future__ import annotations
@@ -26,9 +29,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from neuronasv.format import format_count, format_delta_pct, format_pair
-from neuronasv.model import Finding, Point, SeriesId, WorkChange, WorkloadProfile
-from neuronasv.model.findings import Verdict
+from neuronasv.model import (
+    Estimate,
+    Finding,
+    Point,
+    RowState,
+    SeriesId,
+    WorkChange,
+    WorkloadProfile,
+)
+from neuronasv.model.estimate import InstructionAxis, Presence
 from neuronasv.model.instructions import InstructionCounts
+from neuronasv.model.profile import module_series_path
+from neuronasv.units import INSTRUCTIONS_UNIT, is_exact
 
 __all__ = [
     "INSTRUCTIONS_UNIT",
@@ -38,15 +51,7 @@ __all__ = [
     "judge_exact",
 ]
 
-#: The unit of every ``instr_`` series (asv's ``unit`` of the plugin type).
-INSTRUCTIONS_UNIT = "instructions"
-
 Config = tuple[str | None, str | None, str | None]
-
-
-def is_exact(unit: str) -> bool:
-    """True for a series judged exactly (an instruction count)."""
-    return unit == INSTRUCTIONS_UNIT
 
 
 def instruction_delta(name: str, base: float, head: float) -> str:
@@ -60,6 +65,13 @@ def instruction_delta(name: str, base: float, head: float) -> str:
 
 def _counts(profiles: Iterable[WorkloadProfile]) -> dict[Config, InstructionCounts]:
     return {(p.name, p.shape, p.dtype): p.instructions for p in profiles if p.instructions}
+
+
+def _profiles(profiles: Iterable[WorkloadProfile]) -> dict[Config, WorkloadProfile]:
+    out: dict[Config, WorkloadProfile] = {}
+    for p in profiles:
+        out.setdefault((p.name, p.shape, p.dtype), p)
+    return out
 
 
 def target_name(s: SeriesId) -> str:
@@ -82,40 +94,66 @@ def counted_twice_alike(c: InstructionCounts | None, target: str) -> bool:
     return bool(c.unstable) and target not in c.unstable
 
 
-def _verdict(
+def _judged(
     s: SeriesId,
     base: float,
     head: float,
     cb: InstructionCounts | None,
     ch: InstructionCounts | None,
-) -> tuple[Verdict, str]:
+) -> tuple[InstructionAxis, str]:
     target = target_name(s)
     sides = [side for side, c in (("base", cb), ("head", ch)) if not counted_twice_alike(c, target)]
     if sides:
-        return "noisy", (
+        return "unsteady", (
             f"instruction count of {'the whole step' if target == 'total' else target}"
             f" not deterministic at {' and '.join(sides)}: the same work counted twice in"
             " one run gave two numbers; not judged"
         )
     if head == base:
-        return "unchanged", f"exact: {format_count(base)} instructions per iteration on both"
+        return "same", f"exact: {format_count(base)} instructions per iteration on both"
     name = s.op or "whole step"
-    return ("regression" if head > base else "improvement"), (
+    return ("more" if head > base else "fewer"), (
         f"exact: {instruction_delta(name, base, head)},"
         f" {format_pair(base, head, INSTRUCTIONS_UNIT)}; counted under callgrind, no statistics"
     )
 
 
-def _absent(b: Point | None, h: Point | None) -> tuple[Verdict, str] | None:
-    has_b = b is not None and b.value is not None
-    has_h = h is not None and h.value is not None
-    if has_b and has_h:
-        return None
-    if has_h:
-        return "new", "counted at head only"
-    if has_b:
-        return "removed", "counted at base only"
-    return "failed", "not counted on either side"
+def _runs(p: WorkloadProfile | None, s: SeriesId) -> bool:
+    """Whether the profiler saw the series' target run in ``p`` (nested calls included)."""
+    if p is None:
+        return False
+    if s.op is None:
+        return True
+    path = module_series_path(s.op)
+    if path is not None:
+        return p.module(path) is not None
+    o = p.op(s.op)
+    return o is not None and o.calls_per_iter > 0
+
+
+def _one_side(
+    s: SeriesId, bv: float | None, hv: float | None, bp: WorkloadProfile | None,
+    hp: WorkloadProfile | None,
+) -> tuple[Presence, InstructionAxis, str]:  # fmt: skip
+    """A series counted on one side (or none): ``uncounted`` where the op still runs on
+    the other side (only nested there: the replay counts top-level calls), else new,
+    removed or failed."""
+    name = s.op or "the whole step"
+    if bv is not None and hv is None and _runs(hp, s):
+        return "both", "uncounted", (
+            f"counted at base only: at head {name} still runs, but only inside other ops"
+            " (the replay counts each op's top-level calls), so it has no count of its own"
+        )
+    if hv is not None and bv is None and _runs(bp, s):
+        return "both", "uncounted", (
+            f"counted at head only: at base {name} ran, but only inside other ops"
+            " (the replay counts each op's top-level calls), so it had no count of its own"
+        )
+    if hv is not None:
+        return "new", "none", "counted at head only"
+    if bv is not None:
+        return "removed", "none", "counted at base only"
+    return "failed", "none", "not counted on either side"
 
 
 def judge_exact(
@@ -123,35 +161,30 @@ def judge_exact(
     base_profiles: Iterable[WorkloadProfile] = (),
     head_profiles: Iterable[WorkloadProfile] = (),
 ) -> list[Finding]:
-    """Exact verdicts of instruction series (module doc), one per (series, base, head)."""
+    """Exact rows of instruction series (module doc), one per (series, base, head)."""
+    base_profiles, head_profiles = list(base_profiles), list(head_profiles)
     cbs, chs = _counts(base_profiles), _counts(head_profiles)
+    bps, hps = _profiles(base_profiles), _profiles(head_profiles)
     out: list[Finding] = []
     for s, b, h in series:
         bv = None if b is None else b.value
         hv = None if h is None else h.value
-        missing = _absent(b, h)
-        if missing is not None or bv is None or hv is None:
-            verdict, reason = missing or ("failed", "not counted")
-            out.append(Finding(series=s, verdict=verdict, unit=INSTRUCTIONS_UNIT, base=bv,
-                               head=hv, reason=reason))  # fmt: skip
-            continue
         key: Config = (s.workload, s.shape, s.dtype)
-        verdict, reason = _verdict(s, bv, hv, cbs.get(key), chs.get(key))
-        out.append(
-            Finding(
-                series=s,
-                verdict=verdict,
-                unit=INSTRUCTIONS_UNIT,
-                base=bv,
-                head=hv,
-                ratio=hv / bv if bv > 0 else None,
-                n_base=1,
-                n_head=1,
-                reason=reason,
-                confirmed=True if verdict in ("regression", "improvement") else None,
-                basis="work" if verdict in ("regression", "improvement", "unchanged") else "timing",
-            )
+        if bv is None or hv is None:
+            presence, axis, reason = _one_side(s, bv, hv, bps.get(key), hps.get(key))
+        else:
+            presence = "both"
+            axis, reason = _judged(s, bv, hv, cbs.get(key), chs.get(key))
+        est = Estimate(
+            unit=INSTRUCTIONS_UNIT,
+            base=bv,
+            head=hv,
+            source="exact count",
+            n_base=int(bv is not None),
+            n_head=int(hv is not None),
         )
+        state = RowState(presence=presence, instructions=axis)
+        out.append(Finding(series=s, estimate=est, state=state, reason=reason))
     return out
 
 

@@ -45,6 +45,7 @@ from scipy import stats as sps
 from neuronasv.format import format_pair, format_pct
 from neuronasv.model import CanaryReading, History
 from neuronasv.model.findings import CanaryCheck, DeviceHealth
+from neuronasv.units import US
 
 __all__ = [
     "ALPHA",
@@ -180,7 +181,7 @@ def check_side(
         status = "withheld"
         reason = (
             f"{where} canary {_pct(change)} slower than this machine's history (median of"
-            f" {n} runs: {format_pair(level * 1e-6, baseline * 1e-6, 'seconds', sep=' vs ')};"
+            f" {n} runs: {format_pair(level * US, baseline * US, 'seconds', sep=' vs ')};"
             f" withheld beyond +{_pct(threshold)})"
             + _state_note(state)
         )

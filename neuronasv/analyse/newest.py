@@ -99,7 +99,7 @@ class NewestCheck:
             self.source == "report"
             and self.doc is not None
             and "confirm" in self.doc.settings
-            and any(f.state is not None and f.state.source == "rounds" for f in self.doc.findings)
+            and any(f.remeasured for f in self.doc.findings)
         )
 
 

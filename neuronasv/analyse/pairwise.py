@@ -1,4 +1,9 @@
-"""PR mode: base vs head verdicts for every series of one comparison (pure, no I/O).
+"""PR mode: base vs head, one row per series of one comparison (pure, no I/O).
+
+Each row is an :class:`~neuronasv.model.Estimate` (base, head, the CI of head/base) and a
+time axis decided from it (:class:`~neuronasv.model.RowState`); the printed base and head
+are the estimator's own, so Δ = head / base - 1 of the printed numbers is the ratio the
+test judged, and the CI bounds that same ratio.
 
 The unit of replication is the *run*: two profiling runs (separate processes) of the same
 code differ by more than their within-run sample spread. So a series is judged one of two
@@ -9,23 +14,26 @@ totals first (graphical gatekeeping, :mod:`neuronasv.analyse.multitest`).
 from ``neuronasv confirm``'s interleaved ABAB re-measurement or ``compare --round``):
 
 1. per-round log-ratio of medians ``d_r = log(median(head_r) / median(base_r))``;
-2. moderated t test of ``mean(d) = 0`` (:func:`stats.moderated_t`): the per-series
+2. the estimate: base and head are the geometric means of each side's round medians
+   (:func:`stats.round_levels`), so ``head / base = exp(mean(d))`` exactly;
+3. moderated t test of ``mean(d) = 0`` (:func:`stats.moderated_t`): the per-series
    variance of ``d`` (R-1 df) is pooled with a prior — the series' history noise floor
    when known (:mod:`neuronasv.analyse.floors`), else the pooled round-to-round variance of
    the *other* workloads' series of the same kind (a workload's own series share each
    round's process offset, so they cannot inform each other's variance);
-3. CI of the ratio: ``exp(mean(d) ± t · se)``, the same model as the test;
-4. verdict: gatekeeping-adjusted p <= alpha **and** beyond the rule's minimum effect **and** every
-   round shifted the same way -> regression/improvement; beyond the minimum effect but not
-   significant or not consistent -> noisy.
+4. CI of the ratio: ``exp(mean(d) ± t · se)``, the same model as the test;
+5. time: gatekeeping-adjusted p <= alpha **and** beyond the rule's minimum effect **and**
+   every round shifted the same way -> slower/faster; beyond the minimum effect but not
+   significant or not consistent -> undecided; within it -> noise.
 
-**Single run** a side (``neuronasv compare`` on two results): two-sided Mann–Whitney U on
-the samples (scipy; exact for small tie-free samples), 95 % percentile-bootstrap CI of the
-ratio of medians (seeded per series label), then the per-series noise floor: a change must
-also exceed ``k x floor`` (``k = Phi^-1(1 - alpha / 2m)``, :func:`stats.floor_k`), since the
-within-run test cannot see run-to-run shifts. Within the floor -> noisy, with the floor in
-the reason; re-measure in rounds to decide. Without a floor (no main-branch history) the
-verdict is the within-run test alone and the document's settings say so.
+**Single run** a side (``neuronasv compare`` on two results): the estimate is each side's
+median, the ratio the ratio of medians; two-sided Mann–Whitney U on the samples (scipy;
+exact for small tie-free samples), 95 % percentile-bootstrap CI of the ratio of medians
+(seeded per series label), then the per-series noise floor: a change must also exceed
+``k x floor`` (``k = Phi^-1(1 - alpha / 2m)``, :func:`stats.floor_k`), since the within-run
+test cannot see run-to-run shifts. Within the floor -> undecided, with the floor in the
+reason; re-measure in rounds to decide. Without a floor (no main-branch history) the
+decision is the within-run test alone and the document's settings say so.
 
 **Gatekeeping** over every tested series of the comparison controls the family-wise error
 rate — the chance of *any* false alarm in one PR comparison, what a reviewer pays for —
@@ -33,9 +41,11 @@ under arbitrary dependence (op series of one workload share their samples), whil
 workload total never competes with a hundred op series for alpha. Benjamini–Hochberg
 would bound only the expected share of false alarms among alarms.
 
-Other verdicts: absent at base -> new; absent at head -> removed; failed at head -> failed.
-Series with a value but no samples (asv without ``--record-samples``, ``track_``) get a
-factor-only verdict against the same rule, with a warning and no p-value.
+A side without a value: absent at base -> new; absent at head -> removed; failed at head
+-> failed (no Δ, no time). Series with a value but no samples (asv without
+``--record-samples``, ``track_``) get a factor-only decision against the same rule, with a
+warning and no p-value. The work and instruction axes, the gate and the causes come after
+(:func:`neuronasv.analyse.states.with_states`, :func:`neuronasv.analyse.causes.find_causes`).
 """
 
 from __future__ import annotations
@@ -50,7 +60,7 @@ import numpy as np
 from neuronasv.analyse import stats
 from neuronasv.analyse.acks import Acknowledgement, match_ack
 from neuronasv.analyse.attribution import attribute, pooled
-from neuronasv.analyse.causes import find_causes
+from neuronasv.analyse.causes import with_causes
 from neuronasv.analyse.comparable import (
     INCOMPARABLE_KEYS,
     check_comparable,
@@ -58,27 +68,30 @@ from neuronasv.analyse.comparable import (
     pick_machine,
 )
 from neuronasv.analyse.envdiff import env_changes
-from neuronasv.analyse.evidence import apply_work, work_changes
-from neuronasv.analyse.exact import instruction_changes, is_exact, judge_exact
+from neuronasv.analyse.evidence import work_changes
+from neuronasv.analyse.exact import instruction_changes, judge_exact
 from neuronasv.analyse.floors import FloorKey, NoiseFloor, floor_key, noise_floors
 from neuronasv.analyse.health import device_health
 from neuronasv.analyse.multitest import DEFAULT_OP_SHARE, adjusted_pvalues, hierarchy
-from neuronasv.analyse.rowstate import CI_LEVEL, Gate, with_states
 from neuronasv.analyse.rules import Rule, RuleSet
 from neuronasv.analyse.runnernoise import runner_noise
+from neuronasv.analyse.states import CI_LEVEL, Gate, time_axis, with_states
 from neuronasv.errors import UsageError
 from neuronasv.format import format_delta_pct, format_p, format_pct, p_text, pct_number
 from neuronasv.model import (
+    Estimate,
     Finding,
     FindingsDocument,
     History,
     Point,
+    RowState,
     RunRef,
     Series,
     SeriesId,
 )
-from neuronasv.model.findings import Verdict
+from neuronasv.model.estimate import Presence
 from neuronasv.samples import NOISE_THRESHOLD, median, noise
+from neuronasv.units import is_exact
 
 __all__ = [
     "INCOMPARABLE_KEYS",
@@ -323,10 +336,13 @@ def _rounds_test(
         if math.isfinite(se) and df > 0:
             q = stats.t_quantile(tail, df) * se
             ci = (math.exp(mean - q), math.exp(mean + q))
+        # base and head are the geometric means of the rounds' medians, so head / base
+        # *is* exp(mean(d)): the printed values give the judged ratio (issue 28)
+        assert e.base is not None and e.head is not None
         out[i] = replace(
             e,
             p=p,
-            ratio=math.exp(mean),
+            ratio=e.head / e.base,
             ci=ci,
             prior=(src, math.sqrt(pv) if pv > 0 else 0.0, pd),
         )
@@ -354,10 +370,11 @@ def _measure(pi: PairInput, st: Settings) -> Evidence:
         else:
             pb = stats.capped([x for rnd in br for x in rnd])
             ph = stats.capped([x for rnd in hr for x in rnd])
+            gb, gh = stats.round_levels(br), stats.round_levels(hr)
             return Evidence(
                 "rounds",
-                base=median(pb),
-                head=median(ph),
+                base=gb,
+                head=gh,
                 samples=(pb, ph),
                 log_ratios=tuple(float(x) for x in d),
                 noise=(noise(pb), noise(ph)),
@@ -400,31 +417,32 @@ def _measure(pi: PairInput, st: Settings) -> Evidence:
     )
 
 
-def _absent(pi: PairInput, common: dict[str, Any]) -> Finding:
+def _absent(pi: PairInput, unit: str, n: tuple[int, int]) -> Finding:
+    """A series without a value on a side: new, removed or failed (no Δ, no time)."""
     b, h = pi.base, pi.head
+    bv = b.value if b is not None else None
+    hv = h.value if h is not None else None
+    presence: Presence
     if b is None and h is None:
-        return Finding(
-            verdict="removed", base=None, head=None, reason="absent on both sides", **common
-        )
-    if b is None:
-        hv = h.value if h else None
-        verdict: Verdict = "failed" if hv is None else "new"
+        presence, why = "removed", "absent on both sides"
+    elif b is None:
+        presence = "failed" if hv is None else "new"
         why = "new at head, failed" if hv is None else "new at head (absent at base)"
-        return Finding(verdict=verdict, base=None, head=hv, reason=why, **common)
-    if h is None:
-        return Finding(
-            verdict="removed",
-            base=b.value,
-            head=None,
-            reason="absent at head (present at base)",
-            **common,
-        )
-    if h.value is None:
-        why = "failed at head" + (" (also failed at base)" if b.value is None else "")
-        return Finding(verdict="failed", base=b.value, head=None, reason=why, **common)
-    return Finding(
-        verdict="new", base=None, head=h.value, reason="failed at base, works at head", **common
+    elif h is None:
+        presence, why = "removed", "absent at head (present at base)"
+    elif hv is None:
+        presence = "failed"
+        why = "failed at head" + (" (also failed at base)" if bv is None else "")
+    else:
+        presence, why = "new", "failed at base, works at head"
+    est = Estimate(
+        unit=unit,
+        base=bv if presence in ("removed", "failed") else None,
+        head=hv if presence == "new" else None,
+        n_base=n[0],
+        n_head=n[1],
     )
+    return Finding(series=pi.series, estimate=est, state=RowState(presence=presence), reason=why)
 
 
 def allowed_against(rounds: int) -> int:
@@ -440,17 +458,21 @@ def allowed_against(rounds: int) -> int:
     return max(0, (rounds - 1) // 4)
 
 
+#: A timing decision, before it becomes the row's time axis (:func:`states.time_axis`).
+Outcome = Literal["slower", "faster", "noise", "undecided"]
+
 #: The decision table: (beyond the rule's minimum effect, significant, consistent/outside
-#: the floor) -> verdict. "Direction" fills in regression or improvement.
+#: the floor) -> outcome. "Direction" fills in slower or faster; "noise" is a change
+#: within the minimum effect; "undecided" one beyond it that the test did not establish.
 _DECIDE: dict[tuple[bool, bool, bool], str] = {
     (True, True, True): "direction",
-    (True, True, False): "noisy",
-    (True, False, True): "noisy",
-    (True, False, False): "noisy",
-    (False, True, True): "unchanged",
-    (False, True, False): "unchanged",
-    (False, False, True): "unchanged",
-    (False, False, False): "unchanged",
+    (True, True, False): "undecided",
+    (True, False, True): "undecided",
+    (True, False, False): "undecided",
+    (False, True, True): "noise",
+    (False, True, False): "noise",
+    (False, False, True): "noise",
+    (False, False, False): "noise",
 }
 
 
@@ -464,16 +486,11 @@ def _verdict(
     k: float,
     have_floors: bool,
 ) -> Finding:
+    """One row: its estimate (the evidence's figures) and its time axis (the decision)."""
     b, h = pi.base, pi.head
-    n = e.n
-    common: dict[str, Any] = {
-        "series": pi.series,
-        "unit": pi.unit,
-        "n_base": n[0] if n else (len(b.samples) if b else 0),
-        "n_head": n[1] if n else (len(h.samples) if h else 0),
-    }
+    n = e.n or (len(b.samples) if b else 0, len(h.samples) if h else 0)
     if e.mode == "absent":
-        return _absent(pi, common)
+        return _absent(pi, pi.unit, n)
     assert e.base is not None and e.head is not None
     rule = st.rules.for_series(pi.series)
     warnings = list(e.warnings)
@@ -482,35 +499,42 @@ def _verdict(
             warnings.append(f"noisy {side}: IQR/median {format_pct(nz)}")
     effect = format_delta_pct(e.ratio) if e.ratio is not None else "n/a"
     ci_txt = f" (CI {format_delta_pct(e.ci[0])} to {format_delta_pct(e.ci[1])})" if e.ci else ""
+    outcome: Outcome
     if e.mode == "value":
         worse, better = rule.exceeded(e.base, e.head), rule.improved(e.base, e.head)
-        verdict: Verdict = "regression" if worse else "improvement" if better else "unchanged"
+        outcome = "slower" if worse else "faster" if better else "noise"
         reason = (
             f"{effect} by value alone, {'above' if worse or better else 'within'} the"
             f" {rule.describe()} minimum effect (no samples: no test)"
         )
     else:
-        verdict, reason = _decide(pi, e, rule, st, alpha, m, floor, k, effect + ci_txt)
+        outcome, reason = _decide(pi, e, rule, st, alpha, m, floor, k, effect + ci_txt)
         if e.mode == "samples" and floor is None and have_floors:
             warnings.append(
                 "no between-run noise floor for this series (too little main-branch history):"
                 " the within-run test cannot see run-to-run shifts"
             )
-    return Finding(
-        verdict=verdict,
+    est = Estimate(
+        unit=pi.unit,
         base=e.base,
         head=e.head,
-        ratio=e.ratio,
+        source="rounds" if e.mode == "rounds" else "first run",
         ci_low=e.ci[0] if e.ci else None,
         ci_high=e.ci[1] if e.ci else None,
+        n_base=n[0],
+        n_head=n[1],
+        rounds=pi.rounds if e.mode == "rounds" else 0,
+    )
+    return Finding(
+        series=pi.series,
+        estimate=est,
+        state=RowState(time=time_axis(outcome, est.ratio)),
         p_value=e.p,
         p_adjusted=e.p_adj,
         noise_base=e.noise[0],
         noise_head=e.noise[1],
         reason=reason,
         warnings=tuple(warnings),
-        from_rounds=e.mode == "rounds",
-        **common,
     )
 
 
@@ -524,7 +548,7 @@ def _decide(
     floor: NoiseFloor | None,
     k: float,
     effect: str,
-) -> tuple[Verdict, str]:
+) -> tuple[Outcome, str]:
     """One decision table for both modes; the reason says which test spoke."""
     assert e.samples is not None and e.ratio is not None
     pb, ph = e.samples
@@ -580,17 +604,17 @@ def _decide(
         reason = f"{effect}, {test} ≤ {alpha:.2g}{extra}, beyond {rule_txt}"
         if e.mode == "samples" and floor is not None:
             reason += f" and the ±{format_pct(math.exp(k * floor.sd) - 1)} noise floor"
-        return ("regression" if worse else "improvement"), reason
-    if outcome == "noisy":
+        return ("slower" if worse else "faster"), reason
+    if outcome == "undecided":
         why = not_third if sig else f"not significant ({test} > {alpha:.2g})"
         if sig:
             why = f"{why} ({test})"
-        return "noisy", f"{effect} beyond {rule_txt} but {why}"
+        return "undecided", f"{effect} beyond {rule_txt} but {why}"
     if sig:
-        return "unchanged", (
+        return "noise", (
             f"{effect}, significant ({test}) but within the {rule.describe()} minimum effect"
         )
-    return "unchanged", f"{effect}, {test}"
+    return "noise", f"{effect}, {test}"
 
 
 _SideKey = tuple[str, str, tuple[str, ...]]
@@ -696,14 +720,13 @@ def compare(
     base_profiles = history.profiles.get((bm, base), ())
     head_profiles = history.profiles.get((hm, head), ())
     work = work_changes(base_profiles, head_profiles)
-    # Instruction counts (CPU, callgrind) are exact: their own verdicts, and their op
-    # changes join the work evidence that decides what the timing cannot (analyse/exact).
+    # Instruction counts (CPU, callgrind) are exact: rows of their own axis, and their op
+    # changes join the work evidence (analyse/exact).
     work = (*work, *instruction_changes(base_profiles, head_profiles,
                                         known=[(w.config, w.op) for w in work]))  # fmt: skip
     exact = [p for p in pairs if is_exact(p.unit)]
     pairs = [p for p in pairs if not is_exact(p.unit)]
     findings = judge(pairs, settings, floors, boost={(w.workload, w.shape, w.dtype) for w in work})
-    findings = apply_work(findings, work)
     findings = attribute(
         findings,
         base_profiles=base_profiles,
@@ -714,9 +737,6 @@ def compare(
     # After attribution: an instruction row is not a timing op row of its total.
     findings += judge_exact([(p.series, p.base, p.head) for p in exact], base_profiles,
                             head_profiles)  # fmt: skip
-    ack_list = list(acks)
-    if ack_list:
-        findings = [_apply_ack(f, ack_list, head) for f in findings]
     warnings_env = env_changes(fp_b, fp_h)
     # Device health (canary vs each machine's history): a separate decision that the
     # renderers, the commit status and --fail-on read; the verdicts above stay as data.
@@ -739,11 +759,15 @@ def compare(
         load_errors=history.load_errors,
         created=created,
         work=work,
-        causes=find_causes(findings, work),
         forced=tuple(problems) if force else (),
         health=health,
     )
-    return with_states(doc, settings.gate)
+    doc = with_states(doc, settings.gate)
+    ack_list = list(acks)
+    if ack_list:  # on the rows' states (which way they moved), then their gate again
+        findings = [_apply_ack(f, ack_list, head) for f in doc.findings]
+        doc = with_states(replace(doc, findings=tuple(findings)), settings.gate)
+    return with_causes(doc)  # from the rows' states: which way each moved
 
 
 def floor_summary(floors: Mapping[FloorKey, NoiseFloor]) -> str:
@@ -761,7 +785,10 @@ def floor_summary(floors: Mapping[FloorKey, NoiseFloor]) -> str:
 
 
 def _apply_ack(f: Finding, acks: Sequence[Acknowledgement], head: str) -> Finding:
-    if f.verdict not in ("regression", "improvement", "noisy", "failed", "new", "removed"):
+    """``f`` acknowledged when an acknowledgement matches a row that moved (any axis), is
+    undecided, or exists on one side only."""
+    st = f.state
+    if st.presence == "both" and st.direction is None and st.time != "undecided":
         return f
     a = match_ack(acks, f.series, head)
     return f if a is None else replace(f, acknowledged=a.reason)

@@ -13,7 +13,6 @@ from collections.abc import Iterable, Sequence
 
 from neuronasv.analyse.floors import FloorKey, floor_key
 from neuronasv.model import ProfileDocument, SeriesId
-from neuronasv.model.profile import module_series_name
 
 __all__ = ["Rounds", "SampleKey", "paired_rounds", "profile_samples", "samples_from_profile"]
 
@@ -24,30 +23,19 @@ SampleKey = tuple[str, str, str, "str | None"]
 Rounds = dict[FloorKey, tuple[list[list[float]], list[list[float]]]]
 
 
-def _scale(unit: str) -> float:
-    return 1e-6 if unit == "seconds" else 1.0
-
-
 def profile_samples(doc: ProfileDocument, unit: str = "seconds") -> dict[SampleKey, list[float]]:
     """Every series' samples in ``doc``: the totals, each op's self device time and each
-    module's inclusive time (``module:<path>``, :mod:`neuronasv.measure.modules`).
-
-    Profiles store microseconds; ``unit="seconds"`` (the asv series unit) converts, any
-    other unit keeps microseconds. When a document holds the same (workload, shape, dtype)
-    twice, the first profile counts.
+    module's inclusive time (``module:<path>``, :mod:`neuronasv.measure.modules`), by
+    :meth:`~neuronasv.model.WorkloadProfile.series_samples` (the one profile → series
+    mapping; ``unit="seconds"``, the asv series unit, converts from microseconds). When a
+    document holds the same (workload, shape, dtype) twice, the first profile counts.
     """
-    k = _scale(unit)
     out: dict[SampleKey, list[float]] = {}
     for w in doc.workloads:
         if (w.name, w.shape, w.dtype, None) in out:
             continue
-        out[(w.name, w.shape, w.dtype, None)] = [x * k for x in w.device_time_us]
-        for o in w.ops:
-            out.setdefault((w.name, w.shape, w.dtype, o.op), [x * k for x in o.self_device_time_us])
-        for m in w.modules:
-            if m.path:  # the root is the total
-                key = (w.name, w.shape, w.dtype, module_series_name(m.path))
-                out.setdefault(key, [x * k for x in m.device_time_us])
+        for op, xs in w.series_samples(unit).items():
+            out[(w.name, w.shape, w.dtype, op)] = xs
     return out
 
 

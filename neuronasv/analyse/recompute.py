@@ -18,7 +18,8 @@ Free text the run could choose never passes through (:func:`sanitize`):
 - fingerprint entries are kept only when key and value match :data:`FP_KEY_RE` /
   :data:`FP_VALUE_RE` (a dropped ``backend`` or ``device_model`` makes the identity
   unknown, which ``compare`` refuses);
-- units other than the known ones become ``unit``;
+- units outside the one registry :mod:`neuronasv.units` (the one ``compare`` and
+  ``confirm`` use: time, bytes, ``instructions``) become ``unit``;
 - op tables keep their numbers and op names, not their warnings, trace files or canary;
   an op's ``roofline_bound`` is kept only when it is one of the labels the roofline
   writes (:func:`known_bound`);
@@ -44,11 +45,11 @@ from neuronasv.errors import CorruptResultsError
 from neuronasv.model import FindingsDocument, History, Series
 from neuronasv.model.profile import WorkloadProfile
 from neuronasv.model.rounds import RoundsDocument
+from neuronasv.units import known_unit
 
 __all__ = [
     "FP_KEY_RE",
     "FP_VALUE_RE",
-    "KNOWN_UNITS",
     "MACHINE_RE",
     "UNNAMED_MACHINE",
     "known_bound",
@@ -62,7 +63,6 @@ FP_KEY_RE = re.compile(r"[a-z][a-z0-9_]{0,39}")
 # Versions, device and CPU model names: "2.13.0+cpu", "NVIDIA H100 80GB HBM3",
 # "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz", "trn2.48xlarge".
 FP_VALUE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._+()@,-]{0,79}")
-KNOWN_UNITS = frozenset({"seconds", "second", "s", "sec", "bytes", "unit"})
 
 
 def _clean_fingerprint(fp: Mapping[str, str]) -> dict[str, str]:
@@ -115,7 +115,7 @@ def sanitize(history: History) -> History:
             machine=name,
             env_name=s.env_name,
             series=s.series,
-            unit=s.unit if s.unit in KNOWN_UNITS else "unit",
+            unit=known_unit(s.unit),
             points=s.points,
         )
         for s in history.series

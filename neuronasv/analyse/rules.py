@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from neuronasv.analyse.rowstate import ensure_states
 from neuronasv.errors import UsageError
 from neuronasv.model import FindingsDocument, SeriesId
 
@@ -109,9 +108,9 @@ def failing(doc: FindingsDocument, rule: Rule, *, confirmed_only: bool = False) 
     (``neuronasv confirm --fail-on``) leaves out slower times the rounds did not confirm.
     """
     out = []
-    for f in ensure_states(doc).findings:
+    for f in doc.findings:
         st = f.state
-        if st is None or not st.gate or f.acknowledged is not None:
+        if not st.gate or f.acknowledged is not None:
             continue
         if st.time == "slower":
             if confirmed_only and not st.confirmed:

@@ -38,6 +38,7 @@ __all__ = [
     "mann_whitney_p",
     "moderated_t",
     "noise_floor",
+    "round_levels",
     "round_log_ratios",
     "same_level_log_ratios",
     "seed_for",
@@ -218,6 +219,29 @@ def round_log_ratios(
             raise ValueError("round medians must be positive for a log-ratio")
         out[i] = math.log(mh / mb)
     return out
+
+
+def round_levels(rounds: Sequence[Sequence[float]]) -> float:
+    """The geometric mean of the rounds' medians: ``exp(mean(log(median(r))))``.
+
+    The rounds' estimate of one side (:class:`~neuronasv.model.Estimate`): for paired
+    rounds, head's level / base's level is exactly ``exp(mean(d))`` of
+    :func:`round_log_ratios`, the ratio the rounds test judges.
+
+    Raises:
+        ValueError: no rounds, an empty round, or a median that is not positive.
+    """
+    if not rounds:
+        raise ValueError("no rounds")
+    logs = []
+    for r in rounds:
+        if len(r) == 0:
+            raise ValueError("every round needs samples")
+        m = median(r)
+        if m <= 0.0:
+            raise ValueError("round medians must be positive for a log-ratio")
+        logs.append(math.log(m))
+    return math.exp(math.fsum(logs) / len(logs))
 
 
 def moderated_t(

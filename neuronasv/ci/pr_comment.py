@@ -202,6 +202,19 @@ def recompute_findings(
         raise InvalidArtifact(f"the artifact's results are unusable ({what})") from None
 
 
+def with_run_links(
+    doc: FindingsDocument, run_url: str, traces_url: str | None = None
+) -> FindingsDocument:
+    """The only things this step adds to the recomputed findings, from trusted sources: the
+    run's page as the report link, and each flagged workload's traces (the run's traces
+    artifact, else its page). Nothing else differs from what ``neuronasv comment`` renders
+    of the same numbers (``tests/ci/test_same_comment.py``)."""
+    from neuronasv.report.traces import with_trace_links
+
+    doc = dataclasses.replace(doc, links={"report_url": run_url})
+    return with_trace_links(doc, traces_url or run_url)
+
+
 def _event(path: str | None) -> object:
     if not path:
         raise UsageError("no workflow_run event: give --event FILE or set GITHUB_EVENT_PATH")
@@ -234,7 +247,7 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
         run_url,
     )
     from neuronasv.report.markdown import MARKER, render_comment, render_comment_trimmed
-    from neuronasv.report.traces import TRACES_ARTIFACT, flagged_workloads, with_trace_links
+    from neuronasv.report.traces import TRACES_ARTIFACT, flagged_workloads
     from neuronasv.store.asvconf import comment_title
 
     token = env.get("GITHUB_TOKEN")
@@ -259,12 +272,11 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
         history_dir=args.history_dir,
         created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     )
-    doc = dataclasses.replace(doc, links={"report_url": url})
     traces_url = artifact_url(
         client, env.get("GITHUB_SERVER_URL") or "https://github.com", repo, ctx.run_id,
         TRACES_ARTIFACT,
     ) if flagged_workloads(doc) else None  # fmt: skip
-    doc = with_trace_links(doc, traces_url or url)
+    doc = with_run_links(doc, url, traces_url)
     title = comment_title(".", args.title)  # this trusted checkout's project, never the artifact's
     body = render_comment(doc, marker=MARKER, report_url=url, title=title)
     trimmed = render_comment_trimmed(doc, marker=MARKER, report_url=url, title=title)

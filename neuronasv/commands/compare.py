@@ -8,8 +8,8 @@ import datetime
 
 from neuronasv.analyse.pairwise import Settings, compare
 from neuronasv.analyse.profile_samples import Rounds, paired_rounds
-from neuronasv.analyse.rowstate import TIME_GATES, WORK_GATES, Gate
 from neuronasv.analyse.rules import Rule, RuleSet, failing
+from neuronasv.analyse.states import TIME_GATES, WORK_GATES, Gate
 from neuronasv.commands.args import (
     acks_from_args,
     add_acks_arg,

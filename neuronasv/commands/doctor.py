@@ -31,6 +31,7 @@ from typing import Any
 from neuronasv.commands.args import command_parser, machine_name
 from neuronasv.errors import BackendUnavailable
 from neuronasv.format import format_value
+from neuronasv.units import US
 
 __all__ = ["add_parser", "run"]
 
@@ -139,7 +140,7 @@ def _smoke(backend: Any) -> str:
     if stats.device_time_us <= 0:
         return "FAILED: the capture holds no device time"
     what = "self CPU time" if backend.device_time_is_cpu else "device time"
-    took = format_value(stats.device_time_us * 1e-6, "seconds")
+    took = format_value(stats.device_time_us * US, "seconds")
     return f"ok ({len(stats.ops)} ops, {took} {what})"
 
 

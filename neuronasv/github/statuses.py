@@ -29,6 +29,7 @@ __all__ = [
     "check_run_payload",
     "check_sha",
     "create_check_run",
+    "description",
     "publish_status",
     "set_commit_status",
     "status_payload",
@@ -58,13 +59,26 @@ def _state(doc: FindingsDocument) -> str:
     return "success"
 
 
+#: GitHub's limit on a commit status description.
+DESCRIPTION_MAX = 140
+
+
+def description(headline: str) -> str:
+    """The headline in GitHub's 140 characters: whole when it fits, else without its
+    quoted row (`` — <row> <state words>``), never a figure cut in its middle."""
+    text = clean(headline, max_len=100_000)
+    if len(text) > DESCRIPTION_MAX and " — " in text:
+        text = text.split(" — ", 1)[0]
+    return clean(text, max_len=DESCRIPTION_MAX)
+
+
 def status_payload(
     doc: FindingsDocument, *, context: str = DEFAULT_CONTEXT, target_url: str | None = None
 ) -> dict[str, Any]:
     """The JSON body of ``POST /repos/{repo}/statuses/{sha}`` for ``doc``."""
     payload: dict[str, Any] = {
         "state": _state(doc),
-        "description": clean(digest(doc).headline, max_len=140),
+        "description": description(digest(doc).headline),
         "context": clean(context, max_len=100) or DEFAULT_CONTEXT,
     }
     url = safe_url(target_url or doc.links.get("report_url"))

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from neuronasv.errors import UsageError
 from neuronasv.model.profile import CanaryReading
+from neuronasv.units import US
 
 if TYPE_CHECKING:
     from neuronasv.measure.backends.base import Backend
@@ -115,7 +116,7 @@ def time_canary(
         t0 = clock()
         step()
         backend.synchronize()
-        out.append((clock() - t0) * 1e6)
+        out.append((clock() - t0) / US)
     return tuple(out)
 
 

@@ -17,6 +17,7 @@ from statistics import median
 from neuronasv.measure.peaks import Peak
 from neuronasv.measure.roofline import BANDWIDTH_ONLY, OpCost
 from neuronasv.model.profile import OpProfile, WorkloadProfile
+from neuronasv.units import US
 
 __all__ = ["RooflinePoint", "annotate", "roofline_fraction", "roofline_label", "roofline_point"]
 
@@ -44,7 +45,7 @@ def roofline_point(cost: OpCost, time_us: float, peak: Peak | None) -> RooflineP
     """Achieved bandwidth/throughput and the fraction of ``peak`` for ``time_us`` per iteration."""
     if time_us <= 0 or not math.isfinite(time_us):
         return RooflinePoint(None, None, None, None)
-    seconds = time_us * 1e-6
+    seconds = time_us * US
     bw = cost.bytes / seconds if cost.bytes is not None else None
     fl = cost.flops / seconds if cost.flops is not None else None
     if peak is None:

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from neuronasv.format import format_value
+from neuronasv.units import US
 
 __all__ = ["Check", "NeuronCheckReport", "render_markdown", "run_neuron_check", "write_report"]
 
@@ -289,7 +290,7 @@ def _capture_check(ctx: _Ctx) -> Check:
         "capture",
         "pass" if src == "key_averages" else "warn",
         f"{workload} 4x512 bf16: device time from {src};"
-        f" {len(p.ops)} ops; median total {format_value(total * 1e-6, 'seconds')}",
+        f" {len(p.ops)} ops; median total {format_value(total * US, 'seconds')}",
         ""
         if src == "key_averages"
         else "key_averages() held no device time; the trace.json fallback supplied it",

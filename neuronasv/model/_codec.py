@@ -676,6 +676,8 @@ class Document(Model):
     _version: ClassVar[int]
     _readable: ClassVar[tuple[int, ...]]
     _source: ClassVar[str] = "<document>"
+    #: Older versions no longer read: version -> what the reader should do instead.
+    _retired: ClassVar[Mapping[int, str]] = {}
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self._kind, "schema_version": self._version, **super().to_json()}
@@ -686,6 +688,14 @@ class Document(Model):
     @classmethod
     def from_json(cls: type[_D], data: Any, source: str | None = None) -> _D:
         source = cls._source if source is None else source
+        if isinstance(data, Mapping) and data.get("kind") == cls._kind:
+            version = data.get("schema_version")
+            if type(version) is int and version in cls._retired:
+                raise SchemaVersionError(
+                    f"{source}: {cls._kind} schema version {version} is no longer read"
+                    f" (this neuronasv reads {', '.join(map(str, cls._readable))})",
+                    hint=cls._retired[version],
+                )
         doc = check_schema(data, kind=cls._kind, supported=cls._readable, source=source)
         return cls._codec_plan().decode(doc, source)
 

@@ -1,45 +1,47 @@
-"""Verdicts: the output of the Analyse stage and the input of Report and Publish.
+"""Findings: the output of the Analyse stage and the input of Report and Publish.
 
 A ``FindingsDocument`` is what ``neuronasv compare`` (mode ``compare``: base vs head) and
 ``neuronasv regressions`` (mode ``history``: change points over a branch) write as JSON.
 Renderers and the site read only this document, never results files.
 
-Values are in the series' own ``unit`` (asv stores seconds for ``devtime_``/``time_``
-benchmarks). ``ratio`` is head/base of medians; ``ci_low``/``ci_high`` bound that ratio.
+A row (:class:`Finding`) is one series of a comparison: its :class:`Estimate` (base,
+head, the CI of head/base, sample counts, unit, source) and its :class:`RowState` (work,
+instructions and time axes, presence, confirmation, gate). ``Finding.base``, ``.head``,
+``.ratio``, ``.ci_low``, ``.ci_high``, ``.unit``, ``.n_base`` and ``.n_head`` are the
+estimate's, read-only: *the* printed values of the row in every view, and Δ is
+``head / base - 1`` of them.
 
 Schema history (``FINDINGS_SCHEMA_VERSION``):
   1 — first version.
   2 — ``work`` (exact per-op work changes between base and head: new/removed ops, calls,
       input shapes, bytes/FLOPs) and ``causes`` (findings grouped by what changed).
-      Version 1 documents read with neither.
       ``forced``: what made base and head incomparable when ``--force`` compared them
-      anyway (empty when they are comparable). Version 1 documents still load: their
-      ``settings["forced"]`` flag becomes a one-entry ``forced``.
-      ``health``: the device-health decision (canary vs the machine's history); when its
-      status is ``withheld`` the verdicts stand as data but no regression is reported, the
-      commit status is not ``failure`` and ``--fail-on`` does not fire. Version 1 documents
-      read with ``health`` None (no decision was made).
-  3 — ``Finding.basis``: ``work`` when the exact work evidence decided the verdict (strictly
-      more or strictly less work at head and a timing that did not decide), else ``timing``.
-      Versions 1 and 2 read with ``timing``.
-      Additive, same version 3 (written only when set; older readers ignore them): op
-      findings' and op contributions' ``roofline_base``/``roofline_head`` (the op's
-      fraction of the device's peak at base/head, from the sidecar profiles) and
-      ``roofline_bound`` (which roof: ``compute``, ``memory``, ``bandwidth only, FLOPs
-      unknown``, ...); ``RunRef.traces`` (workload key ``name[shape,dtype]`` -> trace file,
-      relative to where ``trace_url`` points).
-      Additive, same version: ``Finding.module_chain`` (total -> modules -> op, from the
-      module rollup of the sidecar profiles); optional and written only when present, so
-      documents without it read as before and older readers ignore it.
-      Additive, same version (written only when set): ``Finding.from_rounds`` (the row's
-      total, Δ, CI, attribution and module chain come from the confirm rounds' samples),
-      ``WorkChange.modules`` (the module paths whose calls of the op changed, from the
-      untimed work pass) and ``Cause.where`` (a cause seen in several workloads).
-      Additive, same version: ``Finding.state`` (the row's two axes — work and time — and
-      the gate rule it fires, :class:`RowState`), ``Finding.timing`` (the timing's own
-      verdict where the work decided) and ``settings["gate"]`` (the gate policy per axis).
-      Documents without them get the states derived once when loaded.
-      Additive, same version (written only when set): ``ChangePoint.culprit`` (what a
+      anyway. ``health``: the device-health decision (canary vs the machine's history).
+  3 — ``Finding.basis`` (``work`` when the exact work decided the verdict), and
+      additively: op findings' ``roofline_base``/``roofline_head``/``roofline_bound``,
+      ``RunRef.traces``, ``Finding.module_chain``, ``Finding.from_rounds``,
+      ``WorkChange.modules``, ``Cause.where``, ``Finding.state`` (a row's two axes and
+      its gate rule), ``Finding.timing`` and ``settings["gate"]``.
+  4 — one number per fact (issue 28). A finding is ``series``, ``estimate``
+      (:class:`Estimate`: ``unit``, ``base``, ``head``, ``ci_low``, ``ci_high``,
+      ``n_base``, ``n_head``, ``rounds`` and ``source`` — ``rounds``, ``first run`` or
+      ``exact count``; the ratio is ``head / base`` and not stored) and ``state``
+      (:class:`RowState`, now required: ``presence``, ``work``, ``time``, the new
+      ``instructions`` axis, ``confirmed``, ``gate``, ``instr_base``/``instr_head``),
+      then the test's figures (p-values, noise, reason, warnings) and the breakdown.
+      Removed: ``verdict`` (the state's ``presence`` and axes), ``timing``, ``basis``
+      (where the time did not decide, the exact axes give the row's direction:
+      :attr:`RowState.direction`), ``confirmed`` (``state.confirmed``, and
+      ``estimate.source == "rounds"`` for re-measured), ``from_rounds``
+      (``estimate.source``), ``state.source`` (``estimate.source``) and the top-level
+      ``unit``/``base``/``head``/``ratio``/``ci_low``/``ci_high``/``n_base``/``n_head``
+      (the estimate's). In rounds, ``base``/``head`` are the geometric means of the
+      rounds' medians (they were the pooled medians, beside a Δ from the paired ratios).
+      Versions 1-3 are no longer read: their verdicts, intervals and totals were separate
+      figures that cannot be made one again; loading one fails with
+      :class:`~neuronasv.errors.SchemaVersionError` (exit 5) saying to run the command
+      that wrote it again.
+      Additive, same version 4 (written only when set): ``ChangePoint.culprit`` (what a
       bisection proved about the change point's range: the first commit at which the
       series changed, or the narrowest range it could prove; :mod:`neuronasv.model.culprit`).
 """
@@ -48,48 +50,60 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 from neuronasv.errors import CorruptResultsError
 from neuronasv.model import _codec
 from neuronasv.model._codec import Document, Model, spec
 from neuronasv.model.culprit import Culprit
+from neuronasv.model.estimate import (
+    TIME_AXIS,
+    WORK_AXIS,
+    Estimate,
+    InstructionAxis,
+    Presence,
+    RowState,
+    TimeAxis,
+    WorkAxis,
+)
 
 __all__ = [
     "FINDINGS_SCHEMA_VERSION",
+    "TIME_AXIS",
+    "WORK_AXIS",
     "CanaryCheck",
     "Cause",
     "ChangePoint",
     "DeviceHealth",
     "EnvChange",
+    "Estimate",
     "Finding",
     "FindingsDocument",
+    "InstructionAxis",
     "OpContribution",
+    "Presence",
     "RowState",
     "RunRef",
     "SeriesId",
-    "Verdict",
+    "TimeAxis",
+    "WorkAxis",
     "WorkChange",
     "WorkKind",
 ]
 
-FINDINGS_SCHEMA_VERSION = 3
+FINDINGS_SCHEMA_VERSION = 4
 #: Versions :meth:`FindingsDocument.from_json` reads.
-_READABLE = (1, 2, 3)
+_READABLE = (4,)
 FINDINGS_SCHEMA_READS = _READABLE
 _KIND = "neuronasv.findings"
+_RETIRED = (
+    "written before one estimate per row (schema 4): its figures cannot be made one again;"
+    " run the command that wrote it (neuronasv compare, confirm or regressions) again"
+)
 
-Verdict = Literal["regression", "improvement", "unchanged", "noisy", "new", "removed", "failed"]
-VERDICTS: tuple[str, ...] = get_args(Verdict)
 WorkKind = Literal["new", "removed", "calls", "shapes", "bytes", "instructions"]
 WORK_KINDS: tuple[str, ...] = get_args(WorkKind)
 CauseKind = Literal["work", "timing"]
-#: The work axis of a row: exact, from the untimed shapes pass (:class:`RowState`).
-WorkAxis = Literal["more", "less", "different", "same", "unknown"]
-WORK_AXIS: tuple[str, ...] = get_args(WorkAxis)
-#: The time axis of a row: measured, always beside its Δ and CI (:class:`RowState`).
-TimeAxis = Literal["slower", "faster", "noise", "undecided", "none"]
-TIME_AXIS: tuple[str, ...] = get_args(TimeAxis)
 CAUSE_KINDS: tuple[str, ...] = get_args(CauseKind)
 
 
@@ -150,121 +164,107 @@ class OpContribution(Model):
 
 
 @dataclass(frozen=True)
-class RowState(Model):
-    """What one row says, on two axes, decided once in analyse (:mod:`neuronasv.analyse.rowstate`).
-
-    Every view renders these fields and never re-derives them from the verdict.
-
-    Attributes:
-        work: ``more``/``less`` (more/fewer bytes or FLOPs moved by ops that carry them, or
-            an op added/removed), ``different`` (the work changed without one direction, or
-            only calls of view/alias/no-op conversion ops changed), ``same`` (no work
-            change recorded), ``unknown`` (no work evidence: plain asv benchmarks).
-        time: ``slower`` (the timing test decided head is slower and Δ > 0), ``faster``
-            (decided faster and Δ < 0), ``noise`` (the CI lies within the minimum effect),
-            ``undecided`` (the timing could not decide), ``none`` (no Δ: new, removed,
-            failed).
-        confirmed: the interleaved rounds confirmed ``time`` (only with slower/faster).
-        source: where the row's Δ and CI come from: ``rounds`` or ``first run``.
-        gate: the ``--fail-on``/status rule this row fires (``confirmed slower time``,
-            ``more work, time undecided``, ...), empty when it fires none.
-        instr_base, instr_head: where the time is not decided (undecided or within the
-            noise), the same series' instructions per iteration under callgrind at base and
-            head (CPU, ``--metrics instructions``): the exact fact the row can still state.
-    """
-
-    _what = "row state"
-
-    work: WorkAxis = field(metadata=spec(label="work axis"))
-    time: TimeAxis = field(metadata=spec(label="time axis"))
-    confirmed: bool = False
-    source: Literal["rounds", "first run"] = field(
-        default="first run", metadata=spec(label="row source")
-    )
-    gate: str = ""
-    instr_base: float | None = field(default=None, metadata=spec(omit_empty=True))
-    instr_head: float | None = field(default=None, metadata=spec(omit_empty=True))
-
-
-@dataclass(frozen=True)
 class Finding(Model):
-    """The verdict on one series between base and head.
+    """One row of a comparison: one series between base and head.
 
     Attributes:
         series: which series.
-        verdict: regression, improvement, unchanged, noisy, new, removed or failed.
-        unit: unit of base/head values (``seconds`` for device time in asv results).
-        base, head: medians (None when absent on that side).
-        ratio: head/base medians; ci_low/ci_high: confidence interval of that ratio.
+        estimate: the row's figures (:class:`Estimate`), computed once in analyse.
+        state: what the row says on each axis (:class:`RowState`), decided once in
+            analyse.
         p_value: raw test p-value; p_adjusted: after the multiple-comparison correction.
         noise_base, noise_head: IQR/median of each side's samples.
-        n_base, n_head: sample counts.
-        reason: one sentence for people ("+18 % (CI 12–25 %), p=0.0003 < 0.01 after Holm,
-            above the 5 % minimum effect").
+        reason: one sentence for people ("+18 % (CI +12 … +25 %), p=0.0003 ...").
         warnings: noise, too few samples, fallback to factor-only (no samples), ...
-        attribution: for workload totals that moved, the ops that explain it.
+        attribution: for workload totals that moved, every op's signed change read from
+            the same samples as the estimate (:mod:`neuronasv.analyse.attribution`).
         acknowledged: the maintainer's reason when an acknowledgement matched.
-        confirmed: True/False after an interleaved re-measurement, None if not re-measured.
-            True also when ``basis`` is ``work``: the direction is certain from the exact
-            work, whatever the timing noise (the rounds only measure its size).
         calls_base, calls_head: calls per iteration for op series.
         module_chain: for a workload total that moved and whose profiles carry module
-            times, the path from the total to the op: the total (``op`` ``""``), each
-            module on the way down (``op`` ``module:<path>``, inclusive time) and the op
-            within the last module (``op`` its name, its time in that module); base/head
-            in the series' unit, ``share`` = the link's delta / the total's delta.
-        basis: what decided the verdict: ``timing`` (the statistics) or ``work`` (the
-            exact work evidence — strictly more or strictly less work at head — where the
-            timing alone did not decide; :func:`neuronasv.analyse.evidence.apply_work`).
+            times, the path from the total to the op: the total (``op`` ``""``, the
+            estimate's base and head), each module on the way down (``op``
+            ``module:<path>``, inclusive time) and the op within the last module; base and
+            head from the same samples and estimator as the row, ``share`` = the link's
+            delta / the row's delta.
         roofline_base, roofline_head: for op series, the op's achieved fraction of the
             device's peak on each side (from the sidecar profiles), when known.
         roofline_bound: which roof that fraction is of (head's, else base's).
-        from_rounds: True when base, head, ratio, CI, ``attribution`` and
-            ``module_chain`` all come from the interleaved re-measurement's rounds (pooled
-            samples); False when they all come from the compared runs. Never a mix.
-        timing: when ``basis`` is ``work``, the timing test's own verdict (``noisy`` or
-            ``unchanged``); None otherwise (``verdict`` is the timing's).
-        state: the row's two axes and gate (:class:`RowState`), set by analyse; None in
-            documents written before it existed (views then derive it once on load).
+
+    The printed values — ``base``, ``head``, ``ratio``, ``ci_low``, ``ci_high``,
+    ``unit``, ``n_base``, ``n_head`` — are the estimate's, as read-only properties: every
+    view prints them as they are, and Δ is ``head / base - 1``.
     """
 
     _what = "finding"
 
     series: SeriesId
-    verdict: Verdict
-    unit: str
-    base: float | None
-    head: float | None
-    ratio: float | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
+    estimate: Estimate
+    state: RowState
     p_value: float | None = None
     p_adjusted: float | None = None
     noise_base: float | None = None
     noise_head: float | None = None
-    n_base: int = 0
-    n_head: int = 0
     reason: str = ""
     warnings: tuple[str, ...] = ()
     attribution: tuple[OpContribution, ...] = ()
     acknowledged: str | None = None
-    confirmed: bool | None = None
     calls_base: float | None = field(default=None, metadata=spec(bound="nonneg"))
     calls_head: float | None = field(default=None, metadata=spec(bound="nonneg"))
-    basis: Literal["timing", "work"] = "timing"
     roofline_base: float | None = field(default=None, metadata=spec(omit_empty=True))
     roofline_head: float | None = field(default=None, metadata=spec(omit_empty=True))
     roofline_bound: str | None = field(default=None, metadata=spec(omit_empty=True))
     module_chain: tuple[OpContribution, ...] = field(
         default=(), metadata=spec(omit_empty=True)
     )
-    from_rounds: bool = field(default=False, metadata=spec(omit_empty=True))
-    timing: str | None = field(default=None, metadata=spec(omit_empty=True))
-    state: RowState | None = field(default=None, metadata=spec(omit_empty=True))
+
+    @property
+    def unit(self) -> str:
+        """The unit of ``base`` and ``head``."""
+        return self.estimate.unit
+
+    @property
+    def base(self) -> float | None:
+        """The printed base value (the estimate's)."""
+        return self.estimate.base
+
+    @property
+    def head(self) -> float | None:
+        """The printed head value (the estimate's)."""
+        return self.estimate.head
+
+    @property
+    def ratio(self) -> float | None:
+        """``head / base``: the printed Δ is this minus one."""
+        return self.estimate.ratio
+
+    @property
+    def ci_low(self) -> float | None:
+        """Lower bound of the CI of ``ratio``."""
+        return self.estimate.ci_low
+
+    @property
+    def ci_high(self) -> float | None:
+        """Upper bound of the CI of ``ratio``."""
+        return self.estimate.ci_high
+
+    @property
+    def n_base(self) -> int:
+        return self.estimate.n_base
+
+    @property
+    def n_head(self) -> int:
+        return self.estimate.n_head
 
     @property
     def change_pct(self) -> float | None:
-        return None if self.ratio is None else (self.ratio - 1.0) * 100.0
+        """Δ in percent (``(ratio - 1) * 100``), None without a ratio."""
+        r = self.ratio
+        return None if r is None else (r - 1.0) * 100.0
+
+    @property
+    def remeasured(self) -> bool:
+        """The figures come from the interleaved rounds (``estimate.source``)."""
+        return self.estimate.source == "rounds"
 
 
 @dataclass(frozen=True)
@@ -536,6 +536,7 @@ class FindingsDocument(Document):
     _kind = _KIND
     _version = FINDINGS_SCHEMA_VERSION
     _readable = _READABLE
+    _retired: ClassVar[Mapping[int, str]] = {1: _RETIRED, 2: _RETIRED, 3: _RETIRED}
     _source = "<findings>"
 
     mode: Literal["compare", "history"] = field(metadata=spec(label="mode"))
@@ -558,20 +559,17 @@ class FindingsDocument(Document):
         """The reason verdicts are withheld (device unhealthy), or None."""
         return self.health.reason if self.health is not None and self.health.withheld else None
 
-    @classmethod
-    def _check(cls, values: dict[str, Any], data: Mapping[str, Any], source: str) -> None:
-        # version 1 recorded only a flag: it becomes a one-entry ``forced``
-        if data["schema_version"] == 1 and values["settings"].get("forced") is True:
-            values["forced"] = ("compared with --force (version 1 document: reason not recorded)",)
-
-    def count(self, verdict: str) -> int:
-        return sum(1 for f in self.findings if f.verdict == verdict and f.acknowledged is None)
+    def count(self, presence: Presence) -> int:
+        """Unacknowledged rows with this presence (``new``, ``removed``, ``failed``)."""
+        return sum(
+            1 for f in self.findings if f.state.presence == presence and f.acknowledged is None
+        )
 
     @property
     def lost(self) -> tuple[Finding, ...]:
         """Series the head did not measure: a failure of the run, whatever else moved.
 
-        Unacknowledged findings that ``failed`` at head, and ``removed`` ones that are
+        Unacknowledged rows that ``failed`` at head, and ``removed`` ones that are
         not an op gone from a workload the head still measured: a removed workload total
         or plain asv benchmark, or an op whose workload total is itself missing at head.
         (An op that no longer runs while its workload was measured is the code changing,
@@ -587,9 +585,9 @@ class FindingsDocument(Document):
             for f in self.findings
             if f.acknowledged is None
             and (
-                f.verdict == "failed"
+                f.state.presence == "failed"
                 or (
-                    f.verdict == "removed"
+                    f.state.presence == "removed"
                     and (f.series.op is None or _group(f.series) not in measured)
                 )
             )

@@ -7,12 +7,40 @@ commit (``docs/instructions.md``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from neuronasv.model._codec import Model
+from neuronasv.errors import CorruptResultsError
+from neuronasv.model._codec import Model, spec
+from neuronasv.units import INSTRUCTIONS_UNIT, value_problem
 
 __all__ = ["InstructionCounts"]
+
+
+def _count(value: Any, name: str, source: str) -> float:
+    """An instruction count in range (:func:`neuronasv.units.value_problem`), else a clear
+    error: a negative or fractional count is not what the pass writes (issue 28)."""
+    problem = value_problem(INSTRUCTIONS_UNIT, value)
+    if problem:
+        raise CorruptResultsError(f"{source}: instruction count {name}: {problem}"[:300])
+    return float(value)
+
+
+def _total(data: Mapping[str, Any], source: str) -> float:
+    if "total" not in data:
+        raise CorruptResultsError(f"{source}: field 'total' is missing")
+    return _count(data["total"], "total", source)
+
+
+def _counts(key: str) -> Callable[[Mapping[str, Any], str], dict[str, float]]:
+    def decode(data: Mapping[str, Any], source: str) -> dict[str, float]:
+        raw = data.get(key, {})
+        if not isinstance(raw, Mapping):
+            raise CorruptResultsError(f"{source}: field {key!r} must be an object")
+        return {str(k): _count(v, repr(str(k))[:80], source) for k, v in raw.items()}
+
+    return decode
 
 
 @dataclass(frozen=True)
@@ -24,6 +52,7 @@ class InstructionCounts(Model):
         ops: op (``aten::mul``) -> instructions of its calls per iteration (native code:
             bindings, dispatcher, kernel and the ops it calls internally).
         modules: ``module:<path>`` -> the instructions of the ops in that module and below.
+        Every count is a whole number of instructions in range, checked when read.
         deterministic: every count was the same when taken twice in a row; False means
             these counts are not judged (said, never a verdict).
         unstable: the targets whose two counts differed (``total``, op or module names).
@@ -32,9 +61,11 @@ class InstructionCounts(Model):
 
     _what = "instruction counts"
 
-    total: float
-    ops: Mapping[str, float] = field(default_factory=dict)
-    modules: Mapping[str, float] = field(default_factory=dict)
+    total: float = field(metadata=spec(decode=_total))
+    ops: Mapping[str, float] = field(default_factory=dict, metadata=spec(decode=_counts("ops")))
+    modules: Mapping[str, float] = field(
+        default_factory=dict, metadata=spec(decode=_counts("modules"))
+    )
     deterministic: bool = True
     unstable: tuple[str, ...] = ()
     valgrind: str = ""

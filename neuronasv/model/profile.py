@@ -38,6 +38,7 @@ from typing import Any
 from neuronasv.errors import CorruptResultsError
 from neuronasv.model._codec import Document, Model, spec
 from neuronasv.model.instructions import InstructionCounts
+from neuronasv.units import from_us
 
 __all__ = [
     "MODULE_SERIES_PREFIX",
@@ -231,6 +232,23 @@ class WorkloadProfile(Model):
 
     def module(self, path: str) -> ModuleProfile | None:
         return next((m for m in self.modules if m.path == path), None)
+
+    def series_samples(self, unit: str = "seconds") -> dict[str | None, list[float]]:
+        """The one mapping of a profile to its series' samples, in ``unit``.
+
+        ``None`` is the workload's total device time, an op name its self device time,
+        ``module:<path>`` a named module's inclusive time (the root module is the total);
+        microseconds become the series' unit by :func:`neuronasv.units.from_us`. What the
+        asv plugin stores per series and what confirm and ``compare --round-*`` read back
+        from profile documents are both this (the first of an op name that repeats).
+        """
+        out: dict[str | None, list[float]] = {None: from_us(self.device_time_us, unit)}
+        for o in self.ops:
+            out.setdefault(o.op, from_us(o.self_device_time_us, unit))
+        for m in self.modules:
+            if m.path:
+                out.setdefault(module_series_name(m.path), from_us(m.device_time_us, unit))
+        return out
 
 
 @dataclass(frozen=True)

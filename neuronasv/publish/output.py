@@ -24,11 +24,13 @@ import numpy as np
 
 from neuronasv.errors import UsageError
 from neuronasv.fileio import confined_path, is_temp_of, write_atomic
+from neuronasv.format import value_labels
 from neuronasv.publish.render import script_json
 from neuronasv.publish.sitedata import SiteData
 
 if TYPE_CHECKING:
     from neuronasv.publish.pages import Group
+    from neuronasv.publish.workload import GroupSeries
 
 __all__ = [
     "CHUNK",
@@ -45,7 +47,9 @@ __all__ = [
 CHUNK = 1000  # commits per data file
 
 
-_FORMAT = "site-1"  # part of every digest: bump when the output format changes
+# part of every digest: bump when the output format changes
+# (site-2: every value's label in the data, comparison points, dates as text, "other" rows)
+_FORMAT = "site-2"
 
 
 _MANIFEST = ".neuronasv-manifest.json"
@@ -230,28 +234,85 @@ def chunk_count(commits: int) -> int:
     return max(1, math.ceil(commits / CHUNK))
 
 
-def chunk_js(g: Group, k: int) -> tuple[str, Callable[[], str]]:
-    """(digest, render) of chunk ``k`` of group ``g``; rendering is deferred."""
+def date_texts(dates_ms: np.ndarray) -> list[str]:
+    """Commit dates (ms since the epoch, 0 = unknown) as ``2026-01-02 10:33`` (UTC), or ""."""
+    text = np.datetime_as_string(dates_ms.astype("datetime64[ms]"), unit="m", timezone="UTC")
+    return ["" if ms == 0 else t[:16].replace("T", " ")
+            for ms, t in zip(dates_ms.tolist(), text.tolist(), strict=True)]  # fmt: skip
+
+
+def _row_labels(
+    v: np.ndarray, q1: np.ndarray, q3: np.ndarray, unit: str, forced: dict[int, str]
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """One row of a chunk: (labels, label index per value of ``v``+``q1``+``q3``, each
+    label's value). ``forced`` (column -> text) puts the comparison's own text on its points."""
+    block = np.concatenate([v, q1, q3])
+    labels, idx = value_labels(block, unit)
+    seen = {t: i for i, t in enumerate(labels)}
+    for j, text in forced.items():
+        i = seen.get(text)
+        if i is None:
+            i = seen[text] = len(labels)
+            labels.append(text)
+        idx[j] = i
+    rep = np.full(len(labels), np.nan)
+    used = idx >= 0
+    if used.any():
+        u, first = np.unique(idx[used], return_index=True)
+        rep[u] = block[used][first]
+    return labels, idx, rep
+
+
+def _idx_list(a: np.ndarray) -> list[int | None]:
+    return [None if i < 0 else i for i in a.tolist()]
+
+
+def chunk_js(g: Group, gs: GroupSeries, k: int) -> tuple[str, Callable[[], str]]:
+    """(digest, render) of chunk ``k`` of group ``g`` drawn as ``gs``; rendering is deferred.
+
+    The payload, per chart row (``gs``' rows): ``v`` the medians as integers × ``scale``
+    (what the line is drawn at), ``vl``/``lo``/``hi`` indices into the row's ``labels``
+    (the text of each median and quartile: :func:`neuronasv.format.value_labels`, or the
+    comparison's own text at its two commits) and ``lv`` each label's value (integers ×
+    ``scale``: where the band is drawn); ``dates`` as text. The script formats nothing.
+    """
     md = g.machine
     lo_c, hi_c = k * CHUNK, min(len(md.commits), (k + 1) * CHUNK)
-    rows = np.asarray(g.rows)
-    v, q1, q3 = md.value[rows, lo_c:hi_c], md.q25[rows, lo_c:hi_c], md.q75[rows, lo_c:hi_c]
+    m = hi_c - lo_c
+    v, q1, q3 = gs.v[:, lo_c:hi_c], gs.q1[:, lo_c:hi_c], gs.q3[:, lo_c:hi_c]
+    forced: list[dict[int, str]] = [{} for _ in range(v.shape[0])]
+    for (pos, col), text in gs.forced.items():
+        if lo_c <= col < hi_c:
+            forced[pos][col - lo_c] = text
     hsh = hashlib.blake2b(digest_size=16)
     hsh.update(f"{_FORMAT}\x00{g.gid}\x00{k}\x00".encode())
     hsh.update("\n".join(md.commits[lo_c:hi_c]).encode())
+    hsh.update("\x00".join(gs.units).encode())
+    hsh.update(repr(sorted((p, c, t) for p, f in enumerate(forced) for c, t in f.items())).encode())
     for arr in (md.dates[lo_c:hi_c], v, q1, q3):
         hsh.update(np.ascontiguousarray(arr).tobytes())
 
     def make() -> str:
-        scales = [_scale(v[i]) for i in range(len(rows))]
+        scales = [_scale(v[i]) for i in range(v.shape[0])]
+        labels, vl, lo, hi, lv = [], [], [], [], []
+        for i, s in enumerate(scales):
+            texts, idx, rep = _row_labels(v[i], q1[i], q3[i], gs.units[i], forced[i])
+            labels.append(texts)
+            vl.append(_idx_list(idx[:m]))
+            lo.append(_idx_list(idx[m : 2 * m]))
+            hi.append(_idx_list(idx[2 * m :]))
+            lv.append(_ints(rep, s))
         data = {
             "start": lo_c,
             "commits": [c[:12] for c in md.commits[lo_c:hi_c]],
-            "dates": md.dates[lo_c:hi_c].tolist(),
+            "dates": date_texts(md.dates[lo_c:hi_c]),
             "scale": scales,
             "v": [_ints(v[i], s) for i, s in enumerate(scales)],
-            "lo": [_ints(q1[i], s) for i, s in enumerate(scales)],
-            "hi": [_ints(q3[i], s) for i, s in enumerate(scales)],
+            "labels": labels,
+            "vl": vl,
+            "lo": lo,
+            "hi": hi,
+            "lv": lv,
         }
         return f"NASV.chunk({script_json(g.gid)},{script_json(data)});\n"
 

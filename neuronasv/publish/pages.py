@@ -1,43 +1,51 @@
-"""The site's pages: index, one page per workload, regressions; HTML from one machine's view.
+"""The site's index and regressions pages; HTML from one machine's view.
 
-Every page renders from a :class:`View` (states, noise levels, the newest-commit check,
-computed once per machine by :mod:`neuronasv.publish.site`); nothing here writes a file.
+Every page renders from a :class:`View` (states, noise levels, the newest-commit check and
+its printed comparison, computed once per machine by :mod:`neuronasv.publish.site`);
+nothing here writes a file. The workload pages are :mod:`neuronasv.publish.workload`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
 
-from neuronasv.analyse.states import ALARMS, STATES, Coverage, change_text
+from neuronasv.analyse.states import ALARMS, STATES, Coverage
 from neuronasv.format import format_delta_pct, format_value, pct_number
 from neuronasv.model import ChangePoint, Finding, FindingsDocument, SeriesId
 from neuronasv.model.profile import module_series_path
 from neuronasv.publish import render
-from neuronasv.publish.render import h, script_json, sparkline_svg
+from neuronasv.publish.compared import Compared
+from neuronasv.publish.render import h, sparkline_svg
 from neuronasv.publish.sitedata import MachineData, SiteData
 from neuronasv.report.bisect import culprit_plain
-from neuronasv.report.rowwords import state_words
 from neuronasv.samples import NOISE_THRESHOLD
+from neuronasv.units import is_exact
 
 __all__ = [
+    "FLAGGED",
     "CPIndex",
     "Group",
     "Newest",
     "PublishOptions",
     "View",
+    "badge_text",
     "cp_key",
     "index_page",
     "module_of",
+    "noise_badge_data",
     "regressions_page",
+    "row_label",
     "slug",
-    "workload_page",
+    "state_badge",
 ]
+
 
 def slug(text: str, key: str) -> str:
     base = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:60] or "x"
@@ -73,6 +81,12 @@ class PublishOptions:
 
 @dataclass
 class Group:
+    """One workload (shape, dtype) or plain benchmark: its rows, totals first.
+
+    ``total`` is the workload's device-time total, ``instr_total`` its instruction-count
+    total (two axes: never one chart, never one badge).
+    """
+
     machine: MachineData
     gid: str
     title: str
@@ -80,6 +94,17 @@ class Group:
     rows: list[int]
     total: int | None
     trace_key: str | None
+    instr_total: int | None = None
+
+    @property
+    def lead(self) -> int | None:
+        """The row that stands for the group on the index: its device-time total, else its
+        instruction total, else its only row."""
+        if self.total is not None:
+            return self.total
+        if self.instr_total is not None:
+            return self.instr_total
+        return self.rows[0] if len(self.rows) == 1 else None
 
 
 def module_of(md: MachineData, sid: SeriesId) -> str | None:
@@ -92,17 +117,20 @@ def module_of(md: MachineData, sid: SeriesId) -> str | None:
     return md.op_modules.get((sid.workload, sid.shape or "", sid.dtype or "", sid.op))
 
 
-def _row_label(md: MachineData, r: int, g: Group) -> str:
+def row_label(md: MachineData, r: int, g: Group) -> str:
+    """A row's name on its group's pages; an instruction-count row says so (its twin on the
+    device-time axis has the same op name)."""
     sid = md.series[r].series
+    axis = " (instructions)" if is_exact(md.series[r].unit) else ""
     if g.trace_key is not None:
         path = module_series_path(sid.op)
         if path is not None:  # a module: indented by its depth, ▸ marks it
-            return "\u2003" * path.count(".") + f"▸ {path}"
+            return "\u2003" * path.count(".") + f"▸ {path}" + axis
         module = module_of(md, sid)
         if module:  # an op nested beneath its module
-            return "\u2003" * (module.count(".") + 1) + (sid.op or "")
-        return sid.op or "total"
-    return ", ".join(sid.params) or sid.benchmark
+            return "\u2003" * (module.count(".") + 1) + (sid.op or "") + axis
+        return (sid.op or "total") + axis
+    return (", ".join(sid.params) or sid.benchmark) + axis
 
 
 def cp_key(machine: str, sid: SeriesId) -> tuple[str, str, tuple[str, ...]]:
@@ -125,15 +153,22 @@ class Newest:
         return self.by_key.get(cp_key(machine, sid))
 
 
-def _noise_badge(level: float | None) -> str:
+def noise_badge_data(level: float | None) -> dict[str, str]:
+    """The noise badge as data (class, text, tooltip): the index and the workload page's
+    script show the same badge, decided here."""
     if level is None:
-        return '<span class="nz nz-none" title="no quartiles recorded">–</span>'
+        return {"cls": "none", "text": "–", "title": "no quartiles recorded"}
     cls = "low" if level < QUIET else ("mid" if level < NOISE_THRESHOLD else "high")
-    pct = pct_number(level)
-    return (
-        f'<span class="nz nz-{cls}" title="noise: within-run IQR/median, median of the last'
-        f' 10 commits">IQR {pct} %</span>'
-    )
+    return {
+        "cls": cls,
+        "text": f"IQR {pct_number(level)} %",
+        "title": "noise: within-run IQR/median, median of the last 10 commits",
+    }
+
+
+def _noise_badge(level: float | None) -> str:
+    nz = noise_badge_data(level)
+    return f'<span class="nz nz-{nz["cls"]}" title="{h(nz["title"])}">{h(nz["text"])}</span>'
 
 
 def _latest(v: np.ndarray) -> float | None:
@@ -151,6 +186,8 @@ class View:
     noise: list[float | None]
     newest: Newest
     coverage: Coverage | None  # None: no change-point findings given
+    #: row -> the newest commit's comparison as printed (publish/compared.py)
+    compared: dict[int, Compared] = field(default_factory=dict)
 
     def finding(self, r: int) -> Finding | None:
         return self.newest.finding(self.md.name, self.md.series[r].series)
@@ -160,8 +197,19 @@ def _severity(state: str) -> int:
     return STATES.index(state) if state in STATES else len(STATES)
 
 
-def _state_badge(state: str) -> str:
-    return f'<span class="st st-{h(state)}">{h(state)}</span>'
+#: Newest-commit states that something moved at the head (the verdict line, the
+#: regressions page's table, the commit details).
+FLAGGED = ("confirmed", "suspect", "more-work", "more-instructions", "failed")
+
+
+def badge_text(state: str) -> str:
+    """A state's badge: its name in words (``more instructions``, ``more-work`` as it is)."""
+    return state.replace("-instructions", " instructions")
+
+
+def state_badge(state: str, title: str = "") -> str:
+    tip = f' title="{h(title)}"' if title else ""
+    return f'<span class="st st-{h(state)}"{tip}>{h(badge_text(state))}</span>'
 
 
 def _newest_html(v: View, commit_link: Callable[[str], str]) -> str:
@@ -171,16 +219,16 @@ def _newest_html(v: View, commit_link: Callable[[str], str]) -> str:
     if nw.doc is not None and nw.doc.base is not None and nw.doc.head is not None:
         counts: dict[str, int] = {}
         for r, st in enumerate(v.states):
-            if v.finding(r) is not None and st in ("confirmed", "suspect", "more-work", "failed"):
+            if v.finding(r) is not None and st in FLAGGED:
                 counts[st] = counts.get(st, 0) + 1
         how = (
             "re-measured by <code>neuronasv confirm</code>"
-            if any(f.state is not None and f.state.source == "rounds" for f in nw.doc.findings)
+            if any(f.remeasured for f in nw.doc.findings)
             else "single run, not re-measured"
         )
         said = " ".join(
-            f'{_state_badge(st)} {counts[st]}'
-            for st in ("confirmed", "suspect", "more-work", "failed")
+            f'{state_badge(st)} {counts[st]}'
+            for st in FLAGGED
             if counts.get(st)
         )  # fmt: skip
         parts.append(
@@ -208,128 +256,22 @@ def _newest_html(v: View, commit_link: Callable[[str], str]) -> str:
     return '<div class="verdict">' + "".join(parts) + "</div>"
 
 
-def _peak_text(f: Finding | None) -> str:
-    """``80 % of peak (compute)`` of an op at the newest commit (vs its parent), or ""."""
-    if f is None or f.series.op is None:
-        return ""
-    from neuronasv.report.causes import of_peak
-
-    return of_peak(f.roofline_base, f.roofline_head, f.roofline_bound)
-
-
-def workload_page(
-    g: Group,
-    v: View,
-    cps: CPIndex,
-    opts: PublishOptions,
-    n_chunks: int,
-    copied: set[str] | None = None,
-) -> str:
-    md = g.machine
-    col = {c: i for i, c in enumerate(md.commits)}
-    rows_meta = []
-    cp_meta = []
-    for i, r in enumerate(g.rows):
-        s = md.series[r]
-        f = v.finding(r)
-        rows_meta.append(
-            {
-                "peak": _peak_text(f),
-                "label": _row_label(md, r, g),
-                "total": r == g.total,
-                "state": v.states[r],
-                "noise": v.noise[r],
-                "change": change_text(f),
-                "words": state_words(f) if f is not None else "",
-                "unit": s.unit,
-                "benchmark": s.series.benchmark,
-                "params": list(s.series.params),
-            }
-        )
-        for c in cps.get(cp_key(md.name, s.series), []):
-            if c.commit_after in col:
-                cp_meta.append(
-                    {
-                        "row": i,
-                        "index": col[c.commit_after],
-                        "kind": c.kind,
-                        "open": c.open,
-                        "ratio": c.ratio,
-                        "ack": c.acknowledged,
-                        "reason": c.reason,
-                        "before": c.commit_before,
-                        "after": c.commit_after,
-                    }
-                )
-    traces = []
-    trace_url = opts.trace_url
-    if trace_url is None and copied:
-        # The copies this publish made; workload pages live at m/<machine>/<page>.html.
-        trace_url = "../../traces/{path}"
-    if g.trace_key is not None:
-        for j in sorted(md.traces):
-            p = md.traces[j].get(g.trace_key)
-            if p and (opts.trace_url is not None or (copied is not None and p in copied)):
-                traces.append([j, p])
-    nw = v.newest
-    meta = {
-        "id": g.gid,
-        "machine": md.name,
-        "title": g.title,
-        "n": len(md.commits),
-        "rows": rows_meta,
-        "changePoints": cp_meta,
-        "newest": (
-            {"index": len(md.commits) - 1, "parent": nw.parent} if nw.doc is not None else None
-        ),
-        "envChanges": [
-            {"index": j, "changes": [list(d) for d in diff]} for j, diff in md.env_changes()
-        ],
-        "traces": traces,
-        "commitUrl": opts.commit_url,
-        "traceUrl": trace_url,
-    }
-    lead = g.total if g.total is not None else (g.rows[0] if len(g.rows) == 1 else None)
-    badge = ""
-    if lead is not None:
-        ch = change_text(v.finding(lead))
-        badge = (
-            f" {_state_badge(v.states[lead])}"
-            + (f' <span class="chg">{h(ch)} vs parent</span>' if ch else "")
-            + f" {_noise_badge(v.noise[lead])}"
-        )
-    chunks = [f"{g.slug}/c{k:05d}.js" for k in range(n_chunks)]
-    body = (
-        f"<h1>{h(g.title)} <small>on {h(md.name)}</small>{badge}</h1>"
-        '<p class="hint">Median per commit with the interquartile band; red lines: regressions'
-        " (dashed: the newest commit's suspect regression against its parent), dashed amber:"
-        " more work at the newest commit, green: improvements, dashed purple: environment"
-        " changes; a series measured once is a point. Drag to zoom, double-click to reset,"
-        " click a commit for details.</p>"
-        '<section><h2>Total device time</h2><div id="chart-total" class="chart"></div></section>'
-        '<section id="details" class="details"><em>Click a commit on a chart.</em></section>'
-        "<section><h2>Where the time goes (stacked per op)</h2>"
-        '<div id="chart-stack" class="chart"></div></section>'
-        '<section><h2>Per-op series</h2><div id="ops" class="grid"></div></section>'
-        f'<script type="application/json" id="meta">{script_json(meta)}</script>'
-        "<script>window.NASV={c:{},chunk:function(id,d){(this.c[id]=this.c[id]||[]).push(d);}};</script>"
-    )
-    return render.page(
-        f"{g.title} · {md.name}",
-        body,
-        root="../../",
-        scripts=["../../assets/uPlot.iife.min.js", *chunks, "../../assets/site.js"],
-        head='<link rel="stylesheet" href="../../assets/uPlot.min.css">',
-    )
-
-
 def _series_row(v: View, r: int, label: str, cps: CPIndex, col: Mapping[str, int], *,
-                cls: str, extra: str = "", badge: str | None = None) -> str:  # fmt: skip
+                cls: str, extra: str = "", worst: str | None = None) -> str:  # fmt: skip
+    """One index row. Its badge is the row's own state on its own axis (a workload total
+    is never "confirmed" for its ops' sake: the group's worst state is said beside it);
+    "latest" and "vs parent" are the newest commit's comparison as the comment prints them
+    (:mod:`neuronasv.publish.compared`), else asv's latest result, labelled so."""
     md = v.md
     s = md.series[r]
     vals = md.value[r]
-    tail = vals[-120:]
+    tail = vals[-120:].astype(np.float64)
     off = len(vals) - len(tail)
+    c = v.compared.get(r)
+    if c is not None:  # the sparkline ends at the comparison's values, as the charts do
+        for j, x in ((c.base_col, c.base), (c.head_col, c.head)):
+            if j is not None and j >= off and x is not None and math.isfinite(x):
+                tail[j - off] = x
     mine = [
         c
         for c in cps.get(cp_key(md.name, s.series), [])
@@ -338,22 +280,32 @@ def _series_row(v: View, r: int, label: str, cps: CPIndex, col: Mapping[str, int
     marks = [col[c.commit_after] - off for c in mine if c.kind == "regression"]
     good = [col[c.commit_after] - off for c in mine if c.kind != "regression"]
     st = v.states[r]
-    shown = _state_badge(st)
-    if badge is not None and badge != st:
-        # the workload's state is its worst series'; the total's own state stays readable
-        shown = (
-            f'<span class="st st-{h(badge)}" title="worst in this workload; the total: {h(st)}">'
-            f"{h(badge)}</span>"
+    shown = state_badge(st)
+    if worst is not None and worst != st:
+        shown += (
+            f' <span class="worst" title="the worst state among this workload\'s series">'
+            f"ops: {h(badge_text(worst))}</span>"
         )
     hot = " alarm" if st in ("confirmed", "suspect") else ""  # red: slower vs the parent
-    f = v.finding(r)
-    # "latest" and "vs parent" from one comparison: the newest-commit finding's head value
-    latest = f.head if f is not None and f.head is not None else _latest(vals)
+    if c is not None:
+        latest = (
+            f'<td class="num" title="the comparison\'s head ({h(c.source_text)})">'
+            f"{h(c.head_label)}</td>"
+        )
+        change = h(c.change) + (
+            f' <span class="from">from {h(c.base_label)}</span>' if c.base is not None else ""
+        )
+    else:
+        val = _latest(vals)
+        latest = (
+            f'<td class="num" title="asv result of the latest commit with one">'
+            f"{h(format_value(val, s.unit))}</td>"
+        )
+        change = ""
     return (
         f'<tr class="{cls}" data-state="{h(st)}"{extra}><td>{shown}</td>'
-        f"<td>{label}</td>"
-        f'<td class="num">{h(format_value(latest, s.unit))}</td>'
-        f'<td class="num chg{hot}">{h(change_text(f))}</td>'
+        f"<td>{label}</td>{latest}"
+        f'<td class="num chg{hot}">{change}</td>'
         f"<td>{_noise_badge(v.noise[r])}</td>"
         f"<td>{sparkline_svg(tail, marks=marks, good=good, label=f'trend of {s.series.label}')}"
         "</td></tr>"
@@ -363,7 +315,7 @@ def _series_row(v: View, r: int, label: str, cps: CPIndex, col: Mapping[str, int
 def _group_html(v: View, g: Group, href: str, cps: CPIndex, col: Mapping[str, int]) -> str:
     """One workload: its total as the lead row, its ops beneath (collapsed)."""
     md = v.md
-    lead = g.total if g.total is not None else (g.rows[0] if len(g.rows) == 1 else None)
+    lead = g.lead
     # flagged ops first (as on the workload page), then in the group's order
     rest = sorted((r for r in g.rows if r != lead), key=lambda r: _severity(v.states[r]))
     worst = min((v.states[r] for r in g.rows), key=_severity)
@@ -379,7 +331,8 @@ def _group_html(v: View, g: Group, href: str, cps: CPIndex, col: Mapping[str, in
         if any(module_series_path(md.series[r].series.op) is not None for r in rest):
             what = "modules and ops"
         said = ", ".join(
-            f"{n} {st}" for st, n in sorted(flagged.items(), key=lambda kv: _severity(kv[0]))
+            f"{n} {badge_text(st)}"
+            for st, n in sorted(flagged.items(), key=lambda kv: _severity(kv[0]))
         )
         note = (
             f' <button type="button" class="tog" aria-expanded="false">▸ {len(rest)} {what}'
@@ -387,14 +340,14 @@ def _group_html(v: View, g: Group, href: str, cps: CPIndex, col: Mapping[str, in
         )
     out = [f'<tbody class="wl" data-alarm="{int(alarm)}" data-worst="{h(worst)}">']
     if lead is not None:
-        out.append(_series_row(v, lead, link + note, cps, col, cls="lead", badge=worst))
+        out.append(_series_row(v, lead, link + note, cps, col, cls="lead", worst=worst))
     else:
         out.append(
-            f'<tr class="lead" data-state="{h(worst)}"><td>{_state_badge(worst)}</td>'
+            f'<tr class="lead" data-state="{h(worst)}"><td>{state_badge(worst)}</td>'
             f"<td>{link}{note}</td><td></td><td></td><td></td><td></td></tr>"
         )
     for r in rest:
-        label = f'<span class="opname">{h(_row_label(md, r, g))}</span>'
+        label = f'<span class="opname">{h(row_label(md, r, g))}</span>'
         out.append(_series_row(v, r, label, cps, col, cls="op", extra=" hidden"))
     out.append("</tbody>")
     return "".join(out)
@@ -463,7 +416,7 @@ def _newest_section(
     page_for: Mapping[tuple[str, str, tuple[str, ...]], str],
     commit_link: Callable[[str], str],
 ) -> str:
-    """"Newest commit vs its parent": each machine's note, then its flagged rows."""
+    """ "Newest commit vs its parent": each machine's note, then its flagged rows."""
     newest_rows = []
     for v in views:
         nw = v.newest
@@ -471,19 +424,26 @@ def _newest_section(
             continue
         for r, st in enumerate(v.states):
             f = v.finding(r)
-            if f is None or st not in ("confirmed", "suspect", "more-work", "failed"):
+            if f is None or st not in FLAGGED:
                 continue
             key = cp_key(v.md.name, f.series)
             href = page_for.get(key)
             label = f.series.label
             name = f'<a href="{h(href)}">{h(label)}</a>' if href else h(label)
+            c = v.compared.get(r)
+            change = (
+                f"{h(c.base_label)} → {h(c.head_label)}, {h(c.change)}"
+                if c is not None and c.base is not None and c.head is not None
+                else h(c.change if c is not None else "")
+            )
             newest_rows.append(
                 (
                     _severity(st),
                     -abs((f.ratio or 1.0) - 1.0),
-                    f'<tr data-state="{h(st)}"><td>{_state_badge(st)}</td><td>{name}</td>'
+                    f'<tr data-state="{h(st)}" data-alarm="{int(st in ALARMS)}">'
+                    f"<td>{state_badge(st)}</td><td>{name}</td>"
                     f"<td>{h(v.md.name)}</td>"
-                    f'<td class="num">{h(change_text(f))}</td>'
+                    f'<td class="num">{change}</td>'
                     f"<td>{commit_link(nw.doc.base.commit)}..{commit_link(nw.doc.head.commit)}"
                     "</td></tr>",
                 )
@@ -532,7 +492,8 @@ def _change_point_rows(
         ack = f"<br><em>ack: {h(cp.acknowledged)}</em>" if cp.acknowledged else ""
         name = f'<a href="{h(href)}">{h(cp.series.label)}</a>' if href else h(cp.series.label)
         rows.append(
-            f'<tr data-state="{h(cp.kind if state == "open" else state)}">'
+            f'<tr data-state="{h(cp.kind if state == "open" else state)}"'
+            f' data-alarm="{int(state == "open" and cp.kind == "regression")}">'
             f'<td><span class="st st-{h(state)}">{h(state)}</span></td>'
             f"<td>{h(cp.kind)}</td><td>{name}</td><td>{h(cp.machine)}</td>"
             f'<td class="num">{format_delta_pct(cp.ratio)}</td>'

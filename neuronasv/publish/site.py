@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import replace
@@ -32,10 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from neuronasv.analyse.rowstate import ensure_states
 from neuronasv.analyse.states import Coverage, coverage_of, series_state
 from neuronasv.model import ChangePoint, FindingsDocument, SeriesId
 from neuronasv.model.profile import module_series_path
+from neuronasv.publish.compared import Compared, compared_of
 from neuronasv.publish.feeds import atom_feed, regressions_json
 from neuronasv.publish.output import (
     CHUNK,
@@ -59,10 +60,11 @@ from neuronasv.publish.pages import (
     module_of,
     regressions_page,
     slug,
-    workload_page,
 )
 from neuronasv.publish.render import h
 from neuronasv.publish.sitedata import MachineData, SiteData
+from neuronasv.publish.workload import group_series, workload_page
+from neuronasv.units import is_exact
 
 __all__ = [
     "CHUNK",
@@ -73,6 +75,7 @@ __all__ = [
     "publish_site",
     "series_states",
 ]
+
 
 def _groups(md: MachineData) -> list[Group]:
     by: dict[tuple[Any, ...], list[int]] = {}
@@ -88,17 +91,23 @@ def _groups(md: MachineData) -> list[Group]:
     out: list[Group] = []
     for key, rows in sorted(by.items(), key=lambda kv: [str(x) for x in kv[0]]):
         sid = md.series[rows[0]].series
+        total = instr_total = None
         if key[1] == "w":
             title = " ".join(x for x in (sid.workload, sid.shape, sid.dtype) if x)
             trace_key = f"{sid.workload}[{sid.shape},{sid.dtype}]"
-            total = next((r for r in rows if md.series[r].series.op is None), None)
+            # one total per axis: device time, and the instruction count when counted
+            totals = [r for r in rows if md.series[r].series.op is None]
+            instr_total = next((r for r in totals if is_exact(md.series[r].unit)), None)
+            total = next((r for r in totals if r != instr_total), None)
         else:
-            title, trace_key, total = sid.benchmark, None, None
+            title, trace_key = sid.benchmark, None
         if len(envs) > 1:
             title += f" ({key[0]})"
-        rows.sort(key=lambda r: (r != total, *_row_order(md, md.series[r].series)))
+        rows.sort(
+            key=lambda r: (r != total, r != instr_total, *_row_order(md, md.series[r].series))
+        )
         gid = json.dumps([md.name, *[str(x) for x in key]])
-        out.append(Group(md, gid, title, slug(title, gid), rows, total, trace_key))
+        out.append(Group(md, gid, title, slug(title, gid), rows, total, trace_key, instr_total))
     return out
 
 
@@ -140,6 +149,28 @@ def _newest_for(md: MachineData, docs: list[FindingsDocument]) -> Newest:
             else "no findings given"
         )
     return Newest(None, {}, None, "; ".join(notes))
+
+
+def compared_rows(md: MachineData, newest: Newest) -> dict[int, Compared]:
+    """Row -> the newest commit's comparison as printed, for rows the comparison has."""
+    if newest.doc is None or not md.commits:
+        return {}
+    head_col = len(md.commits) - 1
+    out: dict[int, Compared] = {}
+    for r, s in enumerate(md.series):
+        f = newest.finding(md.name, s.series)
+        if f is None:
+            continue
+
+        raw = [
+            float(md.value[r, j]) if j is not None else math.nan
+            for j in (newest.parent, head_col)
+        ]
+        out[r] = compared_of(
+            f, newest.parent, head_col,
+            *(x if math.isfinite(x) else None for x in raw),
+        )  # fmt: skip
+    return out
 
 
 def series_states(md: MachineData, cps: CPIndex, newest: Newest | None = None) -> list[str]:
@@ -233,7 +264,7 @@ def publish_site(
     report = PublishReport()
     w = Writer(outdir, report)
     copy_assets(w)
-    docs = [ensure_states(d) for d in _as_list(findings)]  # documents older than row states
+    docs = list(_as_list(findings))  # every row carries its state (findings schema 4)
     hist_docs = [d for d in docs if d.mode == "history"]
     cps: dict[tuple[str, str, tuple[str, ...]], list[ChangePoint]] = {}
     for d in hist_docs:
@@ -246,7 +277,7 @@ def publish_site(
         coverage = recorded.get(md.name, Coverage(md.name, len(md.commits))) if hist_docs else None
         views.append(
             View(md, _groups(md), series_states(md, cps, newest), noise_levels(md), newest,
-                  coverage)
+                 coverage, compared_rows(md, newest))
         )  # fmt: skip
     copied = copy_traces(w, data, options.traces_dir) if options.traces_dir else None
     page_for: dict[tuple[str, str, tuple[str, ...]], str] = {}
@@ -258,12 +289,13 @@ def publish_site(
             rel_page = f"m/{mslug}/{g.slug}.html"
             for r in g.rows:
                 page_for[cp_key(md.name, md.series[r].series)] = rel_page
+            gs = group_series(g, v)
             for k in range(n_chunks):
                 rel = f"m/{mslug}/{g.slug}/c{k:05d}.js"
-                digest, make = chunk_js(g, k)
+                digest, make = chunk_js(g, gs, k)
                 if not w.fresh(rel, digest):
                     w.write(rel, make(), digest)
-            w.write(rel_page, workload_page(g, v, cps, options, n_chunks, copied))
+            w.write(rel_page, workload_page(g, gs, v, cps, options, n_chunks, copied))
             report.pages += 1
         report.series += len(md.series)
 

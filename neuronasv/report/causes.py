@@ -66,10 +66,15 @@ class CauseView:
     work: tuple[WorkChange, ...]
     ops: tuple[Finding, ...] = ()  # the cause's op series (changed or moved ops)
 
+    def _along(self, fs: Sequence[Finding]) -> list[Finding]:
+        """The rows that moved the cause's way (their state's direction)."""
+        want = {"regression": "worse", "improvement": "better"}.get(self.cause.direction)
+        return [f for f in fs if want is not None and f.state.direction == want]
+
     @property
     def worst(self) -> Finding | None:
-        """The finding to quote: the total with the largest change in the cause's
-        direction that carries the verdict, else such an op, else the largest total."""
+        """The row to quote: the total that moved most the cause's way, else such an op,
+        else the largest total (by the size of its own Δ)."""
         sign = -1.0 if self.cause.direction == "improvement" else 1.0
 
         def pick(fs: Sequence[Finding]) -> Finding | None:
@@ -78,24 +83,22 @@ class CauseView:
                 return None
             return max(moved, key=lambda f: (sign * math.log(f.ratio or 1.0), f.series.label))
 
-        decided = lambda fs: [f for f in fs if f.verdict == self.cause.direction]  # noqa: E731
-        return pick(decided(self.totals)) or pick(decided(self.ops)) or pick(self.totals)
+        return pick(self._along(self.totals)) or pick(self._along(self.ops)) or pick(self.totals)
 
     def actionable(self, rerun: bool) -> bool:
-        """Worth a line above the fold: a work change (exact), or a verdict the
+        """Worth a line above the fold: a work change (exact), or a time the
         re-measurement confirmed — or, when nothing was re-measured (``rerun`` False), a
-        single-run verdict, labelled as such."""
+        single-run decision, labelled as such."""
         if self.cause.kind == "work":
             return True
-        moved = [f for f in self.totals if f.verdict == self.cause.direction]
-        if not self.totals:  # op-only timing cause: ops carry the verdict
+        if not self.totals:  # op-only timing cause: ops carry the decision
             return not rerun
-        return any(f.confirmed or (f.confirmed is None and not rerun) for f in moved)
+        return any(f.state.confirmed or not rerun for f in self._along(self.totals))
 
     @property
     def decided(self) -> int:
-        """Totals whose verdict is the cause's direction."""
-        return sum(1 for f in self.totals if f.verdict == self.cause.direction)
+        """Totals that moved the cause's way."""
+        return len(self._along(self.totals))
 
 
 def cause_views(doc: FindingsDocument) -> list[CauseView]:
@@ -229,20 +232,24 @@ def _sig_diff(w: WorkChange) -> str:
 
 
 def signed_attribution(f: Finding, *, code: Code = _plain, max_ops: int = 3) -> str:
-    """``aten::add +2.10 µs, new aten::fill_ +1.90 µs, aten::mul -0.40 µs, 8 other ops
-    +0.10 µs`` — the parts add up to the sum of the ops' changes (empty when unknown)."""
+    """``aten::add +2.10 µs, new aten::fill_ +1.90 µs, aten::mul -0.40 µs, the rest
+    +0.10 µs`` — the largest ops' signed changes and the rest, which add up to the row's
+    change (``head - base`` of its estimate) by construction: the rest is what the shown
+    ops do not explain (the other ops, and medians that do not add). Empty when unknown."""
     contribs: list[OpContribution] = [a for a in f.attribution if a.delta != 0.0]
     if not contribs:
         return ""
     contribs.sort(key=lambda a: (-abs(a.delta), a.op))
-    shown, rest = contribs[:max_ops], contribs[max_ops:]
+    shown = contribs[:max_ops]
     bits = []
     for a in shown:
         tag = "new " if a.base is None else "removed " if a.head is None else ""
         bits.append(f"{tag}{code(a.op)} {format_signed(a.delta, f.unit)}")
-    if rest:
-        other = format_signed(sum(a.delta for a in rest), f.unit)
-        bits.append(f"{plural(len(rest), 'other op')} {other}")
+    total = f.estimate.delta
+    if total is not None:
+        rest = total - sum(a.delta for a in shown)
+        if format_signed(rest, f.unit).lstrip("+-") != format_signed(0.0, f.unit).lstrip("+-"):
+            bits.append(f"the rest {format_signed(rest, f.unit)}")
     return ", ".join(bits)
 
 
@@ -286,20 +293,23 @@ def _link_name(op: str) -> str:
 
 
 def module_chain_text(f: Finding, *, code: Code = _plain) -> str:
-    """``block +9.0 % ← block.mlp +14.2 % ← aten::mm +14.3 %``: the total, the module that
-    moved most at each level, and the op that moved most inside the last one (empty
-    without a module rollup). A top module that *is* the total (same times within 0.5 %)
-    stands for it, so the chain does not say the same number twice. An op on one side only
-    reads ``new``/``removed``: ``mlp +4.1 % ← new aten::copy_ +1.50 µs``."""
+    """``total +9.0 % ← block.mlp +14.2 % ← aten::mm +14.3 %``: the row's own change (its
+    estimate: the same Δ the row prints), the module that moved most at each level, and
+    the op that moved most inside the last one (empty without a module rollup). A top
+    module that *is* the total (same times within 0.5 %) is named beside it —
+    ``total (block) +9.0 %`` — so the chain says the row's number once. An op on one side
+    only reads ``new``/``removed``: ``mlp +4.1 % ← new aten::copy_ +1.50 µs``."""
     links = list(f.module_chain)
     if len(links) < 2:
         return ""
     total, first = links[0], links[1]
+    head_name = "total"
     if _same(total.base, first.base) and _same(total.head, first.head):
-        links = links[1:]
-    bits = []
-    for a in links:
-        name = "total" if a.op == "" else _link_name(a.op)
+        head_name = f"total ({code(_link_name(first.op))})"
+        links = [links[0], *links[2:]]
+    bits = [f"{head_name} {format_delta_pct(f.ratio)}"]
+    for a in links[1:]:
+        name = _link_name(a.op)
         tag = ""
         if a.op and module_series_path(a.op) is None and (a.base is None or a.head is None):
             tag = "new " if a.base is None else "removed "  # an op the change added or removed
@@ -338,7 +348,7 @@ def cause_headline(view: CauseView, *, code: Code = _plain) -> str:
     summary = totals_summary(view.totals, at)
     if c.direction in ("regression", "improvement") and not view.decided and moved_ops:
         names = ", ".join(
-            f"{code(f.series.op or '')} {time_words(f, f.state)}"  # type: ignore[arg-type]
+            f"{code(f.series.op or '')} {time_words(f, f.state)}"
             for f in moved_ops[:2]
         )
         more = f" and {len(moved_ops) - 2} more" if len(moved_ops) > 2 else ""

@@ -10,11 +10,12 @@ text byte for byte.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from neuronasv.analyse.rowstate import ensure_states
-from neuronasv.analyse.states import coverage_of
+from neuronasv.analyse.states import coverage_of, fired_rules
 from neuronasv.format import plural
 from neuronasv.model.findings import (
     ChangePoint,
@@ -25,13 +26,16 @@ from neuronasv.model.findings import (
 )
 from neuronasv.report.causes import CauseView, cause_views, config_label
 from neuronasv.report.rowwords import gate_phrase, state_words
+from neuronasv.units import is_exact
 
 __all__ = [
     "Digest",
+    "WarningKind",
     "digest",
     "group_label",
     "lost_phrase",
     "plural",
+    "warning_kinds",
 ]
 
 
@@ -70,8 +74,8 @@ class Digest:
             listed as data, not as evidence about the code.
         also: the smaller counts (``3 noisy, 1 new``), empty when there are none.
         regressions, improvements, noisy, failed, unchanged, new, removed: unacknowledged
-            findings by verdict, each list in reading order.
-        acknowledged: findings with a matching acknowledgement, any verdict.
+            rows by their stored state (:func:`_finding_groups`), each in reading order.
+        acknowledged: rows with a matching acknowledgement, any state.
         warnings: ``(series, warning)`` for every finding warning, in reading order.
         env_changes: document-level changes plus those attached to change points, deduplicated.
         open_regressions, closed_regressions, change_improvements: change points (history).
@@ -134,44 +138,89 @@ def _grouped(findings: Sequence[Finding], worst_first: Callable[[Finding], float
     return [f for _, members in ordered for f in members]
 
 
-def _quote(vs: Sequence[CauseView]) -> str:
-    """`` — rmsnorm.naive more work · slower (+18 %, CI +12 … +25 %), confirmed`` for the
-    cause whose quoted row moved most (its stored state's words, never re-derived); a
-    cause seen in several workloads lists them all (``; one change in 2 workloads:
-    transformer.attention, transformer.block``)."""
-    best = max(
-        (v for v in vs if v.worst is not None),
-        key=lambda v: abs(_change(v.worst)) if v.worst else 0.0,
-        default=None,
-    )
-    if best is None or best.worst is None:
+def _size(f: Finding, on: str) -> float:
+    """The size of a row's change on one axis: |log| of its own Δ (time and instruction
+    rows), or for a work row of its instruction count when counted, else of its Δ."""
+    ratio = f.ratio
+    if on == "work" and f.state.instr_base and f.state.instr_head is not None:
+        ratio = f.state.instr_head / f.state.instr_base
+    return abs(math.log(ratio)) if ratio and ratio > 0 else 0.0
+
+
+def _axis(f: Finding) -> str | None:
+    """The axis a row's direction rests on: a decided time, else its exact axis."""
+    st = f.state
+    if st.decided:
+        return "time"
+    if is_exact(f.unit):
+        return "instructions" if st.instructions in ("more", "fewer") else None
+    if st.work in ("more", "less"):
+        return "work"
+    return "instructions" if st.instructions in ("more", "fewer") else None
+
+
+def _pick(rows: Sequence[Finding]) -> Finding | None:
+    """The row to quote: on the first axis that has one (a decided time, then work, then
+    instructions), a workload total before an op (the op is then named beside it), and
+    the row whose change on that axis is largest."""
+    for axis in ("time", "work", "instructions"):
+        on = [f for f in rows if _axis(f) == axis]
+        if on:
+            return max(
+                on, key=lambda f: (f.series.op is None, _size(f, axis), f.series.label)
+            )
+    return None
+
+
+def _op_of(f: Finding, views: Sequence[CauseView]) -> str:
+    """The op a total's change is about: its work cause's first op (by weight), else the
+    op that moved most in its breakdown ("" when neither is known)."""
+    for v in views:
+        if f in v.totals and v.cause.kind == "work" and v.cause.ops:
+            return v.cause.ops[0]
+    if f.attribution:
+        return max(f.attribution, key=lambda a: (abs(a.delta), a.op)).op
+    return ""
+
+
+def _quote(rows: Sequence[Finding], views: Sequence[CauseView]) -> str:
+    """`` — rmsnorm.naive 4x512 bf16 · aten::mul slower (+18 %, CI +12 … +25 %), confirmed``:
+    the row :func:`_pick` chooses, in its stored state's words (never re-derived), naming
+    the op — its own, or for a total the op its change is about; a cause seen in several
+    workloads lists them all (``; one change in 2 workloads: ...``)."""
+    f = _pick(rows)
+    if f is None:
         return ""
-    f = best.worst
-    config = config_label(f.series.shape or "", f.series.dtype or "")
-    # the quoted row's own workload (a cause across workloads may quote any of them)
-    workload = f.series.workload or best.cause.workload
-    where = " ".join(x for x in (workload, config) if x)
-    where += f" · {f.series.op}" if f.series.op else ""
-    spans = best.cause.workloads
-    also = f"; one change in {len(spans)} workloads: {', '.join(spans)}" if len(spans) > 1 else ""
-    return f" — {where} {state_words(f)}{also}"
+    s = f.series
+    config = config_label(s.shape or "", s.dtype or "")
+    where = " ".join(x for x in (s.workload or s.label, config) if x)
+    if s.op:
+        where += f" · {s.op}"
+    elif s.workload is not None:
+        op = _op_of(f, views)
+        where += f" (via {op})" if op else ""
+    text = f" — {where} {state_words(f)}"
+    for v in views:
+        spans = v.cause.workloads
+        if len(spans) > 1 and (f in v.totals or f in v.ops):
+            text += f"; one change in {len(spans)} workloads: {', '.join(spans)}"
+            break
+    return text
 
 
 def _compare_headline(
     views: Sequence[CauseView], series: int, lost: str, findings: Sequence[Finding]
 ) -> str:
-    """What a reviewer reads first: which gate rule fired (or none), then the cause whose
-    row moved most, in its row state's words."""
+    """What a reviewer reads first: which gate rules fired (or none), then the row that
+    moved most on the first fired rule's axis (or, with none fired, in the causes), in its
+    row state's words, naming the op."""
     gate = gate_phrase(findings)
-    fired = [
-        v
-        for v in views
-        if any(f.state is not None and f.state.gate for f in (*v.totals, *v.ops))
-    ]
     if gate:
-        text = f"fails ({gate})" + _quote(fired or views)
+        first = next(iter(fired_rules(findings)))
+        text = f"fails ({gate})" + _quote([f for f in findings if f.state.gate == first], views)
     elif views:
-        text = f"no gate rule fired; {plural(len(views), 'cause')}" + _quote(views)
+        rows = [f for v in views for f in (*v.totals, *v.ops)]
+        text = f"no gate rule fired; {plural(len(views), 'cause')}" + _quote(rows, views)
     else:
         text = f"no change beyond the noise in {plural(series, 'series', 'series')}"
     # A run that lost series failed, whatever else it measured: that comes first.
@@ -185,21 +234,26 @@ def _cp_key(c: ChangePoint) -> tuple[float, tuple[str, str, str], str]:
 def _finding_groups(
     doc: FindingsDocument, live: Sequence[Finding]
 ) -> tuple[list[Finding], ...]:
-    """The rows by verdict: regressions, improvements, noisy, failed, unchanged, new,
-    removed (unacknowledged, each in its order), then the acknowledged rows."""
+    """The rows by their stored state: regressions (moved the worse way on an axis:
+    :attr:`RowState.direction`), improvements (the better way), noisy (time not decided,
+    no direction), failed, unchanged (the rest measured on both sides), new, removed
+    (unacknowledged, each in its order), then the acknowledged rows."""
 
-    def of(verdict: str) -> list[Finding]:
-        return [f for f in live if f.verdict == verdict]
+    def of(test: Callable[[Finding], bool]) -> list[Finding]:
+        return [f for f in live if test(f)]
 
-    regressions = _grouped(of("regression"), lambda f: -_change(f))
-    improvements = _grouped(of("improvement"), _change)
+    both = lambda f: f.state.presence == "both"  # noqa: E731
+    regressions = _grouped(of(lambda f: f.state.direction == "worse"), lambda f: -_change(f))
+    improvements = _grouped(of(lambda f: f.state.direction == "better"), _change)
     by_label = lambda fs: sorted(fs, key=lambda f: _series_key(f.series))  # noqa: E731
-    noisy, failed = by_label(of("noisy")), by_label(of("failed"))
-    unchanged, new, removed = (
-        by_label(of("unchanged")),
-        by_label(of("new")),
-        by_label(of("removed")),
+    undecided = lambda f: both(f) and f.state.direction is None and f.state.time == "undecided"  # noqa: E731
+    noisy = by_label(of(undecided))
+    unchanged = by_label(
+        of(lambda f: both(f) and f.state.direction is None and not undecided(f))
     )
+    failed = by_label(of(lambda f: f.state.presence == "failed"))
+    new = by_label(of(lambda f: f.state.presence == "new"))
+    removed = by_label(of(lambda f: f.state.presence == "removed"))
     acknowledged = by_label([f for f in doc.findings if f.acknowledged is not None])
     return regressions, improvements, noisy, failed, unchanged, new, removed, acknowledged
 
@@ -257,7 +311,6 @@ def _also_parts(noisy: int, new: int, gone: int, acknowledged: int) -> list[str]
 
 def digest(doc: FindingsDocument) -> Digest:
     """Sort ``doc`` into a :class:`Digest` (pure, deterministic)."""
-    doc = ensure_states(doc)  # a document built before row states existed
     live = [f for f in doc.findings if f.acknowledged is None]
     regressions, improvements, noisy, failed, unchanged, new, removed, acknowledged = (
         _finding_groups(doc, live)
@@ -285,22 +338,20 @@ def digest(doc: FindingsDocument) -> Digest:
         if coverage and not any(c.ran for c in coverage) and not cps:
             # The detector could not run: say so, never "0 open regressions".
             headline = "; ".join(c.sentence for c in coverage) + f" on {machine}"
-            newest = [
-                f for f in doc.findings if f.verdict == "regression" and f.confirmed is not False
-            ]
+            newest = [f for f in doc.findings if f.state.time == "slower"]
             if newest:
-                word = "confirmed" if all(f.confirmed for f in newest) else "suspect"
+                word = "confirmed" if all(f.state.confirmed for f in newest) else "suspect"
                 headline += (
                     f"; newest commit vs its parent: {plural(len(newest), word + ' regression')}"
                 )
     else:
-        rerun = any(f.confirmed is not None for f in doc.findings)
+        rerun = any(f.remeasured for f in doc.findings)
         views = tuple(v for v in cause_views(doc) if v.actionable(rerun))
         lost = doc.lost
         headline = _compare_headline(views, len(live), lost_phrase(doc), live)
         if doc.forced:
             headline = f"FORCED comparison ({'; '.join(doc.forced)}): {headline}"
-        gone = len(removed) - sum(1 for f in lost if f.verdict == "removed")
+        gone = len(removed) - sum(1 for f in lost if f.state.presence == "removed")
         if doc.withheld is not None:
             headline = f"{doc.withheld} · {headline}"
         extra += _also_parts(len(noisy), len(new), gone, len(acknowledged))
@@ -330,6 +381,48 @@ def digest(doc: FindingsDocument) -> Digest:
     )
 
 
+@dataclass(frozen=True)
+class WarningKind:
+    """The per-series warnings of one kind (``noisy base``), in reading order.
+
+    Attributes:
+        kind: the warning's text up to its first colon (``noisy base``), numbers replaced
+            by ``N`` so that ``noisy base: IQR/median 17 %`` and ``... 24 %`` are one kind.
+        items: ``(series, warning)`` of every warning of the kind.
+    """
+
+    kind: str
+    items: tuple[tuple[SeriesId, str], ...]
+
+    @property
+    def series(self) -> int:
+        return len({s for s, _ in self.items})
+
+    @property
+    def label(self) -> str:
+        """How the kind reads: the warnings' common text before their colon (``noisy
+        base``; a lone warning without a colon is its own label), else the kind with its
+        numbers as ``N``."""
+        heads = {w.split(":", 1)[0].strip() for _, w in self.items}
+        return heads.pop() if len(heads) == 1 else self.kind
+
+    @staticmethod
+    def detail(warning: str) -> str:
+        """A warning's own part after its kind (``IQR/median 17 %``), "" when none."""
+        return warning.split(":", 1)[1].strip() if ":" in warning else ""
+
+
+def warning_kinds(warnings: Sequence[tuple[SeriesId, str]]) -> list[WarningKind]:
+    """Warnings grouped per kind, the most frequent kind first (a comment says each kind
+    once, with its count: not one line per series)."""
+    groups: dict[str, list[tuple[SeriesId, str]]] = {}
+    for s, w in warnings:
+        kind = re.sub(r"[0-9][0-9.,]*", "N", w.split(":")[0]).strip()
+        groups.setdefault(kind, []).append((s, w))
+    kinds = [WarningKind(k, tuple(v)) for k, v in groups.items()]
+    return sorted(kinds, key=lambda k: (-len(k.items), k.kind))
+
+
 def lost_phrase(doc: FindingsDocument) -> str:
     """``8 series lost at head (5 removed, 3 failed)`` (empty when none was lost)."""
     lost = doc.lost
@@ -338,6 +431,6 @@ def lost_phrase(doc: FindingsDocument) -> str:
     bits = [
         f"{n} {word}"
         for word in ("removed", "failed")
-        if (n := sum(1 for f in lost if f.verdict == word))
+        if (n := sum(1 for f in lost if f.state.presence == word))
     ]
     return f"{plural(len(lost), 'series', 'series')} lost at head ({', '.join(bits)})"

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import html
 import re
 import typing
 import unicodedata
@@ -47,6 +48,8 @@ __all__ = [
     "ZWJ",
     "ZWSP",
     "clean",
+    "html_code",
+    "html_text",
     "inert",
     "inert_model",
     "md_code",
@@ -214,6 +217,18 @@ def md_text(text: str, *, max_len: int = MAX_LEN) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def html_text(text: str, *, max_len: int = MAX_LEN) -> str:
+    """Untrusted text inside an HTML block (``<summary>``), where markdown escapes do not
+    apply (a backslash shows as a backslash): one line, mentions and autolinks broken,
+    ``& < > " '`` as entities."""
+    return html.escape(_defuse(clean(text, max_len=max_len)), quote=True)
+
+
+def html_code(text: str, *, max_len: int = MAX_LEN) -> str:
+    """Untrusted text as ``<code>…</code>`` inside an HTML block (see :func:`html_text`)."""
+    return f"<code>{html_text(text, max_len=max_len)}</code>"
 
 
 def md_code(text: str, *, in_table: bool = False, max_len: int = MAX_LEN) -> str:

@@ -11,6 +11,7 @@ import math
 from neuronasv.dtypes import short_name
 from neuronasv.format import format_calls_per_iter, format_delta_pct, format_signed, pct_number
 from neuronasv.model import Finding, OpContribution
+from neuronasv.units import is_exact
 
 __all__ = ["ci_text", "headline"]
 
@@ -38,38 +39,43 @@ def _calls(c: OpContribution) -> str:
         return f" (removed, was {n(c.calls_base)} calls)"
     if c.calls_base != c.calls_head:
         return f" ({n(c.calls_base)}→{n(c.calls_head)} calls)"
-    return f" ({n(c.calls_head)} calls)"
+    return f" ({n(c.calls_head)} call{'' if c.calls_head == 1 else 's'})"
 
 
 def headline(finding: Finding) -> str:
     """The sentence a reviewer reads.
 
     Example: ``rmsnorm.naive 4x512 bf16: +18 % (CI 12–25 %); aten::mul +0.41 ms (3 calls),
-    4 other ops +0.03 ms`` (signed parts that add up to the ops' total change), with
-    ``(re-measured rounds)`` when the figures and parts come from the rounds. Without a
-    ratio it states the verdict (``new``, ``failed``, ...).
+    the rest +0.03 ms`` (the top op and the rest add up to the row's change, head - base
+    of its estimate), with ``(re-measured rounds)`` when the figures and parts come from
+    the rounds. An instruction row states its count's change; without a ratio it states
+    the row's presence (``new``, ``failed``, ...).
     """
     s = finding.series
     if s.workload is not None:
         name = " ".join(x for x in (s.workload, s.shape or "", short_name(s.dtype)) if x)
         if s.op:
             name += f" · {s.op}"
+        if is_exact(finding.unit):
+            name += " (instructions)"
     else:
         name = s.label
     if finding.ratio is None or not math.isfinite(finding.ratio):
-        return f"{name}: {finding.verdict}"
+        st = finding.state
+        word = st.presence if st.presence != "both" else "no change figure"
+        return f"{name}: {word}"
     text = f"{name}: {format_delta_pct(finding.ratio)}"
     if finding.ci_low is not None and finding.ci_high is not None:
         text += f" ({ci_text(finding.ci_low, finding.ci_high)})"
-    if finding.attribution:
-        # Signed parts that add up (the top op and the rest), never "explains 160 %".
-        top, rest = finding.attribution[0], finding.attribution[1:]
+    if finding.attribution and finding.estimate.delta is not None:
+        # The top op and the rest: signed parts that add up to the row's change.
+        top = max(finding.attribution, key=lambda a: (abs(a.delta), a.op))
         text += f"; {top.op} {format_signed(top.delta, finding.unit)}{_calls(top)}"
-        moved = [a for a in rest if a.delta != 0.0]
-        if moved:
-            other = sum(a.delta for a in moved)
-            word = "op" if len(moved) == 1 else "ops"
-            text += f", {len(moved)} other {word} {format_signed(other, finding.unit)}"
-    if finding.from_rounds:  # the figures and the parts: the same re-measured rounds
+        rest = finding.estimate.delta - top.delta
+        if format_signed(rest, finding.unit).lstrip("+-") != format_signed(
+            0.0, finding.unit
+        ).lstrip("+-"):
+            text += f", the rest {format_signed(rest, finding.unit)}"
+    if finding.remeasured:  # the figures and the parts: the same re-measured rounds
         text += " (re-measured rounds)"
     return text

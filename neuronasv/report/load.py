@@ -14,7 +14,6 @@ import math
 import os
 from pathlib import Path
 
-from neuronasv.analyse.rowstate import ensure_states
 from neuronasv.errors import CorruptResultsError, UsageError
 from neuronasv.format import format_bytes
 from neuronasv.model.findings import FindingsDocument
@@ -75,9 +74,13 @@ def _read(path: str | Path, what: str) -> str:
 
 
 def load_findings(path: str | Path) -> FindingsDocument:
-    """Load a findings document written by ``neuronasv compare``/``regressions``."""
-    doc = FindingsDocument.loads(_read(path, "findings document"), source=str(path))
-    return ensure_states(doc)  # documents written before row states get theirs once
+    """Load a findings document written by ``neuronasv compare``/``regressions``.
+
+    Every row carries its estimate and state (schema 4): nothing is derived here. An older
+    version is refused with a :class:`~neuronasv.errors.SchemaVersionError` (exit 5) that
+    says to run the command that wrote it again.
+    """
+    return FindingsDocument.loads(_read(path, "findings document"), source=str(path))
 
 
 def load_profile(path: str | Path) -> ProfileDocument:

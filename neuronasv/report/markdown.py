@@ -25,6 +25,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from neuronasv import __version__
+from neuronasv.analyse.causes import op_order
 from neuronasv.format import (
     TIME_UNITS,
     format_calls,
@@ -57,6 +58,7 @@ from neuronasv.report.digest import (
     plural,
 )
 from neuronasv.report.escape import (
+    html_text,
     inert,
     inert_model,
     md_code,
@@ -64,7 +66,7 @@ from neuronasv.report.escape import (
     mermaid_label,
     safe_url,
 )
-from neuronasv.report.rowwords import LEGEND, count_line, state_cell
+from neuronasv.report.rowwords import ESTIMATE_NOTE, LEGEND, count_line, state_cell
 from neuronasv.report.sections import Section, series_cells, supporting_sections
 
 __all__ = [
@@ -311,7 +313,7 @@ def _headline_sections(
     if d.also:
         top[-1] += f" · also {md_text(d.also)}"
     if d.doc.mode == "compare":
-        top += ["", f"<sub>{_ICONS} {LEGEND}</sub>"]
+        top += ["", f"<sub>{_ICONS} {LEGEND} {ESTIMATE_NOTE}</sub>"]
     out = [Section("headline", top)]
     withheld = _withheld_lines(d)
     if withheld:
@@ -415,7 +417,7 @@ def _cause_sections(d: Digest, h3: str, *, details: bool = True) -> list[Section
             head += ["", f"Time moved in {ops} with no recorded change of work."]
         # A row's total, Δ, CI and breakdown come from one set of samples (the rounds when
         # re-measured, else the compared runs): the header says which, or each row does.
-        sources = {f.from_rounds for f in view.totals}
+        sources = {f.remeasured for f in view.totals}
         mixed = len(sources) > 1
         where_col = "Where the time went" + (" (rounds)" if sources == {True} else "")
         in_table = lambda x: md_code(x, in_table=True)  # noqa: E731
@@ -435,7 +437,7 @@ def _cause_sections(d: Digest, h3: str, *, details: bool = True) -> list[Section
             if chain:  # model -> module -> op first, then every op's signed part
                 where = f"{chain}<br>{where}" if where else chain
             if mixed and where:
-                where = ("rounds: " if f.from_rounds else "first run: ") + where
+                where = ("rounds: " if f.remeasured else "first run: ") + where
             row = f"| {md_code(label, in_table=True)} | {pair} | {change} | {state} | {where} |"
             if peak_col:
                 row += f" {peaks[f.series]} |"
@@ -443,7 +445,7 @@ def _cause_sections(d: Digest, h3: str, *, details: bool = True) -> list[Section
         out.append(Section(f"cause {n}", head, rows, rank=9))
     if not details:  # the short form: causes only, no collapsed lists
         return out
-    work = [w for v in shown for w in v.work]
+    work = _by_weight([w for v in shown for w in v.work])
     if work:
         out.append(_work_details(work))
     series = [*d.regressions, *d.improvements]
@@ -453,7 +455,7 @@ def _cause_sections(d: Digest, h3: str, *, details: bool = True) -> list[Section
             Section(
                 "series",
                 [
-                    f"<details><summary>Every series with a verdict: {_count_line(d)}"
+                    f"<details><summary>Every row that moved: {html_text(_count_line(d))}"
                     "</summary>",
                     "",
                     *head,
@@ -464,6 +466,13 @@ def _cause_sections(d: Digest, h3: str, *, details: bool = True) -> list[Section
             )
         )
     return out
+
+
+def _by_weight(work: Sequence[WorkChange]) -> list[WorkChange]:
+    """Work changes heaviest op first (:func:`neuronasv.analyse.causes.op_order`), so a
+    comment over its budget drops the lightest rows."""
+    rank = {op: i for i, op in enumerate(op_order(work))}
+    return sorted(work, key=lambda w: (rank[w.op], w.workload, w.shape, w.dtype))
 
 
 def _log_ratio(f: Finding) -> float:

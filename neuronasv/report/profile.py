@@ -20,6 +20,7 @@ from neuronasv.format import (
 )
 from neuronasv.model.profile import WorkloadProfile
 from neuronasv.samples import median, noise
+from neuronasv.units import US
 
 __all__ = ["comparison_line", "list_line", "render_profile", "safe_text"]
 
@@ -30,7 +31,7 @@ def safe_text(text: str) -> str:
 
 
 def _fmt_us(us: float) -> str:
-    return format_value(us * 1e-6, "seconds")
+    return format_value(us * US, "seconds")
 
 
 def _short_bound(label: str | None) -> str:

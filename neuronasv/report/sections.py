@@ -10,18 +10,20 @@ could not be read, the collapsed rest and the settings — and trims them to a b
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from neuronasv.analyse.runnernoise import sentence as noise_sentence
 from neuronasv.format import format_ci, format_delta_pct, format_p, format_pair, format_pct
-from neuronasv.model.findings import ChangePoint, Finding, SeriesId
-from neuronasv.report.digest import Digest, group_label, plural
-from neuronasv.report.escape import md_code, md_text
-from neuronasv.report.rowwords import state_words
+from neuronasv.model.findings import ChangePoint, Finding
+from neuronasv.report.digest import Digest, WarningKind, group_label, plural, warning_kinds
+from neuronasv.report.escape import html_text, md_code, md_text
+from neuronasv.report.rowwords import state_cell, state_words
 
-__all__ = ["Section", "series_cells", "supporting_sections"]
+__all__ = ["MAX_WARNING_LINES", "Section", "series_cells", "supporting_sections"]
+
+#: The most lines the warnings take in a comment: one per kind, with its count.
+MAX_WARNING_LINES = 12
 
 
 @dataclass
@@ -52,30 +54,45 @@ def series_cells(f: Finding | ChangePoint) -> tuple[str, str]:
     return bench, ("_total_" if s.op is None else md_code(s.op, in_table=True))
 
 
-def _noise_tail(d: Digest) -> str:
+def _noise_tail(d: Digest, *, html: bool = False) -> str:
     """`` — on `demo-cpu`, timing changes under ~35 % ... at 6 rounds`` (the runner's noise,
-    said once, from the document's settings; empty without floors)."""
+    said once, from the document's settings; empty without floors). ``html``: for a
+    ``<summary>`` line, where markdown escapes would show."""
     text = noise_sentence(d.doc.settings.get("runner_noise"))
-    return f" — {md_text(text, max_len=400)}" if text else ""
+    if not text:
+        return ""
+    return f" — {html_text(text, max_len=400) if html else md_text(text, max_len=400)}"
 
 
-def _warnings_summary(warnings: Sequence[tuple[SeriesId, str]]) -> str:
-    """One line for many per-series warnings: how many, on how many series, the kinds."""
-    kinds: dict[str, int] = {}
-    for _, w in warnings:
-        kind = re.sub(r"[0-9][0-9.,]*", "N", w.split(":")[0])
-        kinds[kind] = kinds.get(kind, 0) + 1
-    series = len({s for s, _ in warnings})
-    top = sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
-    what = ", ".join(f"{n}× {k}" for k, n in top)
-    return f"{plural(len(warnings), 'warning')} on {plural(series, 'series', 'series')} ({what})"
+def _warnings_summary(kinds: Sequence[WarningKind]) -> str:
+    """One line for many per-series warnings: how many, on how many series, of how many
+    kinds."""
+    n = sum(len(k.items) for k in kinds)
+    series = len({s for k in kinds for s, _ in k.items})
+    return (
+        f"{plural(n, 'warning')} on {plural(series, 'series', 'series')},"
+        f" {plural(len(kinds), 'kind')}"
+    )
+
+
+def _kind_line(k: WarningKind, examples: int = 2) -> str:
+    """``- noisy base: 160 series (e.g. `a` IQR/median 17 %; `b` IQR/median 24 %; 158
+    more)``: the kind once, its count, a few series with their own detail."""
+    shown = "; ".join(
+        f"{md_code(s.label, max_len=100)}" + (f" {md_text(d, max_len=100)}" if d else "")
+        for s, w in k.items[:examples]
+        for d in [k.detail(w)]
+    )
+    more = f"; {len(k.items) - examples} more" if len(k.items) > examples else ""
+    count = plural(k.series, "series", "series")
+    return f"- {md_text(k.label, max_len=160)}: {count} (e.g. {shown}{more})"
 
 
 def _setting(value: object) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(map(str, value))
-    if isinstance(value, Mapping):
-        return ", ".join(f"{k} {_setting(v)}" for k, v in value.items())
+    if isinstance(value, Mapping):  # sorted: a document read back has its keys sorted
+        return ", ".join(f"{k} {_setting(value[k])}" for k in sorted(value, key=str))
     if isinstance(value, float):
         return f"{value:.3g}"
     return str(value)
@@ -114,10 +131,11 @@ def _noise_sections(d: Digest, *, details: bool) -> list[Section]:
         head = [
             f"<details><summary>Time not decided: {plural(len(noisy), 'series', 'series')}"
             " moved beyond the minimum effect without a decision (not significant, inside"
-            f" the noise floor, or not reproduced on re-measurement){_noise_tail(d)}</summary>",
+            " the noise floor, or not reproduced on re-measurement)"
+            f"{_noise_tail(d, html=True)}</summary>",
             "",
-            "| Benchmark | Op | Δ | CI of Δ | p | Noise (IQR/median) |",
-            "|---|---|---|---|---|---|",
+            "| Benchmark | Op | Base → Head | Δ | CI of Δ | p | Noise (IQR/median) |",
+            "|---|---|---|---|---|---|---|",
         ]
         rows = []
         for f in noisy:
@@ -126,7 +144,8 @@ def _noise_sections(d: Digest, *, details: bool) -> list[Section]:
                 format_pct(v) for v in (f.noise_base, f.noise_head) if v is not None
             )
             rows.append(
-                f"| {bench} | {op} | {format_delta_pct(f.ratio)} "
+                f"| {bench} | {op} | {format_pair(f.base, f.head, f.unit)}"
+                f" | {format_delta_pct(f.ratio)} "
                 f"| {format_ci(f.ci_low, f.ci_high)} "
                 f"| {format_p(f.p_adjusted if f.p_adjusted is not None else f.p_value)} "
                 f"| {noise} |"
@@ -136,25 +155,28 @@ def _noise_sections(d: Digest, *, details: bool) -> list[Section]:
 
 
 def _warning_sections(d: Digest, *, details: bool) -> list[Section]:
-    """Per-series warnings: a summary line, with the list collapsed in full."""
-    out: list[Section] = []
-    warn_rows = [f"- {md_code(s.label)}: {md_text(w, max_len=300)}" for s, w in d.warnings]
-    if warn_rows and details:
-        summary = md_text(_warnings_summary(d.warnings), max_len=300)
-        out.append(
-            Section(
-                "warnings",
-                [f"<details><summary>Warnings: {summary}</summary>", ""],
-                warn_rows,
-                tail=["", "</details>"],
-                rank=5,
-            )
+    """Per-series warnings, summarised per kind with counts (at most
+    :data:`MAX_WARNING_LINES` lines, never one line per series)."""
+    kinds = warning_kinds(d.warnings)
+    if not kinds:
+        return []
+    summary = _warnings_summary(kinds)
+    if not details:
+        return [Section("warnings", [f"_Warnings: {md_text(summary)}._"], rank=5)]
+    rows = [_kind_line(k) for k in kinds[:MAX_WARNING_LINES]]
+    if len(kinds) > MAX_WARNING_LINES:  # the last line counts the kinds it leaves out
+        rest = kinds[MAX_WARNING_LINES - 1 :]
+        n = sum(len(k.items) for k in rest)
+        rows[-1] = f"- {plural(len(rest), 'more kind')}: {plural(n, 'warning')}"
+    return [
+        Section(
+            "warnings",
+            [f"<details><summary>Warnings: {html_text(summary)}</summary>", ""],
+            rows,
+            tail=["", "</details>"],
+            rank=5,
         )
-    elif warn_rows:
-        out.append(
-            Section("warnings", [f"_{md_text(_warnings_summary(d.warnings))}._"], rank=5)
-        )
-    return out
+    ]
 
 
 def _env_sections(d: Digest, h3: str) -> list[Section]:
@@ -228,7 +250,7 @@ def _detail_sections(d: Digest, *, details: bool) -> list[Section]:
         head = [
             f"<details><summary>{summary}</summary>",
             "",
-            "| Benchmark | Op | Base → Head | Δ | Verdict |",
+            "| Benchmark | Op | Base → Head | Δ | State |",
             "|---|---|---|---|---|",
         ]
         rows = []
@@ -236,7 +258,7 @@ def _detail_sections(d: Digest, *, details: bool) -> list[Section]:
             bench, op = series_cells(f)
             rows.append(
                 f"| {bench} | {op} | {format_pair(f.base, f.head, f.unit)} "
-                f"| {format_delta_pct(f.ratio)} | {f.verdict} |"
+                f"| {format_delta_pct(f.ratio)} | {state_cell(f)} |"
             )
         out.append(Section("details", head, rows, tail=["", "</details>"], rank=1))
     return out

@@ -11,28 +11,54 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from neuronasv.analyse.rowstate import ensure_states
-from neuronasv.format import format_ci, format_delta_pct, format_p, format_pct, format_value
+from neuronasv.format import (
+    format_ci,
+    format_delta_pct,
+    format_p,
+    format_pair,
+    format_pct,
+    format_value,
+)
 from neuronasv.model import ChangePoint, Finding, FindingsDocument
 from neuronasv.report.digest import lost_phrase
 from neuronasv.report.escape import clean, inert_model, md_code, md_text, plain_model
 from neuronasv.report.headline import headline
-from neuronasv.report.rowwords import LEGEND, count_line, gate_phrase, state_cell, state_words
+from neuronasv.report.rowwords import (
+    ESTIMATE_NOTE,
+    LEGEND,
+    count_line,
+    gate_phrase,
+    state_cell,
+    state_words,
+)
 
 if TYPE_CHECKING:
     from neuronasv.analyse.states import Coverage
 
-__all__ = ["VERDICT_ORDER", "compare_markdown", "compare_text", "history_text", "sort_findings"]
+__all__ = ["ROW_ORDER", "compare_markdown", "compare_text", "history_text", "row_group",
+           "sort_findings"]  # fmt: skip
 
-VERDICT_ORDER = ("regression", "failed", "noisy", "improvement", "new", "removed", "unchanged")
+#: The order of a table's rows: the worse way first, then failed, not decided, the better
+#: way, new, removed, unchanged (:func:`row_group`).
+ROW_ORDER = ("worse", "failed", "undecided", "better", "new", "removed", "unchanged")
+
+
+def row_group(f: Finding) -> str:
+    """Which :data:`ROW_ORDER` group a row's stored state puts it in."""
+    st = f.state
+    if st.presence != "both":
+        return st.presence
+    if st.direction is not None:
+        return st.direction
+    return "undecided" if st.time == "undecided" else "unchanged"
 
 
 def sort_findings(findings: Sequence[Finding]) -> list[Finding]:
-    """Most important first: verdict order, then size of the change, then label."""
+    """Most important first: the row's group, then the size of its Δ, then its label."""
     return sorted(
         findings,
         key=lambda f: (
-            VERDICT_ORDER.index(f.verdict),
+            ROW_ORDER.index(row_group(f)),
             f.acknowledged is not None,
             -abs((f.ratio or 1.0) - 1.0),
             f.series.label,
@@ -41,7 +67,7 @@ def sort_findings(findings: Sequence[Finding]) -> list[Finding]:
 
 
 def _verdict(f: Finding) -> str:
-    """The row's stored state in words (:mod:`neuronasv.report.rowwords`), never the verdict."""
+    """The row's stored state in words (:mod:`neuronasv.report.rowwords`)."""
     v = state_cell(f)
     if f.acknowledged is not None:
         v += " (acknowledged)"
@@ -51,7 +77,7 @@ def _verdict(f: Finding) -> str:
 def _summary(doc: FindingsDocument) -> str:
     live = [f for f in doc.findings if f.acknowledged is None]
     counts = [count_line(live)] if count_line(live) else []
-    counts += [f"{doc.count(v)} {v}" for v in ("failed", "new", "removed") if doc.count(v)]
+    counts += [f"{doc.count(p)} {p}" for p in ("failed", "new", "removed") if doc.count(p)]
     acked = sum(1 for f in doc.findings if f.acknowledged is not None)
     if acked:
         counts.append(f"{acked} acknowledged")
@@ -62,7 +88,7 @@ def _summary(doc: FindingsDocument) -> str:
 
 def compare_text(doc: FindingsDocument, *, show_unchanged: bool = True) -> str:
     """The terminal table of a compare document."""
-    doc = plain_model(ensure_states(doc))  # states, then untrusted strings on one line
+    doc = plain_model(doc)  # untrusted strings on one line, by type (escape.py)
     b, h = doc.base, doc.head
     lines = _warning_lines(doc, clean)
     if b and h:
@@ -90,15 +116,16 @@ def compare_text(doc: FindingsDocument, *, show_unchanged: bool = True) -> str:
         # Device health (analyse/health.py): withheld verdicts are listed, not reported.
         lines.append(clean(doc.health.reason, max_len=400))
         lines += [f"  {clean(c.reason, max_len=400)}" for c in doc.health.checks]
-    lines.append(f"legend: {LEGEND}")
-    rows = [("state", "change", "95% CI", "p(Holm)", "noise", "series")]
+    lines.append(f"legend: {LEGEND} {ESTIMATE_NOTE}")
+    rows = [("state", "base → head", "change", "95% CI", "p(Holm)", "noise", "series")]
     for f in sort_findings(doc.findings):
-        if not show_unchanged and f.verdict == "unchanged":
+        if not show_unchanged and row_group(f) == "unchanged":
             continue
         noise = max((x for x in (f.noise_base, f.noise_head) if x is not None), default=None)
         rows.append(
             (
                 _verdict(f),
+                format_pair(f.base, f.head, f.unit),
                 format_delta_pct(f.ratio),
                 format_ci(f.ci_low, f.ci_high),
                 format_p(f.p_adjusted),
@@ -106,13 +133,13 @@ def compare_text(doc: FindingsDocument, *, show_unchanged: bool = True) -> str:
                 clean(f.series.label),
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    widths = [max(len(r[i]) for r in rows) for i in range(6)]
     lines.append("")
     for r in rows:
         lines.append(
-            "  ".join(c.ljust(w) for c, w in zip(r[:5], widths, strict=True)) + "  " + r[5]
+            "  ".join(c.ljust(w) for c, w in zip(r[:6], widths, strict=True)) + "  " + r[6]
         )
-    moved = [f for f in sort_findings(doc.findings) if f.verdict in ("regression", "improvement")]
+    moved = [f for f in sort_findings(doc.findings) if row_group(f) in ("worse", "better")]
     if moved:
         lines.append("")
         for f in moved:
@@ -141,21 +168,22 @@ def _warning_lines(doc: FindingsDocument, esc: Callable[..., str]) -> list[str]:
 
 def compare_markdown(doc: FindingsDocument) -> str:
     """A simple markdown table (the PR comment proper is ``neuronasv.report``'s)."""
-    doc = inert_model(ensure_states(doc))  # states, then untrusted strings inert by type
+    doc = inert_model(doc)  # untrusted strings inert by type (escape.py)
     top = [f"**{line}**" for line in _warning_lines(doc, md_text)]
     lines = [*top, *([""] if top else []),
-        f"_{LEGEND}_",
+        f"_{LEGEND} {ESTIMATE_NOTE}_",
         "",
-        "| state | change | 95% CI | p (Holm) | series |",
-        "|---|---:|---|---:|---|",
+        "| state | base → head | change | 95% CI | p (Holm) | series |",
+        "|---|---|---:|---|---:|---|",
     ]
     for f in sort_findings(doc.findings):
         lines.append(
-            f"| {_verdict(f)} | {format_delta_pct(f.ratio)}"
+            f"| {_verdict(f)} | {format_pair(f.base, f.head, f.unit)}"
+            f" | {format_delta_pct(f.ratio)}"
             f" | {format_ci(f.ci_low, f.ci_high)} | {format_p(f.p_adjusted)} |"
             f" {md_code(f.series.label, in_table=True)} |"
         )
-    moved = [f for f in sort_findings(doc.findings) if f.verdict in ("regression", "improvement")]
+    moved = [f for f in sort_findings(doc.findings) if row_group(f) in ("worse", "better")]
     out = "\n".join(lines) + "\n"
     if moved:
         out += "\n" + "\n".join(
@@ -189,7 +217,6 @@ def history_text(doc: FindingsDocument, *, only_open: bool = False) -> str:
     doc = plain_model(doc)  # untrusted strings on one line, by type (escape.py)
     from neuronasv.analyse.states import coverage_of
 
-    doc = ensure_states(doc)
     coverage = coverage_of(doc)
     cps = [c for c in doc.change_points if c.open or not only_open]
     lines = _cp_preamble(doc, coverage)

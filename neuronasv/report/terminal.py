@@ -23,10 +23,10 @@ from neuronasv.format import (
 )
 from neuronasv.model.findings import ChangePoint, Finding, FindingsDocument
 from neuronasv.report.causes import module_chain_text, of_peak
-from neuronasv.report.digest import Digest, digest, group_label
+from neuronasv.report.digest import Digest, digest, group_label, warning_kinds
 from neuronasv.report.escape import clean, plain_model
 from neuronasv.report.headline import headline
-from neuronasv.report.rowwords import LEGEND, state_cell
+from neuronasv.report.rowwords import ESTIMATE_NOTE, LEGEND, state_cell
 
 __all__ = ["render_terminal", "terminal_text"]
 
@@ -44,7 +44,7 @@ def _t(text: str, style: str = "") -> Text:
 
 def _time_style(f: Finding) -> str:
     """The Δ's colour follows the stored time axis (red slower, green faster)."""
-    time = f.state.time if f.state is not None else ""
+    time = f.state.time
     return {"slower": "regression", "faster": "improvement"}.get(time, "")
 
 
@@ -93,7 +93,7 @@ def _renderables(d: Digest, show_unchanged: bool) -> list[object]:
     if d.also:
         out.append(Text(f"also {d.also}", style="dim"))
     if d.causes or d.regressions or d.improvements:
-        out.append(Text(LEGEND, style="dim"))
+        out.append(Text(f"{LEGEND} {ESTIMATE_NOTE}", style="dim"))
     if d.regressions:
         out.append(_findings_table("Slower, or more work", d.regressions, "bold red"))
         for f in d.regressions:
@@ -120,8 +120,14 @@ def _renderables(d: Digest, show_unchanged: bool) -> list[object]:
                    + " (the markdown summary lists them)"),
             )
         )  # fmt: skip
-    for s, w in d.warnings:
-        out.append(Text.assemble(("warning: ", "yellow"), _t(f"{s.label}: {w}")))
+    for k in warning_kinds(d.warnings):  # one line per kind, with its count
+        s, w = k.items[0]
+        detail = k.detail(w)
+        more = f" and {len(k.items) - 1} more" if len(k.items) > 1 else ""
+        eg = f"{s.label}{' ' + detail if detail else ''}{more}"
+        out.append(
+            Text.assemble(("warning: ", "yellow"), _t(f"{k.label}: {k.series} series ({eg})"))
+        )
     for e in d.env_changes:
         out.append(
             Text.assemble(

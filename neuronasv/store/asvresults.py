@@ -62,6 +62,7 @@ from neuronasv.model._codec import (
     parse_json,
 )
 from neuronasv.store.layout import BENCHMARKS_FILE, METADATA_FILES, RESULT_SUFFIX, sidecar_path
+from neuronasv.units import INSTRUCTIONS_UNIT, is_exact, value_problem
 
 __all__ = [
     "ASV_API_VERSION",
@@ -96,6 +97,11 @@ def _number(v: Any, where: str, source: str, bound: str | None = None) -> float 
         return math.nan
     if v.__class__ is float and math.isinf(v):
         raise CorruptResultsError(f"{source}: {where} is infinite")
+    if bound == "count":
+        problem = value_problem(INSTRUCTIONS_UNIT, v)
+        if problem:
+            raise CorruptResultsError(f"{source}: {where}: {problem}"[:300])
+        return float(v)
     if not in_range(v, bound):
         raise CorruptResultsError(
             f"{source}: {where} is out of range: {v!r} (must be"
@@ -107,8 +113,13 @@ def _number(v: Any, where: str, source: str, bound: str | None = None) -> float 
 def value_bound(benchmark: str) -> str | None:
     """What a result of ``benchmark`` must be beyond finite: ``"positive"`` for times and
     memory (asv's ``time_``/``timeraw_``/``mem_``/``peakmem_`` and neuronasv's
-    ``devtime_``), nothing for ``track_`` and other benchmarks (any finite value)."""
-    return "positive" if default_unit(benchmark) != "unit" else None
+    ``devtime_``), ``"count"`` for neuronasv's instruction counts (``instr_``: a whole
+    number in range, :func:`neuronasv.units.value_problem`), nothing for ``track_`` and
+    other benchmarks (any finite value)."""
+    unit = default_unit(benchmark)
+    if is_exact(unit):
+        return "count"
+    return "positive" if unit != "unit" else None
 
 
 # -- fast JSON ---------------------------------------------------------------------
@@ -236,6 +247,8 @@ def default_unit(benchmark: str) -> str:
     leaf = benchmark.rsplit(".", 1)[-1]
     if leaf.startswith(("time_", "devtime_", "timeraw_")):
         return "seconds"
+    if leaf.startswith("instr_"):  # neuronasv's instruction counts (the plugin's unit)
+        return INSTRUCTIONS_UNIT
     if leaf.startswith(("mem_", "peakmem_")):
         return "bytes"
     return "unit"
@@ -243,11 +256,18 @@ def default_unit(benchmark: str) -> str:
 
 def unit_for(benchmark: str, units: Mapping[str, str], mapped: bool) -> str:
     """The one unit decision: ``benchmarks.json``, else seconds when a sidecar maps the
-    benchmark (the plugin stores device time in seconds), else asv's prefix rule."""
+    benchmark (the plugin stores device time in seconds), else asv's prefix rule.
+
+    ``instructions`` goes with the ``instr_`` prefix both ways (the values of such a
+    series are checked as counts, :func:`value_bound`): an ``instr_`` series is always a
+    count, and ``benchmarks.json`` cannot make another series one."""
+    unit = default_unit(benchmark)
+    if is_exact(unit):
+        return unit
     got = units.get(benchmark)
-    if got is not None:
+    if got is not None and not is_exact(got):
         return got
-    return "seconds" if mapped else default_unit(benchmark)
+    return "seconds" if mapped else unit
 
 
 def benchmark_units(results_dir: str) -> dict[str, str]:
@@ -554,7 +574,7 @@ class AsvResultsReader:
         bound = value_bound(name)
         clean = set(map(type, result)) == _FLOAT and math.isfinite(sum(result))
         big = clean and bool(result) and max(map(abs, result)) > MAX_MAGNITUDE
-        if big or (clean and bound and result and min(result) <= 0.0):
+        if big or bound == "count" or (clean and bound and result and min(result) <= 0.0):
             clean = False  # out of range: the slow path names the value
         if clean:
             values = result  # all finite floats in range (the common case), at C speed

@@ -59,10 +59,13 @@ import sys
 import traceback
 import types
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neuronasv import env
 from neuronasv.fileio import write_atomic
+
+if TYPE_CHECKING:
+    from neuronasv.model.profile import WorkloadProfile
 
 __all__ = [
     "DEFAULT_DTYPES",
@@ -72,6 +75,7 @@ __all__ = [
     "load_ops",
     "ops_file_for",
     "profile_key",
+    "series_payload",
 ]
 
 DEFAULT_DTYPES: tuple[str, ...] = ("bfloat16", "float32")
@@ -168,6 +172,16 @@ def _write_json(folder: str, name: str, payload: dict[str, Any]) -> None:
     write_atomic(os.path.join(folder, name), json.dumps(payload, allow_nan=False))
 
 
+def series_payload(prof: WorkloadProfile) -> dict[str, Any]:
+    """What asv stores of one profile: ``total`` and ``ops`` (op names and ``module:<path>``
+    series, docs/asv.md), in seconds, from
+    :meth:`~neuronasv.model.WorkloadProfile.series_samples` — the one profile → series
+    mapping, the one confirm and ``compare --round-*`` read back from profile documents."""
+    series = prof.series_samples("seconds")
+    total = series.pop(None)
+    return {"total": total, "ops": {k: v for k, v in series.items() if k is not None}}
+
+
 def _profile_workload(
     suite: Any,
     keys: Sequence[tuple[str, str]] | None = None,
@@ -195,7 +209,6 @@ def _profile_workload(
 
     try:
         from neuronasv.measure import backends, profiling, workloads
-        from neuronasv.model.profile import module_series_name
 
         backend = backends.get_backend(env.BACKEND.read())
         workload = workloads.get(suite.workload)
@@ -231,20 +244,7 @@ def _profile_workload(
             tb = traceback.format_exc(limit=3)
             fail(shape, dtype, f"{type(exc).__name__}: {exc}\n{tb}")
             continue
-        ops = {op.op: [us * 1e-6 for us in op.self_device_time_us] for op in prof.ops}
-        # Module series ride in the op param as ``module:<path>`` (docs/asv.md): the root
-        # is the total already, so only named modules.
-        ops.update(
-            {
-                module_series_name(m.path): [us * 1e-6 for us in m.device_time_us]
-                for m in prof.modules
-                if m.path
-            }
-        )
-        results[f"{shape}|{dtype}"] = {
-            "total": [us * 1e-6 for us in prof.device_time_us],
-            "ops": ops,
-        }
+        results[f"{shape}|{dtype}"] = series_payload(prof)
         if out_dir:
             _write_json(out_dir, _safe(key) + ".json", {"key": key, "profile": prof.to_json()})
     return {"workload": suite.workload, "backend": backend.name, "results": results}

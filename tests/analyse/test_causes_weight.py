@@ -13,6 +13,7 @@ from neuronasv.analyse.causes import find_causes, is_helper, op_order, with_caus
 from neuronasv.model import Finding, FindingsDocument, RunRef, SeriesId, WorkChange
 from neuronasv.report import render_comment
 from neuronasv.report.causes import cause_views, work_sentence
+from tests.builders import finding
 
 SDPA = "aten::_scaled_dot_product_flash_attention_for_cpu"
 ATT, BLOCK = "transformer.attention", "transformer.block"
@@ -37,7 +38,7 @@ def _changes(wl: str, shape: str) -> list[WorkChange]:
 
 def _total(wl: str, shape: str, ratio: float) -> Finding:
     sid = SeriesId("b", (), wl, shape, "float32")
-    return Finding(sid, "regression", "seconds", 1e-3, 1e-3 * ratio, ratio=ratio, confirmed=True)
+    return finding(sid, "regression", base=1e-3, head=1e-3 * ratio, confirmed=True)
 
 
 def _doc() -> FindingsDocument:
@@ -88,8 +89,8 @@ def test_workloads_sharing_only_a_helper_change_stay_apart() -> None:
     def w(wl: str) -> WorkChange:
         return WorkChange(wl, "s", "f", "aten::empty", "calls", 1, 2, 0.0, 0.0)
 
-    findings = [Finding(SeriesId("b", (), wl, "s", "f"), "regression", "seconds", 1.0, 1.2,
-                        ratio=1.2) for wl in ("a.one", "b.two")]  # fmt: skip
+    findings = [finding(SeriesId("b", (), wl, "s", "f"), "regression", base=1.0, head=1.2)
+                for wl in ("a.one", "b.two")]  # fmt: skip
     causes = find_causes(findings, [w("a.one"), w("b.two")])
     assert [c.workloads for c in causes] == [("a.one",), ("b.two",)]
     assert all(c.where == () for c in causes)

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from neuronasv.analyse.confirm import confirm
-from neuronasv.model import Finding, FindingsDocument, SeriesId, WorkChange
-from tests.builders import compare_doc
+from neuronasv.model import FindingsDocument, SeriesId, WorkChange
+from tests.builders import compare_doc, finding, verdict_of
 
 CONFIGS = [(s, d) for s in ("4x512", "4x64x256", "2x128x512") for d in ("bfloat16", "float32")]
 BETWEEN, WITHIN = 0.08, 0.05
@@ -27,8 +27,8 @@ def totals(workload: str) -> list[SeriesId]:
 def doc_for(suspect_verdict: str = "noisy") -> FindingsDocument:
     ids = totals("rmsnorm.naive") + totals("rmsnorm.fused")
     findings = tuple(
-        Finding(s, suspect_verdict if s.workload == "rmsnorm.naive" else "improvement",
-                "seconds", 1.0, 1.3, ratio=1.3)
+        finding(s, suspect_verdict if s.workload == "rmsnorm.naive" else "improvement",
+                base=1.0, head=1.3)
         for s in ids
     )  # fmt: skip
     work = tuple(WorkChange("rmsnorm.naive", s, d, "aten::add", "shapes") for s, d in CONFIGS)
@@ -59,9 +59,9 @@ def test_real_change_confirmed_everywhere_and_control_left_alone() -> None:
     by = {(f.series.workload, f.series.shape, f.series.dtype): f for f in got.findings}
     for s, d in CONFIGS:
         f = by[("rmsnorm.naive", s, d)]
-        assert f.verdict == "regression" and f.confirmed is True, f.reason
+        assert f.state.time == "slower" and f.state.confirmed, f.reason
         g = by[("rmsnorm.fused", s, d)]
-        assert g.verdict not in ("regression", "improvement") and g.confirmed is False, g.reason
+        assert g.remeasured and not g.state.decided and not g.state.confirmed, g.reason
     (cause,) = got.causes
     assert cause.workload == "rmsnorm.naive" and cause.direction == "regression"
     assert max(r for _, r in calls) + 1 == got.settings["rounds"] <= 8
@@ -79,7 +79,8 @@ def test_budget_in_seconds_stops_adding_rounds() -> None:
     got = confirm(doc_for(), runner, rounds=3, max_rounds=20, budget_seconds=100, clock=clock)
     assert got.settings["rounds"] < 20
     undecided = [f for f in got.findings if f.series.workload == "rmsnorm.naive"]
-    assert all(f.confirmed is False and f.verdict != "regression" for f in undecided)
+    assert all(f.remeasured and not f.state.confirmed for f in undecided)
+    assert all(f.state.time != "slower" for f in undecided)
 
 
 @pytest.mark.slow  # a seeded simulation of many comparisons: the full lane
@@ -90,7 +91,7 @@ def test_aa_false_confirmations_per_comparison_at_most_alpha() -> None:
     for _ in range(80):
         runner, _calls = runner_for(rng, {})
         got = confirm(doc_for("regression"), runner, rounds=3, max_rounds=6)
-        hits += any(f.confirmed for f in got.findings)
+        hits += any(f.state.confirmed for f in got.findings)
     # Binomial(80, 0.01): P(X >= 3) = 4.7 %; the seed makes it deterministic.
     assert hits <= 2
 
@@ -100,8 +101,8 @@ def test_a_single_suspect_workload_is_measured_with_a_reference_workload() -> No
     in one workload, and the unchanged reference is not itself judged."""
     ids = totals("rmsnorm.naive") + totals("rmsnorm.fused")
     findings = tuple(
-        Finding(s, "noisy" if s.workload == "rmsnorm.naive" else "unchanged", "seconds",
-                1.0, 1.3, ratio=1.3)
+        finding(s, "noisy" if s.workload == "rmsnorm.naive" else "unchanged", base=1.0,
+                head=1.3)
         for s in ids
     )  # fmt: skip
     doc = compare_doc(*findings)
@@ -116,9 +117,9 @@ def test_a_single_suspect_workload_is_measured_with_a_reference_workload() -> No
     got = confirm(doc, runner, rounds=3, max_rounds=8)
     assert asked == {"rmsnorm.naive", "rmsnorm.fused"}
     fused = [f for f in got.findings if f.series.workload == "rmsnorm.fused"]
-    assert all(f.confirmed is None and f.verdict == "unchanged" for f in fused)
+    assert all(not f.remeasured and verdict_of(f) == "unchanged" for f in fused)
     naive = [f for f in got.findings if f.series.workload == "rmsnorm.naive"]
-    assert all(f.verdict == "regression" and f.confirmed for f in naive)
+    assert all(f.state.time == "slower" and f.state.confirmed for f in naive)
     assert "pooled over other workloads" in naive[0].reason
 
 
@@ -127,9 +128,10 @@ def _work_doc(shift_work: tuple[WorkChange, ...]) -> FindingsDocument:
 
     base = doc_for()
     quiet = tuple(
-        f if f.series.workload == "rmsnorm.naive" else replace(f, verdict="unchanged")
+        f if f.series.workload == "rmsnorm.naive" else replace(f, state=replace(f.state,
+                                                                              time="noise"))
         for f in base.findings
-    )
+    )  # fmt: skip
     return replace(base, findings=quiet, work=shift_work)
 
 
@@ -164,8 +166,8 @@ def test_work_decided_suspects_with_a_small_shift_use_the_whole_budget() -> None
     )
     got = confirm(_work_doc(work), runner, rounds=3, max_rounds=8)
     naive = [f for f in got.findings if f.series.workload == "rmsnorm.naive"]
-    assert all(f.verdict == "regression" and f.basis == "work" for f in naive)
-    assert all(f.state is not None and not f.state.confirmed for f in naive)
+    assert all(f.state.direction == "worse" and f.state.work == "more" for f in naive)
+    assert all(f.state.time != "slower" and not f.state.confirmed for f in naive)
     assert got.settings["rounds"] == 8
     assert max(r for _, r in calls) == 7
 
@@ -188,15 +190,16 @@ def test_a_work_decided_row_is_not_a_confirmed_time() -> None:
         for s, d in CONFIGS
     )  # fmt: skip
     quiet = tuple(
-        f if f.series.workload == "rmsnorm.naive" else replace(f, verdict="unchanged")
+        f if f.series.workload == "rmsnorm.naive" else replace(f, state=replace(f.state,
+                                                                              time="noise"))
         for f in base.findings
-    )
+    )  # fmt: skip
     got = confirm(replace(base, findings=quiet, work=work), runner, rounds=3)
     naive = [f for f in got.findings if f.series.workload == "rmsnorm.naive"]
     for f in naive:
         assert f.state is not None and f.state.work == "more"
         assert f.state.time in ("undecided", "noise") and not f.state.confirmed
-        assert f.state.source == "rounds"
+        assert f.remeasured
         if f.state.time == "undecided":
             assert f.state.gate == "more work, time undecided"
     noise = got.settings["runner_noise"]
@@ -210,8 +213,8 @@ def test_confirm_judges_with_the_documents_settings() -> None:
     from dataclasses import replace
 
     from neuronasv.analyse.pairwise import Settings
-    from neuronasv.analyse.rowstate import Gate
     from neuronasv.analyse.rules import RuleSet
+    from neuronasv.analyse.states import Gate
 
     st = Settings(rules=RuleSet.parse(["median:90%"]), alpha=0.2, gate=Gate("slower", "never"))
     back = Settings.from_json(st.to_json())
@@ -222,8 +225,8 @@ def test_confirm_judges_with_the_documents_settings() -> None:
     got = confirm(doc, runner, rounds=3, max_rounds=8)
     # +45 % is below the recorded 90 % minimum effect: no confirmed regression, and the
     # document keeps the recorded gate
-    assert not any(f.verdict == "regression" and f.confirmed for f in got.findings)
+    assert not any(f.state.time == "slower" and f.state.confirmed for f in got.findings)
     assert got.settings["gate"] == {"time": "slower", "work": "never"}
     again, _ = runner_for(np.random.default_rng(3), {"rmsnorm.naive": 1.45})
     default = confirm(doc_for(), again, rounds=3, max_rounds=8)
-    assert any(f.verdict == "regression" and f.confirmed for f in default.findings)
+    assert any(f.state.time == "slower" and f.state.confirmed for f in default.findings)

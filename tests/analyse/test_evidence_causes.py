@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from neuronasv.analyse.causes import find_causes
 from neuronasv.analyse.evidence import work_changes
-from neuronasv.model import Finding, OpProfile, SeriesId, WorkChange, WorkloadProfile
+from neuronasv.model import OpProfile, SeriesId, WorkChange, WorkloadProfile
+from tests.builders import finding
 
 
 def prof(shape: str, dtype: str, *ops: OpProfile, name: str = "rmsnorm.naive") -> WorkloadProfile:
@@ -56,7 +57,7 @@ def test_configurations_only_on_one_side_are_not_compared() -> None:
 
 
 def _total(shape: str, dtype: str, verdict: str, ratio: float, wl: str = "rmsnorm.naive"):
-    return Finding(SeriesId("b", (), wl, shape, dtype), verdict, "seconds", 1.0, ratio, ratio=ratio)
+    return finding(SeriesId("b", (), wl, shape, dtype), verdict, base=1.0, head=ratio)
 
 
 def _w(shape: str, dtype: str, o: str, kind: str = "shapes", wl: str = "rmsnorm.naive"):
@@ -82,22 +83,17 @@ def test_unrelated_changes_in_one_workload_are_separate_causes() -> None:
     assert len(causes) == 2 and {c.direction for c in causes} == {"unconfirmed"}
 
 
-def test_timing_causes_and_refuted_verdicts() -> None:
+def test_timing_causes_and_refuted_times() -> None:
     findings = [
         _total("a", "bf16", "regression", 1.2, wl="w.x"),
         _total("b", "bf16", "regression", 1.3, wl="w.x"),
         _total("a", "bf16", "improvement", 0.8, wl="w.y"),
-        # A regression the re-measurement refuted is not a cause.
-        Finding(
-            SeriesId("b", (), "w.z", "a", "bf16"),
-            "regression",
-            "seconds",
-            1.0,
-            1.2,
-            ratio=1.2,
-            confirmed=False,
+        # A slower time the re-measurement refuted (its time is then not decided) is not a
+        # cause.
+        finding(
+            SeriesId("b", (), "w.z", "a", "bf16"), "noisy", base=1.0, head=1.2, source="rounds"
         ),
-        Finding(SeriesId("plain.time_x"), "regression", "seconds", 1.0, 2.0, ratio=2.0),
+        finding(SeriesId("plain.time_x"), "regression", base=1.0, head=2.0),
     ]
     causes = find_causes(findings, [])
     assert [(c.workload, c.direction, len(c.configs)) for c in causes] == [

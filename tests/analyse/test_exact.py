@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from neuronasv.analyse.evidence import apply_work
 from neuronasv.analyse.exact import instruction_changes, judge_exact
-from neuronasv.model import Finding, OpProfile, Point, SeriesId, WorkloadProfile
+from neuronasv.model import OpProfile, Point, SeriesId, WorkloadProfile
 from neuronasv.model.instructions import InstructionCounts
+from tests.builders import finding
 
 
 def prof(
@@ -47,23 +47,28 @@ def test_equal_counts_are_unchanged_any_difference_is_a_fact_with_its_size() -> 
         [head],
     )
     mul, total = found
-    assert mul.verdict == "regression" and mul.basis == "work" and mul.confirmed
+    assert mul.state.instructions == "more" and mul.state.time == "none"
+    assert mul.estimate.source == "exact count" and mul.ratio == 14_545 / 12_102
+    assert mul.ci_low is None and (mul.n_base, mul.n_head) == (1, 1)
     assert "aten::mul +2,443 instructions per iteration (+20 %, exact)" in mul.reason
     assert "no statistics" in mul.reason and mul.p_value is None
-    assert total.verdict == "unchanged" and "68,722 instructions per iteration" in total.reason
+    assert total.state.instructions == "same"
+    assert "68,722 instructions per iteration" in total.reason
 
 
 def test_a_one_percent_change_is_reported_and_fewer_is_an_improvement() -> None:
     (up,) = judge_exact([(sid("aten::mean"), pt(24_920.0), pt(25_169.0))])
-    assert up.verdict == "regression" and "+1.0 %" in up.reason
+    assert up.state.instructions == "more" and "+1.0 %" in up.reason
+    assert up.state.direction == "worse"
     (down,) = judge_exact([(sid("aten::mean"), pt(24_920.0), pt(24_919.0))])
-    assert down.verdict == "improvement" and "aten::mean -1 instructions" in down.reason
+    assert down.state.instructions == "fewer" and "aten::mean -1 instructions" in down.reason
+    assert down.state.direction == "better"
 
 
 def test_counts_that_were_not_deterministic_are_said_and_never_judged() -> None:
     base = prof({"aten::mean": 1.0}, 5.0, deterministic=False)
     (f,) = judge_exact([(sid("aten::mean"), pt(24_920.0), pt(30_000.0))], [base], [prof({}, 5.0)])
-    assert f.verdict == "noisy" and f.confirmed is None
+    assert f.state.instructions == "unsteady" and f.state.direction is None
     assert "count of aten::mean not deterministic at base" in f.reason
     assert "not judged" in f.reason
 
@@ -82,14 +87,14 @@ def test_only_the_target_that_moved_is_left_unjudged() -> None:
         [base],
         [head],
     )  # fmt: skip
-    assert step.verdict == "noisy"
+    assert step.state.instructions == "unsteady"
     assert "whole step not deterministic at base and head" in step.reason
-    assert mm.verdict == "regression" and mm.confirmed
+    assert mm.state.instructions == "more"
     assert [w.op for w in instruction_changes([base], [head])] == ["aten::mm"]
     # An older sidecar: not deterministic, no target named -> nothing of it is judged.
     legacy = prof({"aten::mm": 10.0}, 5.0, deterministic=False, unstable=())
     (f,) = judge_exact([(sid("aten::mm"), pt(10.0), pt(12.0))], [legacy], [head])
-    assert f.verdict == "noisy"
+    assert f.state.instructions == "unsteady"
     assert instruction_changes([legacy], [head]) == ()
 
 
@@ -97,24 +102,29 @@ def test_absent_sides() -> None:
     new, gone = judge_exact(
         [(sid("aten::abs"), None, pt(5.0)), (sid("aten::abs"), pt(5.0), pt(None))]
     )
-    assert (new.verdict, gone.verdict) == ("new", "removed")
+    assert (new.state.presence, gone.state.presence) == ("new", "removed")
 
 
-def test_an_op_instruction_change_decides_the_noisy_timing_row() -> None:
-    base = prof({"aten::mul": 12_102.0, "aten::add": 15_079.0}, 68_722.0)
-    head = prof({"aten::mul": 14_545.0, "aten::add": 15_079.0}, 71_165.0)
-    work = instruction_changes([base], [head])
-    assert [(w.op, w.kind, w.instructions_base, w.instructions_head) for w in work] == [
-        ("aten::mul", "instructions", 12_102.0, 14_545.0)
-    ]
-    timing_sid = SeriesId("rmsnorm.Naive.devtime_op", (), "rmsnorm.naive", "4x512", "float32",
-                          "aten::mul")  # fmt: skip
-    noisy = Finding(timing_sid, "noisy", "seconds", 1e-6, 1.05e-6, ratio=1.05,
-                    reason="within the noise of this runner")  # fmt: skip
-    (decided,) = apply_work([noisy], work)
-    assert decided.verdict == "regression" and decided.basis == "work"
-    assert "aten::mul +2,443 instructions per iteration (+20 %, exact)" in decided.reason
-    assert "the timing alone did not decide: within the noise of this runner" in decided.reason
+def test_an_op_that_still_runs_nested_is_uncounted_never_removed() -> None:
+    """Issue 28: ``aten::slice`` was listed as removed (11,876 → n/a) while it still ran 8
+    times at head, inside another op: the replay counts top-level calls only. The
+    profiler, which sees nested calls, says it runs: the row is ``uncounted`` there."""
+    from neuronasv.report.rowwords import state_words
+
+    base = prof({"aten::slice": 11_876.0}, 50_000.0)
+    nested = WorkloadProfile(
+        "rmsnorm.naive", "cpu", "4x512", "float32", (10.0,),
+        (OpProfile("aten::slice", 8.0, (1.0,), (1.0,)),),
+        instructions=InstructionCounts(total=51_000.0, ops={}),
+    )  # fmt: skip
+    (f,) = judge_exact([(sid("aten::slice"), pt(11_876.0), None)], [base], [nested])
+    assert f.state.presence == "both" and f.state.instructions == "uncounted"
+    assert "still runs, but only inside other ops" in f.reason
+    assert "removed" not in state_words(f)
+    assert "not counted at head" in state_words(f)
+    gone = WorkloadProfile("rmsnorm.naive", "cpu", "4x512", "float32", (10.0,), ())
+    (r,) = judge_exact([(sid("aten::slice"), pt(11_876.0), None)], [base], [gone])
+    assert r.state.presence == "removed"  # the profiler does not see it at head: removed
 
 
 def test_identical_counts_give_no_work_change_and_unstable_sides_none() -> None:
@@ -161,35 +171,45 @@ def test_compare_judges_instruction_series_exactly_beside_the_timing() -> None:
     doc = compare(history, b, h, floors={})
     rows = {(f.series.benchmark, f.series.op): f for f in doc.findings}
     mul = rows[("rmsnorm.Naive.instr_op", "aten::mul")]
-    assert mul.verdict == "regression" and "+2,443 instructions per iteration" in mul.reason
+    assert mul.state.instructions == "more" and "+2,443 instructions per iteration" in mul.reason
     assert mul.series.label.endswith("(instructions)")
-    assert rows[("rmsnorm.Naive.instr_op", "aten::add")].verdict == "unchanged"
-    assert rows[("rmsnorm.Naive.instr_total", None)].verdict == "regression"
+    assert mul.state.work == "unknown" and mul.state.gate == ""  # its own axis, no gate
+    assert rows[("rmsnorm.Naive.instr_op", "aten::add")].state.instructions == "same"
+    assert rows[("rmsnorm.Naive.instr_total", None)].state.instructions == "more"
     timing = rows[("rmsnorm.Naive.devtime_op", "aten::mul")]
-    assert timing.verdict == "regression" and timing.basis == "work"  # decided by the count
+    # the count is the time row's instruction axis: its direction where the time is open
+    assert timing.state.instructions == "more" and timing.state.work == "same"
+    assert timing.state.direction == "worse" and timing.state.time != "slower"
     assert [w.kind for w in doc.work] == ["instructions"]
 
 
-def test_an_instruction_row_reads_as_exact_work_never_as_an_undecided_time() -> None:
-    """Row states (issue 20) on an instruction row: no time axis (nothing was timed), the
-    exact delta in its words, and a non-deterministic count said, never judged."""
-    from dataclasses import replace
-
-    from neuronasv.analyse.rowstate import Gate, row_state
+def test_an_instruction_row_reads_on_its_own_axis_never_as_a_time_or_work() -> None:
+    """Row states on an instruction row: no time axis (nothing was timed), no work words
+    (issue 28: ``aten::add 9,206 instructions -39 %`` read "more work"), the count's own
+    words that follow its sign, and a non-deterministic count said, never judged."""
+    from neuronasv.analyse.states import with_states
+    from neuronasv.model import FindingsDocument, RunRef, WorkChange
     from neuronasv.report.rowwords import state_cell, state_words
 
-    sid = SeriesId("rmsnorm.Naive.instr_total", (), "rmsnorm.naive", "4x512", "float32")
-    up = Finding(sid, "regression", "instructions", 12102.0, 14545.0, ratio=14545 / 12102)
-    noisy = replace(up, verdict="noisy")
-    for f, words in (
-        (up, "+2,443 instructions per iteration (+20 %), exact"),
-        (noisy, "instruction count not deterministic, not judged"),
+    s = SeriesId("rmsnorm.Naive.instr_op", (), "rmsnorm.naive", "4x512", "float32", "aten::add")
+    # the op's *work* grew (a broadcast add moves more bytes) while its count fell
+    more_bytes = WorkChange("rmsnorm.naive", "4x512", "float32", "aten::add", "shapes",
+                            calls_base=1.0, calls_head=1.0, bytes_base=40.0,
+                            bytes_head=16e3)  # fmt: skip
+    for base, head, axis, words in (
+        (15_073.0, 9_206.0, "fewer", "fewer instructions (-5,867 per iteration, -39 %), exact"),
+        (12_102.0, 14_545.0, "more", "more instructions (+2,443 per iteration, +20 %), exact"),
+        (12_102.0, 12_102.0, "same", "same instructions, exact"),
+        (1.0, 2.0, "unsteady", "instruction count not deterministic, not judged"),
     ):
-        state = row_state(f, (), evidence=False, rounds=False, gate=Gate())
-        assert state.time == "none"
-        f = replace(f, state=state)
+        row = finding(s, unit="instructions", base=base, head=head, source="exact count",
+                      instructions=axis)  # fmt: skip
+        doc = FindingsDocument("compare", RunRef("a" * 40, "m"), RunRef("b" * 40, "m"), (row,),
+                               work=(more_bytes,))  # fmt: skip
+        (f,) = with_states(doc).findings
+        assert f.state.time == "none" and f.state.work == "unknown" and f.state.gate == ""
         assert state_words(f) == words and state_cell(f) == words
-        assert "time" not in state_words(f)
+        assert "time" not in state_words(f) and "work" not in state_words(f)
 
 
 def test_a_cause_keeps_the_device_time_total_beside_an_instruction_total() -> None:
@@ -203,8 +223,8 @@ def test_a_cause_keeps_the_device_time_total_beside_an_instruction_total() -> No
     dev = SeriesId("rmsnorm.Naive.devtime_total", (), wl, shape, dtype)
     ins = SeriesId("rmsnorm.Naive.instr_total", (), wl, shape, dtype)
     findings = [
-        Finding(dev, "regression", "seconds", 1e-5, 2e-5, ratio=2.0),
-        Finding(ins, "regression", "instructions", 100.0, 150.0, ratio=1.5),
+        finding(dev, "regression", base=1e-5, head=2e-5),
+        finding(ins, unit="instructions", base=100.0, head=150.0, instructions="more"),
     ]
     work = [WorkChange(wl, shape, dtype, "aten::add", "new", calls_head=1.0)]
     for order in (findings, findings[::-1]):
@@ -215,39 +235,37 @@ def test_a_cause_keeps_the_device_time_total_beside_an_instruction_total() -> No
 
 def test_an_undecided_time_row_states_its_exact_instruction_count() -> None:
     """Issue 24: where the timing cannot decide, the row says so and gives the exact
-    instruction delta of the same series ("time not decided; +2,169 instructions per
-    iteration (+3.2 %), exact"); a decided time or a non-deterministic count adds none."""
+    instruction delta of the same series ("time not decided; more instructions (+2,169 per
+    iteration, +3.2 %), exact"); a decided time or a non-deterministic count adds none."""
     from dataclasses import replace
 
-    from neuronasv.analyse.rowstate import with_states
-    from neuronasv.model import FindingsDocument, RunRef
+    from neuronasv.analyse.states import with_states
+    from neuronasv.model import Finding, FindingsDocument, RunRef
     from neuronasv.report.rowwords import state_cell, state_words
 
     wl, shape, dtype = "rmsnorm.naive", "4x512", "float32"
     dev = SeriesId("rmsnorm.Naive.devtime_total", (), wl, shape, dtype)
     ins = SeriesId("rmsnorm.Naive.instr_total", (), wl, shape, dtype)
-    timed = Finding(dev, "noisy", "seconds", 1.89e-5, 2.09e-5, ratio=2.09 / 1.89)
-    counted = Finding(ins, "regression", "instructions", 68590.0, 70759.0, ratio=70759 / 68590)
+    timed = finding(dev, "noisy", base=1.89e-5, head=2.09e-5)
+    counted = finding(ins, unit="instructions", base=68590.0, head=70759.0,
+                      source="exact count", instructions="more")  # fmt: skip
 
     def state_of(*fs: Finding) -> Finding:
         doc = FindingsDocument("compare", RunRef("a" * 40, "m"), RunRef("b" * 40, "m"), fs)
         return next(f for f in with_states(doc).findings if f.series == dev)
 
     row = state_of(timed, counted)
-    tail = "; +2,169 instructions per iteration (+3.2 %), exact"
+    tail = "; more instructions (+2,169 per iteration, +3.2 %), exact"
     assert state_cell(row).endswith(tail) and state_words(row).endswith(tail)
     assert "time not decided" in state_cell(row)
-    assert (
-        FindingsDocument.loads(
-            FindingsDocument(
-                "compare", RunRef("a" * 40, "m"), RunRef("b" * 40, "m"), (row,)
-            ).dumps()
-        )
-        .findings[0]
-        .state
-        == row.state
-    )  # stored in the document, read back
-    for other in (replace(timed, verdict="regression"), timed):
-        counts = replace(counted, verdict="noisy") if other is timed else counted
+    # the exact axis fires the gate under its own name, on the time row
+    assert row.state.instructions == "more"
+    assert row.state.gate == "more instructions, time undecided"
+    doc = FindingsDocument("compare", RunRef("a" * 40, "m"), RunRef("b" * 40, "m"), (row,))
+    assert FindingsDocument.loads(doc.dumps()).findings[0].state == row.state
+    for other, counts in (
+        (replace(timed, state=replace(timed.state, time="slower")), counted),
+        (timed, replace(counted, state=replace(counted.state, instructions="unsteady"))),
+    ):
         quiet = state_of(other, counts)
         assert "instructions" not in state_cell(quiet)

@@ -23,6 +23,7 @@ from neuronasv.measure.modules import scope
 from neuronasv.measure.workloads import Workload
 from neuronasv.model import Finding, History, ProfileDocument, SeriesId, WorkloadProfile
 from neuronasv.report import render_comment
+from tests.builders import finding
 from tests.profile_history import history_from_profiles
 
 WL, SHAPE, DTYPE = "mlp.toy", "8x64", "float32"
@@ -107,7 +108,7 @@ def test_the_chain_names_the_module_whose_work_changed_not_the_timing_mover(prof
         settings=Settings(resamples=200), floors={},
     )  # fmt: skip
     total = next(f for f in doc.findings if f.series.op is None)
-    assert total.verdict in ("regression", "improvement", "noisy"), total.reason
+    assert total.state.direction == "worse" and total.state.work == "more", total.reason
     chain = [a.op for a in total.module_chain]
     assert chain == ["", "module:mlp", "aten::copy_"], chain
     above = render_comment(doc).split("<details>", 1)[0]
@@ -115,8 +116,8 @@ def test_the_chain_names_the_module_whose_work_changed_not_the_timing_mover(prof
 
 
 def _judged(op: str, lo: float, hi: float) -> Finding:
-    return Finding(SeriesId("b", (), WL, SHAPE, DTYPE, op), "noisy", "seconds", 1.0, 1.1,
-                   ratio=1.1, ci_low=lo, ci_high=hi)  # fmt: skip
+    return finding(SeriesId("b", (), WL, SHAPE, DTYPE, op), "noisy", base=1.0, head=1.1,
+                   ci=(lo, hi))  # fmt: skip
 
 
 def test_a_timing_only_chain_names_a_mover_only_when_its_ci_excludes_no_change() -> None:
@@ -126,7 +127,7 @@ def test_a_timing_only_chain_names_a_mover_only_when_its_ci_excludes_no_change()
         modules={"": (10.0, 11.0), "mlp": (8.0, 8.9), "mlp.down": (4.0, 4.9)},
         in_module={("mlp.down", "aten::mm"): (3.0, 3.9)},
     )
-    f = Finding(SeriesId("b", (), WL, SHAPE, DTYPE), "regression", "seconds", 10.0, 11.0)
+    f = finding(SeriesId("b", (), WL, SHAPE, DTYPE), "regression", base=10.0, head=11.0)
     sure = {"module:mlp": _judged("module:mlp", 1.05, 1.2),
             "module:mlp.down": _judged("module:mlp.down", 1.1, 1.4),
             "aten::mm": _judged("aten::mm", 1.05, 1.3)}  # fmt: skip

@@ -11,23 +11,25 @@ from analyse_asvdata import neuronasv_run
 
 from neuronasv.analyse.newest import check_newest, newest_pair, regressions_document
 from neuronasv.analyse.pairwise import compare
-from neuronasv.analyse.rowstate import with_states
-from neuronasv.analyse.states import MIN_POINTS, Coverage, coverage_of, series_state
+from neuronasv.analyse.states import MIN_POINTS, Coverage, coverage_of, series_state, with_states
 from neuronasv.errors import UsageError
 from neuronasv.model import ChangePoint, Finding, FindingsDocument, SeriesId
 from neuronasv.report.tables import history_text
 from neuronasv.store.history import load_history
 from tests.analyse.conftest import DATA
+from tests.builders import finding
 
 PR = os.path.join(DATA, "pr")
 SID = SeriesId("b", ("x",), "w", "4x512", "float32", "aten::rsqrt")
 
 
 def _f(verdict: str, confirmed: bool | None = None, ack: str | None = None) -> Finding:
-    ratio = 0.5 if verdict == "improvement" else 24.0  # the sign agrees with the verdict
-    f = Finding(SID, verdict, "seconds", 1e-6, 1e-6 * ratio, ratio=ratio, confirmed=confirmed,
-                acknowledged=ack)  # type: ignore[arg-type]  # fmt: skip
-    # the state analyse stores with every finding (the states read it, not the verdict)
+    """A row as analyse leaves it: ``confirmed`` True = the rounds confirmed its time,
+    False = the rounds re-measured it and did not (its time is then not decided)."""
+    ratio = 0.5 if verdict == "improvement" else 24.0  # the sign agrees with the time
+    f = finding(SID, "noisy" if confirmed is False else verdict, base=1e-6,
+                head=1e-6 * ratio, confirmed=bool(confirmed), acknowledged=ack,
+                source="first run" if confirmed is None else "rounds")  # fmt: skip
     return with_states(FindingsDocument("compare", None, None, findings=(f,))).findings[0]
 
 
@@ -68,8 +70,8 @@ def test_two_commits_say_too_few_for_change_points_and_give_suspects() -> None:
     assert doc.head is not None and doc.head.commit.startswith("5e6f7a8b")
     # the findings are compare()'s for that pair, unchanged
     direct = compare(h, doc.base.commit, doc.head.commit)
-    assert [(f.series, f.verdict) for f in doc.findings] == [
-        (f.series, f.verdict) for f in direct.findings
+    assert [(f.series, f.estimate, f.state) for f in doc.findings] == [
+        (f.series, f.estimate, f.state) for f in direct.findings
     ]
     back = FindingsDocument.loads(doc.dumps())
     assert coverage_of(back) == coverage_of(doc) and back.findings == doc.findings
@@ -92,8 +94,20 @@ def test_report_of_the_same_pair_brings_its_confirmations() -> None:
         replace(
             doc,
             findings=tuple(
-                replace(f, confirmed=f.series.op == "aten::mul")
-                if f.verdict == "regression"
+                (
+                    replace(
+                        f,
+                        state=replace(f.state, confirmed=True),
+                        estimate=replace(f.estimate, source="rounds"),
+                    )
+                    if f.series.op == "aten::mul"
+                    else replace(
+                        f,
+                        state=replace(f.state, time="undecided"),
+                        estimate=replace(f.estimate, source="rounds"),
+                    )
+                )
+                if f.state.time == "slower"
                 else f
                 for f in doc.findings
             ),

@@ -7,12 +7,13 @@ negative (totals from the rounds, breakdown from the first run).
 
 from __future__ import annotations
 
+import pytest
+
 from neuronasv.analyse.confirm import confirm
 from neuronasv.analyse.pairwise import Settings, compare
 from neuronasv.analyse.profile_samples import paired_rounds
 from neuronasv.analyse.replay import RecordingRunner, ReplayRunner
 from neuronasv.model import (
-    Finding,
     FindingsDocument,
     OpContribution,
     OpProfile,
@@ -22,6 +23,7 @@ from neuronasv.model import (
     WorkChange,
     WorkloadProfile,
 )
+from tests.builders import finding, verdict_of
 from tests.profile_history import history_from_profiles
 
 WL, SHAPE, DTYPE = "rmsnorm.naive", "4x512", "bfloat16"
@@ -38,8 +40,8 @@ def _doc() -> FindingsDocument:
         OpContribution("aten::mul", 5.2, 4.9, -0.3, 0.5, 3.0, 3.0),
         OpContribution("aten::add", 5.1, 4.8, -0.3, 0.5, 1.0, 1.0),
     )
-    total = Finding(TOTAL, "noisy", "us", 10.3, 9.7, ratio=9.7 / 10.3, attribution=first)
-    mul = Finding(MUL, "noisy", "us", 5.2, 4.9, ratio=4.9 / 5.2)
+    total = finding(TOTAL, "noisy", unit="us", base=10.3, head=9.7, attribution=first)
+    mul = finding(MUL, "noisy", unit="us", base=5.2, head=4.9)
     work = (WorkChange(WL, SHAPE, DTYPE, "aten::fill_", "new", calls_head=1.0),)
     return FindingsDocument(
         "compare", RunRef("a" * 40, "m"), RunRef("b" * 40, "m"), (total, mul), work=work
@@ -59,16 +61,18 @@ def _runner(side: str, series, round_index: int):
 def test_a_re_measured_total_takes_its_breakdown_from_the_same_rounds() -> None:
     got = confirm(_doc(), _runner, rounds=3)
     total = next(f for f in got.findings if f.series == TOTAL)
-    assert total.from_rounds
+    assert total.remeasured
     assert total.base is not None and total.head is not None
     assert abs(total.head - total.base - 2.1) < 1e-9
+    # the parts and the rest add up to the row's change: the same rounds, one estimator
+    assert sum(a.delta for a in total.attribution) == pytest.approx(2.1, abs=1e-9)
     parts = {a.op: a for a in total.attribution}
     assert set(parts) == {"aten::mul", "aten::add", "aten::fill_"}  # the new op was measured
     for op, (b, h) in ROUNDS.items():
         if op is None:
             continue
         a = parts[op]
-        assert a.base == b and a.head == h and a.delta > 0, a
+        assert a.base == pytest.approx(b) and a.head == pytest.approx(h) and a.delta > 0, a
     # calls are exact work and stay from the first run
     assert parts["aten::mul"].calls_base == 3.0
     # written and read back
@@ -95,7 +99,7 @@ def test_a_total_that_stops_moving_keeps_no_first_run_breakdown() -> None:
     )  # no work change: the timing decides
     got = confirm(doc, flat, rounds=3)
     total = next(f for f in got.findings if f.series == TOTAL)
-    assert total.from_rounds and total.verdict not in ("regression", "improvement")
+    assert total.remeasured and verdict_of(total) not in ("regression", "improvement")
     assert total.attribution == () and total.module_chain == ()
 
 
@@ -125,7 +129,7 @@ def test_compare_with_rounds_explains_the_row_from_the_same_rounds() -> None:
     doc = compare(history, "a" * 40, "b" * 40, settings=Settings(resamples=100), floors={},
                   rounds=paired_rounds(rb, rh), force=True)  # fmt: skip
     total = next(f for f in doc.findings if f.series.op is None)
-    assert total.from_rounds and total.verdict == "regression", total.reason
+    assert total.remeasured and verdict_of(total) == "regression", total.reason
     parts = {a.op: a for a in total.attribution}
     # µs in the profiles, seconds in the series: the rounds' medians, new op included
     assert parts["aten::mul"].delta > 0 and parts["aten::add"].delta > 0
@@ -139,7 +143,8 @@ def test_instruction_counts_are_never_re_measured_by_the_rounds() -> None:
     Seen in the demo: the instruction totals read "0.00 instructions" after confirm had
     written device-time seconds into them."""
     instr = SeriesId("rmsnorm.Naive.instr_total", (), WL, SHAPE, DTYPE)
-    counts = Finding(instr, "regression", "instructions", 12102.0, 14545.0, ratio=14545 / 12102)
+    counts = finding(instr, unit="instructions", base=12102.0, head=14545.0,
+                     source="exact count", instructions="more")  # fmt: skip
     doc = _doc()
     doc = FindingsDocument(doc.mode, doc.base, doc.head, (*doc.findings, counts), work=doc.work)
     asked: list[SeriesId] = []
@@ -152,4 +157,4 @@ def test_instruction_counts_are_never_re_measured_by_the_rounds() -> None:
     assert asked and instr not in asked
     after = next(f for f in got.findings if f.series == instr)
     assert (after.base, after.head, after.unit) == (12102.0, 14545.0, "instructions")
-    assert not after.from_rounds
+    assert not after.remeasured and after.estimate.source == "exact count"

@@ -13,10 +13,11 @@ from neuronasv.analyse.attribution import attribute
 from neuronasv.analyse.pairwise import PairInput, Settings, compare, judge
 from neuronasv.analyse.rules import Rule, RuleSet
 from neuronasv.errors import IncomparableError, UsageError
-from neuronasv.model import Finding, FindingsDocument, OpContribution, Point, SeriesId
+from neuronasv.model import FindingsDocument, OpContribution, Point, SeriesId
 from neuronasv.report.headline import headline
 from neuronasv.store.history import load_history
 from tests.analyse.conftest import DATA
+from tests.builders import finding, verdict_of
 
 BASE = "1a2b3c4d" + "0" * 32
 HEAD = "5e6f7a8b" + "1" * 32
@@ -66,7 +67,7 @@ def test_aa_over_many_series_raises_no_alarm(seed):
     rng = np.random.default_rng(seed)
     pairs = [pair(i, rng.lognormal(0, 0.15, 10), rng.lognormal(0, 0.15, 10)) for i in range(300)]
     fs = judge(pairs, Settings(resamples=200))
-    assert [f.series.benchmark for f in fs if f.verdict in ("regression", "improvement")] == []
+    assert [f.series.benchmark for f in fs if verdict_of(f) in ("regression", "improvement")] == []
     # The correction matters: uncorrected, some series do cross alpha by chance.
     assert sum(1 for f in fs if f.p_value is not None and f.p_value < 0.01) >= 1 or seed > 0
 
@@ -76,7 +77,7 @@ def test_injected_shift_detected_among_many():
     pairs = [pair(i, rng.lognormal(0, 0.05, 20), rng.lognormal(0, 0.05, 20)) for i in range(100)]
     pairs[42] = pair(42, rng.lognormal(0, 0.05, 20), rng.lognormal(np.log(1.15), 0.05, 20))
     fs = judge(pairs, Settings(resamples=500))
-    reg = [f for f in fs if f.verdict == "regression"]
+    reg = [f for f in fs if verdict_of(f) == "regression"]
     assert [f.series.benchmark for f in reg] == ["b.devtime_042"]
     f = reg[0]
     assert f.ci_low is not None and f.ci_low > 1.0 and f.p_adjusted is not None
@@ -88,9 +89,9 @@ def test_small_significant_shift_is_unchanged_and_factor_only_fallback():
     a = [1.0 + 0.001 * i for i in range(20)]
     b = [x * 1.03 for x in a]
     (f,) = judge([pair(0, a, b)])
-    assert f.verdict == "unchanged" and "within the median +5 % minimum effect" in f.reason
+    assert verdict_of(f) == "unchanged" and "within the median +5 % minimum effect" in f.reason
     (g,) = judge([PairInput(SeriesId("t.track_x"), "unit", Point("a", 0, 1.0), Point("b", 1, 1.3))])
-    assert g.verdict == "regression" and g.p_value is None
+    assert verdict_of(g) == "regression" and g.p_value is None
     assert any("factor-only" in w for w in g.warnings)
 
 
@@ -105,51 +106,36 @@ def test_new_removed_failed_verdicts():
             PairInput(s, "seconds", Point("a", 0, None), p),
         ]
     )
-    assert [f.verdict for f in got] == ["new", "removed", "failed", "new"]
+    assert [verdict_of(f) for f in got] == ["new", "removed", "failed", "new"]
 
 
 def test_compare_fixture_attribution_from_profiles():
     h = load_history(os.path.join(DATA, "pr"))
     doc = compare(h, BASE, HEAD, settings=Settings(resamples=500))
     total = next(f for f in doc.findings if f.series.label == "rmsnorm.naive 4x512 bfloat16")
-    assert total.verdict == "regression"
+    assert verdict_of(total) == "regression"
     top = total.attribution[0]
     assert top.op == "aten::mul" and top.calls_base == 3.0 and 0.8 < top.share < 1.2
     # Shares add up to about 1 (median of sums is not the sum of medians).
     assert sum(c.share for c in total.attribution) == pytest.approx(1.0, abs=0.1)
     assert headline(total).startswith("rmsnorm.naive 4x512 bf16: +11 % (CI ")
-    assert "aten::mul +27.2 µs (3 calls), 3 other ops -1.43 µs" in headline(total)
+    # the top op and the rest add up to the row's change (head - base of its estimate)
+    assert "aten::mul +27.2 µs (3 calls), the rest -640 ns" in headline(total)
     fused = [f for f in doc.findings if f.series.workload == "rmsnorm.fused"]
-    assert {f.verdict for f in fused} == {"unchanged"}
+    assert {verdict_of(f) for f in fused} == {"unchanged"}
     assert doc.env_changes == ()
     assert FindingsDocument.loads(doc.dumps()) == doc
 
 
 def test_attribution_from_op_findings_and_headline_golden():
     sid = SeriesId("b", (), "rmsnorm.naive", "4x512", "bfloat16")
-    total = Finding(
-        sid, "regression", "seconds", 2.0e-3, 2.36e-3, ratio=1.18, ci_low=1.12, ci_high=1.25
-    )
+    total = finding(sid, "regression", base=2.0e-3, head=2.36e-3, ci=(1.12, 1.25))
     ops = [
-        Finding(
-            SeriesId("b", (), "rmsnorm.naive", "4x512", "bfloat16", "aten::mul"),
-            "regression",
-            "seconds",
-            1.0e-3,
-            1.331e-3,
-            ratio=1.331,
-            calls_base=3,
-            calls_head=3,
-        ),
-        Finding(
-            SeriesId("b", (), "rmsnorm.naive", "4x512", "bfloat16", "aten::add"),
-            "unchanged",
-            "seconds",
-            0.5e-3,
-            0.529e-3,
-            ratio=1.058,
-        ),
-    ]
+        finding(SeriesId("b", (), "rmsnorm.naive", "4x512", "bfloat16", "aten::mul"),
+                "regression", base=1.0e-3, head=1.331e-3, calls_base=3, calls_head=3),
+        finding(SeriesId("b", (), "rmsnorm.naive", "4x512", "bfloat16", "aten::add"),
+                "unchanged", base=0.5e-3, head=0.529e-3),
+    ]  # fmt: skip
     out = attribute([total, *ops])
     assert out[0].attribution[0] == OpContribution(
         "aten::mul",
@@ -162,7 +148,7 @@ def test_attribution_from_op_findings_and_headline_golden():
     )
     assert headline(out[0]) == (
         "rmsnorm.naive 4x512 bf16: +18 % (CI 12–25 %); aten::mul +331 µs (3 calls),"
-        " 1 other op +29.0 µs"
+        " the rest +29.0 µs"
     )
 
 
@@ -203,6 +189,6 @@ def test_acknowledged_finding_marked():
     h = load_history(os.path.join(DATA, "pr"))
     acks = [Acknowledgement("rmsnorm.naive*", "5e6f", "expected: new epsilon handling")]
     doc = compare(h, BASE, HEAD, acks=acks, settings=Settings(resamples=200))
-    regs = [f for f in doc.findings if f.verdict == "regression"]
+    regs = [f for f in doc.findings if verdict_of(f) == "regression"]
     assert regs and all(f.acknowledged == "expected: new epsilon handling" for f in regs)
     assert doc.count("regression") == 0

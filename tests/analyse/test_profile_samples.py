@@ -80,12 +80,13 @@ def test_failing_is_one_rule_for_compare_and_confirm() -> None:
     """``--fail-on`` reads the gate each row's state records (the two commands once had
     their own copies): by default a confirmed slower time; with the time gate ``slower``
     any decided slower time beyond the rule that confirm did not disprove."""
-    from neuronasv.analyse.rowstate import Gate, with_states
     from neuronasv.analyse.rules import Rule, failing
+    from neuronasv.analyse.states import Gate, with_states
     from neuronasv.model import Finding, FindingsDocument
+    from tests.builders import finding
 
     def f(label: str, head: float, **kw: object) -> Finding:
-        return Finding(_sid(label), "regression", "seconds", 1.0, head, ratio=head, **kw)  # type: ignore[arg-type]
+        return finding(_sid(label), "regression", base=1.0, head=head, **kw)
 
     doc = FindingsDocument(
         mode="compare",
@@ -94,10 +95,10 @@ def test_failing_is_one_rule_for_compare_and_confirm() -> None:
         findings=(
             f("small", 1.02),
             f("big", 1.5),
-            f("confirmed", 1.5, confirmed=True),
-            f("disproved", 1.5, confirmed=False),
+            f("confirmed", 1.5, confirmed=True, source="rounds"),
+            f("disproved", 1.5, time="undecided", source="rounds"),
             f("acked", 1.5, acknowledged="expected"),
-            Finding(_sid("improved"), "improvement", "seconds", 1.0, 0.5, ratio=0.5),
+            finding(_sid("improved"), "improvement", base=1.0, head=0.5),
         ),
     )
     rule = Rule.parse("median:5%")

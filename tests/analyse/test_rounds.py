@@ -23,7 +23,7 @@ from neuronasv.model import (
     Series,
     SeriesId,
 )
-from tests.builders import compare_doc
+from tests.builders import compare_doc, finding, verdict_of
 
 M = 60  # series per comparison (the CPU suite's small shapes have 58)
 
@@ -60,7 +60,7 @@ def pairs_for(rng, rounds: int, between, within=0.05, shift=None) -> list[PairIn
 
 
 def alarms(fs: list[Finding]) -> list[str]:
-    return [f.series.op or "" for f in fs if f.verdict in ("regression", "improvement")]
+    return [f.series.op or "" for f in fs if verdict_of(f) in ("regression", "improvement")]
 
 
 # Per-series between-run sd: 3 % to 15 % (a tiny op is much noisier than a large one).
@@ -92,7 +92,7 @@ def test_injected_ten_percent_found_with_rounds_and_nothing_else():
     fs = judge(pairs, Settings(resamples=0))
     assert alarms(fs) == ["op017"]
     f = fs[17]
-    assert f.verdict == "regression" and f.ci_low is not None and f.ci_low > 1.0
+    assert verdict_of(f) == "regression" and f.ci_low is not None and f.ci_low > 1.0
     assert f.ci_high is not None and f.ci_high > 1.10 > f.ci_low
     assert "moderated t over 4 rounds" in f.reason and "every round the same way" in f.reason
     assert f.p_adjusted is not None and f.p_adjusted < 0.01
@@ -114,7 +114,7 @@ def test_round_inconsistent_shift_is_not_a_verdict():
     (f,) = judge([pi], Settings(resamples=0), fl)
     assert f.p_adjusted is not None and f.p_adjusted < 0.01
     # ...but one round went the other way: not a regression.
-    assert f.verdict == "noisy" and "rounds disagree" in f.reason and "-4.0 %" in f.reason
+    assert verdict_of(f) == "noisy" and "rounds disagree" in f.reason and "-4.0 %" in f.reason
 
 
 def test_floor_widens_single_run_threshold():
@@ -123,12 +123,12 @@ def test_floor_widens_single_run_threshold():
     b = tuple(108.0 * np.exp(rng.normal(0, 0.01, 20)))
     pi = PairInput(sid(1), "seconds", Point("a", 0, 100.0, a), Point("b", 1, 108.0, b))
     (plain,) = judge([pi], Settings(resamples=0))
-    assert plain.verdict == "regression"  # within-run test: +8 % is plainly significant
+    assert verdict_of(plain) == "regression"  # within-run test: +8 % is plainly significant
     fl = {floor_key(sid(1)): NoiseFloor(0.03, 59)}
     (f,) = judge([pi], Settings(resamples=0), fl)
     k = stats.floor_k(0.01, 1, 0.37 * 59)
     assert k == pytest.approx(sps.t.isf(0.005, 0.37 * 59))
-    assert f.verdict == "noisy" and f.p_value == plain.p_value
+    assert verdict_of(f) == "noisy" and f.p_value == plain.p_value
     band = (math.exp(k * 0.03) - 1) * 100
     assert f"within the between-run noise floor (±{band:.1f} %" in f.reason
     assert "3.0 % from 59 main-branch run pairs" in f.reason and "neuronasv confirm" in f.reason
@@ -137,7 +137,7 @@ def test_floor_widens_single_run_threshold():
         sid(1), "seconds", Point("a", 0, 100.0, a), Point("b", 1, 130.0, tuple(x * 1.3 for x in a))
     )
     (g,) = judge([big], Settings(resamples=0), fl)
-    assert g.verdict == "regression" and f"±{band:.1f} % noise floor" in g.reason
+    assert verdict_of(g) == "regression" and f"±{band:.1f} % noise floor" in g.reason
 
 
 def test_noise_floors_from_history_skip_change_points():
@@ -179,7 +179,7 @@ def test_moderated_t():
 def test_confirm_uses_rounds_and_rejects_inconsistent_rounds():
     ids = [sid(i) for i in range(8)]
     findings = tuple(
-        Finding(s, "regression" if i < 2 else "unchanged", "seconds", 1.0, 1.2, ratio=1.2)
+        finding(s, "regression" if i < 2 else "unchanged", base=1.0, head=1.2)
         for i, s in enumerate(ids)
     )
     doc = compare_doc(*findings)
@@ -202,8 +202,13 @@ def test_confirm_uses_rounds_and_rejects_inconsistent_rounds():
 
     got = confirm(doc, runner, rounds=3)
     by = {f.series.op: f for f in got.findings}
-    assert by["op000"].confirmed is True and "every round the same way" in by["op000"].reason
-    assert by["op000"].ratio == pytest.approx(1.15, rel=0.03)  # the rounds' estimate now
-    assert by["op001"].confirmed is False and "(+32 %, +25 %, -5.6 %" in by["op001"].reason
-    assert all(by[f"op{i:03d}"].confirmed is None for i in range(2, 8))
+    op0, op1 = by["op000"], by["op001"]
+    assert op0.state.confirmed and "every round the same way" in op0.reason
+    assert op0.ratio == pytest.approx(1.15, rel=0.03)  # the rounds' estimate now
+    assert op0.remeasured and op0.estimate.rounds == 3
+    # the rounds' estimate: geometric means of the round medians, their ratio the judged one
+    assert op0.ratio == op0.head / op0.base  # type: ignore[operator]
+    assert op1.remeasured and not op1.state.confirmed and op1.state.time == "undecided"
+    assert "(+32 %, +25 %, -5.6 %" in op1.reason
+    assert all(not by[f"op{i:03d}"].remeasured for i in range(2, 8))
     assert "rounds test" in got.settings["confirm"]

@@ -1,4 +1,5 @@
-"""Work decides where timing cannot: one-sided work changes settle undecided series."""
+"""Work decides where timing cannot: a one-sided work change gives an undecided row its
+direction (:attr:`RowState.direction`), the timing staying beside it as measured."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ from dataclasses import replace
 import pytest
 
 from neuronasv.analyse.confirm import _settle
-from neuronasv.analyse.evidence import apply_work, change_direction, config_directions
-from neuronasv.model import Finding, SeriesId, WorkChange
+from neuronasv.analyse.evidence import change_direction, config_directions
+from neuronasv.analyse.states import with_states
+from neuronasv.model import Finding, FindingsDocument, SeriesId, WorkChange
+from tests.builders import finding
 
 CFG = ("rmsnorm.naive", "4x512", "float32")
 
@@ -19,14 +22,17 @@ def wc(op: str, kind: str, **kw: object) -> WorkChange:
 
 def total(verdict: str = "noisy", **kw: object) -> Finding:
     sid = SeriesId("rmsnorm.Naive.devtime_total", (), *CFG)
-    return Finding(sid, verdict, "seconds", 1.0, 1.05, ratio=1.05,  # type: ignore[arg-type]
-                   reason="+5 %, p=0.3", **kw)
+    return finding(sid, verdict, base=1.0, head=1.05, reason="+5 %, p=0.3", **kw)
 
 
 def op(name: str, verdict: str = "noisy") -> Finding:
     sid = SeriesId("rmsnorm.Naive.devtime_op", (), *CFG, op=name)
-    return Finding(sid, verdict, "seconds", 1.0, 1.1, ratio=1.1,  # type: ignore[arg-type]
-                   reason="+10 %, p=0.2")
+    return finding(sid, verdict, base=1.0, head=1.1, reason="+10 %, p=0.2")
+
+
+def states(fs: list[Finding], work: list[WorkChange]) -> list[Finding]:
+    doc = FindingsDocument("compare", None, None, findings=tuple(fs), work=tuple(work))
+    return list(with_states(doc).findings)
 
 
 @pytest.mark.parametrize(
@@ -59,63 +65,54 @@ def test_a_configuration_has_a_direction_when_its_changes_or_their_totals_agree(
 
 
 def test_more_work_decides_an_undecided_total_and_op_and_keeps_the_timing_beside() -> None:
-    work = [wc("aten::full_like", "new"),
+    work = [wc("aten::full_like", "new", calls_head=1, bytes_head=4096),
             wc("aten::add", "shapes", bytes_base=16, bytes_head=8192, flops_base=4,
-               flops_head=2048)]
-    t, o = apply_work([total("noisy", warnings=("not confirmed on re-measurement",)),
-                       op("aten::add", "unchanged")], work)
-    assert (t.verdict, t.basis, t.confirmed) == ("regression", "work", True)
-    assert t.ratio == 1.05 and "not confirmed on re-measurement" not in t.warnings
-    assert "more work at head (new op aten::full_like, aten::add bytes ×512)" in t.reason
-    assert "+5 %, p=0.3" in t.reason  # the timing stays beside it
-    assert (o.verdict, o.basis) == ("regression", "work")
+               flops_head=2048)]  # fmt: skip
+    t, o = states([total("noisy"), op("aten::add", "unchanged")], work)
+    assert (t.state.work, t.state.time, t.state.direction) == ("more", "undecided", "worse")
+    assert t.ratio == 1.05 and t.reason == "+5 %, p=0.3"  # the timing stays beside it
+    assert (o.state.work, o.state.time, o.state.direction) == ("more", "noise", "worse")
 
 
-def test_less_work_is_an_improvement_and_mixed_work_is_left_to_the_timing() -> None:
-    (t,) = apply_work([total("unchanged")], [wc("aten::fill_", "removed")])
-    assert (t.verdict, t.basis) == ("improvement", "work")
-    mixed = [wc("aten::fill_", "removed"), wc("aten::full_like", "new")]
-    (u,) = apply_work([total("noisy")], mixed)
-    assert (u.verdict, u.basis, u.confirmed) == ("noisy", "timing", None)
+def test_less_work_is_the_better_way_and_mixed_work_is_left_to_the_timing() -> None:
+    (t,) = states([total("unchanged")], [wc("aten::fill_", "removed", calls_base=1,
+                                             bytes_base=64)])  # fmt: skip
+    assert (t.state.work, t.state.direction) == ("less", "better")
+    mixed = [wc("aten::fill_", "removed", bytes_base=64), wc("aten::full_like", "new",
+                                                              flops_head=9)]  # fmt: skip
+    (u,) = states([total("noisy")], mixed)
+    assert (u.state.work, u.state.direction) == ("different", None)
 
 
-def test_a_significant_timing_verdict_stands_with_a_warning_when_it_contradicts_the_work() -> None:
-    (t,) = apply_work([total("improvement")], [wc("aten::full_like", "new")])
-    assert (t.verdict, t.basis) == ("improvement", "timing")
-    assert any("more work at head" in w and "other way" in w for w in t.warnings)
-    (r,) = apply_work([total("regression")], [wc("aten::full_like", "new")])
-    assert r == total("regression")
+def test_a_decided_time_stands_beside_work_that_says_the_other_way() -> None:
+    (t,) = states([total("improvement")], [wc("aten::full_like", "new", bytes_head=64)])
+    assert (t.state.time, t.state.work, t.state.direction) == ("faster", "more", "better")
+    (r,) = states([total("regression")], [wc("aten::full_like", "new", bytes_head=64)])
+    assert r.state.direction == "worse"
 
 
-def test_no_work_change_changes_nothing_and_acks_are_left_alone() -> None:
-    fs = [total("noisy"), op("aten::mul", "unchanged")]
-    assert apply_work(fs, []) == fs
+def test_no_work_change_changes_nothing_and_acks_fire_no_gate() -> None:
+    t, o = states([total("noisy"), op("aten::mul", "unchanged")], [])
+    assert (t.state.work, t.state.direction, o.state.direction) == ("same", None, None)
     acked = replace(total("noisy"), acknowledged="known")
-    assert apply_work([acked], [wc("aten::full_like", "new")]) == [acked]
+    (a,) = states([acked], [wc("aten::full_like", "new", bytes_head=64)])
+    assert a.state.direction == "worse" and a.state.gate == ""
 
 
-def test_rounds_that_do_not_decide_keep_the_work_verdict_and_bring_their_figures() -> None:
-    (f,) = apply_work([total("noisy")], [wc("aten::full_like", "new")])
-    g = replace(total("noisy"), ratio=1.04, ci_low=0.9, ci_high=1.2, reason="rounds say +4 %")
-    s = _settle(f, g, decided=False, rounds=3)
-    assert (s.verdict, s.basis, s.confirmed) == ("regression", "work", True)
-    assert (s.ratio, s.ci_low, s.ci_high) == (1.04, 0.9, 1.2)
-    # A rounds verdict that decides the same way is a timing confirmation.
-    g2 = replace(total("regression"), ratio=1.2, reason="rounds: +20 %")
-    s2 = _settle(f, g2, decided=True, rounds=3)
-    assert (s2.verdict, s2.basis, s2.confirmed) == ("regression", "timing", True)
-
-
-def test_basis_round_trips_and_old_documents_read_as_timing() -> None:
-    (f,) = apply_work([total("noisy")], [wc("aten::full_like", "new")])
-    back = Finding.from_json(f.to_json(), "t")
-    assert back.basis == "work"
-    old = f.to_json()
-    del old["basis"]
-    assert Finding.from_json(old, "t").basis == "timing"
-    bad = {**f.to_json(), "basis": "vibes"}
-    with pytest.raises(Exception, match="unknown basis"):
-        Finding.from_json(bad, "t")
+def test_rounds_that_do_not_decide_keep_the_work_direction_and_bring_their_figures() -> None:
+    work = [wc("aten::full_like", "new", bytes_head=64)]
+    (f,) = states([total("noisy")], work)
+    g = finding(f.series, "noisy", base=1.0, head=1.04, ci=(0.9, 1.2), source="rounds",
+                reason="rounds say +4 %")  # fmt: skip
+    (s,) = states([_settle(f, g, decided=False, rounds=3)], work)
+    assert (s.state.time, s.state.confirmed, s.state.direction) == ("undecided", False, "worse")
+    assert (s.ratio, s.ci_low, s.ci_high, s.remeasured) == (1.04, 0.9, 1.2, True)
+    # A rounds decision the same way is a confirmed time.
+    g2 = finding(f.series, "regression", base=1.0, head=1.2, source="rounds",
+                 reason="rounds: +20 %")  # fmt: skip
+    (s2,) = states([_settle(f, g2, decided=True, rounds=3)], work)
+    assert (s2.state.time, s2.state.confirmed) == ("slower", True)
+    assert s2.state.gate == "confirmed slower time"
 
 
 def test_the_demo_change_is_more_work_in_total_though_a_scalar_copy_is_gone() -> None:
@@ -133,11 +130,9 @@ def test_the_demo_change_is_more_work_in_total_though_a_scalar_copy_is_gone() ->
         wc("aten::empty_like", "new", calls_head=1, bytes_head=0, flops_head=0),
     ]
     assert config_directions(work) == {CFG: "more"}
-    (t, c) = apply_work([total("noisy"), op("aten::copy_", "noisy")], work)
-    assert (t.verdict, t.basis) == ("regression", "work")
-    assert "over the changed ops calls" not in t.reason  # calls stay 5 -> 5
-    assert "bytes ×" in t.reason and "FLOPs ×" in t.reason
-    assert (c.verdict, c.basis) == ("improvement", "work")  # that op does less
+    t, c = states([total("noisy"), op("aten::copy_", "noisy")], work)
+    assert (t.state.work, t.state.direction) == ("more", "worse")
+    assert (c.state.work, c.state.direction) == ("less", "better")  # that op does less
 
 
 def test_fewer_calls_against_more_bytes_has_no_direction() -> None:

@@ -202,9 +202,11 @@ def test_adopt_from_the_wheel_in_a_fresh_repository(tmp_path: Path) -> None:
          repo, env)  # fmt: skip
     if exact:
         rows = json.loads(findings.read_text())["findings"]
-        instr = {(f["series"].get("op"), f["verdict"]) for f in rows
-                 if f["unit"] == "instructions"}  # fmt: skip
-        assert (None, "regression") in instr and ("aten::sigmoid", "new") in instr, instr
+        instr = {(f["series"].get("op"), f["state"].get("instructions"),
+                  f["state"].get("presence", "both")) for f in rows
+                 if f["estimate"]["unit"] == "instructions"}  # fmt: skip
+        assert (None, "more", "both") in instr, instr
+        assert ("aten::sigmoid", "none", "new") in instr, instr
     _run([*nx, "confirm", "--findings", str(findings), "--rounds", "2", "--format", "json",
           "--out", str(confirmed)], repo, env)  # fmt: skip
     body = tmp_path / "comment.md"

@@ -23,11 +23,12 @@ import pytest
 from neuronasv.analyse.recompute import UNNAMED_MACHINE
 from neuronasv.ci import pr_comment  # the step; ci/pr_comment.py is a shim (run by path below)
 from neuronasv.errors import UntrustedArtifactError
-from neuronasv.model import Finding, FindingsDocument, RunRef, SeriesId
+from neuronasv.model import FindingsDocument, RunRef, SeriesId
 from neuronasv.model.rounds import RoundMeasurement, RoundsDocument
 from neuronasv.report.traces import PERFETTO_URL, TRACES_ARTIFACT
 from neuronasv.store.history import load_history
 from tests.analyse.analyse_asvdata import neuronasv_run
+from tests.builders import finding, verdict_of
 from tests.ci.fakegithub_ext import FakeGitHubCI
 from tests.ci.notorch import BLOCK_TORCH
 
@@ -59,10 +60,10 @@ def _table(mul_us: float) -> dict[str, tuple[float, list[float]]]:
 def hostile_findings() -> FindingsDocument:
     """Schema-valid findings with the PR's own links, prose and flipped verdicts."""
     lie = f"[Approve and merge this PR]({EVIL}) @org/maintainers"
-    f = Finding(
-        series=SeriesId("devtime.DeviceTime.track_devtime", ("'x'",), *WL, "aten::mul"),
-        verdict="improvement", unit="seconds", base=3e-5, head=1e-5, ratio=0.999,
-        reason=lie, warnings=(lie,), acknowledged=None, confirmed=True,
+    f = finding(
+        SeriesId("devtime.DeviceTime.track_devtime", ("'x'",), *WL, "aten::mul"),
+        "improvement", base=3e-5, head=1e-5, reason=lie, warnings=(lie,), confirmed=True,
+        source="rounds",
     )
     ref = RunRef(HEAD, HOSTILE_MACHINE, {"backend": "cpu", "note": lie}, label=lie, trace_url=EVIL)
     return FindingsDocument(
@@ -192,18 +193,18 @@ def test_hostile_artifact_comment_has_only_run_links_and_recomputed_verdicts(
 
     # Verdicts: the artifact claimed an improvement; the numbers say aten::mul tripled.
     expected = expected_by_cli(art, tmp_path)
-    regs = sorted(f.series.label for f in expected.findings if f.verdict == "regression")
+    regs = sorted(f.series.label for f in expected.findings if verdict_of(f) == "regression")
     assert regs == ["rmsnorm.naive 4x512 float32", "rmsnorm.naive 4x512 float32 · aten::mul"]
     # The same cause, now confirmed by the replayed rounds (the CLI compare is one run).
-    assert {f.series.label for f in expected.findings if f.verdict == "regression"} == set(regs)
+    assert {f.series.label for f in expected.findings if verdict_of(f) == "regression"} == set(
+        regs
+    )
     desc = status["description"]
     headline = body.splitlines()[1].replace("\\", "")  # markdown escapes off
     assert status["state"] == "failure" and desc.split(" — ")[0] in headline
-    assert desc.startswith(
-        "fails (gate: confirmed slower time, 2 rows) — rmsnorm.naive 4x512 fp32 same work ·"
-        " slower (+"
-    ) and desc.endswith(", confirmed"), desc
-    series = body.split("<details><summary>Every series with a verdict", 1)[1]
+    assert desc.startswith("fails (gate: confirmed slower time, 2 rows)"), desc
+    assert "rmsnorm.naive 4x512 fp32 (via aten::mul) same work · slower (+" in headline
+    series = body.split("<details><summary>Every row that moved", 1)[1]
     rows = [ln for ln in series.split("</details>", 1)[0].splitlines() if ln.startswith("| `")]
     # confirmed by the replayed rounds
     assert len(rows) == 2 and all(ln.endswith(" slower, confirmed |") for ln in rows), rows
@@ -308,7 +309,8 @@ def _recompute(art: Path) -> FindingsDocument:
 def test_missing_or_partial_rounds_leave_single_run_verdicts_and_say_why(tmp_path: Path) -> None:
     art = make_artifact(tmp_path, rounds=False)
     doc = _recompute(art)
-    assert doc.count("regression") == 2 and all(f.confirmed is None for f in doc.findings)
+    assert sum(verdict_of(f) == "regression" for f in doc.findings) == 2
+    assert not any(f.remeasured for f in doc.findings)
     assert doc.settings["confirm"].startswith("not run: the artifact holds no rounds document")
     full = rounds_doc(art / "results")
     partial = dataclasses.replace(full, measurements=full.measurements[:-1])
@@ -341,7 +343,7 @@ def test_replayed_rounds_equal_confirm_on_the_recorded_runner(tmp_path: Path) ->
     rec = RecordingRunner(live)
     a = confirm(doc, rec, rounds=3)
     b = confirm(doc, ReplayRunner(rec.document(BASE, HEAD, 3)), rounds=3)
-    assert a == b and any(f.confirmed for f in a.findings)
+    assert a == b and any(f.state.confirmed for f in a.findings)
     back = RoundsDocument.loads(rec.document(BASE, HEAD, 3).dumps())
     assert back == rec.document(BASE, HEAD, 3)
 
@@ -407,7 +409,7 @@ def test_comment_links_the_traces_artifact_and_shows_the_flagged_ops_fraction_of
     assert header.endswith("| Where the time went (rounds) | Of peak |")  # one measurement
     row = next(ln for ln in cause.splitlines() if ln.startswith("| `4x512 fp32`"))
     assert row.endswith("| `aten::mul` 62 % → 21 % of peak (memory) |"), row
-    series = body.split("<details><summary>Every series with a verdict", 1)[1]
+    series = body.split("<details><summary>Every row that moved", 1)[1]
     mul = next(ln for ln in series.splitlines() if "`aten::mul`" in ln)
     assert "| 62 % → 21 % of peak (memory) |" in mul, mul
     for bad in ("evil", "Approve"):

@@ -15,6 +15,7 @@ from neuronasv.model import FindingsDocument, OpProfile, ProfileDocument, Worklo
 from neuronasv.run.worktree import WorktreeProfileRunner
 from neuronasv.store.git import Git
 from tests.analyse.conftest import DATA
+from tests.builders import verdict_of
 from tests.fakegit import FakeGit
 
 PR = os.path.join(DATA, "pr")
@@ -93,7 +94,7 @@ def test_compare_json_ack_and_errors(tmp_path):
     assert r.returncode == 0 and r.stdout == ""  # acknowledged: never fails
     doc = FindingsDocument.loads(out.read_text())
     assert doc.mode == "compare" and doc.settings["correction"] == "gatekeeping"
-    assert {f.acknowledged for f in doc.findings if f.verdict == "regression"} == {"expected"}
+    assert {f.acknowledged for f in doc.findings if verdict_of(f) == "regression"} == {"expected"}
     r = cli("compare", "ffff", "5e6f", "--results-dir", PR, cwd=str(tmp_path))
     assert r.returncode == 2 and r.stderr.startswith("error: no results for 'ffff'")
     r = cli(
@@ -139,30 +140,30 @@ def test_confirm_abab_keeps_only_survivors(tmp_path):
             out[s] = [base * k * offset * (1 + 0.01 * i) for i in range(10)]
         return out
 
-    suspects = [f for f in doc.findings if f.verdict in ("regression", "noisy")]
+    suspects = [f for f in doc.findings if verdict_of(f) in ("regression", "noisy")]
     # One workload and no history: no other process lends a prior variance, so the test
     # rests on the rounds' own R-1 df and needs more than 3 rounds: added while undecided.
     got = confirm(doc, runner, rounds=3, max_rounds=8)
     r = got.settings["rounds"]
     assert 3 < r <= 8 and calls == ["base", "head"] * r
-    regs = {f.series.op: f for f in got.findings if f.verdict == "regression"}
+    regs = {f.series.op: f for f in got.findings if verdict_of(f) == "regression"}
     mul = regs["aten::mul"]
-    assert mul.confirmed is True and f"confirmed by {r} interleaved rounds" in mul.reason
+    assert mul.state.confirmed and f"confirmed by {r} interleaved rounds" in mul.reason
     assert f"moderated t over {r} rounds" in mul.reason and mul.ci_low is not None
     # The total's single-run regression did not reproduce: it is no verdict any more.
     assert None not in regs
-    total = next(f for f in got.findings if f.series.op is None and f.confirmed is not None)
-    # Not reproduced: noisy, or unchanged when the rounds' CI lies within the minimum effect.
-    assert total.verdict in ("noisy", "unchanged") and total.confirmed is False
+    total = next(f for f in got.findings if f.series.op is None and f.remeasured)
+    # Not reproduced: undecided, or noise when the rounds' CI lies within the minimum effect.
+    assert verdict_of(total) in ("noisy", "unchanged") and not total.state.confirmed
     assert f"not confirmed by {r} interleaved rounds" in total.reason
     # Noisy findings are re-measured too (rounds decide what one run could not); this
     # one does not reproduce. Unchanged ones are left alone.
-    refuted = [f for f in got.findings if f.confirmed is False]
-    assert len(refuted) >= 2 and all(f.verdict in ("noisy", "unchanged") for f in refuted)
+    refuted = [f for f in got.findings if f.remeasured and not f.state.confirmed]
+    assert len(refuted) >= 2 and all(verdict_of(f) in ("noisy", "unchanged") for f in refuted)
     assert len(suspects) == 3
     # Series that were unchanged in the single run are left alone.
-    before = {f.series: f.verdict for f in doc.findings}
-    assert all(f.confirmed is None for f in got.findings if before[f.series] == "unchanged")
+    before = {f.series: verdict_of(f) for f in doc.findings}
+    assert all(not f.remeasured for f in got.findings if before[f.series] == "unchanged")
 
 
 def test_worktree_runner_commands(tmp_path):
@@ -237,7 +238,7 @@ def test_compare_judges_rounds_from_profile_documents(tmp_path):
     assert doc.settings["rounds"] == 3
     by = {f.series.label: f for f in doc.findings}
     mul = by["rmsnorm.naive 4x512 bfloat16 · aten::mul"]
-    assert mul.verdict == "regression" and "moderated t over 3 rounds" in mul.reason
+    assert verdict_of(mul) == "regression" and "moderated t over 3 rounds" in mul.reason
     assert mul.n_base == 30 and mul.ratio is not None and 1.25 < mul.ratio < 1.35
     # Series without rounds keep the single-run test.
     fused = by["rmsnorm.fused 4x512 bfloat16"]
@@ -310,14 +311,20 @@ def test_regressions_says_too_few_commits_and_takes_the_confirm_report(tmp_path)
     doc = FindingsDocument.loads(rep.stdout)
     from dataclasses import replace
 
-    from neuronasv.analyse.rowstate import with_states
+    from neuronasv.analyse.states import with_states
 
     # what confirm writes: confirmations, its settings, and the states decided from them
     confirmed = with_states(
         replace(
             doc,
             findings=tuple(
-                replace(f, confirmed=True) if f.verdict == "regression" else f
+                replace(
+                    f,
+                    state=replace(f.state, confirmed=True),
+                    estimate=replace(f.estimate, source="rounds"),
+                )
+                if f.state.time == "slower"
+                else f
                 for f in doc.findings
             ),
             settings={**doc.settings, "confirm": "ABAB, 3 rounds"},

@@ -116,17 +116,16 @@ def test_op_name_holding_another_keys_marker_cannot_hijack_its_comment(
     fake_github: FakeGitHub, make_client: Make
 ) -> None:
     """Issue 13 #5: the marker counts only as the body's first line."""
-    from neuronasv.model import Finding, SeriesId
+    from neuronasv.model import SeriesId
     from neuronasv.report.markdown import render_comment
+    from tests.builders import finding
 
     hostile_op = f"aten::mul{comment_marker('cpu')}"
-    f = Finding(
-        series=SeriesId("b.devtime", ("x",), "rmsnorm.naive", "4x512", "float32", hostile_op),
-        verdict="regression",
-        unit="seconds",
+    f = finding(
+        SeriesId("b.devtime", ("x",), "rmsnorm.naive", "4x512", "float32", hostile_op),
+        "regression",
         base=1e-5,
         head=2e-5,
-        ratio=2.0,
     )
     doc = compare_doc(f, machine="trn2")
     client = make_client()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from neuronasv.analyse.causes import is_helper
-from neuronasv.analyse.rowstate import carried_direction
+from neuronasv.analyse.states import carried_direction
 from neuronasv.measure.opnames import carries_no_work, carries_work
 from neuronasv.measure.roofline import op_cost
 from neuronasv.model import WorkChange

@@ -20,8 +20,9 @@ from neuronasv.analyse.evidence import has_evidence, work_changes
 from neuronasv.measure import get_backend, profile_workload
 from neuronasv.measure.workloads import Workload, all_workloads, get
 from neuronasv.measure.workloads.rmsnorm import EPS, make_inputs
-from neuronasv.model import Finding, ProfileDocument, SeriesId, WorkloadProfile
+from neuronasv.model import ProfileDocument, SeriesId, WorkloadProfile
 from neuronasv.report.causes import work_sentence
+from tests.builders import finding
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -75,7 +76,7 @@ def test_eps_example_is_a_work_change_found_with_certainty(dtype: str) -> None:
     assert rsqrt.bytes_base and rsqrt.bytes_head and rsqrt.bytes_head > 100 * rsqrt.bytes_base
     # One cause for the workload, named from the evidence.
     sid = SeriesId("b", (), "rmsnorm.naive", "4x512", dtype)
-    causes = find_causes([Finding(sid, "noisy", "seconds", 1.0, 1.4, ratio=1.4)], got.values())
+    causes = find_causes([finding(sid, "noisy", base=1.0, head=1.4)], got.values())
     assert len(causes) == 1 and causes[0].kind == "work"
     text = work_sentence(list(got.values()))
     assert "aten::rsqrt" in text and "move more data" in text

@@ -16,11 +16,13 @@ from neuronasv.model import (
     Cause,
     ChangePoint,
     EnvChange,
+    Estimate,
     Finding,
     FindingsDocument,
     OpContribution,
     OpProfile,
     ProfileDocument,
+    RowState,
     RunRef,
     RunSidecar,
     SeriesId,
@@ -100,16 +102,19 @@ def sidecar() -> RunSidecar:
 
 def findings() -> FindingsDocument:
     finding = Finding(
-        series=SID, verdict="regression", unit="seconds", base=1e-5, head=1.2e-5,
-        ratio=1.2, ci_low=1.1, ci_high=1.3, p_value=0.001, p_adjusted=0.004,
-        noise_base=0.02, noise_head=0.03, n_base=10, n_head=12, reason="+20 %",
+        series=SID,
+        estimate=Estimate("seconds", 1e-5, 1.2e-5, "rounds", 1.1, 1.3, 10, 12, rounds=3),
+        state=RowState(work="more", time="slower", instructions="more", confirmed=True,
+                       gate="confirmed slower time"),
+        p_value=0.001, p_adjusted=0.004,
+        noise_base=0.02, noise_head=0.03, reason="+20 %",
         warnings=("few samples",),
         attribution=(OpContribution("aten::mul", 5e-6, 7e-6, 2e-6, 1.0, 3.0, 4.0),
                      OpContribution("aten::new", None, 1e-6, 1e-6, 0.5)),
-        acknowledged="known", confirmed=True, calls_base=3.0, calls_head=4.0,
+        acknowledged="known", calls_base=3.0, calls_head=4.0,
     )  # fmt: skip
-    other = Finding(series=PLAIN, verdict="new", unit="seconds", base=None, head=2.0,
-                    confirmed=False)  # fmt: skip
+    other = Finding(series=PLAIN, estimate=Estimate("seconds", None, 2.0),
+                    state=RowState(presence="new"))  # fmt: skip
     cp = ChangePoint(
         series=SID, machine="m", commit_before="a" * 40, commit_after="b" * 40, index=3,
         before=1.0, after=1.25, ratio=1.25, p_value=0.0001, unit="seconds", kind="regression",

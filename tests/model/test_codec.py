@@ -112,17 +112,20 @@ def test_version_1_profile_reads_without_signatures() -> None:
     assert doc.workloads[0].canary is not None and doc.workloads[0].canary.device_state == {}
 
 
-def test_version_1_findings_forced_flag_becomes_a_reason() -> None:
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_findings_written_before_one_estimate_per_row_are_refused_saying_what_to_do(
+    version: int,
+) -> None:
+    """Schema 4 (issue 28): a row's verdict, interval and totals were separate figures
+    before; they cannot be made one again, so an old document is refused (exit 5) with the
+    command to run again, never half-read."""
     data = documents.findings().to_json()
-    data["schema_version"] = 1
-    for key in ("forced", "work", "causes", "health"):
-        del data[key]
-    data["settings"]["forced"] = True
-    doc = FindingsDocument.from_json(data, source="v1.json")
-    assert doc.forced == ("compared with --force (version 1 document: reason not recorded)",)
-    assert doc.work == () and doc.causes == () and doc.health is None
-    data["settings"]["forced"] = False
-    assert FindingsDocument.from_json(data).forced == ()
+    data["schema_version"] = version
+    refused = f"schema version {version} is no longer read"
+    with pytest.raises(SchemaVersionError, match=refused) as e:
+        FindingsDocument.from_json(data, source="old.json")
+    assert "run the command that wrote it" in (e.value.hint or "")
+    assert e.value.exit_code == 5
 
 
 @pytest.mark.parametrize("cls", list(KINDS.values()))
@@ -179,11 +182,16 @@ WHERE_OP = r"^p\.json workload 'rmsnorm\.naive' op 'aten::mul': "
         (ProfileDocument, PROFILE, ("workloads", 0), [], r"^p\.json: workload entry must be"),
         (ProfileDocument, PROFILE, ("fingerprint", "torch"), {"x": 1},
          r"fingerprint\['torch'\] must be a string"),
-        (FindingsDocument, FINDINGS, ("findings", 0, "verdict"), "meh",
-         r"^p\.json: unknown verdict 'meh'"),
-        (FindingsDocument, FINDINGS, ("findings", 0, "confirmed"), "yes",
+        (FindingsDocument, FINDINGS, ("findings", 0, "state", "time"), "meh",
+         r"^p\.json: unknown time axis 'meh'"),
+        (FindingsDocument, FINDINGS, ("findings", 0, "state", "presence"), "gone",
+         r"unknown presence 'gone'"),
+        (FindingsDocument, FINDINGS, ("findings", 0, "estimate", "source"), "vibes",
+         r"unknown estimate source 'vibes'"),
+        (FindingsDocument, FINDINGS, ("findings", 0, "state", "confirmed"), "yes",
          r"'confirmed' must be true, false or null"),
-        (FindingsDocument, FINDINGS, ("findings", 0, "n_base"), "10", r"'n_base' must be an"),
+        (FindingsDocument, FINDINGS, ("findings", 0, "estimate", "n_base"), "10",
+         r"'n_base' must be an"),
         (FindingsDocument, FINDINGS, ("mode",), "both", r"unknown mode 'both'"),
         (FindingsDocument, FINDINGS, ("work", 0, "kind"), "x", r"unknown work change kind 'x'"),
         (FindingsDocument, FINDINGS, ("causes", 0, "direction"), "x",

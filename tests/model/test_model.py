@@ -11,11 +11,13 @@ from neuronasv.model import (
     CanaryReading,
     ChangePoint,
     EnvChange,
+    Estimate,
     Finding,
     FindingsDocument,
     OpContribution,
     OpProfile,
     ProfileDocument,
+    RowState,
     RunRef,
     RunSidecar,
     SeriesId,
@@ -99,20 +101,14 @@ def test_findings_round_trip() -> None:
     sid = SeriesId("b", ("x",), "rmsnorm.naive", "4x512", "bfloat16", None)
     finding = Finding(
         series=sid,
-        verdict="regression",
-        unit="seconds",
-        base=1e-5,
-        head=1.2e-5,
-        ratio=1.2,
-        ci_low=1.1,
-        ci_high=1.3,
+        estimate=Estimate("seconds", 1e-5, 1.2e-5, ci_low=1.1, ci_high=1.3, n_base=10,
+                          n_head=10),
+        state=RowState(time="slower"),
         p_value=0.001,
         p_adjusted=0.004,
-        n_base=10,
-        n_head=10,
         reason="+20 %",
         attribution=(OpContribution("aten::mul", 5e-6, 7e-6, 2e-6, 1.0, 3.0, 4.0),),
-    )
+    )  # fmt: skip
     cp = ChangePoint(
         series=sid,
         machine="m",
@@ -138,13 +134,20 @@ def test_findings_round_trip() -> None:
     )
     again = FindingsDocument.loads(doc.dumps())
     assert again == doc
-    assert again.count("regression") == 1
-    assert finding.change_pct == pytest.approx(20.0)
+    assert again.count("new") == 0
+    # the printed values are the estimate's, and the ratio is theirs by definition
+    assert (finding.base, finding.head, finding.unit) == (1e-5, 1.2e-5, "seconds")
+    assert finding.ratio == 1.2e-5 / 1e-5 and finding.change_pct == pytest.approx(20.0)
+    assert (finding.ci_low, finding.ci_high, finding.n_base) == (1.1, 1.3, 10)
     assert sid.label == "rmsnorm.naive 4x512 bfloat16"
 
 
-def test_unknown_verdict_is_rejected() -> None:
+def test_unknown_time_axis_is_rejected() -> None:
     data = FindingsDocument(mode="compare", base=None, head=None).to_json()
-    data["findings"] = [{"series": {"benchmark": "b"}, "verdict": "meh", "unit": "s"}]
+    data["findings"] = [{"series": {"benchmark": "b"}, "state": {"time": "meh"},
+                         "estimate": {"unit": "s", "base": 1.0, "head": 1.0}}]  # fmt: skip
     with pytest.raises(CorruptResultsError, match="meh"):
+        FindingsDocument.from_json(data)
+    del data["findings"][0]["state"]
+    with pytest.raises(CorruptResultsError, match="row state must be an object"):
         FindingsDocument.from_json(data)

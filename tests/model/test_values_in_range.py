@@ -55,8 +55,10 @@ OP = ("workloads", 0, "ops", 0)
         ),
         (documents.findings, FindingsDocument, ("work", 0, "calls_head"), 1e300, "calls_head"),
         (documents.findings, FindingsDocument, ("work", 0, "bytes_base"), -1.0, "bytes_base"),
-        (documents.findings, FindingsDocument, ("findings", 0, "n_base"), 2**60, "n_base"),
-        (documents.findings, FindingsDocument, ("findings", 0, "base"), 1e300, "base"),
+        (documents.findings, FindingsDocument, ("findings", 0, "estimate", "n_base"), 2**60,
+         "n_base"),
+        (documents.findings, FindingsDocument, ("findings", 0, "estimate", "base"), 1e300,
+         "base"),
     ],
 )
 def test_out_of_range_numbers_are_refused_by_name(

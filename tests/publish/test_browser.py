@@ -15,6 +15,7 @@ import pytest
 
 from neuronasv.model import FindingsDocument
 from neuronasv.publish import PublishOptions, publish_site, scan_results
+from tests.builders import finding
 
 from .browser import CHROMIUM, Browser, BrowserTimeout
 from .test_site import NOW, _cp
@@ -128,7 +129,7 @@ def test_a_page_that_never_settles_fails_with_a_message(tmp_path: Path) -> None:
 def truth_site(tiny_history: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """No change points; the newest commit's total of one workload is a suspect regression
     and one of its ops a confirmed one (as a compare/confirm document gives them)."""
-    from neuronasv.model import Finding, RunRef
+    from neuronasv.model import RunRef
 
     data = scan_results(tiny_history / "results", repo=tiny_history / "repo", workers=1)
     md = data.machines[0]
@@ -141,9 +142,9 @@ def truth_site(tiny_history: Path, tmp_path_factory: pytest.TempPathFactory) -> 
         base=RunRef(md.commits[-2], md.name),
         head=RunRef(md.commits[-1], md.name),
         findings=(
-            Finding(md.series[total].series, "regression", "seconds", 1.0, 1.4, ratio=1.4),
-            Finding(md.series[op].series, "regression", "seconds", 1.0, 24.0, ratio=24.0,
-                    confirmed=True),
+            finding(md.series[total].series, "regression", base=1.0, head=1.4),
+            finding(md.series[op].series, "regression", base=1.0, head=24.0, confirmed=True,
+                    source="rounds"),
         ),
     )  # fmt: skip
     out = tmp_path_factory.mktemp("truth-site")
@@ -225,3 +226,191 @@ def test_op_charts_with_traces_and_fractions_of_peak_render_without_console_erro
     png = tmp_path / "t.png"
     assert browser.render(page.as_uri(), png, height=1400) == []
     assert (_pixels(png).sum(axis=2) < 300).sum() > 1000  # text and charts drawn
+
+
+# -- charts: one unit per chart, distinct legend colours, axis labels drawn whole ---------
+
+
+_CHART_PROBE = """<script>
+// runs before site.js: record every text drawn on a canvas (tick labels, axis titles)
+window.__drawn = [];
+var fill = CanvasRenderingContext2D.prototype.fillText;
+CanvasRenderingContext2D.prototype.fillText = function (t, x, y) {
+  var m = this.getTransform();
+  window.__drawn.push({ t: String(t), x: m.a * x + m.c * y + m.e, align: this.textAlign,
+                        w: this.measureText(t).width, rotated: m.b !== 0 });
+  return fill.apply(this, arguments);
+};
+window.addEventListener("load", function () { setTimeout(function () {
+  var out = { stacks: [], drawn: window.__drawn };
+  Array.prototype.forEach.call(document.querySelectorAll('[id^="chart-stack-"]'), function (n) {
+    out.stacks.push(Array.prototype.map.call(
+      n.querySelectorAll(".u-legend .u-series .u-marker"),
+      function (m) { return getComputedStyle(m).backgroundColor; }).filter(function (c) {
+        return c !== "rgba(0, 0, 0, 0)"; }));
+  });
+  console.log("NASV-PROBE " + JSON.stringify(out));
+}, 500); });
+</script>"""
+
+
+def test_charts_keep_units_apart_with_distinct_colours_and_whole_axis_labels(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """Issue 28: the stacked chart mixed instruction counts with times, its y axis read
+    "…structions" and legend colours repeated. A workload with 14 timed ops and 3 counted
+    ones: a time stack of 11 coloured ops and one grey "3 other ops" layer (12 distinct
+    colours), an instruction stack of its own, axis titles "device time" and
+    "instructions per iteration", and every tick label narrower than its axis."""
+    import json
+    import re
+
+    from neuronasv.model import SeriesId
+    from neuronasv.publish.sitedata import MachineData, SeriesInfo, SiteData
+    from neuronasv.publish.workload import OTHER_COLOUR, PALETTE
+
+    rng = np.random.default_rng(3)
+    series, rows = [], []
+    for kind, unit, ops, level in (("devtime", "seconds", 14, 50e-6),
+                                   ("instr", "instructions", 3, 1_500_000.0)):  # fmt: skip
+        for i in range(-1, ops):
+            op = None if i < 0 else f"aten::op{i:02d}"
+            params = ("'4x8'", "'float32'", *((f"'{op}'",) if op else ()))
+            sid = SeriesId(f"b.w.{kind}_{'op' if op else 'total'}", params, "w", "4x8",
+                           "float32", op)  # fmt: skip
+            series.append(SeriesInfo("py", sid, unit))
+            scale = level * (ops if op is None else 1) / (1 + (i if i >= 0 else 0))
+            rows.append(scale * np.exp(rng.normal(0, 0.05, 30)))
+    value = np.array(rows)
+    band = np.where([[s.unit == "seconds"] for s in series], value, np.nan).astype(np.float32)
+    md = MachineData("m", [f"{i:040x}" for i in range(30)],
+                     np.arange(30, dtype=np.int64) * 3_600_000 + 1_790_000_000_000,
+                     series, value, band * 0.97, band * 1.03)  # fmt: skip
+    out = tmp_path / "site"
+    publish_site(SiteData([md]), out, options=PublishOptions(now=NOW))
+    page = next((out / "m").rglob("*.html"))
+    probe = page.with_name("probe.html")
+    probe.write_text(page.read_text().replace("</head>", _CHART_PROBE + "</head>"))
+    console = browser.render(probe.as_uri(), tmp_path / "c.png", height=2400)
+    got = [m.group(1) for line in console if (m := re.search(r"NASV-PROBE (\{.*\})", line))]
+    assert got and not [c for c in console if "NASV-PROBE" not in c], console
+    res = json.loads(got[0].replace('\\"', '"'))
+    time_stack, instr_stack = res["stacks"]
+    assert len(time_stack) == len(set(time_stack)) == len(PALETTE) + 1  # 11 ops + "other"
+    assert len(instr_stack) == len(set(instr_stack)) == 3
+
+    def rgb(hex_colour: str) -> str:
+        r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+        return f"rgb({r}, {g}, {b})"
+
+    assert set(time_stack) == {rgb(c) for c in (*PALETTE, OTHER_COLOUR)}
+    drawn = res["drawn"]
+    texts = {d["t"] for d in drawn}
+    assert {"device time", "instructions per iteration"} <= texts  # the axes' titles
+    meta = json.loads(
+        re.search(r'id="meta">(.*?)</script>', page.read_text(), re.S).group(1)  # type: ignore[union-attr]
+    )
+    ticks = {t for r in meta["rows"] + meta["stacks"] if r["y"] for t in r["y"]["labels"]}
+    assert ticks <= texts and "1,500,000" in ticks  # every digit of a count, drawn
+    # a value label is drawn right-aligned against its axis: whole when its left end is
+    # inside the canvas (the old axis cut "1,500,000 instructions" to "…structions")
+    cut = [d for d in drawn if d["t"] in ticks and d["align"] == "right" and d["x"] - d["w"] < 0]
+    assert not cut, cut
+
+
+# -- the numbers a reader sees are the comment's (issue 28: 194 µs on the page, 155 µs in
+# -- the comment) -------------------------------------------------------------------------
+
+
+_NUMBERS_PROBE = """<script>
+window.addEventListener("load", function () { setTimeout(function () {
+  function cells(tr) { return Array.prototype.map.call(tr.children, function (c) {
+    return c.innerText.trim(); }); }
+  var out = { details: [], titles: [], index: [] };
+  var box = document.getElementById("details");
+  if (box) Array.prototype.forEach.call(box.querySelectorAll("tr"), function (tr) {
+    out.details.push(cells(tr)); });
+  out.head = box ? box.querySelector("strong").innerText : "";
+  Array.prototype.forEach.call(document.querySelectorAll("#ops h3"), function (h) {
+    out.titles.push(h.innerText); });
+  Array.prototype.forEach.call(document.querySelectorAll("tbody.wl tr"), function (tr) {
+    out.index.push(cells(tr)); });
+  console.log("NASV-PROBE " + JSON.stringify(out));
+}, 300); });
+</script>"""
+
+
+def _probe(browser: Browser, page: Path, png: Path) -> dict:  # type: ignore[type-arg]
+    import json
+    import re
+
+    probe = page.with_name("probe-numbers.html")  # same folder: the same asset paths
+    probe.write_text(page.read_text().replace("</body>", _NUMBERS_PROBE + "</body>"))
+    console = browser.render(probe.as_uri(), png, height=1200)
+    got = [m.group(1) for line in console if (m := re.search(r"NASV-PROBE (\{.*\})", line))]
+    assert got and not [c for c in console if "NASV-PROBE" not in c], console
+    res = json.loads(got[0].replace('\\"', '"'))
+    assert isinstance(res, dict)
+    return res
+
+
+def test_a_reader_sees_the_comments_numbers_not_the_first_run(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """The issue's row: asv's result of the newest commit's run is 194 µs, the comparison
+    (interleaved rounds) says 86.1 µs → 155 µs, +80 %, and so does the comment. In the
+    browser — the commit details the page opens on, each op's title, the index's cells —
+    every figure is the comment's; 194 µs appears only named as asv's own result."""
+    from neuronasv.analyse.states import with_states
+    from neuronasv.model import RunRef, SeriesId
+    from neuronasv.publish.sitedata import MachineData, SeriesInfo, SiteData
+    from neuronasv.report.markdown import render_comment
+
+    from .readback import comment_triples
+
+    def sid(op: str | None) -> SeriesId:
+        params = ("'2x128x512'", "'bfloat16'", *((f"'{op}'",) if op else ()))
+        bench = f"b.rmsnorm.naive.devtime_{'op' if op else 'total'}"
+        return SeriesId(bench, params, "rmsnorm.naive", "2x128x512", "bfloat16", op)
+
+    series = [SeriesInfo("py", sid(op), "seconds") for op in (None, "aten::mul")]
+    rng = np.random.default_rng(28)
+    value = np.array([level * np.exp(rng.normal(0, 0.03, 20)) for level in (88e-6, 21e-6)])
+    value[0, -1], value[1, -1] = 194e-6, 47.3e-6  # asv's first run of the newest commit
+    md = MachineData("m", [f"{i:040x}" for i in range(20)],
+                     np.arange(20, dtype=np.int64) * 3_600_000 + 1_790_000_000_000,
+                     series, value, (value * 0.97).astype(np.float32),
+                     (value * 1.03).astype(np.float32))  # fmt: skip
+    doc = with_states(
+        FindingsDocument(
+            "compare", RunRef(md.commits[-2], "m"), RunRef(md.commits[-1], "m"),
+            findings=(
+                finding(sid(None), base=86.1e-6, head=155e-6, ci=(1.6, 2.0), n=(30, 30),
+                        source="rounds", time="slower", confirmed=True),
+                finding(sid("aten::mul"), base=20.9e-6, head=35.2e-6, ci=(1.5, 1.9),
+                        n=(10, 10), time="slower"),
+            ),
+            settings={"confirm": "ABAB, 3 rounds"},
+        )
+    )  # fmt: skip
+    comment = comment_triples(render_comment(doc))
+    title = "rmsnorm.naive 2x128x512 bfloat16"
+    total, mul = comment[(title, None, "time")], comment[(title, "aten::mul", "time")]
+    assert total == ("86.1 µs", "155 µs", "+80 %") and mul[1] == "35.2 µs"
+    out = tmp_path / "site"
+    publish_site(SiteData([md]), out, findings=doc, options=PublishOptions(now=NOW))
+    page = next((out / "m").rglob("*.html"))
+    res = _probe(browser, page, tmp_path / "w.png")
+    assert res["head"].startswith("Commit #19")  # the page opens on the newest commit
+    rows = {r[0]: r[1:] for r in res["details"]}
+    for label, (base, head, change) in (("total", total), ("aten::mul", mul)):
+        value_cell, source = rows[label]
+        assert value_cell == head, (label, rows[label])
+        assert f"{base} → {head}, {change}" in source, (label, source)
+    assert "asv's own result of this run: 194 µs" in rows["total"][1]
+    assert not [r for r in res["details"] if r[1] == "194 µs"]
+    mul_title = next(t for t in res["titles"] if t.startswith("aten::mul "))
+    assert f" {mul[2]} vs parent" in mul_title, mul_title
+    idx = _probe(browser, out / "index.html", tmp_path / "i.png")
+    lead = next(r for r in idx["index"] if title in r[1] or "total" in r[1])
+    assert lead[2] == "155 µs" and lead[3] == "+80 % from 86.1 µs", lead

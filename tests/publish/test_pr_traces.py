@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from neuronasv.errors import UsageError
-from neuronasv.model import Cause, Finding, FindingsDocument, OpContribution, RunRef, SeriesId
+from neuronasv.model import Cause, FindingsDocument, OpContribution, RunRef, SeriesId
 from neuronasv.publish.traces import pick_flagged_traces
 from neuronasv.report.traces import flagged_workloads, trace_path
+from tests.builders import finding
 
 BASE, HEAD = "b" * 40, "c" * 40
 M = "runner-1"
@@ -23,10 +24,10 @@ HOSTILE = "rms/../../norm <b>@x</b>"  # a workload name nobody should trust as a
 def _doc(workload: str = "rmsnorm.naive") -> FindingsDocument:
     total = SeriesId("b.devtime", ("'total'",), workload, "4x512", "bfloat16")
     quiet = SeriesId("b.devtime", ("'total'",), "rmsnorm.fused", "4x512", "bfloat16")
-    f = Finding(total, "regression", "seconds", 1e-5, 2e-5, ratio=2.0,
+    f = finding(total, "regression", base=1e-5, head=2e-5,
                 attribution=(OpContribution("aten::add", 1e-6, 0.5e-6, -0.5e-6, -0.05),
                              OpContribution("aten::mul", 5e-6, 15e-6, 1e-5, 1.0)))  # fmt: skip
-    ok = Finding(quiet, "unchanged", "seconds", 1e-5, 1e-5, ratio=1.0)
+    ok = finding(quiet, "unchanged", base=1e-5, head=1e-5)
     return FindingsDocument(
         mode="compare", base=RunRef(BASE, M), head=RunRef(HEAD, M), findings=(f, ok),
         causes=(Cause("timing", workload, "regression", configs=(("4x512", "bfloat16"),),

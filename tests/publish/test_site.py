@@ -240,8 +240,9 @@ def _meta(page: Path) -> dict:  # type: ignore[type-arg]
 def _newest_doc(
     md: site.MachineData, verdicts: dict[int, tuple[str, bool | None]]
 ) -> FindingsDocument:
-    from neuronasv.analyse.rowstate import with_states
-    from neuronasv.model import Finding, RunRef
+    from neuronasv.analyse.states import with_states
+    from neuronasv.model import RunRef
+    from tests.builders import finding
 
     return with_states(
         FindingsDocument(
@@ -249,7 +250,14 @@ def _newest_doc(
             base=RunRef(md.commits[-2], md.name),
             head=RunRef(md.commits[-1], md.name),
             findings=tuple(
-                Finding(md.series[r].series, v, "seconds", 1e-6, 24e-6, ratio=24.0, confirmed=c)  # type: ignore[arg-type]
+                finding(
+                    md.series[r].series,
+                    "noisy" if c is False else v,
+                    base=1e-6,
+                    head=24e-6,
+                    confirmed=bool(c),
+                    source="first run" if c is None else "rounds",
+                )
                 for r, (v, c) in verdicts.items()
             ),
             # a document confirm wrote says so in its settings
@@ -290,10 +298,12 @@ def test_index_leads_with_workloads_and_states_come_from_the_newest_commit(
     lead = re.search(r'<tr class="lead" data-state="(\w+)">', groups[1][2])
     assert lead is not None and lead.group(1) == "suspect"
     assert "1 confirmed" in groups[1][2]  # the collapsed op's state is named on the lead row
-    # the workload's badge is its worst series' state; the total's own state in the title
-    assert (
-        'class="st st-confirmed" title="worst in this workload; the total: suspect"' in groups[1][2]
-    )
+    # the total's badge is its own state (issue 28: a total was badged "confirmed" for its
+    # ops' sake); the workload's worst state stands beside it, named as the ops'
+    lead_badges = re.findall(r'class="st st-([\w-]+)"', groups[1][2].split("</td>")[0])
+    assert lead_badges == ["suspect"]
+    assert '<span class="worst"' in groups[1][2].split("</td>")[0]
+    assert "ops: confirmed" in groups[1][2].split("</td>")[0]
     # noise is a level (a badge), never a state
     assert "st-noisy" not in idx and idx.count('class="nz nz-') == len(md.series)
     assert "Newest commit" in idx and "re-measured by <code>neuronasv confirm</code>" in idx
@@ -304,10 +314,14 @@ def test_index_leads_with_workloads_and_states_come_from_the_newest_commit(
     assert states["total"] == ("suspect", "+2300 %")
     assert states[md.series[ops[-1]].series.op] == ("confirmed", "+2300 %")
     assert meta["newest"] == {"index": len(md.commits) - 1, "parent": len(md.commits) - 2}
-    assert all(isinstance(r["noise"], float) for r in meta["rows"])
+    assert all(set(r["noise"]) == {"cls", "text", "title"} for r in meta["rows"])
+    # and the numbers are the comparison's, as the comment prints them (not asv's run)
+    from .readback import against_the_comment
+
+    assert against_the_comment(tmp_path, newest, at_least=2) == []
     regs = (tmp_path / "regressions.html").read_text()
-    assert regs.count('<tr data-state="confirmed">') == 1
-    assert regs.count('<tr data-state="suspect">') == 1
+    assert regs.count('<tr data-state="confirmed" data-alarm="1">') == 1
+    assert regs.count('<tr data-state="suspect" data-alarm="1">') == 1
 
 
 def test_a_check_of_an_older_commit_is_not_shown_as_the_newest(

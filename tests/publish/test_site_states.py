@@ -1,10 +1,11 @@
 """The site renders the stored row states (the property test of
 ``tests/report/test_views_agree.py``, for the site: index, regressions.html, workload pages).
 
-Seeded documents about the synthetic history's own series — any verdict against any sign,
+Seeded documents about the synthetic history's own series — any decision against any sign,
 confirmed or not, new ops — are published; every row's state badge is parsed back with the
 change beside it: ``confirmed``/``suspect`` only beside a Δ > 0, ``improved`` only beside a
-Δ < 0, a new op never ``ok``, and the words each workload page carries pass the parsers.
+Δ < 0, a new op never ``ok``, and the words each workload page carries pass the parsers;
+every base, head and Δ the site prints is the comment's for the same row.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from neuronasv.analyse.rowstate import with_states
-from neuronasv.analyse.states import newest_state
+from neuronasv.analyse.states import newest_state, with_states
 from neuronasv.model import Finding, FindingsDocument, RunRef
 from neuronasv.publish import PublishOptions, publish_site, scan_results
+from tests.builders import finding
 from tests.report.test_views_agree import _finding, check_parentheses
+
+from .readback import against_the_comment
 
 NOW = datetime(2026, 1, 2, tzinfo=timezone.utc)
 
@@ -33,10 +36,7 @@ def _doc(md: object, seed: int) -> FindingsDocument:
     for sid in rng.sample(series, min(len(series), 8)):
         f = _finding(rng, sid)
         if sid.op is not None and rng.random() < 0.2:
-            f = Finding(sid, "new", "seconds", None, 1e-5)
-        if rng.random() < 0.5:
-            f = Finding(f.series, f.verdict, f.unit, f.base, f.head, ratio=f.ratio,
-                        ci_low=f.ci_low, ci_high=f.ci_high, confirmed=f.confirmed)  # fmt: skip
+            f = finding(sid, "new", head=1e-5)
         findings.append(f)
     commits = md.commits  # type: ignore[attr-defined]
     name = md.name  # type: ignore[attr-defined]
@@ -57,7 +57,7 @@ def _sign(text: str) -> float:
     return float(m.group(1)) if m else 0.0
 
 
-ROW = re.compile(r'data-state="([\w-]+)"[^>]*>.*?<td class="num chg[^"]*">([^<]*)</td>', re.S)
+ROW = re.compile(r'data-state="([\w-]+)"[^>]*>.*?<td class="num chg[^"]*">([^<]*)', re.S)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -84,5 +84,7 @@ def test_site_states_agree_with_their_change(tiny_history: Path, tmp_path: Path,
             for row in json.loads(meta.group(1))["rows"]:
                 assert not check_parentheses(row["words"]), row
     assert checked
+    # the Δ beside each badge is the comment's, with its base and head (issue 28)
+    assert against_the_comment(tmp_path, doc) == []
     for f in doc.findings:
-        assert f.verdict != "new" or newest_state(f) in ("new", "more-work")
+        assert f.state.presence != "new" or newest_state(f) in ("new", "more-work")

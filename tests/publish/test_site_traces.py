@@ -10,8 +10,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from neuronasv.model import Finding, FindingsDocument, History, Point, RunRef, Series, SeriesId
+from neuronasv.model import FindingsDocument, History, Point, RunRef, Series, SeriesId
 from neuronasv.publish import PublishOptions, from_history, publish_site
+from tests.builders import finding
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 M = "h200"
@@ -62,7 +63,7 @@ def test_op_charts_link_the_stored_traces_and_show_the_fraction_of_peak(tmp_path
         base=RunRef(commits[-2], M),
         head=RunRef(commits[-1], M),
         findings=(
-            Finding(op, "regression", "seconds", 1e-6, 1.5e-6, ratio=1.5, confirmed=True,
+            finding(op, "regression", base=1e-6, head=1.5e-6, confirmed=True, source="rounds",
                     roofline_base=0.62, roofline_head=0.41, roofline_bound="memory"),
         ),
     )  # fmt: skip

@@ -11,9 +11,11 @@ Numbers follow the seed's Trainium example (three ``aten::mul`` = 2.355 ms devic
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from neuronasv.analyse.causes import with_causes
+from neuronasv.analyse.states import with_states
 from neuronasv.model.findings import (
     ChangePoint,
     EnvChange,
@@ -23,6 +25,7 @@ from neuronasv.model.findings import (
     RunRef,
     SeriesId,
 )
+from tests.builders import finding as build
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "report"
 
@@ -55,20 +58,19 @@ def sid(workload: str, shape: str, dtype: str, op: str | None = None) -> SeriesI
 def finding(
     series: SeriesId, verdict: str, base: float | None, head: float | None, **kw: object
 ) -> Finding:
-    ratio = kw.pop("ratio", None)
-    if ratio is None and base and head is not None:
-        ratio = head / base
-    kw.setdefault("n_base", 30)
-    kw.setdefault("n_head", 30)
-    return Finding(
-        series=series,
-        verdict=verdict,
-        unit="seconds",
-        base=base,
-        head=head,  # type: ignore[arg-type]
-        ratio=ratio,
-        **kw,
-    )  # type: ignore[arg-type]
+    """A row as analyse leaves it. ``confirmed``: True — the rounds confirmed its time (its
+    figures are the rounds'); False — the rounds re-measured it and did not (its time is
+    then not decided); absent — a single run."""
+    confirmed = kw.pop("confirmed", None)
+    ci = (kw.pop("ci_low"), kw.pop("ci_high")) if "ci_low" in kw else None
+    n = (int(kw.pop("n_base", 30)), int(kw.pop("n_head", 30)))  # type: ignore[call-overload]
+    if confirmed is False:
+        verdict = "noisy"
+    return build(
+        series, verdict, base=base, head=head, ci=ci, n=n,  # type: ignore[arg-type]
+        source="first run" if confirmed is None else "rounds",
+        confirmed=bool(confirmed), **kw,
+    )  # fmt: skip
 
 
 def compare_doc(
@@ -203,13 +205,11 @@ def compare_doc(
             p_adjusted=0.004,
             acknowledged=ack or "expected: the fused kernel now trades latency for memory (PR 812)",
         ),
-        Finding(
-            series=SeriesId("benchmarks.TimeSuite.time_sum", ("1000", "'float32'")),
-            verdict="unchanged",
-            unit="seconds",
-            base=0.0000131,
-            head=0.0000133,
-            ratio=1.015,
+        finding(
+            SeriesId("benchmarks.TimeSuite.time_sum", ("1000", "'float32'")),
+            "unchanged",
+            0.0000131,
+            0.0000133,
             ci_low=0.98,
             ci_high=1.05,
             p_value=0.41,
@@ -286,7 +286,7 @@ def compare_doc(
             "report_url": "https://github.com/example/kernels/actions/runs/123456789",
         },
     )
-    return with_causes(doc)  # computed once, as compare and confirm store them
+    return with_causes(with_states(doc))  # computed once, as compare and confirm store them
 
 
 def hostile_doc() -> FindingsDocument:
@@ -310,20 +310,19 @@ def hostile_doc() -> FindingsDocument:
 def quiet_doc() -> FindingsDocument:
     doc = compare_doc()
     keep = tuple(
-        Finding(
-            **{
-                **f.__dict__,
-                "verdict": "unchanged",
-                "attribution": (),
-                "warnings": (),
-                "acknowledged": None,
-                "confirmed": None,
-            }
+        replace(
+            f,
+            state=replace(f.state, time="noise", confirmed=False),
+            estimate=replace(f.estimate, source="first run"),
+            attribution=(),
+            warnings=(),
+            acknowledged=None,
         )
         for f in doc.findings
-        if f.verdict not in ("failed", "new", "removed", "noisy")
+        # the single-run undecided row goes; the refuted re-measured one stays (as before)
+        if f.state.presence == "both" and (f.state.time != "undecided" or f.remeasured)
     )
-    return FindingsDocument(
+    return with_states(FindingsDocument(
         mode="compare",
         created=doc.created,
         base=doc.base,
@@ -335,7 +334,7 @@ def quiet_doc() -> FindingsDocument:
         ),  # type: ignore[union-attr]
         findings=keep,
         settings=doc.settings,
-    )
+    ))  # fmt: skip
 
 
 def history_doc() -> FindingsDocument:
@@ -419,8 +418,8 @@ DOCS = {
 
 def main() -> None:
     DATA.mkdir(parents=True, exist_ok=True)
-    for name, build in DOCS.items():
-        (DATA / f"{name}.findings.json").write_text(build().dumps(), encoding="utf-8")
+    for name, make in DOCS.items():
+        (DATA / f"{name}.findings.json").write_text(make().dumps(), encoding="utf-8")
         print(DATA / f"{name}.findings.json")
 
 

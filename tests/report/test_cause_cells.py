@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from neuronasv.analyse.evidence import apply_work
-from neuronasv.analyse.rowstate import with_states
+from neuronasv.analyse.states import with_states
 from neuronasv.model import Finding, FindingsDocument, SeriesId, WorkChange
+from tests.builders import finding
 
 CFG = ("rmsnorm.naive", "4x512", "float32")
 
 
 def total(verdict: str) -> Finding:
     sid = SeriesId("rmsnorm.Naive.devtime_total", (), *CFG)
-    return Finding(sid, verdict, "seconds", 1.0, 1.05, ratio=1.05)  # type: ignore[arg-type]
+    return finding(sid, verdict, base=1.0, head=1.05)
 
 
 def wc(op: str, kind: str, **kw: object) -> WorkChange:
@@ -33,9 +33,10 @@ def test_a_work_decided_total_is_not_bolded_as_a_timed_change() -> None:
     from neuronasv.report.causes import total_cells
 
     work = [wc("aten::full_like", "new")]
-    (w,) = apply_work([total("noisy")], work)
     doc = with_states(
-        FindingsDocument(mode="compare", base=None, head=None, findings=(w,), work=tuple(work))
+        FindingsDocument(
+            mode="compare", base=None, head=None, findings=(total("noisy"),), work=tuple(work)
+        )
     )
     _, change, state = total_cells(doc.findings[0])
     # the two axes, each in its own words: no certainty word on the undecided time

@@ -49,8 +49,9 @@ EVIL = "evil.example"
 
 #: Keys whose values are the document's own vocabulary or structure, not untrusted text.
 _STRUCTURAL = {
-    "kind", "mode", "verdict", "basis", "unit", "created", "status", "side", "direction",
+    "kind", "mode", "unit", "created", "status", "side", "direction",
     "commit", "commit_before", "commit_after",
+    "source", "time", "work", "instructions", "presence", "gate",  # a row's estimate, state
 }  # fmt: skip
 
 

@@ -13,6 +13,7 @@ from neuronasv.report.summary import render_summary
 from neuronasv.report.tables import compare_markdown, compare_text
 from neuronasv.store.history import load_history
 from tests.analyse.analyse_asvdata import neuronasv_run
+from tests.builders import finding
 
 A, B = "a" * 40, "b" * 40
 
@@ -27,8 +28,9 @@ def test_a_head_that_lost_every_series_is_no_green_check(tmp_path):
     # The head measured only an unrelated workload: every series of w1 is gone.
     neuronasv_run(rd, "ci", B, 2, {("w2", "4x4", "float32"): _table(10.0)})
     doc = compare(load_history(rd), A, B, settings=Settings(resamples=100))
-    assert doc.count("regression") == 0 and doc.count("removed") == 4
-    assert len(doc.lost) == 4 and {f.verdict for f in doc.lost} == {"removed"}
+    assert doc.count("removed") == 4
+    assert not any(f.state.direction == "worse" for f in doc.findings)
+    assert len(doc.lost) == 4 and {f.state.presence for f in doc.lost} == {"removed"}
     head = digest(doc).headline
     assert "4 series lost at head (4 removed)" in head
     assert status_payload(doc)["state"] == "error"
@@ -47,7 +49,7 @@ def test_a_head_that_lost_every_series_is_no_green_check(tmp_path):
 def test_an_op_gone_from_a_measured_workload_is_not_lost():
     def f(op: str | None, verdict: str, head: float | None) -> Finding:
         sid = SeriesId("b", (op or "total",), "w", "4x4", "float32", op)
-        return Finding(series=sid, verdict=verdict, unit="seconds", base=1.0, head=head)  # type: ignore[arg-type]
+        return finding(sid, verdict, base=1.0, head=head)
 
     doc = FindingsDocument(
         "compare", RunRef(A, "m"), RunRef(B, "m"),
@@ -58,20 +60,14 @@ def test_an_op_gone_from_a_measured_workload_is_not_lost():
     assert digest(doc).also == "1 removed"
     failed = FindingsDocument("compare", RunRef(A, "m"), RunRef(B, "m"),
                               (f(None, "failed", None),))
-    assert [x.verdict for x in failed.lost] == ["failed"]
+    assert [x.state.presence for x in failed.lost] == ["failed"]
     assert "1 series lost at head (1 failed)" in digest(failed).headline
 
 
-def test_forced_reasons_survive_the_json_round_trip_and_v1_documents_still_load():
+def test_forced_reasons_survive_the_json_round_trip():
     doc = FindingsDocument("compare", RunRef(A, "m"), RunRef(B, "m"),
                            forced=("backend unknown at head (no fingerprint)",))
     back = FindingsDocument.loads(doc.dumps())
     assert back.forced == doc.forced and back.to_json()["schema_version"] == FINDINGS_SCHEMA_VERSION
     assert digest(back).headline.startswith("FORCED comparison (backend unknown at head")
     assert status_payload(back)["state"] == "error"
-    v1 = {**doc.to_json(), "schema_version": 1, "settings": {"forced": True}}
-    del v1["forced"]
-    import json
-
-    old = FindingsDocument.loads(json.dumps(v1))
-    assert old.forced and digest(old).headline.startswith("FORCED comparison")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from neuronasv.model.findings import Finding, FindingsDocument, SeriesId
+from neuronasv.model.findings import FindingsDocument, SeriesId
 from neuronasv.report import (
     MARKER,
     render_annotations,
@@ -24,6 +24,7 @@ from neuronasv.report import (
 )
 from neuronasv.report.escape import ZWJ
 from neuronasv.report.load import load_findings
+from tests.builders import finding
 from tests.report.fixtures import DATA, compare_doc
 
 NAMES = ("compare", "hostile", "history", "quiet")
@@ -83,8 +84,8 @@ def test_headline_reads_in_ten_seconds() -> None:
     # not in the headline.
     assert lines[1] == (
         "## :red_circle: neuronasv: 1 series lost at head \\(1 failed\\); fails \\(gate\\:"
-        " confirmed slower time, 3 rows\\) — rmsnorm\\.naive 4x512 bf16 same work · slower"
-        " \\(\\+18 %, CI \\+12 … \\+25 %\\), confirmed"
+        " confirmed slower time, 3 rows\\) — rmsnorm\\.naive 4x512 bf16 \\(via aten\\:\\:mul\\)"
+        " same work · slower \\(\\+18 %, CI \\+12 … \\+25 %\\), confirmed"
     )
     quiet = render_comment(doc("quiet")).splitlines()[1]
     assert quiet == "## :white_check_mark: neuronasv: no change beyond the noise in 40 series"
@@ -99,14 +100,14 @@ def test_regressions_table_has_op_attribution_units_and_links() -> None:
     assert (
         "| `4x512 bf16` | 4.12 ms → 4.87 ms | **+18 %** (+12 … +25 %)"
         " | same work · slower, confirmed |"
-        " `aten::mul` +595 µs, `aten::add` +110 µs, `aten::mean` +50.0 µs, 1 other op -5.00 µs |"
+        " `aten::mul` +595 µs, `aten::add` +110 µs, `aten::mean` +50.0 µs, the rest -5.00 µs |"
     ) in text
     assert "explains" not in text
     assert "| `neuronx_cc` | `2.15.128.0` | `2.16.372.0` |" in text
     assert "[Head trace](https://example.github.io/neuronasv/traces/a1b2c3d4/trace.json)" in text
     assert "<details><summary>34 unchanged, 1 new, 1 removed</summary>" in text
     assert "### Acknowledged shifts" in text
-    assert "<details><summary>Time not decided: 1 series" in text
+    assert "<details><summary>Time not decided: 2 series" in text
 
 
 def _cells(row: str) -> int:
@@ -155,8 +156,8 @@ def _outside_code(text: str) -> str:
 def test_trimmed_by_section_with_link_under_budget() -> None:
     base = compare_doc()
     many = [
-        Finding(
-            series=SeriesId(
+        finding(
+            SeriesId(
                 "b",
                 ("p",),
                 f"wl{i:04d}.variant",
@@ -164,11 +165,9 @@ def test_trimmed_by_section_with_link_under_budget() -> None:
                 "bfloat16",
                 f"aten::op_{i}_" + "x" * 60,
             ),
-            verdict="unchanged",
-            unit="seconds",
+            "unchanged",
             base=0.001,
             head=0.001,
-            ratio=1.0,
         )
         for i in range(3000)
     ]
@@ -176,7 +175,7 @@ def test_trimmed_by_section_with_link_under_budget() -> None:
     text = render_comment(big)
     assert len(text) <= 60_000
     assert text.startswith(MARKER + "\n## :red_circle:")
-    assert "### 1. `rmsnorm.naive`" in text and "Where the time went |" in text
+    assert "### 1. `rmsnorm.naive`" in text and "Where the time went" in text
     assert (
         "more rows in the [full report](https://github.com/example/kernels/actions/runs/"
         "123456789)" in text
@@ -197,13 +196,11 @@ def test_summary_respects_a_byte_budget() -> None:
 def test_annotations_capped_at_ten_per_kind_and_escaped() -> None:
     base = compare_doc()
     regs = tuple(
-        Finding(
-            series=SeriesId("b", (), f"w{i}", "4x512", "bfloat16", "op%\n::error::x"),
-            verdict="regression",
-            unit="seconds",
+        finding(
+            SeriesId("b", (), f"w{i}", "4x512", "bfloat16", "op%\n::error::x"),
+            "regression",
             base=0.001,
             head=0.002,
-            ratio=2.0,
         )
         for i in range(25)
     )

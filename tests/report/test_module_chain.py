@@ -15,6 +15,7 @@ from dataclasses import replace
 import numpy as np
 
 from neuronasv.analyse.pairwise import Settings, compare
+from neuronasv.format import format_delta_pct
 from neuronasv.model import (
     FindingsDocument,
     History,
@@ -99,7 +100,7 @@ def _doc() -> FindingsDocument:
 def test_the_comment_walks_from_the_block_to_the_mlp_to_its_matmul() -> None:
     doc = _doc()
     total = next(f for f in doc.findings if f.series.op is None)
-    assert total.verdict == "regression"
+    assert total.state.time == "slower"
     chain = [(a.op, a.delta > 0) for a in total.module_chain]
     assert chain == [("", True), ("module:block", True), ("module:block.mlp", True),
                      ("aten::mm", True)]  # fmt: skip
@@ -110,14 +111,18 @@ def test_the_comment_walks_from_the_block_to_the_mlp_to_its_matmul() -> None:
     assert FindingsDocument.loads(doc.dumps()) == doc
 
     body = render_comment(doc)
-    # block +13 % ← block.mlp +27 % ← aten::mm +30 %, in the cause's table row
+    # total (block) +13 % ← block.mlp +27 % ← aten::mm +30 %, in the cause's table row: the
+    # chain starts at the row's own change (the same Δ the row prints), the top module
+    # that is the whole block named beside it
     m = re.search(
-        r"`block` \+(\d+(?:\.\d)?) % ← `block\.mlp` \+(\d+(?:\.\d)?) % ← `aten::mm` \+30 %",
+        r"total \(`block`\) \+(\d+(?:\.\d)?) % ← `block\.mlp` \+(\d+(?:\.\d)?) % ← `aten::mm`"
+        r" \+30 %",
         body,
     )
     assert m, body
     block_pct, mlp_pct = float(m.group(1)), float(m.group(2))
     assert 5.0 < block_pct < mlp_pct < 30.0
+    assert f"+{m.group(1)} %" == format_delta_pct(total.ratio)
     row = next(line for line in body.splitlines() if "← `aten::mm`" in line)
     assert row.startswith("| `1x2048x4096x32 bf16` |")
     # The module series are series like the ops (in the full list), never an op of a cause.
@@ -131,7 +136,7 @@ def test_no_chain_without_module_times_or_when_no_module_moved() -> None:
     plain = _history(replace(base, modules=()), replace(head, modules=()))
     doc = compare(plain, BASE, HEAD, settings=Settings(resamples=300), floors={})
     total = next(f for f in doc.findings if f.series.op is None)
-    assert total.verdict == "regression" and total.module_chain == ()
+    assert total.state.time == "slower" and total.module_chain == ()
     assert " ← " not in render_comment(doc)
 
 

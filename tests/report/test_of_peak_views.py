@@ -12,11 +12,12 @@ from __future__ import annotations
 import pytest
 
 from neuronasv.analyse.causes import with_causes
-from neuronasv.model import Finding, FindingsDocument, OpContribution, RunRef, SeriesId
+from neuronasv.model import FindingsDocument, OpContribution, RunRef, SeriesId
 from neuronasv.report.document import render_document
 from neuronasv.report.markdown import render_comment
 from neuronasv.report.summary import render_summary
 from neuronasv.report.terminal import terminal_text
+from tests.builders import finding
 
 BASE, HEAD = "a" * 40, "e" * 40
 
@@ -28,10 +29,9 @@ def _doc(base_fraction: float | None, head_fraction: float | None) -> FindingsDo
                    "aten::mul")  # fmt: skip
     part = OpContribution("aten::mul", 5e-6, 15e-6, 1e-5, 1.0, roofline_base=base_fraction,
                           roofline_head=head_fraction, roofline_bound=bound)  # fmt: skip
-    f = Finding(total, "regression", "seconds", 1e-5, 2e-5, ratio=2.0, attribution=(part,))
-    g = Finding(ops, "regression", "seconds", 5e-6, 15e-6, ratio=3.0,
-                roofline_base=base_fraction, roofline_head=head_fraction,
-                roofline_bound=bound)  # fmt: skip
+    f = finding(total, "regression", base=1e-5, head=2e-5, attribution=(part,))
+    g = finding(ops, "regression", base=5e-6, head=15e-6, roofline_base=base_fraction,
+                roofline_head=head_fraction, roofline_bound=bound)  # fmt: skip
     return with_causes(FindingsDocument(mode="compare", base=RunRef(BASE, "m"),
                                         head=RunRef(HEAD, "m"), findings=(f, g)))  # fmt: skip
 

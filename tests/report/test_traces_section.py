@@ -5,10 +5,11 @@ from __future__ import annotations
 import dataclasses
 
 from neuronasv.analyse.causes import with_causes
-from neuronasv.model import Finding, FindingsDocument, OpContribution, RunRef, SeriesId
+from neuronasv.model import FindingsDocument, OpContribution, RunRef, SeriesId
 from neuronasv.report.escape import md_code, md_text
 from neuronasv.report.markdown import render_comment
 from neuronasv.report.traces import flagged_workloads, trace_path, with_trace_links
+from tests.builders import finding
 
 BASE, HEAD = "a" * 40, "e" * 40
 EVIL_OP = "aten::mul`](javascript:alert(1)) @org <b>x</b>"
@@ -18,10 +19,10 @@ EVIL_WL = "rms|norm\n## <img src=x>"
 def _doc(workload: str = "rmsnorm.naive", op: str = "aten::mul") -> FindingsDocument:
     total = SeriesId("b.devtime", ("'total'",), workload, "4x512", "bfloat16")
     ops = SeriesId("b.devtime", (f"'{op}'",), workload, "4x512", "bfloat16", op)
-    f = Finding(total, "regression", "seconds", 1e-5, 2e-5, ratio=2.0,
+    f = finding(total, "regression", base=1e-5, head=2e-5,
                 attribution=(OpContribution(op, 5e-6, 15e-6, 1e-5, 1.0, roofline_base=0.8,
                                             roofline_head=0.27, roofline_bound="memory"),))
-    g = Finding(ops, "regression", "seconds", 5e-6, 15e-6, ratio=3.0, roofline_base=0.8,
+    g = finding(ops, "regression", base=5e-6, head=15e-6, roofline_base=0.8,
                 roofline_head=0.27, roofline_bound="compute; assumed causal")  # fmt: skip
     return with_causes(FindingsDocument(mode="compare", base=RunRef(BASE, "m"),
                                         head=RunRef(HEAD, "m"), findings=(f, g)))  # fmt: skip

@@ -1,11 +1,11 @@
 """One renderer of truth, as a property: every view agrees with the stored row states.
 
 Seeded generators (no new dependency: ``random.Random(seed)``) build many findings
-documents — verdicts against the sign of their Δ, Δ that rounds to ``+0.0 %``, work
-decided by new carrying ops or by calls of zero-cost views, confirmations, refutations,
-acknowledgements, plain asv series, new/removed/failed ones — run them through the real
-analyse path (:func:`apply_work`, :func:`with_states`), render every view, and parse the
-states and signs back:
+documents — timing decisions against the sign of their Δ, Δ that rounds to ``+0.0 %``,
+work decided by new carrying ops or by calls of zero-cost views, confirmations,
+refutations, acknowledgements, plain asv series, new/removed/failed ones — run them
+through the real analyse path (:func:`time_axis`, :func:`with_states`), render every
+view, and parse the states and signs back:
 
 - no ``slower`` beside a Δ ≤ 0 and no ``faster`` beside a Δ ≥ 0 (as displayed);
 - no ``regression``/``improvement`` word on a line of a compare view that carries a Δ;
@@ -26,9 +26,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from neuronasv.analyse.evidence import apply_work
-from neuronasv.analyse.rowstate import Gate, shown_change, with_states
-from neuronasv.analyse.states import change_text, newest_state
+from neuronasv.analyse.states import (
+    Gate,
+    change_text,
+    newest_state,
+    shown_change,
+    time_axis,
+    with_states,
+)
 from neuronasv.demo import verdict_sentence
 from neuronasv.github.statuses import status_payload
 from neuronasv.model import Finding, FindingsDocument, RunRef, SeriesId, WorkChange
@@ -39,9 +44,10 @@ from neuronasv.report.rowwords import state_cell, state_words
 from neuronasv.report.summary import render_summary
 from neuronasv.report.tables import compare_markdown, compare_text, history_text
 from neuronasv.report.terminal import terminal_text
+from tests.builders import finding
 
 DOCS = 120
-VERDICTS = ("regression", "improvement", "unchanged", "noisy")
+OUTCOMES = ("slower", "faster", "noise", "undecided")
 RATIOS = (1.0, 1.0004, 0.9996, 1.3, 0.7, 1.06, 0.95, 2.5, 0.4)
 
 
@@ -50,19 +56,25 @@ def _ratio(rng: random.Random) -> float:
 
 
 def _finding(rng: random.Random, sid: SeriesId) -> Finding:
+    """A row as analyse decides one: any timing outcome, whatever the sign of its Δ (the
+    time axis then agrees with the sign: :func:`time_axis`); measured once, or re-measured
+    in rounds that confirmed it or not."""
     ratio = _ratio(rng)
     width = rng.choice((0.02, 0.2, 0.5))
-    return Finding(
+    time = time_axis(rng.choice(OUTCOMES), ratio)  # type: ignore[arg-type]
+    rounds = rng.random() < 0.4
+    confirmed = rounds and time in ("slower", "faster") and rng.random() < 0.6
+    if rounds and time in ("slower", "faster") and not confirmed:
+        time = "undecided"  # the rounds did not reproduce it
+    return finding(
         sid,
-        rng.choice(VERDICTS),  # type: ignore[arg-type]  # any verdict, whatever the sign
-        "seconds",
-        1e-5,
-        1e-5 * ratio,
-        ratio=ratio,
-        ci_low=ratio * (1 - width),
-        ci_high=ratio * (1 + width),
+        base=1e-5,
+        head=1e-5 * ratio,
+        ci=(ratio * (1 - width), ratio * (1 + width)),
+        time=time,
+        confirmed=confirmed,
+        source="rounds" if rounds else "first run",
         p_value=rng.random(),
-        confirmed=rng.choice((None, None, True, False)),
         acknowledged="expected" if rng.random() < 0.08 else None,
     )
 
@@ -111,10 +123,9 @@ def generate(seed: int) -> FindingsDocument:
             work += _work(rng, wl, shape)
     if rng.random() < 0.5:
         findings.append(_finding(rng, SeriesId("bench.time_sum", ("1000",))))
-    for verdict in rng.sample(["new", "removed", "failed"], rng.randint(0, 2)):
-        sid = SeriesId("b.wlz", ("4x8",), "wlz", "4x8", "float32", f"aten::{verdict}_op")
-        findings.append(Finding(sid, verdict, "seconds", None, 1e-5))  # type: ignore[arg-type]
-    findings = apply_work(findings, work)  # the real path: basis, timing, confirmed
+    for presence in rng.sample(["new", "removed", "failed"], rng.randint(0, 2)):
+        sid = SeriesId("b.wlz", ("4x8",), "wlz", "4x8", "float32", f"aten::{presence}_op")
+        findings.append(finding(sid, presence))
     settings: dict[str, object] = {"alpha": 0.01, "rounds": rng.choice((0, 0, 3))}
     if rng.random() < 0.5:
         settings["confirm"] = "ABAB, 3 rounds"
@@ -243,7 +254,7 @@ def check_verdict_words(text: str) -> list[str]:
 
 def check_confirmed(doc: FindingsDocument, text: str) -> list[str]:
     """``slower/faster …, confirmed`` only where some stored state has that confirmation."""
-    have = {f.state.time for f in doc.findings if f.state is not None and f.state.confirmed}
+    have = {f.state.time for f in doc.findings if f.state.confirmed}
     said = set(re.findall(r"\b(slower|faster)\b(?: \([^)]*\))?, confirmed", text))
     said |= set(re.findall(r"\b(slower|faster) at \d+ \([^)]*\d+ confirmed\)", text))
     return sorted(said - have)
@@ -294,7 +305,7 @@ def test_states_parse_back_from_the_views(seed: int) -> None:
     # annotations: a moved row's title is "<label>: <state words>"
     titles = "\n".join(render_annotations(doc, max_per_kind=1000))
     for f in doc.findings:
-        if f.acknowledged is None and f.verdict in ("regression", "improvement"):
+        if f.acknowledged is None and f.state.direction is not None:
             title = f"{f.series.label}: {state_words(f)}".replace("%", "%25")
             assert title.replace(",", "%2C").replace(":", "%3A") in titles
     # the site and `neuronasv regressions`: a state's sign agrees with its change text

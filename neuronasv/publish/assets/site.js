@@ -1,5 +1,10 @@
 /* neuronasv site: index filters and workload charts (uPlot). No network, no innerHTML
-   with data: every text from the results goes through textContent or attributes. */
+   with data: every text from the results goes through textContent or attributes.
+
+   This script formats no number and decides no state: every value's text, each axis's
+   ticks and their labels, badges, noise levels, markers, stack layers and colours come
+   from Python (neuronasv/publish/workload.py, neuronasv/format.py) in the page's
+   metadata and the data files. It only draws and looks up. */
 (function () {
   "use strict";
 
@@ -8,19 +13,6 @@
     if (attrs) Object.keys(attrs).forEach(function (k) { e.setAttribute(k, attrs[k]); });
     if (text !== undefined && text !== null) e.textContent = String(text);
     return e;
-  }
-
-  function fmt(v, unit) {
-    if (v === null || v === undefined || !isFinite(v)) return "n/a";
-    var p = function (x) { return Number(x.toPrecision(4)).toString(); };
-    if (unit === "seconds") {
-      var a = Math.abs(v);
-      if (a >= 1) return p(v) + " s";
-      if (a >= 1e-3) return p(v * 1e3) + " ms";
-      if (a >= 1e-6) return p(v * 1e6) + " µs";
-      return p(v * 1e9) + " ns";
-    }
-    return p(v) + (unit && unit !== "unit" ? " " + unit : "");
   }
 
   /* ---------- index: workloads with their ops collapsed beneath; filters ---------- */
@@ -55,7 +47,6 @@
     if (!only && !q) return;
     var groups = initIndex();
     var rows = Array.prototype.slice.call(document.querySelectorAll("table.series:not(.wl) tbody tr"));
-    var ALARM = { regression: 1, confirmed: 1, suspect: 1, "more-work": 1 };
     function apply() {
       var text = q ? q.value.toLowerCase() : "";
       var onlyReg = only && only.checked;
@@ -72,7 +63,7 @@
         }
       });
       rows.forEach(function (r) {
-        var ok = (!onlyReg || ALARM[r.getAttribute("data-state")] === 1) &&
+        var ok = (!onlyReg || r.getAttribute("data-alarm") === "1") &&
           (!text || r.textContent.toLowerCase().indexOf(text) >= 0);
         r.hidden = !ok;
       });
@@ -83,42 +74,61 @@
   }
 
   /* ---------- workload page ---------- */
-  var PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
-    "#ff9da7", "#9c755f", "#bab0ac", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf"];
+  // line styles of the markers Python put on each chart (which rows get one is decided there)
+  var MARK = {
+    regression: { color: "#d62728" }, confirmed: { color: "#d62728" },
+    suspect: { color: "#d62728", dash: true }, improvement: { color: "#2ca02c" },
+    "more-work": { color: "#b8860b", dash: true }, "more-instructions": { color: "#b8860b", dash: true },
+    env: { color: "#9467bd", dash: true, thin: true }
+  };
 
   function assemble(meta) {
     var chunks = (window.NASV && window.NASV.c[meta.id]) || [];
     chunks.sort(function (a, b) { return a.start - b.start; });
     var n = meta.n, R = meta.rows.length;
-    var x = new Array(n), commits = new Array(n), dates = new Array(n);
-    var v = [], lo = [], hi = [];
-    for (var r = 0; r < R; r++) { v.push(new Array(n).fill(null)); lo.push(new Array(n).fill(null)); hi.push(new Array(n).fill(null)); }
-    for (var i = 0; i < n; i++) x[i] = i;
+    var d = { x: new Array(n), commits: new Array(n), dates: new Array(n), v: [], vt: [], lo: [], lot: [], hi: [], hit: [] };
+    var r, i;
+    for (r = 0; r < R; r++) {
+      ["v", "vt", "lo", "lot", "hi", "hit"].forEach(function (k) { d[k].push(new Array(n).fill(null)); });
+    }
+    for (i = 0; i < n; i++) d.x[i] = i;
     chunks.forEach(function (c) {
-      for (var j = 0; j < c.commits.length; j++) { commits[c.start + j] = c.commits[j]; dates[c.start + j] = c.dates[j]; }
-      for (var r = 0; r < R; r++) {
-        var s = c.scale[r];
-        [[c.v[r], v[r]], [c.lo[r], lo[r]], [c.hi[r], hi[r]]].forEach(function (pair) {
-          var src = pair[0], dst = pair[1];
-          for (var j = 0; j < src.length; j++) dst[c.start + j] = src[j] === null ? null : src[j] * s;
-        });
+      for (var j = 0; j < c.commits.length; j++) { d.commits[c.start + j] = c.commits[j]; d.dates[c.start + j] = c.dates[j]; }
+      for (var rr = 0; rr < R; rr++) {
+        var s = c.scale[rr], labels = c.labels[rr], lv = c.lv[rr];
+        for (j = 0; j < c.commits.length; j++) {
+          var at = c.start + j, a = c.v[rr][j], b = c.vl[rr][j], lo = c.lo[rr][j], hi = c.hi[rr][j];
+          if (a !== null) d.v[rr][at] = a * s;
+          if (b !== null) d.vt[rr][at] = labels[b];
+          if (lo !== null) { d.lo[rr][at] = lv[lo] * s; d.lot[rr][at] = labels[lo]; }
+          if (hi !== null) { d.hi[rr][at] = lv[hi] * s; d.hit[rr][at] = labels[hi]; }
+        }
       }
     });
-    return { x: x, commits: commits, dates: dates, v: v, lo: lo, hi: hi };
+    return d;
   }
 
-  function markersPlugin(marks) {
+  function markersPlugin(marks, rings) {
     return {
       hooks: {
         draw: [function (u) {
-          var ctx = u.ctx;
+          var ctx = u.ctx, dpr = devicePixelRatio;
           ctx.save();
           marks.forEach(function (m) {
+            var st = MARK[m.kind] || MARK.env;
             var px = Math.round(u.valToPos(m.index, "x", true));
             if (px < u.bbox.left || px > u.bbox.left + u.bbox.width) return;
-            ctx.strokeStyle = m.color; ctx.lineWidth = m.width || 2 * devicePixelRatio;
-            ctx.setLineDash(m.dash ? [6 * devicePixelRatio, 4 * devicePixelRatio] : []);
+            ctx.strokeStyle = st.color; ctx.lineWidth = (st.thin ? 1.5 : 2) * dpr;
+            ctx.setLineDash(st.dash ? [6 * dpr, 4 * dpr] : []);
             ctx.beginPath(); ctx.moveTo(px, u.bbox.top); ctx.lineTo(px, u.bbox.top + u.bbox.height); ctx.stroke();
+          });
+          // the comparison's two points (the comment's numbers): a ring around each
+          ctx.setLineDash([]); ctx.lineWidth = 2 * dpr; ctx.strokeStyle = "#1b1f24";
+          rings.forEach(function (p) {
+            if (p[1] === null) return;
+            var x = u.valToPos(p[0], "x", true), y = u.valToPos(p[1], "y", true);
+            if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
+            ctx.beginPath(); ctx.arc(x, y, 6 * dpr, 0, 2 * Math.PI); ctx.stroke();
           });
           ctx.restore();
         }]
@@ -132,18 +142,16 @@
     // previous one is left out so short histories do not repeat the same date.
     return {
       incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000],
+      space: 90,  // a date label is about 70 px wide: ticks no closer, labels never overlap
       values: function (u, splits) {
         var prev = null;
-        var first = d.dates[Math.max(0, Math.round(u.scales.x.min || 0))];
-        var last = d.dates[Math.min(d.dates.length - 1, Math.round(u.scales.x.max || 0))];
-        var sameDay = first && last && Math.abs(last - first) < 864e5;
+        var first = d.dates[Math.max(0, Math.round(u.scales.x.min || 0))] || "";
+        var last = d.dates[Math.min(d.dates.length - 1, Math.round(u.scales.x.max || 0))] || "";
+        var sameDay = first !== "" && first.slice(0, 10) === last.slice(0, 10);
         return splits.map(function (i) {
-          if (Math.abs(i - Math.round(i)) > 1e-9) return "";
-          var t = d.dates[Math.round(i)];
-          var label = t
-            ? (sameDay ? new Date(t).toISOString().slice(0, 16).replace("T", " ")
-                       : new Date(t).toISOString().slice(0, 10))
-            : "#" + Math.round(i);
+          if (i !== Math.round(i) || i < 0 || i >= d.dates.length) return "";  // the margins
+          var t = d.dates[i] || "";
+          var label = t ? (sameDay ? t : t.slice(0, 10)) : "#" + i;
           if (label === prev) return "";
           prev = label;
           return label;
@@ -152,22 +160,33 @@
     };
   }
 
-  function marksFor(meta, rowIdx) {
+  // the value axis Python computed: fixed range, its ticks and their labels, its title
+  function yAxis(y) {
+    return {
+      axis: {
+        splits: function () { return y.ticks; },
+        values: function () { return y.labels; },
+        size: y.size, label: y.title, labelSize: 18
+      },
+      scale: { auto: false, range: function () { return [y.min, y.max]; } }
+    };
+  }
+
+  // a little room left and right of the first and last commit: their rings and date labels
+  // are drawn whole
+  var X_SCALE = { time: false, range: function (u, mn, mx) { var p = Math.max(0.5, (mx - mn) * 0.03); return [mn - p, mx + p]; } };
+
+  function marksOf(meta, rows) {
     var out = [];
-    meta.changePoints.forEach(function (c) {
-      if (rowIdx === null || c.row === rowIdx) out.push({ index: c.index, color: c.kind === "regression" ? "#d62728" : "#2ca02c" });
-    });
-    // the newest commit's regression against its parent: dashed while only a suspect
-    if (meta.newest) meta.rows.forEach(function (row, r) {
-      if (rowIdx !== null && rowIdx !== -1 && r !== rowIdx) return;
-      if (rowIdx === -1 && !row.total) return;
-      if (row.state === "confirmed" || row.state === "suspect") {
-        out.push({ index: meta.newest.index, color: "#d62728", dash: row.state === "suspect" });
-      } else if (row.state === "more-work") {
-        out.push({ index: meta.newest.index, color: "#b8860b", dash: true });
-      }
-    });
-    meta.envChanges.forEach(function (e) { out.push({ index: e.index, color: "#9467bd", dash: true, width: 1.5 * devicePixelRatio }); });
+    rows.forEach(function (r) { (meta.rows[r].marks || []).forEach(function (m) { out.push(m); }); });
+    meta.envChanges.forEach(function (e) { out.push({ index: e.index, kind: "env" }); });
+    return out;
+  }
+
+  function ringsOf(meta, d, r) {
+    var c = meta.rows[r].compared, out = [];
+    if (!c) return out;
+    [c.baseIndex, c.headIndex].forEach(function (i) { if (i !== null && d.v[r][i] !== null) out.push([i, d.v[r][i]]); });
     return out;
   }
 
@@ -175,70 +194,86 @@
 
   function finiteCount(a) {
     var n = 0;
-    for (var i = 0; i < a.length; i++) if (a[i] !== null && isFinite(a[i])) n++;
+    for (var i = 0; i < a.length; i++) if (a[i] !== null) n++;
     return n;
   }
 
+  function text(arr) { return function (u, val, si, i) { return i === null || i === undefined ? "" : (arr[i] || ""); }; }
+
+  function commitCell(d) { return { value: function (u, i) { return i === null ? "" : "#" + i + " " + (d.commits[i] || ""); } }; }
+
   function bandChart(node, meta, d, r, height, onPick) {
-    var unit = meta.rows[r].unit;
+    var row = meta.rows[r];
+    if (!row.y) { node.appendChild(el("p", null, "No values recorded.")); return null; }
+    var y = yAxis(row.y);
+    // a series with one measurement (a new op) is drawn as a point, never an empty chart
+    var median = { label: row.label + (row.peak ? " · " + row.peak : ""), stroke: "#1f4e79", width: 1.5, spanGaps: false, points: { show: finiteCount(d.v[r]) < 2, size: 8, fill: "#1f4e79" }, value: text(d.vt[r]) };
+    var series = [commitCell(d)], data = [d.x], bands = [];
+    if (row.band) {  // quartiles recorded (an exact count has none)
+      series.push({ label: "IQR low", stroke: "rgba(78,121,167,0.25)", width: 0, points: { show: false }, value: text(d.lot[r]) },
+                  { label: "IQR high", stroke: "rgba(78,121,167,0.25)", width: 0, points: { show: false }, value: text(d.hit[r]) });
+      data.push(d.lo[r], d.hi[r]);
+      bands.push({ series: [2, 1], fill: "rgba(78,121,167,0.22)" });
+    }
+    series.push(median);
+    data.push(d.v[r]);
     var opts = {
       width: width(node), height: height,
-      scales: { x: { time: false } },
-      axes: [xAxis(d), { values: function (u, s) { return s.map(function (t) { return fmt(t, unit); }); }, size: 70 }],
-      series: [
-        { value: function (u, i) { return i === null ? "" : "#" + i + " " + (d.commits[i] || ""); } },
-        { label: "IQR low", stroke: "rgba(78,121,167,0.25)", width: 0, points: { show: false }, value: function (u, val) { return fmt(val, unit); } },
-        { label: "IQR high", stroke: "rgba(78,121,167,0.25)", width: 0, points: { show: false }, value: function (u, val) { return fmt(val, unit); } },
-        // a series with one measurement (a new op) is drawn as a point, never an empty chart
-        { label: meta.rows[r].label + (meta.rows[r].peak ? " · " + meta.rows[r].peak : ""), stroke: "#1f4e79", width: 1.5, spanGaps: false, points: { show: finiteCount(d.v[r]) < 2, size: 8, fill: "#1f4e79" }, value: function (u, val) { return fmt(val, unit); } }
-      ],
-      bands: [{ series: [2, 1], fill: "rgba(78,121,167,0.22)" }],
-      plugins: [markersPlugin(marksFor(meta, r))],
+      scales: { x: X_SCALE, y: y.scale },
+      axes: [xAxis(d), y.axis],
+      series: series, bands: bands,
+      plugins: [markersPlugin(marksOf(meta, [r]), ringsOf(meta, d, r))],
       cursor: { drag: { x: true, y: false } }
     };
-    var u = new uPlot(opts, [d.x, d.lo[r], d.hi[r], d.v[r]], node);
+    var u = new uPlot(opts, data, node);
     u.over.addEventListener("click", function () { if (u.cursor.idx !== null && u.cursor.idx !== undefined) onPick(u.cursor.idx); });
     return u;
   }
 
-  function stackChart(node, meta, d, onPick) {
-    var ops = [];
-    meta.rows.forEach(function (row, r) { if (!row.total) ops.push(r); });
-    if (!ops.length) { node.appendChild(el("p", null, "No per-op series for this workload.")); return null; }
-    var last = function (r) { var a = d.v[r]; for (var i = a.length - 1; i >= 0; i--) if (a[i] !== null) return a[i]; return 0; };
-    ops.sort(function (a, b) { return last(b) - last(a); });
-    var n = d.x.length, cum = new Array(n).fill(0), layers = [];
-    ops.forEach(function (r) {
-      var y = new Array(n);
-      for (var i = 0; i < n; i++) { cum[i] += d.v[r][i] === null ? 0 : d.v[r][i]; y[i] = cum[i]; }
-      layers.push({ r: r, y: y });
+  function stackChart(node, meta, d, st, onPick) {
+    if (!st.y) { node.appendChild(el("p", null, "No values recorded.")); return null; }
+    var n = d.x.length, cum = new Array(n).fill(0), ys = [];
+    st.layers.forEach(function (L) {
+      var yv = new Array(n);
+      for (var i = 0; i < n; i++) { cum[i] += d.v[L.row][i] === null ? 0 : d.v[L.row][i]; yv[i] = cum[i]; }
+      ys.push(yv);
     });
-    var unit = meta.rows[ops[0]].unit;
-    var series = [{ value: function (u, i) { return i === null ? "" : "#" + i + " " + (d.commits[i] || ""); } }];
-    var data = [d.x];
+    var series = [commitCell(d)], data = [d.x];
     // draw the tallest cumulative first: each smaller one paints over it -> stacked areas
-    for (var k = layers.length - 1; k >= 0; k--) {
-      var L = layers[k], color = PALETTE[k % PALETTE.length], rr = L.r;
+    for (var k = st.layers.length - 1; k >= 0; k--) {
+      var L = st.layers[k], row = meta.rows[L.row];
       series.push({
-        label: meta.rows[rr].label + (meta.rows[rr].peak ? " · " + meta.rows[rr].peak : ""), stroke: color, fill: color, width: 0, points: { show: false },
-        value: (function (r2) { return function (u, val, si, i) { return i === null || i === undefined ? "" : fmt(d.v[r2][i], unit); }; })(rr)
+        label: row.label + (row.peak ? " · " + row.peak : ""), stroke: L.colour, fill: L.colour,
+        width: 0, points: { show: false }, value: text(d.vt[L.row])
       });
-      data.push(L.y);
+      data.push(ys[k]);
     }
+    var totals = meta.totals.map(function (t) { return t.row; }).filter(function (r) { return meta.rows[r].axis === meta.rows[st.layers[0].row].axis; });
+    var y = yAxis(st.y);
     var u = new uPlot({
-      width: width(node), height: 320, scales: { x: { time: false }, y: { range: function (uu, mn, mx) { return [0, mx * 1.05]; } } },
-      axes: [xAxis(d), { values: function (uu, s) { return s.map(function (t) { return fmt(t, unit); }); }, size: 70 }],
-      series: series, plugins: [markersPlugin(marksFor(meta, -1))], cursor: { drag: { x: true, y: false } }
+      width: width(node), height: 320, scales: { x: X_SCALE, y: y.scale },
+      axes: [xAxis(d), y.axis],
+      series: series, plugins: [markersPlugin(marksOf(meta, totals), [])], cursor: { drag: { x: true, y: false } }
     }, data, node);
     u.over.addEventListener("click", function () { if (u.cursor.idx !== null && u.cursor.idx !== undefined) onPick(u.cursor.idx); });
     return u;
   }
 
-  function noiseBadge(level) {
-    if (level === null || level === undefined) return el("span", { "class": "nz nz-none", title: "no quartiles recorded" }, "–");
-    var cls = level < 0.02 ? "low" : (level < 0.10 ? "mid" : "high");
-    var pct = level < 0.1 ? (level * 100).toFixed(1) : (level * 100).toFixed(0);
-    return el("span", { "class": "nz nz-" + cls, title: "noise: within-run IQR/median, median of the last 10 commits" }, "IQR " + pct + " %");
+  function noiseBadge(nz) {
+    return el("span", { "class": "nz nz-" + nz.cls, title: nz.title }, nz.text);
+  }
+
+  function valueCells(tr, row, d, r, i) {
+    var c = row.compared;
+    var fromCmp = c && (i === c.headIndex || i === c.baseIndex);
+    tr.appendChild(el("td", { "class": "num" }, d.vt[r][i] || ""));
+    if (fromCmp) {
+      var raw = i === c.headIndex ? c.rawHead : c.rawBase;
+      tr.appendChild(el("td", null, "from " + c.sourceText + (c.change ? " · " + c.base + " → " + c.head + ", " + c.change : "") +
+        (raw ? " · asv's own result of this run: " + raw : "")));
+    } else if (d.vt[r][i]) {
+      tr.appendChild(el("td", null, "asv result of this commit's run" + (d.lot[r][i] ? " · IQR " + d.lot[r][i] + " – " + d.hit[r][i] : "")));
+    } else tr.appendChild(el("td"));
   }
 
   function details(meta, d, i) {
@@ -250,14 +285,14 @@
     if (meta.commitUrl && c) {
       head.appendChild(el("a", { href: meta.commitUrl.split("{commit}").join(c) }, c));
     } else head.appendChild(el("code", null, c));
-    if (d.dates[i]) head.appendChild(document.createTextNode(" · " + new Date(d.dates[i]).toISOString().replace(".000Z", "Z")));
+    if (d.dates[i]) head.appendChild(document.createTextNode(" · " + d.dates[i] + " UTC"));
     box.appendChild(head);
     var t = el("table", { "class": "fp" });
     meta.rows.forEach(function (row, r) {
+      if (row.kind === "other") return;
       var tr = el("tr");
       tr.appendChild(el("th", null, row.label));
-      tr.appendChild(el("td", null, fmt(d.v[r][i], row.unit)));
-      tr.appendChild(el("td", null, d.lo[r][i] === null ? "" : "IQR " + fmt(d.lo[r][i], row.unit) + " – " + fmt(d.hi[r][i], row.unit)));
+      valueCells(tr, row, d, r, i);
       t.appendChild(tr);
     });
     box.appendChild(t);
@@ -272,11 +307,8 @@
       box.appendChild(p);
     });
     if (meta.newest && i === meta.newest.index) {
-      meta.rows.forEach(function (row) {
-        if (row.state !== "confirmed" && row.state !== "suspect" && row.state !== "more-work") return;
-        // the words the findings document's row state gives (rendered in Python, never re-derived here)
-        box.appendChild(el("p", { "class": "cp-regression" }, row.label + " against the parent commit: " + row.words));
-      });
+      // the words the findings document's row state gives (rendered in Python, never re-derived here)
+      meta.rows.forEach(function (row) { if (row.note) box.appendChild(el("p", { "class": "cp-regression" }, row.note)); });
     }
     meta.changePoints.forEach(function (cp) {
       if (cp.index !== i) return;
@@ -294,26 +326,15 @@
     var meta = JSON.parse(metaEl.textContent);
     var d = assemble(meta);
     var pick = function (i) { details(meta, d, i); };
-    var totalRow = -1;
-    meta.rows.forEach(function (row, r) { if (row.total && totalRow < 0) totalRow = r; });
-    var totalNode = document.getElementById("chart-total");
-    if (totalRow >= 0) bandChart(totalNode, meta, d, totalRow, 300, pick);
-    else totalNode.appendChild(el("p", null, "No workload total in this group; see the series below."));
-    stackChart(document.getElementById("chart-stack"), meta, d, pick);
+    meta.totals.forEach(function (t, k) { bandChart(document.getElementById("chart-total-" + k), meta, d, t.row, 300, pick); });
+    meta.stacks.forEach(function (st, k) { stackChart(document.getElementById("chart-stack-" + k), meta, d, st, pick); });
     var grid = document.getElementById("ops");
-    // ops with something to act on first, then by name (the index's order)
-    var SEV = { regression: 0, confirmed: 1, suspect: 2, "more-work": 3, failed: 4, acknowledged: 5, improved: 6, "new": 7, ok: 8 };
-    var order = meta.rows.map(function (row, r) { return r; });
-    order.sort(function (a, b) {
-      var sa = SEV[meta.rows[a].state], sb = SEV[meta.rows[b].state];
-      return sa !== sb ? sa - sb : a - b;
-    });
-    order.forEach(function (r) {
+    // the order Python gave: ops with something to act on first, then the group's order
+    meta.order.forEach(function (r) {
       var row = meta.rows[r];
-      if (r === totalRow) return;
       var cell = el("div", { "class": "cell" });
       var title = el("h3", null, row.label + " ");
-      title.appendChild(el("span", { "class": "st st-" + row.state }, row.state));
+      title.appendChild(el("span", { "class": "st st-" + row.state }, row.badge));
       if (row.change) title.appendChild(el("span", { "class": "chg" }, " " + row.change + " vs parent"));
       title.appendChild(document.createTextNode(" "));
       title.appendChild(noiseBadge(row.noise));

@@ -1,13 +1,14 @@
-"""Row states on two axes and the gate per axis (analyse/rowstate.py)."""
+"""Row states on their axes and the gate per axis (analyse/states.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from neuronasv.analyse.floors import NoiseFloor
-from neuronasv.analyse.rowstate import Gate, carried_direction, with_states
 from neuronasv.analyse.runnernoise import min_change, runner_noise, sentence
+from neuronasv.analyse.states import Gate, carried_direction, time_axis, with_states
 from neuronasv.model import Finding, FindingsDocument, RowState, SeriesId, WorkChange
+from tests.builders import finding
 
 CFG = ("wl", "4x8", "float32")
 TOTAL = SeriesId("b", (), *CFG)
@@ -40,30 +41,29 @@ def _state(f: Finding, work: tuple[WorkChange, ...] = (), gate: Gate | None = No
 
 
 @pytest.mark.parametrize(
-    ("verdict", "ratio", "time"),
+    ("outcome", "ratio", "time"),
     [
-        ("regression", 1.3, "slower"),
-        ("regression", 0.9, "undecided"),  # a verdict against its Δ is never "slower"
-        ("regression", 1.0004, "undecided"),  # +0.0 % as displayed
-        ("improvement", 0.7, "faster"),
-        ("improvement", 1.1, "undecided"),
-        ("unchanged", 1.01, "noise"),
-        ("noisy", 1.4, "undecided"),
-        ("new", 1.0, "none"),
+        ("slower", 1.3, "slower"),
+        ("slower", 0.9, "undecided"),  # a decision against its Δ is never "slower"
+        ("slower", 1.0004, "undecided"),  # +0.0 % as displayed
+        ("faster", 0.7, "faster"),
+        ("faster", 1.1, "undecided"),
+        ("noise", 1.01, "noise"),
+        ("undecided", 1.4, "undecided"),
+        ("slower", None, "none"),
     ],
 )
 def test_the_time_axis_agrees_with_the_sign_of_its_delta(
-    verdict: str, ratio: float, time: str
+    outcome: str, ratio: float | None, time: str
 ) -> None:
-    f = Finding(TOTAL, verdict, "seconds", 1.0, ratio, ratio=ratio)  # type: ignore[arg-type]
-    assert _state(f).time == time
+    assert time_axis(outcome, ratio) == time  # type: ignore[arg-type]
 
 
 def test_the_gate_per_axis_and_the_rule_it_names() -> None:
     more = (wc("aten::full_like", "new", calls_head=1, bytes_head=4096),)
-    undecided = Finding(TOTAL, "noisy", "seconds", 1.0, 0.9, ratio=0.9)
-    slower = Finding(TOTAL, "regression", "seconds", 1.0, 1.3, ratio=1.3, confirmed=True)
-    single = Finding(TOTAL, "regression", "seconds", 1.0, 1.3, ratio=1.3)
+    undecided = finding(TOTAL, "noisy", base=1.0, head=0.9)
+    slower = finding(TOTAL, "regression", base=1.0, head=1.3, confirmed=True)
+    single = finding(TOTAL, "regression", base=1.0, head=1.3)
     assert _state(undecided, more).gate == "more work, time undecided"  # default, Δ < 0
     assert _state(undecided, more, Gate(work="never")).gate == ""
     assert _state(slower).gate == "confirmed slower time"
@@ -72,6 +72,25 @@ def test_the_gate_per_axis_and_the_rule_it_names() -> None:
     assert _state(single, more).gate == "more work, time undecided"  # not confirmed
     views = (wc("aten::view", "calls", calls_base=1, calls_head=4, bytes_base=0, bytes_head=0),)
     assert _state(undecided, views).gate == ""  # extra view calls are not more work
+
+
+def test_instruction_changes_are_not_work_and_instruction_rows_fire_no_gate() -> None:
+    """Issue 28: the gate's "time undecided, 9 rows" counted 6 instruction rows that have no
+    time; and the work axis mixed instruction counts in. An instruction row is on its own
+    axis (no work word, no gate); a time row states its series' count on the instruction
+    axis, which fires the exact rule under its own name."""
+    count = (wc("aten::mul", "instructions", calls_base=3, calls_head=3,
+                instructions_base=100, instructions_head=120),)  # fmt: skip
+    assert carried_direction(count) == "same"
+    instr = SeriesId("b.instr", (), *CFG)
+    row = finding(instr, unit="instructions", base=100.0, head=120.0, source="exact count",
+                  instructions="more")  # fmt: skip
+    time_row = finding(TOTAL, "noisy", base=1.0, head=1.1)
+    doc = FindingsDocument("compare", None, None, findings=(time_row, row), work=count)
+    t, i = with_states(doc).findings
+    assert (i.state.work, i.state.time, i.state.gate) == ("unknown", "none", "")
+    assert (t.state.work, t.state.instructions) == ("same", "more")
+    assert t.state.gate == "more instructions, time undecided"
 
 
 def test_runner_noise_sentence_from_the_floors() -> None:

@@ -1,0 +1,102 @@
+"""The one registry of series units: which units exist, what their values may be, µs → unit.
+
+Every reader and judge asks here — the asv results reader, the analysis (``compare``,
+``confirm``) and the privileged PR step, which recomputes from an untrusted artifact
+(:mod:`neuronasv.analyse.recompute`) — so a unit means the same thing on both sides of the
+trust boundary (issue 28: the privileged step kept its own table, turned
+``instructions`` into ``unit`` and judged instruction counts as timing).
+
+Units:
+
+- **time** (:data:`TIME_UNITS`: ``seconds`` and asv's spellings): measured, judged by the
+  statistics; values > 0.
+- ``bytes`` (asv's ``mem_``/``peakmem_``): values > 0.
+- ``instructions`` (:data:`INSTRUCTIONS_UNIT`, neuronasv's ``instr_`` series counted under
+  callgrind): exact, judged without statistics; a value is a whole number of
+  instructions per iteration, ``0 ≤ n ≤`` :data:`MAX_INSTRUCTIONS` (the pass counts per
+  iteration over one iteration, ``neuronasv.run.instrrun.ITERATIONS``, so a count is
+  whole; anything else is not what the pass writes and is refused, not posted).
+- ``unit``: asv's word for "no unit" (``track_`` benchmarks): any finite value.
+
+Profiles store microseconds; :func:`from_us` is the one conversion into a series' unit.
+Pure and a leaf (imports only :mod:`math`), like :mod:`neuronasv.format`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+__all__ = [
+    "INSTRUCTIONS_UNIT",
+    "KNOWN_UNITS",
+    "MAX_INSTRUCTIONS",
+    "TIME_UNITS",
+    "US",
+    "check_value",
+    "from_us",
+    "is_exact",
+    "is_time",
+    "known_unit",
+    "value_problem",
+]
+
+#: Unit names that mean "seconds" in results and findings documents.
+TIME_UNITS = frozenset({"seconds", "second", "s", "sec"})
+#: The unit of every ``instr_`` series (the asv plugin type's ``unit``).
+INSTRUCTIONS_UNIT = "instructions"
+#: Every unit a series may carry; any other is shown as ``unit`` by the privileged step.
+KNOWN_UNITS = frozenset({*TIME_UNITS, "bytes", INSTRUCTIONS_UNIT, "unit"})
+#: The largest instruction count per iteration believed (10^15: days of native work per
+#: iteration, weeks under valgrind): a larger one is not a count the pass could write.
+MAX_INSTRUCTIONS = 1e15
+#: Seconds per microsecond (profiles store µs; asv series of device time store seconds).
+US = 1e-6
+
+
+def is_time(unit: str) -> bool:
+    """True for a unit of time (judged by the statistics)."""
+    return unit.lower() in TIME_UNITS
+
+
+def is_exact(unit: str) -> bool:
+    """True for a series judged exactly (an instruction count)."""
+    return unit == INSTRUCTIONS_UNIT
+
+
+def known_unit(unit: str) -> str:
+    """``unit`` when it is in the registry, else ``unit`` (asv's "no unit")."""
+    return unit if unit in KNOWN_UNITS else "unit"
+
+
+def from_us(values: Iterable[float], unit: str) -> list[float]:
+    """Microseconds (a profile's numbers) in ``unit``: seconds for a time unit, else as they
+    are (a series without a time unit keeps the profile's microseconds)."""
+    k = US if is_time(unit) else 1.0
+    return [float(x) * k for x in values]
+
+
+def value_problem(unit: str, value: float) -> str:
+    """Why ``value`` cannot be a value of a series in ``unit`` ("" when it can).
+
+    Instruction counts must be whole numbers in ``[0, MAX_INSTRUCTIONS]``; every value must
+    be finite (the other units' bounds are the asv reader's, which knows the benchmark).
+    """
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return f"{value!r} is not a number"
+    if not math.isfinite(value):
+        return f"{value!r} is not finite"
+    if is_exact(unit):
+        if not 0 <= value <= MAX_INSTRUCTIONS:
+            return f"{value!r} is not an instruction count (0 to {MAX_INSTRUCTIONS:.0e})"
+        if not float(value).is_integer():
+            return f"{value!r} is not a whole number of instructions"
+    return ""
+
+
+def check_value(unit: str, value: float, where: str) -> float:
+    """``value`` as a float, or :class:`ValueError` naming ``where`` (see :func:`value_problem`)."""
+    problem = value_problem(unit, value)
+    if problem:
+        raise ValueError(f"{where}: {problem}")
+    return float(value)
