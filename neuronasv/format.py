@@ -382,9 +382,7 @@ def _axis_step(span: float, count: int, unit: str) -> float:
     raw = span / max(count, 1)
     mag10 = 10.0 ** math.floor(math.log10(raw))
     # the 1-2-5 step whose tick count is nearest ``count`` (on a log scale)
-    step = min(
-        (m * mag10 for m in (1, 2, 5, 10)), key=lambda st: abs(math.log(span / st / count))
-    )
+    step = min((m * mag10 for m in (1, 2, 5, 10)), key=lambda st: abs(math.log(span / st / count)))
     if unit == "instructions":
         step = max(step, 1.0)
     return step
