@@ -16,6 +16,9 @@ and quartiles as matrices). Both go through this module, so the format is decide
   (:func:`asv_date`);
 * **one row shape** (:meth:`AsvResultsReader.parse_row`): parameter combinations, the
   value count, samples; failed (``null``) and skipped (``NaN``) values;
+* **one reading of a param** (:func:`param_value`): asv writes each param as the
+  ``repr`` of its value; the run stage (``run/asvrun.py``) reads the workload's shape,
+  dtype and op back from them with it;
 * **one sidecar read** (:meth:`AsvResultsReader.read_sidecar`) with one warning wording
   ("sidecar ignored: ..."; the asv names are then used), and **one ``unquote``** for
   params written without asv's repr quotes (:meth:`AsvResultsReader.series_map`);
@@ -35,6 +38,7 @@ series lists are validated once per distinct byte string; see docs/publishing.md
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import itertools
 import json
@@ -66,6 +70,8 @@ from neuronasv.units import INSTRUCTIONS_UNIT, is_exact, value_problem
 
 __all__ = [
     "ASV_API_VERSION",
+    "Q25_COLUMN",
+    "Q75_COLUMN",
     "AsvResultsReader",
     "Header",
     "RawFile",
@@ -76,6 +82,7 @@ __all__ = [
     "benchmark_units",
     "decode_asv_json",
     "default_unit",
+    "param_value",
     "result_paths",
     "stat_key",
     "unit_for",
@@ -83,6 +90,9 @@ __all__ = [
 ]
 
 ASV_API_VERSION = 2
+# asv's result columns of the interquartile range (the site draws its band)
+Q25_COLUMN = "stats_q_25"
+Q75_COLUMN = "stats_q_75"
 
 
 def _number(v: Any, where: str, source: str, bound: str | None = None) -> float | None:
@@ -279,6 +289,17 @@ def asv_date(v: Any, marked: bool) -> int | None:
 def unquote(p: str) -> str:
     """A param without asv's repr quotes (``'a'`` -> ``a``); sidecars may write either."""
     return p[1:-1] if len(p) >= 2 and p[0] == p[-1] and p[0] in "'\"" else p
+
+
+def param_value(text: str) -> str:
+    """An asv param as the ``str`` of its value: asv writes params as ``repr`` strings
+    (``"'4x512'"`` -> ``4x512``). Text that is no Python literal (or one too deep or
+    unhashable to evaluate) is returned as it is."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
+        return text
+    return str(value)
 
 
 def default_unit(benchmark: str) -> str:
