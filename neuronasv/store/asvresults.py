@@ -274,7 +274,6 @@ _HEAD = msgspec.json.Decoder(_SidecarHead)
 _HEAD_FIELDS = tuple(f for f in _SidecarHead.__struct_fields__ if f not in ("series", "profiles"))
 
 
-
 def asv_date(v: Any, marked: bool) -> int | None:
     """asv's ``date`` (ms since the epoch) as an int; None when absent or not a finite number."""
     v = asv_float(v, marked)
