@@ -308,7 +308,7 @@ def prepare_commit(
 
     Off on accelerators (device time is their metric): says so and returns None.
     """
-    from neuronasv.store.catalogue import load_catalogue, save_catalogue
+    from neuronasv.suite.catalogue import load_catalogue, save_catalogue
 
     if backend != "cpu":
         progress(f"{prefix} instructions: off on {backend} (device time is the metric there)")

@@ -4,7 +4,7 @@
 passes to :func:`neuronasv.analyse.confirm.confirm`: it checks out both commits as git
 worktrees and runs ``python -m neuronasv profile --json`` in each (that command writes a
 ``model.ProfileDocument``), with the worktree's own code first on ``PYTHONPATH``; its
-``profile`` finds the repository's workloads as :mod:`neuronasv.store.userworkloads` says.
+``profile`` finds the repository's workloads as :mod:`neuronasv.run.usersuite` says.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from neuronasv.errors import CaptureError
 from neuronasv.model import ProfileDocument, SeriesId
 from neuronasv.proc import run_process
 from neuronasv.run.scratch import prune_stale, scratch_dir
+from neuronasv.run.usersuite import suite_root, with_root_on_path
 from neuronasv.store.git import Git
-from neuronasv.store.userworkloads import suite_root, with_root_on_path
 
 __all__ = ["CommandRunner", "WorktreeProfileRunner"]
 
