@@ -31,7 +31,7 @@ def ensure_registered() -> None:
     asv_runner finds plugins only among installed *distributions* whose metadata Name
     starts with ``asv_bench``. This package also ships inside the ``neuronasv`` wheel (one
     install for adopters), whose distribution name asv does not scan; the suite builder
-    (``neuronasv.store.suite.build_suite``) therefore calls this when asv imports a suite
+    (``neuronasv.suite.build.build_suite``) therefore calls this when asv imports a suite
     module, before asv matches any benchmark name against the types. Every module of
     :mod:`asv_bench_neuronasv.benchmarks` is registered by its ``export_as_benchmark``, as
     asv_runner's own plugin scan does (registering only ``devtime_`` left an adopter's

@@ -163,8 +163,8 @@ def _series(results_dir: Path) -> dict[str, int]:
 def main() -> int:
     from neuronasv.run.asvrun import read_profiles
     from neuronasv.run.prepass import discover_classes, selected
-    from neuronasv.store import catalogue
-    from neuronasv.store import suite as _suite
+    from neuronasv.suite import build as _suite
+    from neuronasv.suite import catalogue
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2)

@@ -1,8 +1,8 @@
 """Refresh ``benchmarks/ops.json``, the optional *seed* of the per-op series.
 
 asv fixes a benchmark's params when it imports the suite, so the op names of the
-``devtime_op`` series are a static list (see ``neuronasv/store/suite.py``). ``neuronasv run``
-discovers them itself, per machine (``neuronasv/store/catalogue.py``): this file is only
+``devtime_op`` series are a static list (see ``neuronasv/suite/build.py``). ``neuronasv run``
+discovers them itself, per machine (``neuronasv/suite/catalogue.py``): this file is only
 needed for plain ``asv run`` without the runner, or to pre-declare ops. This script takes a
 quick profile (2 samples) of every registered workload at its default shape plus any
 ``--shapes``, for each dtype, and stores the ops that showed self device time, merged with
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from neuronasv import env
-from neuronasv.store.suite import DEFAULT_DTYPES, OPS_FILE_NAME
+from neuronasv.suite.build import DEFAULT_DTYPES, OPS_FILE_NAME
 
 OPS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), OPS_FILE_NAME)
 
@@ -37,7 +37,7 @@ def collect_ops(
 ) -> tuple[str, dict[str, list[str]]]:
     """Profile every workload briefly; return (resolved backend, {workload: sorted ops})."""
     from neuronasv.measure import backends, profiling, workloads
-    from neuronasv.store.catalogue import ops_from_profiles
+    from neuronasv.suite.catalogue import ops_from_profiles
 
     backend = backends.get_backend(backend_name)
     table: dict[str, list[str]] = {}

@@ -1,14 +1,14 @@
 """The three RMSNorm variants (naive ATen ops, fused ``torch.rms_norm``, ``torch.compile``).
 
 Series: ``rmsnorm.<Variant>.devtime_total(shape, dtype)`` and
-``rmsnorm.<Variant>.devtime_op(shape, dtype, op)``; see ``neuronasv/store/suite.py``.
+``rmsnorm.<Variant>.devtime_op(shape, dtype, op)``; see ``neuronasv/suite/build.py``.
 Shapes: the seed's ``4x512`` plus two transformer-like ``batch x seq x hidden`` shapes small
 enough for a quick CPU run; accelerators add the large ones.
 """
 
 from __future__ import annotations
 
-from neuronasv.store.suite import build_suite
+from neuronasv.suite import build_suite
 
 globals().update(
     build_suite(

@@ -2,7 +2,7 @@
 
 Series: ``transformer.<Workload>.devtime_total(shape, dtype)`` and
 ``transformer.<Workload>.devtime_op(shape, dtype, op)`` (``transformer.block.backward`` ->
-``transformer.BlockBackward``); see ``neuronasv/store/suite.py``.
+``transformer.BlockBackward``); see ``neuronasv/suite/build.py``.
 
 Shapes and dtypes come from the workload module's presets: on the CPU the ``cpu`` preset
 (1x128x256x4) in float32 only — bfloat16 matmul on CPUs without AVX512-BF16/AMX is a slow
@@ -15,7 +15,8 @@ fallback, not the model; on CUDA / Neuron the ``accelerator`` preset is added (h
 from __future__ import annotations
 
 from neuronasv.measure.workloads.transformer import PRESETS
-from neuronasv.store.suite import build_suite, import_backend_name
+from neuronasv.suite import build_suite
+from neuronasv.suite.build import import_backend_name
 
 globals().update(
     build_suite(

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run the asv suite (one shard of it) at each given commit on this machine.
 # Usage: bash ci/bench-run.sh [--shard NAME] [--bench REGEX] [--results-dir DIR]
-#            [--traces-dir DIR] COMMIT...
+#            [--traces-dir DIR] [--metrics LIST] COMMIT...
 # Env: NEURONASV_MACHINE (trainium), NEURONASV_BACKEND (auto), NEURONASV_PYTHON (optional).
 # Each commit's results land in DIR/<machine>/<hash8>-<env>.json (+ sidecar); a commit whose
 # benchmarks fail still leaves the others' results (neuronasv run keeps going). One gzipped
@@ -10,13 +10,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source ci/lib.sh
-shard=all bench="" results="" traces=""
+shard=all bench="" results="" traces="" metrics=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --shard) shard="$2"; shift 2 ;;
     --bench) bench="$2"; shift 2 ;;
     --results-dir) results="$2"; shift 2 ;;
     --traces-dir) traces="$2"; shift 2 ;;
+    --metrics) metrics="$2"; shift 2 ;;
     --) shift; break ;;
     -*) die "unknown option $1" ;;
     *) break ;;
@@ -31,5 +32,6 @@ args=(run --machine "$machine" --metrics devtime)
 [ -n "$results" ] && args+=(--results-dir "$results")
 [ -n "$bench" ] && args+=(--bench "$bench")
 [ -n "$traces" ] && args+=(--traces-dir "$traces")
+[ -n "$metrics" ] && args+=(--metrics "$metrics")
 log "shard $shard → machine $machine: $# commit(s)"
 nx "${args[@]}" "$@"

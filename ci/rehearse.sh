@@ -12,6 +12,11 @@
 #      numbers and posts the sticky comment + status to the loopback GitHub; the comment
 #      must name the op                                             (pr-comment.yml)
 #   4. a tampered artifact (head SHA of another commit) is refused, nothing posted.
+#   5. a push of 8 commits measured only at its ends (the newest; the commit before the push
+#      measured earlier), one of them an extra aten::mul in rmsnorm.naive; the next push's
+#      flow finds the change point over the unmeasured commits, bisects it (the workflow's
+#      bisect step, instruction counts), stores what it measured, and the regression issue
+#      on the loopback GitHub names the culprit commit, its PR and the op (benchmarks.yml)
 #
 # Usage: bash ci/rehearse.sh [--keep] [--work DIR]
 # Tiny suite by default (CPU, one shape, one dtype, naive RMSNorm only, few samples);
@@ -35,6 +40,8 @@ export NEURONASV_SHAPES=${NEURONASV_SHAPES:-2x128x512} NEURONASV_DTYPES=${NEURON
 export NEURONASV_SAMPLES=${NEURONASV_SAMPLES:-10}
 export NEURONASV_BACKFILL=${REHEARSE_BACKFILL:-0} NEURONASV_CONFIRM_ROUNDS=${REHEARSE_CONFIRM_ROUNDS:-2} NEURONASV_CONFIRM_MAX_ROUNDS=${REHEARSE_CONFIRM_MAX_ROUNDS:-2} NEURONASV_CONFIRM_SAMPLES=${NEURONASV_CONFIRM_SAMPLES:-6}
 bench=${REHEARSE_BENCH:-rmsnorm.Naive}
+# Instruction counts on every push: exact change points from four measured commits on.
+metrics=${REHEARSE_METRICS:-devtime,instructions}
 export NEURONASV_SHARDS="[{\"name\":\"all\",\"bench\":\"$bench\"}]"
 export GIT_AUTHOR_NAME=rehearsal GIT_AUTHOR_EMAIL=rehearsal@example.invalid
 export GIT_COMMITTER_NAME=rehearsal GIT_COMMITTER_EMAIL=rehearsal@example.invalid
@@ -70,11 +77,12 @@ git -C "$W/dev" checkout -q -B main
 # The loopback GitHub: one token (an Actions-like bot) and the PR registered later.
 TOKEN="rehearsal-token-$$-$RANDOM"
 REPO=octo/neuronasv
-start_fake() {  # start_fake [PR:HEAD]: (re)start the loopback GitHub
+start_fake() {  # start_fake [PR:HEAD] [more options]: (re)start the loopback GitHub
   stop_fake
   rm -f "$W/fake.url"
   local pull=()
   [ -n "${1:-}" ] && pull=(--pull "$1")
+  [ $# -gt 1 ] && pull+=("${@:2}")
   (cd "$ROOT" && exec "$PY" -m tests.ci.fakegithub_ext --repo "$REPO" \
      --token "$TOKEN:github-actions[bot]" "${pull[@]}" --url-file "$W/fake.url" \
      --state-out "$W/fake-state.json") > "$W/fake.log" 2>&1 &
@@ -98,9 +106,16 @@ per_commit() {  # the benchmarks.yml jobs for a push of SHA, in order
   shards=$(sed -n 's/^shards=//p' "$W/plan-$n.txt")
   log "plan: commits=[$commits] shards=$shards"
   # shellcheck disable=SC2086
-  (cd "$runner" && bash ci/bench-run.sh --shard all --bench "$bench" \
+  (cd "$runner" && bash ci/bench-run.sh --shard all --bench "$bench" --metrics "$metrics" \
      --results-dir "$W/results-$n" $commits)
+  # The bisect job: change points over the stored history plus this run's results; ranges
+  # with unmeasured commits bisected; what it measured stored with the bench results.
+  (cd "$runner" && bash ci/bisect.sh --remote "$REMOTE" --add "$W/results-$n" \
+     --out "$W/bisect-$n" --minutes 20) 2>&1 | tee "$W/bisect-$n.log" >&2
   (cd "$runner" && bash ci/store-results.sh --remote "$REMOTE" "$W/results-$n")
+  if compgen -G "$W/bisect-$n/*/*" >/dev/null; then
+    (cd "$runner" && bash ci/store-results.sh --remote "$REMOTE" "$W/bisect-$n")
+  fi
   (cd "$runner" && bash ci/analyse.sh --remote "$REMOTE" --out "$W/analysis-$n" --site "$W/site-$n")
   (cd "$runner" && bash ci/issues-sync.sh "$W/analysis-$n")
   rm -rf "$runner"
@@ -220,5 +235,59 @@ set -e
 n=$(fake_state | "$PY" -c 'import json,sys; s=json.load(sys.stdin); print(len([r for r in s["requests"] if r["method"] in ("POST","PATCH","DELETE")]))')
 log "writes to GitHub so far: $n (comment + status; the tampered run added none)"
 
+step "push #3: 8 commits at once, one of them an extra aten::mul in rmsnorm.naive"
+git -C "$W/dev" checkout -q main
+culprit=5
+for i in 1 2 3 4 5 6 7 8; do
+  if [ "$i" = "$culprit" ]; then
+    "$PY" - "$W/dev/neuronasv/measure/workloads/rmsnorm.py" <<'PYEOF'
+import sys
+path = sys.argv[1]
+src = open(path, encoding="utf-8").read()
+old = "    sq = x * x  # aten::mul (1)\n"
+assert old in src, "rmsnorm_naive changed: update the rehearsal's bisected change"
+new = old + "    sq = sq * 1.0  # the bisected change: one more aten::mul\n"
+open(path, "w", encoding="utf-8").write(src.replace(old, new, 1))
+PYEOF
+    git -C "$W/dev" commit -q -am "rmsnorm: keep sq in place (#41)"
+  else
+    printf 'note %s\n' "$i" >> "$W/dev/rehearsal-note.txt"
+    git -C "$W/dev" commit -q -am "rehearsal: note $i of the batch"
+  fi
+done
+C5=$(git -C "$W/dev" rev-parse "HEAD~$((8 - culprit))")
+git -C "$W/dev" push -q origin main
+E=$(git -C "$W/dev" rev-parse HEAD)
+# The loopback GitHub knows the culprit's PR (the issues job and the bisect step ask it).
+start_fake "" --commit-pull "$C5:41:Keep sq in place"
+per_commit "$E" 3   # measures the newest commit only (backfill 0): 7 commits unmeasured
+
+step "push #4: the flow finds the change point over the unmeasured commits and bisects it"
+printf 'after the batch\n' >> "$W/dev/rehearsal-note.txt"
+git -C "$W/dev" commit -q -am "rehearsal: a commit after the batch"
+git -C "$W/dev" push -q origin main
+F=$(git -C "$W/dev" rev-parse HEAD)
+per_commit "$F" 4
+grep -q "bisecting .*aten::mul (instructions)" "$W/bisect-4.log" \
+  || fail "the bisect step did not bisect the aten::mul range: $(tail -20 "$W/bisect-4.log")"
+fake_state > "$W/state-issues.json"
+"$PY" - "$C5" "$W/state-issues.json" "$W/analysis-4/regressions-rehearsal.json" <<'PYEOF' || fail "the regression issue does not name the culprit"
+import json, sys
+from neuronasv.model import FindingsDocument
+culprit, path, regr = sys.argv[1], sys.argv[2], sys.argv[3]
+doc = FindingsDocument.loads(open(regr, encoding="utf-8").read())
+named = [cp for cp in doc.change_points if cp.culprit and cp.culprit.commit == culprit]
+assert named, [(cp.series.label, cp.commit_before[:8], cp.commit_after[:8]) for cp in doc.change_points]
+state = json.load(open(path, encoding="utf-8"))
+issues = [i for i in state["issues"] if i["state"] == "open" and culprit[:12] in i["body"]
+          and "aten::mul" in i["title"]]
+assert issues, [i["title"] for i in state["issues"]]
+body = issues[0]["body"]
+# the bisected series: its record carries the PR from the (loopback) GitHub API
+assert "PR #41: Keep sq in place" in body, body[:1200]
+line = next(ln for ln in body.splitlines() if "Culprit:" in ln)
+print("issue names the culprit:", issues[0]["title"], "|", line[:220])
+PYEOF
+
 step "rehearsal passed"
-echo "REHEARSAL OK in $((SECONDS - started)) s: 2 pushes stored + analysed + published; PR #7 comment names aten::mul"
+echo "REHEARSAL OK in $((SECONDS - started)) s: 4 pushes stored + analysed + published; PR #7 comment names aten::mul; a skipped range bisected, the issue names its culprit"

@@ -33,11 +33,15 @@ Tree::
     ├── VerdictsWithheld           exit 10  ``--fail-on`` given but the verdicts were
     │                                       withheld: the device's canary ran slower than
     │                                       its machine's history (re-run on a healthy device)
+    ├── NothingToBisect            exit 12  ``neuronasv bisect``: the range's ends do not
+    │                                       differ on the series (equal counts, or no change
+    │                                       shown in the rounds): no commit to find
     └── RegressionFound            exit 1   ``--fail-on`` matched a confirmed regression
                                             (not a failure of the tool itself)
 
 Exit codes 0 (success) and 1 (a regression under ``--fail-on``) are the ones CI scripts
-branch on; 2-10 mean the tool could not do its job. An exception outside this tree is a
+branch on; 2-10 mean the tool could not do its job; 12 says a bisection had nothing to
+find (the tool worked; the range's ends do not differ). An exception outside this tree is a
 bug: the CLI reports it in one line and exits :data:`INTERNAL_ERROR_EXIT` (11), never 1.
 """
 
@@ -55,6 +59,7 @@ __all__ = [
     "GitHubRateLimitError",
     "IncomparableError",
     "NeuronasvError",
+    "NothingToBisect",
     "RegressionFound",
     "ResultsError",
     "SchemaVersionError",
@@ -92,6 +97,8 @@ EXIT_CODES: dict[int, tuple[str, str]] = {
          " history: no verdict can be trusted (re-run on a healthy device)"),
     11: ("unexpected error", "a bug: one line on stderr (`NEURONASV_TRACEBACK=1` for the"
          " traceback); a crash never exits 1"),
+    12: ("nothing to bisect", "`neuronasv bisect`: the range's ends do not differ on the"
+         " series (equal counts, or no change shown in the rounds); the tool worked"),
     130: ("interrupted", "Ctrl-C or SIGTERM; child processes are killed with it"),
 }
 
@@ -195,6 +202,12 @@ class UntrustedArtifactError(NeuronasvError):
     """The PR-comment step refused an untrusted PR artifact; nothing was posted."""
 
     exit_code = 9
+
+
+class NothingToBisect(NeuronasvError):
+    """``neuronasv bisect``: the range's ends do not differ on the series; nothing to find."""
+
+    exit_code = 12
 
 
 class RegressionFound(NeuronasvError):

@@ -28,6 +28,9 @@ issues, the history site. One rule per quantity:
   ``26.1 GB/s``, ``94.2 GFLOP/s``, ``1.98 TFLOP/s`` (:func:`format_rate`).
 - **Instructions** (an exact count): every digit, thousands separated, two decimals only
   when the per-iteration count is fractional: ``12,102 instructions``, ``+2,443.25``.
+- **Wall time** (what a search or a run cost, not a measurement): seconds below a minute
+  (one decimal below 10 s), minutes below an hour, hours above, two significant figures
+  from 10 on: ``4.2 s``, ``38 s``, ``3.5 min``, ``14 min``, ``1.2 h`` (:func:`format_wall`).
 
 Two sides of a change share one scale unless they differ by over 100× (:func:`format_pair`).
 Many values at once (the history site's data files) have the same text, each distinct label
@@ -62,6 +65,7 @@ __all__ = [
     "format_ratio",
     "format_signed",
     "format_value",
+    "format_wall",
     "p_text",
     "pct_number",
     "pick_time_scale",
@@ -198,6 +202,17 @@ def format_pair(base: float | None, head: float | None, unit: str, *, sep: str =
     if known and is_time(unit) and max(known) < 100 * min(known):
         scale = pick_time_scale(max(known))
     return f"{format_value(base, unit, scale=scale)}{sep}{format_value(head, unit, scale=scale)}"
+
+
+def format_wall(seconds: float) -> str:
+    """Wall time: ``4.2 s``, ``38 s``, ``3.5 min``, ``14 min``, ``1.2 h``; unknown ``n/a``."""
+    if not math.isfinite(seconds) or seconds < 0:
+        return "n/a"
+    for size, unit in ((3600.0, "h"), (60.0, "min")):
+        if seconds >= size:
+            v = seconds / size
+            return f"{v:.1f} {unit}" if round(v, 1) < 10 else f"{v:.0f} {unit}"
+    return f"{seconds:.1f} s" if round(seconds, 1) < 10 else f"{seconds:.0f} s"
 
 
 def format_calls_per_iter(x: float | None) -> str:

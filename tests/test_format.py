@@ -134,6 +134,15 @@ def test_analysis_never_imports_the_renderers() -> None:
         assert not upward.search(path.read_text(encoding="utf-8")), path
 
 
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(4.24, "4.2 s"), (9.96, "10 s"), (38.2, "38 s"), (210.0, "3.5 min"), (840.0, "14 min"),
+     (4320.0, "1.2 h"), (float("nan"), "n/a"), (-1.0, "n/a")],
+)  # fmt: skip
+def test_wall_time(seconds: float, text: str) -> None:
+    assert fmt.format_wall(seconds) == text
+
+
 def _boundary_values() -> list[float]:
     """Values a hair either side of every rounding and scale boundary of a duration."""
     import numpy as np

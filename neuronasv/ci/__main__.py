@@ -9,6 +9,8 @@
     python -m neuronasv.ci analyse --out DIR --site DIR [--traces-dir T] [--title T] [store opts]
     python -m neuronasv.ci site-branch --site DIR --branch B [--default-branch D] [store opts]
     python -m neuronasv.ci issues DIR [--site-url URL] [--dry-run]   # regression issues
+    python -m neuronasv.ci bisect --out DIR [--add RESULTS]... [--minutes 30] [store opts]
+                                  # bisect open regressions over unmeasured commits
     python -m neuronasv.ci instruction-tools --metrics LIST  # valgrind + gcc (CPU runners)
     python -m neuronasv.ci requirements      # dependencies without torch, one a line
     python -m neuronasv.ci verdict FINDINGS  # regression-detected=true|false
@@ -23,6 +25,8 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+
+from neuronasv import env
 
 __all__ = ["main"]
 
@@ -84,6 +88,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("findings_dir", metavar="DIR")
     p.add_argument("--site-url", default=os.environ.get("SITE_URL") or None)
     p.add_argument("--dry-run", action="store_true")
+    p = sub.add_parser("bisect", help="bisect open regressions whose ranges skip commits")
+    p.add_argument("--out", required=True, help="results folder for what it measured")
+    p.add_argument("--add", action="append", default=[], metavar="RESULTS",
+                   help="this run's results folder(s), added to the stored history")
+    p.add_argument("--minutes", type=float, default=30.0, help="budget of the whole step")
+    p.add_argument("--machine", default=None, help="only this asv machine")
+    p.add_argument("--backend", default=env.BACKEND.read(), help="$NEURONASV_BACKEND or auto")
+    p.add_argument("--max-ranges", type=int, default=5)
+    _store_opts(p)
     p = sub.add_parser("instruction-tools", help="valgrind and gcc when --metrics asks")
     p.add_argument("--metrics", required=True,
                    help="what `neuronasv run --metrics` gets (empty: its default)")  # fmt: skip
@@ -141,6 +154,12 @@ def _dispatch(args: argparse.Namespace) -> int:
                           default_branch=args.default_branch)  # fmt: skip
     elif args.step == "issues":
         flows.issues(args.findings_dir, site_url=args.site_url, dry_run=args.dry_run)
+    elif args.step == "bisect":
+        from neuronasv.ci.bisect_step import bisect_step
+
+        bisect_step(repo, out=args.out, minutes=args.minutes, add=args.add,
+                    store_args=_store_args(args), machine=args.machine, backend=args.backend,
+                    max_ranges=args.max_ranges)  # fmt: skip
     elif args.step == "instruction-tools":
         from neuronasv.ci.tools import main as tools_main
 

@@ -4,9 +4,10 @@ Files (never overwritten; an existing one is kept as it is):
 
 - ``asv.conf.json`` — the project, the default branch, ``environment_type: existing``,
   ``benchmarks/``, results under ``.asv/``;
-- ``benchmarks/__init__.py`` and ``benchmarks/devtime.py`` — the suite: it imports the
-  workloads module (which registers) and builds one ``devtime_`` class per workload the
-  repository registers (:func:`neuronasv.store.suite.build_suite` with ``tag=None``);
+- ``benchmarks/__init__.py`` and ``benchmarks/devtime.py`` — the suite: it names the
+  workloads module (which registers; ``build_suite`` imports it where a profile is taken)
+  and builds one ``devtime_`` class per workload the repository registers
+  (:func:`neuronasv.suite.build_suite` with ``tag=None``);
 - the workloads module (``<repo>_workloads`` by default) — a commented example, written
   only when no such module exists and no module of a near name does;
 - ``.github/workflows/neuronasv.yml`` and ``neuronasv-comment.yml`` — the callers of the
@@ -223,8 +224,10 @@ def recorded(root: str) -> Recorded:
     module = None
     suite = _read(root, "benchmarks/devtime.py")
     if suite is not None:
-        m = re.search(r"^import ([A-Za-z_][\w.]*)  # noqa", suite, flags=re.M)
-        module = m.group(1) if m else None
+        # ``WORKLOADS = "mypkg.workloads"``; a suite an earlier init wrote: ``import ...``.
+        m = re.search(r'^(?:WORKLOADS = "([A-Za-z_][\w.]*)"|import ([A-Za-z_][\w.]*)  # noqa)',
+                      suite, flags=re.M)  # fmt: skip
+        module = (m.group(1) or m.group(2)) if m else None
     repository = commit = None
     for rel in WORKFLOW_FILES:
         m = _USES.search(_read(root, rel) or "")

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "compare": "base vs head verdicts with p-values, CIs and op attribution",
     "confirm": "re-measure suspected regressions interleaved (ABAB) and confirm survivors",
     "regressions": "change points over history; open regressions first",
+    "bisect": "the first commit at which a series changed (exact counts, or time in rounds)",
     "ack": "acknowledge an expected shift (benchmark pattern, commit, reason)",
     "comment": "create or update the sticky PR comment from a findings document",
     "status": "set the commit status (and optionally a check run) from a findings document",

@@ -24,7 +24,7 @@ from neuronasv.commands.args import (
 from neuronasv.errors import NeuronasvError, UsageError
 from neuronasv.model.profile import ProfileDocument, WorkloadProfile
 from neuronasv.report.profile import comparison_line, list_line, render_profile, safe_text
-from neuronasv.store.userworkloads import import_repo_workloads
+from neuronasv.run.usersuite import import_repo_workloads
 
 if TYPE_CHECKING:
     from neuronasv.measure.peaks import Peak
@@ -154,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
     from neuronasv.measure.profiling import ProfileOptions, profile_workload
 
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 120, soft_wrap=False)
-    # The repository's own workloads, as asv finds them (store/userworkloads.py).
+    # The repository's own workloads, as asv finds them (run/usersuite.py).
     problems = import_repo_workloads(env.SUITE_REPO.read() or os.getcwd())
     if args.list:
         for w in workloads.all_workloads():

@@ -18,6 +18,8 @@ are identical, so a stale or damaged cache costs time, never an answer. The newe
 commit's comparison reads its results and its parent's, the noise floors of the whole
 history, and for device health the sidecars of the machine's last 100 commits that have
 one (the whole history's, as ``compare`` reads them, when it is shorter).
+A change point names its culprit when ``neuronasv bisect`` narrowed its range (the
+records beside the results) or when its range is one first-parent commit.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from neuronasv.store.git import git_for
 if TYPE_CHECKING:
     from neuronasv.analyse.acks import Acknowledgement
     from neuronasv.analyse.changepoints import CPSettings
-    from neuronasv.model import ChangePoint, History
+    from neuronasv.model import ChangePoint, FindingsDocument, History
     from neuronasv.store.columns import Columns
     from neuronasv.store.git import Git
 
@@ -171,6 +173,30 @@ def _change_points(
     return found
 
 
+def _with_culprits(
+    doc: FindingsDocument, commits: Sequence[str], rdir: str, git: Git | None
+) -> FindingsDocument:
+    """The change points with the bisections stored beside the results (and the culprit of
+    a one-commit range when there is git: its comparison reads just the two commits)."""
+    from neuronasv.analyse.culprits import attach_culprits
+    from neuronasv.store.bisections import load_bisections
+    from neuronasv.store.history import load_history
+
+    machines = sorted({cp.machine for cp in doc.change_points})
+    records, errors = load_bisections(rdir, machines or None)
+    for err in errors[:10]:
+        print(f"warning: skipped bisection record: {err}", file=sys.stderr)
+    parent = None if git is None else (lambda c: git.resolve(f"{c}^"))
+    subject = None if git is None else git.subject
+
+    def pair(before: str, after: str, machine: str) -> History:
+        return load_history(rdir, machine=machine, git=git, commits=(before, after))
+
+    return attach_culprits(
+        doc, records, commits, pair=pair, first_parent=parent, subject=subject
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from neuronasv.analyse.changepoints import CPSettings, history_document
     from neuronasv.analyse.newest import measured_in, newest_for_columns, with_newest
@@ -226,6 +252,7 @@ def run(args: argparse.Namespace) -> int:
     shown = [args.machine] if args.machine is not None else machines
     counts = {m: len(measured_in(mc)) if (mc := columns.machine(m)) else 0 for m in shown}
     doc = with_newest(doc, counts, newest)
+    doc = _with_culprits(doc, columns.commits, rdir, git)
     if args.format == "json":
         text = doc.dumps()
     else:

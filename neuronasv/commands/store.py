@@ -86,16 +86,17 @@ def check_result_files(files: dict[str, Path]) -> None:
 
     Results files are parsed by neuronasv's loader and by asv's own
     (``asv.results.Results.load``), sidecars by their schema, ``machine.json`` and
-    ``benchmarks.json`` as JSON objects. A truncated or corrupt file on the results
-    branch would break every later reader, so nothing is pushed.
+    ``benchmarks.json`` as JSON objects, bisection records by their schema. A truncated or
+    corrupt file on the results branch would break every later reader, so nothing is pushed.
 
     Raises:
         CorruptResultsError: names each bad file and why (exit 5).
     """
     from neuronasv.model._codec import loads
+    from neuronasv.model.bisect import BisectDocument
     from neuronasv.store.asvresults import AsvResultsReader
     from neuronasv.store.history import parse_result_file
-    from neuronasv.store.layout import METADATA_FILES, PEAKS_FILE, SIDECAR_SUFFIX
+    from neuronasv.store.layout import METADATA_FILES, PEAKS_FILE, SIDECAR_SUFFIX, is_bisect_name
 
     reader = AsvResultsReader()
     problems: list[str] = []
@@ -103,6 +104,8 @@ def check_result_files(files: dict[str, Path]) -> None:
         try:
             if rel.endswith(SIDECAR_SUFFIX):
                 reader.sidecar_bytes(path.read_bytes(), str(path))
+            elif is_bisect_name(rel):  # a bisection's record (neuronasv bisect)
+                BisectDocument.loads(path.read_text(encoding="utf-8"), source=str(path))
             elif rel.rsplit("/", 1)[-1] in (*METADATA_FILES, PEAKS_FILE):
                 if not isinstance(loads(path.read_text(encoding="utf-8"), source=str(path)),
                                   dict):

@@ -33,6 +33,7 @@ from neuronasv.format import format_delta_pct, format_p, format_pair
 from neuronasv.github.client import GitHubClient
 from neuronasv.github.comments import comment_authors
 from neuronasv.model import ChangePoint, FindingsDocument
+from neuronasv.report.bisect import culprit_markdown
 from neuronasv.report.escape import clean, inert_model, md_code, md_text, safe_url
 
 __all__ = [
@@ -123,6 +124,7 @@ def render_body(
         f"{md_code(cp.machine)}: {values} (p {format_p(cp.p_value)}).",
         "",
         f"- Culprit range: {md_code(rng)} (the shift starts at the first commit of the range end)",
+        *(culprit_markdown(cp.culprit, repository=repository) if cp.culprit else []),
         f"- Benchmark: {md_code(cp.series.benchmark, max_len=200)}"
         + (f" ({md_code(', '.join(cp.series.params), max_len=200)})" if cp.series.params else ""),
     ]

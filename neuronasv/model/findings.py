@@ -41,6 +41,9 @@ Schema history (``FINDINGS_SCHEMA_VERSION``):
       figures that cannot be made one again; loading one fails with
       :class:`~neuronasv.errors.SchemaVersionError` (exit 5) saying to run the command
       that wrote it again.
+      Additive, same version 4 (written only when set): ``ChangePoint.culprit`` (what a
+      bisection proved about the change point's range: the first commit at which the
+      series changed, or the narrowest range it could prove; :mod:`neuronasv.model.culprit`).
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from typing import Any, ClassVar, Literal, get_args
 from neuronasv.errors import CorruptResultsError
 from neuronasv.model import _codec
 from neuronasv.model._codec import Document, Model, spec
+from neuronasv.model.culprit import Culprit
 from neuronasv.model.estimate import (
     TIME_AXIS,
     WORK_AXIS,
@@ -280,7 +284,8 @@ class ChangePoint(Model):
 
     ``commit_before`` is the last commit of the old level and ``commit_after`` the first of
     the new one (the culprit lies in ``commit_before..commit_after``). ``open`` is True when
-    the shift is a regression still in effect at the latest commit.
+    the shift is a regression still in effect at the latest commit. ``culprit``: what a
+    bisection of that range proved (``neuronasv bisect``), None when none ran.
     """
 
     _what = "change point"
@@ -300,6 +305,7 @@ class ChangePoint(Model):
     env_changes: tuple[EnvChange, ...] = ()
     acknowledged: str | None = None
     reason: str = ""
+    culprit: Culprit | None = field(default=None, metadata=spec(omit_empty=True))
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@
 document ``neuronasv regressions --format json`` writes, so scripts read one schema.
 ``regressions.atom`` has one entry per regression change point (open ones first); entry
 ids are stable (a UUID derived from machine, series and culprit range), so feed readers
-do not show an entry twice across publishes.
+do not show an entry twice across publishes. A change point a bisection narrowed names
+its culprit commit, subject, PR and cause in the summary (:mod:`neuronasv.report.bisect`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from xml.etree import ElementTree as ET
 
 from neuronasv.format import format_delta_pct
 from neuronasv.model import ChangePoint, FindingsDocument
+from neuronasv.report.bisect import culprit_plain
 
 __all__ = ["ATOM_NS", "atom_feed", "change_point_id", "regressions_json", "xml_text"]
 
@@ -95,6 +97,9 @@ def atom_feed(
         ET.SubElement(e, a + "link", rel="alternate", href=page_url(cp) or site_url)
         summary = cp.reason or pct
         summary += f" — culprit in {cp.commit_before[:12]}..{cp.commit_after[:12]}"
+        found = culprit_plain(cp.culprit) if cp.culprit is not None else ""
+        if found:  # what a bisection proved: the commit, its subject, PR and cause
+            summary += f"; {found}"
         if cp.acknowledged:
             summary += f"; acknowledged: {cp.acknowledged}"
         ET.SubElement(e, a + "summary").text = xml_text(summary)

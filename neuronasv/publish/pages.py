@@ -24,6 +24,7 @@ from neuronasv.publish import render
 from neuronasv.publish.compared import Compared
 from neuronasv.publish.render import h, sparkline_svg
 from neuronasv.publish.sitedata import MachineData, SiteData
+from neuronasv.report.bisect import culprit_plain
 from neuronasv.samples import NOISE_THRESHOLD
 from neuronasv.units import is_exact
 
@@ -461,6 +462,16 @@ def _newest_section(
     )  # fmt: skip
 
 
+def _culprit_html(cp: ChangePoint, commit_link: Callable[[str], str]) -> str:
+    """What a bisection proved about the change point (the feed says the same words)."""
+    c = cp.culprit
+    words = culprit_plain(c) if c is not None else ""
+    if c is None or not words:
+        return ""
+    link = f"{commit_link(c.commit)}: " if c.found else ""
+    return f'<br><span class="culprit">{link}{h(words)}</span>'
+
+
 def _change_point_rows(
     doc: FindingsDocument,
     page_of: Callable[[ChangePoint], str | None],
@@ -487,7 +498,7 @@ def _change_point_rows(
             f"<td>{h(cp.kind)}</td><td>{name}</td><td>{h(cp.machine)}</td>"
             f'<td class="num">{format_delta_pct(cp.ratio)}</td>'
             f"<td>{commit_link(cp.commit_before)}..{commit_link(cp.commit_after)}</td>"
-            f"<td>{h(cp.reason)}{ack}</td></tr>"
+            f"<td>{h(cp.reason)}{ack}{_culprit_html(cp, commit_link)}</td></tr>"
         )
     return rows
 

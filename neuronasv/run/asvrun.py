@@ -6,7 +6,7 @@ For each commit, in order:
    environment never checks anything out).
 2. **Pre-pass** (:mod:`neuronasv.run.prepass`): profile the commit's suite once, in one
    process, with the tree first on the import path; add the ops it found to the machine's
-   op catalogue (:mod:`neuronasv.store.catalogue`, ``<results>/<machine>/`` beside the
+   op catalogue (:mod:`neuronasv.suite.catalogue`, ``<results>/<machine>/`` beside the
    results) *before* asv imports the suite, so a new op has its series from this commit on.
    asv's ``setup_cache`` then reuses these profiles (``NEURONASV_PREPASS_DIR``) instead of
    paying a torch import and device start-up per workload. A commit whose code has no
@@ -47,13 +47,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from neuronasv import env as suite_env
-from neuronasv.errors import CorruptResultsError, StoreError
+from neuronasv.errors import CorruptResultsError, StoreError, UsageError
 from neuronasv.fileio import write_atomic
 from neuronasv.model import RunSidecar, SeriesId, WorkloadProfile
 from neuronasv.proc import stream_process
 from neuronasv.run.benchsel import check_bench
 from neuronasv.run.records import grow_catalogue, prepare_catalogue, prepare_peaks
 from neuronasv.run.scratch import prune_stale, scratch_dir
+from neuronasv.run.usersuite import suite_root, with_root_on_path
 from neuronasv.store.asvconf import (
     CONFIG_NAME,
     DEFAULT_HTML_DIR,
@@ -64,7 +65,6 @@ from neuronasv.store.asvconf import (
     repo_config,
     traces_dir_for,
 )
-from neuronasv.store.catalogue import catalogue_path
 from neuronasv.store.git import Git
 from neuronasv.store.layout import (
     BENCHMARKS_FILE,
@@ -79,7 +79,7 @@ from neuronasv.store.machine import (
     machine_info,
     save_machine,
 )
-from neuronasv.store.userworkloads import suite_root, with_root_on_path
+from neuronasv.suite.catalogue import catalogue_path
 
 __all__ = [
     "DEFAULT_RESULTS_DIR",
@@ -91,6 +91,7 @@ __all__ = [
     "compile_cache_env",
     "is_noise",
     "read_profiles",
+    "require_suite",
     "run_commits",
     "run_dirs",
     "suite_dir",
@@ -392,8 +393,9 @@ def run_commits(
         fingerprint: environment fingerprint; collected from the backend when None.
 
     Raises:
-        UsageError: an unsafe machine name, or a ``--bench`` that is not a regular
-            expression or matches no benchmark of the suite (before anything runs).
+        UsageError: an unsafe machine name, a checkout without an asv suite, or a
+            ``--bench`` that is not a regular expression or matches no benchmark of the
+            suite (before anything runs).
         StoreError: a revision is not a commit (before anything runs), or at the end when
             some commits produced no asv results file (the others are kept).
     """
@@ -402,6 +404,7 @@ def run_commits(
     gw = git or Git(opts.repo)
     repo = os.path.abspath(gw.toplevel())
     gw = gw.at(repo)
+    require_suite(repo)  # before a revision is resolved or anything is written
     shas = [gw.rev_parse(c) for c in (opts.commits or ("HEAD",))]
     base_conf = repo_config(repo)
     results_dir, html_dir, traces_root = run_dirs(repo, opts, base_conf)
@@ -470,6 +473,29 @@ def _run_logged(
     return outcome
 
 
+def require_suite(repo: str) -> None:
+    """Refuse, in one line, a checkout that has no asv suite to run (``init`` not run yet).
+
+    Commits that predate the suite are measured with the checkout's (asv's way), so the
+    checkout must hold one: its ``asv.conf.json`` and the ``benchmark_dir`` it names.
+
+    Raises:
+        UsageError: no ``asv.conf.json``, or its suite folder is missing.
+    """
+    if not os.path.isfile(os.path.join(repo, CONFIG_NAME)):
+        raise UsageError(
+            f"no asv suite in {repo} (no {CONFIG_NAME}): run `neuronasv init` there first"
+            " (docs/getting-started.md); nothing was run or written"
+        )
+    suite = suite_dir(repo, repo_config(repo))
+    if not os.path.isdir(suite):
+        raise UsageError(
+            f"no asv suite in {repo}: {CONFIG_NAME} names benchmark_dir"
+            f" {os.path.relpath(suite, repo)!r}, which does not exist (`neuronasv init` writes"
+            " one); nothing was run or written"
+        )
+
+
 def suite_dir(repo: str, conf: Mapping[str, Any]) -> str:
     """The checkout's asv suite folder (the config's ``benchmark_dir``, else ``benchmarks``)."""
     return os.path.join(repo, str(conf.get("benchmark_dir", "benchmarks")))
@@ -501,6 +527,10 @@ def _commit_conf(
         env_dir=os.path.join(work, "env"),
     )
     conf.setdefault("branches", ["main"])
+    # One process imports the suite and forks one child per benchmark parameter, instead of
+    # a new interpreter per parameter (asv's "spawn"): the per-series cost of the suite
+    # (docs/asv.md). A launch method the repository's config names is kept.
+    conf.setdefault("launch_method", "forkserver")
     conf.pop("matrix", None)
     conf_path = os.path.join(work, CONFIG_NAME)
     with open(conf_path, "w", encoding="utf-8") as fh:
@@ -658,7 +688,7 @@ def _prepass(
     """Run the commit's pre-pass (see module docstring); False when it did not complete."""
     penv = dict(env)
     for entry in reversed(penv.get("ASV_PYTHONPATH", "").split(os.pathsep)):
-        if entry:  # the worktree first, the caller's PYTHONPATH kept (store/userworkloads.py)
+        if entry:  # the worktree first, the caller's PYTHONPATH kept (run/usersuite.py)
             penv = with_root_on_path(entry, penv)
     cmd = [opts.python, "-m", prepass_module(tree), os.path.abspath(suite), "--out", out_dir]
     if opts.bench:

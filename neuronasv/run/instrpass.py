@@ -34,7 +34,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from neuronasv.fileio import write_atomic
-from neuronasv.run.prepass import discover_classes, payload_path, selected
+from neuronasv.run.prepass import discover_classes, selected
+from neuronasv.suite.names import payload_path
 
 __all__ = ["META_FILE", "finish_payloads", "main", "run_instrpass"]
 
@@ -55,10 +56,11 @@ def _count_workload(
     """
     import torch
 
-    from neuronasv.measure import backends, instructions, workloads
+    from neuronasv.measure import backends, instructions
     from neuronasv.measure.workloads import parse_dtype, parse_shape
+    from neuronasv.suite.feed import workload_of
 
-    workload = workloads.get(suite.workload)
+    workload = workload_of(suite)  # imports the workloads module of a declared class
     skip = workload.skip_reason(backends.get_backend("cpu"))
     if workload.compiled:
         skip = "compiled workloads are not counted under valgrind (compiling there takes minutes)"

@@ -145,10 +145,18 @@ def valgrind_command(
     return cmd
 
 
-def valgrind_env(env: Mapping[str, str]) -> dict[str, str]:
+def valgrind_env(env: Mapping[str, str], *, scratch: str | None = None) -> dict[str, str]:
     """The pass's environment: the tree on the path, a fixed hash seed, one thread, and the
-    matrix libraries kept off FMA (:data:`neuronasv.measure.callgrind.MATRIX_ISA`)."""
+    matrix libraries kept off FMA (:data:`neuronasv.measure.callgrind.MATRIX_ISA`).
+
+    ``scratch``: the pass's own folder (removed with it). Entering a ``TorchDispatchMode``
+    imports ``torch._dynamo``, which makes torch's default cache folder
+    (``$TMPDIR/torchinductor_<user>``) although the pass compiles nothing; without a compile
+    cache of the run's, that folder goes in ``scratch`` rather than be left behind.
+    """
     penv = dict(env)
+    if scratch is not None:
+        penv.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(scratch, "inductor"))
     penv["PYTHONPATH"] = penv.get("ASV_PYTHONPATH", "")
     penv["PYTHONHASHSEED"] = "0"  # the same dict and set layouts in every process
     penv["OMP_NUM_THREADS"] = "1"
@@ -268,7 +276,7 @@ def instructions_pass(
         rc = stream(
             cmd,
             cwd=work,
-            env=valgrind_env(env),
+            env=valgrind_env(env, scratch=work),
             prefix=prefix,
             progress=_quiet(progress),
             idle_timeout=IDLE_TIMEOUT,
@@ -308,7 +316,7 @@ def prepare_commit(
 
     Off on accelerators (device time is their metric): says so and returns None.
     """
-    from neuronasv.store.catalogue import load_catalogue, save_catalogue
+    from neuronasv.suite.catalogue import load_catalogue, save_catalogue
 
     if backend != "cpu":
         progress(f"{prefix} instructions: off on {backend} (device time is the metric there)")

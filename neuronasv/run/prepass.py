@@ -6,7 +6,7 @@ run) before ``asv run``. It does two jobs at once:
 
 1. **Op discovery.** asv fixes the ``op`` param of every ``devtime_op`` benchmark at import.
    The profiles taken here name every op the commit runs, so the runner can add new ops to
-   the machine's op catalogue (:mod:`neuronasv.store.catalogue`) *before* asv imports the
+   the machine's op catalogue (:mod:`neuronasv.suite.catalogue`) *before* asv imports the
    suite: an op gets its series from the commit it first appears in.
 2. **One process for the whole suite.** Without it, every class's ``setup_cache`` runs in
    its own asv process and pays the torch import, device initialisation and first-call
@@ -15,6 +15,10 @@ run) before ``asv run``. It does two jobs at once:
    once, and its payload is written to ``<out>/<workload>.json``; the suite's
    ``setup_cache`` returns that payload when ``NEURONASV_PREPASS_DIR`` points here, and
    profiles by itself otherwise (plain ``asv run``, or a workload this pass did not reach).
+
+Before profiling, it records the suite's classes in the same folder
+(:mod:`neuronasv.suite.declare`): asv's processes declare them from that record instead of
+importing the user's workloads module (and torch) again in each of them.
 
 Each payload is written as soon as its workload is done, so a crash loses only the rest,
 which asv's ``setup_cache`` then profiles in fresh processes as before. Each workload prints
@@ -30,7 +34,6 @@ import argparse
 import gc
 import itertools
 import json
-import os
 import re
 import sys
 import time
@@ -38,13 +41,9 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from neuronasv.fileio import write_atomic
+from neuronasv.suite.names import payload_path
 
 __all__ = ["PhaseClock", "discover_classes", "main", "payload_path", "run_prepass", "selected"]
-
-
-def payload_path(out_dir: str, workload: str) -> str:
-    """Where the payload of ``workload`` goes (and where ``setup_cache`` looks)."""
-    return os.path.join(out_dir, re.sub(r"[^A-Za-z0-9._-]+", "_", workload) + ".json")
 
 
 def discover_classes(benchmark_dir: str) -> list[tuple[str, type]]:
@@ -53,18 +52,10 @@ def discover_classes(benchmark_dir: str) -> list[tuple[str, type]]:
     Imports the suite the way asv does (``asv_runner``'s importer and module walk), so the
     names are asv's (``rmsnorm.Naive``) and the import errors are the ones asv would hit.
     """
-    from neuronasv.store.suite import _DevtimeSuite
-    from neuronasv.store.userworkloads import import_suite_modules
+    from neuronasv.run.usersuite import import_suite_modules
+    from neuronasv.suite.build import suite_classes
 
-    found: dict[str, type] = {}
-    for module in import_suite_modules(benchmark_dir):
-        prefix = module.__name__.split(".", 1)[1:]
-        for attr, value in vars(module).items():
-            if attr.startswith("_") or not isinstance(value, type):
-                continue
-            if issubclass(value, _DevtimeSuite) and value is not _DevtimeSuite:
-                found.setdefault(".".join([*prefix, value.__name__]), value)
-    return sorted(found.items())
+    return suite_classes(import_suite_modules(benchmark_dir))
 
 
 def _names(prefix: str, cls: type) -> Iterable[str]:
@@ -98,10 +89,12 @@ def run_prepass(
     say: Callable[[str], None] = print,
 ) -> int:
     """Profile every selected class once; write one payload per workload. Returns the count."""
-    from neuronasv.store.suite import _profile_workload, _samples
+    from neuronasv.suite.declare import record_classes
+    from neuronasv.suite.feed import profile_class, sample_count
 
-    classes = selected(discover_classes(benchmark_dir), regexes)
-    os.makedirs(out_dir, exist_ok=True)
+    found = discover_classes(benchmark_dir)
+    record_classes(out_dir, [cls for _, cls in found])  # all: asv declares the whole suite
+    classes = selected(found, regexes)
     say(f"prepass: {len(classes)} workload(s) in one process")
     if classes:
         started = time.monotonic()
@@ -111,11 +104,11 @@ def run_prepass(
         suite: Any = cls()
         started = time.monotonic()
         phases = PhaseClock()
-        payload = _profile_workload(suite, progress=phases.mark)
+        payload = profile_class(suite, progress=phases.mark)
         phases.close()
         payload["shapes"] = list(suite.shapes)
         payload["dtypes"] = list(suite.dtypes)
-        payload["samples"] = _samples(suite.repeat, suite.rounds)
+        payload["samples"] = sample_count(suite.repeat, suite.rounds)
         payload["active"] = suite.active
         path = payload_path(out_dir, suite.workload)
         write_atomic(path, json.dumps(payload, allow_nan=False))

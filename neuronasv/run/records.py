@@ -14,11 +14,10 @@ from typing import Any
 from neuronasv import env as suite_env
 from neuronasv.fileio import write_atomic
 from neuronasv.model import WorkloadProfile
-from neuronasv.store.catalogue import (
+from neuronasv.suite.catalogue import (
     OpCatalogue,
     load_catalogue,
     ops_from_profiles,
-    refresh_from_sidecars,
     save_catalogue,
 )
 
@@ -115,3 +114,39 @@ def grow_catalogue(
             listed = "; ".join(f"{w}: {', '.join(ops)}" for w, ops in sorted(added.items()))
             progress(f"{prefix} op catalogue: {count} new op series ({listed})")
     return after
+
+
+def refresh_from_sidecars(
+    catalogue: OpCatalogue, machine_dir: str, *, since: float | None
+) -> tuple[OpCatalogue, int]:
+    """Merge the op tables of the machine's sidecars modified after ``since`` (all if None).
+
+    Unreadable sidecars are skipped (the history loader reports them). Returns the new
+    catalogue and how many sidecars were read.
+    """
+    from neuronasv.store.asvresults import AsvResultsReader
+    from neuronasv.store.layout import SIDECAR_SUFFIX, parse_result_name, result_path_of_sidecar
+
+    if not os.path.isdir(machine_dir):
+        return catalogue, 0
+    reader = AsvResultsReader()
+    read = 0
+    for name in sorted(os.listdir(machine_dir)):
+        if not name.endswith(SIDECAR_SUFFIX) or parse_result_name(name) is None:
+            continue
+        path = os.path.join(machine_dir, name)
+        try:
+            if since is not None and os.path.getmtime(path) <= since:
+                continue
+        except OSError:
+            continue
+        sidecar = reader.read_sidecar(result_path_of_sidecar(path))[0]
+        if sidecar is None:
+            continue
+        read += 1
+        backend = sidecar.fingerprint.get("backend", "")
+        if backend:
+            catalogue = catalogue.merge(
+                backend, ops_from_profiles(sidecar.profiles), sidecar.commit_hash
+            )
+    return catalogue, read

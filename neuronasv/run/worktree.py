@@ -4,7 +4,9 @@
 passes to :func:`neuronasv.analyse.confirm.confirm`: it checks out both commits as git
 worktrees and runs ``python -m neuronasv profile --json`` in each (that command writes a
 ``model.ProfileDocument``), with the worktree's own code first on ``PYTHONPATH``; its
-``profile`` finds the repository's workloads as :mod:`neuronasv.store.userworkloads` says.
+``profile`` finds the repository's workloads as :mod:`neuronasv.run.usersuite` says.
+A side may also be a commit itself (40 hex digits): ``neuronasv bisect`` measures the
+commits of its probes through the same runner (:mod:`neuronasv.run.bisect`).
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from neuronasv.errors import CaptureError
 from neuronasv.model import ProfileDocument, SeriesId
 from neuronasv.proc import run_process
 from neuronasv.run.scratch import prune_stale, scratch_dir
+from neuronasv.run.usersuite import suite_root, with_root_on_path
 from neuronasv.store.git import Git
-from neuronasv.store.userworkloads import suite_root, with_root_on_path
 
 __all__ = ["CommandRunner", "WorktreeProfileRunner"]
 
@@ -61,6 +63,7 @@ class WorktreeProfileRunner:
         run_cmd: injected process runner ``(argv, cwd, env) -> returncode`` (tests).
         git: the git gateway that adds/removes the worktrees (default ``Git(repo)``).
         progress: where one line per re-measured profile goes (stderr by default).
+        extra_env: more environment for the profile processes (the compile cache).
     """
 
     repo: str
@@ -74,6 +77,7 @@ class WorktreeProfileRunner:
     run_cmd: CommandRunner = _run_cmd
     progress: Callable[[str], None] = _progress
     git: Git | None = None
+    extra_env: Mapping[str, str] = field(default_factory=dict)
     _trees: dict[str, str] = field(default_factory=dict)
     _scratch: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
@@ -82,6 +86,10 @@ class WorktreeProfileRunner:
         if self.git is None:
             self.git = Git(self.repo)
 
+    def commit_of(self, side: str) -> str:
+        """The commit a side names: ``base``, ``head``, or a commit hash itself."""
+        return self.base if side == "base" else self.head if side == "head" else side
+
     def _tree(self, side: str) -> str:
         if side not in self._trees:
             if self.workdir is None:
@@ -89,7 +97,7 @@ class WorktreeProfileRunner:
                 self.workdir = self._scratch.enter_context(scratch_dir("confirm"))
             root = self.workdir
             path = os.path.join(root, side)
-            commit = self.base if side == "base" else self.head
+            commit = self.commit_of(side)
             if not os.path.isdir(path):
                 assert self.git is not None  # set in __post_init__
                 self.git.worktree_add(path, commit)  # StoreError naming git's reason
@@ -113,12 +121,13 @@ class WorktreeProfileRunner:
                 shapes.append(s.shape)
             if s.dtype and s.dtype not in dtypes:
                 dtypes.append(s.dtype)
-        commit = self.base if side == "base" else self.head
+        commit = self.commit_of(side)
+        shown = f"{side:<4} " if side in ("base", "head") else ""
         for wl in sorted(wanted):
             shapes, dtypes = wanted[wl]
             target = os.path.join(self.workdir or tree, f"{side}-{round_index}-{wl}.json")
             self.progress(
-                f"  round {round_index + 1} {side:<4} {commit[:8]}  {wl}"
+                f"  round {round_index + 1} {shown}{commit[:8]}  {wl}"
                 f" [{', '.join(shapes) or 'default shape'}] x [{', '.join(dtypes) or 'default'}]"
             )
             cmd = [
@@ -143,7 +152,7 @@ class WorktreeProfileRunner:
                 cmd += ["--shape", shape]
             for dtype in dtypes:
                 cmd += ["--dtype", dtype]
-            env = with_root_on_path(tree, os.environ)  # prepended, never replaced
+            env = with_root_on_path(tree, {**os.environ, **self.extra_env})  # prepended
             env[SUITE_REPO.name] = suite_root(tree, self.repo)
             rc = self.run_cmd(cmd, tree, env)
             if rc != 0 or not os.path.exists(target):

@@ -9,8 +9,9 @@ neuronasv.store.history`` stays cheap):
 - :mod:`neuronasv.store.git` — the one git gateway (worktrees, commit order, plumbing).
 - :mod:`neuronasv.store.history` — results folder -> ``model.History``.
 - :mod:`neuronasv.store.gitstore` — the results branch.
-- :mod:`neuronasv.store.suite`, :mod:`neuronasv.store.catalogue` — the asv suite builder
-  (runs inside asv's processes) and the machine's op catalogue beside the results.
+- :mod:`neuronasv.store.suite` — the old name of :func:`neuronasv.suite.build_suite`, kept
+  for suites written by an earlier ``neuronasv init`` (the suite stage is
+  :mod:`neuronasv.suite`, below this one).
 
 Running asv and checking out commits is the run stage (:mod:`neuronasv.run`).
 """

@@ -41,7 +41,13 @@ from pathlib import Path, PurePosixPath
 from neuronasv.errors import StoreError, UsageError
 from neuronasv.fileio import write_atomic
 from neuronasv.store.git import Git, GitResult, GitTransport, SubprocessGit, redact
-from neuronasv.store.layout import BENCHMARKS_FILE, MACHINE_FILE, PEAKS_FILE, parse_result_name
+from neuronasv.store.layout import (
+    BENCHMARKS_FILE,
+    MACHINE_FILE,
+    PEAKS_FILE,
+    is_bisect_name,
+    parse_result_name,
+)
 
 __all__ = [
     "DEFAULT_BRANCH",
@@ -125,10 +131,11 @@ def collect_result_files(
     """Find the files of an asv results folder that belong on the results branch.
 
     Takes ``benchmarks.json``, each ``<machine>/machine.json`` (and the machine's
-    ``calibration.peaks``) and every
-    ``<machine>/<hash8>-<env>.json`` with its ``.neuronasv`` sidecar; anything else (traces,
-    caches, html) stays local. ``machine`` and ``commits`` (full or ≥ 8-char prefixes)
-    narrow the selection.
+    ``calibration.peaks``), every
+    ``<machine>/<hash8>-<env>.json`` with its ``.neuronasv`` sidecar, and the bisection
+    records ``<machine>/bisect-<key>.bisect`` (not when ``commits`` narrow the selection);
+    anything else (traces, caches, html) stays local. ``machine`` and ``commits`` (full or
+    ≥ 8-char prefixes) narrow the selection.
 
     Returns:
         branch path (posix, relative) → local file.
@@ -154,6 +161,10 @@ def collect_result_files(
             rel = f"{mdir.name}/{f.name}"
             if f.name in (MACHINE_FILE, PEAKS_FILE):
                 out[rel] = f
+                continue
+            if is_bisect_name(f.name):
+                if not prefixes:
+                    out[rel] = f
                 continue
             h = result_commit_prefix(f.name)
             if h is None or (prefixes and h not in prefixes):

@@ -10,6 +10,8 @@ A results folder, as asv writes it and as neuronasv adds to it::
     <results>/<machine>/<hash8>-<env>.neuronasv     neuronasv: that run's sidecar (not
                                                     ``.json``, so asv's ``iter_results``
                                                     skips it)
+    <results>/<machine>/bisect-<key>.bisect         neuronasv: one bisection's record
+                                                    (``neuronasv bisect``; key: 16 hex)
     <traces>/<machine>/<hash8>/<trace file>         neuronasv: traces kept by ``run``
 
 Nothing else spells these names: writers and readers (``run``, the history loader, the
@@ -27,12 +29,15 @@ from pathlib import PurePosixPath
 
 __all__ = [
     "BENCHMARKS_FILE",
+    "BISECT_SUFFIX",
     "MACHINE_FILE",
     "METADATA_FILES",
     "PEAKS_FILE",
     "RESULT_SUFFIX",
     "SIDECAR_SUFFIX",
+    "bisect_file",
     "commit_prefix",
+    "is_bisect_name",
     "is_result_file_name",
     "machine_file",
     "parse_result_name",
@@ -52,6 +57,9 @@ MACHINE_FILE = "machine.json"
 #: The machine's calibrated peaks (not ``.json``: asv would try to load it as results).
 PEAKS_FILE = "calibration.peaks"
 BENCHMARKS_FILE = "benchmarks.json"
+#: A bisection's record (not ``.json``: asv would try to load it as results).
+BISECT_SUFFIX = ".bisect"
+_BISECT_RE = re.compile(r"^bisect-[0-9a-f]{16}\.bisect$")
 #: asv's metadata files: in a results folder, but not results.
 METADATA_FILES = frozenset({MACHINE_FILE, BENCHMARKS_FILE})
 
@@ -120,6 +128,18 @@ def machine_file(results_dir: str, machine: str) -> str:
 def peaks_file(results_dir: str, machine: str) -> str:
     """The machine's calibrated peaks: ``<results>/<machine>/calibration.peaks``."""
     return os.path.join(results_dir, machine, PEAKS_FILE)
+
+
+def bisect_file(results_dir: str, machine: str, key: str) -> str:
+    """A bisection's record: ``<results>/<machine>/bisect-<key>.bisect`` (``key``: 16 hex)."""
+    if not re.fullmatch(r"[0-9a-f]{16}", key):
+        raise ValueError(f"not a bisection key: {key!r}")
+    return os.path.join(results_dir, machine, f"bisect-{key}{BISECT_SUFFIX}")
+
+
+def is_bisect_name(name: str) -> bool:
+    """Is ``name`` (a file name or path) a bisection record's name?"""
+    return bool(_BISECT_RE.match(PurePosixPath(name).name))
 
 
 def trace_parts(machine: str, commit: str) -> tuple[str, str]:

@@ -6,6 +6,8 @@ Adds to :class:`tests.github.fakegithub.FakeGitHub`:
   "repo": {"full_name"}}}`` for PRs registered with :meth:`FakeGitHubCI.add_pull`, and
   ``GET /repos/{o}/{r}/pulls?state=open&head=OWNER:REF`` listing them (GitHub filters by
   the head's owner and branch): the comment job binds a run to its PR with these;
+- ``GET /repos/{o}/{r}/commits/{sha}/pulls``: the PRs planted for a commit with
+  :meth:`FakeGitHubCI.add_commit_pull` (``neuronasv bisect`` names the culprit's PR);
 - ``GET /repos/{o}/{r}/actions/runs/{id}/artifacts`` (``name`` filter): artifacts planted
   with :meth:`FakeGitHubCI.add_artifact` (the comment links the traces artifact by id);
 - issues: ``GET /repos/{o}/{r}/issues`` (``state``, ``labels``, paged with ``Link``),
@@ -16,7 +18,8 @@ Adds to :class:`tests.github.fakegithub.FakeGitHub`:
 Standalone for ``ci/rehearse.sh``::
 
     python -m tests.ci.fakegithub_ext --port 0 --token TOKEN:LOGIN --repo o/r \\
-        --pull 7:<40-hex head sha> --url-file url.txt --state-out state.json
+        --pull 7:<40-hex head sha> --commit-pull <40-hex sha>:12:TITLE \\
+        --url-file url.txt --state-out state.json
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ class FakeGitHubCI(FakeGitHub):
         # number -> (reads, new head SHA): the PR is pushed to after that many GETs of it
         self.push_after_reads: dict[int, tuple[int, str]] = {}
         self.pull_reads: dict[int, int] = {}
+        self.commit_pulls: dict[str, list[dict[str, Any]]] = {}  # sha -> PRs of that commit
 
     def add_pull(self, number: int, head_sha: str, *, head_repo: str | None = None,
                  head_ref: str | None = None, state: str = "open") -> None:
@@ -57,6 +61,15 @@ class FakeGitHubCI(FakeGitHub):
         with self.lock:
             self.pulls[number] = head_sha
             self.pull_heads[number] = (head_repo or self.repo, head_ref or f"pr-{number}", state)
+
+    def add_commit_pull(self, sha: str, number: int, title: str, *, merged: bool = True) -> None:
+        """Plant PR ``number`` as one that produced commit ``sha`` (merged by default)."""
+        with self.lock:
+            self.commit_pulls.setdefault(sha, []).append({
+                "number": number, "title": title, "state": "closed" if merged else "open",
+                "merged_at": "2026-12-01T00:00:00Z" if merged else None,
+                "html_url": f"https://github.example/{self.repo}/pull/{number}",
+            })  # fmt: skip
 
     def _pull_json(self, n: int) -> dict[str, Any]:
         repo, ref, state = self.pull_heads[n]
@@ -121,6 +134,11 @@ class FakeGitHubCI(FakeGitHub):
                 arts = [dict(a) for a in self.artifacts.get(int(m.group(1)), [])
                         if not want or a["name"] == want]
             return reply(200, {"total_count": len(arts), "artifacts": arts})
+        m = re.fullmatch(r"commits/([0-9a-f]{40})/pulls", rest)
+        if m and method == "GET":
+            with self.lock:
+                found = [dict(p) for p in self.commit_pulls.get(m.group(1), [])]
+            return reply(200, found)
         m = re.fullmatch(r"pulls/(\d+)", rest)
         if m and method == "GET":
             n = int(m.group(1))
@@ -189,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--token", action="append", default=[], help="TOKEN:LOGIN (repeatable)")
     p.add_argument("--pull", action="append", default=[],
                    help="N:HEADSHA[:OWNER/REPO:BRANCH] (repeatable; default branch pr-N here)")
+    p.add_argument("--commit-pull", action="append", default=[],
+                   help="SHA:N:TITLE: PR N produced commit SHA (repeatable)")
     p.add_argument("--url-file", help="write the API URL here once listening")
     p.add_argument("--state-out", help="write the state JSON here on exit")
     args = p.parse_args(argv)
@@ -198,6 +218,9 @@ def main(argv: list[str] | None = None) -> int:
         n, sha, *head = spec.split(":", 3)
         fake.add_pull(int(n), sha, head_repo=head[0] if head else None,
                       head_ref=head[1] if len(head) > 1 else None)
+    for spec in args.commit_pull:
+        sha, n, title = spec.split(":", 2)
+        fake.add_commit_pull(sha, int(n), title)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

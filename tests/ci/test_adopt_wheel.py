@@ -16,9 +16,7 @@ refused); the callers trigger on origin's default branch, not the feature branch
 explicit repository, pass actionlint and zizmor; ``init --check`` passes on any branch and
 after a documented customisation (``backend: cpu``).
 
-The venv sees the third-party packages of this interpreter (torch included) through a
-folder of links that leaves out neuronasv, its asv plugin and their editable hooks, so
-``pip install --no-index`` needs no network and the installed wheel is the only neuronasv.
+The clean venv and the wheel: ``tests/wheelenv.py``.
 """
 
 from __future__ import annotations
@@ -28,15 +26,14 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
 
 from neuronasv.measure.callgrind import valgrind_status
-
-ROOT = Path(__file__).resolve().parents[2]
-OURS = ("neuronasv", "asv_bench_neuronasv", "__editable__", "_neuronasv")
+from tests.wheelenv import ROOT, install_wheel
+from tests.wheelenv import git as _git
+from tests.wheelenv import run as _run
 
 KERNEL_GOOD = "import torch\n\n\ndef gate(x):\n    return torch.nn.functional.gelu(x) * x\n"
 KERNEL_BAD = KERNEL_GOOD.replace("gelu(x) * x", "gelu(x) * torch.sigmoid(x)")
@@ -58,71 +55,14 @@ register(Workload("mykern.gate", "GELU gate", "64x512", _build, default_dtype="f
 '''
 
 
-def _run(cmd: list[str], cwd: Path, env: dict[str, str], ok: tuple[int, ...] = (0,)) -> str:
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False,
-                          timeout=900)  # fmt: skip
-    assert proc.returncode in ok, f"{cmd} -> {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-    return proc.stdout
-
-
-def _git(repo: Path, env: dict[str, str], *args: str) -> str:
-    ident = ["-c", "user.name=adopter", "-c", "user.email=adopter@example.invalid"]
-    return _run(["git", *ident, *args], repo, env).strip()
-
-
-def _source_copy(dest: Path, env: dict[str, str]) -> None:
-    """The checkout's files (as they are now) in a new repository: the build's origin."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT, capture_output=True, check=True,
-    ).stdout.decode().split("\0")  # fmt: skip
-    for rel in filter(None, listed):
-        src = ROOT / rel
-        if src.is_file() and not rel.startswith(("tests/", "docs/img/", "bench/data/")):
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / rel)
-    _git(dest, env, "init", "-q", "-b", "main")
-    _git(dest, env, "add", "-A")
-    _git(dest, env, "commit", "-qm", "build source")
-
-
-def _clean_venv(where: Path) -> Path:
-    """A venv seeing this interpreter's third-party packages, none of ours; its python."""
-    import venv
-
-    links = where / "third-party"
-    links.mkdir()
-    site = Path(sysconfig.get_paths()["purelib"])
-    for entry in site.iterdir():
-        if entry.name.startswith(OURS) or entry.suffix == ".pth":
-            continue
-        (links / entry.name).symlink_to(entry)
-    venv.EnvBuilder(with_pip=False, symlinks=True).create(where / "venv")
-    py = where / "venv" / "bin" / "python"
-    purelib = _run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                   where, dict(os.environ)).strip()  # fmt: skip
-    # A plain path line: the folder joins sys.path, its own .pth files are not run.
-    (Path(purelib) / "third_party.pth").write_text(f"{links}\n", encoding="utf-8")
-    return py
-
-
 @pytest.mark.slow
 def test_adopt_from_the_wheel_in_a_fresh_repository(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     base_env = {"PATH": os.environ["PATH"], "HOME": str(home), "LANG": "C.UTF-8"}
-    src, dist = tmp_path / "src", tmp_path / "dist"
-    src.mkdir()
-    _source_copy(src, base_env)
-    _run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(src)],
-         tmp_path, base_env)  # fmt: skip
-    wheel = next(dist.glob("neuronasv-*.whl"))
-    assert next(dist.glob("neuronasv-*.tar.gz"))  # the wheel was built from it
-
-    py = _clean_venv(tmp_path)
+    py, wheel, src = install_wheel(tmp_path, base_env)
+    assert next(wheel.parent.glob("neuronasv-*.tar.gz"))  # the wheel was built from it
     bindir = py.parent
-    _run([str(py), "-m", "pip", "install", "-q", "--no-index", "--no-build-isolation",
-          str(wheel)], tmp_path, base_env)  # fmt: skip
     env = {**base_env, "PATH": f"{bindir}{os.pathsep}{base_env['PATH']}"}
     nx = [str(bindir / "neuronasv")]
 

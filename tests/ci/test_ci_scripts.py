@@ -84,15 +84,18 @@ def test_plan_backfills_missing_commits_oldest_first(
 
 @pytest.mark.slow
 def test_rehearsal_end_to_end() -> None:
-    """ci/rehearse.sh: two pushes (run → store → detect → publish), a PR with an injected
-    aten::mul regression (compare → confirm → artifact → validated comment on the loopback
-    GitHub naming the op), and a tampered artifact refused."""
+    """ci/rehearse.sh: two pushes (run → bisect → store → detect → publish), a PR with an
+    injected aten::mul regression (compare → confirm → artifact → validated comment on the
+    loopback GitHub naming the op), a tampered artifact refused, and a push of 8 commits
+    measured only at its ends whose change point the next push's bisect step narrows to the
+    culprit the regression issue names."""
     r = subprocess.run(["bash", str(ROOT / "ci" / "rehearse.sh")], cwd=ROOT,
-                       capture_output=True, text=True, check=False, timeout=1500)
+                       capture_output=True, text=True, check=False, timeout=3600)
     tail = (r.stdout + r.stderr)[-6000:]
     assert r.returncode == 0, tail
     assert "REHEARSAL OK" in r.stdout, tail
     assert "comment names aten::mul" in r.stdout, tail
+    assert "issue names the culprit:" in r.stdout, tail
 
 
 NO_TORCH = BLOCK_TORCH + r'''from neuronasv.cli import build_parser

@@ -205,8 +205,8 @@ def test_our_per_commit_workflow_calls_the_reusable_ones() -> None:
     assert deploy["environment"]["name"] == "github-pages"
     # The reusable commit workflow asks for no more than its caller grants.
     inner = {j: writes(v.get("permissions")) for j, v in jobs("neuronasv-commit.yml").items()}
-    assert inner == {"refuse": [], "plan": [], "bench": [], "store": ["contents"], "analyse": [],
-                     "site-branch": ["contents"]}  # fmt: skip
+    assert inner == {"refuse": [], "plan": [], "bench": [], "bisect": [],
+                     "store": ["contents"], "analyse": [], "site-branch": ["contents"]}  # fmt: skip
     assert jobs("neuronasv-commit.yml")["site-branch"]["if"].endswith("inputs.site-branch != '' }}")
     pages = [s for s in steps(jobs("neuronasv-commit.yml")["analyse"])
              if "upload-pages-artifact@" in str(s.get("uses"))]  # fmt: skip

@@ -1,18 +1,7 @@
-"""Fixtures shared by the store tests."""
+"""Fixtures shared by the store tests: the suite module (its home: tests/suite/conftest.py)."""
 
 from __future__ import annotations
 
-from typing import Any
+from tests.suite.conftest import suite
 
-import pytest
-
-
-@pytest.fixture
-def suite(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """The asv suite module, on the CPU backend with two small shapes and one dtype."""
-    monkeypatch.setenv("NEURONASV_BACKEND", "cpu")
-    monkeypatch.setenv("NEURONASV_SHAPES", "4x512,8x64")
-    monkeypatch.setenv("NEURONASV_DTYPES", "float32")
-    from neuronasv.store import suite as suite_module
-
-    return suite_module
+__all__ = ["suite"]

@@ -419,3 +419,23 @@ def test_pull_never_overwrites_an_unpushed_local_result(tmp_path: Path, remote: 
     assert r.returncode == 0, r.stderr
     assert "kept local" in r.stderr and "never pushed" in r.stderr
     assert (out / path).read_text() == asv_result(c, 3.0)
+
+
+def test_bisection_records_travel_with_the_results(tmp_path: Path) -> None:
+    """``neuronasv bisect``'s records go on the branch beside the results (not when a push
+    is narrowed to some commits), and are found by their name only."""
+    from neuronasv.store.layout import bisect_file, is_bisect_name
+
+    root = tmp_path / "results"
+    (root / "m").mkdir(parents=True)
+    (root / "m" / "aaaaaaaa-py.json").write_text("x")
+    rec = bisect_file(str(root), "m", "0123456789abcdef")
+    Path(rec).write_text("{}")
+    (root / "m" / "bisect-notakey.bisect").write_text("{}")
+    assert "m/bisect-0123456789abcdef.bisect" in collect_result_files(root)
+    assert "m/bisect-notakey.bisect" not in collect_result_files(root)
+    narrowed = collect_result_files(root, commits=["aaaaaaaa"])
+    assert "m/bisect-0123456789abcdef.bisect" not in narrowed
+    assert is_bisect_name(rec) and not is_bisect_name("bisect-0123.bisect")
+    with pytest.raises(ValueError):
+        bisect_file(str(root), "m", "../x")

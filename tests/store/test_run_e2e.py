@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from neuronasv.model import RunSidecar
-from neuronasv.store.catalogue import catalogue_path, load_catalogue
+from neuronasv.suite.catalogue import catalogue_path, load_catalogue
 from tests.conftest import changed_paths, snapshot
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""One way to find a repository's workloads (store/userworkloads.py)."""
+"""One way to find a repository's workloads (run/usersuite.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from neuronasv.measure import workloads
-from neuronasv.store import userworkloads as uw
+from neuronasv.run import usersuite as uw
 
 
 def test_root_is_prepended_and_the_callers_entries_kept() -> None:

@@ -20,9 +20,9 @@ import pytest
 from neuronasv.errors import CorruptResultsError
 from neuronasv.model import OpProfile, RunSidecar, WorkloadProfile
 from neuronasv.run import asvrun, prepass, records
-from neuronasv.store import catalogue
-from neuronasv.store.catalogue import OpCatalogue
 from neuronasv.store.layout import sidecar_path
+from neuronasv.suite import catalogue
+from neuronasv.suite.catalogue import OpCatalogue
 from tests.builders import profile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,7 +60,7 @@ def test_merge_is_a_union_that_records_first_commit() -> None:
 
 
 def test_file_round_trip_and_suite_reads_it(tmp_path: Path) -> None:
-    from neuronasv.store.suite import load_ops
+    from neuronasv.suite.build import load_ops
 
     path = catalogue.catalogue_path(str(tmp_path), "box")
     assert catalogue.load_catalogue(path) == OpCatalogue()  # missing = empty
@@ -110,15 +110,15 @@ def test_rebuilt_from_sidecars_and_refreshed_by_newer_ones(tmp_path: Path) -> No
     mdir.mkdir()
     old = _sidecar(mdir, "a" * 40, "cuda", _prof("w", _op("aten::mul", 1.0)))
     (mdir / ("b" * 8 + "-existing-py.neuronasv")).write_text("{broken")  # skipped
-    cat, read = catalogue.refresh_from_sidecars(OpCatalogue(), str(mdir), since=None)
+    cat, read = records.refresh_from_sidecars(OpCatalogue(), str(mdir), since=None)
     assert read == 1 and cat.ops("cuda", "w") == ("aten::mul",)
     assert cat.first_seen["cuda"]["w"]["aten::mul"] == "a" * 40
     stamp = os.path.getmtime(old)
     new = _sidecar(mdir, "c" * 40, "cuda", _prof("w", _op("aten::fill_", 2.0)))
     os.utime(new, (stamp + 5, stamp + 5))
-    cat2, read2 = catalogue.refresh_from_sidecars(cat, str(mdir), since=stamp)
+    cat2, read2 = records.refresh_from_sidecars(cat, str(mdir), since=stamp)
     assert read2 == 1 and cat2.ops("cuda", "w") == ("aten::fill_", "aten::mul")
-    assert catalogue.refresh_from_sidecars(cat, str(tmp_path / "nope"), since=None)[1] == 0
+    assert records.refresh_from_sidecars(cat, str(tmp_path / "nope"), since=None)[1] == 0
 
 
 def test_runner_prepares_catalogue_from_sidecars_then_grows_it(tmp_path: Path) -> None:
@@ -289,7 +289,7 @@ def test_module_series_are_op_params_from_the_catalogue_to_the_benchmark(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from neuronasv.model import ModuleProfile
-    from neuronasv.store.suite import build_suite
+    from neuronasv.suite.build import build_suite
 
     prof = WorkloadProfile(
         "w", "cpu", "4x512", "float32", (10.0,), (_op("aten::mm", 10.0),),

@@ -1,7 +1,8 @@
 """What the asv plugin stores of a profile is the one profile → series mapping (issue 28).
 
-``store/suite.py`` had its own copy of the mapping (the last of a repeated op name won,
-while confirm and ``compare --round-*`` read the first from profile documents).
+The suite's payload (``suite/feed.py``, once ``store/suite.py``) had its own copy of the
+mapping (the last of a repeated op name won, while confirm and ``compare --round-*`` read
+the first from profile documents).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import pytest
 from neuronasv.analyse.profile_samples import profile_samples
 from neuronasv.model import ProfileDocument
 from neuronasv.model.profile import ModuleProfile
-from neuronasv.store.suite import series_payload
+from neuronasv.suite.feed import series_payload
 from tests.builders import op, profile
 
 

@@ -20,13 +20,12 @@ Import stays light (no torch): the counts are read from JSON.
 from __future__ import annotations
 
 import json
-import os
-import re
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from neuronasv import env
+from neuronasv.suite.names import payload_path
 
 __all__ = ["INSTR_VERSION", "instr_methods", "instr_payload", "known_op"]
 
@@ -40,7 +39,7 @@ def instr_payload(workload: str) -> dict[str, Any]:
     folder = env.INSTR_DIR.read()
     if not folder:
         return {}
-    path = os.path.join(folder, re.sub(r"[^A-Za-z0-9._-]+", "_", workload) + ".json")
+    path = payload_path(folder, workload)
     try:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)

@@ -13,8 +13,8 @@ from asv_runner.benchmarks.mark import SkipNotImplemented
 from asv_bench_neuronasv.benchmarks.instructions import InstrBenchmark
 from neuronasv.model import WorkloadProfile
 from neuronasv.run import instrrun
-from neuronasv.store import catalogue
-from neuronasv.store.catalogue import OpCatalogue
+from neuronasv.suite import catalogue
+from neuronasv.suite.catalogue import OpCatalogue
 
 ENTRY = {
     "total": 68722.0,
@@ -78,7 +78,7 @@ def test_suite_declares_instr_series_only_with_the_pass(
     monkeypatch.setenv("NEURONASV_BACKEND", "cpu")
     monkeypatch.setenv("NEURONASV_SHAPES", "4x512")
     monkeypatch.setenv("NEURONASV_DTYPES", "float32")
-    from neuronasv.store import suite
+    from neuronasv.suite import build as suite
 
     no = str(tmp_path / "no")
     plain = suite.build_suite("rmsnorm", module="benchmarks.rmsnorm", cpu_shapes=[], ops_file=no)

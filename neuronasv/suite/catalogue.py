@@ -22,9 +22,9 @@ the pre-pass). So:
 The name does not end in ``.json`` on purpose: asv loads every ``*.json`` under the results
 folder as a results file. The file is not pushed to the results branch
 (:mod:`neuronasv.store.gitstore` keeps result files only); when it is missing (a fresh
-runner after ``neuronasv store pull``) it is rebuilt from the run sidecars of that machine,
-which hold every run's full op tables, and sidecars newer than the file are merged in the
-same way.
+runner after ``neuronasv store pull``) the runner rebuilds it from the run sidecars of that
+machine, which hold every run's full op tables, and merges sidecars newer than the file in
+the same way (:func:`neuronasv.run.records.refresh_from_sidecars`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, Any
 
 from neuronasv.errors import CorruptResultsError
 from neuronasv.fileio import write_atomic
-from neuronasv.store.layout import parse_result_name
 
 if TYPE_CHECKING:
     from neuronasv.model import WorkloadProfile
@@ -49,7 +48,6 @@ __all__ = [
     "catalogue_path",
     "load_catalogue",
     "ops_from_profiles",
-    "refresh_from_sidecars",
     "save_catalogue",
 ]
 
@@ -187,51 +185,10 @@ def ops_from_profiles(profiles: Iterable[WorkloadProfile]) -> dict[str, set[str]
     all-zero series. Module scopes count the same way, as ``module:<path>`` entries (the
     ``devtime_op`` param of a module series; docs/asv.md).
     """
-    from neuronasv.model.profile import module_series_name
-
     out: dict[str, set[str]] = {}
     for prof in profiles:
         ops = out.setdefault(prof.name, set())
-        for op in prof.ops:
-            if max(op.self_device_time_us, default=0.0) > 0:
-                ops.add(op.op)
-        for m in prof.modules:  # module series: ``module:<path>`` (not the root: the total)
-            if m.path and max(m.device_time_us, default=0.0) > 0:
-                ops.add(module_series_name(m.path))
+        for op, samples in prof.series_samples().items():
+            if op is not None and max(samples, default=0.0) > 0:
+                ops.add(op)
     return out
-
-
-def refresh_from_sidecars(
-    catalogue: OpCatalogue, machine_dir: str, *, since: float | None
-) -> tuple[OpCatalogue, int]:
-    """Merge the op tables of the machine's sidecars modified after ``since`` (all if None).
-
-    Unreadable sidecars are skipped (the history loader reports them). Returns the new
-    catalogue and how many sidecars were read.
-    """
-    from neuronasv.store.asvresults import AsvResultsReader
-    from neuronasv.store.layout import SIDECAR_SUFFIX, result_path_of_sidecar
-
-    if not os.path.isdir(machine_dir):
-        return catalogue, 0
-    reader = AsvResultsReader()
-    read = 0
-    for name in sorted(os.listdir(machine_dir)):
-        if not name.endswith(SIDECAR_SUFFIX) or parse_result_name(name) is None:
-            continue
-        path = os.path.join(machine_dir, name)
-        try:
-            if since is not None and os.path.getmtime(path) <= since:
-                continue
-        except OSError:
-            continue
-        sidecar = reader.read_sidecar(result_path_of_sidecar(path))[0]
-        if sidecar is None:
-            continue
-        read += 1
-        backend = sidecar.fingerprint.get("backend", "")
-        if backend:
-            catalogue = catalogue.merge(
-                backend, ops_from_profiles(sidecar.profiles), sidecar.commit_hash
-            )
-    return catalogue, read

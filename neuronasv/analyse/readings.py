@@ -1,0 +1,104 @@
+"""Exact readings of one series at one commit, from its stored sidecar (pure).
+
+The bisection's exact axes (:func:`neuronasv.analyse.bisect.exact_search`) compare one
+reading per commit for equality:
+
+- ``instructions``: the series' instructions per iteration under callgrind, from the
+  configuration's :class:`~neuronasv.model.instructions.InstructionCounts` (an op the commit
+  does not run reads "not run": that is a fact too). A count the pass found not
+  deterministic is no reading (the probe is skipped, never guessed);
+- ``work``: the work evidence of the untimed pass — the op's calls per iteration and its
+  input signature (``"<calls>×<dtypes and shapes>"``), every op's for a total, the ops
+  issued in the module for a module series. Exact, identical on every run of the same code.
+
+Both come from the sidecar profiles a run stores (``History.profiles``), so a commit with
+stored results costs nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from neuronasv.analyse.bisect import Reading
+from neuronasv.analyse.exact import counted_twice_alike, target_name
+from neuronasv.format import format_calls_per_iter, format_count, plural
+from neuronasv.model import History, SeriesId, WorkloadProfile
+from neuronasv.model.culprit import Axis
+from neuronasv.model.profile import module_series_path
+
+__all__ = ["profile_of", "reading_at", "stored_readings"]
+
+
+def profile_of(
+    history: History, machine: str, commit: str, series: SeriesId
+) -> WorkloadProfile | None:
+    """The sidecar profile of the series' configuration at ``commit`` (None: not stored)."""
+    for p in history.profiles.get((machine, commit), ()):
+        if (p.name, p.shape, p.dtype) == (series.workload, series.shape, series.dtype):
+            return p
+    return None
+
+
+def _instructions(p: WorkloadProfile, series: SeriesId) -> Reading | None:
+    counts = p.instructions
+    target = target_name(series)
+    if counts is None or not counted_twice_alike(counts, target):
+        return None
+    n = counts.get(series.op)
+    if n is None:
+        return Reading("not run", 0.0, f"{series.op} not run (no instructions)")
+    return Reading(float(n), float(n), f"{format_count(n)} instructions per iteration")
+
+
+def _work(p: WorkloadProfile, series: SeriesId) -> Reading | None:
+    path = module_series_path(series.op)
+    entries: list[tuple[object, ...]]
+    if series.op is None:
+        entries = sorted((o.op, o.calls_per_iter, o.signature) for o in p.ops)
+        words = f"{plural(len(entries), 'op')} with their calls and input shapes"
+    elif path is not None:
+        entries = sorted(
+            (o.op, tuple(o.module_signatures.get(path, ()))) for o in p.ops
+            if o.module_signatures.get(path)
+        )  # fmt: skip
+        words = f"{plural(len(entries), 'op')} issued in {path or 'the root'}"
+    else:
+        op = next((o for o in p.ops if o.op == series.op), None)
+        if op is None:
+            return Reading("not run", None, f"{series.op} not run")
+        entries = [(op.op, op.calls_per_iter, op.signature)]
+        shapes = "; ".join(op.signature[:2]) + (" …" if len(op.signature) > 2 else "")
+        words = f"{format_calls_per_iter(op.calls_per_iter)} calls" + (
+            f" ({shapes})" if shapes else ""
+        )
+    if not entries and series.op is None:
+        return None  # no work evidence recorded (the untimed pass did not run)
+    digest = hashlib.sha256(json.dumps(entries, default=list).encode()).hexdigest()[:16]
+    return Reading(digest, None, words)
+
+
+def reading_at(
+    history: History, machine: str, commit: str, series: SeriesId, axis: Axis
+) -> Reading | None:
+    """The exact reading of ``series`` at ``commit`` (None: nothing readable stored)."""
+    p = profile_of(history, machine, commit, series)
+    if p is None:
+        return None
+    return _instructions(p, series) if axis == "instructions" else _work(p, series)
+
+
+def stored_readings(
+    history: History, machine: str, series: SeriesId, axis: Axis, commits: list[str]
+) -> dict[str, Reading]:
+    """Readings of the commits whose stored results on ``machine`` hold one.
+
+    A commit stored without one (another ``--bench``, no instructions metric, a count not
+    deterministic) is left out: the search measures it if it needs it.
+    """
+    out: dict[str, Reading] = {}
+    for c in commits:
+        r = reading_at(history, machine, c, series, axis)
+        if r is not None:
+            out[c] = r
+    return out

@@ -1,0 +1,176 @@
+"""The per-commit workflow's bisection step (``python -m neuronasv.ci bisect``).
+
+Runs on the accelerator runner between the bench jobs and the store job: the history is the
+results branch plus this run's results; ``neuronasv regressions`` finds its change points;
+every open, unacknowledged regression whose range (``commit_before..commit_after`` on the
+first-parent chain) holds commits with no result on that machine is bisected with
+``neuronasv bisect`` — one search per range, the exact series (an instruction count) when
+the range has one, else the largest shift — within a budget of minutes. A change point
+inside one measured commit needs no bisection. What the searches measured (ordinary
+results, sidecars) and their records (``bisect-<key>.bisect``) are copied into ``--out``,
+which the workflow uploads beside the bench jobs' results: the store job pushes them all,
+and the analysis that follows names the culprits (``regressions`` attaches the records to
+the change points; the issue, the site and the feed render them).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from neuronasv.analyse.exact import is_exact
+from neuronasv.ci.outputs import set_output
+from neuronasv.ci.owned import claim_dir, remove_owned
+from neuronasv.errors import UsageError
+from neuronasv.model import ChangePoint, FindingsDocument
+from neuronasv.proc import stream_process
+from neuronasv.store.git import Git
+from neuronasv.store.layout import (
+    MACHINE_FILE,
+    is_bisect_name,
+    parse_result_name,
+    result_files_of_commit,
+)
+
+__all__ = ["Range", "bisect_step", "fnmatch_literal", "plan_ranges"]
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def fnmatch_literal(text: str) -> str:
+    """A pattern that matches ``text`` only (``*``, ``?`` and ``[`` bracketed)."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
+
+
+@dataclass(frozen=True)
+class Range:
+    """One range to bisect: the change point chosen for it and its unmeasured commits."""
+
+    cp: ChangePoint
+    unmeasured: int
+    candidates: int
+
+
+def plan_ranges(
+    docs: Sequence[FindingsDocument], git: Git, results_dir: str
+) -> list[Range]:
+    """The ranges worth a bisection, one change point each (exact series first, then the
+    largest shift), nearest the newest commit first."""
+    chosen: dict[tuple[str, str, str], ChangePoint] = {}
+    for doc in docs:
+        for cp in doc.change_points:
+            if cp.kind != "regression" or not cp.open or cp.acknowledged or cp.culprit:
+                continue
+            key = (cp.machine, cp.commit_before, cp.commit_after)
+            have = chosen.get(key)
+            rank = (is_exact(cp.unit), abs(math.log(cp.ratio)) if cp.ratio > 0 else 0.0)
+            if have is None or rank > (
+                is_exact(have.unit), abs(math.log(have.ratio)) if have.ratio > 0 else 0.0
+            ):
+                chosen[key] = cp
+    out = []
+    for (machine, before, after), cp in chosen.items():
+        listed = git.text("rev-list", "--first-parent", f"{before}..{after}").split()
+        if not listed or git.resolve(f"{listed[-1]}^") != before:
+            continue  # not a first-parent range: nothing a bisection may walk
+        inside = listed[1:]  # newest first; the change point's ends are measured
+        missing = [c for c in inside if not result_files_of_commit(results_dir, machine, c)]
+        if missing:
+            out.append(Range(cp, len(missing), len(listed)))
+    return sorted(out, key=lambda r: (r.cp.machine, -r.cp.index))
+
+
+def _files(root: Path) -> dict[str, float]:
+    out = {}
+    for mdir in root.iterdir() if root.is_dir() else ():
+        if mdir.is_dir() and not mdir.name.startswith(".") and not mdir.is_symlink():
+            for f in mdir.iterdir():
+                keep = f.name == MACHINE_FILE or is_bisect_name(f.name) or parse_result_name(f.name)
+                if keep and f.is_file() and not f.is_symlink():
+                    out[f"{mdir.name}/{f.name}"] = f.stat().st_mtime
+    return out
+
+
+def _merge(src: Path, dest: Path) -> int:
+    """Copy ``src``'s results files (this run's) into ``dest``; how many."""
+    n = 0
+    for rel in _files(src):
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src / rel, target)
+        n += 1
+    return n
+
+
+def _nx(*args: str) -> int:
+    return stream_process([sys.executable, "-m", "neuronasv", *args], on_line=_say)
+
+
+def bisect_step(
+    repo: str, *, out: str, minutes: float, add: Sequence[str], store_args: Sequence[str],
+    machine: str | None = None, backend: str = "auto", max_ranges: int = 5,
+) -> int:  # fmt: skip
+    """Bisect the open regressions whose ranges hold unmeasured commits (see the module doc).
+
+    Returns the number of searches that ended (culprit, range or no change).
+    """
+    if not 0 < minutes <= 24 * 60:
+        raise UsageError(f"--minutes must be in (0, 1440], got {minutes}")
+    started = time.monotonic()
+    outp = Path(out)
+    claim_dir(str(outp))
+    history = Path(f"{out}.history")
+    claim_dir(str(history))
+    rc = _nx("store", "pull", "--repo", repo, *store_args, "--out", str(history))
+    if rc != 0:
+        _say(f"no stored history to bisect in (store pull exit {rc})")
+    for folder in add:
+        if os.path.isdir(folder):
+            _say(f"added {_merge(Path(folder), history)} file(s) of this run from {folder}")
+    machines = [machine] if machine else sorted(
+        p.parent.name for p in history.glob(f"*/{MACHINE_FILE}")
+    )  # fmt: skip
+    docs = []
+    for m in machines:
+        doc_path = history.parent / f"{history.name}-regressions-{m}.json"
+        if _nx("regressions", "--results-dir", str(history), "--machine", m, "--repo", repo,
+               "--format", "json", "--out", str(doc_path)) == 0:  # fmt: skip
+            docs.append(FindingsDocument.loads(doc_path.read_text(encoding="utf-8")))
+            doc_path.unlink()
+    ranges = plan_ranges(docs, Git(repo), str(history))
+    _say(f"{len(ranges)} range(s) with unmeasured commits to bisect"
+         + (f" (the first {max_ranges})" if len(ranges) > max_ranges else ""))  # fmt: skip
+    before = _files(history)
+    done = 0
+    for r in ranges[:max_ranges]:
+        left = minutes - (time.monotonic() - started) / 60.0
+        if left <= 0.5:
+            _say("the bisection budget is spent")
+            break
+        cp = r.cp
+        _say(f"==> bisecting {cp.series.label} on {cp.machine}: {cp.commit_before[:12]}.."
+             f"{cp.commit_after[:12]} ({r.unmeasured} of {r.candidates} commits unmeasured)")
+        rc = _nx("bisect", cp.commit_before, cp.commit_after,
+                 "--series", fnmatch_literal(cp.series.label), "--machine", cp.machine,
+                 "--results-dir", str(history), "--repo", repo, "--backend", backend,
+                 "--budget-minutes", f"{left:.2f}")  # fmt: skip
+        if rc in (0, 12):
+            done += 1
+        else:
+            _say(f"bisection ended with exit {rc}; the others go on")
+    new = {p for p, t in _files(history).items() if before.get(p) != t}
+    for rel in sorted(new):
+        (outp / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(history / rel, outp / rel)
+    remove_owned(str(history))
+    _say(f"{done} search(es); {len(new)} file(s) for the results branch in {out}")
+    set_output("bisected", str(done))
+    return done

@@ -1,0 +1,175 @@
+"""``neuronasv bisect GOOD BAD --series PATTERN``: the first commit at which a series changed.
+
+    neuronasv bisect GOOD BAD --series 'rmsnorm.naive 4x512 float32 · aten::mul (instructions)'
+    neuronasv bisect GOOD BAD --series '*naive*4x512*float32 · aten::mul' --budget-minutes 30
+
+PATTERN names one series of one machine as ``regressions`` and the PR comment name them
+(fnmatch against the label, the asv benchmark and ``benchmark(params)``): an op, a module
+(``module:<path>``) or a workload total. The search follows BAD's first parents back to GOOD,
+uses every result already stored for those commits, and measures only the commits it
+needs, each in a git worktree:
+
+- an instruction count (CPU, ``(instructions)`` in the label; chosen when the pattern matches
+  one) or the work evidence (``--axis work``: calls, input shapes): one reading per commit
+  decides, a binary search of at most ceil(log2 n) measurements, each the run stage of
+  ``neuronasv run`` narrowed to the series' workload and configuration; the answer is a fact;
+- device time: each probe measured in interleaved rounds with the bracket's ends and judged
+  with confirm's rounds test; a probe that stays undecided ends the search with the
+  narrowest range it proved; the chance of a wrong answer is at most ``--alpha``
+  (split over the search's tests).
+
+It prints the culprit, its subject, its PR (the GitHub API when $GITHUB_TOKEN and
+$GITHUB_REPOSITORY are set, else the subject's ``(#N)``), the cause as the PR comment words
+it, the exact work between the culprit and its parent, how many commits it measured and
+what that cost; the record goes to ``<results>/<machine>/bisect-<key>.bisect`` (so
+``regressions``, the issue and the site name the culprit) and, with ``--out``, a file.
+With ``--side-branches`` a merge found as the culprit has its side branch bisected too.
+An interrupt leaves no worktree and no scratch folder behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import replace
+
+from neuronasv import env
+from neuronasv.commands.args import (
+    add_backend_arg,
+    add_repo_arg,
+    command_parser,
+    finite_nonnegative,
+    int_at_least,
+    machine_name,
+    output_dir,
+    output_file,
+    probability_open,
+    write_output,
+)
+from neuronasv.errors import NothingToBisect, UsageError
+from neuronasv.model.bisect import BisectDocument
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = command_parser(
+        subparsers, "bisect", description=__doc__,
+        exits={
+            0: "a culprit, or the narrowest range it could prove: the first line says which",
+            2: "a commit that does not exist, GOOD not an ancestor of BAD, a pattern that"
+               " matches no series or several",
+            4: "an end of the range could not be measured",
+            7: "git",
+            12: None,
+        },
+    )  # fmt: skip
+    p.add_argument("good", metavar="GOOD", help="a commit at the old level (an ancestor of BAD)")
+    p.add_argument("bad", metavar="BAD", help="a commit at the new level")
+    p.add_argument(
+        "--series",
+        required=True,
+        metavar="PATTERN",
+        help="the series (label, benchmark or benchmark(params); fnmatch * and ?)",
+    )
+    p.add_argument(
+        "--axis",
+        choices=("auto", "instructions", "work", "time"),
+        default="auto",
+        help="what decides: auto (instructions when PATTERN matches an instruction count,"
+        " else time), instructions, work (calls and input shapes of the matched device-time"
+        " series), time",
+    )
+    p.add_argument("--machine", type=machine_name, help="asv machine (default: the results"
+                   " folder's only machine, else this host's name)")  # fmt: skip
+    p.add_argument("--results-dir", type=output_dir,
+                   help="asv results folder (default: asv.conf.json's)")  # fmt: skip
+    p.add_argument("--bench", metavar="REGEX",
+                   help="asv --bench for the measurements (default: the series' benchmark"
+                   " class)")  # fmt: skip
+    add_backend_arg(p, purpose="where to measure")
+    p.add_argument(
+        "--compile-cache",
+        type=output_dir,
+        default=env.COMPILE_CACHE.read(),
+        metavar="DIR",
+        help="torch.compile's caches, shared by every measurement (default:"
+        " $NEURONASV_COMPILE_CACHE)",
+    )
+    p.add_argument("--alpha", type=probability_open, default=0.001,
+                   help="time: bound on the chance of a wrong answer, split over the search's"
+                   " tests (0.001)")  # fmt: skip
+    p.add_argument("--rounds", type=int_at_least(2), default=3,
+                   help="time: rounds before a probe's first look (3)")  # fmt: skip
+    p.add_argument("--max-rounds", type=int_at_least(2), default=48,
+                   help="time: rounds after which a probe is undecided (48; an accelerator"
+                   " decides in 3, a loaded CPU needs dozens: see --budget-minutes)")  # fmt: skip
+    p.add_argument("--samples", type=int_at_least(1), default=None,
+                   help="time: samples per process (CPU 10, accelerator 30)")  # fmt: skip
+    p.add_argument("--budget-minutes", type=finite_nonnegative, default=None,
+                   help="start no measurement after this many minutes (no limit)")  # fmt: skip
+    p.add_argument("--side-branches", action="store_true",
+                   help="when the culprit is a merge, bisect its side branch too")  # fmt: skip
+    p.add_argument("--no-github", action="store_true",
+                   help="never ask the GitHub API for the culprit's PR")  # fmt: skip
+    p.add_argument("--no-record", action="store_true",
+                   help="do not write the record into the results folder")  # fmt: skip
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text, or json (the bisection document)")  # fmt: skip
+    p.add_argument("--out", type=output_file, metavar="FILE",
+                   help="write the output to this file instead of stdout")  # fmt: skip
+    add_repo_arg(p, purpose="holds GOOD and BAD")
+    p.set_defaults(func=run)
+
+
+def _with_pull(doc: BisectDocument, skip: bool) -> BisectDocument:
+    """The culprit's PR from the GitHub API when a token is there (else the subject's)."""
+    commit = doc.result.commit
+    if skip or not commit or not os.environ.get("GITHUB_TOKEN"):
+        return doc
+    if not os.environ.get("GITHUB_REPOSITORY"):
+        return doc
+    from neuronasv.github.client import GitHubClient
+    from neuronasv.github.pulls import pull_for_commit
+
+    pull = pull_for_commit(GitHubClient.from_env(), commit)
+    if pull is None:
+        return doc
+    return replace(doc, result=replace(doc.result, pull=pull))
+
+
+def run(args: argparse.Namespace) -> int:
+    from neuronasv.report.bisect import render_text
+    from neuronasv.run.bisect import BisectOptions, bisect_range
+    from neuronasv.store.bisections import save_bisection
+
+    if args.max_rounds < args.rounds:
+        raise UsageError("--max-rounds must be at least --rounds")
+    if args.budget_minutes is not None and not args.budget_minutes > 0:
+        raise UsageError("--budget-minutes must be a positive number")
+    opts = BisectOptions(
+        repo=args.repo, good=args.good, bad=args.bad, pattern=args.series, machine=args.machine,
+        results_dir=os.path.abspath(args.results_dir) if args.results_dir else None,
+        axis=args.axis, bench=args.bench, backend=args.backend,
+        compile_cache=os.path.abspath(args.compile_cache) if args.compile_cache else None,
+        alpha=args.alpha, rounds=args.rounds, max_rounds=args.max_rounds, samples=args.samples,
+        budget_seconds=args.budget_minutes * 60.0 if args.budget_minutes else None,
+        side_branches=args.side_branches,
+    )  # fmt: skip
+    doc = bisect_range(opts, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    doc = _with_pull(doc, args.no_github)
+    if not args.no_record:
+        from neuronasv.run.asvrun import RunOptions, run_dirs
+
+        ro = RunOptions(repo=args.repo, results_dir=opts.results_dir)
+        path = save_bisection(run_dirs(args.repo, ro)[0], doc)
+        print(f"record: {path}", file=sys.stderr)
+    write_output(doc.dumps() if args.format == "json" else render_text(doc), args.out)
+    if doc.result.outcome == "no change":
+        shown = " shown" if doc.result.axis == "time" else ""  # rounds prove no absence
+        raise NothingToBisect(
+            f"{doc.series.label}: no change{shown} between {doc.good[:12]} and {doc.bad[:12]}"
+            f" ({doc.result.decided_by})"
+        )
+    return 0

@@ -1,0 +1,93 @@
+"""The answer of a bisection: the first commit at which one series changed (or how far it got).
+
+``neuronasv bisect`` (:mod:`neuronasv.analyse.bisect`) writes it inside its
+:class:`~neuronasv.model.bisect.BisectDocument`; ``neuronasv regressions`` attaches it to
+the change point whose range it narrowed (:attr:`ChangePoint.culprit
+<neuronasv.model.findings.ChangePoint>`), so the regression issue, the site's regressions
+page and the Atom feed name the commit. Data only: the sentences are rendered by
+:mod:`neuronasv.report.bisect` from these fields and from ``explanation`` (the comparison of
+the culprit with its parent, a findings document) with the PR comment's own code.
+
+Kept apart from :mod:`neuronasv.model.findings` (which only imports it) so the change point
+gains one optional field and nothing else moves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+from neuronasv.model._codec import Model, spec
+
+__all__ = ["AXES", "OUTCOMES", "Axis", "Culprit", "Outcome", "PullRef"]
+
+#: What decides a probe: an instruction count or the work evidence (exact, one
+#: measurement decides), or device time (measured: interleaved rounds, a stated error rate).
+Axis = Literal["instructions", "work", "time"]
+AXES: tuple[str, ...] = get_args(Axis)
+#: ``culprit``: one commit, proven; ``undecided``: the narrowest range the measurements
+#: prove (``lo``..``hi``); ``no change``: the range's ends do not differ on the series.
+Outcome = Literal["culprit", "undecided", "no change"]
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
+
+
+@dataclass(frozen=True)
+class PullRef(Model):
+    """The pull request a commit came from.
+
+    ``source``: ``github`` (the REST API's pulls of the commit) or ``subject`` (read from
+    the commit subject: ``... (#123)``, ``Merge pull request #123``; no token was given).
+    """
+
+    _what = "pull request"
+
+    number: int
+    title: str = ""
+    url: str = ""
+    source: Literal["github", "subject"] = field(
+        default="subject", metadata=spec(label="pull request source")
+    )
+
+
+@dataclass(frozen=True)
+class Culprit(Model):
+    """Where one series changed, as a bisection proved it.
+
+    Attributes:
+        outcome: ``culprit``, ``undecided`` or ``no change`` (:data:`Outcome`).
+        axis: what decided (:data:`Axis`).
+        lo, hi: the narrowest range proven: the series is at the old level at ``lo`` and
+            at the new one at ``hi`` (``hi``'s first parent is ``lo`` when ``outcome`` is
+            ``culprit``); the range's ends when nothing narrowed it.
+        commit: the culprit (``hi``), "" unless ``outcome`` is ``culprit``.
+        subject: the culprit's commit subject (untrusted text).
+        pull: its pull request, when known.
+        measured: commits the search measured (stored results cost nothing).
+        seconds: wall time of those measurements.
+        alpha: the bound on the chance that the named commit or range is wrong (time axis:
+            the alpha spent over every test of the search); None for an exact axis (a fact).
+        decided_by: the test that proves ``lo``..``hi``, in words (exact: the two counts).
+        explanation: the culprit against its parent (a ``neuronasv.findings`` document,
+            mode ``compare``, the series' configuration only: its exact work changes,
+            instruction counts, module chain and causes), {} when not compared.
+    """
+
+    _what = "culprit"
+
+    outcome: Outcome = field(metadata=spec(label="bisection outcome"))
+    axis: Axis = field(metadata=spec(label="bisection axis"))
+    lo: str
+    hi: str
+    commit: str = ""
+    subject: str = ""
+    pull: PullRef | None = None
+    measured: int = 0
+    seconds: float | None = field(default=None, metadata=spec(bound="nonneg"))
+    alpha: float | None = field(default=None, metadata=spec(bound="nonneg"))
+    decided_by: str = ""
+    explanation: Mapping[str, Any] = field(default_factory=dict, metadata=spec(omit_empty=True))
+
+    @property
+    def found(self) -> bool:
+        return self.outcome == "culprit" and bool(self.commit)

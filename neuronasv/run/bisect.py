@@ -1,0 +1,424 @@
+"""``neuronasv bisect``'s measurements: the run stage for exact readings, rounds for time.
+
+:func:`bisect_range` resolves the range (``good``, then ``bad``'s first-parent chain) and
+the series (the pattern, against the stored history), takes every stored result it can,
+and runs the pure search of :mod:`neuronasv.analyse.bisect` with measuring functions that
+start processes:
+
+- **exact axes** (instructions, work): ``neuronasv run``'s own stage
+  (:func:`neuronasv.run.asvrun.run_commits`) at the probe only, ``--bench`` narrowed to the
+  series' benchmark class, ``NEURONASV_SHAPES``/``NEURONASV_DTYPES`` narrowed to its
+  configuration, the instructions metric only when the axis is instructions, the compile
+  cache shared; the probe's results land in the results folder as ordinary results (its
+  sidecar holds the reading);
+- **time**: confirm's worktree runner (:class:`neuronasv.run.worktree.WorktreeProfileRunner`,
+  one ``python -m neuronasv profile`` process per commit and round, in the commit's own
+  worktree), then the run stage once for the culprit and its parent if they have no stored
+  results (their comparison explains the culprit).
+
+Everything the run stage starts lives in scratch folders and worktrees that are removed on
+success, failure and Ctrl-C (:mod:`neuronasv.run.scratch`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fnmatch
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from neuronasv import env as suite_env
+from neuronasv.analyse.bisect import (
+    Reading,
+    RoundsPlan,
+    SearchResult,
+    exact_search,
+    time_search,
+)
+from neuronasv.analyse.culprits import culprit_of, explain, pull_from_subject
+from neuronasv.analyse.exact import is_exact
+from neuronasv.analyse.readings import reading_at, stored_readings
+from neuronasv.analyse.rules import series_names
+from neuronasv.errors import CaptureError, StoreError, UsageError
+from neuronasv.model import History, Series, SeriesId
+from neuronasv.model.bisect import BisectDocument
+from neuronasv.model.culprit import Axis
+from neuronasv.run.asvrun import (
+    RunOptions,
+    canonical_python,
+    compile_cache_env,
+    run_commits,
+    run_dirs,
+)
+from neuronasv.run.worktree import WorktreeProfileRunner
+from neuronasv.store.git import Git
+from neuronasv.store.history import load_history
+from neuronasv.store.layout import MACHINE_FILE
+
+__all__ = ["AxisChoice", "BisectOptions", "bisect_range", "first_parent_chain", "match_series"]
+
+AxisChoice = Literal["auto", "instructions", "work", "time"]
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class BisectOptions:
+    """What ``neuronasv bisect`` does (see the command's help for each option)."""
+
+    repo: str
+    good: str
+    bad: str
+    pattern: str
+    machine: str | None = None
+    results_dir: str | None = None
+    axis: AxisChoice = "auto"
+    bench: str | None = None
+    backend: str = "auto"
+    compile_cache: str | None = None
+    alpha: float = 0.001
+    rounds: int = 3
+    max_rounds: int = 48
+    samples: int | None = None
+    active: int = 1
+    budget_seconds: float | None = None
+    side_branches: bool = False
+    python: str = field(default_factory=lambda: canonical_python(sys.executable))
+
+
+def first_parent_chain(git: Git, good: str, bad: str) -> list[str]:
+    """``[good, ..., bad]``: ``bad``'s first-parent chain back to ``good`` (oldest first).
+
+    Raises:
+        UsageError: ``good`` is ``bad``, or not on ``bad``'s first-parent chain.
+    """
+    if good == bad:
+        raise UsageError(f"GOOD and BAD are the same commit ({good[:12]}): nothing to bisect")
+    listed = git.text("rev-list", "--first-parent", "--reverse", f"{good}..{bad}").split()
+    if not listed or git.text("rev-parse", f"{listed[0]}^") != good:
+        raise UsageError(
+            f"{good[:12]}..{bad[:12]} is not a range: {good[:12]} is not on {bad[:12]}'s"
+            " first-parent chain",
+            hint="give an ancestor of BAD as GOOD (a merge's side branch is bisected with"
+            " --side-branches once its merge is found)",
+        )
+    return [good, *listed]
+
+
+def _resolve(git: Git, ref: str, what: str) -> str:
+    full = git.resolve(ref)
+    if full is None:
+        raise UsageError(f"{what} {ref!r} is not a commit in {git.repo}")
+    return full
+
+
+def match_series(history: History, machine: str, pattern: str) -> list[Series]:
+    """The series of ``machine`` whose label, benchmark or ``benchmark(params)`` matches."""
+    return [
+        s
+        for s in history.series
+        if s.machine == machine
+        and any(fnmatch.fnmatchcase(n, pattern) for n in series_names(s.series))
+    ]
+
+
+def _pick(
+    found: Sequence[Series], pattern: str, machine: str, axis: AxisChoice
+) -> tuple[Series, Axis]:
+    exact = [s for s in found if is_exact(s.unit)]
+    timed = [s for s in found if not is_exact(s.unit)]
+    if axis == "instructions" or (axis == "auto" and exact):
+        pool, chosen = exact, "instructions"
+    else:
+        pool, chosen = timed, axis if axis in ("work", "time") else "time"
+    if not pool:
+        kind = "instruction count" if chosen == "instructions" else "device-time"
+        raise UsageError(f"{pattern!r} matches no {kind} series on {machine!r}")
+    if len(pool) > 1:
+        names = ", ".join(s.series.label for s in pool[:5])
+        raise UsageError(
+            f"{pattern!r} matches {len(pool)} series on {machine!r} ({names}"
+            f"{', ...' if len(pool) > 5 else ''}): give a pattern that names one",
+            hint="the label as `regressions` prints it, e.g. 'rmsnorm.naive 4x512 float32 ·"
+            " aten::mul (instructions)'",
+        )
+    return pool[0], chosen  # type: ignore[return-value]
+
+
+def _bench_of(series: SeriesId) -> str:
+    """``--bench`` for one series: its asv benchmark class (``devtime.RmsnormNaive.``)."""
+    cls = series.benchmark.rsplit(".", 1)[0] if "." in series.benchmark else series.benchmark
+    return "^" + re.escape(cls) + r"\."
+
+
+def _default_machine(results_dir: str, machine: str | None) -> str:
+    if machine:
+        return machine
+    try:
+        names = os.listdir(results_dir)
+        found = sorted(
+            m for m in names
+            if not m.startswith(".") and os.path.isfile(os.path.join(results_dir, m, MACHINE_FILE))
+        )  # fmt: skip
+    except OSError:
+        found = []
+    if len(found) == 1:
+        return found[0]
+    from neuronasv.store.machine import machine_info
+
+    if found:
+        raise UsageError(
+            f"{results_dir} holds {len(found)} machines ({', '.join(found[:5])}): give --machine"
+        )
+    return machine_info()["machine"]
+
+
+@dataclass
+class _Stage:
+    """The run stage for single commits, and the stored history it adds to."""
+
+    opts: BisectOptions
+    git: Git
+    results_dir: str
+    machine: str
+    progress: Progress
+    bench: str | None = None
+    metrics: tuple[str, ...] = ("devtime",)
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+    fingerprint: Mapping[str, str] | None = None
+    history: History | None = None
+    #: commits measured (and seconds) before the search: the ends, to find the series
+    before: tuple[tuple[str, ...], float] = ((), 0.0)
+
+    def load(self) -> History:
+        self.history = load_history(self.results_dir, machine=self.machine, git=self.git)
+        return self.history
+
+    def run(self, commits: Sequence[str]) -> bool:
+        """The run stage at ``commits`` (their results stored); False when one failed."""
+        if self.fingerprint is None:
+            from neuronasv.measure.backends import get_backend
+            from neuronasv.measure.fingerprint import collect_fingerprint
+
+            self.fingerprint = collect_fingerprint(get_backend(self.opts.backend))
+        ro = RunOptions(
+            repo=self.git.repo, commits=tuple(commits), machine=self.machine,
+            results_dir=self.results_dir, bench=self.bench, backend=self.opts.backend,
+            python=self.opts.python, extra_env=dict(self.extra_env),
+            compile_cache=self.opts.compile_cache, metrics=self.metrics,
+        )  # fmt: skip
+        try:
+            run_commits(ro, progress=lambda line: self.progress(f"    {line}"), git=self.git,
+                        fingerprint=self.fingerprint)  # fmt: skip
+        except StoreError as exc:  # a commit produced no results: the others are kept
+            self.progress(f"    {exc}")
+            return False
+        return True
+
+
+def _narrow_env(series: SeriesId) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if series.shape:
+        out[suite_env.SHAPES.name] = series.shape
+    if series.dtype:
+        out[suite_env.DTYPES.name] = series.dtype
+    return out
+
+
+def _exact_measure(stage: _Stage, series: SeriesId, axis: Axis) -> Callable[[str], Reading | None]:
+    def measure(commit: str) -> Reading | None:
+        stage.progress(f"  measuring {commit[:12]} {stage.git.subject(commit)[:60]}")
+        stage.run([commit])
+        history = stage.load()
+        return reading_at(history, stage.machine, commit, series, axis)
+
+    return measure
+
+
+def _time_runner(
+    stage: _Stage, series: SeriesId, good: str, bad: str, samples: int
+) -> tuple[WorktreeProfileRunner, Callable[[str, int], Sequence[float] | None]]:
+    runner = WorktreeProfileRunner(
+        repo=stage.git.repo, base=good, head=bad, backend=stage.opts.backend, samples=samples,
+        active=stage.opts.active, python=stage.opts.python, git=stage.git,
+        progress=lambda line: stage.progress(f"  {line.strip()}"),
+        extra_env=compile_cache_env(stage.opts.compile_cache),
+    )  # fmt: skip
+
+    def measure(commit: str, call: int) -> Sequence[float] | None:
+        try:
+            got = runner(commit, [series], call)
+        except (CaptureError, StoreError) as exc:
+            stage.progress(f"  {commit[:12]}: {exc}")
+            return None
+        return got.get(series)
+
+    return runner, measure
+
+
+def _samples_default(opts: BisectOptions, history: History, machine: str, commit: str) -> int:
+    """Samples per process: the option, else confirm's (10 on the CPU, 30 elsewhere)."""
+    if opts.samples:
+        return opts.samples
+    backend = history.fingerprints.get((machine, commit), {}).get("backend") or opts.backend
+    return 10 if backend in ("cpu", "auto") else 30
+
+
+def _search(
+    stage: _Stage, chain: Sequence[str], series: Series, axis: Axis, clock: Callable[[], float]
+) -> SearchResult:
+    opts = stage.opts
+    history = stage.history or stage.load()
+    if axis != "time":
+        stored = stored_readings(history, stage.machine, series.series, axis, list(chain))
+        return exact_search(
+            chain, stored, _exact_measure(stage, series.series, axis),
+            progress=stage.progress, clock=clock, budget_seconds=opts.budget_seconds,
+        )  # fmt: skip
+    # No history floor as the prior: it is a robust (MAD) spread, below the variance of
+    # heavy-tailed process offsets, which made replayed searches name wrong commits
+    # (bench/eval_bisect.py); the search's own earlier rounds are the prior instead.
+    plan = RoundsPlan(
+        alpha=opts.alpha, rounds=opts.rounds, max_rounds=opts.max_rounds,
+        budget_seconds=opts.budget_seconds,
+    )  # fmt: skip
+    samples = _samples_default(opts, history, stage.machine, chain[-1])
+    runner, measure = _time_runner(stage, series.series, chain[0], chain[-1], samples)
+    try:
+        return time_search(chain, series.series, series.unit, measure, plan,
+                           progress=stage.progress, clock=clock)  # fmt: skip
+    finally:
+        runner.close()
+
+
+def _explained(stage: _Stage, result: SearchResult, series: Series) -> tuple[SearchResult, History]:
+    """The culprit and its parent stored (the run stage for the missing ones), for
+    :func:`neuronasv.analyse.culprits.explain`."""
+    history = stage.history or stage.load()
+    if result.outcome != "culprit":
+        return result, history
+    missing = [c for c in (result.lo, result.hi) if (stage.machine, c) not in history.profiles]
+    if missing:
+        stage.progress(f"  storing {len(missing)} commit(s) to explain the culprit")
+        t0 = time.monotonic()
+        stage.run(missing)
+        extra = time.monotonic() - t0
+        history = stage.load()
+        more = tuple(c for c in missing if c not in result.measured)
+        result = replace(result, measured=result.measured + more, seconds=result.seconds + extra)
+    return result, history
+
+
+def _side_branch(
+    stage: _Stage, series: Series, axis: Axis, culprit: str, clock: Callable[[], float]
+) -> BisectDocument | None:
+    parents = stage.git.text("rev-list", "--parents", "-n", "1", culprit).split()[1:]
+    if len(parents) < 2:
+        return None
+    base = stage.git.text("merge-base", parents[0], parents[1])
+    if base == parents[1]:
+        return None
+    stage.progress(
+        f"  {culprit[:12]} is a merge: bisecting its side branch {base[:12]}..{parents[1][:12]}"
+    )
+    chain = first_parent_chain(stage.git, base, parents[1])
+    result = _search(stage, chain, series, axis, clock)
+    return _document(stage, chain, series, axis, result, None)
+
+
+def _document(
+    stage: _Stage, chain: Sequence[str], series: Series, axis: Axis, result: SearchResult,
+    side: BisectDocument | None,
+) -> BisectDocument:  # fmt: skip
+    result, history = _explained(stage, result, series)
+    ends, seconds = stage.before
+    if ends:  # measured to find the series: part of what the search cost
+        more = tuple(c for c in ends if c not in result.measured)
+        result = replace(result, measured=more + result.measured, seconds=result.seconds + seconds)
+        stage.before = ((), 0.0)
+    why = None
+    if result.culprit is not None:
+        why = explain(history, result.lo, result.hi, stage.machine, series.series)
+    subject = stage.git.subject(result.culprit) if result.culprit else ""
+    culprit = culprit_of(result, axis, subject=subject, pull=pull_from_subject(subject),
+                         explanation=why)  # fmt: skip
+    created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    settings = {
+        **dict(result.settings),
+        "axis": axis,
+        "bench": stage.bench or "",
+        "first_parent": True,
+        "stored_readings": sum(1 for p in result.probes if p.source == "stored"),
+    }
+    return BisectDocument(
+        series=series.series, machine=stage.machine, unit=series.unit, good=chain[0],
+        bad=chain[-1], candidates=len(chain) - 1, result=culprit, probes=result.probes,
+        measurements=result.measurements, settings=settings,
+        side_branch=side.to_json() if side is not None else {}, created=created,
+    )  # fmt: skip
+
+
+def bisect_range(
+    opts: BisectOptions,
+    *,
+    progress: Progress = print,
+    git: Git | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> BisectDocument:
+    """Bisect ``opts.pattern``'s series over ``opts.good..opts.bad`` (see the module doc).
+
+    Raises:
+        UsageError: a commit that does not exist, GOOD not an ancestor of BAD on its first-
+            parent chain, a pattern that matches no series (or several).
+        CaptureError: an end of the range could not be measured.
+    """
+    gw = git or Git(opts.repo)
+    gw = gw.at(os.path.abspath(gw.toplevel()))
+    good = _resolve(gw, opts.good, "GOOD")
+    bad = _resolve(gw, opts.bad, "BAD")
+    chain = first_parent_chain(gw, good, bad)
+    results_dir, _, _ = run_dirs(gw.repo, RunOptions(repo=gw.repo, results_dir=opts.results_dir))
+    machine = _default_machine(results_dir, opts.machine)
+    stage = _Stage(opts, gw, results_dir, machine, progress)
+    history = stage.load() if os.path.isdir(results_dir) else History(())
+    found = match_series(history, machine, opts.pattern)
+    unstored = [c for c in (good, bad) if (machine, c) not in history.profiles]
+    if not found and unstored:
+        progress(f"measuring the range's ends first ({len(unstored)} without stored results)")
+        stage.bench = opts.bench
+        counted = opts.axis == "instructions" or (
+            opts.axis == "auto" and "instructions" in opts.pattern
+        )
+        stage.metrics = ("devtime", "instructions") if counted else ("devtime",)
+        t0 = time.monotonic()
+        stage.run(unstored)
+        stage.before = (tuple(unstored), time.monotonic() - t0)
+        history = stage.load()
+        found = match_series(history, machine, opts.pattern)
+    if not found:
+        total = sum(1 for s in history.series if s.machine == machine)
+        sample = ", ".join(s.series.label for s in history.series[:3] if s.machine == machine)
+        raise UsageError(
+            f"no series matches {opts.pattern!r} on {machine!r} ({total} series"
+            + (f", e.g. {sample}" if sample else "")
+            + ")",
+            hint="the pattern is matched against the label `regressions` prints, the asv"
+            " benchmark name and benchmark(params) (fnmatch: * and ?)",
+        )
+    series, axis = _pick(found, opts.pattern, machine, opts.axis)
+    stage.bench = opts.bench or _bench_of(series.series)
+    stage.extra_env = _narrow_env(series.series)
+    stage.metrics = ("devtime", "instructions") if axis == "instructions" else ("devtime",)
+    progress(
+        f"bisecting {series.series.label} on {machine} over {len(chain) - 1} commit(s)"
+        f" {good[:12]}..{bad[:12]} ({axis})"
+    )
+    result = _search(stage, chain, series, axis, clock)
+    side = None
+    if opts.side_branches and result.culprit is not None:
+        side = _side_branch(stage, series, axis, result.culprit, clock)
+    return _document(stage, chain, series, axis, result, side)

@@ -1,0 +1,64 @@
+"""The workflow's bisect step: which change points it bisects (pure planning over real git)."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import subprocess
+from pathlib import Path
+
+from neuronasv.ci.bisect_step import fnmatch_literal, plan_ranges
+from neuronasv.model import ChangePoint, SeriesId
+from neuronasv.model.culprit import Culprit
+from neuronasv.store.git import Git
+from tests.builders import history_doc
+
+
+def _repo(path: Path, n: int) -> list[str]:
+    path.mkdir()
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")  # fmt: skip
+    run = lambda *a: subprocess.run(["git", *a], cwd=path, env=env, check=True,  # noqa: E731
+                                    capture_output=True, text=True).stdout.strip()  # fmt: skip
+    run("init", "-q", "-b", "main")
+    out = []
+    for i in range(n):
+        run("commit", "-q", "--allow-empty", "-m", f"c{i}")
+        out.append(run("rev-parse", "HEAD"))
+    return out
+
+
+def _cp(before: str, after: str, op: str, unit: str, ratio: float, **kw) -> ChangePoint:
+    sid = SeriesId("b", (op,), "w", "4x4", "float32", op)
+    kind = "regression" if ratio > 1 else "improvement"
+    return ChangePoint(sid, "m", before, after, 3, 1.0, ratio, ratio, 0.0001, unit,
+                       kind, open=True, **kw)  # fmt: skip
+
+
+def test_ranges_with_unmeasured_commits_one_search_each_exact_first(tmp_path: Path) -> None:
+    shas = _repo(tmp_path / "repo", 8)
+    results = tmp_path / "results" / "m"
+    results.mkdir(parents=True)
+    for c in (shas[0], shas[3], shas[4], shas[7]):  # measured: 0, 3, 4, 7
+        (results / f"{c[:8]}-py.json").write_text("{}")
+    doc = history_doc(
+        _cp(shas[0], shas[3], "aten::mul", "seconds", 1.8),
+        _cp(shas[0], shas[3], "aten::mul", "instructions", 1.2),  # exact: chosen
+        _cp(shas[3], shas[4], "aten::add", "seconds", 2.0),  # one commit: nothing to bisect
+        _cp(shas[4], shas[7], "aten::add", "seconds", 1.5, acknowledged="expected"),
+        _cp(shas[4], shas[7], "aten::sum", "seconds", 0.5),  # an improvement: not bisected
+        machine="m",
+    )
+    ranges = plan_ranges([doc], Git(str(tmp_path / "repo")), str(tmp_path / "results"))
+    assert [(r.cp.unit, r.unmeasured, r.candidates) for r in ranges] == [("instructions", 2, 3)]
+    named = Culprit("culprit", "instructions", shas[2], shas[3], commit=shas[3])
+    done = history_doc(_cp(shas[0], shas[3], "aten::mul", "instructions", 1.2, culprit=named),
+                       machine="m")  # fmt: skip
+    assert plan_ranges([done], Git(str(tmp_path / "repo")), str(tmp_path / "results")) == []
+
+
+def test_the_pattern_names_exactly_the_label() -> None:
+    label = "w 4x4 float32 · aten::mul [x]* (instructions)?"
+    pat = fnmatch_literal(label)
+    assert fnmatch.fnmatchcase(label, pat)
+    assert not fnmatch.fnmatchcase(label.replace("[x]", "x"), pat)
