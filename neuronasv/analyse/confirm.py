@@ -87,7 +87,7 @@ def _futile(g: Finding, st: Settings) -> bool:
     return not rule.exceeded(1.0, g.ci_high) and not rule.improved(1.0, g.ci_low)
 
 
-def confirm(
+def confirm(  # noqa: PLR0913 -- the confirm step's keyword options, one per CLI flag
     doc: FindingsDocument,
     runner: Runner,
     *,

@@ -440,7 +440,7 @@ def _pairs(sb: _Side, sh: _Side, base: str, head: str, rnd: _Rounds) -> list[Pai
     return pairs
 
 
-def compare(
+def compare(  # noqa: PLR0913 -- the compare step's keyword options, one per CLI flag
     history: History,
     base: str,
     head: str,
