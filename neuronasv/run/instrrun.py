@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from neuronasv.keys import profile_key, split_results_key
 from neuronasv.model import WorkloadProfile
 from neuronasv.model.instructions import InstructionCounts
 from neuronasv.run.instrpass import META_FILE
@@ -186,9 +187,9 @@ def read_counts(folder: str) -> tuple[dict[str, dict[str, Any]], dict[str, str]]
             continue
         workload = str(doc.get("workload", ""))
         for key, entry in (doc.get("results") or {}).items():
-            shape, _, dtype = str(key).partition("|")
+            shape, dtype = split_results_key(str(key))
             if isinstance(entry, dict):
-                counts[f"{workload}[{shape},{dtype}]"] = entry
+                counts[profile_key(workload, shape, dtype)] = entry
     return counts, meta
 
 

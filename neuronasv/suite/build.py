@@ -72,6 +72,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from neuronasv import env
+from neuronasv.keys import results_key
 from neuronasv.suite import feed
 from neuronasv.suite.declare import Declared, declared_classes
 
@@ -191,7 +192,7 @@ class _DevtimeSuite:
 
             if known_op(cache, shape, dtype, op):
                 return
-        entry = cache["results"].get(f"{shape}|{dtype}")
+        entry = cache["results"].get(results_key(shape, dtype))
         if entry is None:
             raise NotImplementedError(f"{self.workload} {shape} {dtype} was not profiled")
         if "skip" in entry:
@@ -201,7 +202,7 @@ class _DevtimeSuite:
 
     @staticmethod
     def _entry(cache: dict[str, Any], shape: str, dtype: str) -> dict[str, Any]:
-        entry: dict[str, Any] = cache["results"][f"{shape}|{dtype}"]
+        entry: dict[str, Any] = cache["results"][results_key(shape, dtype)]
         if "error" in entry:
             raise RuntimeError(f"profiling failed: {entry['error']}")
         return entry
