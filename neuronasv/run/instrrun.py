@@ -30,6 +30,7 @@ from dataclasses import replace
 from typing import Any
 
 from neuronasv.keys import profile_key, split_results_key
+from neuronasv.measure.backends import counts_instructions
 from neuronasv.model import WorkloadProfile
 from neuronasv.model.instructions import InstructionCounts
 from neuronasv.run.instrpass import META_FILE
@@ -81,7 +82,7 @@ def default_metrics(
     """
     if requested is not None:
         return requested
-    if backend != "cpu":
+    if not counts_instructions(backend):
         return ("devtime",)
     if status is None:
         from neuronasv.measure.callgrind import valgrind_status
@@ -319,7 +320,7 @@ def prepare_commit(
     """
     from neuronasv.suite.catalogue import load_catalogue, save_catalogue
 
-    if backend != "cpu":
+    if not counts_instructions(backend):
         progress(f"{prefix} instructions: off on {backend} (device time is the metric there)")
         return None
     started = time.monotonic()

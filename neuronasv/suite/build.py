@@ -73,6 +73,7 @@ from typing import Any
 
 from neuronasv import env
 from neuronasv.keys import results_key
+from neuronasv.measure.backends import is_accelerator
 from neuronasv.suite import feed
 from neuronasv.suite.declare import Declared, declared_classes
 
@@ -277,7 +278,7 @@ def _shapes(
     if override:
         return list(override)
     large = env.LARGE.read()
-    want_large = large if large is not None else backend != "cpu"
+    want_large = large if large is not None else is_accelerator(backend)
     return list(cpu_shapes) + (list(accelerator_shapes) if want_large else [])
 
 
