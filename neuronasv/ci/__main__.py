@@ -171,10 +171,29 @@ def _dispatch(args: argparse.Namespace) -> int:
     return 0
 
 
+def _step(argv: Sequence[str]) -> tuple[str | None, list[str]]:
+    """The step argv names (its first positional, after ``--repo``) and the words after it.
+
+    Only the step decides the route: a commit, a folder or a title spelled ``pr-comment``
+    further on is an argument of its own step.
+    """
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--repo")
+    pre.add_argument("step", nargs="?")
+    ns, _ = pre.parse_known_args(argv)
+    if ns.step is None:
+        return None, []
+    words = list(argv)
+    at = next(
+        i for i, w in enumerate(words) if w == ns.step and (i == 0 or words[i - 1] != "--repo")
+    )
+    return ns.step, words[at + 1 :]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    rest = argv[argv.index("pr-comment") + 1 :] if "pr-comment" in argv else None
-    if rest is not None:  # its own parser (the privileged step keeps its options)
+    step, rest = _step(argv)
+    if step == "pr-comment":  # its own parser (the privileged step keeps its options)
         from neuronasv.ci.pr_comment import main as pr_comment_main
 
         return pr_comment_main(rest)

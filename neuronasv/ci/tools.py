@@ -46,6 +46,14 @@ def _say(line: str) -> None:
     print(line, flush=True)
 
 
+def _warn(message: str) -> None:
+    """One ``::warning::`` annotation; the message escaped as every workflow line is (apt's
+    output and valgrind's status are text from the runner, not ours)."""
+    from neuronasv.report.escape import workflow_data
+
+    _say("::warning::" + workflow_data(message))
+
+
 def ensure_instruction_tools(
     metrics: Sequence[str],
     *,
@@ -71,20 +79,22 @@ def ensure_instruction_tools(
         return True
     prefix = privileged_prefix(which, runner, uid) if which("apt-get") else None
     if prefix is None:
-        _say(f"::warning::instructions metric off: {line}; no apt-get or passwordless sudo"
-             f" here to install {' and '.join(PACKAGES)} (docs/instructions.md)")  # fmt: skip
+        _warn(f"instructions metric off: {line}; no apt-get or passwordless sudo"
+              f" here to install {' and '.join(PACKAGES)} (docs/instructions.md)")  # fmt: skip
         return False
     for cmd in ([*prefix, "apt-get", "update", "-q"],
                 [*prefix, "apt-get", "install", "-y", "-q", *PACKAGES]):  # fmt: skip
         res = runner(cmd)
         if res.returncode != 0:
             last = (res.output.strip().splitlines() or [""])[-1][:200]
-            _say(f"::warning::instructions metric off: `{' '.join(cmd)}` exited"
-                 f" {res.returncode}{': ' + last if last else ''}")  # fmt: skip
+            _warn(f"instructions metric off: `{' '.join(cmd)}` exited"
+                  f" {res.returncode}{': ' + last if last else ''}")  # fmt: skip
             return False
     usable, line = status()
-    _say(f"instructions metric: {line}" if usable
-         else f"::warning::instructions metric off: {line}")  # fmt: skip
+    if usable:
+        _say(f"instructions metric: {line}")
+    else:
+        _warn(f"instructions metric off: {line}")
     return usable
 
 

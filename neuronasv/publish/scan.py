@@ -45,6 +45,8 @@ from neuronasv.model import SeriesId
 from neuronasv.publish.cache import Codec, ParseCache, digest_bytes
 from neuronasv.publish.sitedata import MachineData, SeriesInfo, SiteData
 from neuronasv.store.asvresults import (
+    Q25_COLUMN,
+    Q75_COLUMN,
     AsvResultsReader,
     benchmark_units,
     result_paths,
@@ -276,8 +278,8 @@ class SummaryParser:
             ckeys.append(ckey)
             sizes.append(len(combos))
             res_cells.append(res)
-            lo_cells.append(cols.get("stats_q_25"))
-            hi_cells.append(cols.get("stats_q_75"))
+            lo_cells.append(cols.get(Q25_COLUMN))
+            hi_cells.append(cols.get(Q75_COLUMN))
         value = _column(res_cells, sizes, np.float64)
         if value is None:  # something other than numbers: the loader's checks, its errors
             for name, row in h.results.items():

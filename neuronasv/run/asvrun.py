@@ -32,10 +32,8 @@ produced no results file at all are reported together at the end (:class:`StoreE
 
 from __future__ import annotations
 
-import ast
 import datetime as _dt
 import glob
-import itertools
 import json
 import os
 import re
@@ -66,6 +64,7 @@ from neuronasv.store.asvconf import (
     repo_config,
     traces_dir_for,
 )
+from neuronasv.store.asvresults import AsvResultsReader, param_value
 from neuronasv.store.git import Git
 from neuronasv.store.layout import (
     BENCHMARKS_FILE,
@@ -222,59 +221,55 @@ def asv_command(opts: RunOptions, conf_path: str, sha: str, machine: str) -> lis
     return cmd
 
 
-def _unrepr(text: str) -> str:
-    """asv stores params as ``repr`` strings (``"'4x512'"``); get the value back."""
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text
-    return str(value)
-
-
 def build_series(
-    results: Mapping[str, Any], benchmarks: Mapping[str, Any]
+    results: Any,
+    benchmarks: Mapping[str, Any],
+    source: str = "asv results",
+    marked: bool = False,
 ) -> tuple[list[SeriesId], dict[str, str]]:
     """Every (benchmark, params) of an asv results file as a ``SeriesId``, plus failures.
 
-    ``benchmarks`` is asv's ``benchmarks.json`` of that run: the suite tags its benchmarks
-    with ``neuronasv_workload`` / ``neuronasv_series`` (``total`` or ``op``), so no name is
+    ``results`` is the decoded results file (``AsvResultsReader.read_json``: ``source``
+    its path, ``marked`` its NaN markers), read by the one asv results reader: its header
+    and row shapes are checked as the loader checks them. ``benchmarks`` is asv's
+    ``benchmarks.json`` of that run: the suite tags its benchmarks with
+    ``neuronasv_workload`` / ``neuronasv_series`` (``total`` or ``op``), so no name is
     parsed. Other benchmarks get a plain ``SeriesId``. Failed combinations (asv ``null``,
     as opposed to ``NaN`` = skipped) are returned as ``{"bench(params)": "failed"}``.
+
+    Raises:
+        CorruptResultsError: not an asv results document, or a malformed row.
+        SchemaVersionError: an asv results ``version`` other than 2.
     """
-    cols = results.get("result_columns")
-    table = results.get("results")
-    if not isinstance(cols, list) or not isinstance(table, Mapping):
-        raise CorruptResultsError("asv results file has no result_columns/results")
-    ridx, pidx = cols.index("result"), cols.index("params")
+    reader = AsvResultsReader()
+    h = reader.header(results, source, marked)
     series: list[SeriesId] = []
     failed: dict[str, str] = {}
-    for name in sorted(table):
-        row = table[name]
-        params = row[pidx] if len(row) > pidx and row[pidx] else []
-        values = row[ridx] if len(row) > ridx else None
-        meta = benchmarks.get(name, {}) if isinstance(benchmarks.get(name), Mapping) else {}
-        workload = meta.get("neuronasv_workload")
-        kind = meta.get("neuronasv_series")
-        combos = list(itertools.product(*params)) if params else [()]
+    for name in sorted(h.results):
+        _cols, combos, _key, values = reader.row_shape(name, h.results[name], h.columns, source)
+        meta = benchmarks.get(name)
+        tags = meta if isinstance(meta, Mapping) else {}
         for i, combo in enumerate(combos):
-            combo = tuple(str(c) for c in combo)
-            if isinstance(workload, str) and len(combo) >= 2:
-                op = _unrepr(combo[2]) if kind == "op" and len(combo) >= 3 else None
-                sid = SeriesId(
-                    benchmark=name,
-                    params=combo,
-                    workload=workload,
-                    shape=_unrepr(combo[0]),
-                    dtype=_unrepr(combo[1]),
-                    op=op,
-                )
-            else:
-                sid = SeriesId(benchmark=name, params=combo)
-            series.append(sid)
-            value = values[i] if isinstance(values, list) and i < len(values) else None
-            if value is None:
+            series.append(_series_id(name, combo, tags))
+            if values is None or values[i] is None:
                 failed[f"{name}({', '.join(combo)})" if combo else name] = "failed"
     return series, failed
+
+
+def _series_id(name: str, combo: tuple[str, ...], tags: Mapping[str, Any]) -> SeriesId:
+    """A combination's identity: workload, shape, dtype (and op) for a tagged benchmark."""
+    workload = tags.get("neuronasv_workload")
+    if not isinstance(workload, str) or len(combo) < 2:
+        return SeriesId(benchmark=name, params=combo)
+    kind = tags.get("neuronasv_series")
+    return SeriesId(
+        benchmark=name,
+        params=combo,
+        workload=workload,
+        shape=param_value(combo[0]),
+        dtype=param_value(combo[1]),
+        op=param_value(combo[2]) if kind == "op" and len(combo) >= 3 else None,
+    )
 
 
 def read_profiles(folder: str) -> tuple[list[WorkloadProfile], dict[str, str]]:
@@ -741,9 +736,8 @@ def _write_sidecar(
     instr_dir: str | None = None,
 ) -> tuple[RunSidecar, dict[str, str]]:
     try:
-        with open(result_file, encoding="utf-8") as fh:
-            results = json.load(fh)  # asv writes bare NaN; Python's json reads it
-    except (OSError, ValueError) as exc:
+        _raw, results, marked = AsvResultsReader().read_json(result_file)
+    except OSError as exc:
         raise CorruptResultsError(f"{result_file}: unreadable asv results: {exc}") from exc
     bench_file = os.path.join(results_dir, BENCHMARKS_FILE)
     try:
@@ -751,7 +745,7 @@ def _write_sidecar(
             benchmarks = json.load(fh)
     except (OSError, ValueError):
         benchmarks = {}
-    series, failed = build_series(results, benchmarks)
+    series, failed = build_series(results, benchmarks, result_file, marked)
     profiles, failures = read_profiles(profile_out)
     if instr_dir is not None:
         from neuronasv.run.instrrun import attach_counts

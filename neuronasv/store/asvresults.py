@@ -16,6 +16,9 @@ and quartiles as matrices). Both go through this module, so the format is decide
   (:func:`asv_date`);
 * **one row shape** (:meth:`AsvResultsReader.parse_row`): parameter combinations, the
   value count, samples; failed (``null``) and skipped (``NaN``) values;
+* **one reading of a param** (:func:`param_value`): asv writes each param as the
+  ``repr`` of its value; the run stage (``run/asvrun.py``) reads the workload's shape,
+  dtype and op back from them with it;
 * **one sidecar read** (:meth:`AsvResultsReader.read_sidecar`) with one warning wording
   ("sidecar ignored: ..."; the asv names are then used), and **one ``unquote``** for
   params written without asv's repr quotes (:meth:`AsvResultsReader.series_map`);
@@ -35,6 +38,7 @@ series lists are validated once per distinct byte string; see docs/publishing.md
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import itertools
 import json
@@ -66,6 +70,8 @@ from neuronasv.units import INSTRUCTIONS_UNIT, is_exact, value_problem
 
 __all__ = [
     "ASV_API_VERSION",
+    "Q25_COLUMN",
+    "Q75_COLUMN",
     "AsvResultsReader",
     "Header",
     "RawFile",
@@ -76,6 +82,7 @@ __all__ = [
     "benchmark_units",
     "decode_asv_json",
     "default_unit",
+    "param_value",
     "result_paths",
     "stat_key",
     "unit_for",
@@ -83,6 +90,9 @@ __all__ = [
 ]
 
 ASV_API_VERSION = 2
+# asv's result columns of the interquartile range (the site draws its band)
+Q25_COLUMN = "stats_q_25"
+Q75_COLUMN = "stats_q_75"
 
 
 def _number(v: Any, where: str, source: str, bound: str | None = None) -> float | None:
@@ -264,10 +274,6 @@ _HEAD = msgspec.json.Decoder(_SidecarHead)
 _HEAD_FIELDS = tuple(f for f in _SidecarHead.__struct_fields__ if f not in ("series", "profiles"))
 
 
-_HEAD = msgspec.json.Decoder(_SidecarHead)
-_HEAD_FIELDS = tuple(f for f in _SidecarHead.__struct_fields__ if f not in ("series", "profiles"))
-
-
 def asv_date(v: Any, marked: bool) -> int | None:
     """asv's ``date`` (ms since the epoch) as an int; None when absent or not a finite number."""
     v = asv_float(v, marked)
@@ -279,6 +285,17 @@ def asv_date(v: Any, marked: bool) -> int | None:
 def unquote(p: str) -> str:
     """A param without asv's repr quotes (``'a'`` -> ``a``); sidecars may write either."""
     return p[1:-1] if len(p) >= 2 and p[0] == p[-1] and p[0] in "'\"" else p
+
+
+def param_value(text: str) -> str:
+    """An asv param as the ``str`` of its value: asv writes params as ``repr`` strings
+    (``"'4x512'"`` -> ``4x512``). Text that is no Python literal (or one too deep or
+    unhashable to evaluate) is returned as it is."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
+        return text
+    return str(value)
 
 
 def default_unit(benchmark: str) -> str:
@@ -465,6 +482,113 @@ def _opt(v: Any) -> str | None:
     return None if v is None else str(v)
 
 
+def _check_version(version: Any, p: str) -> None:
+    """asv's ``api_version`` 2, else one message: not asv at all, older or newer.
+
+    Raises:
+        CorruptResultsError: no ``version`` field.
+        SchemaVersionError: any version other than 2.
+    """
+    if version == ASV_API_VERSION:
+        return
+    if version is None:
+        raise CorruptResultsError(f"{p}: no asv 'version' field: not an asv results file")
+    hint = (
+        "run `asv update` to convert old results"
+        if isinstance(version, int) and version < ASV_API_VERSION
+        else "this file was written by a newer asv"
+    )
+    raise SchemaVersionError(
+        f"{p}: asv results api_version {version!r} is not supported (reads 2; {hint})"
+    )
+
+
+def _required_fields(data: dict[str, Any], p: str) -> tuple[str, list[str], dict[str, Any]]:
+    """``(commit_hash, result_columns, results)`` of a results document, each checked.
+
+    Raises:
+        CorruptResultsError: a field missing or of the wrong type.
+    """
+    for key in ("commit_hash", "results", "result_columns"):
+        if key not in data:
+            raise CorruptResultsError(f"{p}: field {key!r} is missing")
+    commit = data["commit_hash"]
+    if not isinstance(commit, str) or not commit:
+        raise CorruptResultsError(f"{p}: commit_hash must be a non-empty string")
+    columns = data["result_columns"]
+    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+        raise CorruptResultsError(f"{p}: result_columns must be a list of names")
+    if "result" not in columns:
+        raise CorruptResultsError(f"{p}: result_columns has no 'result' column")
+    results = data["results"]
+    if not isinstance(results, dict):
+        raise CorruptResultsError(f"{p}: results must be an object")
+    return commit, columns, results
+
+
+def _machine_name(data: dict[str, Any], p: str, machine: str | None) -> str:
+    """``params.machine``, else ``machine`` (the caller's), else the file's folder name.
+
+    Raises:
+        CorruptResultsError: ``params`` is not an object.
+    """
+    params_env = data.get("params") or {}
+    if not isinstance(params_env, dict):
+        raise CorruptResultsError(f"{p}: params must be an object")
+    mach = params_env.get("machine")
+    if not isinstance(mach, str) or not mach:
+        mach = machine or os.path.basename(os.path.dirname(os.path.abspath(p)))
+    return mach
+
+
+def _env_name(data: dict[str, Any], p: str) -> str:
+    """``env_name``, else the part of the file name after the commit (asv's naming)."""
+    env_name = data.get("env_name")
+    if not isinstance(env_name, str):
+        env_name = os.path.basename(p)[:-5].split("-", 1)[-1] if p.endswith(".json") else ""
+    return env_name
+
+
+def _fast_clean(result: list[Any], bound: str | None) -> bool:
+    """Whether a result list is all finite floats in range, checked at C speed (the common
+    case); False sends it to the slow path, which checks each value and names a bad one."""
+    if bound == "count" or set(map(type, result)) != _FLOAT or not math.isfinite(sum(result)):
+        return False
+    if max(map(abs, result)) > MAX_MAGNITUDE:
+        return False
+    return not (bound and min(result) <= 0.0)
+
+
+def _checked_values(
+    result: list[Any], where: str, source: str, bound: str | None, marked: bool
+) -> list[float | None]:
+    """Each result value checked (:func:`_number`), named by its index when it is bad."""
+    return [
+        _number(asv_float(raw, marked), f"{where} result[{i}]", source, bound)
+        for i, raw in enumerate(result)
+    ]
+
+
+def _checked_samples(
+    samples: list[Any], values: list[float | None], where: str, source: str, marked: bool
+) -> list[tuple[float, ...]]:
+    """Per combination its samples, checked; none for a failed or skipped (NaN) value."""
+    out: list[tuple[float, ...]] = []
+    for i, smp in enumerate(samples):
+        v = values[i]
+        if smp is None or (v is not None and v != v):
+            out.append(())  # skipped (NaN) values have no point, so no samples
+            continue
+        if not isinstance(smp, list):
+            raise CorruptResultsError(f"{source}: {where} samples[{i}] must be a list")
+        vals = [
+            _number(asv_float(x, marked), f"{where} samples[{i}]", source, "positive")
+            for x in smp
+        ]
+        out.append(tuple(v for v in vals if v is not None and not math.isnan(v)))
+    return out
+
+
 class AsvResultsReader:
     """Reads asv results files and sidecars; owns the memos that make a folder fast.
 
@@ -504,44 +628,12 @@ class AsvResultsReader:
         p = path
         if not isinstance(data, dict):
             raise CorruptResultsError(f"{p}: expected a JSON object, got {type(data).__name__}")
-        version = data.get("version")
-        if version != ASV_API_VERSION:
-            if version is None:
-                raise CorruptResultsError(f"{p}: no asv 'version' field: not an asv results file")
-            hint = (
-                "run `asv update` to convert old results"
-                if isinstance(version, int) and version < ASV_API_VERSION
-                else "this file was written by a newer asv"
-            )
-            raise SchemaVersionError(
-                f"{p}: asv results api_version {version!r} is not supported (reads 2; {hint})"
-            )
-        for key in ("commit_hash", "results", "result_columns"):
-            if key not in data:
-                raise CorruptResultsError(f"{p}: field {key!r} is missing")
-        commit = data["commit_hash"]
-        if not isinstance(commit, str) or not commit:
-            raise CorruptResultsError(f"{p}: commit_hash must be a non-empty string")
-        columns = data["result_columns"]
-        if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
-            raise CorruptResultsError(f"{p}: result_columns must be a list of names")
-        if "result" not in columns:
-            raise CorruptResultsError(f"{p}: result_columns has no 'result' column")
-        results = data["results"]
-        if not isinstance(results, dict):
-            raise CorruptResultsError(f"{p}: results must be an object")
-        params_env = data.get("params") or {}
-        if not isinstance(params_env, dict):
-            raise CorruptResultsError(f"{p}: params must be an object")
-        mach = params_env.get("machine")
-        if not isinstance(mach, str) or not mach:
-            mach = machine or os.path.basename(os.path.dirname(os.path.abspath(p)))
-        env_name = data.get("env_name")
-        if not isinstance(env_name, str):
-            env_name = os.path.basename(p)[:-5].split("-", 1)[-1] if p.endswith(".json") else ""
+        _check_version(data.get("version"), p)
+        commit, columns, results = _required_fields(data, p)
+        env_name = _env_name(data, p)
         return Header(
-            mach, commit, env_name, asv_date(data.get("date"), marked), columns, results,
-            asv_identity(data, env_name),
+            _machine_name(data, p, machine), commit, env_name, asv_date(data.get("date"), marked),
+            columns, results, asv_identity(data, env_name),
         )  # fmt: skip
 
     def combos(self, name: str, params: list[Any]) -> tuple[tuple[tuple[str, ...], ...], int]:
@@ -609,34 +701,14 @@ class AsvResultsReader:
             return (name, combos, [None] * len(combos), None, version, False, ckey)
         if samples is not None and (not isinstance(samples, list) or len(samples) != len(combos)):
             raise CorruptResultsError(f"{source}: {where}: samples do not match the parameters")
-        values: list[float | None]
         bound = value_bound(name)
-        clean = set(map(type, result)) == _FLOAT and math.isfinite(sum(result))
-        big = clean and bool(result) and max(map(abs, result)) > MAX_MAGNITUDE
-        if big or bound == "count" or (clean and bound and result and min(result) <= 0.0):
-            clean = False  # out of range: the slow path names the value
-        if clean:
-            values = result  # all finite floats in range (the common case), at C speed
-        else:
-            values = [
-                _number(asv_float(raw, marked), f"{where} result[{i}]", source, bound)
-                for i, raw in enumerate(result)
-            ]
+        clean = _fast_clean(result, bound)
+        # all finite floats in range (the common case) are kept as they are, at C speed;
+        # else the slow path checks each value and names a bad one
+        values = result if clean else _checked_values(result, where, source, bound, marked)
         if samples is None:
             return (name, combos, values, None, version, clean, ckey)
-        out: list[tuple[float, ...]] = []
-        for i, smp in enumerate(samples):
-            v = values[i]
-            if smp is None or (v is not None and v != v):
-                out.append(())  # skipped (NaN) values have no point, so no samples
-                continue
-            if not isinstance(smp, list):
-                raise CorruptResultsError(f"{source}: {where} samples[{i}] must be a list")
-            vals = [
-                _number(asv_float(x, marked), f"{where} samples[{i}]", source, "positive")
-                for x in smp
-            ]
-            out.append(tuple(v for v in vals if v is not None and not math.isnan(v)))
+        out = _checked_samples(samples, values, where, source, marked)
         return (name, combos, values, out, version, clean, ckey)
 
     def parse(self, path: str, machine: str | None = None) -> RawFile:

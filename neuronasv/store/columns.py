@@ -508,6 +508,81 @@ def _assemble(
     return Columns(machines, commits, fingerprints, errors)
 
 
+_RowKey = tuple[str, str, tuple[str, ...]]
+# per layout entry its row, the (row, SeriesId) pairs its sidecar names, their positions
+_Placed = tuple[np.ndarray, list[tuple[int, SeriesId]], np.ndarray]
+
+
+@dataclass
+class _MachineRows:
+    """One machine's series rows as its files (in commit order) place them.
+
+    ``rows``: (env, benchmark, params) -> row number, first seen first; ``ids``: each
+    row's identity (asv's name until a sidecar names it); ``mapped``: the benchmarks a
+    sidecar maps; ``placed``: per (env, layout id) its placement; ``last``: the layout
+    and presence of the names applied last.
+    """
+
+    rows: dict[_RowKey, int] = field(default_factory=dict)
+    ids: dict[int, SeriesId] = field(default_factory=dict)
+    mapped: set[str] = field(default_factory=set)
+    placed: dict[tuple[str, str], _Placed] = field(default_factory=dict)
+    last: tuple[tuple[str, str], bytes] | None = None
+
+    def add(self, f: FileColumns, layouts: Layouts) -> None:
+        """Place a file's layout (once per distinct one) and apply its sidecar's names."""
+        lk = (f.env_name, f.layout_id)
+        placed = self.placed.get(lk)
+        if placed is None:
+            layout = layouts.get(f.layout_id)
+            assert layout is not None, "layouts are stored before their files"
+            placed = self.placed[lk] = self._place(f.env_name, layout)
+        _idx, named, pos = placed
+        if named:
+            self._name(f, lk, named, pos)
+
+    def _place(self, env_name: str, layout: Layout) -> _Placed:
+        rows, ids = self.rows, self.ids
+        idx = np.empty(len(layout), dtype=np.int64)
+        named: list[tuple[int, SeriesId]] = []
+        at: list[int] = []
+        for i, (b, p, sid) in enumerate(layout):
+            k = (env_name, b, p)
+            r = rows.get(k)
+            if r is None:
+                r = rows[k] = len(rows)
+                ids[r] = SeriesId(b, p)
+            idx[i] = r
+            if sid is not None:
+                named.append((r, sid))
+                at.append(i)
+        return (idx, named, np.array(at, dtype=np.int64))
+
+    def _name(
+        self,
+        f: FileColumns,
+        lk: tuple[str, str],
+        named: list[tuple[int, SeriesId]],
+        pos: np.ndarray,
+    ) -> None:
+        """Later sidecars win (a series gains its identity), where a value is present (a
+        failure is present; a NaN, skipped, is not): the loader's rule. The same layout
+        and presence as the file applied just before changes nothing."""
+        present = ~np.isnan(f.values[pos]) | f.failed[pos]
+        applied = (lk, present.tobytes())
+        if applied == self.last:
+            return
+        self.last = applied
+        for (r, sid), ok in zip(named, present.tolist(), strict=True):
+            if ok:
+                self.ids[r] = sid
+                self.mapped.add(sid.benchmark)
+
+    def index(self, f: FileColumns) -> np.ndarray:
+        """The row of each of ``f``'s values."""
+        return self.placed[(f.env_name, f.layout_id)][0]
+
+
 def _machine(
     name: str,
     files: list[FileColumns],
@@ -517,75 +592,52 @@ def _machine(
 ) -> MachineColumns:
     commits = sorted({f.commit for f in files}, key=col.__getitem__)
     ccol = {c: i for i, c in enumerate(commits)}
-    rows: dict[tuple[str, str, tuple[str, ...]], int] = {}
-    ids: dict[int, SeriesId] = {}
-    mapped: set[str] = set()
-    placed: dict[tuple[str, str], tuple[np.ndarray, list[tuple[int, SeriesId]], np.ndarray]] = {}
-    last: tuple[tuple[str, str], bytes] | None = None
+    mr = _MachineRows()
     for f in files:
-        lk = (f.env_name, f.layout_id)
-        if lk not in placed:
-            layout = layouts.get(f.layout_id)
-            assert layout is not None, "layouts are stored before their files"
-            idx = np.empty(len(layout), dtype=np.int64)
-            named: list[tuple[int, SeriesId]] = []
-            at: list[int] = []
-            for i, (b, p, sid) in enumerate(layout):
-                k = (f.env_name, b, p)
-                r = rows.get(k)
-                if r is None:
-                    r = rows[k] = len(rows)
-                    ids[r] = SeriesId(b, p)
-                idx[i] = r
-                if sid is not None:
-                    named.append((r, sid))
-                    at.append(i)
-            placed[lk] = (idx, named, np.array(at, dtype=np.int64))
-        _idx, named, pos = placed[lk]
-        if named:
-            # Later sidecars win (a series gains its identity), where a value is present
-            # (a failure is present; a NaN, skipped, is not): the loader's rule. The same
-            # layout and presence as the file applied just before changes nothing.
-            present = ~np.isnan(f.values[pos]) | f.failed[pos]
-            applied = (lk, present.tobytes())
-            if applied == last:
-                continue
-            last = applied
-            for (r, sid), ok in zip(named, present.tolist(), strict=True):
-                if ok:
-                    ids[r] = sid
-                    mapped.add(sid.benchmark)
-    keys = sorted(rows, key=lambda k: (k[0], k[1], k[2]))
-    perm = np.empty(len(rows), dtype=np.int64)
+        mr.add(f, layouts)
+    keys = sorted(mr.rows, key=lambda k: (k[0], k[1], k[2]))
+    perm = np.empty(len(keys), dtype=np.int64)
     for new, k in enumerate(keys):
-        perm[rows[k]] = new
-    n, m = len(keys), len(commits)
-    # a row with no point anywhere (NaN, skipped, in every file) is no series
-    anypoint = np.zeros(n, dtype=bool)
-    for f in files:
-        idx = perm[placed[(f.env_name, f.layout_id)][0]]
-        anypoint[idx[~np.isnan(f.values) | f.failed]] = True
-    values = np.full((n, m), np.nan)
-    measured = np.zeros((n, m), dtype=bool)
-    has_unstable = any(f.unstable for f in files)
-    for f in files:
-        idx = perm[placed[(f.env_name, f.layout_id)][0]]
-        j = ccol[f.commit]
-        values[idx, j] = f.values
-        measured[idx, j] = ~np.isnan(f.values)
+        perm[mr.rows[k]] = new
+    values, measured, anypoint = _matrices(files, mr, perm, ccol, (len(keys), len(commits)))
     series = [
-        ColumnSeries(k[0], ids[rows[k]], unit_for(k[1], units, k[1] in mapped)) for k in keys
+        ColumnSeries(k[0], mr.ids[mr.rows[k]], unit_for(k[1], units, k[1] in mr.mapped))
+        for k in keys
     ]
     if not anypoint.all():
         series = [s for s, ok in zip(series, anypoint.tolist(), strict=True) if ok]
         values, measured = values[anypoint], measured[anypoint]
     _check_positive(name, commits, series, values)
     unstable = np.zeros(values.shape, dtype=bool)
-    if has_unstable:
+    if any(f.unstable for f in files):
         _mark_unstable(files, ccol, series, unstable)
     sidecars = {f.commit: f.path for f in files if f.fingerprint is not None}  # last wins
     sidecars = {c: sidecars[c] for c in commits if c in sidecars}
     return MachineColumns(name, commits, series, values, measured, unstable, sidecars)
+
+
+def _matrices(
+    files: list[FileColumns],
+    mr: _MachineRows,
+    perm: np.ndarray,
+    ccol: Mapping[str, int],
+    shape: tuple[int, int],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(values, measured, anypoint)``: series x commits, each file's values in its
+    commit's column (later files win), where a value was measured, and per row whether it
+    has a point anywhere (a row that is NaN, skipped, in every file is no series)."""
+    anypoint = np.zeros(shape[0], dtype=bool)
+    for f in files:
+        idx = perm[mr.index(f)]
+        anypoint[idx[~np.isnan(f.values) | f.failed]] = True
+    values = np.full(shape, np.nan)
+    measured = np.zeros(shape, dtype=bool)
+    for f in files:
+        idx = perm[mr.index(f)]
+        j = ccol[f.commit]
+        values[idx, j] = f.values
+        measured[idx, j] = ~np.isnan(f.values)
+    return values, measured, anypoint
 
 
 def _check_positive(

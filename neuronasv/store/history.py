@@ -400,6 +400,104 @@ def _named_with_values(named: list[Any], values: Any) -> list[Any]:
     ]
 
 
+@dataclass
+class _RunInfo:
+    """Per ``(machine, commit)`` what its files say beside the values: the sidecar's
+    fingerprint and op tables (the last file's win), the first warning of a sidecar that
+    could not be read, and asv's identity over its results files."""
+
+    fingerprints: dict[tuple[str, str], Mapping[str, str]] = field(default_factory=dict)
+    profiles: dict[tuple[str, str], tuple[WorkloadProfile, ...]] = field(default_factory=dict)
+    unreadable: dict[tuple[str, str], str] = field(default_factory=dict)
+    asv_envs: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+
+    def add(self, rec: RawFile) -> None:
+        run = (rec.machine, rec.commit)
+        sc = rec.sidecar
+        if sc is not None:
+            self.fingerprints[run] = dict(sc.fingerprint)
+            self.profiles[run] = sc.profiles
+        elif rec.warnings:  # a sidecar was there but could not be read
+            self.unreadable.setdefault(run, rec.warnings[0])
+        _merge_asv_env(self.asv_envs.setdefault(run, {}), rec.asv_env)
+
+
+@dataclass
+class _SeriesPoints:
+    """Every series' points as the files (in commit order) add them, and its identity.
+
+    ``memo``: (machine, env, row, combinations key, series map key) -> per combination
+    its point list, plus the (key, SeriesId) pairs the sidecar names: files repeat their
+    rows, so the identity work runs once per distinct row, not once per value. The keys
+    are the reader's serials (see asvresults.Row and SeriesMap), never reused within a
+    load. ``mapped``: benchmarks a sidecar maps (neuronasv device time, stored by the
+    plugin in seconds). ``last_named``: per (machine, env, benchmark) the list of
+    identities applied last.
+    """
+
+    points: dict[_Key, list[Point]] = field(default_factory=dict)
+    ids: dict[_Key, SeriesId] = field(default_factory=dict)
+    mapped: set[str] = field(default_factory=set)
+    memo: dict[
+        tuple[str, str, str, int, int], tuple[list[list[Point]], list[Any], list[Any], Any]
+    ] = field(default_factory=dict)
+    last_named: dict[tuple[str, str, str], list[Any]] = field(default_factory=dict)
+
+    def add_file(self, rec: RawFile, o: int) -> None:
+        """The points of one results file, ``o`` its commit's place in the order."""
+        smap = rec.series_map
+        skey = smap.key if smap is not None else -1
+        memo, commit, date = self.memo, rec.commit, rec.date
+        for bench, combos, values, samples, _ver, clean, ckey in rec.rows:
+            mk = (rec.machine, rec.env_name, bench, ckey, skey)
+            row = memo.get(mk)
+            if row is None:  # once per distinct row
+                row = memo[mk] = _row_series(rec, bench, combos, smap, self.ids, self.points)
+            lists, named, every, _ = row
+            if named:
+                self._name((rec.machine, rec.env_name, bench), named, every, clean, values)
+            if clean and samples is None:
+                for pts, v in zip(lists, values, strict=False):
+                    pts.append(Point(commit, o, v, (), date))
+                continue
+            for pts, v, smp in zip(lists, values, samples or _NO_SAMPLES, strict=False):
+                if v is None or v == v:  # NaN: skipped in this commit, no point
+                    pts.append(Point(commit, o, v, smp, date))
+
+    def _name(
+        self, group: tuple[str, str, str], named: list[Any], every: list[Any], clean: bool,
+        values: Any,
+    ) -> None:  # fmt: skip
+        """Later sidecars win (a series gains its identity), for values present. A clean
+        row names all of ``every``; that is a no-op when the same list was the last one
+        applied to this benchmark (nothing overrode it since)."""
+        if not clean:
+            hits = _named_with_values(named, values)
+            if hits:
+                self.mapped.add(group[2])
+                self.ids.update(hits)
+                self.last_named[group] = hits
+        elif self.last_named.get(group) is not every:
+            self.mapped.add(group[2])
+            self.ids.update(every)
+            self.last_named[group] = every
+
+    def series(self, units: Mapping[str, str]) -> tuple[Series, ...]:
+        """The series with at least one point, in key order, each with its unit."""
+        points = {k: v for k, v in self.points.items() if v}
+        ids, mapped = self.ids, self.mapped
+        return tuple(
+            Series(
+                machine=k[0],
+                env_name=k[1],
+                series=ids[k],
+                unit=_positive_if_measured(unit_for(k[2], units, k[2] in mapped), k, pts),
+                points=tuple(pts),
+            )
+            for k, pts in sorted(points.items())
+        )
+
+
 def _load_history(
     rdir: str,
     paths: list[str],
@@ -418,82 +516,21 @@ def _load_history(
     order = {c: i for i, c in enumerate(commits)}
 
     units = benchmark_units(rdir)
-    fingerprints: dict[tuple[str, str], Mapping[str, str]] = {}
-    asv_envs: dict[tuple[str, str], dict[str, str]] = {}
-    unreadable: dict[tuple[str, str], str] = {}
-    profiles: dict[tuple[str, str], tuple[WorkloadProfile, ...]] = {}
-    points: dict[tuple[str, str, str, tuple[str, ...]], list[Point]] = {}
-    ids: dict[tuple[str, str, str, tuple[str, ...]], SeriesId] = {}
-    # Series a sidecar maps are neuronasv device time, stored by the plugin in seconds.
-    mapped: set[str] = set()
-    # (machine, env, row, combinations key, series map key) -> per combination its point
-    # list, plus the (key, SeriesId) pairs the sidecar names: files repeat their rows, so
-    # the identity work runs once per distinct row, not once per value. The keys are the
-    # reader's serials (see asvresults.Row and SeriesMap), never reused within a load.
-    memo: dict[
-        tuple[str, str, str, int, int], tuple[list[list[Point]], list[Any], list[Any], Any]
-    ] = {}
-    last_named: dict[tuple[str, str, str], list[Any]] = {}
+    info = _RunInfo()
+    acc = _SeriesPoints()
     parsed.sort(key=lambda r: (order[r.commit], r.path))
     for rec in parsed:
-        sc = rec.sidecar
-        smap = rec.series_map
-        skey = smap.key if smap is not None else -1
-        if sc is not None:
-            fingerprints[(rec.machine, rec.commit)] = dict(sc.fingerprint)
-            profiles[(rec.machine, rec.commit)] = sc.profiles
-        elif rec.warnings:  # a sidecar was there but could not be read
-            unreadable.setdefault((rec.machine, rec.commit), rec.warnings[0])
-        _merge_asv_env(asv_envs.setdefault((rec.machine, rec.commit), {}), rec.asv_env)
-        o, commit, date = order[rec.commit], rec.commit, rec.date
-        for bench, combos, values, samples, _ver, clean, ckey in rec.rows:
-            mk = (rec.machine, rec.env_name, bench, ckey, skey)
-            row = memo.get(mk)
-            if row is None:  # once per distinct row
-                row = memo[mk] = _row_series(rec, bench, combos, smap, ids, points)
-            lists, named, every, _ = row
-            if named:
-                # Later sidecars win (a series gains its identity), for values present.
-                # A clean row names all of ``every``; that is a no-op when the same list
-                # was the last one applied to this benchmark (nothing overrode it since).
-                group = (rec.machine, rec.env_name, bench)
-                if not clean:
-                    hits = _named_with_values(named, values)
-                    if hits:
-                        mapped.add(bench)
-                        ids.update(hits)
-                        last_named[group] = hits
-                elif last_named.get(group) is not every:
-                    mapped.add(bench)
-                    ids.update(every)
-                    last_named[group] = every
-            if clean and samples is None:
-                for pts, v in zip(lists, values, strict=False):
-                    pts.append(Point(commit, o, v, (), date))
-                continue
-            for pts, v, smp in zip(lists, values, samples or _NO_SAMPLES, strict=False):
-                if v is None or v == v:  # NaN: skipped in this commit, no point
-                    pts.append(Point(commit, o, v, smp, date))
+        info.add(rec)
+        acc.add_file(rec, order[rec.commit])
         rec.rows = []  # free as we go: the points now hold the values
-    points = {k: v for k, v in points.items() if v}
-    series = tuple(
-        Series(
-            machine=k[0],
-            env_name=k[1],
-            series=ids[k],
-            unit=_positive_if_measured(unit_for(k[2], units, k[2] in mapped), k, pts),
-            points=tuple(pts),
-        )
-        for k, pts in sorted(points.items())
-    )
     return History(
-        series=series,
+        series=acc.series(units),
         commits=tuple(commits),
-        fingerprints=fingerprints,
+        fingerprints=info.fingerprints,
         load_errors=tuple(errors),
-        profiles=profiles,
-        asv_identity=asv_envs,
-        unreadable_sidecars=unreadable,
+        profiles=info.profiles,
+        asv_identity=info.asv_envs,
+        unreadable_sidecars=info.unreadable,
     )
 
 

@@ -118,3 +118,27 @@ def test_the_step_parses_metrics_as_run_does() -> None:
     bad = step("devtime,cycles")
     assert bad.returncode == 2 and "unknown metric cycles" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_the_runners_text_is_escaped_in_the_annotation(capsys: pytest.CaptureFixture[str]) -> None:
+    """apt's last line and valgrind's status are the runner's text: a `%`, a CR or a newline
+    in them must not end the annotation or start another workflow command."""
+
+    class Hostile(Runner):
+        def __call__(self, cmd: Sequence[str]) -> ProcResult:
+            self.calls.append(list(cmd))
+            return ProcResult(100, "E: 100%0A::error::pwned", "")
+
+    def status() -> tuple[bool, str]:
+        return False, "not installed\n::error::from the status"
+
+    ok = ensure_instruction_tools(("instructions",), status=status, which=which("apt-get"),
+                                  runner=Hostile(), uid=0)  # fmt: skip
+    out = capsys.readouterr().out
+    assert ok is False and out.count("\n") == 1 and "\r" not in out
+    assert out.startswith("::warning::instructions metric off: ")
+    assert out.endswith("exited 100: E: 100%250A::error::pwned\n")
+    ok = ensure_instruction_tools(("instructions",), status=status, which=which(), uid=0)
+    out = capsys.readouterr().out
+    assert ok is False and out.count("\n") == 1 and "installed%0A::error::from" in out
+

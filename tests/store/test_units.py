@@ -187,6 +187,8 @@ def test_suite_broken_ops_file_falls_back(suite: Any, tmp_path: Path) -> None:
 
 def test_build_series_maps_every_param_combination() -> None:
     results = {
+        "version": 2,
+        "commit_hash": "a" * 40,
         "result_columns": ["result", "params", "version"],
         "results": {
             "rmsnorm.Naive.devtime_op": [
@@ -223,6 +225,39 @@ def test_build_series_maps_every_param_combination() -> None:
 def test_build_series_rejects_garbage() -> None:
     with pytest.raises(CorruptResultsError):
         asvrun.build_series({"results": {}}, {})
+
+
+def test_build_series_checks_as_the_loader_does() -> None:
+    """The run reads a results file through the one reader: a newer asv format and a row
+    whose values do not match its combinations are named, not mapped half-way."""
+    from neuronasv.errors import SchemaVersionError
+
+    doc: dict[str, Any] = {
+        "version": 2,
+        "commit_hash": "a" * 40,
+        "result_columns": ["result", "params"],
+        "results": {"w.T.devtime_total": [[1e-6], [["'4x512'", "'8x8'"], ["'float32'"]]]},
+    }
+    with pytest.raises(CorruptResultsError, match=r"r\.json: benchmark 'w\.T\.devtime_total': 1 "):
+        asvrun.build_series(doc, {}, "r.json")
+    with pytest.raises(SchemaVersionError, match="newer asv"):
+        asvrun.build_series({**doc, "version": 3}, {}, "r.json")
+
+
+def test_build_series_keeps_a_hostile_param_as_written() -> None:
+    """A param that is no literal (unhashable, or nested past the parser) stays as asv
+    wrote it; it does not stop the sidecar."""
+    odd = ["{[]: 1}", "(" * 400 + ")" * 400, "'aten::mul'"]
+    doc = {
+        "version": 2,
+        "commit_hash": "a" * 40,
+        "result_columns": ["result", "params"],
+        "results": {"w.T.devtime_op": [[1e-6, 2e-6, 3e-6], [["'4x512'"], ["'float32'"], odd]]},
+    }
+    tags = {"w.T.devtime_op": {"neuronasv_workload": "w", "neuronasv_series": "op"}}
+    series, failed = asvrun.build_series(doc, tags)
+    assert [s.op for s in series] == ["{[]: 1}", odd[1], "aten::mul"]
+    assert failed == {}
 
 
 def test_read_profiles_keeps_errors_and_survives_corrupt(tmp_path: Path) -> None:

@@ -1,0 +1,84 @@
+"""Every reader of asv results goes through ``neuronasv/store/asvresults.py`` (issue 31, item 3).
+
+A second parser of asv's results format shows itself by what only such a parser names:
+the format's field and column names (``result_columns``, asv's ``stats_*`` columns) as
+string literals, or the evaluation of asv's ``repr``-written params (``literal_eval``).
+The package's source is read with ``ast`` (a docstring that mentions a name is not a
+use: only a literal that *is* the name counts); outside the reader's home, none may
+appear.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parents[1] / "neuronasv"
+HOME = "store/asvresults.py"
+
+#: asv's results-file names that only a parser of the format needs (asv/results.py).
+FORMAT_NAMES = {
+    "result_columns",
+    "stats_ci_99_a",
+    "stats_ci_99_b",
+    "stats_q_25",
+    "stats_q_75",
+    "stats_number",
+    "stats_repeat",
+}
+
+
+def asv_format_uses(path: Path, root: Path) -> list[str]:
+    """``file:line: what`` for each use of the asv results format in ``path``."""
+    rel = path.relative_to(root).as_posix()
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Constant) and node.value in FORMAT_NAMES:
+            found.append((node.lineno, f"{rel}:{node.lineno}: {node.value!r}"))
+        elif (isinstance(node, ast.Name) and node.id == "literal_eval") or (
+            isinstance(node, ast.Attribute) and node.attr == "literal_eval"
+        ):
+            found.append((node.lineno, f"{rel}:{node.lineno}: literal_eval"))
+    return [use for _line, use in sorted(found)]
+
+
+def second_parsers(root: Path) -> list[str]:
+    """Every use of the format outside the reader's home."""
+    return [
+        use
+        for p in sorted(root.rglob("*.py"))
+        if p.relative_to(root).as_posix() != HOME
+        for use in asv_format_uses(p, root)
+    ]
+
+
+def test_no_second_asv_results_parser() -> None:
+    assert second_parsers(PKG) == []
+
+
+def test_the_reader_is_where_the_check_looks() -> None:
+    """The check sees the real reader (so a renamed field would not make it blind)."""
+    uses = asv_format_uses(PKG / HOME, PKG)
+    assert any("'result_columns'" in u for u in uses)
+    assert any("literal_eval" in u for u in uses)
+
+
+def test_the_check_can_fail(tmp_path: Path) -> None:
+    root = tmp_path / "neuronasv"
+    (root / "run").mkdir(parents=True)
+    (root / "store").mkdir()
+    (root / HOME).write_text('COLS = "result_columns"\n')  # the home: allowed
+    (root / "run" / "mine.py").write_text(
+        '"""Reads result_columns itself (a docstring: not a use)."""\n'
+        "import ast\n"
+        "from ast import literal_eval\n"
+        "def rows(doc):\n"
+        '    cols = doc["result_columns"]\n'
+        '    q = cols.index("stats_q_25")\n'
+        "    return ast.literal_eval(cols[q])\n"
+    )
+    assert second_parsers(root) == [
+        "run/mine.py:5: 'result_columns'",
+        "run/mine.py:6: 'stats_q_25'",
+        "run/mine.py:7: literal_eval",
+    ]
