@@ -94,7 +94,7 @@ def _groups(md: MachineData) -> list[Group]:
         sid = md.series[rows[0]].series
         total = instr_total = None
         if key[1] == "w":
-            title = " ".join(x for x in (sid.workload, sid.shape, sid.dtype) if x)
+            title = " ".join(x for x in sid.config if x)
             trace_key = profile_key(*sid.config)
             # one total per axis: device time, and the instruction count when counted
             totals = [r for r in rows if md.series[r].series.op is None]
