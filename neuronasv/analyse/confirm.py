@@ -141,11 +141,11 @@ def confirm(
         want = plan.want(state.done)
         if _measure_rounds(runner, want, rounds + look - 1, look, state, clock):
             break  # the runner has no further round
-        state.latest = _judge_all(
-            plan.measured, state.data, st, floors, len(plan.todo), look, looks, rho,
-            state.rejected, plan.changed,
-        )  # fmt: skip
         level = spend(st.alpha, look, looks, rho)
+        state.latest = _judge_all(
+            plan.measured, state.data, st, floors, len(plan.todo), level, state.rejected,
+            plan.changed,
+        )  # fmt: skip
         _decide(plan, state, level, st)
         if progress:
             progress(
@@ -412,12 +412,12 @@ def _judge_all(
     st: Settings,
     floors: Mapping[FloorKey, NoiseFloor] | None,
     n_todo: int,
-    look: int,
-    looks: int,
-    rho: float,
+    level: float,
     rejected: set[int],
     changed: Collection[tuple[str | None, str | None, str | None]] = (),
 ) -> list[Finding]:
+    """The measured rows judged on their rounds so far, the first ``n_todo`` (the suspects)
+    as the family, at ``level``: the alpha this look spends (:func:`multitest.spend`)."""
     pairs = []
     for f in measured:
         b = list(data["base"].get(f.series, []))
@@ -440,7 +440,7 @@ def _judge_all(
         st,
         floors,
         family=range(n_todo),
-        level=spend(st.alpha, look, looks, rho),
+        level=level,
         rejected=rejected,
         boost=changed,
     )
