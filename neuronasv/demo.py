@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from neuronasv.errors import NeuronasvError, UsageError
+from neuronasv.measure.backends import is_accelerator
 from neuronasv.model import FindingsDocument
 from neuronasv.store.asvconf import repo_config
 from neuronasv.store.git import Git
@@ -403,7 +404,7 @@ def run_demo(
     # Resolved here, where `neuronasv run` imported torch before: same timings on the CPU.
     backend_name = resolve_backend(backend)
     machine = _DEMO_MACHINE.format(backend=backend_name)
-    if backend_name != "cpu":
+    if is_accelerator(backend_name):
         say(f"backend {backend_name}: the accelerator, with its shapes (--backend cpu: the CPU)")
     run_args = ["run", base, head, "--repo", paths.repo, "--results-dir", paths.results]
     run_args += ["--machine", machine, "--backend", backend_name]

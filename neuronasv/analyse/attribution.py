@@ -41,6 +41,7 @@ import numpy as np
 
 from neuronasv.analyse.causes import is_helper, op_order
 from neuronasv.analyse.stats import round_levels
+from neuronasv.keys import SeriesConfig as Config
 from neuronasv.model import Finding, OpContribution, WorkChange
 from neuronasv.model.profile import (
     ModuleProfile,
@@ -64,7 +65,6 @@ __all__ = [
 ]
 
 Pair = tuple["float | None", "float | None"]
-Config = tuple["str | None", "str | None", "str | None"]
 #: One series' rounds: (base rounds, head rounds), each a list of per-round samples.
 SideRounds = tuple[Sequence[Sequence[float]], Sequence[Sequence[float]]]
 #: ``config -> op -> its paired rounds``; op None is the total, ``module:<path>`` a

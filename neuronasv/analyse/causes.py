@@ -37,6 +37,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from neuronasv.keys import Config
 from neuronasv.measure.opnames import carries_work
 from neuronasv.model import Cause, Finding, FindingsDocument, SeriesId, WorkChange
 from neuronasv.model.profile import module_series_path
@@ -46,7 +47,6 @@ __all__ = ["find_causes", "is_helper", "op_order", "with_causes", "work_key"]
 
 #: A row's direction (:attr:`RowState.direction`) as a cause's.
 _WORD = {"worse": "regression", "better": "improvement"}
-Config = tuple[str, str, str]
 WorkKey = tuple[str, str, int]
 _ORDER = {"regression": 0, "unconfirmed": 1, "improvement": 2}
 
@@ -110,7 +110,7 @@ def _sign(x: float) -> int:
 def _config(s: SeriesId) -> Config | None:
     if s.workload is None or s.shape is None or s.dtype is None:
         return None
-    return (s.workload, s.shape, s.dtype)
+    return Config(s.workload, s.shape, s.dtype)
 
 
 def _live(f: Finding) -> bool:

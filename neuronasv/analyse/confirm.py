@@ -35,6 +35,7 @@ from neuronasv.analyse.runnernoise import from_rounds as noise_from_rounds
 from neuronasv.analyse.runnernoise import with_rounds
 from neuronasv.analyse.states import with_states
 from neuronasv.errors import UsageError
+from neuronasv.keys import SeriesConfig as _Config
 from neuronasv.model import Finding, FindingsDocument, Point, SeriesId, WorkChange
 from neuronasv.samples import median
 from neuronasv.units import is_exact
@@ -186,9 +187,6 @@ def _paired(
 ) -> dict[SeriesId, tuple[Sequence[tuple[float, ...]], Sequence[tuple[float, ...]]]]:
     """``{series: (base rounds, head rounds)}`` of the series measured on both sides."""
     return {s: (data["base"][s], data["head"][s]) for s in data["base"] if s in data["head"]}
-
-
-_Config = tuple["str | None", "str | None", "str | None"]
 
 
 def _config_of(s: SeriesId) -> _Config:

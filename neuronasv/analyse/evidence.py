@@ -36,6 +36,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
+from neuronasv.keys import SeriesConfig as Config
 from neuronasv.model import OpProfile, WorkChange, WorkloadProfile
 from neuronasv.model.findings import WorkKind
 from neuronasv.samples import median
@@ -51,7 +52,6 @@ __all__ = [
 ]
 
 Direction = Literal["more", "less", "mixed"]
-Config = tuple[str | None, str | None, str | None]
 
 
 def has_evidence(profile: WorkloadProfile) -> bool:

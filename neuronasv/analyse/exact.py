@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from neuronasv.format import format_count, format_delta_pct, format_pair
+from neuronasv.keys import SeriesConfig as Config
 from neuronasv.model import (
     Estimate,
     Finding,
@@ -51,7 +52,6 @@ __all__ = [
     "judge_exact",
 ]
 
-Config = tuple[str | None, str | None, str | None]
 
 
 def instruction_delta(name: str, base: float, head: float) -> str:

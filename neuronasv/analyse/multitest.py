@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from neuronasv.keys import SeriesConfig as Config
 from neuronasv.model import SeriesId
 
 __all__ = [
@@ -85,9 +86,6 @@ class Graph:
             raise ValueError("weights must be >= 0 and sum to at most 1")
         if np.any(g < 0) or np.any(g.sum(axis=1) > 1.0 + 1e-9) or np.any(np.diag(g) != 0):
             raise ValueError("transitions: rows sum to at most 1, zero diagonal")
-
-
-Config = tuple[str | None, str | None, str | None]
 
 
 def _config(s: SeriesId) -> Config:

@@ -48,6 +48,7 @@ from typing import Any, Literal
 
 from neuronasv.analyse.evidence import config_directions
 from neuronasv.format import format_delta_pct
+from neuronasv.keys import SeriesConfig as _Config
 from neuronasv.measure.opnames import carries_work
 from neuronasv.model import ChangePoint, Finding, FindingsDocument, RowState, WorkChange
 from neuronasv.model.estimate import GateRule, InstructionAxis, WorkAxis
@@ -112,7 +113,6 @@ GATE_RULES: dict[tuple[str, str], GateRule] = {
     ("instructions", "more"): "more instructions",
 }
 
-_Config = tuple[str | None, str | None, str | None]
 
 #: The confidence of the CI a row shows (the bootstrap's and the rounds test's): a
 #: per-row interval, *not* adjusted for the rows tested together, whereas the decision

@@ -31,6 +31,7 @@ from neuronasv.commands.args import (
     write_output,
 )
 from neuronasv.errors import RegressionFound, UsageError
+from neuronasv.measure.backends import default_samples
 from neuronasv.model import FindingsDocument
 from neuronasv.report.document import FORMATS, render_document
 from neuronasv.report.load import load_findings
@@ -137,8 +138,8 @@ def default_sampling(args: argparse.Namespace, doc: FindingsDocument) -> tuple[i
     More samples on an accelerator: there most of an op's round-to-round noise is the
     median's own sampling error (docs/analysis.md).
     """
-    backend = (doc.head.fingerprint.get("backend") if doc.head else None) or "cpu"
-    return args.samples or (10 if backend == "cpu" else 30), args.active or 1
+    backend = doc.head.fingerprint.get("backend") if doc.head else None
+    return args.samples or default_samples(backend), args.active or 1
 
 
 def run(args: argparse.Namespace) -> int:

@@ -192,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
             hint = backend.install_hint()
             if hint:
                 print(f"         to get it: {hint}", file=out)
-    if not any(b.name == "cpu" for b in usable):
+    if all(b.accelerator for b in usable):
         raise BackendUnavailable("not even the CPU backend works here (is torch installed?)")
     chosen = get_backend("auto")
     print(f"\nauto selects: {chosen.name}", file=out)

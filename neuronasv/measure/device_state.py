@@ -29,6 +29,7 @@ from types import ModuleType
 from typing import Any
 
 from neuronasv import env
+from neuronasv.measure.backends import backend_class
 
 __all__ = ["THROTTLE_REASONS", "collect_device_state", "cpu_state", "nvml_state"]
 
@@ -164,8 +165,10 @@ def collect_device_state(
     """The state worth recording for ``backend_name`` (``cpu``, ``cuda``, ``neuron``)."""
     if env.NO_DEVICE_STATE.read():
         return {}
-    if backend_name == "cuda":
+    cls = backend_class(backend_name)
+    source = cls.device_state_source if cls else ""
+    if source == "nvml":
         return nvml_state(importer=importer, pci_bus_id=_cuda_pci_bus_id(cuda_device))
-    if backend_name == "cpu":
+    if source == "host":
         return cpu_state()
     return {}

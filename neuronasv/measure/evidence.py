@@ -219,7 +219,7 @@ def annotate_workload(
         assume_causal=CAUSAL_TAG in tuple(getattr(workload, "tags", ()) or ()),
     )
     if fractions and peak is None:
-        if fingerprint is None and backend.name != "cpu":
+        if fingerprint is None and not backend.roof_is_calibrated:
             from neuronasv.measure.fingerprint import collect_fingerprint
 
             fingerprint = collect_fingerprint(backend)

@@ -22,6 +22,8 @@ from pathlib import Path
 
 from neuronasv import env
 from neuronasv.measure.backends.base import Backend
+from neuronasv.measure.backends.cuda import CudaBackend
+from neuronasv.measure.backends.neuron import NeuronBackend
 from neuronasv.proc import run_process
 
 __all__ = ["FINGERPRINT_KEYS", "NONE", "collect_fingerprint", "host_id", "instance_type"]
@@ -133,11 +135,11 @@ def collect_fingerprint(backend: Backend, *, run: Runner = _run) -> dict[str, st
     fp["cpu_model"] = cpu_model
     fp["platform"] = platform.platform()
     fp["host"] = host_id()
-    if backend.name == "cuda":
+    if isinstance(backend, CudaBackend):
         query = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
         fp["driver"] = run(query) or NONE
         fp["device_model"] = described.get("device_model", NONE)
-    elif backend.name == "neuron":
+    elif isinstance(backend, NeuronBackend):
         fp["torch_neuronx"] = described.get("torch_neuronx", fp["torch_neuronx"])
         fp["driver"] = _neuron_driver() or NONE
         fp["device_model"] = instance_type() or "neuron"

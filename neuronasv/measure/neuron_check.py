@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from neuronasv.format import format_value
+from neuronasv.measure.backends.neuron import NeuronBackend
 from neuronasv.units import US
 
 __all__ = ["Check", "NeuronCheckReport", "render_markdown", "run_neuron_check", "write_report"]
@@ -257,7 +258,7 @@ def _compile_backend_check(ctx: _Ctx) -> Check:
     import torch
 
     names = torch._dynamo.list_backends()
-    ok = "neuron" in names
+    ok = NeuronBackend.compile_backend in names
     return Check(
         "compile_backend",
         "pass" if ok else "fail",

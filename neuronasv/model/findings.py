@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, get_args
 
 from neuronasv.errors import CorruptResultsError
+from neuronasv.keys import Config, SeriesConfig
 from neuronasv.model import _codec
 from neuronasv.model._codec import Document, Model, spec
 from neuronasv.model.culprit import Culprit
@@ -130,6 +131,11 @@ class SeriesId(Model):
     op: str | None = None
 
     @property
+    def config(self) -> SeriesConfig:
+        """(workload, shape, dtype): all None for a plain asv benchmark."""
+        return (self.workload, self.shape, self.dtype)
+
+    @property
     def label(self) -> str:
         """Human label: ``rmsnorm.naive 4x512 bfloat16 · aten::mul`` or ``bench(p1, p2)``."""
         if self.workload is not None:
@@ -141,8 +147,8 @@ class SeriesId(Model):
         return f"{self.benchmark}({', '.join(self.params)})" if self.params else self.benchmark
 
 
-def _group(s: SeriesId) -> tuple[str | None, str | None, str | None]:
-    return (s.workload, s.shape, s.dtype)
+def _group(s: SeriesId) -> SeriesConfig:
+    return s.config
 
 
 @dataclass(frozen=True)
@@ -371,8 +377,8 @@ class WorkChange(Model):
     instructions_head: float | None = field(default=None, metadata=spec(omit_empty=True))
 
     @property
-    def config(self) -> tuple[str, str, str]:
-        return (self.workload, self.shape, self.dtype)
+    def config(self) -> Config:
+        return Config(self.workload, self.shape, self.dtype)
 
 
 def _configs(data: Mapping[str, Any], source: str) -> tuple[tuple[str, str], ...]:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from neuronasv.errors import CorruptResultsError
+from neuronasv.keys import profile_key
 from neuronasv.model._codec import Document, Model, spec
 from neuronasv.model.instructions import InstructionCounts
 from neuronasv.units import from_us
@@ -225,7 +226,7 @@ class WorkloadProfile(Model):
     @property
     def key(self) -> str:
         """``name[shape,dtype]``: unique within one document."""
-        return f"{self.name}[{self.shape},{self.dtype}]"
+        return profile_key(self.name, self.shape, self.dtype)
 
     def op(self, name: str) -> OpProfile | None:
         return next((o for o in self.ops if o.op == name), None)

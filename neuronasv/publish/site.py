@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from neuronasv.analyse.states import Coverage, coverage_of, series_state
+from neuronasv.keys import profile_key
 from neuronasv.model import ChangePoint, FindingsDocument, SeriesId
 from neuronasv.model.profile import module_series_path
 from neuronasv.publish.compared import Compared, compared_of
@@ -94,8 +95,8 @@ def _groups(md: MachineData) -> list[Group]:
         sid = md.series[rows[0]].series
         total = instr_total = None
         if key[1] == "w":
-            title = " ".join(x for x in (sid.workload, sid.shape, sid.dtype) if x)
-            trace_key = f"{sid.workload}[{sid.shape},{sid.dtype}]"
+            title = " ".join(x for x in sid.config if x)
+            trace_key = profile_key(*sid.config)
             # one total per axis: device time, and the instruction count when counted
             totals = [r for r in rows if md.series[r].series.op is None]
             instr_total = next((r for r in totals if is_exact(md.series[r].unit)), None)

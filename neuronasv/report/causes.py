@@ -116,7 +116,7 @@ def cause_views(doc: FindingsDocument) -> list[CauseView]:
             f
             for f in doc.findings
             if f.series.op in names
-            and (f.series.workload, f.series.shape, f.series.dtype) in places
+            and f.series.config in places
         )
         out.append(CauseView(c, fs, work, ops))
     return out

@@ -170,7 +170,8 @@ def _map_text(value: Any, fn: Callable[[str], str]) -> Any:
                 changes[name] = new
         return dataclasses.replace(value, **changes) if changes else value
     if isinstance(value, (tuple, list)):
-        return type(value)(_map_text(v, fn) for v in value)
+        items = (_map_text(v, fn) for v in value)  # a NamedTuple (keys.Config) takes fields
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
     if isinstance(value, Mapping):
         return {_map_text(k, fn): _map_text(v, fn) for k, v in value.items()}
     return value

@@ -35,6 +35,7 @@ from neuronasv.format import (
     format_pair,
     pick_time_scale,
 )
+from neuronasv.measure.backends import device_time_note
 from neuronasv.model.findings import (
     ChangePoint,
     Finding,
@@ -196,8 +197,8 @@ def _context_line(d: Digest) -> str:
     backend = fp.get("backend")
     if backend and backend != "none":
         text = f"backend {md_code(backend, max_len=20)}"
-        if backend == "cpu":
-            text += " (device time = CPU self time)"
+        if note := device_time_note(backend):
+            text += f" ({note})"
         bits.append(text)
     return " · ".join(b for b in bits if b)
 

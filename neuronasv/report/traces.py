@@ -15,6 +15,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from neuronasv.keys import SeriesConfig, profile_key
 from neuronasv.model import Finding, FindingsDocument
 from neuronasv.report.causes import cause_views
 
@@ -59,7 +60,7 @@ class FlaggedWorkload:
     @property
     def key(self) -> str:
         """``name[shape,dtype]``, as in sidecars and ``RunRef.traces``."""
-        return f"{self.workload}[{self.shape},{self.dtype}]"
+        return profile_key(self.workload, self.shape, self.dtype)
 
 
 def _top_op(totals: Sequence[Finding], ops: Sequence[Finding], sign: float) -> str | None:
@@ -80,8 +81,8 @@ def _top_op(totals: Sequence[Finding], ops: Sequence[Finding], sign: float) -> s
     return max(moved)[1] if moved else (ops[0].series.op if ops else None)
 
 
-def _place(f: Finding) -> tuple[str | None, str | None, str | None]:
-    return (f.series.workload, f.series.shape, f.series.dtype)
+def _place(f: Finding) -> SeriesConfig:
+    return f.series.config
 
 
 def flagged_workloads(doc: FindingsDocument) -> list[FlaggedWorkload]:

@@ -47,6 +47,7 @@ from typing import Any
 from neuronasv import env as suite_env
 from neuronasv.errors import CorruptResultsError, StoreError, UsageError
 from neuronasv.fileio import write_atomic
+from neuronasv.keys import profile_key
 from neuronasv.model import RunSidecar, SeriesId, WorkloadProfile
 from neuronasv.proc import stream_process
 from neuronasv.run.benchsel import check_bench
@@ -746,7 +747,7 @@ def _write_sidecar(
     explained = {
         s.benchmark + "(" + ", ".join(s.params) + ")"
         for s in series
-        if s.workload and f"{s.workload}[{s.shape},{s.dtype}]" in failures
+        if s.workload and profile_key(*s.config) in failures
     }
     failures.update({k: v for k, v in failed.items() if k not in explained})
     traces: dict[str, str] = {}

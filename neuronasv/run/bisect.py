@@ -45,6 +45,7 @@ from neuronasv.analyse.exact import is_exact
 from neuronasv.analyse.readings import reading_at, stored_readings
 from neuronasv.analyse.rules import series_names
 from neuronasv.errors import CaptureError, StoreError, UsageError
+from neuronasv.measure.backends import default_samples
 from neuronasv.model import History, Series, SeriesId
 from neuronasv.model.bisect import BisectDocument
 from neuronasv.model.culprit import Axis
@@ -265,7 +266,7 @@ def _samples_default(opts: BisectOptions, history: History, machine: str, commit
     if opts.samples:
         return opts.samples
     backend = history.fingerprints.get((machine, commit), {}).get("backend") or opts.backend
-    return 10 if backend in ("cpu", "auto") else 30
+    return default_samples(backend)
 
 
 def _search(

@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from neuronasv.fileio import write_atomic
+from neuronasv.keys import results_key
 from neuronasv.run.prepass import discover_classes, selected
 from neuronasv.suite.names import payload_path
 
@@ -67,7 +68,7 @@ def _count_workload(
     results: dict[str, Any] = {}
     for shape in suite.shapes:
         for dtype in suite.dtypes:
-            key = f"{shape}|{dtype}"
+            key = results_key(shape, dtype)
             if skip:
                 results[key] = {"skip": skip}
                 continue

@@ -29,6 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from neuronasv.keys import profile_key, split_results_key
+from neuronasv.measure.backends import counts_instructions
 from neuronasv.model import WorkloadProfile
 from neuronasv.model.instructions import InstructionCounts
 from neuronasv.run.instrpass import META_FILE
@@ -81,7 +83,7 @@ def default_metrics(
     """
     if requested is not None:
         return requested
-    if backend != "cpu":
+    if not counts_instructions(backend):
         return ("devtime",)
     if status is None:
         from neuronasv.measure.callgrind import valgrind_status
@@ -187,9 +189,9 @@ def read_counts(folder: str) -> tuple[dict[str, dict[str, Any]], dict[str, str]]
             continue
         workload = str(doc.get("workload", ""))
         for key, entry in (doc.get("results") or {}).items():
-            shape, _, dtype = str(key).partition("|")
+            shape, dtype = split_results_key(str(key))
             if isinstance(entry, dict):
-                counts[f"{workload}[{shape},{dtype}]"] = entry
+                counts[profile_key(workload, shape, dtype)] = entry
     return counts, meta
 
 
@@ -323,7 +325,7 @@ def prepare_commit(run: CommitPass, *, backend: str, cat_path: str, sha: str) ->
     from neuronasv.suite.catalogue import load_catalogue, save_catalogue
 
     prefix, progress = run.prefix, run.progress
-    if backend != "cpu":
+    if not counts_instructions(backend):
         progress(f"{prefix} instructions: off on {backend} (device time is the metric there)")
         return None
     started = time.monotonic()

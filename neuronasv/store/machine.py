@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 
 from neuronasv.errors import UsageError
+from neuronasv.measure.backends import is_accelerator
 
 __all__ = [
     "MACHINE_FIELDS",
@@ -64,7 +65,7 @@ def machine_info(
     check_machine_name(info.get("machine", ""))
     device = (fingerprint or {}).get("device_model", "none")
     backend = (fingerprint or {}).get("backend", "cpu")
-    if backend != "cpu" and device and device != "none":
+    if is_accelerator(backend) and device and device != "none":
         info["cpu"] = f"{info.get('cpu', '')} + {device}".strip(" +")
     for key in MACHINE_FIELDS:
         info.setdefault(key, "unknown")

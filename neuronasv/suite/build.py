@@ -72,6 +72,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from neuronasv import env
+from neuronasv.keys import results_key
+from neuronasv.measure.backends import is_accelerator
 from neuronasv.suite import feed
 from neuronasv.suite.declare import Declared, declared_classes
 
@@ -191,7 +193,7 @@ class _DevtimeSuite:
 
             if known_op(cache, shape, dtype, op):
                 return
-        entry = cache["results"].get(f"{shape}|{dtype}")
+        entry = cache["results"].get(results_key(shape, dtype))
         if entry is None:
             raise NotImplementedError(f"{self.workload} {shape} {dtype} was not profiled")
         if "skip" in entry:
@@ -201,7 +203,7 @@ class _DevtimeSuite:
 
     @staticmethod
     def _entry(cache: dict[str, Any], shape: str, dtype: str) -> dict[str, Any]:
-        entry: dict[str, Any] = cache["results"][f"{shape}|{dtype}"]
+        entry: dict[str, Any] = cache["results"][results_key(shape, dtype)]
         if "error" in entry:
             raise RuntimeError(f"profiling failed: {entry['error']}")
         return entry
@@ -276,7 +278,7 @@ def _shapes(
     if override:
         return list(override)
     large = env.LARGE.read()
-    want_large = large if large is not None else backend != "cpu"
+    want_large = large if large is not None else is_accelerator(backend)
     return list(cpu_shapes) + (list(accelerator_shapes) if want_large else [])
 
 

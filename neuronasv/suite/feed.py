@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from neuronasv import env
 from neuronasv.fileio import write_atomic
-from neuronasv.suite.names import payload_path, safe_name
+from neuronasv.keys import payload_name, profile_key, results_key
+from neuronasv.suite.names import payload_path
 
 if TYPE_CHECKING:
     from neuronasv.model.profile import WorkloadProfile
@@ -36,17 +37,11 @@ if TYPE_CHECKING:
 __all__ = [
     "prepass_payload",
     "profile_class",
-    "profile_key",
     "sample_count",
     "series_payload",
     "setup_cache",
     "workload_of",
 ]
-
-
-def profile_key(workload: str, shape: str, dtype: str) -> str:
-    """``rmsnorm.naive[4x512,bfloat16]``, the same key as ``WorkloadProfile.key``."""
-    return f"{workload}[{shape},{dtype}]"
 
 
 def sample_count(repeat: int, rounds: int) -> int:
@@ -101,10 +96,10 @@ def profile_class(
         keys = [(s, d) for s in suite.shapes for d in suite.dtypes]
 
     def fail(shape: str, dtype: str, error: str) -> None:
-        results[f"{shape}|{dtype}"] = {"error": error}
+        results[results_key(shape, dtype)] = {"error": error}
         if out_dir:
             key = profile_key(suite.workload, shape, dtype)
-            _write_json(out_dir, safe_name(key) + ".json", {"key": key, "error": error})
+            _write_json(out_dir, payload_name(key), {"key": key, "error": error})
 
     try:
         from neuronasv.measure import backends, profiling
@@ -122,7 +117,7 @@ def profile_class(
     for shape, dtype in keys:
         key = profile_key(suite.workload, shape, dtype)
         if skip:
-            results[f"{shape}|{dtype}"] = {"skip": skip}
+            results[results_key(shape, dtype)] = {"skip": skip}
             continue
         try:
             prof = profiling.profile_workload(
@@ -145,9 +140,9 @@ def profile_class(
             tb = traceback.format_exc(limit=3)
             fail(shape, dtype, f"{type(exc).__name__}: {exc}\n{tb}")
             continue
-        results[f"{shape}|{dtype}"] = series_payload(prof)
+        results[results_key(shape, dtype)] = series_payload(prof)
         if out_dir:
-            _write_json(out_dir, safe_name(key) + ".json", {"key": key, "profile": prof.to_json()})
+            _write_json(out_dir, payload_name(key), {"key": key, "profile": prof.to_json()})
     return {"workload": suite.workload, "backend": backend.name, "results": results}
 
 
@@ -204,7 +199,7 @@ def setup_cache(suite: Any) -> dict[str, Any]:
         (s, d)
         for s in suite.shapes
         for d in suite.dtypes
-        if not isinstance(results.get(f"{s}|{d}"), dict) or "error" in results[f"{s}|{d}"]
+        if not isinstance(entry := results.get(results_key(s, d)), dict) or "error" in entry
     ]
     if todo:
         rest = profile_class(suite, todo)

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from neuronasv import env
+from neuronasv.keys import results_key
 from neuronasv.suite.names import payload_path
 
 __all__ = ["INSTR_VERSION", "instr_methods", "instr_payload", "known_op"]
@@ -53,7 +54,7 @@ def instr_payload(workload: str) -> dict[str, Any]:
 
 
 def _entry(cache: dict[str, Any], shape: str, dtype: str) -> dict[str, Any] | None:
-    entry = (cache.get("instr") or {}).get(f"{shape}|{dtype}")
+    entry = (cache.get("instr") or {}).get(results_key(shape, dtype))
     if not isinstance(entry, dict) or "total" not in entry:
         return None
     return entry

@@ -8,22 +8,18 @@ name made safe for a file name), and the pre-pass also its record of the suite's
 from __future__ import annotations
 
 import os
-import re
 
-__all__ = ["DECLARATION_NAME", "declaration_path", "payload_path", "safe_name"]
+from neuronasv.keys import payload_name
+
+__all__ = ["DECLARATION_NAME", "declaration_path", "payload_path"]
 
 #: The pre-pass's record of the suite's classes (:mod:`neuronasv.suite.declare`).
 DECLARATION_NAME = "suite.neuronasv-classes"
 
 
-def safe_name(text: str) -> str:
-    """``text`` as a file name: every run of other characters than ``[A-Za-z0-9._-]`` -> _."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
-
-
 def payload_path(folder: str, workload: str) -> str:
     """``<folder>/<workload>.json``: where a pass's payload of ``workload`` lies."""
-    return os.path.join(folder, safe_name(workload) + ".json")
+    return os.path.join(folder, payload_name(workload))
 
 
 def declaration_path(folder: str) -> str:

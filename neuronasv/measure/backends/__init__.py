@@ -22,8 +22,13 @@ __all__ = [
     "TraceHook",
     "all_backends",
     "available_backends",
+    "backend_class",
     "backend_named",
+    "counts_instructions",
+    "default_samples",
+    "device_time_note",
     "get_backend",
+    "is_accelerator",
 ]
 
 #: Preference order for ``auto``.
@@ -38,6 +43,37 @@ def all_backends() -> list[Backend]:
 def available_backends() -> list[str]:
     """Names of the backends that can run here, in order of preference."""
     return [b.name for b in all_backends() if b.is_available()]
+
+
+def backend_class(name: str | None) -> type[Backend] | None:
+    """The class of the backend recorded as ``name`` (a fingerprint's ``backend``, a
+    ``--backend``): what it is, asked without making one; None when it names none."""
+    return {cls.name: cls for cls in (NeuronBackend, CudaBackend, CpuBackend)}.get(name or "")
+
+
+def is_accelerator(name: str | None) -> bool:
+    """``name`` runs on a device beside the host; an unknown name counts as one."""
+    cls = backend_class(name)
+    return cls is None or cls.accelerator
+
+
+def counts_instructions(name: str | None) -> bool:
+    """The exact axis (instruction counts) is taken on ``name`` (the CPU only)."""
+    cls = backend_class(name)
+    return cls is not None and cls.counts_instructions
+
+
+def default_samples(name: str | None) -> int:
+    """Samples per process when not told: ``name``'s; ``auto`` or no name is the CPU's
+    (what a machine without a recorded backend ran on), an unknown name an accelerator's."""
+    cls = backend_class(name) or (CpuBackend if name in (None, "", "auto") else Backend)
+    return cls.default_samples
+
+
+def device_time_note(name: str | None) -> str:
+    """What "device time" is on ``name`` ("" = the device's own clock, or unknown)."""
+    cls = backend_class(name)
+    return cls.device_time_note if cls else ""
 
 
 def backend_named(name: str) -> Backend:

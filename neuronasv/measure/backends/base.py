@@ -33,6 +33,17 @@ class Backend(ABC):
             (:mod:`neuronasv.measure.steps`).
         roof_is_calibrated: the roof of "of peak" is measured on the machine (the CPU:
             ``neuronasv doctor --calibrate``, or the first ``run``), not a datasheet's.
+        accelerator: a device beside the host: the suite adds its large shapes, the
+            machine's ``cpu`` field names the device too, a demo says which it is.
+        counts_instructions: the exact axis (callgrind instruction counts) is taken here;
+            on an accelerator device time is the metric.
+        default_samples: samples per process when confirm or bisect are not told (an
+            accelerator's round-to-round noise is mostly the median's sampling error).
+        device_time_note: what "device time" is here, said beside the backend's name in a
+            comment ("" = the device's own clock, nothing to say).
+        device_state_source: where :mod:`neuronasv.measure.device_state` reads the state
+            worth recording: ``"host"`` (governor, turbo), ``"nvml"``, or ``""`` (none).
+        runs_nki: NKI kernels run here (Trainium).
     """
 
     name: str = ""
@@ -41,6 +52,12 @@ class Backend(ABC):
     min_warmup: int = 3
     per_step_samples: bool = True
     roof_is_calibrated: bool = False
+    accelerator: bool = True
+    counts_instructions: bool = False
+    default_samples: int = 30
+    device_time_note: str = ""
+    device_state_source: str = ""
+    runs_nki: bool = False
 
     @abstractmethod
     def activities(self) -> list[ProfilerActivity]:
@@ -92,6 +109,10 @@ class Backend(ABC):
 
     def capture_hint(self) -> str | None:
         """What to check when a capture shows no device time (for the CaptureError hint)."""
+        return None
+
+    def compile_skip_reason(self) -> str | None:
+        """Why ``torch.compile`` cannot run here (None = it can): a missing compiler."""
         return None
 
     def fallback_cycle(self, trace_dir: str, host: Any) -> Any:

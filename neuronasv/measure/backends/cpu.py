@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
@@ -38,6 +40,18 @@ class CpuBackend(Backend):
     device_time_is_cpu = True
     min_warmup = 3
     roof_is_calibrated = True
+    accelerator = False
+    counts_instructions = True
+    default_samples = 10
+    device_time_note = "device time = CPU self time"
+    device_state_source = "host"
+
+    def compile_skip_reason(self) -> str | None:
+        """Inductor needs a C++ compiler on the CPU."""
+        cxx = os.environ.get("CXX") or "g++"
+        if shutil.which(cxx) is None and shutil.which("c++") is None:
+            return f"torch.compile on the CPU needs a C++ compiler ({cxx} not found on PATH)"
+        return None
 
     def activities(self) -> list[ProfilerActivity]:
         from torch.profiler import ProfilerActivity

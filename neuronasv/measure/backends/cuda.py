@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -35,6 +36,13 @@ class CudaBackend(Backend):
     name = "cuda"
     device_time_is_cpu = False
     min_warmup = 5
+    device_state_source = "nvml"
+
+    def compile_skip_reason(self) -> str | None:
+        """Inductor needs Triton on CUDA."""
+        if importlib.util.find_spec("triton") is None:
+            return "torch.compile on CUDA needs triton (pip install triton)"
+        return None
 
     def __init__(self, index: int = 0) -> None:
         self.index = index

@@ -212,6 +212,9 @@ class NeuronBackend(Backend):
     # The device time may come from the cycle's exported trace (fallback_cycle), which has
     # no per-iteration split we have verified: one sample a cycle.
     per_step_samples = False
+    runs_nki = True
+    #: The ``torch.compile`` backend TorchNeuron registers (``torch._dynamo.list_backends``).
+    compile_backend = "neuron"
 
     def __init__(
         self,

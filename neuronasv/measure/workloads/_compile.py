@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import shutil
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -22,12 +19,6 @@ def compiled_skip_reason(backend: Backend) -> str | None:
     """Why a compiled workload cannot run on ``backend`` here (None = it can).
 
     Inductor needs a C++ compiler on the CPU and Triton on CUDA; saying so beats a long
-    traceback from deep inside ``torch.compile``.
+    traceback from deep inside ``torch.compile``. The backend knows what it needs.
     """
-    if backend.name == "cpu":
-        cxx = os.environ.get("CXX") or "g++"
-        if shutil.which(cxx) is None and shutil.which("c++") is None:
-            return f"torch.compile on the CPU needs a C++ compiler ({cxx} not found on PATH)"
-    if backend.name == "cuda" and importlib.util.find_spec("triton") is None:
-        return "torch.compile on CUDA needs triton (pip install triton)"
-    return None
+    return backend.compile_skip_reason()

@@ -103,7 +103,7 @@ def import_nki(importer: Callable[[str], ModuleType] = importlib.import_module) 
 
 def skip_reason(backend: Backend) -> str | None:
     """None when the NKI kernel can run on ``backend``; otherwise why not."""
-    if backend.name != "neuron":
+    if not backend.runs_nki:
         return (
             f"NKI kernels run only on the neuron backend (Trainium), not {backend.name};"
             f" {NOT_IMPORTABLE}"

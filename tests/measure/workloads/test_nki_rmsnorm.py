@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from neuronasv.errors import BackendUnavailable
-from neuronasv.measure.backends import get_backend
+from neuronasv.measure.backends import NeuronBackend, get_backend
 from neuronasv.measure.profiling import profile_workload
 from neuronasv.measure.workloads import nki_rmsnorm as N
 
@@ -33,7 +33,7 @@ def test_skips_on_neuron_without_nki(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "torch_neuronx", None)
     found = N.import_nki()
     assert isinstance(found, str) and found.startswith(N.NOT_IMPORTABLE)
-    reason = N.skip_reason(SimpleNamespace(name="neuron"))  # type: ignore[arg-type]
+    reason = N.skip_reason(NeuronBackend())
     assert reason is not None and reason.startswith(N.NOT_IMPORTABLE)
 
 
@@ -208,7 +208,7 @@ def test_kernel_logic_on_a_numpy_standin(
     tnx, nl = standin
     api = N.import_nki()
     assert isinstance(api, N.NkiApi) and api.nl is nl and api.nki_op is tnx.nki_op  # type: ignore[attr-defined]
-    assert N.skip_reason(SimpleNamespace(name="neuron")) is None  # type: ignore[arg-type]
+    assert N.skip_reason(NeuronBackend()) is None
 
     rng = np.random.default_rng(rows)
     x = rng.standard_normal((rows, 64)).astype(np.float32) * 3
