@@ -147,11 +147,27 @@ def test_time_finds_a_30_percent_step(step_at: int) -> None:
     assert len(res.measurements) == len(calls)
 
 
-def test_time_a_a_says_no_change() -> None:
+def test_time_a_a_says_undecided_between_the_ends_never_no_change() -> None:
+    # rounds that cannot reject only show they could not decide: on device time the
+    # answer is "undecided between GOOD and BAD" (issue 30), "no change" is an exact fact
     runner, _ = _timed(64, 0.05, seed=3)
     res = time_search(CHAIN, SID, "seconds", runner, PLAN)
-    assert res.outcome == "no change" and (res.lo, res.hi) == (CHAIN[0], CHAIN[-1])
+    assert res.outcome == "undecided" and (res.lo, res.hi) == (CHAIN[0], CHAIN[-1])
+    assert res.culprit is None and "not shown to differ" in res.decided_by
     assert len(res.probes) == 1 and res.probes[0].verdict == "undecided"
+
+
+def test_time_a_step_hidden_in_the_noise_is_undecided_not_no_change() -> None:
+    # a real +30 % step under 40 % per-process noise and 3 rounds: the ends' test cannot
+    # reject, and the search must not claim the series did not change
+    rng = np.random.default_rng(5)
+
+    def runner(commit: str, call: int) -> list[float]:
+        level = 1.3 if CHAIN.index(commit) >= 30 else 1.0
+        return [level * math.exp(rng.normal(0.0, 0.4))] * 5
+
+    res = time_search(CHAIN, SID, "seconds", runner, RoundsPlan(alpha=0.01, max_rounds=3))
+    assert res.outcome == "undecided" and (res.lo, res.hi) == (CHAIN[0], CHAIN[-1])
 
 
 def test_time_undecided_probe_stops_with_the_narrowest_proven_range() -> None:
