@@ -173,15 +173,18 @@ def round_sd(draw, n: int = 20000) -> float:
 
 
 def power(sd: float, step: float, alpha: float, tests: int, plan: RoundsPlan) -> float:
-    """Normal approximation of one test's chance to show ``step`` by its last look: the mean
-    of R per-round log-ratios is ``log(step) / (sd/√R)`` standard errors; the last look needs
-    the two-sided ``alpha / tests / looks`` (alpha split over the search's tests, then evenly
-    over the looks; a probe's one-sided test needs the same z)."""
-    from scipy.stats import norm
+    """The ends' test's chance to show ``step`` by its last look: R per-round log-ratios of
+    sd ``sd`` give a t statistic with noncentrality ``log(step) / (sd/√R)`` on R − 1 degrees
+    of freedom (the ends' test has no prior: no earlier test of the search lent one); the
+    last look needs the two-sided ``alpha / tests / looks`` (alpha split over the search's
+    tests, then evenly over the looks). A probe's test borrows at most 8 df more from the
+    earlier tests, so the probes do a little better."""
+    from scipy.stats import nct
+    from scipy.stats import t as student
 
     r = plan.max_rounds
-    need = float(norm.isf(alpha / tests / plan.looks / 2.0))
-    return float(norm.cdf(math.log(step) / (sd / math.sqrt(r)) - need))
+    need = float(student.isf(alpha / tests / plan.looks / 2.0, r - 1))
+    return float(nct.sf(need, r - 1, math.log(step) / (sd / math.sqrt(r))))
 
 
 def rounds_for(sd: float, step: float, alpha: float, tests: int, want: float) -> int:
@@ -303,7 +306,7 @@ def main() -> None:
     print(f"{args.histories} histories of 64 commits, +{(args.step - 1) * 100:.0f} % at a seeded"
           f" commit; alpha {args.alpha} over {1 + max_probes(63)} tests; {args.samples} samples a"
           " process")  # fmt: skip
-    head = (f"{'noise':>6} {'round sd':>8} {'max rounds':>10} {'power/test':>10} {'right':>6}"
+    head = (f"{'noise':>6} {'round sd':>8} {'max rounds':>10} {'power/ends':>10} {'right':>6}"
             f" {'undecided':>9} {'ends':>6} {'no change':>9} {'wrong':>6}"
             f" {'processes (med/p90)':>20} {'min/search (med)':>17}")  # fmt: skip
     print(head)
