@@ -237,3 +237,20 @@ def test_rounds_plan_refuses_what_the_test_cannot_do() -> None:
         RoundsPlan(alpha=1.5)
     with pytest.raises(UsageError):
         RoundsPlan(rounds=4, max_rounds=3)
+
+
+def test_time_more_rounds_never_make_a_step_harder_to_show() -> None:
+    # a +30 % step at a round sd of 0.5: ~30 % of the rounds point the other way. The
+    # moderated t shows it easily in 200 rounds (7 SE); a rounds-agreeing rule of "at most
+    # a quarter against" withheld it however many rounds were added (issue 30)
+    rng = np.random.default_rng(11)
+    chain = CHAIN[:3]
+
+    def runner(commit: str, call: int) -> list[float]:
+        level = 1.3 if commit == chain[-1] else 1.0
+        return [level * math.exp(rng.normal(0.0, 0.5 / math.sqrt(2.0)))] * 3
+
+    plan = RoundsPlan(alpha=0.01, rounds=200, max_rounds=200)
+    res = time_search(chain, SID, "seconds", runner, plan)
+    assert res.probes[0].verdict == "bad", res.probes[0].reason
+    assert res.outcome == "culprit" and res.hi == chain[-1]
