@@ -48,6 +48,7 @@ __all__ = [
     "DEFAULT_PATCH",
     "DEMO_BRANCH",
     "MARKER",
+    "DemoOptions",
     "DemoOutcome",
     "DemoPaths",
     "asv_command",
@@ -284,16 +285,32 @@ def verdict_sentence(doc: FindingsDocument) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class DemoOptions:
+    """What the demo plays (``neuronasv demo``'s options).
+
+    Attributes:
+        patch: the example change (default: ``examples/regress-rmsnorm-eps.patch``).
+        bench: asv ``--bench`` regex limiting the suite (default :data:`DEFAULT_BENCH`).
+        fresh: delete ``out`` first (otherwise results of earlier runs are reused).
+        rounds: ABAB rounds for the confirmation step (0 = skip it).
+        backend: ``auto`` (default: the accelerator when there is one), ``cpu``, ``cuda``,
+            ``neuron``.
+    """
+
+    patch: str | None = None
+    bench: str | None = DEFAULT_BENCH
+    fresh: bool = False
+    rounds: int = 3
+    backend: str = "auto"
+
+
 def run_demo(
     source_repo: str,
     out: str,
     *,
     runner: Callable[[Sequence[str]], int],
-    patch: str | None = None,
-    bench: str | None = DEFAULT_BENCH,
-    fresh: bool = False,
-    rounds: int = 3,
-    backend: str = "auto",
+    options: DemoOptions | None = None,
     say: Callable[[str], None] = print,
     resolve_backend: Callable[[str], str] | None = None,
 ) -> DemoOutcome:
@@ -304,16 +321,15 @@ def run_demo(
         out: scratch folder for the clone, results, comment and site.
         runner: runs one step from its command line, errors raised
             (:func:`neuronasv.commands.run_command`; a recorder in tests).
-        patch: the example change (default: ``examples/regress-rmsnorm-eps.patch``).
-        rounds: ABAB rounds for the confirmation step (0 = skip it).
-        bench: asv ``--bench`` regex limiting the suite (default :data:`DEFAULT_BENCH`).
-        fresh: delete ``out`` first (otherwise results of earlier runs are reused).
-        backend: ``auto`` (default: the accelerator when there is one), ``cpu``, ``cuda``,
-            ``neuron``.
+        options: the change, suite, rounds and backend (default: :class:`DemoOptions`'s).
         say: where progress lines go.
         resolve_backend: backend name -> the backend that will run (default: the measure
             registry's :func:`neuronasv.measure.backends.get_backend`; injectable).
     """
+    opts = options or DemoOptions()
+    patch, bench, fresh, rounds, backend = (
+        opts.patch, opts.bench, opts.fresh, opts.rounds, opts.backend
+    )  # fmt: skip
     started = time.monotonic()
     if resolve_backend is None:
 

@@ -352,37 +352,50 @@ def axis_ticks(
         return [], [], _axis_title(unit)
     if hi < lo:
         lo, hi = hi, lo
-    is_time = unit.lower() in TIME_UNITS
-    factor, suffix = 1.0, ""
-    if is_time:
-        factor, suffix = pick_time_scale(max(abs(lo), abs(hi)) or 1e-9)
-    elif unit == "bytes":
-        mag = max(abs(lo), abs(hi))
-        factor, suffix = next(((f, s) for f, s in _BINARY if mag >= f), (1.0, "bytes"))
+    factor, suffix = _axis_scale(lo, hi, unit)
     a, b = lo / factor, hi / factor
     span = b - a
     if span <= 0:
         span = abs(a) * 0.1 or 1.0
         a, b = a - span / 2, b + span / 2
-    raw = span / max(count, 1)
-    mag10 = 10.0 ** math.floor(math.log10(raw))
-    # the 1-2-5 step whose tick count is nearest ``count`` (on a log scale)
-    step = min(
-        (m * mag10 for m in (1, 2, 5, 10)), key=lambda st: abs(math.log(span / st / count))
-    )
-    if unit == "instructions":
-        step = max(step, 1.0)
+    step = _axis_step(span, count, unit)
     decimals = max(0, -math.floor(math.log10(step) + 1e-9))
     first = math.ceil(a / step - 1e-9)
     ticks_d = [round((first + i) * step, decimals) for i in range(int((b - a) / step + 1e-9) + 1)]
     ticks_d = [t for t in ticks_d if a - 1e-9 * abs(step) <= t <= b + 1e-9 * abs(step)]
+    texts = _tick_labels(ticks_d, decimals, unit, suffix)
+    return [t * factor for t in ticks_d], texts, _axis_title(unit)
+
+
+def _axis_scale(lo: float, hi: float, unit: str) -> tuple[float, str]:
+    """The axis's one scale ``(factor, suffix)``: a time or byte unit people read, else 1."""
+    if unit.lower() in TIME_UNITS:
+        return pick_time_scale(max(abs(lo), abs(hi)) or 1e-9)
+    if unit == "bytes":
+        mag = max(abs(lo), abs(hi))
+        return next(((f, s) for f, s in _BINARY if mag >= f), (1.0, "bytes"))
+    return 1.0, ""
+
+
+def _axis_step(span: float, count: int, unit: str) -> float:
+    """The 1-2-5 × 10^n step whose tick count over ``span`` is nearest ``count``."""
+    raw = span / max(count, 1)
+    mag10 = 10.0 ** math.floor(math.log10(raw))
+    # the 1-2-5 step whose tick count is nearest ``count`` (on a log scale)
+    step = min((m * mag10 for m in (1, 2, 5, 10)), key=lambda st: abs(math.log(span / st / count)))
+    if unit == "instructions":
+        step = max(step, 1.0)
+    return step
+
+
+def _tick_labels(ticks_d: list[float], decimals: int, unit: str, suffix: str) -> list[str]:
+    """One label per tick on the axis's scale: whole instruction counts with every digit."""
     if unit == "instructions":
         texts = [f"{t:,.{decimals}f}" for t in ticks_d]
     else:
         texts = [f"{t:.{decimals}f}" + (f" {suffix}" if suffix else "") for t in ticks_d]
-    texts = ["0" + (f" {suffix}" if suffix else "") if t == 0 else s
-             for t, s in zip(ticks_d, texts, strict=True)]  # fmt: skip
-    return [t * factor for t in ticks_d], texts, _axis_title(unit)
+    return ["0" + (f" {suffix}" if suffix else "") if t == 0 else s
+            for t, s in zip(ticks_d, texts, strict=True)]  # fmt: skip
 
 
 def _axis_title(unit: str) -> str:

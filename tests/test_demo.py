@@ -113,7 +113,7 @@ def _git_repo(path: str) -> str:
     ("resolved", "machine"), [("cuda", "demo-cuda"), ("neuron", "demo-neuron"), ("cpu", "demo-cpu")]
 )
 def test_demo_runs_the_backend_auto_resolves_to(tmp_path: Any, resolved: str, machine: str) -> None:
-    from neuronasv.demo import run_demo
+    from neuronasv.demo import DemoOptions, run_demo
 
     repo = _git_repo(str(tmp_path / "src"))
     calls: list[list[str]] = []
@@ -127,7 +127,7 @@ def test_demo_runs_the_backend_auto_resolves_to(tmp_path: Any, resolved: str, ma
     run_demo(
         repo,
         str(tmp_path / "out"),
-        patch=os.path.join(ROOT, DEFAULT_PATCH),
+        options=DemoOptions(patch=os.path.join(ROOT, DEFAULT_PATCH)),
         say=lines.append,
         runner=_fake_runner(calls),
         resolve_backend=resolve,
@@ -153,14 +153,14 @@ def test_every_printed_replay_line_is_a_shell_line_that_gives_the_same_argv(
     shell's words are the step's own arguments."""
     import shlex
 
-    from neuronasv.demo import run_demo
+    from neuronasv.demo import DemoOptions, run_demo
 
     repo = _git_repo(str(tmp_path / "src"))
     calls: list[list[str]] = []
     lines: list[str] = []
-    run_demo(repo, str(tmp_path / "out"), patch=os.path.join(ROOT, DEFAULT_PATCH),
-             say=lines.append, runner=_fake_runner(calls),
-             resolve_backend=lambda n: "cpu")  # fmt: skip
+    example = DemoOptions(patch=os.path.join(ROOT, DEFAULT_PATCH))
+    run_demo(repo, str(tmp_path / "out"), options=example, say=lines.append,
+             runner=_fake_runner(calls), resolve_backend=lambda n: "cpu")  # fmt: skip
     replay = [ln[2:] for ln in lines if ln.startswith("$ ")]
     assert len(replay) == len(calls) and any("(Naive|Fused)" in ln for ln in replay)
     asv = [ln.split("   #")[0].strip() for ln in lines if " --config " in ln]
@@ -180,7 +180,7 @@ def test_an_interrupted_step_interrupts_the_demo_and_a_relative_repo_works(
     """A step that exits 130 (Ctrl-C) ends the demo with KeyboardInterrupt (the CLI's 130),
     not "failed with exit code 130"; ``--repo .`` (relative) clones the right checkout."""
     from neuronasv.cli import run_parsed
-    from neuronasv.demo import run_demo
+    from neuronasv.demo import DemoOptions, run_demo
 
     repo = _git_repo(str(tmp_path / "src"))
     monkeypatch.chdir(repo)
@@ -191,7 +191,8 @@ def test_an_interrupted_step_interrupts_the_demo_and_a_relative_repo_works(
         return 130
 
     with pytest.raises(KeyboardInterrupt):
-        run_demo(".", str(tmp_path / "out"), patch=os.path.join(ROOT, DEFAULT_PATCH),
+        example = DemoOptions(patch=os.path.join(ROOT, DEFAULT_PATCH))
+        run_demo(".", str(tmp_path / "out"), options=example,
                  say=lambda _: None, runner=interrupted,
                  resolve_backend=lambda n: "cpu")  # fmt: skip
     assert [a[0] for a in seen] == ["run"]

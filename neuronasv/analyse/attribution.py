@@ -43,6 +43,7 @@ from neuronasv.analyse.causes import is_helper, op_order
 from neuronasv.analyse.stats import round_levels
 from neuronasv.model import Finding, OpContribution, WorkChange
 from neuronasv.model.profile import (
+    ModuleProfile,
     OpProfile,
     WorkloadProfile,
     module_series_name,
@@ -121,47 +122,60 @@ def from_profiles(bp: WorkloadProfile, hp: WorkloadProfile, unit: str) -> Measur
     """The compared runs' measurement of one configuration (their sidecar profiles: the
     samples the asv series of that run hold)."""
     k = US if is_time(unit) else 1.0
-
-    def op_pair(name: str) -> Pair:
-        bo, ho = bp.op(name), hp.op(name)
-        return (
-            _med(bo.self_device_time_us) * k if bo else None,
-            _med(ho.self_device_time_us) * k if ho else None,
-        )
-
-    def module_pair(path: str) -> Pair:
-        mb, mh = bp.module(path), hp.module(path)
-        return (
-            _med(mb.device_time_us) * k if mb else None,
-            _med(mh.device_time_us) * k if mh else None,
-        )
-
     names = sorted({o.op for o in bp.ops} | {o.op for o in hp.ops})
-    ops = {n: op_pair(n) for n in names}
-    in_module: dict[tuple[str, str], Pair] = {}
-    for n in names:
-        bo, ho = bp.op(n), hp.op(n)
-        for path in sorted(set(bo.modules if bo else {}) | set(ho.modules if ho else {})):
-            b, h = ops[n]
-            in_module[(path, n)] = (
-                b * bo.modules[path] if b is not None and bo and path in bo.modules else None,
-                h * ho.modules[path] if h is not None and ho and path in ho.modules else None,
-            )
+    ops = {n: _op_pair(bp.op(n), hp.op(n), k) for n in names}
     paths = sorted({m.path for m in bp.modules} | {m.path for m in hp.modules})
     return Measurement(
         total=(_med(bp.device_time_us) * k, _med(hp.device_time_us) * k),
         ops=ops,
-        modules={p: module_pair(p) for p in paths} if bp.modules and hp.modules else {},
-        in_module=in_module,
-        calls={
-            n: (
-                bo.calls_per_iter if (bo := bp.op(n)) else None,
-                ho.calls_per_iter if (ho := hp.op(n)) else None,
-            )
-            for n in names
-        },
+        modules=(
+            {p: _module_pair(bp.module(p), hp.module(p), k) for p in paths}
+            if bp.modules and hp.modules
+            else {}
+        ),
+        in_module=_in_module(bp, hp, ops),
+        calls={n: _calls_pair(bp.op(n), hp.op(n)) for n in names},
         roofline={n: _roofline(bp.op(n), hp.op(n)) for n in names},
     )
+
+
+def _op_pair(bo: OpProfile | None, ho: OpProfile | None, k: float) -> Pair:
+    """An op's median self device time a side (scaled by ``k``), None where it is absent."""
+    return (
+        _med(bo.self_device_time_us) * k if bo else None,
+        _med(ho.self_device_time_us) * k if ho else None,
+    )
+
+
+def _module_pair(mb: ModuleProfile | None, mh: ModuleProfile | None, k: float) -> Pair:
+    """A module's median device time a side (scaled by ``k``), None where it is absent."""
+    return (
+        _med(mb.device_time_us) * k if mb else None,
+        _med(mh.device_time_us) * k if mh else None,
+    )
+
+
+def _calls_pair(bo: OpProfile | None, ho: OpProfile | None) -> Pair:
+    """An op's calls per iteration a side, None where it is absent."""
+    return (bo.calls_per_iter if bo else None, ho.calls_per_iter if ho else None)
+
+
+def _in_module(
+    bp: WorkloadProfile, hp: WorkloadProfile, ops: Mapping[str, Pair]
+) -> dict[tuple[str, str], Pair]:
+    """(module path, op) -> the op's time within that module a side: its time times the
+    share of its calls the module makes (None where that side does not call it there)."""
+    in_module: dict[tuple[str, str], Pair] = {}
+    for n, (b, h) in ops.items():
+        bo, ho = bp.op(n), hp.op(n)
+        for path in sorted(set(bo.modules if bo else {}) | set(ho.modules if ho else {})):
+            in_module[(path, n)] = (_module_share(b, bo, path), _module_share(h, ho, path))
+    return in_module
+
+
+def _module_share(t: float | None, o: OpProfile | None, path: str) -> float | None:
+    """``t`` times the share of ``o``'s calls made under ``path``; None when unknown."""
+    return t * o.modules[path] if t is not None and o and path in o.modules else None
 
 
 def _from_findings(f: Finding, ops: Sequence[Finding]) -> Measurement:

@@ -51,6 +51,7 @@ commits (``bench/eval_bisect.py``, docs/analysis.md).
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -186,86 +187,139 @@ def exact_search(
         CaptureError: an end of the range cannot be read.
     """
     _check_chain(chain)
-    probes: list[Probe] = []
-    measured: list[str] = []
+    walk = _ExactWalk(chain, stored, measure, progress, clock)
     started = clock()
-    spent = 0.0
-
-    def read(i: int) -> Reading | None:
-        nonlocal spent
-        c = chain[i]
-        if c in stored:
-            return stored[c]
-        t0 = clock()
-        got = measure(c)
-        spent += clock() - t0
-        measured.append(c)
-        return got
-
-    def note(i: int, verdict: str, r: Reading | None, source: str, reason: str) -> None:
-        c = chain[i]
-        probes.append(
-            Probe(c, verdict, source, r.number if r else None, reason=reason)  # type: ignore[arg-type]
-        )
-        progress(f"  {c[:12]} {verdict:<9} {reason} ({source})")
-
-    ends = []
-    for i in (0, len(chain) - 1):
-        r = read(i)
-        if r is None:
-            raise CaptureError(f"{chain[i][:12]} (an end of the range) could not be measured")
-        ends.append(r)
-    good, bad = ends
-    src = {c: ("stored" if c in stored else "measured") for c in (chain[0], chain[-1])}
-    note(0, "good", good, src[chain[0]], good.words)
+    good, bad = walk.read_ends()
     n = len(chain) - 1
+    walk.note(0, "good", good, walk.source(0), good.words)
     if good.value == bad.value:
-        note(n, "good", bad, src[chain[-1]], f"{bad.words}: the same as at the start")
+        walk.note(n, "good", bad, walk.source(n), f"{bad.words}: the same as at the start")
         return SearchResult(
-            "no change", chain[0], chain[-1], tuple(probes), tuple(measured),
-            f"{good.words} at both ends", spent,
+            "no change", chain[0], chain[-1], tuple(walk.probes), tuple(walk.measured),
+            f"{good.words} at both ends", walk.spent,
         )  # fmt: skip
-    note(n, "bad", bad, src[chain[-1]], bad.words)
-    lo, hi = 0, n
-    for i in range(1, n):  # stored readings narrow the bracket for free
-        r = stored.get(chain[i])
-        if r is None:
-            continue
-        if r.value == good.value:
-            lo = i
-            note(i, "good", r, "stored", r.words)
-        else:
-            hi = i
-            note(i, "bad", r, "stored", r.words)
-            break
-    skipped: set[int] = set()
+    walk.note(n, "bad", bad, walk.source(n), bad.words)
+    lo, hi = walk.narrow_from_stored(good)
     readings: dict[int, Reading] = {0: good, n: bad}
-    while hi - lo > 1:
-        if budget_seconds is not None and clock() - started >= budget_seconds:
-            progress(f"  budget of {format_wall(budget_seconds)} spent")
-            break
-        open_ = [i for i in range(lo + 1, hi) if i not in skipped]
-        if not open_:
-            break
-        mid = (lo + hi) // 2
-        i = min(open_, key=lambda j: (abs(j - mid), j))
-        r = read(i)
-        if r is None:
-            skipped.add(i)
-            note(i, "failed", None, "measured", "could not be measured: skipped")
-            continue
-        readings[i] = r
-        if r.value == good.value:
-            lo = i
-            note(i, "good", r, "measured", r.words)
-        else:
-            hi = i
-            note(i, "bad", r, "measured", r.words)
+    out_of_time = functools.partial(_budget_spent, clock, started, budget_seconds, progress)
+    lo, hi = walk.halve(lo, hi, good, readings, out_of_time)
     lo_r = readings.get(lo) or stored.get(chain[lo]) or good
     hi_r = readings.get(hi) or stored.get(chain[hi]) or bad
     proof = f"{lo_r.words} at {chain[lo][:12]}, {hi_r.words} at {chain[hi][:12]}"
     outcome: Outcome = "culprit" if hi - lo == 1 else "undecided"
-    return SearchResult(outcome, chain[lo], chain[hi], tuple(probes), tuple(measured), proof, spent)
+    return SearchResult(
+        outcome, chain[lo], chain[hi], tuple(walk.probes), tuple(walk.measured), proof,
+        walk.spent,
+    )  # fmt: skip
+
+
+def _budget_spent(
+    clock: Callable[[], float], started: float, budget_seconds: float | None, progress: Progress
+) -> bool:
+    """Whether no new measurement may start (and says so once it may not)."""
+    if budget_seconds is not None and clock() - started >= budget_seconds:
+        progress(f"  budget of {format_wall(budget_seconds)} spent")
+        return True
+    return False
+
+
+class _ExactWalk:
+    """One exact search's reads and probes: what it looked at, measured, and the time spent."""
+
+    def __init__(
+        self,
+        chain: Sequence[str],
+        stored: Mapping[str, Reading],
+        measure: ExactMeasure,
+        progress: Progress,
+        clock: Callable[[], float],
+    ) -> None:
+        self.chain, self.stored, self.measure = chain, stored, measure
+        self.progress, self.clock = progress, clock
+        self.probes: list[Probe] = []
+        self.measured: list[str] = []
+        self.spent = 0.0
+
+    def source(self, i: int) -> str:
+        return "stored" if self.chain[i] in self.stored else "measured"
+
+    def read(self, i: int) -> Reading | None:
+        c = self.chain[i]
+        if c in self.stored:
+            return self.stored[c]
+        t0 = self.clock()
+        got = self.measure(c)
+        self.spent += self.clock() - t0
+        self.measured.append(c)
+        return got
+
+    def note(self, i: int, verdict: str, r: Reading | None, source: str, reason: str) -> None:
+        c = self.chain[i]
+        self.probes.append(
+            Probe(c, verdict, source, r.number if r else None, reason=reason)  # type: ignore[arg-type]
+        )
+        self.progress(f"  {c[:12]} {verdict:<9} {reason} ({source})")
+
+    def read_ends(self) -> tuple[Reading, Reading]:
+        """GOOD's and BAD's readings; an end that cannot be read stops the search."""
+        ends = []
+        for i in (0, len(self.chain) - 1):
+            r = self.read(i)
+            if r is None:
+                raise CaptureError(
+                    f"{self.chain[i][:12]} (an end of the range) could not be measured"
+                )
+            ends.append(r)
+        return ends[0], ends[1]
+
+    def narrow_from_stored(self, good: Reading) -> tuple[int, int]:
+        """The bracket stored readings prove for free: the last good before the first bad."""
+        lo, hi = 0, len(self.chain) - 1
+        for i in range(1, hi):
+            r = self.stored.get(self.chain[i])
+            if r is None:
+                continue
+            if r.value == good.value:
+                lo = i
+                self.note(i, "good", r, "stored", r.words)
+            else:
+                hi = i
+                self.note(i, "bad", r, "stored", r.words)
+                break
+        return lo, hi
+
+    def halve(
+        self,
+        lo: int,
+        hi: int,
+        good: Reading,
+        readings: dict[int, Reading],
+        out_of_time: Callable[[], bool],
+    ) -> tuple[int, int]:
+        """Measure the open commit nearest the middle until the bracket is one commit wide,
+        every open commit failed, or the budget is spent; a commit that fails is skipped."""
+        skipped: set[int] = set()
+        while hi - lo > 1:
+            if out_of_time():
+                break
+            open_ = [i for i in range(lo + 1, hi) if i not in skipped]
+            if not open_:
+                break
+            mid = (lo + hi) // 2
+            i = min(open_, key=lambda j: (abs(j - mid), j))
+            r = self.read(i)
+            if r is None:
+                skipped.add(i)
+                self.note(i, "failed", None, "measured", "could not be measured: skipped")
+                continue
+            readings[i] = r
+            if r.value == good.value:
+                lo = i
+                self.note(i, "good", r, "measured", r.words)
+            else:
+                hi = i
+                self.note(i, "bad", r, "measured", r.words)
+        return lo, hi
 
 
 # --- device time --------------------------------------------------------------------------

@@ -244,9 +244,9 @@ def _work_cause(ix: _Index, group: Sequence[Config]) -> _Ranked:
     return _Ranked(cause, tuple(members))
 
 
-def _timing_causes(ix: _Index) -> list[_Ranked]:
-    """Configurations without a work change whose total or ops moved, per workload and
-    direction; the ops that moved most first."""
+def _timing_groups(ix: _Index) -> dict[tuple[str, str], list[Config]]:
+    """Configurations without a work change whose total (else first moved op) moved, keyed
+    by workload and direction word."""
     timing: dict[tuple[str, str], list[Config]] = {}
     for c in sorted(set(ix.totals) | set(ix.ops)):
         if c in ix.work:
@@ -257,20 +257,32 @@ def _timing_causes(ix: _Index) -> list[_Ranked]:
             timing.setdefault((c[0], _word(t) or ""), []).append(c)
         elif moved:
             timing.setdefault((c[0], _word(moved[0]) or ""), []).append(c)
+    return timing
+
+
+def _ops_by_motion(ix: _Index, configs: Sequence[Config], verdict: str) -> tuple[str, ...]:
+    """The ops of ``configs`` that moved in direction ``verdict``, largest summed absolute
+    move first (ties by name)."""
+    moved_by: dict[str, float] = {}
+    for c in configs:
+        for f in ix.ops.get(c, []):
+            if _word(f) == verdict:
+                op = f.series.op or "?"
+                moved_by[op] = moved_by.get(op, 0.0) + abs((f.head or 0.0) - (f.base or 0.0))
+    return tuple(sorted(moved_by, key=lambda o: (-moved_by[o], o)))
+
+
+def _timing_causes(ix: _Index) -> list[_Ranked]:
+    """Configurations without a work change whose total or ops moved, per workload and
+    direction; the ops that moved most first."""
     out = []
-    for (wl, verdict), configs in sorted(timing.items()):
+    for (wl, verdict), configs in sorted(_timing_groups(ix).items()):
         members = tuple(ix.totals[c] for c in configs if c in ix.totals)
-        moved_by: dict[str, float] = {}
-        for c in configs:
-            for f in ix.ops.get(c, []):
-                if _word(f) == verdict:
-                    op = f.series.op or "?"
-                    moved_by[op] = moved_by.get(op, 0.0) + abs((f.head or 0.0) - (f.base or 0.0))
         cause = Cause(
             kind="timing",
             workload=wl,
             direction=verdict,  # type: ignore[arg-type]
-            ops=tuple(sorted(moved_by, key=lambda o: (-moved_by[o], o))),
+            ops=_ops_by_motion(ix, configs, verdict),
             configs=tuple((c[1], c[2]) for c in configs),
             totals=tuple(f.series for f in members),
         )

@@ -130,26 +130,48 @@ def detect_many(
     xs = [np.asarray(v, dtype=float) for v in values]
     sts = [settings] * len(xs) if isinstance(settings, CPSettings) else list(settings)
     out: list[list[RawChange]] = [[] for _ in xs]
-    # the first pass depends on (window, max_pvalue); min_magnitude only on the pruning
-    groups: dict[tuple[int, float], list[int]] = {}
-    for i, (x, st) in enumerate(zip(xs, sts, strict=True)):
-        if x.size >= MIN_POINTS:
-            groups.setdefault((max(8, st.window), st.max_pvalue), []).append(i)
-    for (w, p), idx in groups.items():
-        have = [dict(known[i]) if known is not None else {} for i in idx]
-        valid = [{s for s, _e in windows(xs[i].size, w)} for i in idx]
-        have = [{s: c for s, c in h.items() if s in ok} for h, ok in zip(have, valid, strict=True)]
-        found = window_candidates([xs[i] for i in idx], w, p, skip=[h.keys() for h in have])
-        cands: list[set[int]] = []
-        for i, h, f in zip(idx, have, found, strict=True):
-            per = {**h, **f}
-            if searched is not None:
-                searched(i, per)
-            cands.append({c for cs in per.values() for c in cs})
+    for (w, p), idx in _pass_groups(xs, sts).items():
+        cands = _group_candidates(xs, idx, w, p, known, searched)
         got = prune([xs[i] for i in idx], cands, p, [sts[i].min_magnitude for i in idx])
         for i, g in zip(idx, got, strict=True):
             out[i] = g
     return out
+
+
+def _pass_groups(
+    xs: Sequence[np.ndarray], sts: Sequence[CPSettings]
+) -> dict[tuple[int, float], list[int]]:
+    """The series long enough to search, grouped by what the first pass depends on
+    (window, max_pvalue); min_magnitude matters only to the pruning."""
+    groups: dict[tuple[int, float], list[int]] = {}
+    for i, (x, st) in enumerate(zip(xs, sts, strict=True)):
+        if x.size >= MIN_POINTS:
+            groups.setdefault((max(8, st.window), st.max_pvalue), []).append(i)
+    return groups
+
+
+def _group_candidates(
+    xs: Sequence[np.ndarray],
+    idx: Sequence[int],
+    w: int,
+    p: float,
+    known: Sequence[WindowCache] | None,
+    searched: Callable[[int, dict[int, tuple[int, ...]]], None] | None,
+) -> list[set[int]]:
+    """Per series of one pass group, every window's accepted candidates: the cached ones of
+    windows that still exist (``known``), the others searched now; each series' windows are
+    reported to ``searched``."""
+    have = [dict(known[i]) if known is not None else {} for i in idx]
+    valid = [{s for s, _e in windows(xs[i].size, w)} for i in idx]
+    have = [{s: c for s, c in h.items() if s in ok} for h, ok in zip(have, valid, strict=True)]
+    found = window_candidates([xs[i] for i in idx], w, p, skip=[h.keys() for h in have])
+    cands: list[set[int]] = []
+    for i, h, f in zip(idx, have, found, strict=True):
+        per = {**h, **f}
+        if searched is not None:
+            searched(i, per)
+        cands.append({c for cs in per.values() for c in cs})
+    return cands
 
 
 def detect(values: Sequence[float], settings: CPSettings = CPSettings()) -> list[RawChange]:

@@ -87,7 +87,7 @@ def _futile(g: Finding, st: Settings) -> bool:
     return not rule.exceeded(1.0, g.ci_high) and not rule.improved(1.0, g.ci_low)
 
 
-def confirm(
+def confirm(  # noqa: PLR0913 -- the confirm step's keyword options, one per CLI flag
     doc: FindingsDocument,
     runner: Runner,
     *,
@@ -140,11 +140,11 @@ def confirm(
         want = plan.want(state.done)
         if _measure_rounds(runner, want, rounds + look - 1, look, state, clock):
             break  # the runner has no further round
-        state.latest = _judge_all(
-            plan.measured, state.data, st, floors, len(plan.todo), look, looks, rho,
-            state.rejected, plan.changed,
-        )  # fmt: skip
         level = spend(st.alpha, look, looks, rho)
+        state.latest = _judge_all(
+            plan.measured, state.data, st, floors, len(plan.todo), level, state.rejected,
+            plan.changed,
+        )  # fmt: skip
         _decide(plan, state, level, st)
         if progress:
             progress(
@@ -414,12 +414,12 @@ def _judge_all(
     st: Settings,
     floors: Mapping[FloorKey, NoiseFloor] | None,
     n_todo: int,
-    look: int,
-    looks: int,
-    rho: float,
+    level: float,
     rejected: set[int],
     changed: Collection[tuple[str | None, str | None, str | None]] = (),
 ) -> list[Finding]:
+    """The measured rows judged on their rounds so far, the first ``n_todo`` (the suspects)
+    as the family, at ``level``: the alpha this look spends (:func:`multitest.spend`)."""
     pairs = []
     for f in measured:
         b = list(data["base"].get(f.series, []))
@@ -442,7 +442,7 @@ def _judge_all(
         st,
         floors,
         family=range(n_todo),
-        level=spend(st.alpha, look, looks, rho),
+        level=level,
         rejected=rejected,
         boost=changed,
     )

@@ -321,15 +321,8 @@ def prune(
         if isinstance(min_magnitude, (int, float))
         else [float(x) for x in min_magnitude]
     )
-    offsets = np.zeros(len(values) + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum([v.size for v in values])
-    flat = np.concatenate([np.asarray(v, dtype=float) for v in values]) if values else np.zeros(0)
-    segs = _Segments(flat)
-    cps: dict[int, list[int]] = {}
-    for si, c in enumerate(candidates):
-        got = sorted(set(c))
-        if got:
-            cps[si] = got
+    offsets, segs = _flattened(values)
+    cps = _candidate_lists(candidates)
     # per series: per candidate (p, before, after)
     score: dict[int, list[tuple[float, float, float]]] = {si: [] for si in cps}
     todo = [(si, i) for si, c in cps.items() for i in range(len(c))]
@@ -339,31 +332,67 @@ def prune(
     active = set(cps)
     while True:
         if todo:
-            lo, t, hi = _bounds(todo, cps, offsets, values)
-            p, before, after = _scores(segs, lo, t, hi)
-            for (si, i), pi, bi, ai in zip(todo, p.tolist(), before.tolist(), after.tolist(),
-                                           strict=True):  # fmt: skip
-                score[si][i] = (pi, bi, ai)
+            _rescore(segs, _bounds(todo, cps, offsets, values), todo, score)
         todo = []
         if not active:
             break
         for si in sorted(active):
-            sc = score[si]
-            mn = mins[si]
-            keys = [(_mag(b, a) < mn, p) for p, b, a in sc]
-            weakest = max(range(len(keys)), key=keys.__getitem__)
-            fails, pw = keys[weakest]
-            if pw >= max_pvalue or fails:
-                cps[si].pop(weakest)
-                sc.pop(weakest)
-                if not cps[si]:
-                    active.discard(si)
-                    continue
-                todo += [(si, i) for i in (weakest - 1, weakest) if 0 <= i < len(cps[si])]
-                continue
-            active.discard(si)
-            out[si] = _final(np.asarray(values[si], dtype=float), cps[si], sc)
+            dropped = _drop_weakest(cps[si], score[si], mins[si], max_pvalue)
+            if dropped is None:  # every candidate passes: these are the change points
+                active.discard(si)
+                out[si] = _final(np.asarray(values[si], dtype=float), cps[si], score[si])
+            elif not cps[si]:
+                active.discard(si)
+            else:  # its neighbours' segments changed: score them again
+                todo += [(si, i) for i in (dropped - 1, dropped) if 0 <= i < len(cps[si])]
     return out
+
+
+def _flattened(values: Sequence[np.ndarray]) -> tuple[np.ndarray, _Segments]:
+    """Every series end to end (one array pass scores them all), and where each starts."""
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([v.size for v in values])
+    flat = np.concatenate([np.asarray(v, dtype=float) for v in values]) if values else np.zeros(0)
+    return offsets, _Segments(flat)
+
+
+def _candidate_lists(candidates: Sequence[Iterable[int]]) -> dict[int, list[int]]:
+    """Per series with any candidate, its candidates sorted, without repeats."""
+    cps: dict[int, list[int]] = {}
+    for si, c in enumerate(candidates):
+        got = sorted(set(c))
+        if got:
+            cps[si] = got
+    return cps
+
+
+def _rescore(
+    segs: _Segments,
+    bounds: tuple[np.ndarray, np.ndarray, np.ndarray],
+    todo: list[tuple[int, int]],
+    score: dict[int, list[tuple[float, float, float]]],
+) -> None:
+    """Score the candidates ``todo`` (series, index) again on their ``bounds``, in place."""
+    p, before, after = _scores(segs, *bounds)
+    for (si, i), pi, bi, ai in zip(todo, p.tolist(), before.tolist(), after.tolist(),
+                                   strict=True):  # fmt: skip
+        score[si][i] = (pi, bi, ai)
+
+
+def _drop_weakest(
+    c: list[int], sc: list[tuple[float, float, float]], min_magnitude: float, max_pvalue: float
+) -> int | None:
+    """Drop the weakest candidate of one series (failing ``min_magnitude`` first, then the
+    largest p) from ``c`` and ``sc`` in place if it fails; its index, or None when it
+    passes (and with it every other)."""
+    keys = [(_mag(b, a) < min_magnitude, p) for p, b, a in sc]
+    weakest = max(range(len(keys)), key=keys.__getitem__)
+    fails, pw = keys[weakest]
+    if pw >= max_pvalue or fails:
+        c.pop(weakest)
+        sc.pop(weakest)
+        return weakest
+    return None
 
 
 def _mag(before: float, after: float) -> float:

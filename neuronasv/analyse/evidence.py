@@ -105,38 +105,54 @@ def work_changes(
     out: list[WorkChange] = []
     for bp in base_profiles:
         hp = heads.get((bp.name, bp.shape, bp.dtype))
-        if hp is None:
-            continue
-        names = sorted({o.op for o in bp.ops} | {o.op for o in hp.ops})
-        for name in names:
-            bo, ho = bp.op(name), hp.op(name)
-            kind = _kind(bo, ho)
-            if kind is None:
-                continue
-            tb = _median(bo.self_device_time_us) if bo else None
-            th = _median(ho.self_device_time_us) if ho else None
-            out.append(
-                WorkChange(
-                    workload=bp.name,
-                    shape=bp.shape,
-                    dtype=bp.dtype,
-                    op=name,
-                    kind=kind,
-                    calls_base=bo.calls_per_iter if bo else None,
-                    calls_head=ho.calls_per_iter if ho else None,
-                    bytes_base=bo.bytes if bo else None,
-                    bytes_head=ho.bytes if ho else None,
-                    flops_base=bo.flops if bo else None,
-                    flops_head=ho.flops if ho else None,
-                    signature_base=bo.signature if bo else (),
-                    signature_head=ho.signature if ho else (),
-                    time_base=None if tb is None else tb * k,
-                    time_head=None if th is None else th * k,
-                    modules=changed_modules(bo, ho),
-                )
-            )
+        if hp is not None:
+            out += _config_changes(bp, hp, k)
     out.sort(key=lambda w: (w.workload, w.shape, w.dtype, w.op))
     return tuple(out)
+
+
+def _config_changes(bp: WorkloadProfile, hp: WorkloadProfile, k: float) -> list[WorkChange]:
+    """The changed ops of one configuration profiled on both sides, by op name (times
+    scaled from µs by ``k``)."""
+    out: list[WorkChange] = []
+    for name in sorted({o.op for o in bp.ops} | {o.op for o in hp.ops}):
+        bo, ho = bp.op(name), hp.op(name)
+        kind = _kind(bo, ho)
+        if kind is not None:
+            out.append(_work_change(bp, name, kind, (bo, ho), k))
+    return out
+
+
+def _work_change(
+    bp: WorkloadProfile,
+    name: str,
+    kind: WorkKind,
+    ops: tuple[OpProfile | None, OpProfile | None],
+    k: float,
+) -> WorkChange:
+    """One op's change of work in ``bp``'s configuration, its figures from each side that
+    has the op (base, head)."""
+    bo, ho = ops
+    tb = _median(bo.self_device_time_us) if bo else None
+    th = _median(ho.self_device_time_us) if ho else None
+    return WorkChange(
+        workload=bp.name,
+        shape=bp.shape,
+        dtype=bp.dtype,
+        op=name,
+        kind=kind,
+        calls_base=bo.calls_per_iter if bo else None,
+        calls_head=ho.calls_per_iter if ho else None,
+        bytes_base=bo.bytes if bo else None,
+        bytes_head=ho.bytes if ho else None,
+        flops_base=bo.flops if bo else None,
+        flops_head=ho.flops if ho else None,
+        signature_base=bo.signature if bo else (),
+        signature_head=ho.signature if ho else (),
+        time_base=None if tb is None else tb * k,
+        time_head=None if th is None else th * k,
+        modules=changed_modules(bo, ho),
+    )
 
 
 def changed_modules(bo: OpProfile | None, ho: OpProfile | None) -> tuple[str, ...]:
@@ -172,18 +188,22 @@ def change_direction(w: WorkChange) -> Direction:
     if w.kind == "instructions":  # exact counts under callgrind (analyse/exact.py)
         d = _cmp(w.instructions_base, w.instructions_head)
         return "more" if d == 1 else "less" if d == -1 else "mixed"
-    signs = [
-        c
-        for c in (
+    return _one_way(
+        (
             _cmp(w.calls_base, w.calls_head),
             _cmp(w.bytes_base, w.bytes_head),
             _cmp(w.flops_base, w.flops_head),
         )
-        if c is not None
-    ]
-    if signs and all(c >= 0 for c in signs) and any(c > 0 for c in signs):
+    )
+
+
+def _one_way(signs: Iterable[int | None]) -> Direction:
+    """``more`` when every known sign is up or flat and one is up, ``less`` the mirror
+    image, else ``mixed`` (also when none is known)."""
+    known = [c for c in signs if c is not None]
+    if known and all(c >= 0 for c in known) and any(c > 0 for c in known):
         return "more"
-    if signs and all(c <= 0 for c in signs) and any(c < 0 for c in signs):
+    if known and all(c <= 0 for c in known) and any(c < 0 for c in known):
         return "less"
     return "mixed"
 
@@ -201,24 +221,18 @@ def config_directions(work: Iterable[WorkChange]) -> dict[Config, Direction]:
     groups: dict[Config, list[WorkChange]] = {}
     for w in work:
         groups.setdefault(w.config, []).append(w)
-    out: dict[Config, Direction] = {}
-    for cfg, changes in groups.items():
-        dirs = {change_direction(w) for w in changes}
-        if len(dirs) == 1 and dirs != {"mixed"}:
-            out[cfg] = dirs.pop()
-            continue
-        signs = [
-            _cmp(
-                sum(getattr(w, f"{what}_base") or 0.0 for w in changes),
-                sum(getattr(w, f"{what}_head") or 0.0 for w in changes),
-            )
-            for what in ("calls", "bytes", "flops")
-        ]
-        known = [c for c in signs if c is not None]
-        if known and all(c >= 0 for c in known) and any(c > 0 for c in known):
-            out[cfg] = "more"
-        elif known and all(c <= 0 for c in known) and any(c < 0 for c in known):
-            out[cfg] = "less"
-        else:
-            out[cfg] = "mixed"
-    return out
+    return {cfg: _config_direction(changes) for cfg, changes in groups.items()}
+
+
+def _config_direction(changes: Sequence[WorkChange]) -> Direction:
+    """One configuration's direction: by dominance, else by its changed ops' totals."""
+    dirs = {change_direction(w) for w in changes}
+    if len(dirs) == 1 and dirs != {"mixed"}:
+        return dirs.pop()
+    return _one_way(
+        _cmp(
+            sum(getattr(w, f"{what}_base") or 0.0 for w in changes),
+            sum(getattr(w, f"{what}_head") or 0.0 for w in changes),
+        )
+        for what in ("calls", "bytes", "flops")
+    )

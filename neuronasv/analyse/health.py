@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from statistics import median
 
 from neuronasv.format import format_pair, format_pct
@@ -49,6 +50,7 @@ __all__ = [
     "ALPHA",
     "MIN_HISTORY",
     "MIN_NOISE",
+    "CanaryRule",
     "check_side",
     "device_health",
     "prediction_k",
@@ -60,6 +62,21 @@ ALPHA = 0.001  # one-sided false-withhold rate per side
 MIN_HISTORY = 5  # earlier runs needed for a noise estimate
 MIN_NOISE = 0.005  # noise floor, relative (0.5 %)
 _MAD_SCALE = 1.4826  # MAD -> standard deviation for normal data
+
+
+@dataclass(frozen=True)
+class CanaryRule:
+    """How a run's canary is judged against its machine's history.
+
+    Attributes:
+        alpha: one-sided false-withhold rate.
+        min_history: earlier runs needed for a decision.
+        min_noise: relative noise floor.
+    """
+
+    alpha: float = ALPHA
+    min_history: int = MIN_HISTORY
+    min_noise: float = MIN_NOISE
 
 #: Device-state keys named in a withheld reason when present (NVML; see device_state).
 _STATE_KEYS = (
@@ -125,9 +142,7 @@ def check_side(
     commit: str,
     machine: str,
     name: str | None = None,
-    alpha: float = ALPHA,
-    min_history: int = MIN_HISTORY,
-    min_noise: float = MIN_NOISE,
+    rule: CanaryRule = CanaryRule(),
 ) -> CanaryCheck:
     """Judge one run's canary readings against its machine's earlier run levels.
 
@@ -137,9 +152,7 @@ def check_side(
         side: ``base`` or ``head`` (for the reason).
         commit, machine: the run.
         name: the canary kernel compared (default: the one most readings carry).
-        alpha: one-sided false-withhold rate.
-        min_history: earlier runs needed for a decision.
-        min_noise: relative noise floor.
+        rule: the false-withhold rate, history needed and noise floor.
     """
     state = _merged_state(readings)
     common = dict(side=side, commit=commit, machine=machine, device_state=state)
@@ -156,12 +169,12 @@ def check_side(
         )
     hist = [v for v in history_levels if math.isfinite(v) and v > 0]
     n = len(hist)
-    if n < min_history:
+    if n < rule.min_history:
         return CanaryCheck(
             status="unknown",
             reason=(
                 f"{side} canary not judged: {n} earlier run(s) of it on this machine,"
-                f" {min_history} needed for a noise estimate"
+                f" {rule.min_history} needed for a noise estimate"
             ),
             level_us=level,
             history_n=n,
@@ -170,8 +183,9 @@ def check_side(
         )
     logs = [math.log(v) for v in hist]
     base_log = float(median(logs))
-    noise = max(_MAD_SCALE * float(median(abs(x - base_log) for x in logs)), math.log1p(min_noise))
-    k = prediction_k(n, alpha)
+    spread = _MAD_SCALE * float(median(abs(x - base_log) for x in logs))
+    noise = max(spread, math.log1p(rule.min_noise))
+    k = prediction_k(n, rule.alpha)
     diff = math.log(level) - base_log
     baseline = math.exp(base_log)
     change = math.expm1(diff)
@@ -231,9 +245,7 @@ def device_health(
     head: str,
     base_machine: str,
     head_machine: str | None = None,
-    alpha: float = ALPHA,
-    min_history: int = MIN_HISTORY,
-    min_noise: float = MIN_NOISE,
+    rule: CanaryRule = CanaryRule(),
 ) -> DeviceHealth:
     """The device-health decision for a base-vs-head comparison.
 
@@ -255,9 +267,7 @@ def device_health(
                 commit=commit,
                 machine=machine,
                 name=name,
-                alpha=alpha,
-                min_history=min_history,
-                min_noise=min_noise,
+                rule=rule,
             )
         )
     withheld = [c for c in checks if c.status == "withheld"]

@@ -53,7 +53,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -73,23 +73,20 @@ from neuronasv.analyse.exact import instruction_changes, judge_exact
 from neuronasv.analyse.floors import FloorKey, NoiseFloor, floor_key, noise_floors
 from neuronasv.analyse.health import device_health
 from neuronasv.analyse.multitest import DEFAULT_OP_SHARE, adjusted_pvalues, hierarchy
-from neuronasv.analyse.rules import Rule, RuleSet
+from neuronasv.analyse.rules import RuleSet
 from neuronasv.analyse.runnernoise import runner_noise
-from neuronasv.analyse.states import CI_LEVEL, Gate, time_axis, with_states
+from neuronasv.analyse.states import CI_LEVEL, Gate, with_states
+from neuronasv.analyse.verdict import Bar, Evidence, PairInput, verdict
 from neuronasv.errors import UsageError
-from neuronasv.format import format_delta_pct, format_p, format_pct, p_text, pct_number
+from neuronasv.format import format_pct, pct_number
 from neuronasv.model import (
-    Estimate,
     Finding,
     FindingsDocument,
     History,
-    Point,
-    RowState,
     RunRef,
     Series,
     SeriesId,
 )
-from neuronasv.model.estimate import Presence
 from neuronasv.samples import NOISE_THRESHOLD, median, noise
 from neuronasv.units import is_exact
 
@@ -169,50 +166,6 @@ class Settings:
         }
 
 
-@dataclass(frozen=True)
-class PairInput:
-    """One series on both sides. A side is None when the series is absent there."""
-
-    series: SeriesId
-    unit: str
-    base: Point | None
-    head: Point | None
-    base_rounds: tuple[tuple[float, ...], ...] = ()
-    head_rounds: tuple[tuple[float, ...], ...] = ()
-
-    @property
-    def rounds(self) -> int:
-        """Paired rounds (0 or 1 = judged as a single run)."""
-        return min(len(self.base_rounds), len(self.head_rounds))
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """What the statistics found for one series, before the verdict (typed, no I/O).
-
-    ``mode`` says how the series is judged: ``rounds`` (per-round log-ratios), ``samples``
-    (one run a side, Mann–Whitney), ``value`` (no samples: factor only) or ``absent``
-    (a side is missing or failed).
-    """
-
-    mode: Literal["rounds", "samples", "value", "absent"]
-    base: float | None = None
-    head: float | None = None
-    ratio: float | None = None
-    ci: tuple[float, float] | None = None
-    noise: tuple[float | None, float | None] = (None, None)
-    samples: tuple[tuple[float, ...], tuple[float, ...]] | None = None
-    log_ratios: tuple[float, ...] = ()
-    p: float | None = None
-    p_adj: float | None = None
-    prior: tuple[str, float, float] | None = None  # (source, sd, df) of the rounds prior
-    warnings: tuple[str, ...] = ()
-
-    @property
-    def n(self) -> tuple[int, int] | None:
-        return (len(self.samples[0]), len(self.samples[1])) if self.samples else None
-
-
 def judge(
     pairs: Sequence[PairInput],
     settings: Settings = Settings(),
@@ -243,15 +196,38 @@ def judge(
         :func:`compare`).
     """
     fl = floors or {}
-    ev = [_measure(pi, settings) for pi in pairs]
+    ev = _with_mann_whitney([_measure(pi, settings) for pi in pairs])
+    ev = _rounds_test(pairs, ev, settings, fl)
+    fam = list(range(len(pairs)) if family is None else family)
+    tested = len([i for i in fam if ev[i].p is not None])
+    ev = _gatekeep([pi.series for pi in pairs], ev, fam, settings.op_share, rejected, boost)
+    alpha = settings.alpha if level is None else level
+    out = []
+    for pi, e in zip(pairs, ev, strict=True):
+        bar = _bar(settings, alpha, tested, fl.get(floor_key(pi.series)))
+        out.append(verdict(pi, e, settings.rules, bar, bool(fl)))
+    return out
+
+
+def _with_mann_whitney(ev: list[Evidence]) -> list[Evidence]:
+    """``ev`` with the Mann–Whitney p of every single-run series that has samples."""
     need = [i for i, e in enumerate(ev) if e.mode == "samples" and e.samples is not None]
     pvals = stats.mann_whitney_many([ev[i].samples for i in need])  # type: ignore[misc]
     for i, p in zip(need, pvals, strict=True):
         ev[i] = replace(ev[i], p=p)
-    ev = _rounds_test(pairs, ev, settings, fl)
-    fam = list(range(len(pairs)) if family is None else family)
-    tested = [i for i in fam if ev[i].p is not None]
-    graph = hierarchy([pairs[i].series for i in fam], op_share=settings.op_share, boost=boost)
+    return ev
+
+
+def _gatekeep(
+    series: Sequence[SeriesId],
+    ev: list[Evidence],
+    fam: Sequence[int],
+    op_share: float,
+    rejected: Collection[int],
+    boost: Collection[tuple[str | None, str | None, str | None]],
+) -> list[Evidence]:
+    """``ev`` with the gatekeeping-adjusted p of every tested series of the family."""
+    graph = hierarchy([series[i] for i in fam], op_share=op_share, boost=boost)
     pos = {i: k for k, i in enumerate(fam)}
     adjusted = adjusted_pvalues(
         [ev[i].p for i in fam],
@@ -261,16 +237,16 @@ def judge(
     for i, adj in zip(fam, adjusted, strict=True):
         if adj is not None:
             ev[i] = replace(ev[i], p_adj=adj)
-    alpha = settings.alpha if level is None else level
-    out = []
-    m = len(tested)
-    for pi, e in zip(pairs, ev, strict=True):
-        f = fl.get(floor_key(pi.series))
-        k = settings.floor_k
-        if k is None:
-            k = stats.floor_k(settings.alpha, m, f.df if f else None)
-        out.append(_verdict(pi, e, settings, alpha, m, f, k, bool(fl)))
-    return out
+    return ev
+
+
+def _bar(st: Settings, alpha: float, tested: int, floor: NoiseFloor | None) -> Bar:
+    """The bar of one series: ``alpha`` over ``tested`` series, and its floor times the
+    settings' ``k`` (default: the t quantile 1 - alpha/2m on the floor's df)."""
+    k = st.floor_k
+    if k is None:
+        k = stats.floor_k(st.alpha, tested, floor.df if floor else None)
+    return Bar(alpha, tested, floor, k)
 
 
 def _group(s: SeriesId) -> str:
@@ -417,211 +393,6 @@ def _measure(pi: PairInput, st: Settings) -> Evidence:
     )
 
 
-def _absent(pi: PairInput, unit: str, n: tuple[int, int]) -> Finding:
-    """A series without a value on a side: new, removed or failed (no Δ, no time)."""
-    b, h = pi.base, pi.head
-    bv = b.value if b is not None else None
-    hv = h.value if h is not None else None
-    presence: Presence
-    if b is None and h is None:
-        presence, why = "removed", "absent on both sides"
-    elif b is None:
-        presence = "failed" if hv is None else "new"
-        why = "new at head, failed" if hv is None else "new at head (absent at base)"
-    elif h is None:
-        presence, why = "removed", "absent at head (present at base)"
-    elif hv is None:
-        presence = "failed"
-        why = "failed at head" + (" (also failed at base)" if bv is None else "")
-    else:
-        presence, why = "new", "failed at base, works at head"
-    est = Estimate(
-        unit=unit,
-        base=bv if presence in ("removed", "failed") else None,
-        head=hv if presence == "new" else None,
-        n_base=n[0],
-        n_head=n[1],
-    )
-    return Finding(series=pi.series, estimate=est, state=RowState(presence=presence), reason=why)
-
-
-def allowed_against(rounds: int) -> int:
-    """Rounds that may point the other way for a rounds verdict: none up to 4 rounds, then
-    one more per 4 rounds (5–8: 1, 9–12: 2, ... 22: 5), and from 23 rounds a majority
-    at least two binomial sds short of half (``(R-1)//2 - ceil(√R)``: 48 → 16, 134 → 54).
-
-    The agreement check guards a small R against one outlier round carrying the mean; kept
-    at "every round" it would make a real change harder to confirm the more rounds are
-    added (at 8 rounds one stray round in eight is common under pure noise on a +1 % shift
-    measured at a 0.6 % floor). Kept at "a quarter" for every R it bounded the power: a
-    change smaller than 0.67 round sds puts more than a quarter of the rounds the other way,
-    and adding rounds then made the verdict *less* likely (replayed CPU noise, a +30 % step
-    at a round sd of 0.42: 27 % of rounds against, the ends' test withheld in half of the
-    searches at 134 rounds — issue 30). It only ever withholds a verdict the moderated t
-    already made, so it cannot add false alarms.
-    """
-    return max(0, (rounds - 1) // 4, (rounds - 1) // 2 - math.ceil(math.sqrt(rounds)))
-
-
-#: A timing decision, before it becomes the row's time axis (:func:`states.time_axis`).
-Outcome = Literal["slower", "faster", "noise", "undecided"]
-
-#: The decision table: (beyond the rule's minimum effect, significant, consistent/outside
-#: the floor) -> outcome. "Direction" fills in slower or faster; "noise" is a change
-#: within the minimum effect; "undecided" one beyond it that the test did not establish.
-_DECIDE: dict[tuple[bool, bool, bool], str] = {
-    (True, True, True): "direction",
-    (True, True, False): "undecided",
-    (True, False, True): "undecided",
-    (True, False, False): "undecided",
-    (False, True, True): "noise",
-    (False, True, False): "noise",
-    (False, False, True): "noise",
-    (False, False, False): "noise",
-}
-
-
-def _verdict(
-    pi: PairInput,
-    e: Evidence,
-    st: Settings,
-    alpha: float,
-    m: int,
-    floor: NoiseFloor | None,
-    k: float,
-    have_floors: bool,
-) -> Finding:
-    """One row: its estimate (the evidence's figures) and its time axis (the decision)."""
-    b, h = pi.base, pi.head
-    n = e.n or (len(b.samples) if b else 0, len(h.samples) if h else 0)
-    if e.mode == "absent":
-        return _absent(pi, pi.unit, n)
-    assert e.base is not None and e.head is not None
-    rule = st.rules.for_series(pi.series)
-    warnings = list(e.warnings)
-    for side, nz in zip(("base", "head"), e.noise, strict=True):
-        if nz is not None and nz > NOISE_THRESHOLD:
-            warnings.append(f"noisy {side}: IQR/median {format_pct(nz)}")
-    effect = format_delta_pct(e.ratio) if e.ratio is not None else "n/a"
-    ci_txt = f" (CI {format_delta_pct(e.ci[0])} to {format_delta_pct(e.ci[1])})" if e.ci else ""
-    outcome: Outcome
-    if e.mode == "value":
-        worse, better = rule.exceeded(e.base, e.head), rule.improved(e.base, e.head)
-        outcome = "slower" if worse else "faster" if better else "noise"
-        reason = (
-            f"{effect} by value alone, {'above' if worse or better else 'within'} the"
-            f" {rule.describe()} minimum effect (no samples: no test)"
-        )
-    else:
-        outcome, reason = _decide(pi, e, rule, st, alpha, m, floor, k, effect + ci_txt)
-        if e.mode == "samples" and floor is None and have_floors:
-            warnings.append(
-                "no between-run noise floor for this series (too little main-branch history):"
-                " the within-run test cannot see run-to-run shifts"
-            )
-    est = Estimate(
-        unit=pi.unit,
-        base=e.base,
-        head=e.head,
-        source="rounds" if e.mode == "rounds" else "first run",
-        ci_low=e.ci[0] if e.ci else None,
-        ci_high=e.ci[1] if e.ci else None,
-        n_base=n[0],
-        n_head=n[1],
-        rounds=pi.rounds if e.mode == "rounds" else 0,
-    )
-    return Finding(
-        series=pi.series,
-        estimate=est,
-        state=RowState(time=time_axis(outcome, est.ratio)),
-        p_value=e.p,
-        p_adjusted=e.p_adj,
-        noise_base=e.noise[0],
-        noise_head=e.noise[1],
-        reason=reason,
-        warnings=tuple(warnings),
-    )
-
-
-def _decide(
-    pi: PairInput,
-    e: Evidence,
-    rule: Rule,
-    st: Settings,
-    alpha: float,
-    m: int,
-    floor: NoiseFloor | None,
-    k: float,
-    effect: str,
-) -> tuple[Outcome, str]:
-    """One decision table for both modes; the reason says which test spoke."""
-    assert e.samples is not None and e.ratio is not None
-    pb, ph = e.samples
-    if e.mode == "rounds" and rule.relative and rule.stat == "median":
-        worse, better = rule.exceeded(1.0, e.ratio), rule.improved(1.0, e.ratio)
-    else:
-        sb, sh = rule.statistic(pb), rule.statistic(ph)
-        worse, better = rule.exceeded(sb, sh), rule.improved(sb, sh)
-    p = 1.0 if e.p is None else float(e.p)
-    p_adj = 1.0 if e.p_adj is None else float(e.p_adj)
-    sig = p_adj <= alpha
-    corr = f"gatekeeping-adjusted {format_p(p_adj)} over {m} series"
-    agree = ""
-    if e.mode == "rounds":
-        d = np.asarray(e.log_ratios)
-        sign = 1.0 if e.ratio > 1.0 else -1.0
-        against = int(np.sum(np.sign(d) != sign))
-        third = against <= allowed_against(d.size)  # the rounds agree on the direction
-        agree = (
-            ", every round the same way"
-            if against == 0
-            else f", {d.size - against} of {d.size} rounds the same way"
-        )
-        src, prior_sd, prior_df = e.prior or ("pooled", 0.0, 0.0)
-        prior = (
-            f"prior: noise floor {format_pct(prior_sd)}"
-            if src == "floor"
-            else f"prior {format_pct(prior_sd)} pooled over other workloads"
-            if prior_df > 0
-            else "no prior"
-        )
-        per_round = ", ".join(format_delta_pct(math.exp(x)) for x in d)
-        test = f"moderated t over {d.size} rounds ({per_round}; {prior}), {p_text(p)}, {corr}"
-        not_third = (
-            f"the rounds disagree ({against} of {d.size} the other way, at most"
-            f" {allowed_against(d.size)} allowed)"
-        )
-    else:
-        test = f"{p_text(p)}, {corr}"
-        lr = abs(math.log(e.ratio)) if e.ratio > 0 else 0.0
-        third = floor is None or lr > k * floor.sd
-        not_third = (
-            f"within the between-run noise floor (±{format_pct(math.exp(k * floor.sd) - 1)}"
-            f" = {k:.2g} × {floor.describe()}); re-measure in rounds (neuronasv confirm)"
-            if floor is not None
-            else ""
-        )
-    moved = worse or better
-    outcome = _DECIDE[(moved, sig, third)]
-    rule_txt = f"the {rule.describe()} rule"
-    if outcome == "direction":
-        extra = agree if e.mode == "rounds" else ""
-        reason = f"{effect}, {test} ≤ {alpha:.2g}{extra}, beyond {rule_txt}"
-        if e.mode == "samples" and floor is not None:
-            reason += f" and the ±{format_pct(math.exp(k * floor.sd) - 1)} noise floor"
-        return ("slower" if worse else "faster"), reason
-    if outcome == "undecided":
-        why = not_third if sig else f"not significant ({test} > {alpha:.2g})"
-        if sig:
-            why = f"{why} ({test})"
-        return "undecided", f"{effect} beyond {rule_txt} but {why}"
-    if sig:
-        return "noise", (
-            f"{effect}, significant ({test}) but within the {rule.describe()} minimum effect"
-        )
-    return "noise", f"{effect}, {test}"
-
-
 _SideKey = tuple[str, str, tuple[str, ...]]
 _Side = Mapping[_SideKey, Series]
 _Rounds = Mapping[FloorKey, tuple[Sequence[Sequence[float]], Sequence[Sequence[float]]]]
@@ -669,7 +440,7 @@ def _pairs(sb: _Side, sh: _Side, base: str, head: str, rnd: _Rounds) -> list[Pai
     return pairs
 
 
-def compare(
+def compare(  # noqa: PLR0913 -- the compare step's keyword options, one per CLI flag
     history: History,
     base: str,
     head: str,
@@ -797,4 +568,3 @@ def _apply_ack(f: Finding, acks: Sequence[Acknowledgement], head: str) -> Findin
         return f
     a = match_ack(acks, f.series, head)
     return f if a is None else replace(f, acknowledged=a.reason)
-

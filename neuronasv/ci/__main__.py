@@ -135,12 +135,13 @@ def _dispatch(args: argparse.Namespace) -> int:
         flows.plan(repo, args.commit, machine=args.machine, shards_json=args.shards,
                    backfill=args.backfill, store_args=_store_args(args))  # fmt: skip
     elif args.step == "pr-bench":
+        github_repo = os.environ.get("GITHUB_REPOSITORY") or "local/checkout"
         flows.pr_bench(
-            repo, pr=args.pr, base=args.base, head=args.head, out=args.out,
-            machine=args.machine, bench=args.bench, traces_out=args.traces_out,
-            rounds=args.rounds, metrics=args.metrics,
-            github_repo=os.environ.get("GITHUB_REPOSITORY") or "local/checkout",
-            confirm_args=_confirm_args(args),
+            repo,
+            flows.PullRequestRef(args.pr, args.base, args.head, github_repo),
+            flows.PrMeasurement(args.machine, args.bench, args.rounds,
+                                confirm_args=_confirm_args(args), metrics=args.metrics),
+            out=args.out, traces_out=args.traces_out,
         )  # fmt: skip
     elif args.step == "analyse":
         flows.analyse(repo, out=args.out, site=args.site, traces_dir=args.traces_dir,

@@ -12,6 +12,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from neuronasv.ci.outputs import set_output
@@ -21,6 +22,8 @@ from neuronasv.proc import run_process, stream_process
 from neuronasv.store.git import Git
 
 __all__ = [
+    "PrMeasurement",
+    "PullRequestRef",
     "analyse",
     "check_site_branch",
     "issues",
@@ -119,19 +122,50 @@ def regression_detected(findings: str | os.PathLike[str]) -> bool:
     return bool(status_payload(load_findings(os.fspath(findings)))["state"] == "failure")
 
 
-def pr_bench(
-    repo: str, *, pr: int, base: str, head: str, out: str, machine: str, bench: str,
-    traces_out: str | None, rounds: int, github_repo: str, confirm_args: Sequence[str] = (),
-    metrics: str = "",
-) -> None:  # fmt: skip
-    """The unprivileged PR measurement (the artifact layout of docs/runners.md).
+@dataclass(frozen=True)
+class PullRequestRef:
+    """The pull request a ``pr-bench`` measures.
 
-    ``confirm_args``: more ``neuronasv confirm`` options (``--max-rounds`` defaults to
-    ``rounds + 3``, ``--budget-seconds``, ``--samples``, ``--history-dir``).
+    Attributes:
+        number: the PR number (≥ 1).
+        base, head: full commit hashes (the measurement compares head with their merge base).
+        github_repo: ``owner/name``, for the comment's links.
     """
-    if pr < 1 or not (_SHA.fullmatch(base) and _SHA.fullmatch(head)):
+
+    number: int
+    base: str
+    head: str
+    github_repo: str
+
+
+@dataclass(frozen=True)
+class PrMeasurement:
+    """How a ``pr-bench`` measures.
+
+    Attributes:
+        machine: the machine name (resolved by :func:`machine_for_shard`).
+        bench: a ``--bench`` regex, or empty for every benchmark.
+        rounds: confirmation rounds (0: no ``neuronasv confirm``).
+        confirm_args: more ``neuronasv confirm`` options (``--max-rounds`` defaults to
+            ``rounds + 3``, ``--budget-seconds``, ``--samples``, ``--history-dir``).
+        metrics: ``neuronasv run --metrics`` (empty: its default).
+    """
+
+    machine: str
+    bench: str
+    rounds: int
+    confirm_args: Sequence[str] = ()
+    metrics: str = ""
+
+
+def pr_bench(
+    repo: str, pr: PullRequestRef, how: PrMeasurement, *, out: str, traces_out: str | None
+) -> None:
+    """The unprivileged PR measurement (the artifact layout of docs/runners.md)."""
+    base, head, rounds, bench, metrics = pr.base, pr.head, how.rounds, how.bench, how.metrics
+    if pr.number < 1 or not (_SHA.fullmatch(base) and _SHA.fullmatch(head)):
         raise UsageError("--pr must be a PR number and --base/--head full commit hashes")
-    machine = machine_for_shard(machine, "all")
+    machine = machine_for_shard(how.machine, "all")
     outp = Path(out)
     results, traces_all = outp / "results", outp / "traces-all"
     traces = Path(traces_out) if traces_out else outp / "traces"
@@ -146,7 +180,7 @@ def pr_bench(
     nx(*run, *(["--bench", bench] if bench else []), mb, head)
     nx("compare", mb, head, *where, "--format", "json", "--out", findings)
     if rounds:
-        more = list(confirm_args)
+        more = list(how.confirm_args)
         if "--max-rounds" not in more:
             more += ["--max-rounds", str(rounds + 3)]
         nx("confirm", "--findings", findings, "--repo", repo, "--rounds", str(rounds),
@@ -155,9 +189,9 @@ def pr_bench(
     _module("neuronasv.publish.traces", "--findings", findings, "--traces-dir", str(traces_all),
             "--machine", machine, "--out", str(traces))  # fmt: skip
     remove_owned(str(traces_all))
-    nx("comment", "--pr", str(pr), "--report", findings, "--dry-run", "--out", os.devnull,
-       "--body-out", str(outp / "comment.md"), "--github-repo", github_repo)  # fmt: skip
-    for name, value in (("pr-number", str(pr)), ("head-sha", head), ("base-sha", mb)):
+    nx("comment", "--pr", str(pr.number), "--report", findings, "--dry-run", "--out", os.devnull,
+       "--body-out", str(outp / "comment.md"), "--github-repo", pr.github_repo)  # fmt: skip
+    for name, value in (("pr-number", str(pr.number)), ("head-sha", head), ("base-sha", mb)):
         (outp / name).write_text(value + "\n", encoding="ascii")
     set_output("regression-detected", str(regression_detected(findings)).lower())
 

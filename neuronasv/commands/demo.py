@@ -75,16 +75,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from neuronasv.commands import run_command
-    from neuronasv.demo import DEFAULT_BENCH, run_demo
+    from neuronasv.demo import DEFAULT_BENCH, DemoOptions, run_demo
 
-    outcome = run_demo(
-        args.repo,
-        args.out,
-        runner=run_command,
+    options = DemoOptions(
         patch=args.patch,
         bench=DEFAULT_BENCH if args.bench is None else (args.bench or None),
         fresh=args.fresh,
         rounds=args.rounds,
         backend=args.backend,
     )
+    outcome = run_demo(args.repo, args.out, runner=run_command, options=options)
     return 0 if outcome.regressions else 1

@@ -27,7 +27,13 @@ from neuronasv.report.profile import comparison_line, list_line, render_profile,
 from neuronasv.run.usersuite import import_repo_workloads
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from rich.console import Console
+
+    from neuronasv.measure.backends import Backend
     from neuronasv.measure.peaks import Peak
+    from neuronasv.measure.workloads import Workload
 
 __all__ = ["DEFAULT_VARIANTS", "add_parser", "run"]
 
@@ -151,7 +157,6 @@ def run(args: argparse.Namespace) -> int:
 
     from neuronasv.measure import backends, workloads
     from neuronasv.measure.fingerprint import collect_fingerprint
-    from neuronasv.measure.profiling import ProfileOptions, profile_workload
 
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 120, soft_wrap=False)
     # The repository's own workloads, as asv finds them (run/usersuite.py).
@@ -160,6 +165,38 @@ def run(args: argparse.Namespace) -> int:
         for w in workloads.all_workloads():
             console.print(list_line(w.name, w.description, w.default_shape))
         return 0
+    selected = _selected_workloads(args, problems)
+    backend = backends.get_backend(args.backend)
+
+    def progress(msg: str) -> None:
+        if not args.quiet:
+            print(f"  {msg}", file=sys.stderr, flush=True)
+
+    console.print(_backend_header(backend))
+    peak = _roofline_peak(backend, console) if args.roofline else None
+    profiles = _profile_all(selected, backend, args, peak, console, progress)
+    one_config = len(args.shape or [None]) == 1 and len(args.dtype or [None]) == 1
+    line = comparison_line(profiles) if one_config else None
+    if line:
+        console.print()
+        console.print(line)
+    if args.json:
+        doc = ProfileDocument(
+            backend=backend.name,
+            workloads=tuple(profiles),
+            fingerprint=collect_fingerprint(backend),
+            created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        )
+        write_output(doc.dumps(), args.json)
+        print(f"wrote {args.json}", file=sys.stderr)
+    return 0
+
+
+def _selected_workloads(args: argparse.Namespace, problems: Sequence[str]) -> list[Workload]:
+    """The workloads asked for, with every ``--dtype``/``--shape`` checked before any runs; an
+    unknown name says why the suite failed to import, when it did."""
+    from neuronasv.measure import workloads
+
     try:
         selected = [workloads.get(n) for n in _selected(args)]
     except UsageError as exc:
@@ -171,44 +208,59 @@ def run(args: argparse.Namespace) -> int:
         workloads.parse_dtype(d)
     for sh in args.shape or ():
         workloads.parse_shape(sh)
-    backend = backends.get_backend(args.backend)
+    return selected
 
-    def progress(msg: str) -> None:
-        if not args.quiet:
-            print(f"  {msg}", file=sys.stderr, flush=True)
 
+def _backend_header(backend: Backend) -> str:
+    """The first line: the backend and where its device time comes from."""
     if backend.device_time_is_cpu:
-        header = f"backend: {backend.name} — device time = self CPU time (the CPU is the device)"
-    else:
-        header = (
-            f"backend: {backend.name} ({backend.device}) — device time from the profiler's"
-            " device activity"
-        )
-    console.print(header)
-    peak = None
-    if args.roofline:
-        from neuronasv.measure.peaks import peak_for
+        return f"backend: {backend.name} — device time = self CPU time (the CPU is the device)"
+    return (
+        f"backend: {backend.name} ({backend.device}) — device time from the profiler's"
+        " device activity"
+    )
 
-        calibrated = backend.roof_is_calibrated
-        peak = peak_for(
-            backend,
-            None if calibrated else collect_fingerprint(backend),
-            calibration=_calibration_here() if calibrated else None,
+
+def _roofline_peak(backend: Backend, console: Console) -> Peak | None:
+    """``--roofline``: the device's peak (calibrated here for a CPU), printed with what
+    "of peak" means; None when it is unknown."""
+    from neuronasv.measure.fingerprint import collect_fingerprint
+    from neuronasv.measure.peaks import peak_for
+
+    calibrated = backend.roof_is_calibrated
+    peak = peak_for(
+        backend,
+        None if calibrated else collect_fingerprint(backend),
+        calibration=_calibration_here() if calibrated else None,
+    )
+    console.print(
+        "of peak = ideal time at the device's peak (bandwidth or FLOP/s, whichever bounds"
+        " the op) / measured time"
+    )
+    console.print(
+        "peak: "
+        + (
+            peak.describe()
+            if peak
+            else "no calibrated CPU peak for these threads (neuronasv doctor --calibrate)"
+            if calibrated
+            else "unknown for this device (set NEURONASV_PEAK)"
         )
-        console.print(
-            "of peak = ideal time at the device's peak (bandwidth or FLOP/s, whichever bounds"
-            " the op) / measured time"
-        )
-        console.print(
-            "peak: "
-            + (
-                peak.describe()
-                if peak
-                else "no calibrated CPU peak for these threads (neuronasv doctor --calibrate)"
-                if calibrated
-                else "unknown for this device (set NEURONASV_PEAK)"
-            )
-        )
+    )
+    return peak
+
+
+def _profile_all(
+    selected: Sequence[Workload],
+    backend: Backend,
+    args: argparse.Namespace,
+    peak: Peak | None,
+    console: Console,
+    progress: Callable[[str], None],
+) -> list[WorkloadProfile]:
+    """Profile and print every selected workload at every (shape, dtype) asked for."""
+    from neuronasv.measure.profiling import ProfileOptions, profile_workload
+
     profiles: list[WorkloadProfile] = []
     for w in selected:
         reason = w.skip_reason(backend)
@@ -239,18 +291,4 @@ def run(args: argparse.Namespace) -> int:
                 profiles.append(prof)
                 console.print()
                 render_profile(prof, console)
-    one_config = len(args.shape or [None]) == 1 and len(args.dtype or [None]) == 1
-    line = comparison_line(profiles) if one_config else None
-    if line:
-        console.print()
-        console.print(line)
-    if args.json:
-        doc = ProfileDocument(
-            backend=backend.name,
-            workloads=tuple(profiles),
-            fingerprint=collect_fingerprint(backend),
-            created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        )
-        write_output(doc.dumps(), args.json)
-        print(f"wrote {args.json}", file=sys.stderr)
-    return 0
+    return profiles

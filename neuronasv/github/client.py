@@ -58,6 +58,7 @@ __all__ = [
     "AmbiguousWriteError",
     "GitHubClient",
     "GitHubValidationError",
+    "Pacing",
     "RetryPolicy",
 ]
 
@@ -127,6 +128,21 @@ class RetryPolicy:
     min_write_interval: float = 1.0
 
 
+@dataclass(frozen=True)
+class Pacing:
+    """How a :class:`GitHubClient` tells time and waits (inject fakes in tests).
+
+    Attributes:
+        clock: epoch seconds (``time.time``); used for ``x-ratelimit-reset`` and spacing.
+        sleeper: ``time.sleep``-like; every wait goes through it.
+        rng: random source for jitter (None: a fresh ``random.Random``; seed it in tests).
+    """
+
+    clock: Callable[[], float] = time.time
+    sleeper: Callable[[float], None] = time.sleep
+    rng: random.Random | None = None
+
+
 def _retry_after_seconds(value: str | None, clock: Callable[[], float]) -> float | None:
     """``retry-after`` as seconds from now: delta-seconds or an HTTP date.
 
@@ -168,11 +184,9 @@ class GitHubClient:
         repository: ``owner/name``.
         api_url: REST base URL (``GITHUB_API_URL``).
         session: a ``requests.Session`` (a new one by default).
-        clock: epoch seconds (``time.time``); used for ``x-ratelimit-reset`` and spacing.
-        sleeper: ``time.sleep``-like; every wait goes through it.
         timeout: ``(connect, read)`` seconds per HTTP request.
         policy: retry bounds.
-        rng: random source for jitter (seed it in tests).
+        pacing: the clock, the sleep and the jitter's random source (real ones by default).
     """
 
     def __init__(
@@ -182,11 +196,9 @@ class GitHubClient:
         *,
         api_url: str = DEFAULT_API_URL,
         session: requests.Session | None = None,
-        clock: Callable[[], float] = time.time,
-        sleeper: Callable[[float], None] = time.sleep,
         timeout: float | tuple[float, float] = (10.0, 30.0),
         policy: RetryPolicy | None = None,
-        rng: random.Random | None = None,
+        pacing: Pacing | None = None,
     ) -> None:
         owner, sep, name = repository.partition("/")
         if not (sep and owner and name) or "/" in name or any(c.isspace() for c in repository):
@@ -198,11 +210,12 @@ class GitHubClient:
         self.api_url = api_url.rstrip("/")
         self._token = token or None
         self._session = session or requests.Session()
-        self._clock = clock
-        self._sleep = sleeper
+        pace = pacing or Pacing()
+        self._clock = pace.clock
+        self._sleep = pace.sleeper
         self._timeout = timeout
         self.policy = policy or RetryPolicy()
-        self._rng = rng or random.Random()
+        self._rng = pace.rng or random.Random()
         self._last_write: float | None = None
         self._login_asked = False
         self._login: str | None = None

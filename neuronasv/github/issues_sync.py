@@ -169,6 +169,38 @@ def plan_sync(
         existing: issues carrying our label (any state), as the REST API returns them.
         authors: logins whose issues count as ours.
     """
+    machines, current = _current_change_points(docs)
+    want = {
+        k: cp
+        for k, cp in current.items()
+        if cp.kind == "regression" and cp.open and cp.acknowledged is None
+    }
+    ours = _our_issues(existing, authors)
+    actions: list[IssueAction] = []
+    for key in sorted(want):
+        action = _open_action(want[key], key, ours.get(key), site_url, repository)
+        if action is not None:
+            actions.append(action)
+    for key in sorted(ours):
+        issue = ours[key]
+        if key in want or issue.get("state") != "open" or issue["_machine"] not in machines:
+            continue
+        why = _close_reason(current.get(key))
+        actions.append(
+            IssueAction(
+                "close",
+                key,
+                number=int(issue["number"]),
+                comment=f"{why}\n\nClosed by the `benchmarks` workflow.",
+            )
+        )
+    return actions
+
+
+def _current_change_points(
+    docs: Sequence[FindingsDocument],
+) -> tuple[set[str], dict[str, ChangePoint]]:
+    """The machines the documents analysed, and their change points by key."""
     machines: set[str] = set()
     current: dict[str, ChangePoint] = {}
     for doc in docs:
@@ -177,12 +209,14 @@ def plan_sync(
         for cp in doc.change_points:
             machines.add(cp.machine)
             current[change_point_key(cp)] = cp
-    want = {
-        k: cp
-        for k, cp in current.items()
-        if cp.kind == "regression" and cp.open and cp.acknowledged is None
-    }
+    return machines, current
 
+
+def _our_issues(
+    existing: Sequence[Mapping[str, Any]], authors: Sequence[str]
+) -> dict[str, Mapping[str, Any]]:
+    """Our issues (by ``authors``, carrying our marker) by key, with ``_machine`` added; the
+    first open one of a key wins (duplicates should not exist)."""
     ours: dict[str, Mapping[str, Any]] = {}
     for issue in sorted(existing, key=lambda i: int(i.get("number", 0))):
         if "pull_request" in issue:
@@ -199,41 +233,33 @@ def plan_sync(
         if key in ours and ours[key].get("state") == "open":
             continue  # keep the first open one; duplicates should not exist
         ours[key] = {**issue, "_machine": machine}
+    return ours
 
-    actions: list[IssueAction] = []
-    for key in sorted(want):
-        cp = want[key]
-        title = render_title(cp)
-        body = render_body(cp, key, site_url=site_url, repository=repository)
-        mine = ours.get(key)
-        if mine is None:
-            actions.append(IssueAction("create", key, title, body))
-        elif mine.get("state") == "open" and (
-            mine.get("title") != title or mine.get("body") != body
-        ):
-            actions.append(IssueAction("update", key, title, body, int(mine["number"])))
-    for key in sorted(ours):
-        issue = ours[key]
-        if key in want or issue.get("state") != "open" or issue["_machine"] not in machines:
-            continue
-        gone = current.get(key)
-        if gone is None:
-            why = "It is no longer detected in the latest analysis of this machine's history."
-        elif gone.acknowledged is not None:
-            why = f"It was acknowledged: {md_text(gone.acknowledged, max_len=300)}"
-        else:
-            why = (
-                "The series recovered: the regression is no longer in effect at the latest commit."
-            )
-        actions.append(
-            IssueAction(
-                "close",
-                key,
-                number=int(issue["number"]),
-                comment=f"{why}\n\nClosed by the `benchmarks` workflow.",
-            )
-        )
-    return actions
+
+def _open_action(
+    cp: ChangePoint,
+    key: str,
+    mine: Mapping[str, Any] | None,
+    site_url: str | None,
+    repository: str | None,
+) -> IssueAction | None:
+    """Create the issue of a wanted change point, or update ours when its text changed."""
+    title = render_title(cp)
+    body = render_body(cp, key, site_url=site_url, repository=repository)
+    if mine is None:
+        return IssueAction("create", key, title, body)
+    if mine.get("state") == "open" and (mine.get("title") != title or mine.get("body") != body):
+        return IssueAction("update", key, title, body, int(mine["number"]))
+    return None
+
+
+def _close_reason(gone: ChangePoint | None) -> str:
+    """Why an open issue of ours closes: undetected, acknowledged, or recovered."""
+    if gone is None:
+        return "It is no longer detected in the latest analysis of this machine's history."
+    if gone.acknowledged is not None:
+        return f"It was acknowledged: {md_text(gone.acknowledged, max_len=300)}"
+    return "The series recovered: the regression is no longer in effect at the latest commit."
 
 
 def list_our_issues(client: GitHubClient) -> list[Mapping[str, Any]]:

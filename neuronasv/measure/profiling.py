@@ -74,6 +74,7 @@ __all__ = [
     "CycleStats",
     "OpSample",
     "ProfileOptions",
+    "ProfiledConfig",
     "extract_cycle",
     "gzip_trace",
     "is_bookkeeping",
@@ -217,11 +218,24 @@ def _noise_warnings(totals: Sequence[float], ops: Sequence[OpProfile]) -> list[s
     return warnings_out
 
 
+@dataclasses.dataclass(frozen=True)
+class ProfiledConfig:
+    """Which workload configuration a profile measured.
+
+    Attributes:
+        name: the workload's name.
+        backend: the backend's name.
+        shape, dtype: the configuration as text (``4x512``, ``bfloat16``).
+    """
+
+    name: str
+    backend: str
+    shape: str
+    dtype: str
+
+
 def summarize_cycles(
-    name: str,
-    backend: str,
-    shape: str,
-    dtype: str,
+    config: ProfiledConfig,
     cycles: Sequence[CycleStats],
     *,
     active: int,
@@ -235,6 +249,7 @@ def summarize_cycles(
         CaptureError: no cycles, a cycle without events, or (on an accelerator) a sample
             with zero device time.
     """
+    name, backend, shape, dtype = config.name, config.backend, config.shape, config.dtype
     where = f"{name} [{shape},{dtype}] on {backend}"
     _check_cycles(where, cycles, device_time_is_cpu=device_time_is_cpu, hint=capture_hint)
     totals = tuple(c.device_time_us / active for c in cycles)
@@ -472,10 +487,7 @@ def profile_workload(
             reading = _profile_cycles(capture, step, progress)
 
         result = summarize_cycles(
-            workload.name,
-            backend.name,
-            shape_s,
-            dtype_s,
+            ProfiledConfig(workload.name, backend.name, shape_s, dtype_s),
             capture.cycles,
             active=1 if options.per_step else options.active,
             device_time_is_cpu=backend.device_time_is_cpu,

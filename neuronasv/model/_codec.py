@@ -456,6 +456,94 @@ def _plain(tp: Any) -> Any:
     return tp, False
 
 
+@dataclasses.dataclass(frozen=True)
+class _Read:
+    """What every reader expression of one field is made of.
+
+    Attributes:
+        name: the field's name (the suffix of its objects in the namespace).
+        key: the JSON key, as Python source (``'op'``).
+        required: no default and no default factory.
+        bound: the float bound, as Python source (``'positive'`` or ``None``).
+    """
+
+    name: str
+    key: str
+    required: bool
+    bound: str
+
+
+def _choice_reader(
+    r: _Read, choices: tuple[str, ...], label: str, ns: dict[str, Any]
+) -> str:
+    """A string out of ``choices`` (an additive choice, not required, has its default)."""
+    ns[f"C_{r.name}"] = (frozenset(choices), label)
+    if not r.required:  # an additive choice: older files lack it
+        return f"_choice(data, {r.key}, C_{r.name}, source, D_{r.name})"
+    return f"_choice(data, {r.key}, C_{r.name}, source)"
+
+
+def _model_reader(r: _Read, model: type[Model], optional: bool, ns: dict[str, Any]) -> str:
+    """A nested object (null allowed when the annotation is optional)."""
+    ns[f"M_{r.name}"] = model
+    if optional:
+        return f"_opt_model(M_{r.name}, data.get({r.key}), source)"
+    return f"M_{r.name}.from_json(data.get({r.key}), source)"
+
+
+def _optional_reader(r: _Read, inner: Any) -> str | None:
+    """``float | None``, ``str | None``, ``bool | None``; None for any other type."""
+    if inner is float:
+        return f"optional_float(data, {r.key}, source, {r.bound})"
+    scalar = {str: "opt_str", bool: "opt_bool"}.get(inner)
+    if scalar is not None:
+        return f"{scalar}(data, {r.key}, source)"
+    return None
+
+
+def _list_reader(r: _Read, item: Any, ns: dict[str, Any]) -> str | None:
+    """``tuple[str, ...]``, ``tuple[float, ...]`` or ``tuple[Model, ...]``; else None."""
+    item_model = _model_of(item)
+    if item is str:
+        return f"str_list(data, {r.key}, source)"
+    if item is float:
+        return f"finite_floats(data.get({r.key}), {r.key}, source, bound={r.bound})"
+    if item_model is None:
+        return None
+    ns[f"M_{r.name}"] = item_model
+    # a required list must be present (even if empty); an optional one may be null
+    get = (
+        f"field(data, {r.key}, list, source)"
+        if r.required
+        else f"list_field(data, {r.key}, source)"
+    )
+    return f"tuple([M_{r.name}.from_json(x, source) for x in {get}])"
+
+
+def _plain_reader(r: _Read, inner: Any, ns: dict[str, Any]) -> str | None:
+    """A field that is not optional: a scalar, a required float, a list or a mapping;
+    None when no derived reader fits (a float with a default among them)."""
+    origin, args = get_origin(inner), get_args(inner)
+    if inner in (str, int, bool):
+        if r.required:
+            return f"field(data, {r.key}, {inner.__name__}, source)"
+        reader = {str: "text_field", int: "int_field", bool: "bool_field"}[inner]
+        return f"{reader}(data, {r.key}, source, D_{r.name})"
+    if inner is float:
+        if not r.required:
+            return None
+        number = f"field(data, {r.key}, (int, float), source)"
+        return f"_finite({number}, {r.key}, source, {r.bound})"
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return _list_reader(r, args[0], ns)
+    if origin in (Mapping, dict):
+        if args == (str, str):
+            return f"str_map(data, {r.key}, source)"
+        if args and args[0] is str:
+            return f"_object(data, {r.key}, source)"
+    return None
+
+
 def _reader(
     f: dataclasses.Field[Any], tp: Any, opts: Mapping[str, Any], owner: str, ns: dict[str, Any]
 ) -> str:
@@ -464,67 +552,25 @@ def _reader(
     Objects the expression needs (a nested type, a default, the accepted strings) are
     put in ``ns`` under names suffixed with the field's name.
     """
-    name = opts["key"] or f.name
-    key = repr(name)
     default: Any = f.default
     required = default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
     ns[f"D_{f.name}"] = default
-    inner, optional = _plain(tp)
-    origin, args = get_origin(inner), get_args(inner)
-    model = _model_of(inner)
-    choices: tuple[str, ...] | None = opts["choices"]
     if opts["decode"] is not None:
         ns[f"X_{f.name}"] = opts["decode"]
         return f"X_{f.name}(data, source)"
-    if origin is Literal:
-        choices = tuple(args)
+    r = _Read(f.name, repr(opts["key"] or f.name), required, repr(opts.get("bound")))
+    inner, optional = _plain(tp)
+    origin, args = get_origin(inner), get_args(inner)
+    choices: tuple[str, ...] | None = tuple(args) if origin is Literal else opts["choices"]
     if choices is not None:
-        ns[f"C_{f.name}"] = (frozenset(choices), opts["label"] or f.name)
-        if not required:  # an additive choice: older files lack it
-            return f"_choice(data, {key}, C_{f.name}, source, D_{f.name})"
-        return f"_choice(data, {key}, C_{f.name}, source)"
+        return _choice_reader(r, choices, opts["label"] or f.name, ns)
+    model = _model_of(inner)
     if model is not None:
-        ns[f"M_{f.name}"] = model
-        if optional:
-            return f"_opt_model(M_{f.name}, data.get({key}), source)"
-        return f"M_{f.name}.from_json(data.get({key}), source)"
-    bound = repr(opts.get("bound"))
-    if optional:
-        if inner is float:
-            return f"optional_float(data, {key}, source, {bound})"
-        scalar = {str: "opt_str", bool: "opt_bool"}.get(inner)
-        if scalar is not None:
-            return f"{scalar}(data, {key}, source)"
-    elif inner in (str, int, bool):
-        if required:
-            return f"field(data, {key}, {inner.__name__}, source)"
-        reader = {str: "text_field", int: "int_field", bool: "bool_field"}[inner]
-        return f"{reader}(data, {key}, source, D_{f.name})"
-    elif inner is float:
-        if required:
-            return f"_finite(field(data, {key}, (int, float), source), {key}, source, {bound})"
-    elif origin is tuple and len(args) == 2 and args[1] is Ellipsis:
-        item = args[0]
-        item_model = _model_of(item)
-        if item is str:
-            return f"str_list(data, {key}, source)"
-        if item is float:
-            return f"finite_floats(data.get({key}), {key}, source, bound={bound})"
-        if item_model is not None:
-            ns[f"M_{f.name}"] = item_model
-            # a required list must be present (even if empty); an optional one may be null
-            get = (
-                f"field(data, {key}, list, source)"
-                if required
-                else f"list_field(data, {key}, source)"
-            )
-            return f"tuple([M_{f.name}.from_json(x, source) for x in {get}])"
-    elif origin in (Mapping, dict):
-        if args == (str, str):
-            return f"str_map(data, {key}, source)"
-        if args and args[0] is str:
-            return f"_object(data, {key}, source)"
-    raise TypeError(f"{owner}.{f.name}: no codec for {tp!r}; give it spec(encode=, decode=)")
+        return _model_reader(r, model, optional, ns)
+    expr = _optional_reader(r, inner) if optional else _plain_reader(r, inner, ns)
+    if expr is None:
+        raise TypeError(f"{owner}.{f.name}: no codec for {tp!r}; give it spec(encode=, decode=)")
+    return expr
 
 
 def _writer(f: dataclasses.Field[Any], tp: Any, opts: Mapping[str, Any], ns: dict[str, Any]) -> str:

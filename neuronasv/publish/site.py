@@ -29,6 +29,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -238,6 +239,117 @@ def _feed_doc(docs: list[FindingsDocument], load_errors: Sequence[str]) -> Findi
     )
 
 
+def _cp_index(hist_docs: Sequence[FindingsDocument]) -> CPIndex:
+    """The history documents' change points by series (machine, benchmark, params)."""
+    cps: dict[tuple[str, str, tuple[str, ...]], list[ChangePoint]] = {}
+    for d in hist_docs:
+        for cp in d.change_points:
+            cps.setdefault(cp_key(cp.machine, cp.series), []).append(cp)
+    return cps
+
+
+def _views(data: SiteData, docs: list[FindingsDocument], cps: CPIndex) -> list[View]:
+    """Each machine's view: groups, states, noise, newest check, coverage, comparisons."""
+    hist_docs = [d for d in docs if d.mode == "history"]
+    recorded = {c.machine: c for d in hist_docs for c in coverage_of(d)}
+    views = []
+    for md in data.machines:
+        newest = _newest_for(md, docs)
+        coverage = recorded.get(md.name, Coverage(md.name, len(md.commits))) if hist_docs else None
+        views.append(
+            View(md, _groups(md), series_states(md, cps, newest), noise_levels(md), newest,
+                 coverage, compared_rows(md, newest))
+        )  # fmt: skip
+    return views
+
+
+def _write_machine(
+    w: Writer, v: View, cps: CPIndex, options: PublishOptions, copied: set[str] | None
+) -> dict[tuple[str, str, tuple[str, ...]], str]:
+    """Write one machine's workload pages and their data chunks (a chunk whose digest is
+    unchanged is kept); returns each series' page."""
+    md = v.md
+    mslug = slug(md.name, md.name)
+    n_chunks = chunk_count(len(md.commits))
+    page_for: dict[tuple[str, str, tuple[str, ...]], str] = {}
+    for g in v.groups:
+        rel_page = f"m/{mslug}/{g.slug}.html"
+        for r in g.rows:
+            page_for[cp_key(md.name, md.series[r].series)] = rel_page
+        gs = group_series(g, v)
+        for k in range(n_chunks):
+            rel = f"m/{mslug}/{g.slug}/c{k:05d}.js"
+            digest, make = chunk_js(g, gs, k)
+            if not w.fresh(rel, digest):
+                w.write(rel, make(), digest)
+        w.write(rel_page, workload_page(g, gs, v, cps, options, n_chunks, copied))
+        w.report.pages += 1
+    w.report.series += len(md.series)
+    return page_for
+
+
+def _commit_link(commit_url: str | None, c: str) -> str:
+    """A commit as short code, linked when the site has a commit URL template."""
+    if commit_url:
+        return (
+            f'<a href="{h(commit_url.replace("{commit}", c))}">'
+            f"<code>{h(c[:12])}</code></a>"
+        )
+    return f"<code>{h(c[:12])}</code>"
+
+
+def _write_regressions(
+    w: Writer,
+    data: SiteData,
+    docs: list[FindingsDocument],
+    views: Sequence[View],
+    page_for: dict[tuple[str, str, tuple[str, ...]], str],
+    options: PublishOptions,
+) -> None:
+    """``regressions.html``, ``.json`` and the Atom feed (:func:`_feed_doc`)."""
+    base = options.base_url.rstrip("/") + "/" if options.base_url else ""
+
+    def page_of(cp: ChangePoint) -> str | None:
+        return page_for.get(cp_key(cp.machine, cp.series))
+
+    hist = any(d.mode == "history" for d in docs)
+    doc = _feed_doc(docs, data.load_errors)
+    commit_link = partial(_commit_link, options.commit_url)
+    w.write(
+        "regressions.html",
+        regressions_page(doc if hist else None, views, page_of, page_for, commit_link),
+    )
+    w.write("regressions.json", regressions_json(doc))
+    dates = {
+        (md.name, c): int(d)
+        for md in data.machines
+        for c, d in zip(md.commits, md.dates.tolist(), strict=False)
+        if d
+    }
+    w.write(
+        "regressions.atom",
+        atom_feed(
+            doc,
+            feed_url=(base or "urn:neuronasv:") + "regressions.atom",
+            site_url=(base or "") + "index.html",
+            page_url=lambda cp: (base + p) if (p := page_of(cp)) else None,
+            commit_dates=dates,
+            now=options.now or datetime.now(timezone.utc),
+            title=f"{options.title}: regressions",
+        ),
+    )
+
+
+def _drop_stale(w: Writer, outdir: str) -> None:
+    """Drop data files of groups/chunks that no longer exist (kept nothing stale); the
+    manifest is only a list of candidates: a file is deleted only when it is one of our
+    chunks by name, location and content (a planted manifest cannot point elsewhere)."""
+    for rel in sorted(set(w.old) - set(w.new)):
+        if is_own_chunk(outdir, rel):
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(outdir, rel))
+
+
 _DEFAULT_OPTIONS = PublishOptions()
 
 
@@ -265,84 +377,15 @@ def publish_site(
     w = Writer(outdir, report)
     copy_assets(w)
     docs = list(_as_list(findings))  # every row carries its state (findings schema 4)
-    hist_docs = [d for d in docs if d.mode == "history"]
-    cps: dict[tuple[str, str, tuple[str, ...]], list[ChangePoint]] = {}
-    for d in hist_docs:
-        for cp in d.change_points:
-            cps.setdefault(cp_key(cp.machine, cp.series), []).append(cp)
-    recorded = {c.machine: c for d in hist_docs for c in coverage_of(d)}
-    views = []
-    for md in data.machines:
-        newest = _newest_for(md, docs)
-        coverage = recorded.get(md.name, Coverage(md.name, len(md.commits))) if hist_docs else None
-        views.append(
-            View(md, _groups(md), series_states(md, cps, newest), noise_levels(md), newest,
-                 coverage, compared_rows(md, newest))
-        )  # fmt: skip
+    cps = _cp_index([d for d in docs if d.mode == "history"])
+    views = _views(data, docs, cps)
     copied = copy_traces(w, data, options.traces_dir) if options.traces_dir else None
     page_for: dict[tuple[str, str, tuple[str, ...]], str] = {}
     for v in views:
-        md = v.md
-        mslug = slug(md.name, md.name)
-        n_chunks = chunk_count(len(md.commits))
-        for g in v.groups:
-            rel_page = f"m/{mslug}/{g.slug}.html"
-            for r in g.rows:
-                page_for[cp_key(md.name, md.series[r].series)] = rel_page
-            gs = group_series(g, v)
-            for k in range(n_chunks):
-                rel = f"m/{mslug}/{g.slug}/c{k:05d}.js"
-                digest, make = chunk_js(g, gs, k)
-                if not w.fresh(rel, digest):
-                    w.write(rel, make(), digest)
-            w.write(rel_page, workload_page(g, gs, v, cps, options, n_chunks, copied))
-            report.pages += 1
-        report.series += len(md.series)
-
-    base = options.base_url.rstrip("/") + "/" if options.base_url else ""
-
-    def page_of(cp: ChangePoint) -> str | None:
-        return page_for.get(cp_key(cp.machine, cp.series))
-
-    def commit_link(c: str) -> str:
-        if options.commit_url:
-            return (
-                f'<a href="{h(options.commit_url.replace("{commit}", c))}">'
-                f"<code>{h(c[:12])}</code></a>"
-            )
-        return f"<code>{h(c[:12])}</code>"
-
+        page_for.update(_write_machine(w, v, cps, options, copied))
+    commit_link = partial(_commit_link, options.commit_url)
     w.write("index.html", index_page(data, views, cps, options, commit_link))
-    doc = _feed_doc(docs, data.load_errors)
-    w.write(
-        "regressions.html",
-        regressions_page(doc if hist_docs else None, views, page_of, page_for, commit_link),
-    )
-    w.write("regressions.json", regressions_json(doc))
-    dates = {
-        (md.name, c): int(d)
-        for md in data.machines
-        for c, d in zip(md.commits, md.dates.tolist(), strict=False)
-        if d
-    }
-    w.write(
-        "regressions.atom",
-        atom_feed(
-            doc,
-            feed_url=(base or "urn:neuronasv:") + "regressions.atom",
-            site_url=(base or "") + "index.html",
-            page_url=lambda cp: (base + p) if (p := page_of(cp)) else None,
-            commit_dates=dates,
-            now=options.now or datetime.now(timezone.utc),
-            title=f"{options.title}: regressions",
-        ),
-    )
-    # drop data files of groups/chunks that no longer exist (kept nothing stale); the
-    # manifest is only a list of candidates: a file is deleted only when it is one of our
-    # chunks by name, location and content (a planted manifest cannot point elsewhere)
-    for rel in sorted(set(w.old) - set(w.new)):
-        if is_own_chunk(outdir, rel):
-            with contextlib.suppress(OSError):
-                os.remove(os.path.join(outdir, rel))
+    _write_regressions(w, data, docs, views, page_for, options)
+    _drop_stale(w, outdir)
     w.close()
     return report

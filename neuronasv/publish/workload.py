@@ -304,45 +304,71 @@ def _peak_text(f: Any) -> str:
     return str(of_peak(f.roofline_base, f.roofline_head, f.roofline_bound))
 
 
+def _cp_meta(gs: GroupSeries, g: Group, cps: CPIndex, col: dict[str, int]) -> list[Any]:
+    """The change points the page marks: the row, the commit's index, kind, ack, reason."""
+    md = g.machine
+    out = []
+    for pos, r in enumerate(gs.md_rows):
+        if r is None:
+            continue
+        for c in cps.get(cp_key(md.name, md.series[r].series), []):
+            if c.commit_after in col:
+                out.append(
+                    {"row": pos, "index": col[c.commit_after], "kind": c.kind,
+                     "ack": c.acknowledged, "reason": c.reason}
+                )  # fmt: skip
+    return out
+
+
+def _totals_meta(g: Group) -> list[dict[str, Any]]:
+    """The group's total charts: device time, and instructions when counted."""
+    return [
+        {"row": g.rows.index(r), "title": title}
+        for r, title in ((g.total, "Total device time"), (g.instr_total, "Total instructions"))
+        if r is not None
+    ]
+
+
+def _order_meta(gs: GroupSeries, g: Group, rows: list[dict[str, Any]]) -> list[int]:
+    """The per-op rows (totals left out), the most severe state first."""
+    shown = [
+        p for p, r in enumerate(gs.md_rows) if r is not None and r not in (g.total, g.instr_total)
+    ]
+    return [shown[i] for i in _severity_order([rows[p]["state"] for p in shown])]
+
+
+def _trace_meta(
+    g: Group, opts: PublishOptions, copied: set[str] | None
+) -> tuple[list[list[Any]], str | None]:
+    """``[commit index, path]`` of each commit's trace of this group that the page can link
+    (a trace URL is set, or this publish copied the file), and the URL template."""
+    trace_url = opts.trace_url
+    if trace_url is None and copied:
+        # The copies this publish made; workload pages live at m/<machine>/<page>.html.
+        trace_url = "../../traces/{path}"
+    traces: list[list[Any]] = []
+    if g.trace_key is None:
+        return traces, trace_url
+    md = g.machine
+    for j in sorted(md.traces):
+        p = md.traces[j].get(g.trace_key)
+        if p and (opts.trace_url is not None or (copied is not None and p in copied)):
+            traces.append([j, p])
+    return traces, trace_url
+
+
 def page_meta(gs: GroupSeries, g: Group, v: View, cps: CPIndex, opts: PublishOptions,
               copied: set[str] | None) -> dict[str, Any]:  # fmt: skip
     """The JSON the workload page's script reads (besides the data files)."""
     md = g.machine
     col = {c: i for i, c in enumerate(md.commits)}
     rows = [_row_meta(gs, g, v, cps, col, pos) for pos in range(len(gs.md_rows))]
-    cp_meta = []
-    for pos, r in enumerate(gs.md_rows):
-        if r is None:
-            continue
-        for c in cps.get(cp_key(md.name, md.series[r].series), []):
-            if c.commit_after in col:
-                cp_meta.append(
-                    {"row": pos, "index": col[c.commit_after], "kind": c.kind,
-                     "ack": c.acknowledged, "reason": c.reason}
-                )  # fmt: skip
-    totals = []
-    for r, title in ((g.total, "Total device time"), (g.instr_total, "Total instructions")):
-        if r is not None:
-            totals.append({"row": g.rows.index(r), "title": title})
     stacks = [
         {"title": st.title, "layers": [{"row": p, "colour": c} for p, c in st.layers],
          "y": _stack_axis(gs, st)}
         for st in gs.stacks
     ]  # fmt: skip
-    shown = [
-        p for p, r in enumerate(gs.md_rows) if r is not None and r not in (g.total, g.instr_total)
-    ]
-    order = [shown[i] for i in _severity_order([rows[p]["state"] for p in shown])]
-    traces = []
-    trace_url = opts.trace_url
-    if trace_url is None and copied:
-        # The copies this publish made; workload pages live at m/<machine>/<page>.html.
-        trace_url = "../../traces/{path}"
-    if g.trace_key is not None:
-        for j in sorted(md.traces):
-            p = md.traces[j].get(g.trace_key)
-            if p and (opts.trace_url is not None or (copied is not None and p in copied)):
-                traces.append([j, p])
+    traces, trace_url = _trace_meta(g, opts, copied)
     nw = v.newest
     return {
         "id": g.gid,
@@ -350,10 +376,10 @@ def page_meta(gs: GroupSeries, g: Group, v: View, cps: CPIndex, opts: PublishOpt
         "title": g.title,
         "n": len(md.commits),
         "rows": rows,
-        "totals": totals,
+        "totals": _totals_meta(g),
         "stacks": stacks,
-        "order": order,
-        "changePoints": cp_meta,
+        "order": _order_meta(gs, g, rows),
+        "changePoints": _cp_meta(gs, g, cps, col),
         "newest": (
             {"index": len(md.commits) - 1, "parent": nw.parent} if nw.doc is not None else None
         ),

@@ -309,6 +309,62 @@ def _also_parts(noisy: int, new: int, gone: int, acknowledged: int) -> list[str]
     ]
 
 
+def _history_headline(
+    doc: FindingsDocument,
+    cps: Sequence[ChangePoint],
+    groups: tuple[_CpGroup, _CpGroup, _CpGroup, _CpGroup],
+    machine: str,
+) -> str:
+    """A history's headline: its change points by kind (``1 open regression, 2 fixed, ...``),
+    or, when the detector could not run, why (:func:`_not_run_headline`)."""
+    open_regs, closed_regs, cp_improvements, ack_cps = groups
+    parts = [plural(len(open_regs), "open regression")]
+    if closed_regs:
+        parts.append(f"{len(closed_regs)} fixed")
+    parts.append(plural(len(cp_improvements), "improvement"))
+    if ack_cps:
+        parts.append(f"{len(ack_cps)} acknowledged")
+    return _not_run_headline(doc, cps, machine) or f"{', '.join(parts)} on {machine}"
+
+
+def _not_run_headline(doc: FindingsDocument, cps: Sequence[ChangePoint], machine: str) -> str:
+    """When the detector could not run (no change point, no coverage ran), say so, never
+    "0 open regressions", with the newest commit's own verdict; "" when it ran."""
+    coverage = coverage_of(doc)
+    if not coverage or any(c.ran for c in coverage) or cps:
+        return ""
+    headline = "; ".join(c.sentence for c in coverage) + f" on {machine}"
+    newest = [f for f in doc.findings if f.state.time == "slower"]
+    if newest:
+        word = "confirmed" if all(f.state.confirmed for f in newest) else "suspect"
+        headline += f"; newest commit vs its parent: {plural(len(newest), word + ' regression')}"
+    return headline
+
+
+def _actionable_views(doc: FindingsDocument) -> tuple[CauseView, ...]:
+    """The causes a reader can act on (a re-measured run asks more of them)."""
+    rerun = any(f.remeasured for f in doc.findings)
+    return tuple(v for v in cause_views(doc) if v.actionable(rerun))
+
+
+def _full_compare_headline(
+    doc: FindingsDocument, views: Sequence[CauseView], live: Sequence[Finding]
+) -> str:
+    """A comparison's headline (:func:`_compare_headline`), after a ``FORCED comparison``
+    prefix when forced and the withheld reason when the device was unhealthy."""
+    headline = _compare_headline(views, len(live), lost_phrase(doc), live)
+    if doc.forced:
+        headline = f"FORCED comparison ({'; '.join(doc.forced)}): {headline}"
+    if doc.withheld is not None:
+        headline = f"{doc.withheld} · {headline}"
+    return headline
+
+
+def _gone(doc: FindingsDocument, removed: Sequence[Finding]) -> int:
+    """The removed rows not already told as lost at head."""
+    return len(removed) - sum(1 for f in doc.lost if f.state.presence == "removed")
+
+
 def digest(doc: FindingsDocument) -> Digest:
     """Sort ``doc`` into a :class:`Digest` (pure, deterministic)."""
     live = [f for f in doc.findings if f.acknowledged is None]
@@ -321,40 +377,19 @@ def digest(doc: FindingsDocument) -> Digest:
 
     cps = sorted(doc.change_points, key=_cp_key)
     env = _merged_env(doc.env_changes, cps)
-    open_regs, closed_regs, cp_improvements, ack_cps = _cp_groups(cps)
+    groups = _cp_groups(cps)
+    open_regs, closed_regs, cp_improvements, ack_cps = groups
     machine = _machine(doc, cps)
 
     extra: list[str] = []
     views: tuple[CauseView, ...] = ()
-    if doc.mode == "history":
-        parts = [plural(len(open_regs), "open regression")]
-        if closed_regs:
-            parts.append(f"{len(closed_regs)} fixed")
-        parts.append(plural(len(cp_improvements), "improvement"))
-        if ack_cps:
-            parts.append(f"{len(ack_cps)} acknowledged")
-        headline = f"{', '.join(parts)} on {machine}"
-        coverage = coverage_of(doc)
-        if coverage and not any(c.ran for c in coverage) and not cps:
-            # The detector could not run: say so, never "0 open regressions".
-            headline = "; ".join(c.sentence for c in coverage) + f" on {machine}"
-            newest = [f for f in doc.findings if f.state.time == "slower"]
-            if newest:
-                word = "confirmed" if all(f.state.confirmed for f in newest) else "suspect"
-                headline += (
-                    f"; newest commit vs its parent: {plural(len(newest), word + ' regression')}"
-                )
+    compare = doc.mode != "history"
+    if compare:
+        views = _actionable_views(doc)
+        headline = _full_compare_headline(doc, views, live)
+        extra += _also_parts(len(noisy), len(new), _gone(doc, removed), len(acknowledged))
     else:
-        rerun = any(f.remeasured for f in doc.findings)
-        views = tuple(v for v in cause_views(doc) if v.actionable(rerun))
-        lost = doc.lost
-        headline = _compare_headline(views, len(live), lost_phrase(doc), live)
-        if doc.forced:
-            headline = f"FORCED comparison ({'; '.join(doc.forced)}): {headline}"
-        gone = len(removed) - sum(1 for f in lost if f.state.presence == "removed")
-        if doc.withheld is not None:
-            headline = f"{doc.withheld} · {headline}"
-        extra += _also_parts(len(noisy), len(new), gone, len(acknowledged))
+        headline = _history_headline(doc, cps, groups, machine)
 
     return Digest(
         doc=doc,

@@ -43,6 +43,7 @@ from neuronasv.model.findings import (
     WorkChange,
 )
 from neuronasv.report.causes import (
+    CauseView,
     cause_headline,
     config_label,
     module_chain_text,
@@ -400,52 +401,64 @@ def _trace_section(doc: FindingsDocument, h3: str) -> Section | None:
     )
 
 
-def _cause_sections(d: Digest, h3: str, *, details: bool = True) -> list[Section]:
-    """One heading, one sentence and one short table per cause, then the details."""
+def _cell_code(text: str) -> str:
+    """Untrusted text as a code span fit for a table cell."""
+    return md_code(text, in_table=True)
+
+
+def _cause_sentence(view: CauseView) -> list[str]:
+    """The sentence under a cause's heading: its work change, else the ops whose time moved."""
+    if view.work:
+        return ["", work_sentence(view.work, code=md_code)]
+    if view.cause.ops:
+        ops = ", ".join(md_code(o) for o in view.cause.ops[:3])
+        return ["", f"Time moved in {ops} with no recorded change of work."]
+    return []
+
+
+def _cause_row(f: Finding, *, mixed: bool, peak: str | None) -> str:
+    """One total's row of a cause table; ``mixed``: its samples' source said per row;
+    ``peak``: the "of peak" cell when the table has that column."""
+    pair, change, state = total_cells(f)
+    label = config_label(f.series.shape or "", f.series.dtype or "")
+    where = signed_attribution(f, code=_cell_code)
+    chain = module_chain_text(f, code=_cell_code)
+    if chain:  # model -> module -> op first, then every op's signed part
+        where = f"{chain}<br>{where}" if where else chain
+    if mixed and where:
+        where = ("rounds: " if f.remeasured else "first run: ") + where
+    row = f"| {md_code(label, in_table=True)} | {pair} | {change} | {state} | {where} |"
+    if peak is not None:
+        row += f" {peak} |"
+    return row
+
+
+def _cause_section(n: int, view: CauseView, h3: str) -> Section:
+    """Cause ``n``: its heading, its sentence and a short table of its totals."""
+    head = [f"{h3} {n}. {cause_headline(view, code=md_code)}", *_cause_sentence(view)]
+    # A row's total, Δ, CI and breakdown come from one set of samples (the rounds when
+    # re-measured, else the compared runs): the header says which, or each row does.
+    sources = {f.remeasured for f in view.totals}
+    mixed = len(sources) > 1
+    where_col = "Where the time went" + (" (rounds)" if sources == {True} else "")
+    peaks = {f.series: of_peak_cell(f, code=_cell_code, text=_peak_text) for f in view.totals}
+    peak_col = " Of peak |" if any(peaks.values()) else ""
+    head += [
+        "",
+        f"| Shape · dtype | Total | Δ (CI) | State | {where_col} |{peak_col}",
+        "|---|---|---|---|---|" + ("---|" if peak_col else ""),
+    ]
+    rows = [
+        _cause_row(f, mixed=mixed, peak=peaks[f.series] if peak_col else None)
+        for f in sorted(view.totals, key=lambda f: -abs(_log_ratio(f)))
+    ]
+    return Section(f"cause {n}", head, rows, rank=9)
+
+
+def _cause_details(d: Digest) -> list[Section]:
+    """The collapsed lists under the causes: every work change, every row that moved."""
     out: list[Section] = []
-    # Above the fold only what a reviewer can act on: work changes (exact) and verdicts
-    # that the re-measurement confirmed — or, when no re-measurement ran, the single-run
-    # verdicts, labelled as such. The rest is one collapsed list.
-    shown = list(d.causes)
-    for n, view in enumerate(shown, 1):
-        c = view.cause
-        head = [f"{h3} {n}. {cause_headline(view, code=md_code)}"]
-        if view.work:
-            head += ["", work_sentence(view.work, code=md_code)]
-        elif c.ops:
-            ops = ", ".join(md_code(o) for o in c.ops[:3])
-            head += ["", f"Time moved in {ops} with no recorded change of work."]
-        # A row's total, Δ, CI and breakdown come from one set of samples (the rounds when
-        # re-measured, else the compared runs): the header says which, or each row does.
-        sources = {f.remeasured for f in view.totals}
-        mixed = len(sources) > 1
-        where_col = "Where the time went" + (" (rounds)" if sources == {True} else "")
-        in_table = lambda x: md_code(x, in_table=True)  # noqa: E731
-        peaks = {f.series: of_peak_cell(f, code=in_table, text=_peak_text) for f in view.totals}
-        peak_col = " Of peak |" if any(peaks.values()) else ""
-        head += [
-            "",
-            f"| Shape · dtype | Total | Δ (CI) | State | {where_col} |{peak_col}",
-            "|---|---|---|---|---|" + ("---|" if peak_col else ""),
-        ]
-        rows = []
-        for f in sorted(view.totals, key=lambda f: -abs(_log_ratio(f))):
-            pair, change, state = total_cells(f)
-            label = config_label(f.series.shape or "", f.series.dtype or "")
-            where = signed_attribution(f, code=in_table)
-            chain = module_chain_text(f, code=in_table)
-            if chain:  # model -> module -> op first, then every op's signed part
-                where = f"{chain}<br>{where}" if where else chain
-            if mixed and where:
-                where = ("rounds: " if f.remeasured else "first run: ") + where
-            row = f"| {md_code(label, in_table=True)} | {pair} | {change} | {state} | {where} |"
-            if peak_col:
-                row += f" {peaks[f.series]} |"
-            rows.append(row)
-        out.append(Section(f"cause {n}", head, rows, rank=9))
-    if not details:  # the short form: causes only, no collapsed lists
-        return out
-    work = _by_weight([w for v in shown for w in v.work])
+    work = _by_weight([w for v in d.causes for w in v.work])
     if work:
         out.append(_work_details(work))
     series = [*d.regressions, *d.improvements]
@@ -466,6 +479,17 @@ def _cause_sections(d: Digest, h3: str, *, details: bool = True) -> list[Section
             )
         )
     return out
+
+
+def _cause_sections(d: Digest, h3: str, *, details: bool = True) -> list[Section]:
+    """One heading, one sentence and one short table per cause, then the details."""
+    # Above the fold only what a reviewer can act on: work changes (exact) and verdicts
+    # that the re-measurement confirmed — or, when no re-measurement ran, the single-run
+    # verdicts, labelled as such. The rest is one collapsed list.
+    out = [_cause_section(n, view, h3) for n, view in enumerate(d.causes, 1)]
+    if not details:  # the short form: causes only, no collapsed lists
+        return out
+    return out + _cause_details(d)
 
 
 def _by_weight(work: Sequence[WorkChange]) -> list[WorkChange]:

@@ -18,7 +18,7 @@ from neuronasv.format import (
     format_peak_fraction,
     format_value,
 )
-from neuronasv.model.profile import WorkloadProfile
+from neuronasv.model.profile import ModuleProfile, OpProfile, WorkloadProfile
 from neuronasv.samples import median, noise
 from neuronasv.units import US
 
@@ -45,25 +45,60 @@ def _short_bound(label: str | None) -> str:
     return safe_text(head + (", causal?" if ASSUMED_CAUSAL in parts[1:] else ""))
 
 
-def render_profile(profile: WorkloadProfile, console: Any) -> None:
-    """Print one workload's op table (rich) to ``console``."""
-    from rich.table import Table
+def _title(profile: WorkloadProfile, total: float) -> Any:
+    """The op table's title: the workload, its config and backend, the median and noise."""
     from rich.text import Text
 
-    n = len(profile.device_time_us)
-    total = median(profile.device_time_us)
+    return Text(
+        f"{safe_text(profile.name)} [{profile.shape}, {profile.dtype}] on {profile.backend}: "
+        f"{_fmt_us(total)} per iteration (median of {len(profile.device_time_us)} samples,"
+        f" IQR/median {format_pct(noise(profile.device_time_us) or 0.0)})"
+    )
+
+
+def _peak_cell(op: OpProfile) -> str:
+    """The op's fraction of peak and the roof it is of: "(memory)", "(compute)", "(bw only)"
+    for compiled kernels whose FLOPs are unknown; the full label is in the JSON
+    (roofline_bound). ``-`` when unknown."""
+    frac = op.roofline_fraction
+    if frac is None:
+        return "-"
+    bound = _short_bound(op.roofline_bound)
+    return format_peak_fraction(frac) + (f" ({bound})" if bound else "")
+
+
+def _op_cells(op: OpProfile, total: float, roofline: bool) -> list[Any]:
+    """One op's row: calls, self device time, share, per call, noise, self CPU, of peak."""
+    from rich.text import Text
+
+    dev = median(op.self_device_time_us)
+    share = dev / total if total else 0.0
+    per_call = dev / op.calls_per_iter if op.calls_per_iter else dev
+    cells: list[Any] = [
+        Text(safe_text(op.op)),
+        format_calls_per_iter(op.calls_per_iter),
+        _fmt_us(dev),
+        format_pct(share),
+        _fmt_us(per_call),
+        format_pct(noise(op.self_device_time_us) or 0.0),
+        _fmt_us(median(op.self_cpu_time_us)),
+    ]
+    if roofline:
+        cells.append(_peak_cell(op))
+    return cells
+
+
+def _op_table(profile: WorkloadProfile, total: float) -> Any:
+    """The op table, largest op first."""
+    from rich.table import Table
+
     what = (
         "self CPU time (CPU backend: the CPU is the device)"
         if profile.device_time_is_cpu
         else "self device time"
     )
-    title = Text(
-        f"{safe_text(profile.name)} [{profile.shape}, {profile.dtype}] on {profile.backend}: "
-        f"{_fmt_us(total)} per iteration (median of {n} samples, IQR/median "
-        f"{format_pct(noise(profile.device_time_us) or 0.0)})"
-    )
     table = Table(
-        title=title,
+        title=_title(profile, total),
         title_justify="left",
         caption=f"device time = {what}; per iteration ({profile.iterations_per_sample} per sample)",
         caption_justify="left",
@@ -84,67 +119,72 @@ def render_profile(profile: WorkloadProfile, console: Any) -> None:
     # can order two ops differently when one has an outlier sample).
     ranked = sorted(profile.ops, key=lambda o: (-median(o.self_device_time_us), o.op))
     for op in ranked:
-        dev = median(op.self_device_time_us)
-        share = dev / total if total else 0.0
-        per_call = dev / op.calls_per_iter if op.calls_per_iter else dev
-        cells: list[Text | str] = [
-            Text(safe_text(op.op)),
-            format_calls_per_iter(op.calls_per_iter),
-            _fmt_us(dev),
-            format_pct(share),
-            _fmt_us(per_call),
-            format_pct(noise(op.self_device_time_us) or 0.0),
-            _fmt_us(median(op.self_cpu_time_us)),
-        ]
-        if roofline:
-            frac = op.roofline_fraction
-            # The roof it is of: "(memory)", "(compute)", "(bw only)" for compiled kernels
-            # whose FLOPs are unknown; the full label is in the JSON (roofline_bound).
-            bound = _short_bound(op.roofline_bound)
-            cells.append(
-                "-"
-                if frac is None
-                else format_peak_fraction(frac) + (f" ({bound})" if bound else "")
-            )
-        table.add_row(*cells)
-    console.print(table)
-    if profile.modules:
-        mods = Table(title=Text("by module (inclusive; top ops inside)"), title_justify="left")
-        mods.add_column("module", overflow="fold")
-        mods.add_column("device", justify="right")
-        mods.add_column("%", justify="right")
-        mods.add_column("top ops", overflow="fold")
-        for m in profile.modules:
-            if not m.path:
-                continue
-            dev = median(m.device_time_us)
-            inside = sorted(
-                (
-                    (median(o.self_device_time_us) * o.modules[m.path], o.op)
-                    for o in profile.ops
-                    if m.path in o.modules
-                ),
-                reverse=True,
-            )[:3]
-            mods.add_row(
-                Text("  " * m.path.count(".") + safe_text(m.path)),
-                _fmt_us(dev),
-                format_pct(dev / total) if total else "-",
-                Text(", ".join(f"{safe_text(op)} {_fmt_us(t).strip()}" for t, op in inside)),
-            )
-        console.print(mods)
-    for w in profile.warnings:
-        console.print(Text(f"warning: {safe_text(w)}"))
-    for t in profile.trace_files:
-        console.print(Text(f"trace: {safe_text(t)}"))
+        table.add_row(*_op_cells(op, total, roofline))
+    return table
+
+
+def _module_row(profile: WorkloadProfile, m: ModuleProfile, total: float) -> list[Any]:
+    """One module's row: indented path, inclusive device time, share, its top 3 ops."""
+    from rich.text import Text
+
+    dev = median(m.device_time_us)
+    inside = sorted(
+        (
+            (median(o.self_device_time_us) * o.modules[m.path], o.op)
+            for o in profile.ops
+            if m.path in o.modules
+        ),
+        reverse=True,
+    )[:3]
+    return [
+        Text("  " * m.path.count(".") + safe_text(m.path)),
+        _fmt_us(dev),
+        format_pct(dev / total) if total else "-",
+        Text(", ".join(f"{safe_text(op)} {_fmt_us(t).strip()}" for t, op in inside)),
+    ]
+
+
+def _module_table(profile: WorkloadProfile, total: float) -> Any:
+    """The module rollup (inclusive time, top ops inside), the root left out."""
+    from rich.table import Table
+    from rich.text import Text
+
+    mods = Table(title=Text("by module (inclusive; top ops inside)"), title_justify="left")
+    mods.add_column("module", overflow="fold")
+    mods.add_column("device", justify="right")
+    mods.add_column("%", justify="right")
+    mods.add_column("top ops", overflow="fold")
+    for m in profile.modules:
+        if m.path:
+            mods.add_row(*_module_row(profile, m, total))
+    return mods
+
+
+def _note_lines(profile: WorkloadProfile) -> list[Any]:
+    """The lines under the tables: warnings, trace files and the canary."""
+    from rich.text import Text
+
+    out = [Text(f"warning: {safe_text(w)}") for w in profile.warnings]
+    out += [Text(f"trace: {safe_text(t)}") for t in profile.trace_files]
     if profile.canary is not None:
         c = profile.canary
-        console.print(
+        out.append(
             Text(
                 f"canary {safe_text(c.name)}: start {_fmt_us(median(c.start_us))},"
                 f" end {_fmt_us(median(c.end_us))}"
             )
         )
+    return out
+
+
+def render_profile(profile: WorkloadProfile, console: Any) -> None:
+    """Print one workload's op table (rich) to ``console``."""
+    total = median(profile.device_time_us)
+    console.print(_op_table(profile, total))
+    if profile.modules:
+        console.print(_module_table(profile, total))
+    for line in _note_lines(profile):
+        console.print(line)
 
 
 def comparison_line(profiles: Sequence[WorkloadProfile]) -> str | None:

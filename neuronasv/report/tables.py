@@ -86,11 +86,10 @@ def _summary(doc: FindingsDocument) -> str:
     return ", ".join(counts)
 
 
-def compare_text(doc: FindingsDocument, *, show_unchanged: bool = True) -> str:
-    """The terminal table of a compare document."""
-    doc = plain_model(doc)  # untrusted strings on one line, by type (escape.py)
+def _settings_lines(doc: FindingsDocument) -> list[str]:
+    """What was compared and how: the two sides, the rules, the rounds and the noise floor."""
     b, h = doc.base, doc.head
-    lines = _warning_lines(doc, clean)
+    lines = []
     if b and h:
         lines.append(
             f"compare {clean(b.label or b.commit[:8])} ({b.commit[:8]}, {clean(b.machine)})"
@@ -106,45 +105,72 @@ def compare_text(doc: FindingsDocument, *, show_unchanged: bool = True) -> str:
     floor = str(st.get("noise_floor", ""))
     if floor and not floor.startswith("none"):
         lines.append(f"noise floor: {floor}")
-    for e in doc.env_changes:
-        lines.append(
-            f"environment changed: {clean(e.key)} {clean(str(e.before))} -> {clean(str(e.after))}"
-        )
-    for err in doc.load_errors:
-        lines.append(f"load error: {clean(err, max_len=400)}")
+    return lines
+
+
+def _caveat_lines(doc: FindingsDocument) -> list[str]:
+    """Environment changes, files not read and withheld verdicts (device health)."""
+    lines = [
+        f"environment changed: {clean(e.key)} {clean(str(e.before))} -> {clean(str(e.after))}"
+        for e in doc.env_changes
+    ]
+    lines += [f"load error: {clean(err, max_len=400)}" for err in doc.load_errors]
     if doc.health is not None and doc.health.withheld:
         # Device health (analyse/health.py): withheld verdicts are listed, not reported.
         lines.append(clean(doc.health.reason, max_len=400))
         lines += [f"  {clean(c.reason, max_len=400)}" for c in doc.health.checks]
-    lines.append(f"legend: {LEGEND} {ESTIMATE_NOTE}")
-    rows = [("state", "base → head", "change", "95% CI", "p(Holm)", "noise", "series")]
-    for f in sort_findings(doc.findings):
-        if not show_unchanged and row_group(f) == "unchanged":
-            continue
-        noise = max((x for x in (f.noise_base, f.noise_head) if x is not None), default=None)
-        rows.append(
-            (
-                _verdict(f),
-                format_pair(f.base, f.head, f.unit),
-                format_delta_pct(f.ratio),
-                format_ci(f.ci_low, f.ci_high),
-                format_p(f.p_adjusted),
-                "" if noise is None else format_pct(noise),
-                clean(f.series.label),
-            )
-        )
+    return lines
+
+
+def _text_row(f: Finding) -> tuple[str, ...]:
+    """One row of the text table: state, values, Δ, CI, p, the larger noise, the series."""
+    noise = max((x for x in (f.noise_base, f.noise_head) if x is not None), default=None)
+    return (
+        _verdict(f),
+        format_pair(f.base, f.head, f.unit),
+        format_delta_pct(f.ratio),
+        format_ci(f.ci_low, f.ci_high),
+        format_p(f.p_adjusted),
+        "" if noise is None else format_pct(noise),
+        clean(f.series.label),
+    )
+
+
+def _table_lines(doc: FindingsDocument, show_unchanged: bool) -> list[str]:
+    """The aligned table (a blank line first); the last column, the series, is not padded."""
+    rows: list[tuple[str, ...]] = [
+        ("state", "base → head", "change", "95% CI", "p(Holm)", "noise", "series")
+    ]
+    rows += [
+        _text_row(f)
+        for f in sort_findings(doc.findings)
+        if show_unchanged or row_group(f) != "unchanged"
+    ]
     widths = [max(len(r[i]) for r in rows) for i in range(6)]
-    lines.append("")
-    for r in rows:
-        lines.append(
-            "  ".join(c.ljust(w) for c, w in zip(r[:6], widths, strict=True)) + "  " + r[6]
-        )
+    return [""] + [
+        "  ".join(c.ljust(w) for c, w in zip(r[:6], widths, strict=True)) + "  " + r[6]
+        for r in rows
+    ]
+
+
+def _moved_lines(doc: FindingsDocument) -> list[str]:
+    """The cause of each row that moved, after a blank line; nothing when none moved."""
     moved = [f for f in sort_findings(doc.findings) if row_group(f) in ("worse", "better")]
-    if moved:
-        lines.append("")
-        for f in moved:
-            ack = f" [acknowledged: {clean(f.acknowledged)}]" if f.acknowledged else ""
-            lines.append(f"{state_cell(f)}: {clean(headline(f), max_len=400)}{ack}")
+    if not moved:
+        return []
+    lines = [""]
+    for f in moved:
+        ack = f" [acknowledged: {clean(f.acknowledged)}]" if f.acknowledged else ""
+        lines.append(f"{state_cell(f)}: {clean(headline(f), max_len=400)}{ack}")
+    return lines
+
+
+def compare_text(doc: FindingsDocument, *, show_unchanged: bool = True) -> str:
+    """The terminal table of a compare document."""
+    doc = plain_model(doc)  # untrusted strings on one line, by type (escape.py)
+    lines = [*_warning_lines(doc, clean), *_settings_lines(doc), *_caveat_lines(doc)]
+    lines.append(f"legend: {LEGEND} {ESTIMATE_NOTE}")
+    lines += [*_table_lines(doc, show_unchanged), *_moved_lines(doc)]
     lines.append("")
     lines.append(f"summary: {_summary(doc)}")
     return "\n".join(lines) + "\n"

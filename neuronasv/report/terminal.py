@@ -87,40 +87,61 @@ def _cp_table(title: str, cps: Sequence[ChangePoint], style: str) -> Table:
     return table
 
 
-def _renderables(d: Digest, show_unchanged: bool) -> list[object]:
+def _header(d: Digest) -> list[object]:
+    """The headline, the "also" line and the legend (when there are rows to read it by)."""
     style = "bold red" if d.has_regressions else "bold green"
     out: list[object] = [Text.assemble(("neuronasv: ", "bold"), _t(d.headline, style))]
     if d.also:
         out.append(Text(f"also {d.also}", style="dim"))
     if d.causes or d.regressions or d.improvements:
         out.append(Text(f"{LEGEND} {ESTIMATE_NOTE}", style="dim"))
-    if d.regressions:
-        out.append(_findings_table("Slower, or more work", d.regressions, "bold red"))
-        for f in d.regressions:
-            if f.attribution:
-                out.append(Text.assemble("  → ", _t(headline(f), "")))
-            chain = module_chain_text(f)
-            if chain:
-                out.append(Text.assemble("    ", _t(chain, "")))
+    return out
+
+
+def _regression_section(regressions: Sequence[Finding]) -> list[object]:
+    """The regressions table, each row followed by its cause and its module chain."""
+    if not regressions:
+        return []
+    out: list[object] = [_findings_table("Slower, or more work", regressions, "bold red")]
+    for f in regressions:
+        if f.attribution:
+            out.append(Text.assemble("  → ", _t(headline(f), "")))
+        chain = module_chain_text(f)
+        if chain:
+            out.append(Text.assemble("    ", _t(chain, "")))
+    return out
+
+
+def _movement_tables(d: Digest) -> list[object]:
+    """The tables of what moved: regressions, open regressions, improvements."""
+    out = _regression_section(d.regressions)
     if d.open_regressions:
         out.append(_cp_table("Open regressions", d.open_regressions, "bold red"))
     if d.improvements:
         out.append(_findings_table("Faster, or less work", d.improvements, "bold green"))
     if d.change_improvements:
         out.append(_cp_table("Improvements", d.change_improvements, "bold green"))
-    for f in d.failed:
-        out.append(Text.assemble(("failed: ", "bold magenta"), _t(f"{f.series.label}: {f.reason}")))
-    if d.noisy:
-        # one line, not one per series: the runner's noise said once (analyse/runnernoise)
-        said = noise_sentence(d.doc.settings.get("runner_noise"))
-        out.append(
-            Text.assemble(
-                ("time not decided: ", "yellow"),
-                _t(f"{len(d.noisy)} series" + (f" — {said}" if said else "")
-                   + " (the markdown summary lists them)"),
-            )
-        )  # fmt: skip
-    for k in warning_kinds(d.warnings):  # one line per kind, with its count
+    return out
+
+
+def _noisy_line(d: Digest) -> list[object]:
+    """One line, not one per series: the runner's noise said once (analyse/runnernoise)."""
+    if not d.noisy:
+        return []
+    said = noise_sentence(d.doc.settings.get("runner_noise"))
+    return [
+        Text.assemble(
+            ("time not decided: ", "yellow"),
+            _t(f"{len(d.noisy)} series" + (f" — {said}" if said else "")
+               + " (the markdown summary lists them)"),
+        )
+    ]  # fmt: skip
+
+
+def _warning_lines(d: Digest) -> list[object]:
+    """One line per warning kind, with its count and the first series as an example."""
+    out: list[object] = []
+    for k in warning_kinds(d.warnings):
         s, w = k.items[0]
         detail = k.detail(w)
         more = f" and {len(k.items) - 1} more" if len(k.items) > 1 else ""
@@ -128,6 +149,12 @@ def _renderables(d: Digest, show_unchanged: bool) -> list[object]:
         out.append(
             Text.assemble(("warning: ", "yellow"), _t(f"{k.label}: {k.series} series ({eg})"))
         )
+    return out
+
+
+def _note_lines(d: Digest) -> list[object]:
+    """Environment changes, acknowledged rows and files not read, one line each."""
+    out: list[object] = []
     for e in d.env_changes:
         out.append(
             Text.assemble(
@@ -151,6 +178,14 @@ def _renderables(d: Digest, show_unchanged: bool) -> list[object]:
         )
     for err in d.doc.load_errors:
         out.append(Text.assemble(("not read: ", "yellow"), _t(err, "")))
+    return out
+
+
+def _renderables(d: Digest, show_unchanged: bool) -> list[object]:
+    out = [*_header(d), *_movement_tables(d)]
+    for f in d.failed:
+        out.append(Text.assemble(("failed: ", "bold magenta"), _t(f"{f.series.label}: {f.reason}")))
+    out += [*_noisy_line(d), *_warning_lines(d), *_note_lines(d)]
     if show_unchanged and (d.unchanged or d.new or d.removed):
         out.append(_findings_table("Other series", [*d.new, *d.removed, *d.unchanged], "bold"))
     return out

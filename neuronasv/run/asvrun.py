@@ -605,8 +605,7 @@ def _run_one(
         env[suite_env.USER_HOME.name] = env.get("HOME", "")
         env["HOME"] = shared.home
         env.pop(suite_env.INSTR_DIR.name, None)
-        instr_dir = _instructions(opts, shared.backend_name, suite, work, env, shared.cat_path,
-                                  sha, prefix, progress)  # fmt: skip
+        instr_dir = _instructions(shared, suite, work, env, sha, prefix, progress)
         if instr_dir is not None:
             env[suite_env.INSTR_DIR.name] = instr_dir
         try:
@@ -626,16 +625,7 @@ def _run_one(
         if result_file is None:
             return CommitRun(sha, None, None, error=f"asv exited with {rc} and wrote no results")
         sidecar, failures = _write_sidecar(
-            result_file,
-            results_dir=shared.results_dir,
-            machine=shared.machine,
-            sha=sha,
-            fingerprint=shared.fingerprint,
-            profile_out=profile_out,
-            traces_root=shared.traces_root if opts.keep_traces else None,
-            trace_dir=commit_trace_dir(shared.traces_root, shared.machine, sha),
-            clock=clock,
-            instr_dir=instr_dir,
+            result_file, shared, sha=sha, profile_out=profile_out, clock=clock, instr_dir=instr_dir
         )
         return CommitRun(
             sha,
@@ -647,26 +637,26 @@ def _run_one(
 
 
 def _instructions(
-    opts: RunOptions,
-    backend: str,
+    shared: _Shared,
     suite: str,
     work: str,
     env: Mapping[str, str],
-    cat_path: str,
     sha: str,
     prefix: str,
     progress: Progress,
 ) -> str | None:
     """The commit's callgrind pass when ``--metrics`` asks for instructions (instrrun)."""
+    opts = shared.opts
     if "instructions" not in (opts.metrics or ()):
         return None
-    from neuronasv.run.instrrun import prepare_commit
+    from neuronasv.run.instrrun import CommitPass, prepare_commit
 
-    return prepare_commit(
-        backend=backend, python=opts.python, suite=suite, work=work, env=env,
-        regexes=[opts.bench] if opts.bench else [], cat_path=cat_path, sha=sha,
-        prefix=prefix, progress=progress, stream=_stream,
+    run = CommitPass(
+        python=opts.python, suite=suite, work=work, env=env,
+        regexes=[opts.bench] if opts.bench else [], prefix=prefix, progress=progress,
+        stream=_stream,
     )  # fmt: skip
+    return prepare_commit(run, backend=shared.backend_name, cat_path=shared.cat_path, sha=sha)
 
 
 def _prepass(
@@ -723,17 +713,18 @@ def prepass_module(tree: str) -> str:
 
 def _write_sidecar(
     result_file: str,
+    shared: _Shared,
     *,
-    results_dir: str,
-    machine: str,
     sha: str,
-    fingerprint: Mapping[str, str],
     profile_out: str,
-    traces_root: str | None,
-    trace_dir: str,
     clock: Clock,
     instr_dir: str | None = None,
 ) -> tuple[RunSidecar, dict[str, str]]:
+    """The commit's sidecar next to asv's ``result_file``: its series, profiles (with their
+    instruction counts from ``instr_dir``), kept traces and failures."""
+    results_dir, machine, fingerprint = shared.results_dir, shared.machine, shared.fingerprint
+    traces_root = shared.traces_root if shared.opts.keep_traces else None
+    trace_dir = commit_trace_dir(shared.traces_root, shared.machine, sha)
     try:
         _raw, results, marked = AsvResultsReader().read_json(result_file)
     except OSError as exc:

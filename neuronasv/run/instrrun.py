@@ -26,7 +26,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from neuronasv.model import WorkloadProfile
@@ -36,6 +36,7 @@ from neuronasv.run.instrpass import META_FILE
 __all__ = [
     "CATALOGUE_KEY",
     "METRICS",
+    "CommitPass",
     "attach_counts",
     "catalogue_ops",
     "default_metrics",
@@ -231,22 +232,38 @@ def attach_counts(
     return out, failures
 
 
-def instructions_pass(
-    *,
-    python: str,
-    suite: str,
-    work: str,
-    env: Mapping[str, str],
-    regexes: Sequence[str],
-    prefix: str,
-    progress: Callable[[str], None],
-    stream: Callable[..., int],
-) -> str | None:
+@dataclass(frozen=True)
+class CommitPass:
+    """What one commit's instructions pass runs, and where it reports.
+
+    Attributes:
+        python: the interpreter that runs the suite under valgrind.
+        suite: the commit's benchmark suite folder.
+        work: the commit's scratch folder (the payloads and dumps go there).
+        env: the commit's environment (valgrind's variables are added to a copy).
+        regexes: asv ``--bench`` regexes limiting the suite (none: all of it).
+        prefix: the commit's progress prefix.
+        progress: where progress lines go.
+        stream: the runner's subprocess helper (output lines to ``progress``, idle timeout).
+    """
+
+    python: str
+    suite: str
+    work: str
+    env: Mapping[str, str]
+    regexes: Sequence[str]
+    prefix: str
+    progress: Callable[[str], None]
+    stream: Callable[..., int]
+
+
+def instructions_pass(run: CommitPass) -> str | None:
     """Run one commit's pass (module doc); the payload folder, None when it did not run.
 
-    ``stream`` is the runner's subprocess helper (output lines to ``progress``, idle
-    timeout). Never raises for a failing pass: it says why and the commit goes on.
+    Never raises for a failing pass: it says why and the commit goes on.
     """
+    python, suite, work, env, regexes = run.python, run.suite, run.work, run.env, run.regexes
+    prefix, progress, stream = run.prefix, run.progress, run.stream
     from neuronasv.errors import BackendUnavailable
     from neuronasv.measure.callgrind import build_helper, valgrind_version
 
@@ -298,34 +315,19 @@ def instructions_pass(
     return out_dir if os.path.isdir(out_dir) else None
 
 
-def prepare_commit(
-    *,
-    backend: str,
-    python: str,
-    suite: str,
-    work: str,
-    env: Mapping[str, str],
-    regexes: Sequence[str],
-    cat_path: str,
-    sha: str,
-    prefix: str,
-    progress: Callable[[str], None],
-    stream: Callable[..., int],
-) -> str | None:
+def prepare_commit(run: CommitPass, *, backend: str, cat_path: str, sha: str) -> str | None:
     """One commit's pass and its ops in the catalogue; the folder for ``NEURONASV_INSTR_DIR``.
 
     Off on accelerators (device time is their metric): says so and returns None.
     """
     from neuronasv.suite.catalogue import load_catalogue, save_catalogue
 
+    prefix, progress = run.prefix, run.progress
     if backend != "cpu":
         progress(f"{prefix} instructions: off on {backend} (device time is the metric there)")
         return None
     started = time.monotonic()
-    folder = instructions_pass(
-        python=python, suite=suite, work=work, env=env, regexes=regexes,
-        prefix=prefix, progress=progress, stream=stream,
-    )  # fmt: skip
+    folder = instructions_pass(run)
     if folder is None:
         return None
     found = catalogue_ops(folder)

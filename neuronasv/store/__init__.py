@@ -6,6 +6,7 @@ neuronasv.store.history`` stays cheap):
 - :mod:`neuronasv.store.machine` — asv machine information (arch, cpu, ram, ...).
 - :mod:`neuronasv.store.asvconf` — the one reader of ``asv.conf.json``.
 - :mod:`neuronasv.store.asvresults` — the one reader of asv's results format.
+- :mod:`neuronasv.store.asvjson` — its JSON decode (msgspec with a NaN pre-pass).
 - :mod:`neuronasv.store.git` — the one git gateway (worktrees, commit order, plumbing).
 - :mod:`neuronasv.store.history` — results folder -> ``model.History``.
 - :mod:`neuronasv.store.gitstore` — the results branch.

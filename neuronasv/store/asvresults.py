@@ -32,8 +32,9 @@ process), never to the module: every commit of a suite repeats the same series l
 the same parameter lists, so each distinct one is validated once and shared; memo keys
 are serial numbers the reader hands out (never object ids, which are reused).
 
-Speed: JSON goes through msgspec with a NaN pre-pass (:func:`decode_asv_json`); sidecar
-series lists are validated once per distinct byte string; see docs/publishing.md.
+Speed: JSON goes through msgspec with a NaN pre-pass (:func:`decode_asv_json`, in
+:mod:`neuronasv.store.asvjson`, re-exported here); sidecar series lists are validated once
+per distinct byte string; see docs/publishing.md.
 """
 
 from __future__ import annotations
@@ -44,7 +45,6 @@ import itertools
 import json
 import math
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -59,11 +59,15 @@ from neuronasv.errors import (
 )
 from neuronasv.model import RunSidecar, SeriesId
 from neuronasv.model._codec import (
-    MAX_INT_DIGITS,
     MAX_MAGNITUDE,
-    check_strings,
     in_range,
-    parse_json,
+)
+from neuronasv.store.asvjson import (
+    JSON_DECODER,
+    SIDECAR_HEAD_DECODER,
+    SIDECAR_HEAD_FIELDS,
+    asv_float,
+    decode_asv_json,
 )
 from neuronasv.store.layout import BENCHMARKS_FILE, METADATA_FILES, RESULT_SUFFIX, sidecar_path
 from neuronasv.units import INSTRUCTIONS_UNIT, is_exact, value_problem
@@ -130,148 +134,6 @@ def value_bound(benchmark: str) -> str | None:
     if is_exact(unit):
         return "count"
     return "positive" if unit != "unit" else None
-
-
-# -- fast JSON ---------------------------------------------------------------------
-#
-# Parsing dominates every load (asv results: ~140 kB of floats per commit at 1,000
-# series; sidecars: ~230 kB, mostly the series list). ``msgspec`` decodes 5-7x faster
-# than the stdlib, but like every strict parser it rejects asv's bare ``NaN`` and
-# ``Infinity``. So a byte pre-pass turns those tokens, outside strings only, into the
-# strings below, which the readers map back (``numpy`` also reads them as floats).
-# Anything unusual (a backslash anywhere, the marker strings already present, any
-# msgspec error) takes the stdlib path instead: same values, same error messages.
-
-_NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
-_BARE = re.compile(rb"-Infinity|Infinity|NaN")
-_MARK = {b"NaN": b'"nan"', b"Infinity": b'"inf"', b"-Infinity": b'"-inf"'}
-_JSON = msgspec.json.Decoder()
-# An integer part of more than MAX_INT_DIGITS digits (not a fraction's or exponent's).
-_LONG_DIGITS = re.compile(rb"(?<![\d.eE])(?<![eE][+-])\d{%d}" % (MAX_INT_DIGITS + 1))
-
-
-def _long_integer(raw: bytes) -> bool:
-    """Does ``raw`` hold an integer literal longer than MAX_INT_DIGITS outside strings?
-
-    Same answer as searching :data:`_LONG_DIGITS` outside strings, without the regex:
-    Python's ``re`` walks digit-heavy text at ~20 MB/s (5 ms of a 140 kB results file,
-    five times msgspec's decode), so the digit runs are found with numpy in one pass.
-    A JSON integer has no leading zero, so only runs starting with 1-9 can be one (the
-    fractions Python writes, ``0.00012345678901234567``, start with a zero digit and are
-    at most 17 digits from their first non-zero one). Each such run is then checked as
-    the regex would (not a fraction's or exponent's digits) and skipped when inside a
-    string (a benchmark ``version``, asv's hex digest, or a name: text, not a number).
-    Without backslashes a ``"`` always opens or closes a string, so a run is inside one
-    exactly when the number of quotes before it is odd; with a backslash anywhere every
-    candidate counts (the conservative answer: the stdlib path).
-    """
-    import numpy as np  # here: the reader is imported by commands that parse nothing
-
-    b = np.frombuffer(raw, np.uint8)
-    digit = ((b - np.uint8(48)) < 10).view(np.int8)  # uint8 wraps below '0'
-    edge = np.diff(digit, prepend=np.int8(0), append=np.int8(0))
-    starts = np.flatnonzero(edge == 1)
-    ends = np.flatnonzero(edge == -1)
-    long_run = (ends - starts > MAX_INT_DIGITS) & (b[starts] != 48)
-    # A run starting with 0 can still hold a long integer after it ("0" then "1234..."
-    # is not JSON), but then msgspec fails and the stdlib decides: nothing is lost.
-    cands = starts[long_run]
-    if cands.size == 0:
-        return False
-    if b"\\" in raw:
-        return any(_LONG_DIGITS.match(raw, int(s)) for s in cands)
-    quotes, last = 0, 0
-    for s in (int(x) for x in cands):
-        quotes += raw.count(b'"', last, s)
-        last = s
-        if quotes % 2 == 0 and _LONG_DIGITS.match(raw, s):
-            return True
-    return False
-
-
-def _mark_nonfinite(raw: bytes) -> bytes | None:
-    """``raw`` with bare NaN/Infinity (outside strings) as marker strings; None: use stdlib.
-
-    Without backslashes a ``"`` always opens or closes a string, so a token is outside
-    every string exactly when the number of quotes before it is even.
-    """
-    if b"NaN" not in raw and b"Infinity" not in raw:
-        return raw
-    if b"\\" in raw or b'"nan"' in raw or b'"inf"' in raw or b'"-inf"' in raw:
-        return None
-    out: list[bytes] = []
-    last = 0  # end of the previous token
-    quotes = 0  # quotes before ``last``
-    for m in _BARE.finditer(raw):
-        start = m.start()
-        quotes += raw.count(b'"', last, start)
-        if quotes % 2 == 0:
-            out.append(raw[last:start])
-            out.append(_MARK[m.group()])
-        else:
-            out.append(raw[last : m.end()])
-        last = m.end()
-    out.append(raw[last:])
-    return b"".join(out)
-
-
-def decode_asv_json(raw: bytes, source: str) -> tuple[Any, bool]:
-    """Decode an asv JSON document (bare ``NaN``/``Infinity`` allowed, as asv writes).
-
-    Returns:
-        ``(data, marked)``: when ``marked`` is True, non-finite numbers appear in
-        ``data`` as the strings ``"nan"``, ``"inf"``, ``"-inf"`` (see
-        :func:`asv_float`); otherwise as Python floats, exactly as ``json.loads``.
-
-    Raises:
-        CorruptResultsError: not UTF-8, empty, or not valid JSON (names ``source``).
-    """
-    # An integer literal too long for a measurement goes to the stdlib decoder, which
-    # refuses it before converting it (msgspec would convert it).
-    fast = None if _long_integer(raw) else _mark_nonfinite(raw)
-    if fast is not None:
-        try:
-            return _JSON.decode(fast), fast is not raw
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            pass  # the stdlib decides, and words the error (lone surrogates land here too)
-        except RecursionError:
-            raise CorruptResultsError(f"{source}: JSON nested too deeply") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CorruptResultsError(f"{source}: not UTF-8 text ({exc.reason})") from exc
-    if not text.strip():
-        raise CorruptResultsError(f"{source}: empty file")
-    data = parse_json(text, source)  # asv writes bare NaN: constants are allowed here
-    check_strings(data, source)  # e.g. a lone surrogate in a benchmark or op name
-    return data, False
-
-
-def asv_float(v: Any, marked: bool) -> Any:
-    """A value from :func:`decode_asv_json` with the marker strings mapped back to floats."""
-    if marked and v.__class__ is str and v in _NONFINITE:
-        return _NONFINITE[v]
-    return v
-
-
-class _SidecarHead(msgspec.Struct):
-    """A sidecar with its bulky lists left undecoded (``msgspec.Raw``)."""
-
-    kind: Any = msgspec.UNSET
-    schema_version: Any = msgspec.UNSET
-    machine: Any = msgspec.UNSET
-    commit_hash: Any = msgspec.UNSET
-    env_name: Any = msgspec.UNSET
-    created: Any = msgspec.UNSET
-    fingerprint: Any = msgspec.UNSET
-    traces: Any = msgspec.UNSET
-    failures: Any = msgspec.UNSET
-    series: msgspec.Raw = msgspec.Raw(b"[]")
-    profiles: msgspec.Raw = msgspec.Raw(b"[]")
-
-
-_HEAD = msgspec.json.Decoder(_SidecarHead)
-_HEAD_FIELDS = tuple(f for f in _SidecarHead.__struct_fields__ if f not in ("series", "profiles"))
 
 
 def asv_date(v: Any, marked: bool) -> int | None:
@@ -734,7 +596,7 @@ class AsvResultsReader:
         for known, series, _smap, key in self._series:
             if known == raw:
                 return series, key
-        data = _JSON.decode(raw)
+        data = JSON_DECODER.decode(raw)
         if not isinstance(data, list):
             return None
         series = tuple(SeriesId.from_json(s, source) for s in data)
@@ -758,10 +620,12 @@ class AsvResultsReader:
             UnicodeDecodeError: not UTF-8.
         """
         try:
-            head = _HEAD.decode(raw)
-            doc = {f: v for f in _HEAD_FIELDS if (v := getattr(head, f)) is not msgspec.UNSET}
+            head = SIDECAR_HEAD_DECODER.decode(raw)
+            doc = {
+                f: v for f in SIDECAR_HEAD_FIELDS if (v := getattr(head, f)) is not msgspec.UNSET
+            }
             got = self._series_list(bytes(head.series), source)
-            profs: Any = _JSON.decode(head.profiles) if profiles else []
+            profs: Any = JSON_DECODER.decode(head.profiles) if profiles else []
             if got is not None and isinstance(profs, list):
                 sc = RunSidecar.from_json({**doc, "profiles": profs, "series": []}, source)
                 return _with_series(sc, got[0]), got[1]

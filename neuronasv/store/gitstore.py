@@ -143,10 +143,7 @@ def collect_result_files(
     root = Path(results_dir)
     if not root.is_dir():
         raise StoreError(f"results folder {root} does not exist", hint="run `neuronasv run` first")
-    prefixes = {c.strip().lower()[:8] for c in commits if c.strip()}
-    for p in prefixes:
-        if not re.fullmatch(r"[0-9a-f]{8}", p):
-            raise StoreError(f"{p!r} is not a commit hash (need at least 8 hex digits)")
+    prefixes = _commit_prefixes(commits)
     out: dict[str, Path] = {}
     if (root / BENCHMARKS_FILE).is_file():
         out[BENCHMARKS_FILE] = root / BENCHMARKS_FILE
@@ -156,21 +153,29 @@ def collect_result_files(
         if mdir.name.startswith("."):
             continue
         for f in sorted(mdir.iterdir()):
-            if not f.is_file() or f.is_symlink():
-                continue
-            rel = f"{mdir.name}/{f.name}"
-            if f.name in (MACHINE_FILE, PEAKS_FILE):
-                out[rel] = f
-                continue
-            if is_bisect_name(f.name):
-                if not prefixes:
-                    out[rel] = f
-                continue
-            h = result_commit_prefix(f.name)
-            if h is None or (prefixes and h not in prefixes):
-                continue
-            out[rel] = f
+            if f.is_file() and not f.is_symlink() and _belongs_on_branch(f.name, prefixes):
+                out[f"{mdir.name}/{f.name}"] = f
     return out
+
+
+def _commit_prefixes(commits: Iterable[str]) -> set[str]:
+    """The 8-hex-digit prefixes of ``commits``; anything else is refused."""
+    prefixes = {c.strip().lower()[:8] for c in commits if c.strip()}
+    for p in prefixes:
+        if not re.fullmatch(r"[0-9a-f]{8}", p):
+            raise StoreError(f"{p!r} is not a commit hash (need at least 8 hex digits)")
+    return prefixes
+
+
+def _belongs_on_branch(name: str, prefixes: set[str]) -> bool:
+    """Whether a machine folder's file ``name`` goes on the results branch: the machine file
+    and peaks, bisection records (unless ``prefixes`` narrow it), results of the commits."""
+    if name in (MACHINE_FILE, PEAKS_FILE):
+        return True
+    if is_bisect_name(name):
+        return not prefixes
+    h = result_commit_prefix(name)
+    return h is not None and (not prefixes or h in prefixes)
 
 
 def token_git_env(var: str) -> dict[str, str]:

@@ -6,7 +6,7 @@ import random
 import re
 from dataclasses import replace
 
-from neuronasv.github.client import GitHubClient
+from neuronasv.github.client import GitHubClient, Pacing
 from neuronasv.github.issues_sync import (
     LABEL,
     change_point_key,
@@ -114,8 +114,8 @@ def test_sync_over_http_creates_once_then_closes_on_recovery() -> None:
     clock = FakeClock()
     with FakeGitHubCI(tokens={"tok-issues": "neuronasv-bot"}, clock=clock.time) as gh:
         gh.add_issue("someone", "unrelated", "hello", labels=(LABEL,))
-        client = GitHubClient("tok-issues", gh.repo, api_url=gh.url, clock=clock.time,
-                              sleeper=clock.sleep, rng=random.Random(0))
+        pacing = Pacing(clock=clock.time, sleeper=clock.sleep, rng=random.Random(0))
+        client = GitHubClient("tok-issues", gh.repo, api_url=gh.url, pacing=pacing)
         c = cp()
         first = sync_issues(client, [doc(c)], site_url="https://octo.github.io/kernels/")
         assert [a.kind for a in first] == ["create"]

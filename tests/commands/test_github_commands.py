@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from neuronasv.cli import main
-from neuronasv.github.client import GitHubClient
+from neuronasv.github.client import GitHubClient, Pacing
 from neuronasv.report.markdown import MARKER
 from tests.github.conftest import ACTIONS_TOKEN, SECRETS, TOKEN
 from tests.github.fakegithub import FakeClock, FakeGitHub
@@ -40,8 +40,7 @@ def fake_time(monkeypatch: pytest.MonkeyPatch, clock: FakeClock) -> FakeClock:
     real = GitHubClient.from_env.__func__  # type: ignore[attr-defined]
 
     def from_env(cls: type[GitHubClient], environ: object = None, **kw: object) -> GitHubClient:
-        kw.setdefault("clock", clock.time)
-        kw.setdefault("sleeper", clock.sleep)
+        kw.setdefault("pacing", Pacing(clock=clock.time, sleeper=clock.sleep))
         return real(cls, environ, **kw)  # type: ignore[no-any-return]
 
     monkeypatch.setattr(GitHubClient, "from_env", classmethod(from_env))

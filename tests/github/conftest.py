@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from neuronasv.github.client import GitHubClient
+from neuronasv.github.client import GitHubClient, Pacing
 from tests.github.fakegithub import FakeClock, FakeGitHub
 
 TOKEN = "ghp_NEURONASV_SECRET_9c1e7f3a_DO_NOT_PRINT"
@@ -45,9 +45,7 @@ def make_client(fake_github: FakeGitHub, clock: FakeClock) -> Callable[..., GitH
             token,
             fake_github.repo,
             api_url=fake_github.url,
-            clock=clock.time,
-            sleeper=clock.sleep,
-            rng=random.Random(0),
+            pacing=Pacing(clock=clock.time, sleeper=clock.sleep, rng=random.Random(0)),
             **kw,
         )
 

@@ -69,7 +69,7 @@ _SHA = re.compile(r"[0-9a-f]{40}")
 class FakeClock:
     """An epoch clock that only moves when something sleeps on it; records every sleep.
 
-    Pass ``clock.time`` as the client's ``clock`` and ``clock.sleep`` as its ``sleeper``
+    Pass ``Pacing(clock=clock.time, sleeper=clock.sleep)`` as the client's ``pacing``
     (and the same clock to :class:`FakeGitHub` so ``x-ratelimit-reset`` agrees).
     """
 

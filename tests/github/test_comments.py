@@ -17,7 +17,7 @@ from neuronasv.errors import (
     GitHubRateLimitError,
     UsageError,
 )
-from neuronasv.github.client import ACTIONS_BOT, GitHubClient
+from neuronasv.github.client import ACTIONS_BOT, GitHubClient, Pacing
 from neuronasv.github.comments import upsert_comment
 from neuronasv.report.markdown import MARKER, comment_marker
 from tests.builders import compare_doc
@@ -280,7 +280,8 @@ def test_bad_token_is_a_permission_error_without_the_token(make_client: Make) ->
 
 def test_422_body_too_long_sends_the_trimmed_form(clock: FakeClock, make_client: Make) -> None:
     with FakeGitHub(tokens={TOKEN: BOT}, clock=clock.time, max_body=2000) as gh:
-        client = GitHubClient(TOKEN, gh.repo, api_url=gh.url, clock=clock.time, sleeper=clock.sleep)
+        pacing = Pacing(clock=clock.time, sleeper=clock.sleep)
+        client = GitHubClient(TOKEN, gh.repo, api_url=gh.url, pacing=pacing)
         long_body, short = body("x" * 3000), body("trimmed")
         result = upsert_comment(client, PR, long_body, marker=MARKER, trimmed_body=short)
         assert result.action == "created" and result.trimmed
@@ -309,7 +310,8 @@ def test_duplicates_of_ours_are_collapsed_and_writes_spaced(
 
 def test_github_enterprise_prefix(clock: FakeClock) -> None:
     with FakeGitHub(tokens={TOKEN: BOT}, clock=clock.time, prefix="/api/v3") as gh:
-        client = GitHubClient(TOKEN, gh.repo, api_url=gh.url, clock=clock.time, sleeper=clock.sleep)
+        pacing = Pacing(clock=clock.time, sleeper=clock.sleep)
+        client = GitHubClient(TOKEN, gh.repo, api_url=gh.url, pacing=pacing)
         gh.seed_comments(PR, 130)
         upsert_comment(client, PR, body(), marker=MARKER)
         assert_one_current(gh, body())

@@ -16,6 +16,7 @@ from neuronasv.measure.profiling import (
     UNATTRIBUTED_OP,
     CycleStats,
     OpSample,
+    ProfiledConfig,
     extract_cycle,
     normalize_op_name,
     summarize_cycles,
@@ -207,8 +208,9 @@ def test_summary_per_iteration_sorted_and_warns_on_noise() -> None:
         _cycle(32.0, a=12.0, b=20.0),
     ]
     prof = summarize_cycles(
-        "w.x", "cuda", "4x512", "bfloat16", cycles, active=2, device_time_is_cpu=False
-    )
+        ProfiledConfig("w.x", "cuda", "4x512", "bfloat16"), cycles, active=2,
+        device_time_is_cpu=False,
+    )  # fmt: skip
     assert prof.device_time_us == (15.0, 30.0, 16.0)
     assert [o.op for o in prof.ops] == ["b", "a"]
     assert prof.op("a") is not None and prof.op("a").calls_per_iter == 1.0  # type: ignore[union-attr]
@@ -218,7 +220,8 @@ def test_summary_per_iteration_sorted_and_warns_on_noise() -> None:
 
 def test_quiet_series_has_no_noise_warning() -> None:
     cycles = [_cycle(10.0 + 0.01 * i, a=10.0 + 0.01 * i) for i in range(10)]
-    prof = summarize_cycles("w", "cpu", "4", "float32", cycles, active=1, device_time_is_cpu=True)
+    config = ProfiledConfig("w", "cpu", "4", "float32")
+    prof = summarize_cycles(config, cycles, active=1, device_time_is_cpu=True)
     assert prof.warnings == ()
 
 
@@ -230,10 +233,7 @@ def test_quiet_series_has_no_noise_warning() -> None:
 def test_failed_capture_is_an_error_naming_the_workload(cycles: list[CycleStats]) -> None:
     with pytest.raises(CaptureError, match=r"rmsnorm\.naive \[4x512,bfloat16\] on neuron"):
         summarize_cycles(
-            "rmsnorm.naive",
-            "neuron",
-            "4x512",
-            "bfloat16",
+            ProfiledConfig("rmsnorm.naive", "neuron", "4x512", "bfloat16"),
             cycles,
             active=1,
             device_time_is_cpu=False,

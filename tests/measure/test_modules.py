@@ -23,7 +23,13 @@ from neuronasv.measure.modules import (
     rollup_events,
     scope,
 )
-from neuronasv.measure.profiling import CycleStats, OpSample, extract_cycle, summarize_cycles
+from neuronasv.measure.profiling import (
+    CycleStats,
+    OpSample,
+    ProfiledConfig,
+    extract_cycle,
+    summarize_cycles,
+)
 from neuronasv.measure.workloads import get
 from neuronasv.model import ProfileDocument, WorkloadProfile
 
@@ -170,7 +176,8 @@ def test_summary_has_inclusive_module_series_and_op_shares() -> None:
             (ROOT, "aten::add"): 20.0,
         },
     )
-    prof = summarize_cycles("w", "cpu", "1", "float32", [c1, c2], active=2, device_time_is_cpu=True)
+    config = ProfiledConfig("w", "cpu", "1", "float32")
+    prof = summarize_cycles(config, [c1, c2], active=2, device_time_is_cpu=True)
     assert [m.path for m in prof.modules] == ["", "block", "block.attn", "block.mlp"]
     root = prof.module("")
     assert root is not None and root.device_time_us == prof.device_time_us == (50.0, 100.0)
@@ -191,7 +198,7 @@ def test_summary_has_inclusive_module_series_and_op_shares() -> None:
     assert (*key, "module:nope") not in found
     # A workload without scopes keeps the profile it had: no modules, no shares.
     plain = summarize_cycles(
-        "w", "cpu", "1", "float32",
+        config,
         [_cycle(10.0, {ROOT: 10.0}, {(ROOT, "aten::add"): 10.0})],
         active=1, device_time_is_cpu=True,
     )  # fmt: skip

@@ -62,7 +62,7 @@ def test_long_digit_runs_in_strings_keep_the_fast_path(
     """asv writes each benchmark's ``version`` (a hex digest; the synthetic histories'
     is 64 ones): a long digit run there is text, and used to send every such file down
     the stdlib decoder (5x slower)."""
-    import neuronasv.store.asvresults as ar
+    import neuronasv.store.asvjson as ar
 
     def no_stdlib(*a: Any, **k: Any) -> Any:
         raise AssertionError("took the stdlib path")
@@ -170,7 +170,7 @@ def test_loader_on_the_synthetic_history(tiny_history: Path) -> None:
 
 
 def test_prepass_rewrites_bare_tokens_only_outside_strings() -> None:
-    from neuronasv.store.asvresults import _mark_nonfinite
+    from neuronasv.store.asvjson import _mark_nonfinite
 
     raw = b'{"NaN": "a NaN", "v": [NaN, -Infinity], "w": "Infinity", "x": Infinity}'
     assert _mark_nonfinite(raw) == (
@@ -194,7 +194,7 @@ def test_digit_run_scan_decides_as_the_stdlib_would(monkeypatch: pytest.MonkeyPa
     path gives, values or error."""
     import random
 
-    import neuronasv.store.asvresults as ar
+    import neuronasv.store.asvjson as ar
 
     rng = random.Random(29)
 
