@@ -16,16 +16,22 @@
    what ``neuronasv bisect`` runs) asks for one process's samples of a commit: it gets a
    cached run's samples (``--samples`` of its 30, drawn at random), times the step when the
    commit is at or after the culprit. Each process is a run drawn at random, its level
-   moved by a normal jitter of Silverman's bandwidth (a smoothed bootstrap: there are far
-   fewer runs than processes, and a run drawn twice in one round would fake agreement), so
-   the replay keeps the runs' heavy tails but no benefit of interleaving (neighbouring
-   processes share more of the machine's state: conservative).
+   moved by a normal jitter of Silverman's bandwidth and shrunk back to the runs' variance
+   (the shrunk smoothed bootstrap: there are far fewer runs than processes, and a run drawn
+   twice in one round would fake agreement; unshrunk, the jitter made the noise larger than
+   measured), so the replay keeps the runs' heavy tails but no benefit of interleaving
+   (neighbouring processes share more of the machine's state: conservative).
    ``--noise-scale`` shrinks every run's deviation from the series' median (log scale): what
    a quieter machine would give. ``--prior`` adds the cached runs' history noise floor as
    the rounds test's prior (``neuronasv bisect`` does not).
-3. **Prints**, per setting: culprit right / undecided (the range proven holds the step) /
-   no change / **wrong**, processes per search (median, 90th percentile) and minutes per
-   search (processes × the measured seconds of one ``neuronasv profile`` process here).
+3. **Prints**, per setting: the sd of one round's log-ratio in the replay ("round sd"),
+   the power of one test by its last look (normal approximation: ``power``), culprit right
+   / undecided (a narrowed range, which must hold the step) / undecided at the ends (the
+   ends' test did not show the step: "undecided between GOOD and BAD") / no change (an
+   exact axis's answer: must stay 0 here) / **wrong**, processes per search (median, 90th
+   percentile), minutes per search (processes × the measured seconds of one ``neuronasv
+   profile`` process here); then the rounds every test needs for ~95 % of searches at that
+   round sd, and the round sd that 48 rounds would need.
 4. ``--real``: a synthetic 16-commit repository (``tests/run/bisect_repo.py``, ``aten::mul``
    of ``synth.gate`` twice instead of once from a seeded commit on) and one real
    ``neuronasv bisect --axis time`` (instructions off), its output and wall time.
@@ -128,36 +134,86 @@ def bandwidth(runs: list[np.ndarray]) -> float:
     return 0.9 * min(float(np.std(x, ddof=1)), iqr / 1.34) * len(x) ** -0.2
 
 
-def one_search(runs, chain, culprit, plan, rng, samples: int, step: float, h: float):
+def process_sampler(runs: list[np.ndarray], h: float, samples: int):
+    """``draw(rng) -> samples`` of one replayed process: a run drawn at random, its log level
+    moved by a normal jitter of bandwidth ``h`` and shrunk towards the runs' mean level by
+    ``1/sqrt(1 + h²/s²)`` (the shrunk smoothed bootstrap: the replayed levels keep the runs'
+    variance ``s²``; unshrunk, the jitter added ``h²`` to it — 0.136² on 0.285² here, a
+    noise larger than measured)."""
+    lv = np.log([float(np.median(r)) for r in runs])
+    mean, var = float(np.mean(lv)), float(np.var(lv, ddof=1))
+    shrink = 1.0 / math.sqrt(1.0 + h * h / var) if var > 0 else 1.0
+
+    def draw(rng: np.random.Generator) -> np.ndarray:
+        i = int(rng.integers(len(runs)))
+        r, level = runs[i], float(lv[i])
+        new = mean + (level - mean + rng.normal(0.0, h)) * shrink
+        return rng.choice(r, size=min(samples, r.size), replace=False) * math.exp(new - level)
+
+    return draw
+
+
+def one_search(draw, chain, culprit, plan, rng, step: float):
     sid = SeriesId("b", (), TARGET[0], "4x512", "float32", TARGET[1])
     pos = {c: i for i, c in enumerate(chain)}
 
     def runner(commit: str, call: int) -> list[float]:
-        r = runs[int(rng.integers(len(runs)))]
-        jitter = math.exp(rng.normal(0.0, h))  # a new process, not a copy of a cached one
-        xs = rng.choice(r, size=min(samples, r.size), replace=False) * 1e-6 * jitter
+        xs = draw(rng) * 1e-6  # a new process, not a copy of a cached one
         return list(xs * (step if pos[commit] >= culprit else 1.0))
 
     return time_search(chain, sid, "seconds", runner, plan)
 
 
+def round_sd(draw, n: int = 20000) -> float:
+    """The sd of one round's log-ratio (two replayed processes' medians): what the rounds
+    test sees per round."""
+    rng = np.random.default_rng(12345)
+    d = [math.log(float(np.median(draw(rng))) / float(np.median(draw(rng)))) for _ in range(n)]
+    return float(np.std(d, ddof=1))
+
+
+def power(sd: float, step: float, alpha: float, tests: int, plan: RoundsPlan) -> float:
+    """The ends' test's chance to show ``step`` by its last look: R per-round log-ratios of
+    sd ``sd`` give a t statistic with noncentrality ``log(step) / (sd/√R)`` on R − 1 degrees
+    of freedom (the ends' test has no prior: no earlier test of the search lent one); the
+    last look needs the two-sided ``alpha / tests / looks`` (alpha split over the search's
+    tests, then evenly over the looks). A probe's test borrows at most 8 df more from the
+    earlier tests, so the probes do a little better."""
+    from scipy.stats import nct
+    from scipy.stats import t as student
+
+    r = plan.max_rounds
+    need = float(student.isf(alpha / tests / plan.looks / 2.0, r - 1))
+    return float(nct.sf(need, r - 1, math.log(step) / (sd / math.sqrt(r))))
+
+
+def rounds_for(sd: float, step: float, alpha: float, tests: int, want: float) -> int:
+    """The fewest max rounds whose every test has ``power`` >= ``want``."""
+    for r in range(3, 5000):
+        if power(sd, step, alpha, tests, RoundsPlan(alpha=alpha, max_rounds=r)) >= want:
+            return r
+    return -1
+
+
 def evaluate(args, runs, floor: NoiseFloor, max_rounds: int, scale: float) -> dict:
     chain = [f"{i:040x}" for i in range(64)]
     data = scaled(runs, scale)
-    h = bandwidth(data)
+    draw = process_sampler(data, bandwidth(data), args.samples)
     prior = NoiseFloor(floor.sd * scale, floor.pairs) if args.prior else None
     plan = RoundsPlan(alpha=args.alpha, rounds=args.rounds, max_rounds=max_rounds,
                       prior=prior)  # fmt: skip
-    out = {"right": 0, "undecided": 0, "no change": 0, "wrong": 0, "processes": [],
-           "bad_range": 0}  # fmt: skip
+    out = {"right": 0, "undecided": 0, "ends": 0, "no change": 0, "wrong": 0,
+           "processes": [], "bad_range": 0, "round_sd": round_sd(draw)}  # fmt: skip
     for seed in range(args.first_seed, args.first_seed + args.histories):
         rng = np.random.default_rng(seed)
         culprit = int(rng.integers(1, 64))
-        res = one_search(data, chain, culprit, plan, rng, args.samples, args.step, h)
+        res = one_search(draw, chain, culprit, plan, rng, args.step)
         lo, hi = chain.index(res.lo), chain.index(res.hi)
         out["processes"].append(len(res.measurements))
         if res.outcome == "culprit":
             out["right" if hi == culprit else "wrong"] += 1
+        elif res.outcome == "undecided" and (lo, hi) == (0, len(chain) - 1):
+            out["ends"] += 1  # the ends' test did not show the step
         elif res.outcome == "undecided":
             out["undecided"] += 1
             out["bad_range"] += not (lo < culprit <= hi)
@@ -191,6 +247,16 @@ def real_search(args) -> None:
         found = shas[culprit][:12] in proc.stdout.splitlines()[0] if proc.stdout else False
         print(f"exit {proc.returncode}; wall {wall / 60:.1f} min; culprit named right: {found};"
               f" load now {os.getloadavg()[0]:.2f}")
+
+
+def _sd_for(step: float, alpha: float, tests: int, want: float, rounds: int) -> float:
+    """The largest round sd at which ``rounds`` give every test ``power`` >= ``want``."""
+    lo, hi = 1e-4, 2.0
+    plan = RoundsPlan(alpha=alpha, max_rounds=rounds)
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if power(mid, step, alpha, tests, plan) >= want else (lo, mid)
+    return lo
 
 
 def main() -> None:
@@ -240,8 +306,9 @@ def main() -> None:
     print(f"{args.histories} histories of 64 commits, +{(args.step - 1) * 100:.0f} % at a seeded"
           f" commit; alpha {args.alpha} over {1 + max_probes(63)} tests; {args.samples} samples a"
           " process")  # fmt: skip
-    head = (f"{'noise':>6} {'max rounds':>10} {'right':>6} {'undecided':>9} {'no change':>9}"
-            f" {'wrong':>6} {'processes (med/p90)':>20} {'min/search (med)':>17}")  # fmt: skip
+    head = (f"{'noise':>6} {'round sd':>8} {'max rounds':>10} {'power/ends':>10} {'right':>6}"
+            f" {'undecided':>9} {'ends':>6} {'no change':>9} {'wrong':>6}"
+            f" {'processes (med/p90)':>20} {'min/search (med)':>17}")  # fmt: skip
     print(head)
     for scale in args.noise_scale:
         for mr in args.max_rounds:
@@ -249,12 +316,22 @@ def main() -> None:
             r = evaluate(args, runs, floor, mr, scale)
             n = args.histories
             procs = np.asarray(r["processes"])
-            print(f"{scale * sd:>6.3f} {mr:>10} {100 * r['right'] / n:>5.1f}%"
-                  f" {100 * r['undecided'] / n:>8.1f}% {100 * r['no change'] / n:>8.1f}%"
+            tests = 1 + max_probes(63)
+            pw = power(r["round_sd"], args.step, args.alpha, tests,
+                       RoundsPlan(alpha=args.alpha, max_rounds=mr))  # fmt: skip
+            print(f"{scale * sd:>6.3f} {r['round_sd']:>8.3f} {mr:>10} {100 * pw:>9.1f}%"
+                  f" {100 * r['right'] / n:>5.1f}%"
+                  f" {100 * r['undecided'] / n:>8.1f}% {100 * r['ends'] / n:>5.1f}%"
+                  f" {100 * r['no change'] / n:>8.1f}%"
                   f" {r['wrong']:>6} {int(np.median(procs)):>10}/{int(np.percentile(procs, 90)):<9}"
                   f" {np.median(procs) * spp / 60:>16.1f}"
                   + (f"  ({r['bad_range']} undecided ranges miss the step!)" if r["bad_range"]
                      else "") + f"  [{time.monotonic() - t0:.0f} s]", flush=True)  # fmt: skip
+        want = 0.95 ** (1.0 / tests)  # every test of a search must show the step
+        need = rounds_for(r["round_sd"], args.step, args.alpha, tests, want)
+        print(f"       rounds for a {100 * want:.1f} % test (~95 % of searches) at round sd"
+              f" {r['round_sd']:.3f}: {need}; at 48 rounds that needs round sd"
+              f" {_sd_for(args.step, args.alpha, tests, want, 48):.3f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -34,8 +34,8 @@ Tree::
     │                                       withheld: the device's canary ran slower than
     │                                       its machine's history (re-run on a healthy device)
     ├── NothingToBisect            exit 12  ``neuronasv bisect``: the range's ends do not
-    │                                       differ on the series (equal counts, or no change
-    │                                       shown in the rounds): no commit to find
+    │                                       differ on an exact series (equal counts or
+    │                                       work): no commit to find
     └── RegressionFound            exit 1   ``--fail-on`` matched a confirmed regression
                                             (not a failure of the tool itself)
 
@@ -97,8 +97,9 @@ EXIT_CODES: dict[int, tuple[str, str]] = {
          " history: no verdict can be trusted (re-run on a healthy device)"),
     11: ("unexpected error", "a bug: one line on stderr (`NEURONASV_TRACEBACK=1` for the"
          " traceback); a crash never exits 1"),
-    12: ("nothing to bisect", "`neuronasv bisect`: the range's ends do not differ on the"
-         " series (equal counts, or no change shown in the rounds); the tool worked"),
+    12: ("nothing to bisect", "`neuronasv bisect`: the range's ends do not differ on an exact"
+         " series (equal counts or work); device time whose ends the rounds did not show to"
+         " differ is \"undecided between\" them (exit 0); the tool worked"),
     130: ("interrupted", "Ctrl-C or SIGTERM; child processes are killed with it"),
 }
 

@@ -33,8 +33,9 @@ The ends' test is two-sided (it finds the direction); a probe's tests are one-si
 direction (the two-sided p-value at twice the level, a verdict in the other direction
 ignored).
 
-Error rate. First the ends are tested (``good -> bad``: no change shown ends the search,
-"no change"); then at most ``ceil(log2(n))`` probes. Alpha is split evenly over these
+Error rate. First the ends are tested (``good -> bad``: a change not shown ends the search
+"undecided between good and bad" — never "no change", which only an exact axis can prove);
+then at most ``ceil(log2(n))`` probes. Alpha is split evenly over these
 ``1 + ceil(log2(n))`` tests. At a probe, the bracket's ends truly differ unless an earlier
 test already erred, so at most one of its two null hypotheses is true: the probe errs with
 probability at most its share. A wrong answer needs some test to reject a true null, so by
@@ -118,7 +119,8 @@ class SearchResult:
     """What a search proved.
 
     Attributes:
-        outcome: ``culprit``, ``undecided`` or ``no change``.
+        outcome: ``culprit``, ``undecided`` or ``no change`` (an exact axis only: on
+            device time ends not shown to differ are ``undecided`` between them).
         lo, hi: the narrowest range proven (the ends when nothing narrowed it).
         probes: every commit looked at, in order.
         measured: the commits measured (not taken from stored results), first time each.
@@ -594,8 +596,11 @@ def time_search(
         reason = f"{ends.others[0].reason}; {why}" if ends.others else why
         probes.append(Probe(bad, "undecided", "measured", ratio, ends.rounds, reason,
                             timer.spent - t0))  # fmt: skip
-        progress(f"  ends {good[:12]}..{bad[:12]}: no change shown ({why})")
-        return done("no change", 0, n, f"the ends did not differ: {reason}")
+        progress(f"  ends {good[:12]}..{bad[:12]}: not shown to differ ({why})")
+        # undecided, never "no change": rounds that do not reject show only that they
+        # could not decide (the step may be smaller than the noise lets them see); "no
+        # change" is an exact axis's fact
+        return done("undecided", 0, n, f"the ends were not shown to differ: {reason}")
     direction = f.state.time
     probes.append(Probe(bad, "bad", "measured", f.ratio, ends.rounds, f.reason, timer.spent - t0))
     progress(f"  ends {good[:12]}..{bad[:12]}: {format_delta_pct(f.ratio)} after"

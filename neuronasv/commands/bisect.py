@@ -166,10 +166,9 @@ def run(args: argparse.Namespace) -> int:
         path = save_bisection(run_dirs(args.repo, ro)[0], doc)
         print(f"record: {path}", file=sys.stderr)
     write_output(doc.dumps() if args.format == "json" else render_text(doc), args.out)
-    if doc.result.outcome == "no change":
-        shown = " shown" if doc.result.axis == "time" else ""  # rounds prove no absence
+    if doc.result.outcome == "no change":  # an exact axis: a fact (time says undecided)
         raise NothingToBisect(
-            f"{doc.series.label}: no change{shown} between {doc.good[:12]} and {doc.bad[:12]}"
+            f"{doc.series.label}: no change between {doc.good[:12]} and {doc.bad[:12]}"
             f" ({doc.result.decided_by})"
         )
     return 0

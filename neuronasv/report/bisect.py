@@ -62,7 +62,8 @@ def explanation_of(c: Culprit) -> FindingsDocument | None:
 def culprit_line(c: Culprit, *, code: Code = _plain, text: Code = _plain) -> str:
     """``culprit 1a2b3c4d5e6f "fold the scale into the gate" (PR #12)``, ``undecided between
     1a2b3c4d5e6f and 9f8e7d6c5b4a``, or ``no change between ...`` (an exact axis: a fact) /
-    ``no change shown between ...`` (device time: the rounds it had did not show one)."""
+    ``no change shown between ...`` (device time, records written before issue 30's fix:
+    a time search now says ``undecided between`` its ends)."""
     if c.outcome == "no change":
         shown = " shown" if c.axis == "time" else ""
         return f"no change{shown} between {code(c.lo[:12])} and {code(c.hi[:12])}"

@@ -147,11 +147,27 @@ def test_time_finds_a_30_percent_step(step_at: int) -> None:
     assert len(res.measurements) == len(calls)
 
 
-def test_time_a_a_says_no_change() -> None:
+def test_time_a_a_says_undecided_between_the_ends_never_no_change() -> None:
+    # rounds that cannot reject only show they could not decide: on device time the
+    # answer is "undecided between GOOD and BAD" (issue 30), "no change" is an exact fact
     runner, _ = _timed(64, 0.05, seed=3)
     res = time_search(CHAIN, SID, "seconds", runner, PLAN)
-    assert res.outcome == "no change" and (res.lo, res.hi) == (CHAIN[0], CHAIN[-1])
+    assert res.outcome == "undecided" and (res.lo, res.hi) == (CHAIN[0], CHAIN[-1])
+    assert res.culprit is None and "not shown to differ" in res.decided_by
     assert len(res.probes) == 1 and res.probes[0].verdict == "undecided"
+
+
+def test_time_a_step_hidden_in_the_noise_is_undecided_not_no_change() -> None:
+    # a real +30 % step under 40 % per-process noise and 3 rounds: the ends' test cannot
+    # reject, and the search must not claim the series did not change
+    rng = np.random.default_rng(5)
+
+    def runner(commit: str, call: int) -> list[float]:
+        level = 1.3 if CHAIN.index(commit) >= 30 else 1.0
+        return [level * math.exp(rng.normal(0.0, 0.4))] * 5
+
+    res = time_search(CHAIN, SID, "seconds", runner, RoundsPlan(alpha=0.01, max_rounds=3))
+    assert res.outcome == "undecided" and (res.lo, res.hi) == (CHAIN[0], CHAIN[-1])
 
 
 def test_time_undecided_probe_stops_with_the_narrowest_proven_range() -> None:
@@ -221,3 +237,20 @@ def test_rounds_plan_refuses_what_the_test_cannot_do() -> None:
         RoundsPlan(alpha=1.5)
     with pytest.raises(UsageError):
         RoundsPlan(rounds=4, max_rounds=3)
+
+
+def test_time_more_rounds_never_make_a_step_harder_to_show() -> None:
+    # a +30 % step at a round sd of 0.5: ~30 % of the rounds point the other way. The
+    # moderated t shows it easily in 200 rounds (7 SE); a rounds-agreeing rule of "at most
+    # a quarter against" withheld it however many rounds were added (issue 30)
+    rng = np.random.default_rng(11)
+    chain = CHAIN[:3]
+
+    def runner(commit: str, call: int) -> list[float]:
+        level = 1.3 if commit == chain[-1] else 1.0
+        return [level * math.exp(rng.normal(0.0, 0.5 / math.sqrt(2.0)))] * 3
+
+    plan = RoundsPlan(alpha=0.01, rounds=200, max_rounds=200)
+    res = time_search(chain, SID, "seconds", runner, plan)
+    assert res.probes[0].verdict == "bad", res.probes[0].reason
+    assert res.outcome == "culprit" and res.hi == chain[-1]
