@@ -2,8 +2,9 @@
 
 The source of every module of the package is scanned for a second spelling of a key that
 :mod:`neuronasv.keys` owns: the profile key ``workload[shape,dtype]``, the payload entry
-``shape|dtype``, the payload file name ``safe_name(key) + ".json"`` and a ``Config``
-alias of the (workload, shape, dtype) tuple. A module that needs one calls the function.
+``shape|dtype``, the payload file name ``safe_name(key) + ".json"``, a ``Config``
+alias of the (workload, shape, dtype) tuple and that tuple built inline from a series
+(``s.config`` says it). A module that needs one calls the function.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ FORMATS = {
     "results key shape|dtype": re.compile(r"""f(["'])\{[^{}]*\}\|\{[^{}]*\}\1"""),
     # safe_name(...) + ".json"
     "payload file name": re.compile(r"""safe_name\([^()]*\)\s*\+\s*(["'])\.json\1"""),
+    # (s.workload, s.shape, s.dtype) built inline: `s.config` (SeriesId, WorkChange) says it;
+    # `self.` is the property itself, and a call `Config(...)` builds the type
+    "configuration tuple built inline": re.compile(
+        r"(?<![\w])\((?!self\.)(\w[\w.]*)\.workload, \1\.shape, \1\.dtype\)"
+    ),
     # Config = tuple[...] / _Config = tuple[...]
     "Config alias": re.compile(r"^_?\w*Config\s*(?::\s*\w+\s*)?=\s*tuple\[", re.M),
 }
@@ -55,6 +61,8 @@ def test_every_key_format_is_spelled_only_in_its_home() -> None:
         ('results[f"{shape}|{dtype}"] = x\n', "results key shape|dtype"),
         ("p = safe_name(key) + '.json'\n", "payload file name"),
         ("Config = tuple[str, str, str]\n", "Config alias"),
+        ("key = (f.series.workload, f.series.shape, f.series.dtype)\n",
+         "configuration tuple built inline"),
         ("_Config = tuple[str | None, str | None, str | None]\n", "Config alias"),
     ],
 )

@@ -80,7 +80,7 @@ def moved(f: Finding, work: Sequence[WorkChange] = ()) -> bool:
     if f.state.time in ("slower", "faster", "undecided"):
         return True
     s = f.series
-    return any(w.config == (s.workload, s.shape, s.dtype) for w in work)
+    return any(w.config == s.config for w in work)
 
 
 @dataclass(frozen=True)
@@ -455,7 +455,7 @@ def explain(
     """``f`` (a workload total) with its breakdown and module chain read from ``m``, whose
     total is the row's own estimate: the parts are shares of the row's change and the
     chain starts at the row's figures."""
-    here = [w for w in work if w.config == (f.series.workload, f.series.shape, f.series.dtype)]
+    here = [w for w in work if w.config == f.series.config]
     m = replace(m, total=(f.base, f.head))
     return replace(
         f,
@@ -493,27 +493,27 @@ def attribute(
     ops_of: dict[Config, list[Finding]] = {}
     for o in findings:
         if o.series.op is not None:
-            ops_of.setdefault((o.series.workload, o.series.shape, o.series.dtype), []).append(o)
+            ops_of.setdefault(o.series.config, []).append(o)
     for f in findings:
         s = f.series
         if s.workload is None:
             out.append(f)
             continue
-        bp, hp = bix.get((s.workload, s.shape, s.dtype)), hix.get((s.workload, s.shape, s.dtype))
+        bp, hp = bix.get(s.config), hix.get(s.config)
         if s.op is not None:
             out.append(_op_fields(f, bp, hp))
             continue
         if not moved(f, work):
             out.append(f)
             continue
-        same = ops_of.get((s.workload, s.shape, s.dtype), [])
+        same = ops_of.get(s.config, [])
         if bp is not None and hp is not None:
             m = from_profiles(bp, hp, f.unit)
         else:
             m = _from_findings(f, same)
         judged = {o.series.op or "": o for o in same}
         first = explain(f, m, work, judged)
-        cfg = (s.workload, s.shape, s.dtype)
+        cfg = s.config
         if f.remeasured and rounds and cfg in rounds:
             first = explain(first, from_rounds(first, rounds[cfg]), work, judged)
         out.append(first)

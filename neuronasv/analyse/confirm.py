@@ -62,7 +62,7 @@ def suspects(doc: FindingsDocument, *, include_noisy: bool = False) -> list[Find
     deserves a decision.
     """
     times = ("slower", "faster", "undecided") if include_noisy else ("slower", "faster")
-    changed = {(w.workload, w.shape, w.dtype) for w in doc.work}
+    changed = {w.config for w in doc.work}
     changed_ops = {(w.workload, w.shape, w.dtype, w.op) for w in doc.work}
 
     def wanted(f: Finding) -> bool:
@@ -73,7 +73,7 @@ def suspects(doc: FindingsDocument, *, include_noisy: bool = False) -> list[Find
         if f.state.time in times:
             return True
         s = f.series
-        if (s.workload, s.shape, s.dtype) in changed:
+        if s.config in changed:
             return s.op is None or (s.workload, s.shape, s.dtype, s.op) in changed_ops
         return False
 
@@ -190,7 +190,7 @@ def _paired(
 
 
 def _config_of(s: SeriesId) -> _Config:
-    return (s.workload, s.shape, s.dtype)
+    return s.config
 
 
 @dataclass(frozen=True)
@@ -241,7 +241,7 @@ def _plan(doc: FindingsDocument, include_noisy: bool) -> _Plan | None:
         measured=measured,
         reference=reference,
         breakdown=_breakdown_series(doc, configs, measured),
-        changed={(w.workload, w.shape, w.dtype) for w in doc.work},
+        changed={w.config for w in doc.work},
     )
 
 
@@ -330,10 +330,10 @@ def _breakdown_series(
     ]
     for t in totals:
         s = t.series
-        if (s.workload, s.shape, s.dtype) not in configs:
+        if s.config not in configs:
             continue
         names = [a.op for a in t.attribution]
-        names += [w.op for w in doc.work if w.config == (s.workload, s.shape, s.dtype)]
+        names += [w.op for w in doc.work if w.config == s.config]
         for op in dict.fromkeys(names):
             if (s.workload, s.shape, s.dtype, op) not in have:
                 have.add((s.workload, s.shape, s.dtype, op))
@@ -359,11 +359,11 @@ def _explain_from_rounds(
     judged: dict[tuple[object, ...], dict[str, Finding]] = {}
     for f, g in zip(measured, latest, strict=False):
         s = f.series
-        judged.setdefault((s.workload, s.shape, s.dtype), {})[s.op or ""] = g
+        judged.setdefault(s.config, {})[s.op or ""] = g
     out = []
     for f in findings:
         s = f.series
-        cfg = (s.workload, s.shape, s.dtype)
+        cfg = s.config
         if s.op is not None or not f.remeasured or cfg not in by_config:
             out.append(f)
         elif moved(f, work):
@@ -397,7 +397,7 @@ def _reference(
             and s.workload not in mine
             and f.state.presence == "both"
         ):
-            others.setdefault(s.workload, set()).add((s.workload, s.shape, s.dtype))
+            others.setdefault(s.workload, set()).add(s.config)
     if not others:
         return set()
     name = sorted(others)[0]

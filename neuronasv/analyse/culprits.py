@@ -56,7 +56,7 @@ def same_config(a: SeriesId, b: SeriesId) -> bool:
     """Whether two series belong to one (workload, shape, dtype) — or one plain benchmark."""
     if a.workload is None or b.workload is None:
         return a.benchmark == b.benchmark and a.params == b.params
-    return (a.workload, a.shape, a.dtype) == (b.workload, b.shape, b.dtype)
+    return a.config == b.config
 
 
 def explain(
@@ -70,7 +70,7 @@ def explain(
     except (IncomparableError, UsageError):
         return None
     findings = tuple(f for f in doc.findings if same_config(f.series, series))
-    cfg = (series.workload, series.shape, series.dtype)
+    cfg = series.config
     work = tuple(w for w in doc.work if w.config == cfg)
     causes = tuple(c for c in doc.causes if cfg in c.places)
     return replace(doc, findings=findings, work=work, causes=causes)

@@ -169,7 +169,7 @@ def judge_exact(
     for s, b, h in series:
         bv = None if b is None else b.value
         hv = None if h is None else h.value
-        key: Config = (s.workload, s.shape, s.dtype)
+        key: Config = s.config
         if bv is None or hv is None:
             presence, axis, reason = _one_side(s, bv, hv, bps.get(key), hps.get(key))
         else:

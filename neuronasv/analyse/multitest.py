@@ -89,7 +89,7 @@ class Graph:
 
 
 def _config(s: SeriesId) -> Config:
-    return (s.workload, s.shape, s.dtype)
+    return s.config
 
 
 @dataclass(frozen=True)

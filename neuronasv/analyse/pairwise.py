@@ -502,7 +502,7 @@ def compare(  # noqa: PLR0913 -- the compare step's keyword options, one per CLI
                                         known=[(w.config, w.op) for w in work]))  # fmt: skip
     exact = [p for p in pairs if is_exact(p.unit)]
     pairs = [p for p in pairs if not is_exact(p.unit)]
-    findings = judge(pairs, settings, floors, boost={(w.workload, w.shape, w.dtype) for w in work})
+    findings = judge(pairs, settings, floors, boost={w.config for w in work})
     findings = attribute(
         findings,
         base_profiles=base_profiles,

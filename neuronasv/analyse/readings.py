@@ -35,7 +35,7 @@ def profile_of(
 ) -> WorkloadProfile | None:
     """The sidecar profile of the series' configuration at ``commit`` (None: not stored)."""
     for p in history.profiles.get((machine, commit), ()):
-        if (p.name, p.shape, p.dtype) == (series.workload, series.shape, series.dtype):
+        if (p.name, p.shape, p.dtype) == series.config:
             return p
     return None
 

@@ -294,7 +294,7 @@ def _index(
 
 def _key(f: Finding) -> tuple[_Config, str | None]:
     s = f.series
-    return (s.workload, s.shape, s.dtype), s.op
+    return s.config, s.op
 
 
 def _row_state(

@@ -680,6 +680,6 @@ def _mark_unstable(
             continue
         j = ccol[f.commit]
         for r, sid in exact:
-            targets = f.unstable.get((sid.workload, sid.shape, sid.dtype))  # type: ignore[arg-type]
+            targets = f.unstable.get(sid.config)  # type: ignore[arg-type]
             if targets is not None and (not targets or (sid.op or "total") in targets):
                 out[r, j] = True
