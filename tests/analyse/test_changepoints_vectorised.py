@@ -104,7 +104,7 @@ def test_same_change_points_as_the_former_detector(settings: CPSettings) -> None
 
 @pytest.mark.slow
 @pytest.mark.parametrize("settings", SETTINGS, ids=["default", "w8-p05", "w20-p3", "w120"])
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(2))  # 280 series a setting; 4 seeds cost CI ~5 min
 def test_same_change_points_on_many_series(settings: CPSettings, seed: int) -> None:
     found = check(list(generated(100 + seed, 140, max_n=400)), settings)
     assert found >= 40
