@@ -154,8 +154,11 @@ def attach_culprits(
         if rec is not None:
             out.append(replace(cp, culprit=rec.result))
             continue
-        adjacent = first_parent is not None and first_parent(cp.commit_after) == cp.commit_before
-        if not adjacent or explained >= MAX_ADJACENT or cp.kind != "regression":
+        # git is asked last: only for a regression that may still be explained
+        if explained >= MAX_ADJACENT or cp.kind != "regression" or first_parent is None:
+            out.append(cp)
+            continue
+        if first_parent(cp.commit_after) != cp.commit_before:
             out.append(cp)
             continue
         explained += 1
