@@ -12,12 +12,12 @@ bug: one line and :data:`~neuronasv.errors.INTERNAL_ERROR_EXIT` (11), never 1 (w
 
 from __future__ import annotations
 
-import sys
 import traceback
 from collections.abc import Callable
 
 from neuronasv import env
 from neuronasv.errors import INTERNAL_ERROR_EXIT, NeuronasvError
+from neuronasv.log import write_stderr
 
 __all__ = ["run_guarded", "say"]
 
@@ -55,7 +55,6 @@ def run_guarded(work: Callable[[], int | None], where: str) -> int:
 
 
 def say(line: str) -> None:
-    """One line on stderr, even when it holds text the terminal cannot encode."""
-    enc = getattr(sys.stderr, "encoding", None) or "utf-8"
-    sys.stderr.write(line.encode(enc, "backslashreplace").decode(enc, "replace") + "\n")
-    sys.stderr.flush()
+    """One line on stderr, even when it holds text the terminal cannot encode (the program's
+    last word: written whatever handler the ``neuronasv`` logger has)."""
+    write_stderr(line)

@@ -17,9 +17,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from neuronasv.format import format_delta_pct, format_p, format_pair
+from neuronasv.log import workflow_data, workflow_property
 from neuronasv.model.findings import ChangePoint, Finding, FindingsDocument
 from neuronasv.report.digest import digest
-from neuronasv.report.escape import clean, workflow_data, workflow_property
+from neuronasv.report.escape import clean
 from neuronasv.report.headline import headline
 from neuronasv.report.rowwords import state_words
 

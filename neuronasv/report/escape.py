@@ -15,8 +15,9 @@ every such string goes through one of these functions before it reaches a render
 - :func:`safe_url` — only ``http``/``https`` URLs, with characters that could end a
   markdown link destination percent-encoded; anything else becomes None.
 - :func:`mermaid_label` — a conservative character set for labels inside a mermaid block.
-- :func:`workflow_data` / :func:`workflow_property` — GitHub Actions workflow commands
-  (``::warning title=...::...``), escaped the way ``@actions/core`` does.
+- workflow commands (``::warning title=...::...``) are escaped in their one home,
+  :func:`neuronasv.log.workflow_data` / :func:`neuronasv.log.workflow_property` (the
+  Actions log handler writes them too).
 
 By type, not by call site: a markdown renderer first passes its document through
 :func:`inert_model`, which walks the model's fields by their declared types and makes
@@ -57,8 +58,6 @@ __all__ = [
     "mermaid_label",
     "plain_model",
     "safe_url",
-    "workflow_data",
-    "workflow_property",
 ]
 
 ZWJ = "\u200d"  # zero-width joiner: breaks @mentions and #refs without visible change
@@ -283,13 +282,3 @@ _MERMAID_OK = re.compile(r"[^A-Za-z0-9 ._:/+\-x×µ%·]")
 def mermaid_label(text: str, *, max_len: int = 60) -> str:
     """Text for a quoted mermaid label: a small safe character set, other characters ``_``."""
     return _MERMAID_OK.sub("_", clean(text, max_len=max_len))
-
-
-def workflow_data(text: str) -> str:
-    """Escape the message part of a workflow command (``::warning ...::MESSAGE``)."""
-    return str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def workflow_property(text: str) -> str:
-    """Escape a property value of a workflow command (``title=VALUE``)."""
-    return workflow_data(text).replace(":", "%3A").replace(",", "%2C")
