@@ -10,13 +10,16 @@ documented exit code; see ``neuronasv.errors``. A file the system refuses (``OSE
 path that vanished, a full disk) becomes ``error: <path>: <reason>`` with exit 2. Anything
 else is a bug: it exits with :data:`neuronasv.errors.INTERNAL_ERROR_EXIT` (11) and a one-line
 message, never 1 (which means "a regression matched --fail-on"); ``NEURONASV_TRACEBACK=1``
-prints the traceback too.
+prints the traceback too. Progress and warnings are the ``neuronasv`` logger's, on stderr
+through the one handler :func:`run_parsed` installs (:mod:`neuronasv.log`); a command's
+result is its own, on stdout.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import signal
 import sys
 import threading
@@ -25,6 +28,7 @@ from collections.abc import Iterator, Sequence
 from neuronasv import __version__
 from neuronasv.commands import COMMANDS, command_module
 from neuronasv.exits import run_guarded, say
+from neuronasv.log import cli_output
 
 __all__ = ["COMMANDS", "build_parser", "main", "run_parsed"]
 
@@ -94,8 +98,13 @@ def _terminate_as_interrupt() -> Iterator[None]:
 
 
 def run_parsed(args: argparse.Namespace) -> int:
-    """Run ``args.func(args)``; every failure becomes its exit code (see the docstring)."""
-    return run_guarded(lambda: args.func(args), f"neuronasv {args.command}")
+    """Run ``args.func(args)``; every failure becomes its exit code (see the docstring).
+
+    The package's log lines go through one handler meanwhile (:func:`neuronasv.log.cli_output`:
+    progress on stderr; a command's ``--quiet`` leaves warnings only)."""
+    level = logging.WARNING if getattr(args, "quiet", False) else logging.INFO
+    with cli_output(level):
+        return run_guarded(lambda: args.func(args), f"neuronasv {args.command}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -37,6 +37,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TextIO
 
 from neuronasv.errors import NeuronasvError, UsageError
 from neuronasv.measure.backends import is_accelerator
@@ -312,7 +313,7 @@ def run_demo(
     *,
     runner: Callable[[Sequence[str]], int],
     options: DemoOptions | None = None,
-    say: Callable[[str], None] = print,
+    stream: TextIO | None = None,
     resolve_backend: Callable[[str], str] | None = None,
 ) -> DemoOutcome:
     """Play the whole flow; see the module docstring.
@@ -323,11 +324,16 @@ def run_demo(
         runner: runs one step from its command line, errors raised
             (:func:`neuronasv.commands.run_command`; a recorder in tests).
         options: the change, suite, rounds and backend (default: :class:`DemoOptions`'s).
-        say: where progress lines go.
+        stream: where the walk-through is written (default: stdout, read when it runs):
+            it is the demo's output, not logging; the steps' own progress is logged.
         resolve_backend: backend name -> the backend that will run (default: the measure
             registry's :func:`neuronasv.measure.backends.get_backend`; injectable).
     """
     opts = options or DemoOptions()
+
+    def say(line: str) -> None:
+        print(line, file=stream or sys.stdout, flush=True)
+
     patch, bench, fresh, rounds, backend = (
         opts.patch, opts.bench, opts.fresh, opts.rounds, opts.backend
     )  # fmt: skip

@@ -6,6 +6,9 @@ Defaults are the plainest valid values (commits ``a…a``/``b…b`` on machine `
 
 from __future__ import annotations
 
+import contextlib
+import logging
+from collections.abc import Iterator
 from typing import Any
 
 from neuronasv.model import (
@@ -131,3 +134,24 @@ def verdict_of(f: Finding) -> str:
     if st.time != "none":
         return _TIME_WORDS[st.time]
     return _COUNT_WORDS.get(st.instructions, "unchanged")
+
+
+@contextlib.contextmanager
+def logged_lines(name: str = "neuronasv", level: int = logging.INFO) -> Iterator[list[str]]:
+    """The messages logged under ``name`` while inside (any scope, unlike ``caplog``):
+    what a test once collected with a ``progress=lines.append`` callable."""
+    lines: list[str] = []
+
+    class Recorder(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    logger = logging.getLogger(name)
+    handler, old = Recorder(level), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(level)
+    try:
+        yield lines
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old)

@@ -13,6 +13,7 @@ folder: they are not ours to forbid. Both folders are removed at the end.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import stat
@@ -76,6 +77,9 @@ def pytest_configure(config: pytest.Config) -> None:
     os.chmod(os.path.join(_TMP_HOME, ".gitconfig"), 0o444)
     os.chmod(_TMP_HOME, 0o555)
     os.environ["HOME"] = _TMP_HOME
+    # Where log lines go must not depend on where the suite runs (neuronasv.log: a CI step
+    # under GITHUB_ACTIONS=true writes workflow commands); a test that wants it sets it.
+    os.environ.pop("GITHUB_ACTIONS", None)
     os.environ["NEURONASV_TEST_REAL_HOME"] = _REAL_HOME or ""
     for var, sub in _CACHE_VARS.items():
         os.environ[var] = os.path.join(_TMP_CACHES, sub)
@@ -124,3 +128,19 @@ def _home_untouched() -> Iterator[None]:
                     os.unlink(path)
         os.chmod(_TMP_HOME, 0o555)
         pytest.fail(f"the test wrote into HOME ({_TMP_HOME}): {', '.join(changed[:10])}")
+
+
+@pytest.fixture
+def logged(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
+    """``caplog`` catching the ``neuronasv`` logger's progress (INFO) and above."""
+    caplog.set_level(logging.INFO, logger="neuronasv")
+    return caplog
+
+
+@pytest.fixture
+def log_lines() -> Iterator[list[str]]:
+    """The ``neuronasv`` logger's messages (INFO and above) as a live list."""
+    from tests.builders import logged_lines
+
+    with logged_lines() as lines:
+        yield lines

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import subprocess
 from collections.abc import Sequence
@@ -118,7 +119,7 @@ def test_demo_runs_the_backend_auto_resolves_to(tmp_path: Any, resolved: str, ma
     repo = _git_repo(str(tmp_path / "src"))
     calls: list[list[str]] = []
     asked: list[str] = []
-    lines: list[str] = []
+    out = io.StringIO()
 
     def resolve(name: str) -> str:
         asked.append(name)
@@ -128,7 +129,7 @@ def test_demo_runs_the_backend_auto_resolves_to(tmp_path: Any, resolved: str, ma
         repo,
         str(tmp_path / "out"),
         options=DemoOptions(patch=os.path.join(ROOT, DEFAULT_PATCH)),
-        say=lines.append,
+        stream=out,
         runner=_fake_runner(calls),
         resolve_backend=resolve,
     )
@@ -140,7 +141,7 @@ def test_demo_runs_the_backend_auto_resolves_to(tmp_path: Any, resolved: str, ma
     assert "NEURONASV_SHAPES" not in os.environ and "--shapes" not in run
     confirm = next(c for c in calls if c[0] == "confirm")
     assert confirm[confirm.index("--backend") + 1] == resolved
-    said = "\n".join(lines)
+    said = out.getvalue()
     note = f"backend {resolved}: the accelerator"
     assert (note in said) is (resolved != "cpu")  # the CPU demo's output is unchanged
 
@@ -157,10 +158,11 @@ def test_every_printed_replay_line_is_a_shell_line_that_gives_the_same_argv(
 
     repo = _git_repo(str(tmp_path / "src"))
     calls: list[list[str]] = []
-    lines: list[str] = []
     example = DemoOptions(patch=os.path.join(ROOT, DEFAULT_PATCH))
-    run_demo(repo, str(tmp_path / "out"), options=example, say=lines.append,
+    out = io.StringIO()
+    run_demo(repo, str(tmp_path / "out"), options=example, stream=out,
              runner=_fake_runner(calls), resolve_backend=lambda n: "cpu")  # fmt: skip
+    lines = out.getvalue().splitlines()
     replay = [ln[2:] for ln in lines if ln.startswith("$ ")]
     assert len(replay) == len(calls) and any("(Naive|Fused)" in ln for ln in replay)
     asv = [ln.split("   #")[0].strip() for ln in lines if " --config " in ln]
@@ -193,7 +195,7 @@ def test_an_interrupted_step_interrupts_the_demo_and_a_relative_repo_works(
     with pytest.raises(KeyboardInterrupt):
         example = DemoOptions(patch=os.path.join(ROOT, DEFAULT_PATCH))
         run_demo(".", str(tmp_path / "out"), options=example,
-                 say=lambda _: None, runner=interrupted,
+                 stream=io.StringIO(), runner=interrupted,
                  resolve_backend=lambda n: "cpu")  # fmt: skip
     assert [a[0] for a in seen] == ["run"]
     assert os.path.isfile(os.path.join(str(tmp_path / "out"), "repo", "neuronasv", "measure",

@@ -52,6 +52,7 @@ commits (``bench/eval_bisect.py``, docs/analysis.md).
 from __future__ import annotations
 
 import functools
+import logging
 import math
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -83,13 +84,10 @@ __all__ = [
     "time_search",
 ]
 
-Progress = Callable[[str], None]
+log = logging.getLogger(__name__)
+
 #: A decided time axis (``RowState.time``) in the record's words.
 _WORD = {"slower": "regression", "faster": "improvement"}
-
-
-def _quiet(_line: str) -> None:
-    pass
 
 
 @dataclass(frozen=True)
@@ -169,7 +167,6 @@ def exact_search(
     stored: Mapping[str, Reading],
     measure: ExactMeasure,
     *,
-    progress: Progress = _quiet,
     clock: Callable[[], float] = time.monotonic,
     budget_seconds: float | None = None,
 ) -> SearchResult:
@@ -179,7 +176,6 @@ def exact_search(
         chain: ``good``, the first-parent commits after it, ``bad`` (oldest first).
         stored: readings already stored, by commit.
         measure: reads a commit that has no stored reading.
-        progress: one line per probe.
         clock: seconds, monotonic (injected for tests).
         budget_seconds: no new measurement starts once this much time was spent.
 
@@ -187,7 +183,7 @@ def exact_search(
         CaptureError: an end of the range cannot be read.
     """
     _check_chain(chain)
-    walk = _ExactWalk(chain, stored, measure, progress, clock)
+    walk = _ExactWalk(chain, stored, measure, clock)
     started = clock()
     good, bad = walk.read_ends()
     n = len(chain) - 1
@@ -201,7 +197,7 @@ def exact_search(
     walk.note(n, "bad", bad, walk.source(n), bad.words)
     lo, hi = walk.narrow_from_stored(good)
     readings: dict[int, Reading] = {0: good, n: bad}
-    out_of_time = functools.partial(_budget_spent, clock, started, budget_seconds, progress)
+    out_of_time = functools.partial(_budget_spent, clock, started, budget_seconds)
     lo, hi = walk.halve(lo, hi, good, readings, out_of_time)
     lo_r = readings.get(lo) or stored.get(chain[lo]) or good
     hi_r = readings.get(hi) or stored.get(chain[hi]) or bad
@@ -214,11 +210,11 @@ def exact_search(
 
 
 def _budget_spent(
-    clock: Callable[[], float], started: float, budget_seconds: float | None, progress: Progress
+    clock: Callable[[], float], started: float, budget_seconds: float | None
 ) -> bool:
     """Whether no new measurement may start (and says so once it may not)."""
     if budget_seconds is not None and clock() - started >= budget_seconds:
-        progress(f"  budget of {format_wall(budget_seconds)} spent")
+        log.info(f"  budget of {format_wall(budget_seconds)} spent")
         return True
     return False
 
@@ -231,11 +227,10 @@ class _ExactWalk:
         chain: Sequence[str],
         stored: Mapping[str, Reading],
         measure: ExactMeasure,
-        progress: Progress,
         clock: Callable[[], float],
     ) -> None:
         self.chain, self.stored, self.measure = chain, stored, measure
-        self.progress, self.clock = progress, clock
+        self.clock = clock
         self.probes: list[Probe] = []
         self.measured: list[str] = []
         self.spent = 0.0
@@ -258,7 +253,7 @@ class _ExactWalk:
         self.probes.append(
             Probe(c, verdict, source, r.number if r else None, reason=reason)  # type: ignore[arg-type]
         )
-        self.progress(f"  {c[:12]} {verdict:<9} {reason} ({source})")
+        log.info(f"  {c[:12]} {verdict:<9} {reason} ({source})")
 
     def read_ends(self) -> tuple[Reading, Reading]:
         """GOOD's and BAD's readings; an end that cannot be read stops the search."""
@@ -393,7 +388,6 @@ class _TimeState:
     plan: RoundsPlan
     level: float  # alpha of one test
     timer: _Clock
-    progress: Progress
     calls: int = 0
     measured: list[str] = field(default_factory=list)
     samples: list[RoundSamples] = field(default_factory=list)
@@ -548,7 +542,6 @@ def time_search(
     runner: TimeRunner,
     plan: RoundsPlan = RoundsPlan(),
     *,
-    progress: Progress = _quiet,
     clock: Callable[[], float] = time.monotonic,
 ) -> SearchResult:
     """Bisect a measured series in interleaved rounds (see the module doc).
@@ -558,14 +551,13 @@ def time_search(
         series, unit: what is measured (the rounds test names it).
         runner: one fresh process's samples of the series at a commit.
         plan: alpha, rounds, budget, rules, prior.
-        progress: one line per test.
         clock: seconds, monotonic (injected for tests).
     """
     _check_chain(chain)
     n = len(chain) - 1
     tests = 1 + max_probes(n)
     timer = _Clock(clock, plan.budget_seconds, started=clock())
-    st = _TimeState(series, unit, runner, plan, plan.alpha / tests, timer, progress)
+    st = _TimeState(series, unit, runner, plan, plan.alpha / tests, timer)
     settings = {
         "alpha": plan.alpha,
         "tests": tests,
@@ -596,14 +588,14 @@ def time_search(
         reason = f"{ends.others[0].reason}; {why}" if ends.others else why
         probes.append(Probe(bad, "undecided", "measured", ratio, ends.rounds, reason,
                             timer.spent - t0))  # fmt: skip
-        progress(f"  ends {good[:12]}..{bad[:12]}: not shown to differ ({why})")
+        log.info(f"  ends {good[:12]}..{bad[:12]}: not shown to differ ({why})")
         # undecided, never "no change": rounds that do not reject show only that they
         # could not decide (the step may be smaller than the noise lets them see); "no
         # change" is an exact axis's fact
         return done("undecided", 0, n, f"the ends were not shown to differ: {reason}")
     direction = f.state.time
     probes.append(Probe(bad, "bad", "measured", f.ratio, ends.rounds, f.reason, timer.spent - t0))
-    progress(f"  ends {good[:12]}..{bad[:12]}: {format_delta_pct(f.ratio)} after"
+    log.info(f"  ends {good[:12]}..{bad[:12]}: {format_delta_pct(f.ratio)} after"
              f" {ends.rounds} rounds ({direction})")  # fmt: skip
     lo, hi, proof = 0, n, f.reason
     test = 0
@@ -631,9 +623,9 @@ def time_search(
             words = "; ".join(x.reason for x in t.others)
             probes.append(Probe(c, "undecided", "measured", ratio, t.rounds,
                                 f"{why}: {words}" if words else why, timer.spent - t0))  # fmt: skip
-            progress(f"  {c[:12]} undecided ({why})")
+            log.info(f"  {c[:12]} undecided ({why})")
             break
-        progress(f"  {c[:12]} {probes[-1].verdict:<4} after {t.rounds} rounds:"
+        log.info(f"  {c[:12]} {probes[-1].verdict:<4} after {t.rounds} rounds:"
                  f" {chain[lo][:12]}..{chain[hi][:12]} left")  # fmt: skip
     outcome: Outcome = "culprit" if hi - lo == 1 else "undecided"
     return done(outcome, lo, hi, proof, _WORD[direction])

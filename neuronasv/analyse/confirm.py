@@ -21,6 +21,7 @@ and checks out the commits; this module is pure).
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -46,6 +47,8 @@ __all__ = [
     "samples_from_profile",
     "suspects",
 ]
+
+log = logging.getLogger(__name__)
 
 #: ``runner(side, series, round_index) -> {series: samples}``; ``side`` is "base" or
 #: "head"; samples are in the series' unit (seconds for device time).
@@ -100,7 +103,6 @@ def confirm(  # noqa: PLR0913 -- the confirm step's keyword options, one per CLI
     floors: Mapping[FloorKey, NoiseFloor] | None = None,
     rho: float = 1.0,
     clock: Callable[[], float] = time.monotonic,
-    progress: Callable[[str], None] | None = None,
 ) -> FindingsDocument:
     """Re-measure suspects ABAB, adding rounds to the undecided ones, and settle their time.
 
@@ -121,7 +123,8 @@ def confirm(  # noqa: PLR0913 -- the confirm step's keyword options, one per CLI
         floors: per-series noise floors from main-branch history (prior variance).
         rho: alpha-spending exponent (:func:`multitest.spend`).
         clock: seconds, monotonic (injected for tests).
-        progress: one line per look.
+
+    One INFO line per look (this module's logger).
 
     Returns:
         The document with the suspects' estimates and times from the rounds
@@ -147,11 +150,10 @@ def confirm(  # noqa: PLR0913 -- the confirm step's keyword options, one per CLI
             plan.changed,
         )  # fmt: skip
         _decide(plan, state, level, st)
-        if progress:
-            progress(
-                f"  look {look}/{looks} after {state.r} rounds: {len(state.done)}/"
-                f"{len(plan.todo)} suspects decided (alpha {level:.2g} this look)"
-            )
+        log.info(
+            f"  look {look}/{looks} after {state.r} rounds: {len(state.done)}/"
+            f"{len(plan.todo)} suspects decided (alpha {level:.2g} this look)"
+        )
         if len(state.done) == len(plan.todo):
             break
         spent = clock() - started

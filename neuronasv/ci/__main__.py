@@ -27,6 +27,7 @@ import sys
 from collections.abc import Sequence
 
 from neuronasv import env
+from neuronasv.log import cli_output
 
 __all__ = ["main"]
 
@@ -192,7 +193,13 @@ def _step(argv: Sequence[str]) -> tuple[str | None, list[str]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Run one step; its log lines through the one handler, in Actions as workflow
+    commands (:class:`neuronasv.log.ActionsHandler`)."""
+    with cli_output(actions=True):
+        return _main(list(sys.argv[1:] if argv is None else argv))
+
+
+def _main(argv: list[str]) -> int:
     step, rest = _step(argv)
     if step == "pr-comment":  # its own parser (the privileged step keeps its options)
         from neuronasv.ci.pr_comment import main as pr_comment_main

@@ -15,6 +15,7 @@ the change points; the issue, the site and the feed render them).
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import shutil
@@ -40,9 +41,7 @@ from neuronasv.store.layout import (
 
 __all__ = ["Range", "bisect_step", "fnmatch_literal", "plan_ranges"]
 
-
-def _say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+log = logging.getLogger(__name__)
 
 
 def fnmatch_literal(text: str) -> str:
@@ -111,7 +110,7 @@ def _merge(src: Path, dest: Path) -> int:
 
 
 def _nx(*args: str) -> int:
-    return stream_process([sys.executable, "-m", "neuronasv", *args], on_line=_say)
+    return stream_process([sys.executable, "-m", "neuronasv", *args], on_line=log.info)
 
 
 def bisect_step(
@@ -131,10 +130,10 @@ def bisect_step(
     claim_dir(str(history))
     rc = _nx("store", "pull", "--repo", repo, *store_args, "--out", str(history))
     if rc != 0:
-        _say(f"no stored history to bisect in (store pull exit {rc})")
+        log.info(f"no stored history to bisect in (store pull exit {rc})")
     for folder in add:
         if os.path.isdir(folder):
-            _say(f"added {_merge(Path(folder), history)} file(s) of this run from {folder}")
+            log.info(f"added {_merge(Path(folder), history)} file(s) of this run from {folder}")
     machines = [machine] if machine else sorted(
         p.parent.name for p in history.glob(f"*/{MACHINE_FILE}")
     )  # fmt: skip
@@ -146,17 +145,17 @@ def bisect_step(
             docs.append(FindingsDocument.loads(doc_path.read_text(encoding="utf-8")))
             doc_path.unlink()
     ranges = plan_ranges(docs, Git(repo), str(history))
-    _say(f"{len(ranges)} range(s) with unmeasured commits to bisect"
+    log.info(f"{len(ranges)} range(s) with unmeasured commits to bisect"
          + (f" (the first {max_ranges})" if len(ranges) > max_ranges else ""))  # fmt: skip
     before = _files(history)
     done = 0
     for r in ranges[:max_ranges]:
         left = minutes - (time.monotonic() - started) / 60.0
         if left <= 0.5:
-            _say("the bisection budget is spent")
+            log.info("the bisection budget is spent")
             break
         cp = r.cp
-        _say(f"==> bisecting {cp.series.label} on {cp.machine}: {cp.commit_before[:12]}.."
+        log.info(f"==> bisecting {cp.series.label} on {cp.machine}: {cp.commit_before[:12]}.."
              f"{cp.commit_after[:12]} ({r.unmeasured} of {r.candidates} commits unmeasured)")
         rc = _nx("bisect", cp.commit_before, cp.commit_after,
                  "--series", fnmatch_literal(cp.series.label), "--machine", cp.machine,
@@ -165,12 +164,12 @@ def bisect_step(
         if rc in (0, 12):
             done += 1
         else:
-            _say(f"bisection ended with exit {rc}; the others go on")
+            log.info(f"bisection ended with exit {rc}; the others go on")
     new = {p for p, t in _files(history).items() if before.get(p) != t}
     for rel in sorted(new):
         (outp / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(history / rel, outp / rel)
     remove_owned(str(history))
-    _say(f"{done} search(es); {len(new)} file(s) for the results branch in {out}")
+    log.info(f"{done} search(es); {len(new)} file(s) for the results branch in {out}")
     set_output("bisected", str(done))
     return done

@@ -8,6 +8,7 @@ current folder), and writes its workflow outputs with :func:`~neuronasv.ci.outpu
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import sys
@@ -36,18 +37,17 @@ __all__ = [
     "torchless_requirements",
 ]
 
+log = logging.getLogger(__name__)
+
 _NAME = re.compile(r"[A-Za-z0-9._-]+")
 _SHA = re.compile(r"[0-9a-f]{40}")
 
 
-def _say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
 def _module(module: str, *args: str) -> None:
     """``python -m MODULE ARGS`` of this interpreter, its output streamed; a failure ends the
-    step with the command's exit status (the proc runner kills its group on Ctrl-C)."""
-    rc = stream_process([sys.executable, "-m", module, *args], on_line=_say)
+    step with the command's exit status (the proc runner kills its group on Ctrl-C). Its
+    lines are logged (INFO): in Actions, text that would be a workflow command is not one."""
+    rc = stream_process([sys.executable, "-m", module, *args], on_line=log.info)
     if rc != 0:
         raise SystemExit(rc if rc > 0 else 130)
 
@@ -109,7 +109,7 @@ def plan(
                 raise SystemExit(proc.returncode)
             want.update(str(proc.stdout).split())
     ordered = [c for c in reversed(recent) if c in want]
-    print(f"==> benchmarking {len(ordered)} commit(s) on {len(shards)} shard(s)", file=sys.stderr)
+    log.info(f"==> benchmarking {len(ordered)} commit(s) on {len(shards)} shard(s)")
     set_output("commits", " ".join(ordered))
     set_output("shards", json.dumps(shards, separators=(",", ":")))
 
@@ -327,7 +327,7 @@ def site_branch(
     store = ResultsStore(repo, remote=remote, branch=branch, env=env)
     rep = store.write(files, f"neuronasv: the history site ({len(files)} files)")
     state = "published" if rep.changed else "already published (no change)"
-    _say(f"{state}: {len(files)} files on {branch} at {rep.commit[:12]}")
+    log.info(f"{state}: {len(files)} files on {branch} at {rep.commit[:12]}")
     set_output("site-commit", rep.commit)
 
 

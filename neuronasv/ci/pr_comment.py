@@ -62,6 +62,7 @@ from neuronasv.errors import (
     UsageError,
 )
 from neuronasv.exits import run_guarded
+from neuronasv.log import cli_output
 from neuronasv.model import FindingsDocument
 
 INVALID_ARTIFACT = UntrustedArtifactError.exit_code
@@ -335,7 +336,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"untrusted artifact rejected: {exc.message}", hint=exc.hint
             ) from None
 
-    return run_guarded(work, "python -m neuronasv.ci pr-comment")
+    with cli_output(actions=True):
+        return run_guarded(work, "python -m neuronasv.ci pr-comment")
 
 
 if __name__ == "__main__":

@@ -6,15 +6,16 @@ backend, instructions on the CPU): when the metrics hold ``instructions`` and
 valgrind, its callgrind header or a C compiler is missing (``neuronasv doctor``'s check,
 :func:`neuronasv.measure.callgrind.valgrind_status`), it runs ``apt-get install -y valgrind
 gcc`` — as root, or through ``sudo -n`` (never a password prompt). A runner without
-apt-get or passwordless sudo, or an install that fails, is said in one workflow warning and
-the step still succeeds: ``neuronasv run`` then records no instruction series and says so.
+apt-get or passwordless sudo, or an install that fails, is said in one warning (in Actions
+one ``::warning::`` annotation, apt's text escaped by :class:`neuronasv.log.ActionsHandler`)
+and the step still succeeds: ``neuronasv run`` then records no instruction series and says so.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
-import sys
 from collections.abc import Callable, Sequence
 
 from neuronasv.proc import ProcResult, run_process
@@ -42,16 +43,7 @@ def privileged_prefix(
     return ["sudo", "-n"] if runner(["sudo", "-n", "true"]).returncode == 0 else None
 
 
-def _say(line: str) -> None:
-    print(line, flush=True)
-
-
-def _warn(message: str) -> None:
-    """One ``::warning::`` annotation; the message escaped as every workflow line is (apt's
-    output and valgrind's status are text from the runner, not ours)."""
-    from neuronasv.report.escape import workflow_data
-
-    _say("::warning::" + workflow_data(message))
+log = logging.getLogger(__name__)
 
 
 def ensure_instruction_tools(
@@ -75,11 +67,11 @@ def ensure_instruction_tools(
         status = valgrind_status
     usable, line = status()
     if usable:
-        _say(f"instructions metric: {line}")
+        log.info(f"instructions metric: {line}")
         return True
     prefix = privileged_prefix(which, runner, uid) if which("apt-get") else None
     if prefix is None:
-        _warn(f"instructions metric off: {line}; no apt-get or passwordless sudo"
+        log.warning(f"instructions metric off: {line}; no apt-get or passwordless sudo"
               f" here to install {' and '.join(PACKAGES)} (docs/instructions.md)")  # fmt: skip
         return False
     for cmd in ([*prefix, "apt-get", "update", "-q"],
@@ -87,14 +79,14 @@ def ensure_instruction_tools(
         res = runner(cmd)
         if res.returncode != 0:
             last = (res.output.strip().splitlines() or [""])[-1][:200]
-            _warn(f"instructions metric off: `{' '.join(cmd)}` exited"
+            log.warning(f"instructions metric off: `{' '.join(cmd)}` exited"
                   f" {res.returncode}{': ' + last if last else ''}")  # fmt: skip
             return False
     usable, line = status()
     if usable:
-        _say(f"instructions metric: {line}")
+        log.info(f"instructions metric: {line}")
     else:
-        _warn(f"instructions metric off: {line}")
+        log.warning(f"instructions metric off: {line}")
     return usable
 
 
@@ -118,12 +110,11 @@ def wanted_metrics(metrics_text: str, backend: Callable[[], str] | None = None) 
 
             return get_backend(env.BACKEND.read()).name
 
-    return default_metrics(backend(), status=lambda: (True, ""))
+    return default_metrics(backend(), status=lambda: (True, ""), announce=False)
 
 
 def main(metrics_text: str) -> int:
     """The step: the metrics ``neuronasv run`` will be asked for (or its default); valgrind
     and gcc when they hold instructions; always exit 0 once parsed."""
     ensure_instruction_tools(wanted_metrics(metrics_text))
-    sys.stdout.flush()
     return 0

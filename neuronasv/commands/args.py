@@ -21,6 +21,7 @@ anything fails, so a failed write leaves nothing behind.
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import os
 import sys
@@ -66,6 +67,8 @@ __all__ = [
     "warn_load_errors",
     "write_output",
 ]
+
+log = logging.getLogger(__name__)
 
 
 def positive_int(text: str) -> int:
@@ -281,7 +284,7 @@ def add_repo_arg(
 
 #: The deprecation warning of ``comment``/``status --repo OWNER/NAME``.
 GITHUB_REPO_DEPRECATED = (
-    "warning: `--repo OWNER/NAME` is deprecated for `neuronasv {command}` (--repo is a git"
+    "`--repo OWNER/NAME` is deprecated for `neuronasv {command}` (--repo is a git"
     " checkout in every other command); use --github-repo OWNER/NAME"
 )
 
@@ -306,7 +309,7 @@ def github_environment(args: argparse.Namespace) -> dict[str, str]:
     repo = args.github_repo
     old = getattr(args, "github_repo_deprecated", None)
     if old:
-        print(GITHUB_REPO_DEPRECATED.format(command=args.command), file=sys.stderr)
+        log.warning(GITHUB_REPO_DEPRECATED.format(command=args.command))
         if repo and repo != old:
             raise UsageError(f"--repo {old} and --github-repo {repo} disagree; give only one")
         repo = repo or old
@@ -415,6 +418,6 @@ def results_folder(args: argparse.Namespace) -> str:
 def warn_load_errors(history: History, limit: int = 10) -> None:
     """Results files that could not be read, on stderr (the rest were loaded)."""
     for err in history.load_errors[:limit]:
-        print(f"warning: skipped: {err}", file=sys.stderr)
+        log.warning(f"skipped: {err}")
     if len(history.load_errors) > limit:
-        print(f"warning: ... and {len(history.load_errors) - limit} more", file=sys.stderr)
+        log.warning(f"... and {len(history.load_errors) - limit} more")

@@ -30,8 +30,8 @@ An interrupt leaves no worktree and no scratch folder behind.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
-import sys
 from dataclasses import replace
 
 from neuronasv import env
@@ -51,6 +51,8 @@ from neuronasv.errors import NothingToBisect, UsageError
 from neuronasv.model.bisect import BisectDocument
 
 __all__ = ["add_parser", "run"]
+
+log = logging.getLogger(__name__)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -157,14 +159,14 @@ def run(args: argparse.Namespace) -> int:
         budget_seconds=args.budget_minutes * 60.0 if args.budget_minutes else None,
         side_branches=args.side_branches,
     )  # fmt: skip
-    doc = bisect_range(opts, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    doc = bisect_range(opts)
     doc = _with_pull(doc, args.no_github)
     if not args.no_record:
         from neuronasv.run.asvrun import RunOptions, run_dirs
 
         ro = RunOptions(repo=args.repo, results_dir=opts.results_dir)
         path = save_bisection(run_dirs(args.repo, ro)[0], doc)
-        print(f"record: {path}", file=sys.stderr)
+        log.info(f"record: {path}")
     write_output(doc.dumps() if args.format == "json" else render_text(doc), args.out)
     if doc.result.outcome == "no change":  # an exact axis: a fact (time says undecided)
         raise NothingToBisect(

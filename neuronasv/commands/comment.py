@@ -11,7 +11,7 @@ the old spelling ``--repo OWNER/NAME`` still works, with a deprecation warning),
 from __future__ import annotations
 
 import argparse
-import sys
+import logging
 
 from neuronasv.commands.args import (
     add_dry_run_args,
@@ -32,6 +32,8 @@ from neuronasv.report.load import load_findings, load_history_values
 from neuronasv.report.markdown import comment_marker, render_comment, render_comment_trimmed
 
 __all__ = ["add_parser", "run"]
+
+log = logging.getLogger(__name__)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -112,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         )
         write_output(text, args.out)
         if not args.dry_run:
-            print(f"neuronasv comment: {reason}; dry run, nothing sent", file=sys.stderr)
+            log.info(f"neuronasv comment: {reason}; dry run, nothing sent")
         return 0
 
     client = GitHubClient.from_env(env)

@@ -12,7 +12,6 @@ or ``--budget-seconds``; alpha is spent over the looks (docs/analysis.md).
 from __future__ import annotations
 
 import argparse
-import sys
 
 from neuronasv.analyse.confirm import confirm
 from neuronasv.analyse.replay import RecordingRunner
@@ -173,7 +172,6 @@ def run(args: argparse.Namespace) -> int:
             budget_seconds=args.budget_seconds,
             include_noisy=args.include_noisy,
             floors=floors,
-            progress=lambda line: print(line, file=sys.stderr, flush=True),
         )
     finally:
         runner.close()

@@ -116,12 +116,22 @@ def _calibrate(args: argparse.Namespace) -> int:
     machine = machine_info(args.machine)["machine"]
     path = peaks_file(results_dir_for(".", args.results_dir), machine)
     # refused (load, spread, bounds): CalibrationRefused, one line, exit 4, nothing stored
-    peak, text = calibrate(CpuBackend(), progress=lambda line: print(f"  {line}"))
+    peak, text = calibrate(CpuBackend(), measure=_measure_and_show)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     write_atomic(path, text)
     print(f"calibrated {peak.describe()}")
     print(f"stored in {shown(path)} (every later `neuronasv run` on {shown(machine)} reads it)")
     return 0
+
+
+def _measure_and_show(backend: Any) -> tuple[int, tuple[Any, ...]]:
+    """The CPU roof's readings, each one a line of the result (stdout)."""
+    from neuronasv.measure.cpu_roof import describe_reading, measure_cpu_roof
+
+    threads, readings = measure_cpu_roof(backend)
+    for r in readings:
+        print(f"  {describe_reading(r)}")
+    return threads, readings
 
 
 def _smoke(backend: Any) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import logging
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -22,12 +23,13 @@ from neuronasv.commands.args import (
     write_output,
 )
 from neuronasv.errors import NeuronasvError, UsageError
+from neuronasv.log import indented
 from neuronasv.model.profile import ProfileDocument, WorkloadProfile
 from neuronasv.report.profile import comparison_line, list_line, render_profile, safe_text
 from neuronasv.run.usersuite import import_repo_workloads
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     from rich.console import Console
 
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
     from neuronasv.measure.workloads import Workload
 
 __all__ = ["DEFAULT_VARIANTS", "add_parser", "run"]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_VARIANTS: tuple[str, ...] = ("naive", "fused", "compiled")
 
@@ -168,13 +172,10 @@ def run(args: argparse.Namespace) -> int:
     selected = _selected_workloads(args, problems)
     backend = backends.get_backend(args.backend)
 
-    def progress(msg: str) -> None:
-        if not args.quiet:
-            print(f"  {msg}", file=sys.stderr, flush=True)
-
     console.print(_backend_header(backend))
     peak = _roofline_peak(backend, console) if args.roofline else None
-    profiles = _profile_all(selected, backend, args, peak, console, progress)
+    with indented("  "):  # the profiles' progress under the command's lines
+        profiles = _profile_all(selected, backend, args, peak, console)
     one_config = len(args.shape or [None]) == 1 and len(args.dtype or [None]) == 1
     line = comparison_line(profiles) if one_config else None
     if line:
@@ -188,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
             created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         )
         write_output(doc.dumps(), args.json)
-        print(f"wrote {args.json}", file=sys.stderr)
+        log.info(f"wrote {args.json}")
     return 0
 
 
@@ -256,7 +257,6 @@ def _profile_all(
     args: argparse.Namespace,
     peak: Peak | None,
     console: Console,
-    progress: Callable[[str], None],
 ) -> list[WorkloadProfile]:
     """Profile and print every selected workload at every (shape, dtype) asked for."""
     from neuronasv.measure.profiling import ProfileOptions, profile_workload
@@ -286,7 +286,6 @@ def _profile_all(
                         canary=args.canary,
                         peak=peak,
                     ),
-                    progress=progress,
                 )
                 profiles.append(prof)
                 console.print()

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
-import sys
 import time
 from typing import Any
 
@@ -23,6 +23,8 @@ from neuronasv.model import FindingsDocument
 from neuronasv.report.load import load_findings
 from neuronasv.store.asvconf import TRACES_SUBDIR, traces_dir_for
 from neuronasv.store.git import git_for
+
+log = logging.getLogger(__name__)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -171,7 +173,6 @@ def run(args: argparse.Namespace) -> int:
         repo=args.repo,
         cache=cache,
         workers=args.workers,
-        progress=lambda m: print(m, file=sys.stderr),
     )
     for md in data.machines:
         md.op_modules.update(_newest_op_modules(args.results_dir, md.name, md.commits))
@@ -197,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
         f" {report.skipped} unchanged{hits} ({time.perf_counter() - t0:.1f} s)"
     )
     for err in data.load_errors[:20]:
-        print(f"warning: {err}", file=sys.stderr)
+        log.warning(f"{err}")
     if args.asv:
         _asv_publish(args)
     return 0

@@ -27,8 +27,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import logging
 import os
-import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -48,6 +48,8 @@ from neuronasv.commands.args import (
 )
 from neuronasv.errors import ResultsError, UsageError
 from neuronasv.store.git import git_for
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from neuronasv.analyse.acks import Acknowledgement
@@ -164,12 +166,12 @@ def _change_points(
     for c in caches.values():
         why = c.save()
         if why:
-            print(f"warning: change-point cache not written: {why}", file=sys.stderr)
+            log.warning(f"change-point cache not written: {why}")
     if caches:
         reused = sum(c.reused for c in caches.values())
         total = reused + sum(c.searched for c in caches.values())
-        print(f"change points: {total - reused} of {total} search windows searched"
-              f" ({reused} unchanged, from the cache)", file=sys.stderr)  # fmt: skip
+        log.info(f"change points: {total - reused} of {total} search windows searched"
+                 f" ({reused} unchanged, from the cache)")  # fmt: skip
     return found
 
 
@@ -185,7 +187,7 @@ def _with_culprits(
     machines = sorted({cp.machine for cp in doc.change_points})
     records, errors = load_bisections(rdir, machines or None)
     for err in errors[:10]:
-        print(f"warning: skipped bisection record: {err}", file=sys.stderr)
+        log.warning(f"skipped bisection record: {err}")
     parent = None if git is None else (lambda c: git.resolve(f"{c}^"))
     subject = None if git is None else git.subject
 
@@ -282,6 +284,6 @@ def newest_loader(
 def _warn(errors: Sequence[str], limit: int = 10) -> None:
     """Results files that could not be read, on stderr (the rest were loaded)."""
     for err in errors[:limit]:
-        print(f"warning: skipped: {err}", file=sys.stderr)
+        log.warning(f"skipped: {err}")
     if len(errors) > limit:
-        print(f"warning: ... and {len(errors) - limit} more", file=sys.stderr)
+        log.warning(f"... and {len(errors) - limit} more")

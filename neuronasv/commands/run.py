@@ -110,9 +110,6 @@ def _metrics(text: str) -> tuple[str, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
-    def progress(line: str) -> None:
-        print(line, flush=True)
-
     outcomes = run_commits(
         RunOptions(
             repo=args.repo,
@@ -129,7 +126,6 @@ def run(args: argparse.Namespace) -> int:
             compile_cache=_absolute(args.compile_cache),
             metrics=args.metrics,
         ),
-        progress=progress,
     )
     failed = sum(len(o.failures) for o in outcomes)
     print(

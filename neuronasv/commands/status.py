@@ -12,7 +12,7 @@ spelling, still works with a deprecation warning).
 from __future__ import annotations
 
 import argparse
-import sys
+import logging
 
 from neuronasv.commands.args import (
     add_dry_run_args,
@@ -34,6 +34,8 @@ from neuronasv.github.statuses import (
 from neuronasv.report.load import load_findings
 
 __all__ = ["add_parser", "run"]
+
+log = logging.getLogger(__name__)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -81,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
             args.out,
         )
         if not args.dry_run:
-            print(f"neuronasv status: {reason}; dry run, nothing sent", file=sys.stderr)
+            log.info(f"neuronasv status: {reason}; dry run, nothing sent")
         return 0
     client = GitHubClient.from_env(env)
     result = publish_status(
@@ -91,5 +93,5 @@ def run(args: argparse.Namespace) -> int:
     if result.check_run_id is not None:
         print(f"check run #{result.check_run_id} created")
     if result.check_run_skipped:
-        print(f"warning: no check run: {result.check_run_skipped}", file=sys.stderr)
+        log.warning(f"no check run: {result.check_run_skipped}")
     return 0

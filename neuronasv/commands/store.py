@@ -15,6 +15,7 @@ workflows check out with ``persist-credentials: false``).
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from pathlib import Path
@@ -35,6 +36,8 @@ from neuronasv.store.gitstore import (
     token_git_env,
 )
 from neuronasv.store.layout import parse_result_name
+
+log = logging.getLogger(__name__)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -169,8 +172,8 @@ def run(args: argparse.Namespace) -> int:
         same = f" ({len(pulled.unchanged)} already up to date)" if pulled.unchanged else ""
         print(f"pulled {len(pulled.written)} files from {args.branch} into {out}{same}")
         for path in pulled.kept:
-            print(f"kept local {os.path.join(out, path)}: it differs from the branch and was"
-                  " never pushed (push it, or delete it to take the branch's)", file=sys.stderr)
+            log.warning(f"kept local {os.path.join(out, path)}: it differs from the branch and"
+                        " was never pushed (push it, or delete it to take the branch's)")
         return 0
     if action == "missing":
         commits = args.commits or sys.stdin.read().split()

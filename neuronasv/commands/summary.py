@@ -9,8 +9,8 @@ rich table view instead of markdown.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
-import sys
 
 from neuronasv.commands.args import (
     add_findings_arg,
@@ -25,6 +25,8 @@ from neuronasv.report.summary import append_summary, render_summary
 from neuronasv.report.terminal import render_terminal
 
 __all__ = ["add_parser", "run"]
+
+log = logging.getLogger(__name__)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -74,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
             if written is None:
                 write_output(text, None)
             else:
-                print(f"summary appended to {written}", file=sys.stderr)
+                log.info(f"summary appended to {written}")
     show = args.annotations
     if show is None:
         show = os.environ.get("GITHUB_ACTIONS") == "true"

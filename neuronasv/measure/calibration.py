@@ -38,7 +38,7 @@ __all__ = ["MAX_BYTES", "calibrate", "peak_of", "read_calibration", "shown"]
 MAX_BYTES = 64 * 1024
 _HINT = "re-measure it on a quiet machine: neuronasv doctor --calibrate"
 
-#: ``(backend, progress=) -> (threads, readings)``: the measurement (injectable).
+#: ``(backend) -> (threads, readings)``: the measurement (injectable).
 Measure = Callable[..., tuple[int, tuple[RoofReading, ...]]]
 
 
@@ -179,7 +179,6 @@ def calibrate(
     *,
     measure: Measure = measure_cpu_roof,
     clock: Callable[[], str] | None = None,
-    progress: Callable[[str], None] | None = None,
 ) -> tuple[Peak, str]:
     """Measure this CPU's roof with ``backend``'s threads: ``(peak, file text)``.
 
@@ -187,7 +186,7 @@ def calibrate(
         CalibrationRefused: measured under load, unsteady, or out of a CPU's bounds
             (:mod:`neuronasv.measure.cpu_roof`): nothing to store.
     """
-    threads, readings = measure(backend, progress=progress)
+    threads, readings = measure(backend)
     when = (clock or _now)()
     by_what = {r.what: r for r in readings}
     cal = Calibration(

@@ -35,6 +35,7 @@ every kernel by an injectable :class:`Probe`, so the rules are tested without a 
 
 from __future__ import annotations
 
+import logging
 import math
 import statistics
 import time
@@ -47,6 +48,8 @@ from neuronasv.errors import CalibrationRefused, UsageError
 from neuronasv.format import format_bytes, format_pct, format_rate, format_ratio, plural
 from neuronasv.model.calibration import RoofReading
 
+log = logging.getLogger(__name__)
+
 __all__ = [
     "PLAUSIBLE",
     "Kernel",
@@ -56,6 +59,7 @@ __all__ = [
     "Timer",
     "Timing",
     "copy_probe",
+    "describe_reading",
     "implausible",
     "judge",
     "matmul_probe",
@@ -312,10 +316,10 @@ def measure_cpu_roof(
     timer: Timer = process_timer,
     rules: Rules = Rules(),
     probes: Sequence[Probe] | None = None,
-    progress: Callable[[str], None] | None = None,
 ) -> tuple[int, tuple[RoofReading, ...]]:
     """Measure this CPU's roof under ``backend.measuring()``: ``(threads, readings)``, one
-    reading per probe (bandwidth, then each dtype's matmul). Takes a few seconds.
+    reading per probe (bandwidth, then each dtype's matmul). Takes a few seconds; each
+    reading is logged at DEBUG as it is taken (:func:`describe_reading`).
 
     Raises:
         CalibrationRefused: a reading is no honest roof (:func:`judge`); the message is one
@@ -338,13 +342,14 @@ def measure_cpu_roof(
                     hint="calibrate on a quiet machine: neuronasv doctor --calibrate"
                     " (until then no view shows a fraction of peak)",
                 )
-            if progress is not None:
-                progress(_said(r, probe.unit))
+            log.debug("%s", describe_reading(r))
             readings.append(r)
     return threads, tuple(readings)
 
 
-def _said(r: RoofReading, unit: str) -> str:
+def describe_reading(r: RoofReading) -> str:
+    """One reading in a line: rate, size, calls, spread and CPU share."""
+    unit = "B/s" if r.what == "bandwidth" else "FLOP/s"
     return (
         f"{r.what}: {format_rate(r.rate, unit)} ({r.size}, {plural(r.calls, 'call')},"
         f" spread {format_ratio(r.median_s / r.fastest_s)}, {format_pct(r.cpu_share)} of"

@@ -40,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import logging
 import os
 import re
 import shutil
@@ -67,6 +68,8 @@ from neuronasv.measure.steps import split_steps
 from neuronasv.measure.workloads import Workload, dtype_name, parse_dtype, parse_shape, shape_label
 from neuronasv.model.profile import ModuleProfile, OpProfile, WorkloadProfile
 from neuronasv.samples import NOISE_THRESHOLD, median, noise
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "BOOKKEEPING_PREFIXES",
@@ -369,15 +372,16 @@ def _warm_up(
     workload: Workload,
     backend: Backend,
     step: Callable[[], object],
-    progress: Callable[[str], None] | None,
     label: str,
+    *,
+    announce: bool = True,
 ) -> None:
     import torch
 
     n = max(backend.min_warmup, 3)
-    if progress:
+    if announce:
         extra = ", compiling" if workload.compiled else ""
-        progress(f"{label}: warming up ({n} iterations{extra})")
+        log.info("%s: warming up (%d iterations%s)", label, n, extra)
     # Same grad mode as the measured steps: grad mode is a dynamo guard, and a mismatch
     # would recompile inside the profiled window (``Torch-Compiled Region: 0/1``).
     with torch.no_grad():
@@ -437,7 +441,6 @@ def profile_workload(
     shape: str,
     dtype: str,
     options: ProfileOptions = ProfileOptions(),
-    progress: Callable[[str], None] | None = None,
 ) -> WorkloadProfile:
     """Profile ``workload`` on ``backend``: device time per sample, per workload and per op.
 
@@ -448,7 +451,9 @@ def profile_workload(
         dtype: dtype label, e.g. ``"bfloat16"``.
         options: samples, iterations per sample, seed, traces and the extra passes
             (:class:`ProfileOptions`).
-        progress: called with short human-readable progress lines.
+
+    Progress (``LABEL: warming up (...)``, ``LABEL: sample k/n``) goes to this module's
+    logger at INFO.
 
     Raises:
         UsageError: bad shape, dtype, samples or active.
@@ -474,7 +479,7 @@ def profile_workload(
             # compiled before, and its series would not line up across runs.
             torch._dynamo.reset()
         step = workload.build(dims, tdtype, backend.device, options.seed)
-        _warm_up(workload, backend, step, progress, label)
+        _warm_up(workload, backend, step, label)
 
         stem = trace_file_stem(workload.name, shape_s, dtype_s)
         with contextlib.ExitStack() as stack:
@@ -484,7 +489,7 @@ def profile_workload(
             else:
                 backend_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="neuronasv-"))
             capture = _Capture(label, backend, options, backend_dir=backend_dir, stem=stem)
-            reading = _profile_cycles(capture, step, progress)
+            reading = _profile_cycles(capture, step)
 
         result = summarize_cycles(
             ProfiledConfig(workload.name, backend.name, shape_s, dtype_s),
@@ -584,9 +589,7 @@ class _Capture:
                 self.cycles.append(_with_modules(one, events, self.backend, self.rollup_errors))
 
 
-def _profile_cycles(
-    capture: _Capture, step: Callable[[], object], progress: Callable[[str], None] | None
-) -> Any:
+def _profile_cycles(capture: _Capture, step: Callable[[], object]) -> Any:
     """Run the profiled cycles into ``capture``; the canary's reading around them, if asked."""
     from torch.profiler import schedule
 
@@ -607,7 +610,7 @@ def _profile_cycles(
 
         canary_run = CanaryRun(backend)
         canary_run.start()
-    _step_through(prof, capture, step, progress)
+    _step_through(prof, capture, step)
     return canary_run.finish() if canary_run is not None else None
 
 
@@ -615,7 +618,6 @@ def _step_through(
     prof: Any,
     capture: _Capture,
     step: Callable[[], object],
-    progress: Callable[[str], None] | None,
 ) -> None:
     """Every iteration of every cycle under the started profiler, stopped however it ends."""
     import torch
@@ -634,8 +636,9 @@ def _step_through(
                     capture.backend.synchronize()
                     with quiet_kineto_stderr():
                         prof.step()
-                    if progress and len(capture.cycles) > before:
-                        progress(f"{capture.label}: sample {len(capture.cycles)}/{options.samples}")
+                    if len(capture.cycles) > before:
+                        log.info("%s: sample %d/%d", capture.label, len(capture.cycles),
+                                 options.samples)  # fmt: skip
         finally:
             with quiet_kineto_stderr():
                 prof.stop()
@@ -738,7 +741,7 @@ def op_input_shapes(
     dims = parse_shape(shape)
     with backend.measuring(), warnings.catch_warnings():
         step = workload.build(dims, parse_dtype(dtype), backend.device, seed)
-        _warm_up(workload, backend, step, None, workload.name)
+        _warm_up(workload, backend, step, workload.name, announce=False)
         warnings.filterwarnings("ignore", message=_CYCLE_WARNING)
         with (
             quiet_kineto_stderr(),

@@ -30,9 +30,10 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import logging
 import math
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +57,8 @@ from neuronasv.store.asvresults import (
 from neuronasv.store.git import Git, git_for
 
 __all__ = ["Summary", "git_order", "parse_summary", "scan_results", "summary_cache"]
+
+log = logging.getLogger(__name__)
 
 Layout = tuple[tuple[str, tuple[str, ...], "SeriesId | None"], ...]
 
@@ -388,7 +391,6 @@ def scan_results(
     repo: str | os.PathLike[str] | None = None,
     cache: ParseCache[Summary] | None = None,
     workers: int | None = None,
-    progress: Callable[[str], None] | None = None,
 ) -> SiteData:
     """Read every results file under ``results_dir`` into per-machine matrices.
 
@@ -399,13 +401,13 @@ def scan_results(
         cache: per-file cache (see :func:`summary_cache`); None parses everything.
         workers: processes for files that must be parsed (default: CPUs, at most 8;
             1 = in this process).
-        progress: called with one line per stage.
+
+    One INFO line per stage (this module's logger).
     """
     rdir = os.fspath(results_dir)
-    say = progress or (lambda _m: None)
     layouts = _Layouts(os.path.join(cache.directory, "layouts") if cache else None)
     errors: list[str] = []
-    summaries = _summaries(rdir, machine, cache, layouts, workers, say, errors)
+    summaries = _summaries(rdir, machine, cache, layouts, workers, errors)
     for s in summaries:
         errors.extend(s.warnings)
     by_machine: dict[str, list[Summary]] = {}
@@ -434,7 +436,6 @@ def _summaries(
     cache: ParseCache[Summary] | None,
     layouts: _Layouts,
     workers: int | None,
-    say: Callable[[str], None],
     errors: list[str],
 ) -> list[Summary]:
     """Every results file's summary: from the cache when fresh, else parsed (in worker
@@ -448,7 +449,7 @@ def _summaries(
             summaries.append(s)
         else:
             todo.append((path, key))
-    say(f"{len(summaries)} results files from cache, {len(todo)} to parse")
+    log.info("%d results files from cache, %d to parse", len(summaries), len(todo))
     n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
     base = cache.base if cache is not None else None
     jobs = [(p, k, base) for p, k in todo]

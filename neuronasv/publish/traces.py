@@ -17,6 +17,7 @@ traces is not an error), 2 usage, 5 unreadable findings.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import re
 import shutil
@@ -27,11 +28,14 @@ from dataclasses import dataclass
 from neuronasv.errors import CorruptResultsError, UsageError
 from neuronasv.exits import run_guarded
 from neuronasv.fileio import confined_path, copy_regular_files
+from neuronasv.log import cli_output
 from neuronasv.model import FindingsDocument
 from neuronasv.report.traces import flagged_workloads, trace_path
 from neuronasv.store.layout import trace_parts
 
 __all__ = ["Picked", "main", "pick_flagged_traces"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -102,7 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--machine", required=True, help="asv machine name of the run")
     ap.add_argument("--out", required=True, help="folder to fill (created)")
     args = ap.parse_args(argv)
-    return run_guarded(lambda: _run(args), "python -m neuronasv.publish.traces")
+    with cli_output():
+        return run_guarded(lambda: _run(args), "python -m neuronasv.publish.traces")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -112,7 +117,7 @@ def _run(args: argparse.Namespace) -> int:
     picked = pick_flagged_traces(doc, args.traces_dir, args.machine, args.out)
     print(f"{len(picked.copied)} trace(s) of flagged workloads copied to {args.out}")
     for m in picked.missing:
-        print(f"no trace for {m}", file=sys.stderr)
+        log.warning(f"no trace for {m}")
     return 0
 
 

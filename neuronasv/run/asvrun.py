@@ -35,6 +35,7 @@ from __future__ import annotations
 import datetime as _dt
 import glob
 import json
+import logging
 import os
 import re
 import sys
@@ -97,6 +98,8 @@ __all__ = [
     "suite_dir",
 ]
 
+log = logging.getLogger(__name__)
+
 #: A pre-pass that prints nothing for this long is stopped (asv's setup_cache timeout:
 #: each workload prints a line when done, and a torch.compile of every shape fits).
 PREPASS_IDLE_TIMEOUT = 1800.0
@@ -107,7 +110,6 @@ _NOISE_RE = re.compile(
     r"\[W[0-9 :.]*CPUAllocator|Profiler clears events at the end of each cycle|^\s*_warn_once\()"
 )
 
-Progress = Callable[[str], None]
 Clock = Callable[[], _dt.datetime]
 
 
@@ -296,11 +298,14 @@ def _stream(
     cwd: str,
     env: Mapping[str, str],
     prefix: str,
-    progress: Progress,
     idle_timeout: float | None = None,
     tail: list[str] | None = None,
+    shown: Callable[[str], bool] | None = None,
 ) -> int:
-    """Run ``cmd``, passing its output lines to ``progress``; its exit status.
+    """Run ``cmd``, logging its output lines (INFO, after ``prefix``); its exit status.
+
+    ``shown`` picks the lines worth logging (default: all but blank lines and Kineto's
+    noise); every kept line goes to ``tail``.
 
     With ``idle_timeout``, a process that prints nothing for that long is killed with its
     whole process group (the status is then negative). ``tail`` receives the last output
@@ -309,7 +314,8 @@ def _stream(
 
     def on_line(line: str) -> None:
         if line.strip() and not is_noise(line):
-            progress(f"{prefix} {line.rstrip()}")
+            if shown is None or shown(line):
+                log.info("%s %s", prefix, line.rstrip())
             if tail is not None:
                 tail.append(line.rstrip())
                 del tail[:-5]
@@ -368,7 +374,6 @@ class _Shared:
 def run_commits(
     opts: RunOptions,
     *,
-    progress: Progress = print,
     git: Git | None = None,
     clock: Clock = _utcnow,
     fingerprint: Mapping[str, str] | None = None,
@@ -383,7 +388,6 @@ def run_commits(
 
     Args:
         opts: what to run.
-        progress: receives one line per progress event (asv's lines, prefixed).
         git: the git gateway (injected in tests; default ``Git(opts.repo)``).
         clock: time source for the sidecars' ``created``.
         fingerprint: environment fingerprint; collected from the backend when None.
@@ -417,27 +421,27 @@ def run_commits(
         backend_name = fingerprint.get("backend", opts.backend)
     from neuronasv.run.instrrun import default_metrics
 
-    opts = replace(opts, metrics=default_metrics(backend_name, opts.metrics, say=progress))
+    opts = replace(opts, metrics=default_metrics(backend_name, opts.metrics))
     info = machine_info(opts.machine, fingerprint)
     machine = info["machine"]
-    prune_stale(gw, say=progress)
+    prune_stale(gw)
     with scratch_dir("run") as scratch:
         home = os.path.join(scratch, "home")
         os.mkdir(home)
         save_machine(info, os.path.join(home, MACHINE_FILE_NAME))
-        progress(
+        log.info(
             f"machine {machine}: {info['cpu']}, {info['num_cpu']} CPUs, {info['arch']},"
             f" {info['os']}; backend {backend_name}; results in {results_dir}"
         )
         cat_path = catalogue_path(results_dir, machine)
-        prepare_catalogue(cat_path, backend_name, progress)
-        prepare_peaks(peaks_file(results_dir, machine), backend_name, progress)
+        prepare_catalogue(cat_path, backend_name)
+        prepare_peaks(peaks_file(results_dir, machine), backend_name)
         shared = _Shared(
             opts, repo, machine, backend_name, fingerprint, base_conf, results_dir, html_dir,
             traces_root, cat_path, home,
         )  # fmt: skip
         outcomes = [
-            _run_logged(shared, sha, f"[{i}/{len(shas)} {sha[:8]}]", scratch, gw, clock, progress)
+            _run_logged(shared, sha, f"[{i}/{len(shas)} {sha[:8]}]", scratch, gw, clock)
             for i, sha in enumerate(shas, 1)
         ]
     missing = [o for o in outcomes if not o.ok]
@@ -457,15 +461,14 @@ def _run_logged(
     scratch: str,
     git: Git,
     clock: Clock,
-    progress: Progress,
 ) -> CommitRun:
-    progress(f"{prefix} commit {sha[:8]} {git.subject(sha)}".rstrip())
-    outcome = _run_one(shared, sha, prefix, scratch, git, clock, progress)
+    log.info(f"{prefix} commit {sha[:8]} {git.subject(sha)}".rstrip())
+    outcome = _run_one(shared, sha, prefix, scratch, git, clock)
     if outcome.ok:
         note = f", {len(outcome.failures)} failed" if outcome.failures else ""
-        progress(f"{prefix} done: {outcome.series} series{note} -> {outcome.result_file}")
+        log.info(f"{prefix} done: {outcome.series} series{note} -> {outcome.result_file}")
     else:
-        progress(f"{prefix} no results: {outcome.error}")
+        log.info(f"{prefix} no results: {outcome.error}")
     return outcome
 
 
@@ -498,7 +501,7 @@ def suite_dir(repo: str, conf: Mapping[str, Any]) -> str:
 
 
 def _commit_conf(
-    shared: _Shared, tree: str, work: str, prefix: str, progress: Progress
+    shared: _Shared, tree: str, work: str, prefix: str
 ) -> tuple[str, str]:
     """Write the commit's private asv config into ``work``; (config path, suite folder)."""
     conf_file = os.path.join(tree, CONFIG_NAME)
@@ -508,7 +511,7 @@ def _commit_conf(
         # Older commits predate the suite: measure their code with today's suite, as
         # asv itself does for every commit.
         suite = suite_dir(shared.repo, shared.base_conf)
-        progress(f"{prefix} this commit has no benchmarks/; using the checkout's suite")
+        log.info(f"{prefix} this commit has no benchmarks/; using the checkout's suite")
     else:
         suite = suite_dir(tree, conf)
     conf.update(
@@ -581,32 +584,30 @@ def _run_one(
     scratch: str,
     git: Git,
     clock: Clock,
-    progress: Progress,
 ) -> CommitRun:
     opts = shared.opts
     with (
         tempfile.TemporaryDirectory(prefix=f"{sha[:8]}-", dir=scratch) as work,
         git.detached_worktree(sha, parent=work) as tree,
     ):
-        conf_path, suite = _commit_conf(shared, tree, work, prefix, progress)
+        conf_path, suite = _commit_conf(shared, tree, work, prefix)
         profile_out = os.path.join(work, "profiles")
         env = _commit_env(shared, tree, sha, profile_out)
 
         started = time.time()
         if opts.prepass:
             prepass_dir = os.path.join(work, "prepass")
-            if _prepass(opts, suite, prepass_dir, env=env, cwd=work, prefix=prefix,
-                        progress=progress, tree=tree):  # fmt: skip
+            if _prepass(opts, suite, prepass_dir, env=env, cwd=work, prefix=prefix, tree=tree):
                 env[suite_env.PREPASS_DIR.name] = prepass_dir
             # Before asv imports the suite: ops first seen in this commit get their series.
             profiles = read_profiles(profile_out)[0]
-            grow_catalogue(shared.cat_path, shared.backend_name, profiles, sha, prefix, progress)
+            grow_catalogue(shared.cat_path, shared.backend_name, profiles, sha, prefix)
         # asv keeps its machine file in ~/.asv-machine.json: a private HOME for asv only;
         # the suite's plugin gives benchmark processes the user's HOME back.
         env[suite_env.USER_HOME.name] = env.get("HOME", "")
         env["HOME"] = shared.home
         env.pop(suite_env.INSTR_DIR.name, None)
-        instr_dir = _instructions(shared, suite, work, env, sha, prefix, progress)
+        instr_dir = _instructions(shared, suite, work, env, sha, prefix)
         if instr_dir is not None:
             env[suite_env.INSTR_DIR.name] = instr_dir
         try:
@@ -615,14 +616,13 @@ def _run_one(
                 cwd=work,
                 env=env,
                 prefix=prefix,
-                progress=progress,
             )
         except OSError as exc:
             return CommitRun(sha, None, None, error=f"cannot run asv: {exc}")
         result_file = _find_result(shared.results_dir, shared.machine, sha, started)
         # Profiles asv's setup_cache took (no or partial pre-pass): next commits get them.
         profiles = read_profiles(profile_out)[0]
-        grow_catalogue(shared.cat_path, shared.backend_name, profiles, sha, prefix, progress)
+        grow_catalogue(shared.cat_path, shared.backend_name, profiles, sha, prefix)
         if result_file is None:
             return CommitRun(sha, None, None, error=f"asv exited with {rc} and wrote no results")
         sidecar, failures = _write_sidecar(
@@ -644,7 +644,6 @@ def _instructions(
     env: Mapping[str, str],
     sha: str,
     prefix: str,
-    progress: Progress,
 ) -> str | None:
     """The commit's callgrind pass when ``--metrics`` asks for instructions (instrrun)."""
     opts = shared.opts
@@ -654,8 +653,7 @@ def _instructions(
 
     run = CommitPass(
         python=opts.python, suite=suite, work=work, env=env,
-        regexes=[opts.bench] if opts.bench else [], prefix=prefix, progress=progress,
-        stream=_stream,
+        regexes=[opts.bench] if opts.bench else [], prefix=prefix, stream=_stream,
     )  # fmt: skip
     return prepare_commit(run, backend=shared.backend_name, cat_path=shared.cat_path, sha=sha)
 
@@ -668,7 +666,6 @@ def _prepass(
     env: Mapping[str, str],
     cwd: str,
     prefix: str,
-    progress: Progress,
     tree: str = "",
 ) -> bool:
     """Run the commit's pre-pass (see module docstring); False when it did not complete."""
@@ -683,21 +680,21 @@ def _prepass(
     started = time.monotonic()
     try:
         rc = _stream(
-            cmd, cwd=cwd, env=penv, prefix=prefix, progress=progress,
+            cmd, cwd=cwd, env=penv, prefix=prefix,
             idle_timeout=PREPASS_IDLE_TIMEOUT, tail=tail,
         )  # fmt: skip
     except OSError as exc:
-        progress(f"{prefix} pre-pass could not start ({exc}); asv profiles each workload")
+        log.info(f"{prefix} pre-pass could not start ({exc}); asv profiles each workload")
         return False
     if rc != 0:
         why = "stopped: no output for too long" if rc < 0 else f"exit {rc}"
         last = tail[-1] if tail else ""
-        progress(
+        log.info(
             f"{prefix} pre-pass did not complete ({why}{': ' + last if last else ''});"
             " asv's setup_cache profiles the workloads it did not deliver"
         )
     else:
-        progress(f"{prefix} pre-pass done in {time.monotonic() - started:.0f} s")
+        log.info(f"{prefix} pre-pass done in {time.monotonic() - started:.0f} s")
     # Partial payloads are still used: setup_cache profiles only what is missing.
     return os.path.isdir(out_dir)
 

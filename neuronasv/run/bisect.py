@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import fnmatch
+import logging
 import os
 import re
 import sys
@@ -45,6 +46,7 @@ from neuronasv.analyse.exact import is_exact
 from neuronasv.analyse.readings import reading_at, stored_readings
 from neuronasv.analyse.rules import series_names
 from neuronasv.errors import CaptureError, StoreError, UsageError
+from neuronasv.log import indented
 from neuronasv.measure.backends import default_samples
 from neuronasv.model import History, Series, SeriesId
 from neuronasv.model.bisect import BisectDocument
@@ -63,8 +65,9 @@ from neuronasv.store.layout import MACHINE_FILE
 
 __all__ = ["AxisChoice", "BisectOptions", "bisect_range", "first_parent_chain", "match_series"]
 
+log = logging.getLogger(__name__)
+
 AxisChoice = Literal["auto", "instructions", "work", "time"]
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -186,7 +189,6 @@ class _Stage:
     git: Git
     results_dir: str
     machine: str
-    progress: Progress
     bench: str | None = None
     metrics: tuple[str, ...] = ("devtime",)
     extra_env: Mapping[str, str] = field(default_factory=dict)
@@ -213,10 +215,10 @@ class _Stage:
             compile_cache=self.opts.compile_cache, metrics=self.metrics,
         )  # fmt: skip
         try:
-            run_commits(ro, progress=lambda line: self.progress(f"    {line}"), git=self.git,
-                        fingerprint=self.fingerprint)  # fmt: skip
+            with indented("    "):
+                run_commits(ro, git=self.git, fingerprint=self.fingerprint)
         except StoreError as exc:  # a commit produced no results: the others are kept
-            self.progress(f"    {exc}")
+            log.info(f"    {exc}")
             return False
         return True
 
@@ -232,7 +234,7 @@ def _narrow_env(series: SeriesId) -> dict[str, str]:
 
 def _exact_measure(stage: _Stage, series: SeriesId, axis: Axis) -> Callable[[str], Reading | None]:
     def measure(commit: str) -> Reading | None:
-        stage.progress(f"  measuring {commit[:12]} {stage.git.subject(commit)[:60]}")
+        log.info(f"  measuring {commit[:12]} {stage.git.subject(commit)[:60]}")
         stage.run([commit])
         history = stage.load()
         return reading_at(history, stage.machine, commit, series, axis)
@@ -246,7 +248,6 @@ def _time_runner(
     runner = WorktreeProfileRunner(
         repo=stage.git.repo, base=good, head=bad, backend=stage.opts.backend, samples=samples,
         active=stage.opts.active, python=stage.opts.python, git=stage.git,
-        progress=lambda line: stage.progress(f"  {line.strip()}"),
         extra_env=compile_cache_env(stage.opts.compile_cache),
     )  # fmt: skip
 
@@ -254,7 +255,7 @@ def _time_runner(
         try:
             got = runner(commit, [series], call)
         except (CaptureError, StoreError) as exc:
-            stage.progress(f"  {commit[:12]}: {exc}")
+            log.info(f"  {commit[:12]}: {exc}")
             return None
         return got.get(series)
 
@@ -278,7 +279,7 @@ def _search(
         stored = stored_readings(history, stage.machine, series.series, axis, list(chain))
         return exact_search(
             chain, stored, _exact_measure(stage, series.series, axis),
-            progress=stage.progress, clock=clock, budget_seconds=opts.budget_seconds,
+            clock=clock, budget_seconds=opts.budget_seconds,
         )  # fmt: skip
     # No history floor as the prior: it is a robust (MAD) spread, below the variance of
     # heavy-tailed process offsets, which made replayed searches name wrong commits
@@ -290,8 +291,7 @@ def _search(
     samples = _samples_default(opts, history, stage.machine, chain[-1])
     runner, measure = _time_runner(stage, series.series, chain[0], chain[-1], samples)
     try:
-        return time_search(chain, series.series, series.unit, measure, plan,
-                           progress=stage.progress, clock=clock)  # fmt: skip
+        return time_search(chain, series.series, series.unit, measure, plan, clock=clock)
     finally:
         runner.close()
 
@@ -304,7 +304,7 @@ def _explained(stage: _Stage, result: SearchResult, series: Series) -> tuple[Sea
         return result, history
     missing = [c for c in (result.lo, result.hi) if (stage.machine, c) not in history.profiles]
     if missing:
-        stage.progress(f"  storing {len(missing)} commit(s) to explain the culprit")
+        log.info(f"  storing {len(missing)} commit(s) to explain the culprit")
         t0 = time.monotonic()
         stage.run(missing)
         extra = time.monotonic() - t0
@@ -323,7 +323,7 @@ def _side_branch(
     base = stage.git.text("merge-base", parents[0], parents[1])
     if base == parents[1]:
         return None
-    stage.progress(
+    log.info(
         f"  {culprit[:12]} is a merge: bisecting its side branch {base[:12]}..{parents[1][:12]}"
     )
     chain = first_parent_chain(stage.git, base, parents[1])
@@ -366,7 +366,6 @@ def _document(
 def bisect_range(
     opts: BisectOptions,
     *,
-    progress: Progress = print,
     git: Git | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> BisectDocument:
@@ -384,12 +383,12 @@ def bisect_range(
     chain = first_parent_chain(gw, good, bad)
     results_dir, _, _ = run_dirs(gw.repo, RunOptions(repo=gw.repo, results_dir=opts.results_dir))
     machine = _default_machine(results_dir, opts.machine)
-    stage = _Stage(opts, gw, results_dir, machine, progress)
+    stage = _Stage(opts, gw, results_dir, machine)
     history = stage.load() if os.path.isdir(results_dir) else History(())
     found = match_series(history, machine, opts.pattern)
     unstored = [c for c in (good, bad) if (machine, c) not in history.profiles]
     if not found and unstored:
-        progress(f"measuring the range's ends first ({len(unstored)} without stored results)")
+        log.info(f"measuring the range's ends first ({len(unstored)} without stored results)")
         stage.bench = opts.bench
         counted = opts.axis == "instructions" or (
             opts.axis == "auto" and "instructions" in opts.pattern
@@ -414,7 +413,7 @@ def bisect_range(
     stage.bench = opts.bench or _bench_of(series.series)
     stage.extra_env = _narrow_env(series.series)
     stage.metrics = ("devtime", "instructions") if axis == "instructions" else ("devtime",)
-    progress(
+    log.info(
         f"bisecting {series.series.label} on {machine} over {len(chain) - 1} commit(s)"
         f" {good[:12]}..{bad[:12]} ({axis})"
     )

@@ -26,19 +26,23 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import logging
 import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from neuronasv.fileio import write_atomic
 from neuronasv.keys import results_key
+from neuronasv.log import cli_output
 from neuronasv.run.prepass import discover_classes, selected
 from neuronasv.suite.names import payload_path
 
 __all__ = ["META_FILE", "finish_payloads", "main", "run_instrpass"]
+
+log = logging.getLogger(__name__)
 
 META_FILE = "_meta.json"
 
@@ -47,13 +51,12 @@ def _count_workload(
     suite: Any,
     requests: Any,
     iterations: int,
-    say: Callable[[str], None] = print,
     *,
     tag: str = "",
 ) -> dict[str, Any]:
     """Every (shape, dtype) of one class counted, its dumps written; failures per entry.
 
-    One line per configuration: the runner's idle watchdog sees progress.
+    One INFO line per configuration: the runner's idle watchdog sees progress.
     """
     import torch
 
@@ -82,7 +85,7 @@ def _count_workload(
                         iterations=iterations,
                     )
                 results[key] = {"pending": pending.to_json()}
-                say(f"instructions {suite.workload} [{shape},{dtype}] counted")
+                log.info(f"instructions {suite.workload} [{shape},{dtype}] counted")
             except Exception as exc:  # one failing configuration must not lose the others
                 tb = traceback.format_exc(limit=3)
                 results[key] = {"error": f"{type(exc).__name__}: {exc}\n{tb}"}
@@ -94,15 +97,14 @@ def _one_class(
     out_dir: str,
     requests: Any,
     iterations: int,
-    say: Callable[[str], None],
     tag: str,
 ) -> None:
     started = time.monotonic()
-    payload = _count_workload(suite, requests, iterations, say, tag=tag)
+    payload = _count_workload(suite, requests, iterations, tag=tag)
     write_atomic(payload_path(out_dir, suite.workload), json.dumps(payload, allow_nan=False))
     bad = sum("error" in r for r in payload["results"].values())
     note = f", {bad} failed" if bad else ""
-    say(
+    log.info(
         f"instructions {suite.workload}: {len(payload['results'])} (shape, dtype)"
         f" in {time.monotonic() - started:.1f} s{note}"
     )
@@ -116,7 +118,6 @@ def run_instrpass(
     regexes: Sequence[str] = (),
     iterations: int = 1,
     repeat: int = 1,
-    say: Callable[[str], None] = print,
 ) -> int:
     """Count every selected class; one payload per workload. Returns the count.
 
@@ -158,14 +159,14 @@ def run_instrpass(
         **{k: os.environ[k] for k in MATRIX_ISA if k in os.environ},
     }
     write_atomic(os.path.join(out_dir, META_FILE), json.dumps(meta))
-    say(f"instructions: {len(classes)} workload(s) in one callgrind process")
+    log.info(f"instructions: {len(classes)} workload(s) in one callgrind process")
     with instructions.instrumented(requests):
         for rep in range(max(1, repeat)):
             rep_dir = out_dir if rep == 0 else os.path.join(out_dir, f"rep{rep}")
             os.makedirs(rep_dir, exist_ok=True)
             for cls in classes:
                 tag = f"rep{rep}|" if rep else ""
-                _one_class(cls(), rep_dir, requests, iterations, say, tag)
+                _one_class(cls(), rep_dir, requests, iterations, tag)
     return len(classes)
 
 
@@ -231,15 +232,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=1, help="count everything N times")
     args = parser.parse_args(argv)
-    run_instrpass(
-        args.benchmark_dir,
-        args.out,
-        helper=args.helper,
-        regexes=args.bench,
-        iterations=args.iterations,
-        repeat=args.repeat,
-        say=lambda s: print(s, flush=True),
-    )
+    with cli_output():
+        run_instrpass(
+            args.benchmark_dir,
+            args.out,
+            helper=args.helper,
+            regexes=args.bench,
+            iterations=args.iterations,
+            repeat=args.repeat,
+        )
     return 0
 
 

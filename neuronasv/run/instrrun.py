@@ -22,6 +22,7 @@ then records them as skipped); the device-time series run as always.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import time
@@ -48,6 +49,8 @@ __all__ = [
     "valgrind_command",
 ]
 
+log = logging.getLogger(__name__)
+
 #: The metrics ``neuronasv run --metrics`` knows.
 METRICS: tuple[str, ...] = ("devtime", "instructions")
 #: A pass that prints nothing for this long is stopped. It prints a line per
@@ -70,12 +73,13 @@ def default_metrics(
     backend: str,
     requested: tuple[str, ...] | None = None,
     *,
-    say: Callable[[str], None] | None = None,
     status: Callable[[], tuple[bool, str]] | None = None,
+    announce: bool = True,
 ) -> tuple[str, ...]:
     """What ``neuronasv run`` measures: ``requested`` (``--metrics``) when given; else
     device time, and on the CPU backend instruction counts too (exact where the CPU's
-    timing is noise) when valgrind is usable here — said in one line either way.
+    timing is noise) when valgrind is usable here — said in one INFO line either way
+    (``announce=False``: not said, for a caller that only plans).
 
     The one home of this default: the reusable workflows pass ``--metrics`` only when the
     caller sets their ``metrics`` input. ``status`` is injected by tests (default
@@ -90,8 +94,8 @@ def default_metrics(
 
         status = valgrind_status
     usable, line = status()
-    if say is not None:
-        say(
+    if announce:
+        log.info(
             "instructions: on, the CPU backend's default (--metrics devtime turns it off)"
             if usable
             else f"instructions: off ({line}); the CPU backend counts them where valgrind is"
@@ -244,9 +248,8 @@ class CommitPass:
         work: the commit's scratch folder (the payloads and dumps go there).
         env: the commit's environment (valgrind's variables are added to a copy).
         regexes: asv ``--bench`` regexes limiting the suite (none: all of it).
-        prefix: the commit's progress prefix.
-        progress: where progress lines go.
-        stream: the runner's subprocess helper (output lines to ``progress``, idle timeout).
+        prefix: the commit's progress prefix (its lines are logged after it).
+        stream: the runner's subprocess helper (output lines logged, idle timeout).
     """
 
     python: str
@@ -255,7 +258,6 @@ class CommitPass:
     env: Mapping[str, str]
     regexes: Sequence[str]
     prefix: str
-    progress: Callable[[str], None]
     stream: Callable[..., int]
 
 
@@ -265,18 +267,18 @@ def instructions_pass(run: CommitPass) -> str | None:
     Never raises for a failing pass: it says why and the commit goes on.
     """
     python, suite, work, env, regexes = run.python, run.suite, run.work, run.env, run.regexes
-    prefix, progress, stream = run.prefix, run.progress, run.stream
+    prefix, stream = run.prefix, run.stream
     from neuronasv.errors import BackendUnavailable
     from neuronasv.measure.callgrind import build_helper, valgrind_version
 
     version = valgrind_version()
     if version is None:
-        progress(f"{prefix} instructions: valgrind is not installed; no instruction series")
+        log.info(f"{prefix} instructions: valgrind is not installed; no instruction series")
         return None
     try:
         helper = build_helper(os.path.join(work, "callgrind-helper"))
     except BackendUnavailable as exc:
-        progress(f"{prefix} instructions: {exc}; no instruction series")
+        log.info(f"{prefix} instructions: {exc}; no instruction series")
         return None
     out_dir = os.path.join(work, "instructions")
     dumps_dir = os.path.join(work, "callgrind")
@@ -297,12 +299,12 @@ def instructions_pass(run: CommitPass) -> str | None:
             cwd=work,
             env=valgrind_env(env, scratch=work),
             prefix=prefix,
-            progress=_quiet(progress),
+            shown=_not_banner,
             idle_timeout=IDLE_TIMEOUT,
             tail=tail,
         )
     except OSError as exc:
-        progress(f"{prefix} instructions: valgrind could not start ({exc})")
+        log.info(f"{prefix} instructions: valgrind could not start ({exc})")
         return None
     from neuronasv.run.instrpass import finish_payloads
 
@@ -311,7 +313,7 @@ def instructions_pass(run: CommitPass) -> str | None:
     shutil.rmtree(dumps_dir, ignore_errors=True)
     if rc != 0:
         last = tail[-1] if tail else ""
-        progress(
+        log.info(
             f"{prefix} instructions pass did not complete (exit {rc}){': ' + last if last else ''}"
         )
     return out_dir if os.path.isdir(out_dir) else None
@@ -324,9 +326,9 @@ def prepare_commit(run: CommitPass, *, backend: str, cat_path: str, sha: str) ->
     """
     from neuronasv.suite.catalogue import load_catalogue, save_catalogue
 
-    prefix, progress = run.prefix, run.progress
+    prefix = run.prefix
     if not counts_instructions(backend):
-        progress(f"{prefix} instructions: off on {backend} (device time is the metric there)")
+        log.info(f"{prefix} instructions: off on {backend} (device time is the metric there)")
         return None
     started = time.monotonic()
     folder = instructions_pass(run)
@@ -340,19 +342,13 @@ def prepare_commit(run: CommitPass, *, backend: str, cat_path: str, sha: str) ->
     counts, _ = read_counts(folder)
     unstable = sorted(k for k, e in counts.items() if e.get("deterministic") is False)
     note = f"; NOT deterministic: {', '.join(unstable)}" if unstable else ""
-    progress(
+    log.info(
         f"{prefix} instructions pass done in {time.monotonic() - started:.0f} s:"
         f" {sum('total' in e for e in counts.values())} configuration(s) counted{note}"
     )
     return folder
 
 
-def _quiet(progress: Callable[[str], None]) -> Callable[[str], None]:
+def _not_banner(line: str) -> bool:
     """valgrind's own ``==pid==`` banner lines are not progress."""
-
-    def say(line: str) -> None:
-        body = line.split(" ", 2)[-1]
-        if not body.startswith("=="):
-            progress(line)
-
-    return say
+    return not line.lstrip().startswith("==")

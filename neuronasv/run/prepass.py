@@ -31,19 +31,26 @@ Which classes run: those whose asv benchmark names (``rmsnorm.Naive.devtime_tota
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import itertools
 import json
+import logging
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from neuronasv.fileio import write_atomic
+from neuronasv.log import cli_output
 from neuronasv.suite.names import payload_path
 
 __all__ = ["PhaseClock", "discover_classes", "main", "payload_path", "run_prepass", "selected"]
+
+log = logging.getLogger(__name__)
+#: Whose records the :class:`PhaseClock` reads (not imported: it imports torch's helpers).
+PROFILING_LOGGER = "neuronasv.measure.profiling"
 
 
 def discover_classes(benchmark_dir: str) -> list[tuple[str, type]]:
@@ -85,26 +92,29 @@ def run_prepass(
     benchmark_dir: str,
     out_dir: str,
     regexes: Sequence[str] = (),
-    *,
-    say: Callable[[str], None] = print,
 ) -> int:
-    """Profile every selected class once; write one payload per workload. Returns the count."""
+    """Profile every selected class once; write one payload per workload. Returns the count.
+
+    One INFO line per workload (with where its time went, :class:`PhaseClock`); the
+    profiles' own per-sample lines are the clock's, not shown.
+    """
     from neuronasv.suite.declare import record_classes
     from neuronasv.suite.feed import profile_class, sample_count
 
     found = discover_classes(benchmark_dir)
     record_classes(out_dir, [cls for _, cls in found])  # all: asv declares the whole suite
     classes = selected(found, regexes)
-    say(f"prepass: {len(classes)} workload(s) in one process")
+    log.info(f"prepass: {len(classes)} workload(s) in one process")
     if classes:
         started = time.monotonic()
         _freeze_imports()
-        say(f"prepass: torch imported in {time.monotonic() - started:.1f} s")
+        log.info(f"prepass: torch imported in {time.monotonic() - started:.1f} s")
     for i, cls in enumerate(classes):
         suite: Any = cls()
         started = time.monotonic()
         phases = PhaseClock()
-        payload = profile_class(suite, progress=phases.mark)
+        with phases.listening():
+            payload = profile_class(suite)
         phases.close()
         payload["shapes"] = list(suite.shapes)
         payload["dtypes"] = list(suite.dtypes)
@@ -118,7 +128,7 @@ def run_prepass(
         note = "".join(
             [f", {bad} failed" if bad else "", f", {skipped} skipped" if skipped else ""]
         )
-        say(
+        log.info(
             f"prepass {suite.workload}: {len(payload['results'])} (shape, dtype)"
             f" in {time.monotonic() - started:.1f} s{note}{phases.describe()}"
         )
@@ -128,7 +138,7 @@ def run_prepass(
 
 
 class PhaseClock:
-    """Where a workload's pre-pass time goes, from ``profile_workload``'s progress lines.
+    """Where a workload's pre-pass time goes, from ``profile_workload``'s progress records.
 
     Each (shape, dtype) reports ``<label>: warming up (...)`` before its warm-up and
     ``<label>: sample k/n`` after each profiler cycle. Summed over the workload's (shape,
@@ -173,6 +183,28 @@ class PhaseClock:
                 self.totals["warm-up"] += now - self._since
                 self._since, self._phase = now, "samples"
             self._last_sample = now
+
+    @contextlib.contextmanager
+    def listening(self) -> Iterator[None]:
+        """Inside: :mod:`neuronasv.measure.profiling`'s INFO records go to :meth:`mark`,
+        and only there (one line per sample would bury the pre-pass's own lines)."""
+        clock = self
+
+        class Marks(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                clock.mark(record.getMessage())
+
+        logger = logging.getLogger(PROFILING_LOGGER)
+        handler, level, propagate = Marks(logging.INFO), logger.level, logger.propagate
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+        try:
+            yield
+        finally:
+            logger.removeHandler(handler)
+            logger.setLevel(level)
+            logger.propagate = propagate
 
     def close(self) -> None:
         """End the last phase (the workload returned)."""
@@ -224,7 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="folder for the payloads")
     parser.add_argument("--bench", action="append", default=[], help="asv --bench regex")
     args = parser.parse_args(argv)
-    run_prepass(args.benchmark_dir, args.out, args.bench, say=lambda s: print(s, flush=True))
+    with cli_output():
+        run_prepass(args.benchmark_dir, args.out, args.bench)
     return 0
 
 

@@ -7,6 +7,7 @@ machine, stored only when measured honestly). Both live under ``<results>/<machi
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -21,13 +22,14 @@ from neuronasv.suite.catalogue import (
     save_catalogue,
 )
 
-Progress = Callable[[str], None]
+log = logging.getLogger(__name__)
+
 
 #: Above this many new op series a run lists counts per workload, not names.
 _LIST_NEW_OPS = 10
 
 
-def prepare_catalogue(path: str, backend: str, progress: Progress) -> None:
+def prepare_catalogue(path: str, backend: str) -> None:
     """Bring the machine's op catalogue up to date with its sidecars (see catalogue module).
 
     Missing file: rebuilt from every sidecar of the machine (a fresh runner after a pull).
@@ -44,11 +46,11 @@ def prepare_catalogue(path: str, backend: str, progress: Progress) -> None:
         save_catalogue(path, after)
     ops = sum(len(o) for o in after.backends.get(backend, {}).values())
     note = f", {read} sidecar(s) merged" if read else ""
-    progress(f"op catalogue {path}: {ops} op series declared for {backend}{note}")
+    log.info(f"op catalogue {path}: {ops} op series declared for {backend}{note}")
 
 
 def prepare_peaks(
-    path: str, backend: str, progress: Progress, *, measure: Callable[..., Any] | None = None
+    path: str, backend: str, *, measure: Callable[..., Any] | None = None
 ) -> None:
     """The machine's calibrated CPU roof (the roof of "of peak"): read it, or — when there is
     none yet, an outdated one, or one of other threads — measure it once, now, before any
@@ -68,7 +70,7 @@ def prepare_peaks(
     where = f"peak {shown(path)}"
     peak = read_calibration(path)  # a corrupt file: exit 5 before anything runs
     if peak is not None and chosen.roof({}, env=os.environ, calibration=peak) is not None:
-        progress(f"{where}: {peak.describe()}")
+        log.info(f"{where}: {peak.describe()}")
         return
     if peak is not None:
         why = f"the stored one is for other threads ({peak.name})"
@@ -79,14 +81,14 @@ def prepare_peaks(
     try:
         peak, text = calibrate(chosen) if measure is None else calibrate(chosen, measure=measure)
     except CalibrationRefused as exc:
-        progress(
+        log.info(
             f"{where}: {why}; {exc.message}; this run shows no fraction of peak"
             " (the next run measures again; `neuronasv doctor --calibrate` on a quiet machine)"
         )
         return
     os.makedirs(os.path.dirname(path), exist_ok=True)
     write_atomic(path, text)
-    progress(
+    log.info(
         f"{where}: {why}; calibrated: {peak.describe()}"
         " (`neuronasv doctor --calibrate` re-measures it)"
     )
@@ -98,7 +100,6 @@ def grow_catalogue(
     profiles: Sequence[WorkloadProfile],
     sha: str,
     prefix: str,
-    progress: Progress,
 ) -> OpCatalogue:
     """Add the ops of ``profiles`` (a commit's pre-pass) to the catalogue; say what is new."""
     before = load_catalogue(path)
@@ -109,10 +110,10 @@ def grow_catalogue(
         count = sum(len(v) for v in added.values())
         if count > _LIST_NEW_OPS:  # a first run: counts, not hundreds of names
             listed = "; ".join(f"{w}: {len(ops)}" for w, ops in sorted(added.items()))
-            progress(f"{prefix} op catalogue: {count} new op series ({listed})")
+            log.info(f"{prefix} op catalogue: {count} new op series ({listed})")
         elif added:
             listed = "; ".join(f"{w}: {', '.join(ops)}" for w, ops in sorted(added.items()))
-            progress(f"{prefix} op catalogue: {count} new op series ({listed})")
+            log.info(f"{prefix} op catalogue: {count} new op series ({listed})")
     return after
 
 

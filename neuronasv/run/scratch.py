@@ -12,14 +12,17 @@ scratch folder whose owner is gone, and those folders themselves.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from neuronasv.store.git import Git
 
 __all__ = ["OWNER_FILE", "PREFIX", "prune_stale", "scratch_dir"]
+
+log = logging.getLogger(__name__)
 
 #: Every scratch folder's name starts with this.
 PREFIX = "neuronasv-"
@@ -68,11 +71,12 @@ def _scratch_root(path: str, tmp: str) -> str | None:
     return os.path.join(tmp, first)
 
 
-def prune_stale(git: Git | None, *, say: Callable[[str], None] | None = None) -> int:
+def prune_stale(git: Git | None) -> int:
     """Remove worktrees and scratch folders left by killed runs; how many folders went.
 
     Only ``neuronasv-*`` folders of the temporary directory whose ``owner.pid`` names a
     process that no longer exists are touched; a concurrent run's folders are left alone.
+    What went is said in one INFO line.
     """
     tmp = os.path.realpath(tempfile.gettempdir())
     stale: set[str] = set()
@@ -93,6 +97,6 @@ def prune_stale(git: Git | None, *, say: Callable[[str], None] | None = None) ->
     if git is not None and stale:
         with contextlib.suppress(Exception):
             git.run("worktree", "prune", check=False)
-    if stale and say is not None:
-        say(f"removed {len(stale)} scratch folder(s) left by an interrupted run")
+    if stale:
+        log.info(f"removed {len(stale)} scratch folder(s) left by an interrupted run")
     return len(stale)

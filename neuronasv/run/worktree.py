@@ -12,6 +12,7 @@ commits of its probes through the same runner (:mod:`neuronasv.run.bisect`).
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -28,6 +29,8 @@ from neuronasv.store.git import Git
 
 __all__ = ["CommandRunner", "WorktreeProfileRunner"]
 
+log = logging.getLogger(__name__)
+
 
 CommandRunner = Callable[[Sequence[str], str, Mapping[str, str]], int]
 
@@ -38,12 +41,8 @@ def _run_cmd(cmd: Sequence[str], cwd: str, env: Mapping[str, str]) -> int:
     proc = run_process(cmd, cwd=cwd, env=env, text=True)
     if proc.returncode != 0:
         tail = proc.output.strip().splitlines()[-20:]
-        print("\n".join(["$ " + " ".join(cmd), *tail]), file=sys.stderr)
+        log.warning("\n".join(["$ " + " ".join(cmd), *tail]))
     return proc.returncode
-
-
-def _progress(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -62,7 +61,6 @@ class WorktreeProfileRunner:
             worktrees a killed confirm left behind are pruned first).
         run_cmd: injected process runner ``(argv, cwd, env) -> returncode`` (tests).
         git: the git gateway that adds/removes the worktrees (default ``Git(repo)``).
-        progress: where one line per re-measured profile goes (stderr by default).
         extra_env: more environment for the profile processes (the compile cache).
     """
 
@@ -75,7 +73,6 @@ class WorktreeProfileRunner:
     python: str = sys.executable
     workdir: str | None = None
     run_cmd: CommandRunner = _run_cmd
-    progress: Callable[[str], None] = _progress
     git: Git | None = None
     extra_env: Mapping[str, str] = field(default_factory=dict)
     _trees: dict[str, str] = field(default_factory=dict)
@@ -126,7 +123,7 @@ class WorktreeProfileRunner:
         for wl in sorted(wanted):
             shapes, dtypes = wanted[wl]
             target = os.path.join(self.workdir or tree, f"{side}-{round_index}-{wl}.json")
-            self.progress(
+            log.info(
                 f"  round {round_index + 1} {shown}{commit[:8]}  {wl}"
                 f" [{', '.join(shapes) or 'default shape'}] x [{', '.join(dtypes) or 'default'}]"
             )

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -62,6 +63,8 @@ __all__ = [
     "load_columns",
     "parse_columns",
 ]
+
+log = logging.getLogger(__name__)
 
 #: Bump when :class:`FileColumns`' encoding or meaning changes: old cache entries miss.
 COLUMNS_FORMAT = 2  # 2: a sidecar with damaged op tables is ignored, as the loader does
@@ -445,7 +448,6 @@ def load_columns(
     cache: ColumnsCache | None = None,
     layouts_dir: str | None = None,
     workers: int | None = None,
-    progress: Callable[[str], None] | None = None,
 ) -> Columns:
     """Every results file under ``results_dir`` as per-machine matrices.
 
@@ -455,20 +457,20 @@ def load_columns(
         repo, git: the commit order, as for ``load_history``.
         cache: per-file cache of :class:`FileColumns`; ``layouts_dir`` keeps their layouts.
         workers: processes parsing files that are not cached (default: CPUs, at most 8).
-        progress: called with one line per stage.
+
+    One DEBUG line per stage (this module's logger).
 
     Raises:
         ResultsError: ``results_dir`` does not exist, or two different files for one run.
         CorruptResultsError: a time or memory value <= 0 (as ``load_history``).
     """
     rdir = os.fspath(results_dir)
-    say = progress or (lambda _m: None)
     paths = result_paths(rdir, machine)
     layouts = Layouts(layouts_dir)
     n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
     unreadable: dict[str, str] = {}
     got = _read_all(paths, cache, layouts, n_workers, unreadable)
-    say(f"{len(got)} results files read")
+    log.debug("%d results files read", len(got))
     errors: list[str] = []
     files: list[FileColumns] = []
     for path in paths:  # the loader's order of messages: by path, as read

@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import re
 import sys
@@ -86,6 +87,8 @@ __all__ = [
     "ops_file_for",
     "suite_classes",
 ]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_DTYPES: tuple[str, ...] = ("bfloat16", "float32")
 OPS_FILE_NAME = "ops.json"
@@ -150,7 +153,7 @@ def load_ops(path: str) -> dict[str, dict[str, list[str]]]:
     except FileNotFoundError:
         return {}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        print(f"neuronasv suite: ignoring unreadable {path}: {exc}", file=sys.stderr)
+        log.warning(f"neuronasv suite: ignoring unreadable {path}: {exc}")
         return {}
 
 

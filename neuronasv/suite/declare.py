@@ -23,8 +23,8 @@ Schema history (``VERSION``): 1 — first version.
 from __future__ import annotations
 
 import json
+import logging
 import os
-import sys
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
@@ -33,6 +33,8 @@ from neuronasv.fileio import write_atomic
 from neuronasv.suite.names import declaration_path
 
 __all__ = ["VERSION", "Declared", "declared_classes", "record_classes"]
+
+log = logging.getLogger(__name__)
 
 VERSION = 1
 _KIND = "neuronasv.suite-classes"
@@ -101,5 +103,5 @@ def declared_classes(module: str, tag: str | None) -> list[Declared] | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        print(f"neuronasv suite: ignoring the unreadable record {path}: {exc}", file=sys.stderr)
+        log.warning(f"neuronasv suite: ignoring the unreadable record {path}: {exc}")
         return None

@@ -20,10 +20,10 @@ The user's workloads are imported only here, when a profile is taken
 from __future__ import annotations
 
 import json
+import logging
 import os
-import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from neuronasv import env
@@ -42,6 +42,8 @@ __all__ = [
     "setup_cache",
     "workload_of",
 ]
+
+log = logging.getLogger(__name__)
 
 
 def sample_count(repeat: int, rounds: int) -> int:
@@ -79,15 +81,14 @@ def workload_of(suite: Any) -> Any:
 def profile_class(
     suite: Any,
     keys: Sequence[tuple[str, str]] | None = None,
-    progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Profile each (shape, dtype) of a suite class once; the payload (builtins only).
 
     Returns only builtins (the pickle is loaded by light benchmark processes). A failure of
     one (shape, dtype) is recorded for that entry and the others still run. ``keys``
-    limits the (shape, dtype) entries (default: all of the class's). ``progress`` gets
-    :func:`~neuronasv.measure.profiling.profile_workload`'s lines (the pre-pass times its
-    phases from them).
+    limits the (shape, dtype) entries (default: all of the class's).
+    :func:`~neuronasv.measure.profiling.profile_workload` logs its progress (the pre-pass
+    times its phases from those records)
     """
     out_dir = env.PROFILE_OUT.read()
     trace_root = env.TRACE_DIR.read()
@@ -134,7 +135,6 @@ def profile_class(
                     # throttled device (neuronasv.analyse.health).
                     canary=True,
                 ),
-                progress=progress,
             )
         except Exception as exc:  # one failing (shape, dtype) must not lose the others
             tb = traceback.format_exc(limit=3)
@@ -168,7 +168,7 @@ def prepass_payload(suite: Any) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
-        print(f"neuronasv suite: ignoring unreadable pre-pass {path}: {exc}", file=sys.stderr)
+        log.warning(f"neuronasv suite: ignoring unreadable pre-pass {path}: {exc}")
         return None
     fits = (
         isinstance(payload, dict)

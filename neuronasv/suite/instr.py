@@ -20,7 +20,7 @@ Import stays light (no torch): the counts are read from JSON.
 from __future__ import annotations
 
 import json
-import sys
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +29,8 @@ from neuronasv.keys import results_key
 from neuronasv.suite.names import payload_path
 
 __all__ = ["INSTR_VERSION", "instr_methods", "instr_payload", "known_op"]
+
+log = logging.getLogger(__name__)
 
 #: asv ``version`` of the instruction series: bump when the meaning of the counts changes
 #: (what is excluded, how ops are separated).
@@ -47,7 +49,7 @@ def instr_payload(workload: str) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:
-        print(f"neuronasv suite: ignoring unreadable counts {path}: {exc}", file=sys.stderr)
+        log.warning(f"neuronasv suite: ignoring unreadable counts {path}: {exc}")
         return {}
     results = doc.get("results") if isinstance(doc, dict) else None
     return results if isinstance(results, dict) else {}

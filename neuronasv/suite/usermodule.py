@@ -21,19 +21,17 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import logging
 import os
 import sys
-from collections.abc import Callable
 from types import ModuleType
 
 __all__ = ["import_workloads_module", "suite_copy_of"]
 
+log = logging.getLogger(__name__)
+
 #: A folder holding one of these is a repository's top: the search stops there.
 _TOP_MARKERS = (".git", "asv.conf.json")
-
-
-def _say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 def suite_copy_of(module: str, suite_file: str) -> str | None:
@@ -63,9 +61,11 @@ def _same_file(a: str | None, b: str) -> bool:
 
 
 def import_workloads_module(
-    module: str, suite_file: str | None, *, say: Callable[[str], None] = _say
+    module: str, suite_file: str | None
 ) -> ModuleType:
     """Import ``module`` by the rule of the module docstring; the module.
+
+    Loading the suite's copy over the commit's is said in one warning.
 
     Raises what the import raises (a user's module: its errors are theirs to see).
     """
@@ -91,7 +91,7 @@ def import_workloads_module(
     )
     if new is None or new.loader is None:  # pragma: no cover - a .py file always has one
         return importlib.import_module(module)
-    say(
+    log.warning(
         f"neuronasv suite: {module} from the suite's {ours}"
         f" (this commit's {'is ' + origin if origin else 'has none'}): the suite's workloads win"
     )

@@ -8,12 +8,21 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import pytest
 
 from neuronasv.ci.tools import ensure_instruction_tools, privileged_prefix
+from neuronasv.log import cli_output
 from neuronasv.proc import ProcResult
+
+
+@pytest.fixture(autouse=True)
+def _in_actions() -> Iterator[None]:
+    """The step's voice in a workflow: the Actions handler, as ``python -m neuronasv.ci``
+    installs it under ``GITHUB_ACTIONS=true`` (annotations on stderr)."""
+    with cli_output(actions=True, environ={"GITHUB_ACTIONS": "true"}):
+        yield
 
 
 class Runner:
@@ -55,7 +64,7 @@ def test_already_usable_installs_nothing(capsys: pytest.CaptureFixture[str]) -> 
     assert ensure_instruction_tools(("devtime", "instructions"), status=states(True),
                                     which=which("apt-get"), runner=run, uid=1000)  # fmt: skip
     assert run.calls == []
-    assert "::warning::" not in capsys.readouterr().out
+    assert "::warning::" not in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("uid, prefix", [(0, []), (1000, ["sudo", "-n"])])
@@ -96,7 +105,7 @@ def test_a_runner_that_cannot_install_warns_and_goes_on(
         runner=run,
         uid=1000,
     )
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     assert ok is False and out.startswith("::warning::instructions metric off: ") and said in out
     assert out.count("\n") == 1  # one annotation line
 
@@ -134,11 +143,11 @@ def test_the_runners_text_is_escaped_in_the_annotation(capsys: pytest.CaptureFix
 
     ok = ensure_instruction_tools(("instructions",), status=status, which=which("apt-get"),
                                   runner=Hostile(), uid=0)  # fmt: skip
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     assert ok is False and out.count("\n") == 1 and "\r" not in out
     assert out.startswith("::warning::instructions metric off: ")
     assert out.endswith("exited 100: E: 100%250A::error::pwned\n")
     ok = ensure_instruction_tools(("instructions",), status=status, which=which(), uid=0)
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     assert ok is False and out.count("\n") == 1 and "installed%0A::error::from" in out
 

@@ -113,8 +113,10 @@ def test_the_site_branch_is_checked_before_any_measurement() -> None:
     assert '--default-branch "$DEFAULT_BRANCH"' in site["run"]
 
 
-@pytest.mark.parametrize(("branch", "says"), [("main", "is the default branch"),
-                                              ("benchmark-results", "is the results branch")])
+@pytest.mark.parametrize(
+    ("branch", "says"),
+    [("main", "is the default branch"), ("benchmark-results", "is the results branch")],
+)
 def test_plan_refuses_a_site_branch_of_ours_before_planning(
     tmp_path: Path, branch: str, says: str
 ) -> None:
@@ -124,14 +126,14 @@ def test_plan_refuses_a_site_branch_of_ours_before_planning(
     assert r.returncode == 2 and says in r.stderr, r.stderr
 
 
-def test_the_metrics_default_lives_in_the_package() -> None:
+def test_the_metrics_default_lives_in_the_package(log_lines: list[str]) -> None:
     """Issue 29: the default lived in two YAML expressions keyed on `backend: cpu`, so a CPU
     caller with `backend: auto` got no instruction counts."""
-    said: list[str] = []
-    assert default_metrics("cpu", say=said.append, status=lambda: (True, "ok")) == (
+    said = log_lines
+    assert default_metrics("cpu", status=lambda: (True, "ok")) == (
         "devtime", "instructions")  # fmt: skip
     assert "on, the CPU backend's default" in said[0]
-    assert default_metrics("cpu", say=said.append, status=lambda: (False, "no valgrind")) == (
+    assert default_metrics("cpu", status=lambda: (False, "no valgrind")) == (
         "devtime",)  # fmt: skip
     assert "instructions: off (no valgrind)" in said[1]
     assert default_metrics("cuda", status=lambda: (True, "")) == ("devtime",)

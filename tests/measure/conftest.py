@@ -11,6 +11,7 @@ import pytest
 from neuronasv.measure import ProfileOptions, get_backend, profile_workload
 from neuronasv.measure.workloads import get
 from neuronasv.model import WorkloadProfile
+from tests.builders import logged_lines
 
 VARIANTS = ("rmsnorm.naive", "rmsnorm.fused", "rmsnorm.compiled")
 
@@ -22,7 +23,7 @@ def cpu_trace_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture(scope="session")
 def cpu_progress() -> list[str]:
-    """Progress lines the session profile emitted."""
+    """Progress lines the session profile logged (filled by ``cpu_profiles``)."""
     return []
 
 
@@ -30,13 +31,14 @@ def cpu_progress() -> list[str]:
 def cpu_profiles(cpu_trace_dir: str, cpu_progress: list[str]) -> dict[str, WorkloadProfile]:
     backend = get_backend("cpu")
     out = {}
-    for name in VARIANTS:
-        out[name] = profile_workload(
-            get(name),
-            backend,
-            shape="4x512",
-            dtype="bfloat16",
-            options=ProfileOptions(samples=10, trace_dir=cpu_trace_dir),
-            progress=cpu_progress.append,
-        )
+    with logged_lines("neuronasv.measure.profiling") as lines:
+        for name in VARIANTS:
+            out[name] = profile_workload(
+                get(name),
+                backend,
+                shape="4x512",
+                dtype="bfloat16",
+                options=ProfileOptions(samples=10, trace_dir=cpu_trace_dir),
+            )
+    cpu_progress.extend(lines)
     return out

@@ -136,9 +136,16 @@ def test_versions(tmp_path: Path) -> None:
     with pytest.raises(SchemaVersionError, match="schema version 3 is not supported"):
         read_calibration(str(path))
     # The first format: measured with torch's threads, stored whatever came out. No roof.
-    old = {"kind": "neuronasv.peaks", "version": 1, "backend": "cpu",
-           "calibrated": "2026-05-01T00:00:00+00:00", "name": "cpu (2 threads)",
-           "memory_bytes_per_s": 2e10, "flops_per_s": {"float32": 7e7}, "source": "calibrated"}
+    old = {
+        "kind": "neuronasv.peaks",
+        "version": 1,
+        "backend": "cpu",
+        "calibrated": "2026-05-01T00:00:00+00:00",
+        "name": "cpu (2 threads)",
+        "memory_bytes_per_s": 2e10,
+        "flops_per_s": {"float32": 7e7},
+        "source": "calibrated",
+    }
     path.write_text(json.dumps(old))
     assert read_calibration(str(path)) is None
     path.write_text(json.dumps({**old, "version": 7}))
@@ -163,7 +170,7 @@ def test_a_hostile_file_name_is_shown_escaped(tmp_path: Path) -> None:
 
 
 def test_a_run_with_a_hostile_calibration_says_so_escaped_and_never_hangs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, log_lines: list[str]
 ) -> None:
     from neuronasv.run.records import prepare_peaks
 
@@ -171,10 +178,10 @@ def test_a_run_with_a_hostile_calibration_says_so_escaped_and_never_hangs(
     fifo = tmp_path / HOSTILE
     os.mkfifo(fifo)
     with pytest.raises(CorruptResultsError, match="a FIFO"):
-        within(10, prepare_peaks, str(fifo), "cpu", print)
+        within(10, prepare_peaks, str(fifo), "cpu")
     path = tmp_path / ("ok" + HOSTILE)
-    lines: list[str] = []
-    prepare_peaks(str(path), "cpu", lines.append, measure=fake_measure())
+    lines = log_lines
+    prepare_peaks(str(path), "cpu", measure=fake_measure())
     assert len(lines) == 1 and "\x1b" not in lines[0] and "\n" not in lines[0]
     assert lines[0].startswith(f"peak {shown(str(path))}: none yet for this machine; calibrated")
 
@@ -187,14 +194,14 @@ def refusing(*_: object, **__: object) -> Any:
 
 
 def test_a_run_that_cannot_calibrate_honestly_stores_nothing_and_goes_on(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, log_lines: list[str]
 ) -> None:
     from neuronasv.run.records import prepare_peaks
 
     monkeypatch.delenv("NEURONASV_PEAK", raising=False)
     path = tmp_path / "box" / "calibration.peaks"
-    lines: list[str] = []
-    prepare_peaks(str(path), "cpu", lines.append, measure=refusing)
+    lines = log_lines
+    prepare_peaks(str(path), "cpu", measure=refusing)
     assert not path.exists()
     (line,) = lines
     assert line.startswith(f"peak {path}: none yet for this machine; calibration refused,")
@@ -202,14 +209,14 @@ def test_a_run_that_cannot_calibrate_honestly_stores_nothing_and_goes_on(
     # An outdated file (schema 1) is re-measured; refused, it is left as it was (unused).
     path.parent.mkdir()
     path.write_text(json.dumps({"kind": "neuronasv.peaks", "version": 1}))
-    prepare_peaks(str(path), "cpu", lines.append, measure=refusing)
+    prepare_peaks(str(path), "cpu", measure=refusing)
     assert "older format (schema 1), not trusted; calibration refused" in lines[-1]
-    prepare_peaks(str(path), "cpu", lines.append, measure=fake_measure())
+    prepare_peaks(str(path), "cpu", measure=fake_measure())
     assert "calibrated: cpu (1 thread)" in lines[-1]
     assert json.loads(path.read_text())["schema_version"] == 2
     # A roof of other threads is re-measured with the suite's.
     path.write_text(calibrate(CpuBackend(), measure=fake_measure(threads=2))[1])
-    prepare_peaks(str(path), "cpu", lines.append, measure=fake_measure())
+    prepare_peaks(str(path), "cpu", measure=fake_measure())
     assert "other threads (cpu (2 threads))" in lines[-1]
     assert json.loads(path.read_text())["threads"] == 1
 
@@ -226,8 +233,9 @@ def test_doctor_calibrate_refuses_in_one_line_and_keeps_the_stored_roof(
     path.write_text(good_text())
     before = path.read_text()
     real = calibration.calibrate
-    monkeypatch.setattr(calibration, "calibrate",
-                        lambda backend, **kw: real(backend, **{**kw, "measure": refusing}))
+    monkeypatch.setattr(
+        calibration, "calibrate", lambda backend, **kw: real(backend, **{**kw, "measure": refusing})
+    )
     code = main(["doctor", "--calibrate", "--results-dir", str(results), "--machine", "box"])
     assert code == 4 and path.read_text() == before
     err = capsys.readouterr().err.splitlines()
@@ -235,8 +243,11 @@ def test_doctor_calibrate_refuses_in_one_line_and_keeps_the_stored_roof(
         "error: calibration refused, nothing stored: under load: the 128 MiB copy had 12 % of"
         " 1 CPU over 5 calls (needs ≥ 50 %; it measured 2.90 GB/s)"
     )
-    monkeypatch.setattr(calibration, "calibrate",
-                        lambda backend, **kw: real(backend, **{**kw, "measure": fake_measure()}))
+    monkeypatch.setattr(
+        calibration,
+        "calibrate",
+        lambda backend, **kw: real(backend, **{**kw, "measure": fake_measure()}),
+    )
     assert main(["doctor", "--calibrate", "--results-dir", str(results),
                  "--machine", "box"]) == 0  # fmt: skip
     out = capsys.readouterr().out

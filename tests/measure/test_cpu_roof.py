@@ -10,6 +10,7 @@ repeated until steady, refused under load, with a spread over 2x, or out of a CP
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable, Iterator, Sequence
 
 import pytest
@@ -174,8 +175,10 @@ def test_the_highest_plausible_rate_scales_with_the_threads() -> None:
     assert R.implausible("float32", 1.5e12, 1) is not None
     assert R.implausible("float32", 1.5e12, 2) is None
     why = R.implausible("float32", 7e7, 1)
-    assert why == "float32 70.0 MFLOP/s is outside what a CPU does with 1 thread" \
+    assert (
+        why == "float32 70.0 MFLOP/s is outside what a CPU does with 1 thread"
         " (1.00 GFLOP/s … 1.00 TFLOP/s)"
+    )
 
 
 # --- the whole measurement -----------------------------------------------------------------
@@ -212,11 +215,11 @@ def test_the_first_refused_quantity_stops_the_measurement() -> None:
     assert err.value.hint is not None and "neuronasv doctor --calibrate" in err.value.hint
 
 
-def test_each_passed_quantity_is_said_as_it_is_measured() -> None:
-    lines: list[str] = []
+def test_each_passed_quantity_is_said_as_it_is_measured(logged: pytest.LogCaptureFixture) -> None:
+    logged.set_level(logging.DEBUG, logger="neuronasv")
     R.measure_cpu_roof(Pinned(1), timer=script([Timing(0.02, 0.02)] * 100),
-                       probes=[probe()], progress=lines.append)  # fmt: skip
-    assert lines == [
+                       probes=[probe()])  # fmt: skip
+    assert logged.messages == [
         "float32: 107 GFLOP/s (128² float32 matmul, 5 calls, spread ×1, 100 % of the CPU,"
         " 100 % in the fastest calls)"
     ]

@@ -69,7 +69,7 @@ def fake_measure(threads: int = 1, **rates: float) -> Any:
     """A measurement that passed the rules, without a clock: ``(threads, readings)``."""
     rates = rates or {"bandwidth": 2e10, "float32": 1e11, "bfloat16": 3e10}
 
-    def measure(backend: object, progress: object = None) -> tuple[int, tuple[RoofReading, ...]]:
+    def measure(backend: object) -> tuple[int, tuple[RoofReading, ...]]:
         return threads, tuple(_reading(w, r) for w, r in rates.items())
 
     return measure
@@ -108,7 +108,7 @@ def test_a_roof_of_other_threads_than_the_suites_is_no_roof(tmp_path: Path) -> N
 
 
 def test_a_run_reads_the_machines_calibration_and_never_re_measures(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, log_lines: list[str]
 ) -> None:
     from neuronasv.run.records import prepare_peaks
 
@@ -118,20 +118,20 @@ def test_a_run_reads_the_machines_calibration_and_never_re_measures(
     path.parent.mkdir()
     path.write_text(calibrate(CpuBackend(), measure=fake_measure(), clock=lambda: "2026-12-01")[1])
     before = path.read_text()
-    lines: list[str] = []
+    lines = log_lines
 
     def never(*a: object, **k: object) -> Any:
         raise AssertionError("a run with a calibration measured again")
 
-    prepare_peaks(str(path), "cpu", lines.append, measure=never)
+    prepare_peaks(str(path), "cpu", measure=never)
     assert lines == [f"peak {path}: cpu (1 thread) (calibrated): 20.0 GB/s,"
                      " bfloat16 30.0 GFLOP/s, float32 100 GFLOP/s"]  # fmt: skip
     assert path.read_text() == before
-    prepare_peaks(str(tmp_path / "gpu" / "calibration.peaks"), "cuda", lines.append, measure=never)
+    prepare_peaks(str(tmp_path / "gpu" / "calibration.peaks"), "cuda", measure=never)
     assert len(lines) == 1 and not (tmp_path / "gpu").exists()  # the datasheet's roof
     path.write_text("{")
     with pytest.raises(CorruptResultsError):  # before anything runs
-        prepare_peaks(str(path), "cpu", lines.append, measure=never)
+        prepare_peaks(str(path), "cpu", measure=never)
 
 
 @pytest.mark.slow

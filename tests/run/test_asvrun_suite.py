@@ -72,6 +72,6 @@ def test_asv_forks_its_benchmark_processes_unless_the_config_says(
     )  # fmt: skip
     work = tmp_path / "work"
     work.mkdir()
-    path, suite = asvrun._commit_conf(shared, str(tree), str(work), "", lambda _: None)
+    path, suite = asvrun._commit_conf(shared, str(tree), str(work), "")
     assert json.loads(Path(path).read_text())["launch_method"] == used
     assert suite == str(tree / "benchmarks")

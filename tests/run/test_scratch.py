@@ -53,7 +53,9 @@ def test_scratch_dir_is_removed_however_the_body_ends(tmpdir_env: Path, exc: typ
     assert os.listdir(tmpdir_env) == []
 
 
-def test_prune_removes_a_killed_runs_worktree_and_folder(tmpdir_env: Path, tmp_path: Path) -> None:
+def test_prune_removes_a_killed_runs_worktree_and_folder(
+    tmpdir_env: Path, tmp_path: Path, log_lines: list[str]
+) -> None:
     git = _repo(tmp_path / "repo")
     head = git.rev_parse("HEAD")
     # What a run killed with SIGKILL leaves: its scratch folder, a registered worktree.
@@ -72,12 +74,10 @@ def test_prune_removes_a_killed_runs_worktree_and_folder(tmpdir_env: Path, tmp_p
     other.mkdir()
     assert len(git.worktree_paths()) == 2
 
-    lines: list[str] = []
-    assert scratch.prune_stale(git, say=lines.append) == 1
+    lines = log_lines
+    assert scratch.prune_stale(git) == 1
     assert not dead.exists() and live.exists() and other.exists()
-    assert [os.path.realpath(p) for p in git.worktree_paths()] == [
-        os.path.realpath(live / "tree")
-    ]
+    assert [os.path.realpath(p) for p in git.worktree_paths()] == [os.path.realpath(live / "tree")]
     assert lines == ["removed 1 scratch folder(s) left by an interrupted run"]
     assert scratch.prune_stale(git) == 0  # nothing more the second time
 

@@ -121,13 +121,15 @@ def test_rebuilt_from_sidecars_and_refreshed_by_newer_ones(tmp_path: Path) -> No
     assert records.refresh_from_sidecars(cat, str(tmp_path / "nope"), since=None)[1] == 0
 
 
-def test_runner_prepares_catalogue_from_sidecars_then_grows_it(tmp_path: Path) -> None:
+def test_runner_prepares_catalogue_from_sidecars_then_grows_it(
+    tmp_path: Path, log_lines: list[str]
+) -> None:
     mdir = tmp_path / "box"
     mdir.mkdir()
     _sidecar(mdir, "a" * 40, "cpu", _prof("w", _op("aten::mul", 1.0)))
     path = catalogue.catalogue_path(str(tmp_path), "box")
-    lines: list[str] = []
-    records.prepare_catalogue(path, "cpu", lines.append)
+    lines = log_lines
+    records.prepare_catalogue(path, "cpu")
     assert "1 op series declared for cpu, 1 sidecar(s) merged" in lines[-1]
     # Profiles of the next commit (as the pre-pass or setup_cache writes them).
     out = tmp_path / "profiles"
@@ -135,21 +137,21 @@ def test_runner_prepares_catalogue_from_sidecars_then_grows_it(tmp_path: Path) -
     prof = _prof("w", _op("aten::mul", 1.0), _op("aten::abs", 3.0))
     (out / "w.json").write_text(json.dumps({"key": prof.key, "profile": prof.to_json()}))
     grow = records.grow_catalogue
-    grow(path, "cpu", _profiles(out), "d" * 40, "[1/1 dddddddd]", lines.append)
+    grow(path, "cpu", _profiles(out), "d" * 40, "[1/1 dddddddd]")
     assert lines[-1] == "[1/1 dddddddd] op catalogue: 1 new op series (w: aten::abs)"
     cat = catalogue.load_catalogue(path)
     assert cat.first_seen["cpu"]["w"]["aten::abs"] == "d" * 40
     n = len(lines)
-    grow(path, "cpu", _profiles(out), "e" * 40, "[x]", lines.append)
+    grow(path, "cpu", _profiles(out), "e" * 40, "[x]")
     assert len(lines) == n  # nothing new, nothing said
     many = _prof("v", *(_op(f"aten::op{i}", 1.0) for i in range(12)))
     (out / "v.json").write_text(json.dumps({"key": many.key, "profile": many.to_json()}))
-    grow(path, "cpu", _profiles(out), "f" * 40, "[y]", lines.append)
+    grow(path, "cpu", _profiles(out), "f" * 40, "[y]")
     assert lines[-1] == "[y] op catalogue: 12 new op series (v: 12)"  # counted, not listed
     # A catalogue this version cannot read stops the run and is left as it was.
     Path(path).write_text('{"version": 7}')
     with pytest.raises(CorruptResultsError):
-        records.prepare_catalogue(path, "cpu", lines.append)
+        records.prepare_catalogue(path, "cpu")
     assert Path(path).read_text() == '{"version": 7}'
 
 

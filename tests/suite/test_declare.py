@@ -120,7 +120,7 @@ def test_asv_processes_declare_the_recorded_classes_without_the_users_imports(
 
 
 def test_an_unusable_record_means_importing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, logged: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setenv("NEURONASV_PREPASS_DIR", str(tmp_path))
     assert declared_classes("benchmarks.devtime", None) is None  # no record
@@ -130,7 +130,8 @@ def test_an_unusable_record_means_importing(
                  f'{{{kind}, "version": 1}}'):  # fmt: skip
         path.write_text(text)
         assert declared_classes("benchmarks.devtime", None) is None
-        assert "ignoring the unreadable record" in capsys.readouterr().err
+        assert "ignoring the unreadable record" in logged.text
+        logged.clear()
 
     class Fake:
         __module__ = "benchmarks.devtime"

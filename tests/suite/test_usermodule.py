@@ -44,49 +44,48 @@ def test_the_suite_file_is_found_up_to_the_repository_top(layout: tuple[Path, Pa
     assert suite_copy_of(f"{PKG}.missing", suite) is None  # stops at the top: no walk above
 
 
-def test_the_suites_workloads_win_inside_the_commits_package(layout: tuple[Path, Path]) -> None:
+def test_the_suites_workloads_win_inside_the_commits_package(
+    layout: tuple[Path, Path], log_lines: list[str]
+) -> None:
     """A commit before init: its ``ukit_pkg`` lacks workloads.py (a plain import fails, the
     failure the getting-started page hit); the suite's file is loaded into that package and
     measures the commit's code, and one line says so."""
     checkout, tree = layout
     with pytest.raises(ModuleNotFoundError):
         __import__(f"{PKG}.workloads")
-    lines: list[str] = []
-    mod = import_workloads_module(
-        f"{PKG}.workloads", str(checkout / "benchmarks" / "devtime.py"), say=lines.append
-    )
+    lines = log_lines
+    mod = import_workloads_module(f"{PKG}.workloads", str(checkout / "benchmarks" / "devtime.py"))
     assert mod.MEASURES == "old"  # the commit's core, today's workloads
     assert mod.__file__ == str(checkout / PKG / "workloads.py")
     assert sys.modules[f"{PKG}.workloads"] is mod and sys.modules[PKG].workloads is mod
     assert sys.modules[PKG].__file__ == str(tree / PKG / "__init__.py")
     assert len(lines) == 1 and "the suite's workloads win" in lines[0] and "has none" in lines[0]
     # Asked again (setup_cache after the suite's import): the same module, nothing said.
-    assert import_workloads_module(
-        f"{PKG}.workloads", str(checkout / "benchmarks" / "devtime.py"), say=lines.append
-    ) is mod
+    assert (
+        import_workloads_module(f"{PKG}.workloads", str(checkout / "benchmarks" / "devtime.py"))
+        is mod
+    )
     assert len(lines) == 1
 
 
-def test_a_commits_own_other_workloads_module_loses(layout: tuple[Path, Path]) -> None:
+def test_a_commits_own_other_workloads_module_loses(
+    layout: tuple[Path, Path], log_lines: list[str]
+) -> None:
     checkout, tree = layout
     (tree / PKG / "workloads.py").write_text("MEASURES = 'the commit file'\n")
-    lines: list[str] = []
-    mod = import_workloads_module(
-        f"{PKG}.workloads", str(checkout / "benchmarks" / "devtime.py"), say=lines.append
-    )
+    lines = log_lines
+    mod = import_workloads_module(f"{PKG}.workloads", str(checkout / "benchmarks" / "devtime.py"))
     assert mod.MEASURES == "old"
     assert lines and str(tree / PKG / "workloads.py") in lines[0]
 
 
-def test_the_same_file_is_a_plain_import(layout: tuple[Path, Path]) -> None:
+def test_the_same_file_is_a_plain_import(layout: tuple[Path, Path], log_lines: list[str]) -> None:
     """A commit after init: its own suite, its own workloads file: nothing to say."""
     checkout, _ = layout
-    lines: list[str] = []
+    lines = log_lines
     sys.path.remove(str(checkout))
     sys.path.insert(0, str(checkout))
-    mod = import_workloads_module(
-        f"{PKG}.workloads", str(checkout / "benchmarks" / "devtime.py"), say=lines.append
-    )
+    mod = import_workloads_module(f"{PKG}.workloads", str(checkout / "benchmarks" / "devtime.py"))
     assert mod.MEASURES == "today" and lines == []
 
 
