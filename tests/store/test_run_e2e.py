@@ -136,7 +136,9 @@ def test_run_reports_progress_and_writes_results(two_commit_run: dict[str, objec
     proc = two_commit_run["proc"]
     assert isinstance(proc, subprocess.CompletedProcess)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    out = proc.stdout
+    # Progress is logging, on stderr; the run's result, one line, is stdout (one voice).
+    out = proc.stderr
+    assert proc.stdout == "2 commit(s) benchmarked\n", proc.stdout
     base, head = str(two_commit_run["base"]), str(two_commit_run["head"])
     assert f"[1/2 {base[:8]}] commit" in out and f"[2/2 {head[:8]}] commit" in out
     assert "rmsnorm.Naive.devtime_op" in out  # asv's own progress lines come through
@@ -190,7 +192,7 @@ def test_sidecar_holds_fingerprint_tables_and_series(two_commit_run: dict[str, o
     assert mul.roofline_fraction is not None and mul.roofline_bound == "memory"
     proc = two_commit_run["proc"]
     assert isinstance(proc, subprocess.CompletedProcess)
-    assert "calibration.peaks: cpu (1 thread) (calibrated): 20.0 GB/s" in proc.stdout
+    assert "calibration.peaks: cpu (1 thread) (calibrated): 20.0 GB/s" in proc.stderr
 
 
 def _results(run: dict[str, object], sha: str) -> dict[str, dict[tuple[str, ...], float]]:
