@@ -252,8 +252,8 @@ def explanations(
     if cache is not None:
         cache.prune()
         made, pairs = len(jobs), len(groups)
-        print(f"culprits: {made} of {pairs} one-commit comparisons made"
-              f" ({pairs - made} unchanged, from the cache)", file=sys.stderr)  # fmt: skip
+        log.info(f"culprits: {made} of {pairs} one-commit comparisons made"
+                 f" ({pairs - made} unchanged, from the cache)")  # fmt: skip
     return out
 
 
