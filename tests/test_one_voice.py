@@ -111,6 +111,23 @@ def test_only_result_printing_modules_print() -> None:
     assert stray == [], "library code logs (neuronasv/log.py); only commands print results"
 
 
+def main_module_loggers(source: str) -> bool:
+    """Whether a module that also runs as ``__main__`` takes its logger by ``__name__`` (then
+    ``"__main__"``: outside the ``neuronasv`` tree, its lines reach no handler)."""
+    runs_as_main = 'if __name__ == "__main__"' in source
+    return runs_as_main and "getLogger(__name__)" in source
+
+
+def test_a_module_run_as_main_logs_under_its_package_name() -> None:
+    bad = [
+        p.relative_to(PKG).as_posix()
+        for p in sorted(PKG.rglob("*.py"))
+        if main_module_loggers(p.read_text(encoding="utf-8"))
+    ]
+    assert bad == [], 'name the logger: logging.getLogger("neuronasv.<module>")'
+    assert main_module_loggers('log = logging.getLogger(__name__)\nif __name__ == "__main__":\n')
+
+
 def test_the_gates_fail_on_a_made_up_module(tmp_path: Path) -> None:
     pkg = tmp_path / "neuronasv"
     (pkg / "run").mkdir(parents=True)

@@ -35,7 +35,7 @@ from neuronasv.store.layout import trace_parts
 
 __all__ = ["Picked", "main", "pick_flagged_traces"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("neuronasv.publish.traces")  # not __name__: also run as __main__
 
 
 @dataclass(frozen=True)

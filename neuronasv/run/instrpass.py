@@ -42,7 +42,7 @@ from neuronasv.suite.names import payload_path
 
 __all__ = ["META_FILE", "finish_payloads", "main", "run_instrpass"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("neuronasv.run.instrpass")  # not __name__: also run as __main__
 
 META_FILE = "_meta.json"
 

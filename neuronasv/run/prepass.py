@@ -48,7 +48,7 @@ from neuronasv.suite.names import payload_path
 
 __all__ = ["PhaseClock", "discover_classes", "main", "payload_path", "run_prepass", "selected"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("neuronasv.run.prepass")  # not __name__: also run as __main__
 #: Whose records the :class:`PhaseClock` reads (not imported: it imports torch's helpers).
 PROFILING_LOGGER = "neuronasv.measure.profiling"
 
