@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -138,6 +138,8 @@ class SearchBudget:
         test_power: one test's power at ``rounds``.
         seconds_per_process: one process's wall time (None: unknown).
         budget_seconds: the time budget (None: none).
+        budget_power: one test's power at :attr:`budget_rounds` when the budget covers
+            fewer rounds than ``rounds`` (None otherwise).
     """
 
     round_sd: float
@@ -152,6 +154,7 @@ class SearchBudget:
     test_power: float
     seconds_per_process: float | None = None
     budget_seconds: float | None = None
+    budget_power: float | None = None
 
     @property
     def search_power(self) -> float:
@@ -184,6 +187,7 @@ class SearchBudget:
             "max_rounds": self.rounds, "capped_by": self.capped_by,
             "test_power": self.test_power, "search_power": self.search_power,
             "max_processes": self.max_processes, "seconds_per_process": self.seconds_per_process,
+            "budget_seconds": self.budget_seconds, "budget_power": self.budget_power,
         }  # fmt: skip
 
 
@@ -235,10 +239,15 @@ def size_search(
     if cap is not None and cap < chosen:
         chosen, capped_by = max(cap, rounds), "--max-rounds"
     power = one_test_power(round_sd, step, alpha, tests, RoundsPlan(alpha, rounds, chosen))
-    return SearchBudget(
+    out = SearchBudget(
         round_sd, source, step, target, alpha, tests, needed, chosen, capped_by, power,
         seconds_per_process, budget_seconds,
     )  # fmt: skip
+    br = out.budget_rounds
+    if br is not None and rounds <= br < chosen:
+        bp = one_test_power(round_sd, step, alpha, tests, RoundsPlan(alpha, rounds, br))
+        out = replace(out, budget_power=bp)
+    return out
 
 
 def budget_line(b: SearchBudget) -> str:
@@ -266,8 +275,14 @@ def budget_line(b: SearchBudget) -> str:
     line = f"{head}; {cost}"
     br = b.budget_rounds
     if b.budget_seconds is not None and br is not None and br < b.rounds:
+        power = ""
+        if b.budget_power is not None:
+            power = (
+                f" ({format_pct(b.budget_power)} a test,"
+                f" {format_pct(b.budget_power**b.tests)} a search)"
+            )
         line += (
-            f"; the budget of {format_wall(b.budget_seconds)} covers {br} rounds of every test"
-            " — the search stops, undecided, where it runs out"
+            f"; the budget of {format_wall(b.budget_seconds)} covers {br} rounds of every"
+            f" test{power} — the search stops, undecided, where it runs out"
         )
     return line

@@ -108,7 +108,14 @@ def test_a_budget_shorter_than_the_worst_case_is_said() -> None:
     per_round = processes_per_round(5) * 10.0  # 14 processes
     assert b.budget_rounds == int(25 * 60 // per_round) == 10
     assert b.rounds > 10
-    assert "the budget of 25 min covers 10 rounds of every test" in budget_line(b)
+    assert b.budget_power == pytest.approx(
+        one_test_power(0.1, 1.3, 0.001, 5, RoundsPlan(max_rounds=10))
+    )
+    assert b.budget_power < b.test_power
+    words = f"({format_pct(b.budget_power)} a test, {format_pct(b.budget_power**5)} a search)"
+    assert f"the budget of 25 min covers 10 rounds of every test {words}" in budget_line(b)
+    roomy = size_search(0.1, 15, seconds_per_process=10.0, budget_seconds=10 * 3600)
+    assert roomy.budget_power is None and "budget" not in budget_line(roomy)
 
 
 def test_round_sd_of_pilot_levels() -> None:
