@@ -122,7 +122,7 @@ def bisect_args(
             "--budget-minutes", f"{minutes:.2f}"]  # fmt: skip
     if not is_exact(cp.unit) and math.isfinite(cp.ratio) and cp.ratio > 0 and cp.ratio != 1:
         pct = 100.0 * (max(cp.ratio, 1.0 / cp.ratio) - 1.0)
-        args += ["--step", f"{pct:.3g}"]
+        args += ["--step", str(round(pct, 2))]  # a CLI argument, not words
     return args
 
 
