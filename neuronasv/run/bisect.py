@@ -52,6 +52,7 @@ from neuronasv.analyse.exact import is_exact
 from neuronasv.analyse.readings import reading_at, stored_readings
 from neuronasv.analyse.rules import series_names
 from neuronasv.errors import CaptureError, StoreError, UsageError
+from neuronasv.format import format_wall
 from neuronasv.measure.backends import default_samples
 from neuronasv.model import History, Series, SeriesId
 from neuronasv.model.bisect import BisectDocument
@@ -312,10 +313,12 @@ def _search(
 class _Sized:
     """A time search's plan and what sized it (the pilot's cost included)."""
 
-    budget: SearchBudget
+    budget: SearchBudget | None  # None: the time budget ran out in the pilot
     pilot_seconds: float
 
     def to_json(self) -> dict[str, object]:
+        if self.budget is None:
+            return {"pilot_seconds": self.pilot_seconds, "note": "the budget ran out in the pilot"}
         return {**self.budget.to_json(), "pilot_seconds": self.pilot_seconds}
 
 
@@ -331,7 +334,8 @@ def sized_plan(
     measures anything (:func:`neuronasv.analyse.bisect_budget.size_search`), and the budget
     said in one line: the round sd given (``opts.round_sd``), else a pilot of
     ``opts.pilot`` fresh processes of GOOD (their wall time prices a process too). The
-    pilot's time counts against ``opts.budget_seconds``.
+    pilot's time counts against ``opts.budget_seconds``, and no pilot process starts that
+    would end past it (the budget spent before two processes: no sizing, no rounds).
 
     No history floor, for the prior or the sizing: it is a robust (MAD) spread, below the
     variance of heavy-tailed process offsets, which made replayed searches name wrong
@@ -347,17 +351,26 @@ def sized_plan(
         round_sd, source = opts.round_sd, "given"
     else:
         progress(f"  pilot: {opts.pilot} processes of GOOD {chain[0][:12]} for the noise")
-        levels = []
+        levels: list[float] = []
         for i in range(opts.pilot):
+            last = (clock() - t0) / len(levels) if levels else 0.0
+            if opts.budget_seconds is not None and clock() - t0 + last > opts.budget_seconds:
+                break
             xs = measure(chain[0], i)
             if not xs:
                 raise CaptureError(
                     f"{chain[0][:12]} (GOOD) could not be measured for the noise pilot"
                 )
             levels.append(median(list(xs)))
-        spent = clock() - t0
-        spp = spent / opts.pilot
-        round_sd, source = round_sd_of_levels(levels), f"{opts.pilot} pilot processes of GOOD"
+        if len(levels) < 2:
+            spent = clock() - t0
+            progress(f"  the budget of {format_wall(opts.budget_seconds or 0.0)} ran out in the"
+                     " noise pilot: no rounds")  # fmt: skip
+            return RoundsPlan(opts.alpha, opts.rounds, opts.rounds, budget_seconds=0.0), _Sized(
+                None, spent
+            )
+        spp = (clock() - t0) / len(levels)
+        round_sd, source = round_sd_of_levels(levels), f"{len(levels)} pilot processes of GOOD"
     pilot_seconds = clock() - t0
     left = None if opts.budget_seconds is None else max(0.0, opts.budget_seconds - pilot_seconds)
     goal = Goal(step=opts.step, target=opts.target, alpha=opts.alpha, rounds=opts.rounds)

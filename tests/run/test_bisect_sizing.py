@@ -112,3 +112,23 @@ def test_the_step_and_target_reach_the_sizing() -> None:
     assert small.max_rounds == size_search(sd, 15, Goal(step=1.1, target=0.99)).rounds
     assert small.max_rounds > size_search(sd, 15).rounds
     assert math.isfinite(sd)
+
+
+def test_no_pilot_process_starts_that_would_end_past_the_budget() -> None:
+    clock, events, measure, say = _setup()
+    plan, sized = sized_plan(_opts(budget_seconds=35.0), CHAIN, measure, progress=say,
+                             clock=clock)  # fmt: skip
+    assert [k for k, _ in events].count("measure") == 3  # 10 s each: a 4th would end at 40 s
+    assert sized.budget is not None and sized.budget.source == "3 pilot processes of GOOD"
+    assert plan.budget_seconds == pytest.approx(5.0) and clock.now <= 35.0
+
+
+def test_a_budget_spent_in_the_pilot_sizes_nothing_and_measures_no_round() -> None:
+    clock, events, measure, say = _setup()
+    plan, sized = sized_plan(_opts(budget_seconds=15.0), CHAIN, measure, progress=say,
+                             clock=clock)  # fmt: skip
+    assert sized.budget is None and plan.budget_seconds == 0.0
+    assert "ran out in the noise pilot" in events[-1][1]
+    assert sized.to_json()["note"] == "the budget ran out in the pilot"
+    res = time_search(CHAIN, SID, "seconds", measure, plan, progress=say, clock=clock)
+    assert res.outcome == "undecided" and res.measured == ()  # no round started
