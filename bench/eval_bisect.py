@@ -3,7 +3,7 @@
     .venv/bin/python bench/eval_bisect.py                      # 200 histories, the defaults
     .venv/bin/python bench/eval_bisect.py --max-rounds 12 24 48 --noise-scale 1 0.5
     .venv/bin/python bench/eval_bisect.py --histories 1000 --first-seed 1000 --max-rounds 12
-    .venv/bin/python bench/eval_bisect.py --real               # one real search, this CPU
+    .venv/bin/python bench/eval_bisect.py --real --shape 64x4096  # one real search, this CPU
     .venv/bin/python bench/eval_bisect.py --runs-dir bench/data/h200-2026-11-30/runs \\
         --shape 8x1024x4096 --noise-scale 1 --max-rounds 12 --seconds-per-process 14
 
