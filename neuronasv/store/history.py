@@ -57,13 +57,13 @@ from neuronasv.store.git import Git
 from neuronasv.store.layout import SIDECAR_SUFFIX, is_result_file_name, parse_result_name
 
 __all__ = [
+    "FilesByCommit",
     "HistoryCache",
     "ParsedEntry",
     "ParsedFile",
     "RunFile",
     "commits_in_order",
     "default_results_dir",
-    "FilesByCommit",
     "load_history",
     "missing_results_error",
     "one_file_per_run",
