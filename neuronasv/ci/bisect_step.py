@@ -39,7 +39,7 @@ from neuronasv.store.layout import (
     result_files_of_commit,
 )
 
-__all__ = ["Range", "bisect_step", "fnmatch_literal", "plan_ranges"]
+__all__ = ["Range", "bisect_args", "bisect_step", "fnmatch_literal", "plan_ranges"]
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +109,22 @@ def _merge(src: Path, dest: Path) -> int:
     return n
 
 
+def bisect_args(
+    cp: ChangePoint, *, repo: str, results_dir: str, backend: str, minutes: float
+) -> list[str]:
+    """``neuronasv bisect``'s arguments for one change point: within ``minutes`` (what is
+    left of the step's bound; the command's noise pilot counts in it), and on device time
+    its rounds sized for the step the change point showed (``--step``), not a guess."""
+    args = ["bisect", cp.commit_before, cp.commit_after,
+            "--series", fnmatch_literal(cp.series.label), "--machine", cp.machine,
+            "--results-dir", results_dir, "--repo", repo, "--backend", backend,
+            "--budget-minutes", f"{minutes:.2f}"]  # fmt: skip
+    if not is_exact(cp.unit) and math.isfinite(cp.ratio) and cp.ratio > 0 and cp.ratio != 1:
+        pct = 100.0 * (max(cp.ratio, 1.0 / cp.ratio) - 1.0)
+        args += ["--step", str(round(pct, 2))]  # a CLI argument, not words
+    return args
+
+
 def _nx(*args: str) -> int:
     return stream_process([sys.executable, "-m", "neuronasv", *args], on_line=log.info)
 
@@ -157,10 +173,8 @@ def bisect_step(
         cp = r.cp
         log.info(f"==> bisecting {cp.series.label} on {cp.machine}: {cp.commit_before[:12]}.."
              f"{cp.commit_after[:12]} ({r.unmeasured} of {r.candidates} commits unmeasured)")
-        rc = _nx("bisect", cp.commit_before, cp.commit_after,
-                 "--series", fnmatch_literal(cp.series.label), "--machine", cp.machine,
-                 "--results-dir", str(history), "--repo", repo, "--backend", backend,
-                 "--budget-minutes", f"{left:.2f}")  # fmt: skip
+        rc = _nx(*bisect_args(cp, repo=repo, results_dir=str(history), backend=backend,
+                              minutes=left))  # fmt: skip
         if rc in (0, 12):
             done += 1
         else:

@@ -55,6 +55,14 @@ __all__ = ["add_parser", "run"]
 log = logging.getLogger(__name__)
 
 
+def _step_pct(text: str) -> float:
+    """``--step``: a percentage above 0 (30 = +30 %)."""
+    pct = finite_nonnegative(text)
+    if pct <= 0.0:
+        raise argparse.ArgumentTypeError(f"the step must be a percentage above 0, got {text!r}")
+    return pct
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = command_parser(
         subparsers, "bisect", description=__doc__,
@@ -104,9 +112,33 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    " tests (0.001)")  # fmt: skip
     p.add_argument("--rounds", type=int_at_least(2), default=3,
                    help="time: rounds before a probe's first look (3)")  # fmt: skip
-    p.add_argument("--max-rounds", type=int_at_least(2), default=48,
-                   help="time: rounds after which a probe is undecided (48; an accelerator"
-                   " decides in 3, a loaded CPU needs dozens: see --budget-minutes)")  # fmt: skip
+    p.add_argument("--max-rounds", type=int_at_least(2), default=None,
+                   help="time: a cap on the rounds a test may take before its probe is"
+                   " undecided (default: the rounds the measured noise needs to find --step"
+                   " with chance --target, said before the search measures; a cap below"
+                   " them is said with the power it leaves, and the search goes on)")  # fmt: skip
+    p.add_argument(
+        "--step",
+        type=_step_pct,
+        default=30.0,
+        metavar="PCT",
+        help="time: the change the rounds are sized to find, percent (30)",
+    )
+    p.add_argument(
+        "--target",
+        type=probability_open,
+        default=0.95,
+        help="time: the chance of naming the culprit sized for (0.95)",
+    )
+    p.add_argument(
+        "--pilot",
+        type=int_at_least(2),
+        default=5,
+        metavar="N",
+        help="time: processes of GOOD measured first for the noise (5)",
+    )
+    p.add_argument("--round-sd", type=finite_nonnegative, default=None, metavar="SD",
+                   help="time: the sd of one round's log-ratio, known (no pilot)")  # fmt: skip
     p.add_argument("--samples", type=int_at_least(1), default=None,
                    help="time: samples per process (CPU 10, accelerator 30)")  # fmt: skip
     p.add_argument("--budget-minutes", type=finite_nonnegative, default=None,
@@ -146,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
     from neuronasv.run.bisect import BisectOptions, bisect_range
     from neuronasv.store.bisections import save_bisection
 
-    if args.max_rounds < args.rounds:
+    if args.max_rounds is not None and args.max_rounds < args.rounds:
         raise UsageError("--max-rounds must be at least --rounds")
     if args.budget_minutes is not None and not args.budget_minutes > 0:
         raise UsageError("--budget-minutes must be a positive number")
@@ -156,6 +188,8 @@ def run(args: argparse.Namespace) -> int:
         axis=args.axis, bench=args.bench, backend=args.backend,
         compile_cache=os.path.abspath(args.compile_cache) if args.compile_cache else None,
         alpha=args.alpha, rounds=args.rounds, max_rounds=args.max_rounds, samples=args.samples,
+        step=1.0 + args.step / 100.0, target=args.target, pilot=args.pilot,
+        round_sd=args.round_sd,
         budget_seconds=args.budget_minutes * 60.0 if args.budget_minutes else None,
         side_branches=args.side_branches,
     )  # fmt: skip

@@ -7,7 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from neuronasv.ci.bisect_step import fnmatch_literal, plan_ranges
+from neuronasv.ci.bisect_step import bisect_args, fnmatch_literal, plan_ranges
 from neuronasv.model import ChangePoint, SeriesId
 from neuronasv.model.culprit import Culprit
 from neuronasv.store.git import Git
@@ -62,3 +62,19 @@ def test_the_pattern_names_exactly_the_label() -> None:
     pat = fnmatch_literal(label)
     assert fnmatch.fnmatchcase(label, pat)
     assert not fnmatch.fnmatchcase(label.replace("[x]", "x"), pat)
+
+
+def test_a_time_search_is_sized_for_the_step_the_change_point_showed_within_the_minutes() -> None:
+    a, b = "a" * 40, "b" * 40
+    timed = bisect_args(_cp(a, b, "aten::mul", "seconds", 1.45), repo="r", results_dir="h",
+                        backend="cpu", minutes=12.5)  # fmt: skip
+    assert timed[:3] == ["bisect", a, b]
+    assert timed[timed.index("--budget-minutes") + 1] == "12.50"  # the step's bound holds
+    assert timed[timed.index("--step") + 1] == "45.0"  # sized for +45 %, not a fixed 48 rounds
+    assert "--max-rounds" not in timed
+    faster = bisect_args(_cp(a, b, "aten::mul", "seconds", 1 / 1.3), repo="r", results_dir="h",
+                         backend="cpu", minutes=5)  # fmt: skip
+    assert faster[faster.index("--step") + 1] == "30.0"
+    exact = bisect_args(_cp(a, b, "aten::mul", "instructions", 1.2), repo="r", results_dir="h",
+                        backend="cpu", minutes=5)  # fmt: skip
+    assert "--step" not in exact and "--budget-minutes" in exact
