@@ -5,7 +5,10 @@ results branch plus this run's results; ``neuronasv regressions`` finds its chan
 every open, unacknowledged regression whose range (``commit_before..commit_after`` on the
 first-parent chain) holds commits with no result on that machine is bisected with
 ``neuronasv bisect`` — one search per range, the exact series (an instruction count) when
-the range has one, else the largest shift — within a budget of minutes. A change point
+the range has one, else the largest shift — within a budget of minutes. The pull, the
+analysis and each search are the package's step functions (:mod:`neuronasv.steps`) called
+in this process; the measurements a search makes run in their own processes (asv, the
+profiler, valgrind), as they do for ``neuronasv bisect``. A change point
 inside one measured commit needs no bisection. What the searches measured (ordinary
 results, sidecars) and their records (``bisect-<key>.bisect``) are copied into ``--out``,
 which the workflow uploads beside the bench jobs' results: the store job pushes them all,
@@ -15,12 +18,14 @@ the change points; the issue, the site and the feed render them).
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import math
 import os
 import shutil
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,8 +33,9 @@ from neuronasv.analyse.exact import is_exact
 from neuronasv.ci.outputs import set_output
 from neuronasv.ci.owned import claim_dir, remove_owned
 from neuronasv.errors import UsageError
+from neuronasv.exits import run_guarded
 from neuronasv.model import ChangePoint, FindingsDocument
-from neuronasv.proc import stream_process
+from neuronasv.steps.store import StoreRef
 from neuronasv.store.git import Git
 from neuronasv.store.layout import (
     MACHINE_FILE,
@@ -110,12 +116,29 @@ def _merge(src: Path, dest: Path) -> int:
     return n
 
 
-def _nx(*args: str) -> int:
-    return stream_process([sys.executable, "-m", "neuronasv", *args], on_line=_say)
+def _guarded(work: Callable[[], None], where: str) -> int:
+    """``work()``'s exit status as the command's would be (its error said on stderr, what
+    it prints too); Ctrl-C ends the whole step."""
+    with contextlib.redirect_stdout(sys.stderr):
+        rc = run_guarded(work, where)
+    if rc == 130:
+        raise KeyboardInterrupt
+    return rc
+
+
+def _history_docs(
+    repo: str, history: Path, machines: Sequence[str]
+) -> list[FindingsDocument]:
+    """Each machine's regressions document; a machine whose analysis fails is skipped."""
+    from neuronasv.steps.regressions import RegressionsOptions, regressions_per_machine
+
+    opts = RegressionsOptions(results_dir=str(history), repo=repo)
+    with contextlib.redirect_stdout(sys.stderr):
+        return list(regressions_per_machine(opts, machines, skip_failing=True).values())
 
 
 def bisect_step(
-    repo: str, *, out: str, minutes: float, add: Sequence[str], store_args: Sequence[str],
+    repo: str, *, out: str, minutes: float, add: Sequence[str], store: StoreRef,
     machine: str | None = None, backend: str = "auto", max_ranges: int = 5,
 ) -> int:  # fmt: skip
     """Bisect the open regressions whose ranges hold unmeasured commits (see the module doc).
@@ -129,7 +152,16 @@ def bisect_step(
     claim_dir(str(outp))
     history = Path(f"{out}.history")
     claim_dir(str(history))
-    rc = _nx("store", "pull", "--repo", repo, *store_args, "--out", str(history))
+    from neuronasv.report.bisect import render_text
+    from neuronasv.run.bisect import BisectOptions
+    from neuronasv.steps.measure import bisect, check_change
+    from neuronasv.steps.store import branch_of, pull, pull_lines
+
+    def pulled() -> None:
+        line, kept = pull_lines(pull(store, str(history)), branch_of(store), str(history))
+        print("\n".join([line, *kept]))
+
+    rc = _guarded(pulled, "neuronasv store pull")
     if rc != 0:
         _say(f"no stored history to bisect in (store pull exit {rc})")
     for folder in add:
@@ -138,13 +170,7 @@ def bisect_step(
     machines = [machine] if machine else sorted(
         p.parent.name for p in history.glob(f"*/{MACHINE_FILE}")
     )  # fmt: skip
-    docs = []
-    for m in machines:
-        doc_path = history.parent / f"{history.name}-regressions-{m}.json"
-        if _nx("regressions", "--results-dir", str(history), "--machine", m, "--repo", repo,
-               "--format", "json", "--out", str(doc_path)) == 0:  # fmt: skip
-            docs.append(FindingsDocument.loads(doc_path.read_text(encoding="utf-8")))
-            doc_path.unlink()
+    docs = _history_docs(repo, history, machines)
     ranges = plan_ranges(docs, Git(repo), str(history))
     _say(f"{len(ranges)} range(s) with unmeasured commits to bisect"
          + (f" (the first {max_ranges})" if len(ranges) > max_ranges else ""))  # fmt: skip
@@ -158,10 +184,18 @@ def bisect_step(
         cp = r.cp
         _say(f"==> bisecting {cp.series.label} on {cp.machine}: {cp.commit_before[:12]}.."
              f"{cp.commit_after[:12]} ({r.unmeasured} of {r.candidates} commits unmeasured)")
-        rc = _nx("bisect", cp.commit_before, cp.commit_after,
-                 "--series", fnmatch_literal(cp.series.label), "--machine", cp.machine,
-                 "--results-dir", str(history), "--repo", repo, "--backend", backend,
-                 "--budget-minutes", f"{left:.2f}")  # fmt: skip
+        opts = BisectOptions(
+            repo=repo, good=cp.commit_before, bad=cp.commit_after,
+            pattern=fnmatch_literal(cp.series.label), machine=cp.machine,
+            results_dir=str(history), backend=backend, budget_seconds=round(left, 2) * 60.0,
+        )  # fmt: skip
+
+        def search(opts: BisectOptions = opts) -> None:
+            done = bisect(opts)
+            print(render_text(done.doc))
+            check_change(done.doc)
+
+        rc = _guarded(search, "neuronasv bisect")
         if rc in (0, 12):
             done += 1
         else:
@@ -174,3 +208,28 @@ def bisect_step(
     _say(f"{done} search(es); {len(new)} file(s) for the results branch in {out}")
     set_output("bisected", str(done))
     return done
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """The ``bisect`` step's arguments (``python -m neuronasv.ci bisect``)."""
+    from neuronasv import env
+    from neuronasv.ci.options import add_store_args
+
+    p = sub.add_parser("bisect", help="bisect open regressions whose ranges skip commits")
+    p.add_argument("--out", required=True, help="results folder for what it measured")
+    p.add_argument("--add", action="append", default=[], metavar="RESULTS",
+                   help="this run's results folder(s), added to the stored history")
+    p.add_argument("--minutes", type=float, default=30.0, help="budget of the whole step")
+    p.add_argument("--machine", default=None, help="only this asv machine")
+    p.add_argument("--backend", default=env.BACKEND.read(), help="$NEURONASV_BACKEND or auto")
+    p.add_argument("--max-ranges", type=int, default=5)
+    add_store_args(p)
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> None:
+    from neuronasv.ci.options import repo_of, store_ref
+
+    bisect_step(repo_of(args), out=args.out, minutes=args.minutes, add=args.add,
+                store=store_ref(args), machine=args.machine, backend=args.backend,
+                max_ranges=args.max_ranges)  # fmt: skip

@@ -12,6 +12,7 @@ the step still succeeds: ``neuronasv run`` then records no instruction series an
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import sys
@@ -127,3 +128,11 @@ def main(metrics_text: str) -> int:
     ensure_instruction_tools(wanted_metrics(metrics_text))
     sys.stdout.flush()
     return 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """The ``instruction-tools`` step's arguments (``python -m neuronasv.ci``)."""
+    p = sub.add_parser("instruction-tools", help="valgrind and gcc when --metrics asks")
+    p.add_argument("--metrics", required=True,
+                   help="what `neuronasv run --metrics` gets (empty: its default)")  # fmt: skip
+    p.set_defaults(func=lambda args: main(args.metrics))

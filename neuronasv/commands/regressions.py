@@ -25,15 +25,8 @@ records beside the results) or when its range is one first-parent commit.
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import datetime
-import os
-import sys
-from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from neuronasv.commands.args import (
-    acks_from_args,
     add_acks_arg,
     add_out_arg,
     add_results_args,
@@ -43,24 +36,17 @@ from neuronasv.commands.args import (
     int_at_least,
     output_dir,
     pvalue,
-    results_folder,
     write_output,
 )
-from neuronasv.errors import ResultsError, UsageError
-from neuronasv.store.git import git_for
+from neuronasv.steps.regressions import (
+    MAX_PVALUE,
+    MIN_MAGNITUDE,
+    WINDOW,
+    RegressionsOptions,
+    regressions,
+)
 
-if TYPE_CHECKING:
-    from neuronasv.analyse.acks import Acknowledgement
-    from neuronasv.analyse.changepoints import CPSettings
-    from neuronasv.model import ChangePoint, FindingsDocument, History
-    from neuronasv.store.columns import Columns
-    from neuronasv.store.git import Git
-
-#: Change-point defaults, as ``analyse.changepoints.CPSettings`` has them (the parser is
-#: built without importing numpy; ``tests/commands`` checks they agree).
-WINDOW, MAX_PVALUE, MIN_MAGNITUDE = 50, 0.001, 0.02
-
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "options", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -129,130 +115,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _newest_machine(machines: Sequence[str], machine: str | None) -> str | None:
-    if machine is not None:
-        return machine
-    return machines[0] if len(machines) == 1 else None
-
-
-def _change_points(
-    columns: Columns,
-    settings: CPSettings,
-    acks: Sequence[Acknowledgement],
-    cache_dir: str | None,
-) -> list[ChangePoint]:
-    """Every machine's change points in one batch, each machine's windows cached."""
-    from neuronasv.analyse.changepoints import change_points, column_series
-    from neuronasv.store.histcache import WindowCache
-
-    rows = [r for mc in columns.machines for r in column_series(mc)]
-    caches = {
-        mc.name: WindowCache(cache_dir, mc.name, settings.window, settings.max_pvalue).load()
-        for mc in columns.machines
-        if cache_dir is not None
-    }
-    known = [caches[r.machine].known(r.key, r.values) for r in rows] if caches else None
-
-    def searched(i: int, per: dict[int, tuple[int, ...]]) -> None:
-        r = rows[i]
-        caches[r.machine].record(r.key, r.values, per, reused=len(known[i]) if known else 0)
-
-    found = change_points(
-        rows, settings, columns.fingerprints, acks=acks, known=known,
-        searched=searched if caches else None,
-    )  # fmt: skip
-    for c in caches.values():
-        why = c.save()
-        if why:
-            print(f"warning: change-point cache not written: {why}", file=sys.stderr)
-    if caches:
-        reused = sum(c.reused for c in caches.values())
-        total = reused + sum(c.searched for c in caches.values())
-        print(f"change points: {total - reused} of {total} search windows searched"
-              f" ({reused} unchanged, from the cache)", file=sys.stderr)  # fmt: skip
-    return found
-
-
-def _with_culprits(
-    doc: FindingsDocument, commits: Sequence[str], rdir: str, git: Git | None
-) -> FindingsDocument:
-    """The change points with the bisections stored beside the results (and the culprit of
-    a one-commit range when there is git: its comparison reads just the two commits)."""
-    from neuronasv.analyse.culprits import attach_culprits
-    from neuronasv.store.bisections import load_bisections
-    from neuronasv.store.history import load_history
-
-    machines = sorted({cp.machine for cp in doc.change_points})
-    records, errors = load_bisections(rdir, machines or None)
-    for err in errors[:10]:
-        print(f"warning: skipped bisection record: {err}", file=sys.stderr)
-    parent = None if git is None else (lambda c: git.resolve(f"{c}^"))
-    subject = None if git is None else git.subject
-
-    def pair(before: str, after: str, machine: str) -> History:
-        return load_history(rdir, machine=machine, git=git, commits=(before, after))
-
-    return attach_culprits(
-        doc, records, commits, pair=pair, first_parent=parent, subject=subject
-    )
+def options(args: argparse.Namespace) -> RegressionsOptions:
+    """The step's options from the parsed arguments."""
+    return RegressionsOptions(
+            results_dir=args.results_dir, repo=args.repo, machine=args.machine,
+            window=args.window, max_pvalue=args.max_pvalue, min_magnitude=args.min_magnitude,
+            acks=args.acks, report=args.report, cache_dir=args.cache_dir, workers=args.workers,
+        )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
-    from neuronasv.analyse.changepoints import CPSettings, history_document
-    from neuronasv.analyse.newest import measured_in, newest_for_columns, with_newest
-    from neuronasv.store.columns import load_columns
-    from neuronasv.store.histcache import ColumnsDiskCache
-    git = git_for(args.repo)
-    rdir = results_folder(args)
-    cache_dir = args.cache_dir
-    columns = load_columns(
-        rdir,
-        machine=args.machine,
-        git=git,
-        cache=ColumnsDiskCache(cache_dir) if cache_dir else None,
-        layouts_dir=os.path.join(cache_dir, "layouts") if cache_dir else None,
-        workers=args.workers,
-    )
-    _warn(columns.load_errors)
-    if not any(mc.series for mc in columns.machines):
-        detail = "; ".join(columns.load_errors[:3])
-        raise ResultsError(f"no readable results under {rdir}" + (f": {detail}" if detail else ""))
-    report = None
-    if args.report:
-        from neuronasv.report.load import load_findings  # the report package: only if needed
-
-        report = load_findings(args.report)
-    created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    acks = acks_from_args(args)
-    machines = [mc.name for mc in columns.machines if mc.series]
-    newest = None
-    nm = _newest_machine(machines, args.machine)
-    if nm is not None:
-
-        newest = newest_for_columns(
-            columns, nm, git, newest_loader(rdir, nm, git), report=report, acks=acks,
-            created=created,
-        )  # fmt: skip
-    if report is not None and newest is None:
-        raise UsageError(
-            "--report: no newest commit to match it with"
-            + (" (several machines: pass --machine)" if nm is None else " (one commit only)")
-        )
-    settings = CPSettings(args.window, args.max_pvalue, args.min_magnitude)
-    found = _change_points(columns, settings, acks, cache_dir)
-    doc = history_document(
-        found,
-        latest=columns.commits[-1] if columns.commits else None,
-        head_machine=args.machine or (machines[0] if len(machines) == 1 else ""),
-        fingerprints=columns.fingerprints,
-        settings=settings,
-        load_errors=columns.load_errors,
-        created=created,
-    )
-    shown = [args.machine] if args.machine is not None else machines
-    counts = {m: len(measured_in(mc)) if (mc := columns.machine(m)) else 0 for m in shown}
-    doc = with_newest(doc, counts, newest)
-    doc = _with_culprits(doc, columns.commits, rdir, git)
+    doc = regressions(options(args))
     if args.format == "json":
         text = doc.dumps()
     else:
@@ -261,27 +134,3 @@ def run(args: argparse.Namespace) -> int:
         text = history_text(doc, only_open=args.open)
     write_output(text, args.out)
     return 0
-
-
-def newest_loader(
-    rdir: str, machine: str, git: Git | None
-) -> Callable[[Collection[str], Mapping[str, str]], History]:
-    """The newest check's history: the points of the pair, and the sidecar profiles
-    (device health's canary readings) of ``sidecars`` (commit -> results file)."""
-    from neuronasv.store.history import load_history, sidecar_profiles
-
-    def load(pair: Collection[str], sidecars: Mapping[str, str]) -> History:
-        h = load_history(rdir, machine=machine, git=git, commits=pair)
-        context = {c: p for c, p in sidecars.items() if c not in pair}
-        return dataclasses.replace(h, profiles={**sidecar_profiles(machine, context),
-                                                **h.profiles})  # fmt: skip
-
-    return load
-
-
-def _warn(errors: Sequence[str], limit: int = 10) -> None:
-    """Results files that could not be read, on stderr (the rest were loaded)."""
-    for err in errors[:limit]:
-        print(f"warning: skipped: {err}", file=sys.stderr)
-    if len(errors) > limit:
-        print(f"warning: ... and {len(errors) - limit} more", file=sys.stderr)

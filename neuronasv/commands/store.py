@@ -15,7 +15,6 @@ workflows check out with ``persist-credentials: false``).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -27,12 +26,12 @@ from neuronasv.commands.args import (
     output_dir,
 )
 from neuronasv.errors import CorruptResultsError, NeuronasvError, StoreError, UsageError
+from neuronasv.steps.store import StoreRef, pull, pull_lines, results_store
 from neuronasv.store.asvconf import results_dir_for
 from neuronasv.store.gitstore import (
     DEFAULT_BRANCH,
     ResultsStore,
     collect_result_files,
-    token_git_env,
 )
 from neuronasv.store.layout import parse_result_name
 
@@ -139,9 +138,8 @@ def _asv_load(path: Path) -> None:
 
 
 def _store(args: argparse.Namespace) -> ResultsStore:
-    env = token_git_env(args.token_env) if args.token_env else {}
-    return ResultsStore(args.repo, remote=args.remote, branch=args.branch, env=env,
-                        max_attempts=args.max_attempts)
+    return results_store(StoreRef(args.repo, args.remote, args.branch, args.token_env,
+                                  args.max_attempts))  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -165,12 +163,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if action == "pull":
         out = args.out or results_dir_from_config(args.repo)
-        pulled = _store(args).pull(out, machine=args.machine)
-        same = f" ({len(pulled.unchanged)} already up to date)" if pulled.unchanged else ""
-        print(f"pulled {len(pulled.written)} files from {args.branch} into {out}{same}")
-        for path in pulled.kept:
-            print(f"kept local {os.path.join(out, path)}: it differs from the branch and was"
-                  " never pushed (push it, or delete it to take the branch's)", file=sys.stderr)
+        pulled = pull(StoreRef(args.repo, args.remote, args.branch, args.token_env,
+                               args.max_attempts), out, machine=args.machine)  # fmt: skip
+        line, kept = pull_lines(pulled, args.branch, out)
+        print(line)
+        for warning in kept:
+            print(warning, file=sys.stderr)
         return 0
     if action == "missing":
         commits = args.commits or sys.stdin.read().split()
