@@ -14,7 +14,6 @@
     python -m neuronasv.ci instruction-tools --metrics LIST  # valgrind + gcc (CPU runners)
     python -m neuronasv.ci requirements      # dependencies without torch, one a line
     python -m neuronasv.ci verdict FINDINGS  # regression-detected=true|false
-
     python -m neuronasv.ci traces --findings F --traces-dir D --machine M --out O
                                   # the flagged workloads' base and head traces
 
@@ -53,11 +52,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from neuronasv.cli import run_parsed
+    from neuronasv.cli import _terminate_as_interrupt, run_parsed
 
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     args.command = f"ci {args.step}"
-    return run_parsed(args)
+    # The steps run in this process (and start asv, valgrind, git): a cancelled job's
+    # SIGTERM unwinds like Ctrl-C, so their process groups are killed and scratch removed.
+    with _terminate_as_interrupt():
+        return run_parsed(args)
 
 
 if __name__ == "__main__":

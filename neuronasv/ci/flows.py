@@ -134,13 +134,11 @@ class PullRequestRef:
     Attributes:
         number: the PR number (≥ 1).
         base, head: full commit hashes (the measurement compares head with their merge base).
-        github_repo: ``owner/name``, for the comment's links.
     """
 
     number: int
     base: str
     head: str
-    github_repo: str
 
 
 @dataclass(frozen=True)
@@ -470,13 +468,12 @@ def _plan(args: argparse.Namespace) -> None:
 
 
 def _pr_bench(args: argparse.Namespace) -> None:
-    github_repo = os.environ.get("GITHUB_REPOSITORY") or "local/checkout"
     how = PrMeasurement(
         args.machine, args.bench, args.rounds, max_rounds=args.max_rounds,
         budget_seconds=args.budget_seconds, samples=args.samples,
         history_dir=args.history_dir, metrics=args.metrics,
     )  # fmt: skip
-    pr_bench(repo_of(args), PullRequestRef(args.pr, args.base, args.head, github_repo), how,
+    pr_bench(repo_of(args), PullRequestRef(args.pr, args.base, args.head), how,
              out=args.out, traces_out=args.traces_out)  # fmt: skip
 
 
