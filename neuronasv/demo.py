@@ -41,6 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from neuronasv import env
 from neuronasv.errors import NeuronasvError, UsageError
 from neuronasv.fileio import write_atomic
 from neuronasv.measure.backends import is_accelerator
@@ -384,7 +385,7 @@ def _play(
     replay(*run_args)
     summary = steps.run(RunOptions(
         repo=paths.repo, commits=(base, head), results_dir=paths.results, machine=p.machine,
-        backend=p.backend, bench=p.bench,
+        backend=p.backend, bench=p.bench, compile_cache=env.COMPILE_CACHE.read(),
     ))  # fmt: skip
     say(summary.line())
 

@@ -178,7 +178,7 @@ def test_demo_runs_the_backend_auto_resolves_to(tmp_path: Any, resolved: str, ma
 
 
 def test_every_printed_replay_line_is_a_shell_line_that_gives_the_same_step(
-    tmp_path: Any,
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 29: the printed `run` line (`--bench rmsnorm\\.(Naive|Fused)\\.` unquoted) was a
     bash syntax error. Issue 31: the demo calls the API, not argv. Each `$ ...` line and the
@@ -191,6 +191,9 @@ def test_every_printed_replay_line_is_a_shell_line_that_gives_the_same_step(
     from neuronasv.commands import command_module
     from neuronasv.demo import DemoOptions, run_demo
 
+    # An environment default of `neuronasv run` (the command line leaves it to the
+    # environment): the demo's own call must read it the same way.
+    monkeypatch.setenv("NEURONASV_COMPILE_CACHE", str(tmp_path / "cc"))
     repo = _git_repo(str(tmp_path / "src"))
     steps = _FakeSteps()
     lines: list[str] = []

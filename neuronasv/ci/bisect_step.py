@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from neuronasv import env
 from neuronasv.analyse.exact import is_exact
 from neuronasv.ci.outputs import set_output
 from neuronasv.ci.owned import claim_dir, remove_owned
@@ -188,6 +189,7 @@ def bisect_step(
             repo=repo, good=cp.commit_before, bad=cp.commit_after,
             pattern=fnmatch_literal(cp.series.label), machine=cp.machine,
             results_dir=str(history), backend=backend, budget_seconds=round(left, 2) * 60.0,
+            compile_cache=env.COMPILE_CACHE.read(),  # as `neuronasv bisect`'s default
         )  # fmt: skip
 
         def search(opts: BisectOptions = opts) -> None:
@@ -212,7 +214,6 @@ def bisect_step(
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """The ``bisect`` step's arguments (``python -m neuronasv.ci bisect``)."""
-    from neuronasv import env
     from neuronasv.ci.options import add_store_args
 
     p = sub.add_parser("bisect", help="bisect open regressions whose ranges skip commits")

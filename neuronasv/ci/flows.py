@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from neuronasv import env
 from neuronasv.ci.options import add_store_args, commit_url, repo_of, store_ref
 from neuronasv.ci.outputs import set_output
 from neuronasv.ci.owned import claim_dir, remove_owned
@@ -201,6 +202,7 @@ def pr_bench(
         summary = run(RunOptions(
             repo=repo, commits=(mb, head), machine=machine, results_dir=str(results),
             traces_dir=str(traces_all), bench=bench or None, keep_traces=True, metrics=metrics,
+            compile_cache=env.COMPILE_CACHE.read(),  # as `neuronasv run`'s default
         ))  # fmt: skip
         print(summary.line(), flush=True)
         doc = compare(CompareOptions(base=mb, head=head, results_dir=str(results),
