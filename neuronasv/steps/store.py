@@ -5,18 +5,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from neuronasv.errors import CorruptResultsError, NeuronasvError
 
 if TYPE_CHECKING:
     from neuronasv.github.issues_sync import IssueAction
-    from neuronasv.store.gitstore import PullReport, ResultsStore
+    from neuronasv.store.gitstore import PullReport, PushReport, ResultsStore
 
 __all__ = [
     "StoreRef",
     "action_line",
     "branch_of",
+    "check_result_files",
     "pull",
     "pull_lines",
+    "push",
     "results_store",
     "sync_issues",
 ]
@@ -61,6 +66,89 @@ def results_store(ref: StoreRef) -> ResultsStore:
 def pull(ref: StoreRef, out: str, *, machine: str | None = None) -> PullReport:
     """Copy the branch's results into ``out`` (nothing local is lost: see ``ResultsStore``)."""
     return results_store(ref).pull(out, machine=machine)
+
+
+def check_result_files(files: dict[str, Path]) -> None:
+    """Parse every file to be pushed as the readers will; refuse the push if any fails.
+
+    Results files are parsed by neuronasv's loader and by asv's own
+    (``asv.results.Results.load``), sidecars by their schema, ``machine.json`` and
+    ``benchmarks.json`` as JSON objects, bisection records by their schema. A truncated or
+    corrupt file on the results branch would break every later reader, so nothing is pushed.
+
+    Raises:
+        CorruptResultsError: names each bad file and why (exit 5).
+    """
+    from neuronasv.model._codec import loads
+    from neuronasv.model.bisect import BisectDocument
+    from neuronasv.store.asvresults import AsvResultsReader
+    from neuronasv.store.history import parse_result_file
+    from neuronasv.store.layout import METADATA_FILES, PEAKS_FILE, SIDECAR_SUFFIX, is_bisect_name
+
+    reader = AsvResultsReader()
+    problems: list[str] = []
+    for rel, path in sorted(files.items()):
+        try:
+            if rel.endswith(SIDECAR_SUFFIX):
+                reader.sidecar_bytes(path.read_bytes(), str(path))
+            elif is_bisect_name(rel):  # a bisection's record (neuronasv bisect)
+                BisectDocument.loads(path.read_text(encoding="utf-8"), source=str(path))
+            elif rel.rsplit("/", 1)[-1] in (*METADATA_FILES, PEAKS_FILE):
+                if not isinstance(loads(path.read_text(encoding="utf-8"), source=str(path)),
+                                  dict):
+                    raise CorruptResultsError(f"{path}: expected a JSON object")
+            else:
+                parsed = parse_result_file(path)
+                problems.extend(w for w in parsed.warnings)  # its sidecar is unreadable
+                _asv_load(path)
+        except (NeuronasvError, OSError, UnicodeDecodeError) as exc:
+            msg = str(exc)
+            problems.append(msg if msg.startswith(str(path)) else f"{path}: {msg}")
+    if problems:
+        raise CorruptResultsError(
+            f"refusing to push {len(problems)} unreadable file(s); nothing was pushed: "
+            + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""),
+            hint="re-run `neuronasv run` for those commits, or delete the files (or narrow"
+            " the push with --machine / --commit)",
+        )
+
+
+def _asv_load(path: Path) -> None:
+    """asv's own reader, so what is pushed is what `asv compare`/`asv publish` can read."""
+    from asv.results import Results
+
+    try:
+        Results.load(str(path))
+    except Exception as exc:  # asv raises its own UserError, KeyError, TypeError, ...
+        raise CorruptResultsError(
+            f"{path}: asv cannot read it: {type(exc).__name__}: {exc}"[:500]
+        ) from None
+
+
+def push(
+    ref: StoreRef,
+    *,
+    results_dir: str,
+    machine: str | None = None,
+    commits: Sequence[str] = (),
+    message: str | None = None,
+) -> PushReport:
+    """Store the results folder's files on the branch (only ``machine``'s, only
+    ``commits``'), each checked as the readers will read it first (see
+    :func:`check_result_files`); one commit, fetched, re-applied and retried, never forced."""
+    from neuronasv.errors import StoreError
+    from neuronasv.store.gitstore import collect_result_files
+    from neuronasv.store.layout import parse_result_name
+
+    files = collect_result_files(results_dir, machine=machine, commits=list(commits))
+    if not any(parse_result_name(p) is not None and "/" in p for p in files):
+        raise StoreError(f"no result files to push under {results_dir}"
+                         + (f" for machine {machine}" if machine else ""),
+                         hint="run `neuronasv run` first, or check --results-dir")  # fmt: skip
+    check_result_files(files)
+    machines = sorted({p.split("/", 1)[0] for p in files if "/" in p})
+    text = message or f"neuronasv: {len(files)} result files from {', '.join(machines)}"
+    return results_store(ref).write(files, text)
 
 
 def sync_issues(
