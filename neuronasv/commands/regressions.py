@@ -79,8 +79,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--max-pvalue",
         type=pvalue,
         default=MAX_PVALUE,
-        help="largest p-value of a reported change, in (0, 1]"
-        f" (default {MAX_PVALUE})",
+        help=f"largest p-value of a reported change, in (0, 1] (default {MAX_PVALUE})",
     )
     p.add_argument(
         "--min-magnitude",

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from neuronasv.errors import NeuronasvError, ResultsError, UsageError
 from neuronasv.steps.common import Acks, Report, acks_of, now, report_of, results_folder
@@ -23,7 +23,8 @@ from neuronasv.steps.common import warn_load_errors as _warn
 if TYPE_CHECKING:
     from neuronasv.analyse.acks import Acknowledgement
     from neuronasv.analyse.changepoints import CPSettings
-    from neuronasv.model import ChangePoint, FindingsDocument, History
+    from neuronasv.analyse.culprits import Wanted
+    from neuronasv.model import ChangePoint, FindingsDocument, History, SeriesId
     from neuronasv.store.columns import Columns
     from neuronasv.store.git import Git
 
@@ -115,13 +116,17 @@ def _change_points(
 
 
 def _with_culprits(
-    doc: FindingsDocument, commits: Sequence[str], rdir: str, git: Git | None
+    doc: FindingsDocument,
+    commits: Sequence[str],
+    rdir: str,
+    git: Git | None,
+    cache_dir: str | None,
+    workers: int | None,
 ) -> FindingsDocument:
     """The change points with the bisections stored beside the results (and the culprit of
     a one-commit range when there is git: its comparison reads just the two commits)."""
     from neuronasv.analyse.culprits import attach_culprits
     from neuronasv.store.bisections import load_bisections
-    from neuronasv.store.history import load_history
 
     machines = sorted({cp.machine for cp in doc.change_points})
     records, errors = load_bisections(rdir, machines or None)
@@ -129,13 +134,105 @@ def _with_culprits(
         print(f"warning: skipped bisection record: {err}", file=sys.stderr)
     parent = None if git is None else (lambda c: git.resolve(f"{c}^"))
     subject = None if git is None else git.subject
+    n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
 
-    def pair(before: str, after: str, machine: str) -> History:
-        return load_history(rdir, machine=machine, git=git, commits=(before, after))
+    def explainer(wanted: Sequence[Wanted]) -> list[dict[str, Any]]:
+        return explanations(wanted, rdir, git, cache_dir, n_workers)
 
     return attach_culprits(
-        doc, records, commits, pair=pair, first_parent=parent, subject=subject
+        doc, records, commits, explainer=explainer, first_parent=parent, subject=subject
     )
+
+
+def explanations(
+    wanted: Sequence[Wanted],
+    rdir: str,
+    git: Git | None,
+    cache_dir: str | None,
+    workers: int,
+) -> list[dict[str, Any]]:
+    """Each one-commit change point's explanation: one comparison per distinct pair (from
+    ``cache_dir`` when its files hash the same; the others spread over ``workers``
+    processes when there are a few)."""
+    from neuronasv import __version__
+    from neuronasv.store.asvresults import result_paths
+    from neuronasv.store.histcache import ExplanationCache
+    from neuronasv.store.history import files_of
+
+    groups: dict[tuple[str, str, str], list[int]] = {}
+    for i, w in enumerate(wanted):
+        groups.setdefault(w.pair, []).append(i)
+    out: list[dict[str, Any]] = [{} for _ in wanted]
+    cache = ExplanationCache(cache_dir, __version__) if cache_dir is not None else None
+    keys: dict[int, str] = {}
+    todo: list[tuple[tuple[str, str, str], list[int]]] = []
+    listing = {m: result_paths(rdir, m) for m in {p[0] for p in groups}} if cache else {}
+    for pair, idx in groups.items():
+        if cache is None:
+            todo.append((pair, idx))
+            continue
+        digests = cache.digests(files_of(listing[pair[0]], pair[1:]))
+        missing = []
+        for i in idx:
+            keys[i] = cache.key(pair, wanted[i].series.to_json(), digests)
+            got = cache.get(keys[i])
+            if got is None:
+                missing.append(i)
+            else:
+                out[i] = got
+        if missing:
+            todo.append((pair, missing))
+    jobs = [(pair, tuple(wanted[i].series for i in idx)) for pair, idx in todo]
+    done = _explain_jobs(jobs, rdir, git, workers)
+    for (_pair, idx), whys in zip(todo, done, strict=True):
+        for i, why in zip(idx, whys, strict=True):
+            out[i] = why
+            if cache is not None:
+                cache.put(keys[i], why)
+    if cache is not None:
+        cache.prune()
+        made, pairs = len(jobs), len(groups)
+        print(f"culprits: {made} of {pairs} one-commit comparisons made"
+              f" ({pairs - made} unchanged, from the cache)", file=sys.stderr)  # fmt: skip
+    return out
+
+
+_Job = tuple[tuple[str, str, str], tuple["SeriesId", ...]]
+_pair_source: tuple[str, Git | None] | None = None
+
+
+def _init_explainer(rdir: str, git: Git | None) -> None:
+    global _pair_source
+    _pair_source = (rdir, git)
+
+
+def _explain_job(job: _Job) -> list[dict[str, Any]]:
+    """One pair's comparison, kept to each asked-for series (in a worker, or here)."""
+    from neuronasv.analyse.culprits import explain_pair
+    from neuronasv.store.history import load_history
+
+    assert _pair_source is not None, "the pool's initializer sets the results folder"
+    rdir, git = _pair_source
+    (machine, parent, commit), series = job
+    history = load_history(rdir, machine=machine, git=git, commits=(parent, commit))
+    return explain_pair(history, parent, commit, machine, series)
+
+
+def _explain_jobs(
+    jobs: Sequence[_Job], rdir: str, git: Git | None, workers: int
+) -> list[list[dict[str, Any]]]:
+    """:func:`_explain_job` of each job, in order: in ``workers`` processes when there are
+    at least 4 jobs (each one loads two results files and compares them), else here."""
+    n = min(workers, len(jobs))
+    if n > 1 and len(jobs) >= 4:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(
+            max_workers=n, initializer=_init_explainer, initargs=(rdir, git)
+        ) as pool:
+            return list(pool.map(_explain_job, jobs))
+    _init_explainer(rdir, git)
+    return [_explain_job(j) for j in jobs]
 
 
 def regressions(opts: RegressionsOptions) -> FindingsDocument:
@@ -192,7 +289,7 @@ def regressions(opts: RegressionsOptions) -> FindingsDocument:
     shown = [opts.machine] if opts.machine is not None else machines
     counts = {m: len(measured_in(mc)) if (mc := columns.machine(m)) else 0 for m in shown}
     doc = with_newest(doc, counts, newest)
-    return _with_culprits(doc, columns.commits, rdir, git)
+    return _with_culprits(doc, columns.commits, rdir, git, cache_dir, opts.workers)
 
 
 def machines_in(results_dir: str) -> list[str]:

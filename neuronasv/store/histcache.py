@@ -10,6 +10,14 @@ entry itself carries a checksum (a damaged one is a miss).
 **Search windows** (:class:`WindowCache`): per series, each search window's change-point
 candidates and the values they were found in.
 
+**Culprit explanations** (:class:`ExplanationCache`): per one-commit change point, the
+comparison of its commit with its first parent kept to the series' configuration (what
+:func:`neuronasv.analyse.culprits.explain_pair` returns). An entry's name is the SHA-256
+of everything the answer depends on: the package version, the machine, the two commits,
+the series, and the content digests of every results file and sidecar the comparison
+reads; its body carries its own checksum. A run keeps the entries it used and removes
+the others, so the folder holds at most one run's explanations.
+
 The first pass of the search (:func:`neuronasv.analyse.edivisive.window_candidates`, the
 O(window²) part) examines each window of a series on its own: a window's candidates are a
 function of its values, the window size and the p-value. A new commit appends a value:
@@ -33,11 +41,13 @@ then the checksum of both.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import re
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,7 +57,14 @@ from neuronasv.fileio import write_atomic
 from neuronasv.store.columns import FileColumns, content_digest, decode_file, encode_file
 from neuronasv.store.layout import sidecar_path
 
-__all__ = ["ALGORITHM", "ColumnsDiskCache", "SeriesKey", "WindowCache", "file_digest"]
+__all__ = [
+    "ALGORITHM",
+    "ColumnsDiskCache",
+    "ExplanationCache",
+    "SeriesKey",
+    "WindowCache",
+    "file_digest",
+]
 
 #: The search's version: bump when window_candidates can give another answer.
 ALGORITHM = "edivisive-1"
@@ -331,3 +348,80 @@ def _decode(raw: bytes, expect: Mapping[str, Any]) -> dict[SeriesKey, _Entry]:
         out[key] = _Entry(vals[v_at : v_at + nv].astype(np.float64), per)
         v_at += nv
     return out
+
+
+_ENTRY = re.compile(r"[0-9a-f]{64}\.json")
+
+
+class ExplanationCache:
+    """Explanations of one-commit change points under ``<directory>/explanations``.
+
+    :meth:`key` names an explanation by what it depends on (see the module doc);
+    :meth:`get` offers an entry only when it is intact and was stored under that key;
+    :meth:`prune` removes the entries this run did not ask for. A cache that cannot be
+    read or written costs time, never an answer.
+    """
+
+    def __init__(self, directory: str, version: str) -> None:
+        self.directory = os.path.join(directory, "explanations")
+        self.version = version
+        self.used: set[str] = set()
+        self.hits = 0
+        self.misses = 0
+
+    @staticmethod
+    def digests(files: Iterable[str]) -> list[str]:
+        """The content digests of ``files`` (results files, each with its sidecar)."""
+        return sorted(file_digest(p) for p in files)
+
+    def key(self, pair: tuple[str, str, str], series: Any, digests: list[str]) -> str:
+        """The entry name of ``series``' (JSON) explanation of ``pair`` (machine, parent,
+        commit) whose comparison reads the files of ``digests`` (:meth:`digests`)."""
+        text = json.dumps([_FORMAT, self.version, list(pair), series, digests])
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.directory, key + ".json")
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The explanation stored under ``key``, or None (absent, damaged, foreign)."""
+        self.used.add(key)
+        try:
+            with open(self._path(key), "rb") as fh:
+                entry = json.loads(fh.read())
+            body = json.dumps(entry["explanation"], sort_keys=True)
+            if (
+                entry.get("format") != _FORMAT
+                or entry.get("key") != key
+                or entry.get("checksum") != hashlib.sha256(body.encode()).hexdigest()
+                or not isinstance(entry["explanation"], dict)
+            ):
+                raise ValueError("another entry")
+        except (OSError, ValueError, KeyError, TypeError):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return dict(entry["explanation"])
+
+    def put(self, key: str, explanation: Mapping[str, Any]) -> None:
+        """Store ``explanation`` under ``key`` (a failed write is ignored)."""
+        self.used.add(key)
+        body = json.dumps(explanation, sort_keys=True)
+        entry = {"format": _FORMAT, "key": key, "explanation": explanation,
+                 "checksum": hashlib.sha256(body.encode()).hexdigest()}  # fmt: skip
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+            write_atomic(self._path(key), json.dumps(entry).encode())
+        except OSError:
+            return
+
+    def prune(self) -> None:
+        """Remove this cache's entries that this run did not use (only its own files)."""
+        try:
+            names = os.listdir(self.directory)
+        except OSError:
+            return
+        for name in names:
+            if _ENTRY.fullmatch(name) and name[:-5] not in self.used:
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(self.directory, name))

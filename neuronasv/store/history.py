@@ -63,6 +63,7 @@ __all__ = [
     "RunFile",
     "commits_in_order",
     "default_results_dir",
+    "files_of",
     "load_history",
     "missing_results_error",
     "one_file_per_run",
@@ -303,12 +304,18 @@ def load_history(
     paths = result_paths(rdir, machine)  # ResultsError when the folder does not exist
     wanted = None if commits is None else set(commits)
     if wanted is not None:
-        # by asv's file name first; a file named otherwise is parsed to know its commit
-        prefixes = {c[:8] for c in wanted}
-        names = [parse_result_name(os.path.basename(p)) for p in paths]
-        paths = [p for p, n in zip(paths, names, strict=True) if n is None or n[0] in prefixes]
+        paths = files_of(paths, wanted)
     with no_cyclic_gc():  # a history is millions of acyclic objects (see no_cyclic_gc)
         return _load_history(rdir, paths, machine, repo, cache, git, wanted)
+
+
+def files_of(paths: Sequence[str], commits: Collection[str]) -> list[str]:
+    """The results files of ``paths`` that :func:`load_history` reads for ``commits``:
+    by asv's file name first; a file named otherwise is parsed to know its commit, so it
+    is kept."""
+    prefixes = {c[:8] for c in commits}
+    names = [parse_result_name(os.path.basename(p)) for p in paths]
+    return [p for p, n in zip(paths, names, strict=True) if n is None or n[0] in prefixes]
 
 
 def _read_files(

@@ -10,6 +10,7 @@ from neuronasv.analyse.culprits import (
     attach_culprits,
     culprit_of,
     explain,
+    explain_pair,
     pull_from_subject,
 )
 from neuronasv.model import ChangePoint, FindingsDocument, History, SeriesId
@@ -89,7 +90,11 @@ def test_a_one_commit_range_names_its_commit_without_a_bisection(tmp_path) -> No
     h = stored_history(tmp_path)
     doc = history_doc(_cp(h, C[2], C[3]), machine="m")
     parents = {C[i]: C[i - 1] for i in range(1, 5)}
-    out = attach_culprits(doc, [], h.commits, pair=lambda a, b, m: h, first_parent=parents.get,
+
+    def explainer(wanted):
+        return [explain_pair(h, w.parent, w.commit, w.machine, [w.series])[0] for w in wanted]
+
+    out = attach_culprits(doc, [], h.commits, explainer=explainer, first_parent=parents.get,
                           subject=lambda c: "double the mul (#9)")  # fmt: skip
     (cp,) = out.change_points
     assert cp.culprit is not None and cp.culprit.commit == C[3] and cp.culprit.measured == 0
@@ -99,3 +104,30 @@ def test_a_one_commit_range_names_its_commit_without_a_bisection(tmp_path) -> No
     wide = history_doc(_cp(h, C[1], C[3]), machine="m")
     wide_out = attach_culprits(wide, [], h.commits, first_parent=parents.get)
     assert wide_out.change_points[0].culprit is None
+
+
+def test_explain_pair_is_explain_of_each_series_with_one_comparison(tmp_path: Path) -> None:
+    h = stored_history(tmp_path)
+    sids = [s.series for s in h.series if s.series.op in ("aten::mul", "aten::add")]
+    got = explain_pair(h, C[2], C[3], "m", sids)
+    assert got == [explain(h, C[2], C[3], "m", s).to_json() for s in sids]  # type: ignore[union-attr]
+    assert explain_pair(h, C[2], "0" * 40, "m", sids) == [{}, {}]  # not stored: none
+
+
+def test_the_explainer_is_asked_once_for_at_most_max_adjacent_in_order(tmp_path: Path) -> None:
+    from neuronasv.analyse.culprits import MAX_ADJACENT
+
+    h = stored_history(tmp_path)
+    parents = {C[i]: C[i - 1] for i in range(1, 5)}
+    cps = [_cp(h, C[2], C[3])] * (MAX_ADJACENT + 3)
+    doc = replace(history_doc(cps[0], machine="m"), change_points=tuple(cps))
+    calls: list[int] = []
+
+    def explainer(wanted):
+        calls.append(len(wanted))
+        return [{"n": i} for i in range(len(wanted))]
+
+    out = attach_culprits(doc, [], h.commits, explainer=explainer, first_parent=parents.get)
+    assert calls == [MAX_ADJACENT]
+    whys = [cp.culprit.explanation if cp.culprit else None for cp in out.change_points]
+    assert whys == [{"n": i} for i in range(MAX_ADJACENT)] + [None] * 3

@@ -8,6 +8,7 @@ line on what it searched.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -39,6 +40,13 @@ def regressions(
     return doc, capsys.readouterr().err
 
 
+def explained(err: str) -> tuple[int, int]:
+    """(comparisons made, one-commit pairs) of the command's line on culprits."""
+    m = re.search(r"culprits: (\d+) of (\d+) one-commit comparisons made", err)
+    assert m, err
+    return int(m.group(1)), int(m.group(2))
+
+
 def searched(err: str) -> tuple[int, int]:
     m = re.search(r"change points: (\d+) of (\d+) search windows searched", err)
     assert m, err
@@ -60,10 +68,57 @@ def test_a_warm_run_searches_nothing_and_answers_the_same(
     cold, err = regressions(hist, capsys, cache, tmp_path / "b.json")
     done, total = searched(err)
     assert done == total > 8 * 3
+    made, pairs = explained(err)
+    assert made == pairs > 0
     warm, err = regressions(hist, capsys, cache, tmp_path / "c.json")
     assert searched(err) == (0, total)
+    assert explained(err) == (0, pairs)  # every explanation from the cache
     assert plain == cold == warm
     assert plain["change_points"]  # the synthetic steps are found
+    named = [cp["culprit"] for cp in plain["change_points"] if cp.get("culprit")]
+    assert named and all(c["explanation"]["findings"] for c in named)
+
+
+def test_an_explanation_is_made_again_when_a_file_it_read_changed(
+    hist: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A sidecar of a culprit's commit rewritten (the same content, other bytes): the
+    comparisons that read it are made again, the others come from the cache, and the
+    entries no longer asked for are removed (the folder holds one run's explanations)."""
+    cache = tmp_path / "cache"
+    cold, _ = regressions(hist, capsys, cache, tmp_path / "a.json")
+    pairs = {(cp["commit_before"], cp["commit_after"]) for cp in cold["change_points"]
+             if cp.get("culprit", {}).get("measured") == 0}  # fmt: skip
+    commit = sorted(pairs)[0][1]
+    (sidecar,) = (hist / "results" / "synth-runner").glob(f"{commit[:8]}-*.neuronasv")
+    sidecar.write_text(sidecar.read_text() + "\n")
+    stale = len(list((cache / "explanations").iterdir()))
+    foreign = cache / "explanations" / "notes.txt"
+    foreign.write_text("mine")
+    warm, err = regressions(hist, capsys, cache, tmp_path / "b.json")
+    assert explained(err) == (sum(commit in p for p in pairs), len(pairs))
+    assert warm == cold
+    left = sorted(p.name for p in (cache / "explanations").iterdir())
+    assert "notes.txt" in left and foreign.read_text() == "mine"  # not the cache's: kept
+    assert len(left) - 1 == stale  # the stale entries went, the new ones came
+
+
+def test_explanations_spread_over_processes_answer_as_made_here(hist: Path) -> None:
+    """The comparisons made in worker processes (4 pairs or more) are the ones made here."""
+    from neuronasv.steps import regressions as cmd
+    from neuronasv.store.git import Git
+    from neuronasv.store.history import load_history
+
+    git = Git(hist / "repo")
+    commits = git.ancestors(git.rev_parse("HEAD"), 6)[::-1]  # oldest first
+    rdir = str(hist / "results")
+    h = load_history(rdir, machine="synth-runner", git=git, commits=commits[:2])
+    series = tuple(s.series for s in h.series[:3])
+    jobs = [(("synth-runner", a, b), series) for a, b in itertools.pairwise(commits)]
+    assert len(jobs) >= 4  # the pool's threshold
+    here = cmd._explain_jobs(jobs, rdir, git, 1)
+    spread = cmd._explain_jobs(jobs, rdir, git, 2)
+    assert spread == here and all(len(w) == 3 and w[0]["findings"] for w in here)
 
 
 def test_one_more_commit_searches_only_the_windows_it_touches(
