@@ -3,7 +3,7 @@
     .venv/bin/python bench/eval_bisect.py                      # 200 histories, the defaults
     .venv/bin/python bench/eval_bisect.py --max-rounds 12 24 48 --noise-scale 1 0.5
     .venv/bin/python bench/eval_bisect.py --histories 1000 --first-seed 1000 --max-rounds 12
-    .venv/bin/python bench/eval_bisect.py --real               # one real search, this CPU
+    .venv/bin/python bench/eval_bisect.py --real --shape 64x4096  # one real search, this CPU
     .venv/bin/python bench/eval_bisect.py --runs-dir bench/data/h200-2026-11-30/runs \\
         --shape 8x1024x4096 --noise-scale 1 --max-rounds 12 --seconds-per-process 14
 
@@ -25,7 +25,8 @@
    a quieter machine would give. ``--prior`` adds the cached runs' history noise floor as
    the rounds test's prior (``neuronasv bisect`` does not).
 3. **Prints**, per setting: the sd of one round's log-ratio in the replay ("round sd"),
-   the power of one test by its last look (normal approximation: ``power``), culprit right
+   the power of one test by its last look (a noncentral t, ``one_test_power`` of
+   :mod:`neuronasv.analyse.bisect_budget`: what ``neuronasv bisect`` sizes by), culprit right
    / undecided (a narrowed range, which must hold the step) / undecided at the ends (the
    ends' test did not show the step: "undecided between GOOD and BAD") / no change (an
    exact axis's answer: must stay 0 here) / **wrong**, processes per search (median, 90th
@@ -33,8 +34,12 @@
    profile`` process here); then the rounds every test needs for ~95 % of searches at that
    round sd, and the round sd that 48 rounds would need.
 4. ``--real``: a synthetic 16-commit repository (``tests/run/bisect_repo.py``, ``aten::mul``
-   of ``synth.gate`` twice instead of once from a seeded commit on) and one real
-   ``neuronasv bisect --axis time`` (instructions off), its output and wall time.
+   of ``synth.gate`` twice instead of once from a seeded commit on: about +100 % in that
+   op's time) and one real ``neuronasv bisect --axis time`` (instructions off), its rounds
+   sized by the command from a pilot of GOOD for a ``--real-step`` (30 %) change, within
+   ``--real-minutes`` (25); its budget line, output and wall time::
+
+       .venv/bin/python bench/eval_bisect.py --real --shape 64x4096
 """
 
 from __future__ import annotations
@@ -52,7 +57,8 @@ from pathlib import Path
 
 import numpy as np
 
-from neuronasv.analyse.bisect import RoundsPlan, max_probes, time_search
+from neuronasv.analyse.bisect import RoundsPlan, time_search
+from neuronasv.analyse.bisect_budget import one_test_power, round_sd_for, rounds_for, search_tests
 from neuronasv.analyse.floors import NoiseFloor
 from neuronasv.analyse.stats import noise_floor
 from neuronasv.model import ProfileDocument, SeriesId
@@ -172,29 +178,6 @@ def round_sd(draw, n: int = 20000) -> float:
     return float(np.std(d, ddof=1))
 
 
-def power(sd: float, step: float, alpha: float, tests: int, plan: RoundsPlan) -> float:
-    """The ends' test's chance to show ``step`` by its last look: R per-round log-ratios of
-    sd ``sd`` give a t statistic with noncentrality ``log(step) / (sd/√R)`` on R − 1 degrees
-    of freedom (the ends' test has no prior: no earlier test of the search lent one); the
-    last look needs the two-sided ``alpha / tests / looks`` (alpha split over the search's
-    tests, then evenly over the looks). A probe's test borrows at most 8 df more from the
-    earlier tests, so the probes do a little better."""
-    from scipy.stats import nct
-    from scipy.stats import t as student
-
-    r = plan.max_rounds
-    need = float(student.isf(alpha / tests / plan.looks / 2.0, r - 1))
-    return float(nct.sf(need, r - 1, math.log(step) / (sd / math.sqrt(r))))
-
-
-def rounds_for(sd: float, step: float, alpha: float, tests: int, want: float) -> int:
-    """The fewest max rounds whose every test has ``power`` >= ``want``."""
-    for r in range(3, 5000):
-        if power(sd, step, alpha, tests, RoundsPlan(alpha=alpha, max_rounds=r)) >= want:
-            return r
-    return -1
-
-
 def evaluate(args, runs, floor: NoiseFloor, max_rounds: int, scale: float) -> dict:
     chain = [f"{i:040x}" for i in range(64)]
     data = scaled(runs, scale)
@@ -233,30 +216,29 @@ def real_search(args) -> None:
         shas = build_repo(repo, commits=args.commits, culprit=culprit, others=(1,), change="slow")
         cmd = [str(Path(sys.executable).parent / "neuronasv"), "bisect", shas[0], shas[-1],
                "--series", f"synth.gate {args.shape} float32 · aten::mul", "--axis", "time",
-               "--machine", "evalbox", "--backend", "cpu", "--max-rounds", str(args.real_rounds),
-               "--no-github"]  # fmt: skip
+               "--machine", "evalbox", "--backend", "cpu", "--no-github",
+               "--step", str(args.real_step), "--budget-minutes", str(args.real_minutes)]
+        if args.real_rounds:  # a cap; else the rounds the pilot's noise needs
+            cmd += ["--max-rounds", str(args.real_rounds)]  # fmt: skip
         print(f"$ {' '.join(cmd[1:4])} ... (culprit: commit {culprit} of {args.commits},"
               f" {shas[culprit][:12]}; load {os.getloadavg()[0]:.2f})", flush=True)
         env = dict(os.environ, NEURONASV_SHAPES=args.shape, NEURONASV_DTYPES="float32")
         t0 = time.monotonic()
-        proc = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, check=False)
+        proc = subprocess.Popen(cmd, cwd=repo, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)  # fmt: skip
+        assert proc.stderr is not None and proc.stdout is not None
+        said = []
+        for line in proc.stderr:  # the command's progress, live
+            print(f"  | {line.rstrip()}", flush=True)
+            said += [line.strip()] if line.startswith("noise ") else []
+        out = proc.stdout.read()
+        rc = proc.wait()
         wall = time.monotonic() - t0
-        print(proc.stdout)
-        if proc.returncode not in (0, 12):
-            print(proc.stderr[-3000:])
-        found = shas[culprit][:12] in proc.stdout.splitlines()[0] if proc.stdout else False
-        print(f"exit {proc.returncode}; wall {wall / 60:.1f} min; culprit named right: {found};"
+        print("said before measuring: " + (said[0] if said else "(no budget line)"))
+        print(out)
+        found = shas[culprit][:12] in out.splitlines()[0] if out else False
+        print(f"exit {rc}; wall {wall / 60:.1f} min; culprit named right: {found};"
               f" load now {os.getloadavg()[0]:.2f}")
-
-
-def _sd_for(step: float, alpha: float, tests: int, want: float, rounds: int) -> float:
-    """The largest round sd at which ``rounds`` give every test ``power`` >= ``want``."""
-    lo, hi = 1e-4, 2.0
-    plan = RoundsPlan(alpha=alpha, max_rounds=rounds)
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if power(mid, step, alpha, tests, plan) >= want else (lo, mid)
-    return lo
 
 
 def main() -> None:
@@ -283,7 +265,12 @@ def main() -> None:
                     help="cost of one process (default: measured here)")
     ap.add_argument("--real", action="store_true", help="one real search instead")
     ap.add_argument("--commits", type=int, default=16)
-    ap.add_argument("--real-rounds", type=int, default=12)
+    ap.add_argument("--real-rounds", type=int, default=None,
+                    help="cap the real search's rounds (default: sized from the noise)")
+    ap.add_argument("--real-step", type=float, default=30.0,
+                    help="the change (percent) the real search's rounds are sized for")
+    ap.add_argument("--real-minutes", type=float, default=25.0,
+                    help="the real search's --budget-minutes")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     if args.real:
@@ -304,7 +291,7 @@ def main() -> None:
     how = "given" if args.seconds_per_process else f"measured here, load {os.getloadavg()[0]:.2f}"
     print(f"one `neuronasv profile` process: {spp:.1f} s ({how})")
     print(f"{args.histories} histories of 64 commits, +{(args.step - 1) * 100:.0f} % at a seeded"
-          f" commit; alpha {args.alpha} over {1 + max_probes(63)} tests; {args.samples} samples a"
+          f" commit; alpha {args.alpha} over {search_tests(63)} tests; {args.samples} samples a"
           " process")  # fmt: skip
     head = (f"{'noise':>6} {'round sd':>8} {'max rounds':>10} {'power/ends':>10} {'right':>6}"
             f" {'undecided':>9} {'ends':>6} {'no change':>9} {'wrong':>6}"
@@ -316,9 +303,9 @@ def main() -> None:
             r = evaluate(args, runs, floor, mr, scale)
             n = args.histories
             procs = np.asarray(r["processes"])
-            tests = 1 + max_probes(63)
-            pw = power(r["round_sd"], args.step, args.alpha, tests,
-                       RoundsPlan(alpha=args.alpha, max_rounds=mr))  # fmt: skip
+            tests = search_tests(63)
+            pw = one_test_power(r["round_sd"], args.step, args.alpha, tests,
+                            RoundsPlan(alpha=args.alpha, max_rounds=mr))  # fmt: skip
             print(f"{scale * sd:>6.3f} {r['round_sd']:>8.3f} {mr:>10} {100 * pw:>9.1f}%"
                   f" {100 * r['right'] / n:>5.1f}%"
                   f" {100 * r['undecided'] / n:>8.1f}% {100 * r['ends'] / n:>5.1f}%"
@@ -330,8 +317,9 @@ def main() -> None:
         want = 0.95 ** (1.0 / tests)  # every test of a search must show the step
         need = rounds_for(r["round_sd"], args.step, args.alpha, tests, want)
         print(f"       rounds for a {100 * want:.1f} % test (~95 % of searches) at round sd"
-              f" {r['round_sd']:.3f}: {need}; at 48 rounds that needs round sd"
-              f" {_sd_for(args.step, args.alpha, tests, want, 48):.3f}", flush=True)
+              f" {r['round_sd']:.3f}: {need} (neuronasv.analyse.bisect_budget, what `neuronasv"
+              f" bisect` sizes by); at 48 rounds that needs round sd"
+              f" {round_sd_for(args.step, args.alpha, tests, want, 48):.3f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -382,6 +382,8 @@ class _Clock:
     def over(self) -> bool:
         if self.budget is None:
             return False
+        if self.budget <= 0.0:  # spent before the search (its noise pilot): no round
+            return True
         return self.clock() - self.started + self.last_round > self.budget
 
 

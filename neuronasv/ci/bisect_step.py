@@ -20,14 +20,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import math
 import os
+import shlex
 import shutil
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from neuronasv import env
 from neuronasv.analyse.exact import is_exact
@@ -45,7 +48,17 @@ from neuronasv.store.layout import (
     result_files_of_commit,
 )
 
-__all__ = ["Range", "bisect_step", "fnmatch_literal", "plan_ranges"]
+if TYPE_CHECKING:
+    from neuronasv.run.bisect import BisectOptions
+
+__all__ = [
+    "Range",
+    "bisect_args",
+    "bisect_options",
+    "bisect_step",
+    "fnmatch_literal",
+    "plan_ranges",
+]
 
 
 def _say(line: str) -> None:
@@ -117,6 +130,48 @@ def _merge(src: Path, dest: Path) -> int:
     return n
 
 
+def _step_pct(cp: ChangePoint) -> float | None:
+    """The step a device-time change point showed, percent (None: an exact series)."""
+    if not is_exact(cp.unit) and math.isfinite(cp.ratio) and cp.ratio > 0 and cp.ratio != 1:
+        return round(100.0 * (max(cp.ratio, 1.0 / cp.ratio) - 1.0), 2)
+    return None
+
+
+def bisect_args(
+    cp: ChangePoint, *, repo: str, results_dir: str, backend: str, minutes: float
+) -> list[str]:
+    """``neuronasv bisect``'s arguments for one change point: within ``minutes`` (what is
+    left of the step's bound; the command's noise pilot counts in it), and on device time
+    its rounds sized for the step the change point showed (``--step``), not a guess. The
+    step runs :func:`bisect_options` in process; this is the command line that does the
+    same (said before each search, for a replay)."""
+    args = ["bisect", cp.commit_before, cp.commit_after,
+            "--series", fnmatch_literal(cp.series.label), "--machine", cp.machine,
+            "--results-dir", results_dir, "--repo", repo, "--backend", backend,
+            "--budget-minutes", f"{minutes:.2f}"]  # fmt: skip
+    pct = _step_pct(cp)
+    if pct is not None:
+        args += ["--step", str(pct)]  # a CLI argument, not words
+    return args
+
+
+def bisect_options(
+    cp: ChangePoint, *, repo: str, results_dir: str, backend: str, minutes: float
+) -> BisectOptions:
+    """The options :func:`bisect_args` gives ``neuronasv bisect`` (and its environment's
+    compile cache), for the search in this process."""
+    from neuronasv.run.bisect import BisectOptions
+
+    pct = _step_pct(cp)
+    opts = BisectOptions(
+        repo=repo, good=cp.commit_before, bad=cp.commit_after,
+        pattern=fnmatch_literal(cp.series.label), machine=cp.machine, results_dir=results_dir,
+        backend=backend, budget_seconds=float(f"{minutes:.2f}") * 60.0,
+        compile_cache=env.COMPILE_CACHE.read(),  # as `neuronasv bisect`'s default
+    )  # fmt: skip
+    return opts if pct is None else dataclasses.replace(opts, step=1.0 + pct / 100.0)
+
+
 def _guarded(work: Callable[[], None], where: str) -> int:
     """``work()``'s exit status as the command's would be (its error said on stderr, what
     it prints too); Ctrl-C ends the whole step."""
@@ -154,7 +209,6 @@ def bisect_step(
     history = Path(f"{out}.history")
     claim_dir(str(history))
     from neuronasv.report.bisect import render_text
-    from neuronasv.run.bisect import BisectOptions
     from neuronasv.steps.measure import bisect, check_change
     from neuronasv.steps.store import branch_of, pull, pull_lines
 
@@ -185,12 +239,11 @@ def bisect_step(
         cp = r.cp
         _say(f"==> bisecting {cp.series.label} on {cp.machine}: {cp.commit_before[:12]}.."
              f"{cp.commit_after[:12]} ({r.unmeasured} of {r.candidates} commits unmeasured)")
-        opts = BisectOptions(
-            repo=repo, good=cp.commit_before, bad=cp.commit_after,
-            pattern=fnmatch_literal(cp.series.label), machine=cp.machine,
-            results_dir=str(history), backend=backend, budget_seconds=round(left, 2) * 60.0,
-            compile_cache=env.COMPILE_CACHE.read(),  # as `neuronasv bisect`'s default
-        )  # fmt: skip
+        said = bisect_args(cp, repo=repo, results_dir=str(history), backend=backend,
+                           minutes=left)  # fmt: skip
+        _say("$ neuronasv " + shlex.join(said))  # the command line that does the same
+        opts = bisect_options(cp, repo=repo, results_dir=str(history), backend=backend,
+                              minutes=left)  # fmt: skip
 
         def search(opts: BisectOptions = opts) -> None:
             done = bisect(opts)

@@ -30,6 +30,7 @@ An interrupt leaves no worktree and no scratch folder behind.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from neuronasv import env
 from neuronasv.commands.args import (
@@ -45,7 +46,18 @@ from neuronasv.commands.args import (
     write_output,
 )
 
-__all__ = ["add_parser", "run"]
+if TYPE_CHECKING:
+    from neuronasv.run.bisect import BisectOptions
+
+__all__ = ["add_parser", "options", "run"]
+
+
+def _step_pct(text: str) -> float:
+    """``--step``: a percentage above 0 (30 = +30 %)."""
+    pct = finite_nonnegative(text)
+    if pct <= 0.0:
+        raise argparse.ArgumentTypeError(f"the step must be a percentage above 0, got {text!r}")
+    return pct
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -97,9 +109,33 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    " tests (0.001)")  # fmt: skip
     p.add_argument("--rounds", type=int_at_least(2), default=3,
                    help="time: rounds before a probe's first look (3)")  # fmt: skip
-    p.add_argument("--max-rounds", type=int_at_least(2), default=48,
-                   help="time: rounds after which a probe is undecided (48; an accelerator"
-                   " decides in 3, a loaded CPU needs dozens: see --budget-minutes)")  # fmt: skip
+    p.add_argument("--max-rounds", type=int_at_least(2), default=None,
+                   help="time: a cap on the rounds a test may take before its probe is"
+                   " undecided (default: the rounds the measured noise needs to find --step"
+                   " with chance --target, said before the search measures; a cap below"
+                   " them is said with the power it leaves, and the search goes on)")  # fmt: skip
+    p.add_argument(
+        "--step",
+        type=_step_pct,
+        default=30.0,
+        metavar="PCT",
+        help="time: the change the rounds are sized to find, percent (30)",
+    )
+    p.add_argument(
+        "--target",
+        type=probability_open,
+        default=0.95,
+        help="time: the chance of naming the culprit sized for (0.95)",
+    )
+    p.add_argument(
+        "--pilot",
+        type=int_at_least(2),
+        default=5,
+        metavar="N",
+        help="time: processes of GOOD measured first for the noise (5)",
+    )
+    p.add_argument("--round-sd", type=finite_nonnegative, default=None, metavar="SD",
+                   help="time: the sd of one round's log-ratio, known (no pilot)")  # fmt: skip
     p.add_argument("--samples", type=int_at_least(1), default=None,
                    help="time: samples per process (CPU 10, accelerator 30)")  # fmt: skip
     p.add_argument("--budget-minutes", type=finite_nonnegative, default=None,
@@ -118,20 +154,26 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from neuronasv.report.bisect import render_text
+def options(args: argparse.Namespace) -> BisectOptions:
+    """The step's options from the parsed arguments."""
     from neuronasv.run.bisect import BisectOptions
-    from neuronasv.steps.measure import bisect, check_change
 
-    opts = BisectOptions(
+    return BisectOptions(
         repo=args.repo, good=args.good, bad=args.bad, pattern=args.series, machine=args.machine,
         results_dir=args.results_dir, axis=args.axis, bench=args.bench, backend=args.backend,
         compile_cache=args.compile_cache, alpha=args.alpha, rounds=args.rounds,
-        max_rounds=args.max_rounds, samples=args.samples,
+        max_rounds=args.max_rounds, samples=args.samples, step=1.0 + args.step / 100.0,
+        target=args.target, pilot=args.pilot, round_sd=args.round_sd,
         budget_seconds=None if args.budget_minutes is None else args.budget_minutes * 60.0,
         side_branches=args.side_branches,
     )  # fmt: skip
-    doc = bisect(opts, github=not args.no_github, record=not args.no_record).doc
+
+
+def run(args: argparse.Namespace) -> int:
+    from neuronasv.report.bisect import render_text
+    from neuronasv.steps.measure import bisect, check_change
+
+    doc = bisect(options(args), github=not args.no_github, record=not args.no_record).doc
     write_output(doc.dumps() if args.format == "json" else render_text(doc), args.out)
     check_change(doc)
     return 0

@@ -40,11 +40,19 @@ from neuronasv.analyse.bisect import (
     exact_search,
     time_search,
 )
+from neuronasv.analyse.bisect_budget import (
+    Goal,
+    SearchBudget,
+    budget_line,
+    round_sd_of_levels,
+    size_search,
+)
 from neuronasv.analyse.culprits import culprit_of, explain, pull_from_subject
 from neuronasv.analyse.exact import is_exact
 from neuronasv.analyse.readings import reading_at, stored_readings
 from neuronasv.analyse.rules import series_names
 from neuronasv.errors import CaptureError, StoreError, UsageError
+from neuronasv.format import format_wall
 from neuronasv.measure.backends import default_samples
 from neuronasv.model import History, Series, SeriesId
 from neuronasv.model.bisect import BisectDocument
@@ -57,6 +65,7 @@ from neuronasv.run.asvrun import (
     run_dirs,
 )
 from neuronasv.run.worktree import WorktreeProfileRunner
+from neuronasv.samples import median
 from neuronasv.store.git import Git
 from neuronasv.store.history import load_history
 from neuronasv.store.layout import MACHINE_FILE
@@ -83,7 +92,14 @@ class BisectOptions:
     compile_cache: str | None = None
     alpha: float = 0.001
     rounds: int = 3
-    max_rounds: int = 48
+    #: time: a cap on the rounds a test may take (None: the rounds the noise needs)
+    max_rounds: int | None = None
+    #: time: the change the rounds are sized to find (a ratio), and the chance to find it
+    step: float = 1.3
+    target: float = 0.95
+    #: time: processes of GOOD measured first for the noise; or the round sd, given
+    pilot: int = 5
+    round_sd: float | None = None
     samples: int | None = None
     active: int = 1
     budget_seconds: float | None = None
@@ -280,20 +296,93 @@ def _search(
             chain, stored, _exact_measure(stage, series.series, axis),
             progress=stage.progress, clock=clock, budget_seconds=opts.budget_seconds,
         )  # fmt: skip
-    # No history floor as the prior: it is a robust (MAD) spread, below the variance of
-    # heavy-tailed process offsets, which made replayed searches name wrong commits
-    # (bench/eval_bisect.py); the search's own earlier rounds are the prior instead.
-    plan = RoundsPlan(
-        alpha=opts.alpha, rounds=opts.rounds, max_rounds=opts.max_rounds,
-        budget_seconds=opts.budget_seconds,
-    )  # fmt: skip
     samples = _samples_default(opts, history, stage.machine, chain[-1])
     runner, measure = _time_runner(stage, series.series, chain[0], chain[-1], samples)
     try:
-        return time_search(chain, series.series, series.unit, measure, plan,
-                           progress=stage.progress, clock=clock)  # fmt: skip
+        plan, budget = sized_plan(opts, chain, measure, progress=stage.progress, clock=clock)
+        result = time_search(chain, series.series, series.unit, measure, plan,
+                             progress=stage.progress, clock=clock)  # fmt: skip
     finally:
         runner.close()
+    spent = budget.pilot_seconds
+    settings = {**dict(result.settings), "sizing": budget.to_json()}
+    return replace(result, seconds=result.seconds + spent, settings=settings)
+
+
+@dataclass(frozen=True)
+class _Sized:
+    """A time search's plan and what sized it (the pilot's cost included)."""
+
+    budget: SearchBudget | None  # None: the time budget ran out in the pilot
+    pilot_seconds: float
+
+    def to_json(self) -> dict[str, object]:
+        if self.budget is None:
+            return {"pilot_seconds": self.pilot_seconds, "note": "the budget ran out in the pilot"}
+        return {**self.budget.to_json(), "pilot_seconds": self.pilot_seconds}
+
+
+def sized_plan(
+    opts: BisectOptions,
+    chain: Sequence[str],
+    measure: Callable[[str, int], Sequence[float] | None],
+    *,
+    progress: Progress = print,
+    clock: Callable[[], float] = time.monotonic,
+) -> tuple[RoundsPlan, _Sized]:
+    """The rounds plan of a time search over ``chain``, sized from the noise before it
+    measures anything (:func:`neuronasv.analyse.bisect_budget.size_search`), and the budget
+    said in one line: the round sd given (``opts.round_sd``), else a pilot of
+    ``opts.pilot`` fresh processes of GOOD (their wall time prices a process too). The
+    pilot's time counts against ``opts.budget_seconds``, and no pilot process starts that
+    would end past it (the budget spent before two processes: no sizing, no rounds).
+
+    No history floor, for the prior or the sizing: it is a robust (MAD) spread, below the
+    variance of heavy-tailed process offsets, which made replayed searches name wrong
+    commits as a prior (bench/eval_bisect.py) and would size too few rounds; the search's
+    own earlier rounds are its prior.
+
+    Raises:
+        CaptureError: a pilot process of GOOD could not be measured.
+    """
+    t0 = clock()
+    spp: float | None = None
+    if opts.round_sd is not None:
+        round_sd, source = opts.round_sd, "given"
+    else:
+        progress(f"  pilot: {opts.pilot} processes of GOOD {chain[0][:12]} for the noise")
+        levels: list[float] = []
+        for i in range(opts.pilot):
+            last = (clock() - t0) / len(levels) if levels else 0.0
+            if opts.budget_seconds is not None and clock() - t0 + last > opts.budget_seconds:
+                break
+            xs = measure(chain[0], i)
+            if not xs:
+                raise CaptureError(
+                    f"{chain[0][:12]} (GOOD) could not be measured for the noise pilot"
+                )
+            levels.append(median(list(xs)))
+        if len(levels) < 2:
+            spent = clock() - t0
+            progress(f"  the budget of {format_wall(opts.budget_seconds or 0.0)} ran out in the"
+                     " noise pilot: no rounds")  # fmt: skip
+            return RoundsPlan(opts.alpha, opts.rounds, opts.rounds, budget_seconds=0.0), _Sized(
+                None, spent
+            )
+        spp = (clock() - t0) / len(levels)
+        round_sd, source = round_sd_of_levels(levels), f"{len(levels)} pilot processes of GOOD"
+    pilot_seconds = clock() - t0
+    left = None if opts.budget_seconds is None else max(0.0, opts.budget_seconds - pilot_seconds)
+    goal = Goal(step=opts.step, target=opts.target, alpha=opts.alpha, rounds=opts.rounds)
+    budget = size_search(
+        round_sd, len(chain) - 1, goal, source=source, cap=opts.max_rounds,
+        seconds_per_process=spp, budget_seconds=left,
+    )  # fmt: skip
+    progress(budget_line(budget))
+    plan = RoundsPlan(
+        alpha=opts.alpha, rounds=opts.rounds, max_rounds=budget.rounds, budget_seconds=left,
+    )  # fmt: skip
+    return plan, _Sized(budget, pilot_seconds)
 
 
 def _explained(stage: _Stage, result: SearchResult, series: Series) -> tuple[SearchResult, History]:

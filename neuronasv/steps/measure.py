@@ -113,7 +113,7 @@ def bisect(opts: BisectOptions, *, github: bool = True, record: bool = True) -> 
     from neuronasv.run.bisect import bisect_range
     from neuronasv.store.bisections import save_bisection
 
-    if opts.max_rounds < opts.rounds:
+    if opts.max_rounds is not None and opts.max_rounds < opts.rounds:
         raise UsageError("--max-rounds must be at least --rounds")
     if opts.budget_seconds is not None and not opts.budget_seconds > 0:
         raise UsageError("--budget-minutes must be a positive number")

@@ -157,7 +157,7 @@ def explanations(
     from neuronasv import __version__
     from neuronasv.store.asvresults import result_paths
     from neuronasv.store.histcache import ExplanationCache
-    from neuronasv.store.history import files_of
+    from neuronasv.store.history import FilesByCommit
 
     groups: dict[tuple[str, str, str], list[int]] = {}
     for i, w in enumerate(wanted):
@@ -165,39 +165,40 @@ def explanations(
     out: list[dict[str, Any]] = [{} for _ in wanted]
     cache = ExplanationCache(cache_dir, __version__) if cache_dir is not None else None
     keys: dict[int, str] = {}
-    todo: list[tuple[tuple[str, str, str], list[int]]] = []
-    listing = {m: result_paths(rdir, m) for m in {p[0] for p in groups}} if cache else {}
+    todo: list[tuple[_Job, list[int]]] = []
+    # one listing per machine: a pair's files are looked up, not listed again
+    listing = {m: FilesByCommit(result_paths(rdir, m)) for m in {p[0] for p in groups}}
     for pair, idx in groups.items():
-        if cache is None:
-            todo.append((pair, idx))
-            continue
-        digests = cache.digests(files_of(listing[pair[0]], pair[1:]))
-        missing = []
-        for i in idx:
-            keys[i] = cache.key(pair, wanted[i].series.to_json(), digests)
-            got = cache.get(keys[i])
-            if got is None:
-                missing.append(i)
-            else:
-                out[i] = got
+        files = tuple(listing[pair[0]].of(pair[1:]))
+        missing = idx
+        if cache is not None:
+            digests = cache.digests(files)
+            missing = []
+            for i in idx:
+                keys[i] = cache.key(pair, wanted[i].series.to_json(), digests)
+                got = cache.get(keys[i])
+                if got is None:
+                    missing.append(i)
+                else:
+                    out[i] = got
         if missing:
-            todo.append((pair, missing))
-    jobs = [(pair, tuple(wanted[i].series for i in idx)) for pair, idx in todo]
-    done = _explain_jobs(jobs, rdir, git, workers)
-    for (_pair, idx), whys in zip(todo, done, strict=True):
+            todo.append(((pair, tuple(wanted[i].series for i in missing), files), missing))
+    done = _explain_jobs([job for job, _ in todo], rdir, git, workers)
+    for (_job, idx), whys in zip(todo, done, strict=True):
         for i, why in zip(idx, whys, strict=True):
             out[i] = why
             if cache is not None:
                 cache.put(keys[i], why)
     if cache is not None:
         cache.prune()
-        made, pairs = len(jobs), len(groups)
+        made, pairs = len(todo), len(groups)
         print(f"culprits: {made} of {pairs} one-commit comparisons made"
               f" ({pairs - made} unchanged, from the cache)", file=sys.stderr)  # fmt: skip
     return out
 
 
-_Job = tuple[tuple[str, str, str], tuple["SeriesId", ...]]
+#: ((machine, parent, commit), the series to keep, the results files to read)
+_Job = tuple[tuple[str, str, str], tuple["SeriesId", ...], tuple[str, ...]]
 _pair_source: tuple[str, Git | None] | None = None
 
 
@@ -213,8 +214,8 @@ def _explain_job(job: _Job) -> list[dict[str, Any]]:
 
     assert _pair_source is not None, "the pool's initializer sets the results folder"
     rdir, git = _pair_source
-    (machine, parent, commit), series = job
-    history = load_history(rdir, machine=machine, git=git, commits=(parent, commit))
+    (machine, parent, commit), series, files = job
+    history = load_history(rdir, machine=machine, git=git, commits=(parent, commit), paths=files)
     return explain_pair(history, parent, commit, machine, series)
 
 

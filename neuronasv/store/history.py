@@ -57,13 +57,13 @@ from neuronasv.store.git import Git
 from neuronasv.store.layout import SIDECAR_SUFFIX, is_result_file_name, parse_result_name
 
 __all__ = [
+    "FilesByCommit",
     "HistoryCache",
     "ParsedEntry",
     "ParsedFile",
     "RunFile",
     "commits_in_order",
     "default_results_dir",
-    "files_of",
     "load_history",
     "missing_results_error",
     "one_file_per_run",
@@ -282,6 +282,7 @@ def load_history(
     cache: HistoryCache | None = None,
     git: Git | None = None,
     commits: Collection[str] | None = None,
+    paths: Sequence[str] | None = None,
 ) -> History:
     """Load every results file under ``results_dir`` into a :class:`History`.
 
@@ -293,6 +294,8 @@ def load_history(
         git: the git gateway for ``repo`` (injected in tests; default ``Git(repo)``).
         commits: only the results files of these commits (full hashes): a history of a
             few commits out of a long one, without parsing the rest.
+        paths: the results files to read, as :class:`FilesByCommit` finds them in a
+            listing made once (default: list ``machine``'s folder now).
 
     Returns:
         The history; unreadable files are listed in ``load_errors`` as ``"path: reason"``.
@@ -301,21 +304,33 @@ def load_history(
         ResultsError: ``results_dir`` does not exist (a machine without results: empty).
     """
     rdir = os.fspath(results_dir)
-    paths = result_paths(rdir, machine)  # ResultsError when the folder does not exist
     wanted = None if commits is None else set(commits)
-    if wanted is not None:
-        paths = files_of(paths, wanted)
+    if paths is None:
+        paths = result_paths(rdir, machine)  # ResultsError when the folder does not exist
+        if wanted is not None:
+            paths = FilesByCommit(paths).of(wanted)
     with no_cyclic_gc():  # a history is millions of acyclic objects (see no_cyclic_gc)
-        return _load_history(rdir, paths, machine, repo, cache, git, wanted)
+        return _load_history(rdir, list(paths), machine, repo, cache, git, wanted)
 
 
-def files_of(paths: Sequence[str], commits: Collection[str]) -> list[str]:
-    """The results files of ``paths`` that :func:`load_history` reads for ``commits``:
-    by asv's file name first; a file named otherwise is parsed to know its commit, so it
-    is kept."""
-    prefixes = {c[:8] for c in commits}
-    names = [parse_result_name(os.path.basename(p)) for p in paths]
-    return [p for p, n in zip(paths, names, strict=True) if n is None or n[0] in prefixes]
+class FilesByCommit:
+    """A folder listing's results files, found by commit as :func:`load_history` finds
+    them: by asv's file name first; a file named otherwise is parsed to know its commit,
+    so it is kept for every commit. Names are read once, however many lookups follow."""
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        self._named: dict[str, list[tuple[int, str]]] = {}
+        self._unnamed: list[tuple[int, str]] = []
+        for i, p in enumerate(paths):
+            n = parse_result_name(os.path.basename(p))
+            (self._unnamed if n is None else self._named.setdefault(n[0], [])).append((i, p))
+
+    def of(self, commits: Collection[str]) -> list[str]:
+        """The files of ``commits`` (full hashes), in the listing's order."""
+        hits = list(self._unnamed)
+        for prefix in {c[:8] for c in commits}:
+            hits += self._named.get(prefix, [])
+        return [p for _, p in sorted(hits)]
 
 
 def _read_files(

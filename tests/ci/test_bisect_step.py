@@ -7,7 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from neuronasv.ci.bisect_step import fnmatch_literal, plan_ranges
+from neuronasv.ci.bisect_step import bisect_args, fnmatch_literal, plan_ranges
 from neuronasv.model import ChangePoint, SeriesId
 from neuronasv.model.culprit import Culprit
 from neuronasv.store.git import Git
@@ -62,3 +62,35 @@ def test_the_pattern_names_exactly_the_label() -> None:
     pat = fnmatch_literal(label)
     assert fnmatch.fnmatchcase(label, pat)
     assert not fnmatch.fnmatchcase(label.replace("[x]", "x"), pat)
+
+
+def test_a_time_search_is_sized_for_the_step_the_change_point_showed_within_the_minutes() -> None:
+    a, b = "a" * 40, "b" * 40
+    timed = bisect_args(_cp(a, b, "aten::mul", "seconds", 1.45), repo="r", results_dir="h",
+                        backend="cpu", minutes=12.5)  # fmt: skip
+    assert timed[:3] == ["bisect", a, b]
+    assert timed[timed.index("--budget-minutes") + 1] == "12.50"  # the step's bound holds
+    assert timed[timed.index("--step") + 1] == "45.0"  # sized for +45 %, not a fixed 48 rounds
+    assert "--max-rounds" not in timed
+    faster = bisect_args(_cp(a, b, "aten::mul", "seconds", 1 / 1.3), repo="r", results_dir="h",
+                         backend="cpu", minutes=5)  # fmt: skip
+    assert faster[faster.index("--step") + 1] == "30.0"
+    exact = bisect_args(_cp(a, b, "aten::mul", "instructions", 1.2), repo="r", results_dir="h",
+                        backend="cpu", minutes=5)  # fmt: skip
+    assert "--step" not in exact and "--budget-minutes" in exact
+
+
+def test_the_in_process_search_is_the_command_line_it_says(tmp_path: Path) -> None:
+    """The step runs :func:`bisect_options` in process and says :func:`bisect_args`: the
+    bisect command's own parser turns the said line into the very options run."""
+    from neuronasv.ci.bisect_step import bisect_options
+    from neuronasv.cli import build_parser
+    from neuronasv.commands.bisect import options
+
+    a, b = "a" * 40, "b" * 40
+    for unit, ratio in (("seconds", 1.45), ("seconds", 1 / 1.3), ("instructions", 1.2)):
+        cp = _cp(a, b, "aten::mul", unit, ratio)
+        where = {"repo": str(tmp_path), "results_dir": "h", "backend": "cpu", "minutes": 12.5}
+        said = bisect_args(cp, **where)  # type: ignore[arg-type]
+        parsed = options(build_parser("bisect").parse_args(said))
+        assert parsed == bisect_options(cp, **where)  # type: ignore[arg-type]

@@ -113,6 +113,17 @@ def test_errors_are_one_line_and_a_documented_exit_code(repo, capfd, args, code,
     assert len(errors) == 1 and words in errors[0], err
 
 
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [(["--step", "0"], "the step must be a percentage above 0"), (["--pilot", "1"], "--pilot"),
+     (["--target", "1"], "--target"), (["--round-sd", "nan"], "--round-sd")],
+)  # fmt: skip
+def test_bad_sizing_options_are_usage_errors(repo, capfd, args, words) -> None:
+    path, _ = repo
+    assert _run(path, "HEAD~3", "HEAD", "--series", PATTERN, "--axis", "time", *args) == 2
+    assert words in capfd.readouterr().err
+
+
 def test_the_exit_codes_are_documented() -> None:
     readme = Path(__file__).resolve().parents[2] / "README.md"
     text = readme.read_text(encoding="utf-8")

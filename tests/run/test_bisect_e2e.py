@@ -12,6 +12,7 @@ interrupted bisection leaves no worktree and no scratch folder.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -127,3 +128,31 @@ def test_an_interrupt_leaves_no_worktree(tmp_path: Path) -> None:
     assert proc.returncode == 130, out[-3000:]
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
     assert os.listdir(tmp_path / "tmpdir") == [], out[-2000:]
+
+
+def test_a_time_search_says_its_budget_after_the_pilot_before_its_rounds(tmp_path: Path) -> None:
+    """Device time, real processes: the noise pilot of GOOD, then one line with the rounds
+    the noise needs (held at the cap here, to stay short) and what they cost, then the
+    rounds; the record keeps the sizing."""
+    repo = tmp_path / "repo"
+    shas = build_repo(repo, commits=4, culprit=2, others=(), change="slow")
+    env = _env(tmp_path)
+    got = _nx(repo, env, "bisect", shas[0], shas[-1], "--series", "synth.gate 4x512 float32 ·"
+              " aten::mul", "--axis", "time", "--machine", MACHINE, "--backend", "cpu",
+              "--no-github", "--samples", "2", "--pilot", "2", "--rounds", "2",
+              "--max-rounds", "2", "--step", "5", "--format", "json")  # fmt: skip
+    assert got.returncode == 0, got.stdout[-2000:] + got.stderr[-3000:]
+    err = got.stderr.splitlines()
+    pilot = next(i for i, ln in enumerate(err) if ln.strip().startswith("pilot: 2 processes"))
+    said = next(i for i, ln in enumerate(err) if ln.startswith("noise "))
+    rounds = [i for i, ln in enumerate(err) if ln.strip().startswith("round ")]
+    assert [i for i in rounds if pilot < i < said] == rounds[:2]  # the pilot's two processes
+    assert len([i for i in rounds if i > said]) >= 4  # the ends' two rounds after the line
+    assert "rounds a test for a 95 % chance to find +5.0 % (3 tests" in err[said], err[said]
+    assert "2 pilot processes of GOOD" in err[said] and "a process" in err[said]
+    doc = json.loads(got.stdout)
+    sizing = doc["settings"]["sizing"]
+    assert sizing["max_rounds"] == 2 and sizing["source"] == "2 pilot processes of GOOD"
+    needed = sizing["rounds_needed"]
+    assert (sizing["capped_by"] == "--max-rounds") == (needed is None or needed > 2)
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1

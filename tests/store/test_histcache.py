@@ -106,15 +106,19 @@ def test_an_explanation_is_made_again_when_a_file_it_read_changed(
 def test_explanations_spread_over_processes_answer_as_made_here(hist: Path) -> None:
     """The comparisons made in worker processes (4 pairs or more) are the ones made here."""
     from neuronasv.steps import regressions as cmd
+    from neuronasv.store.asvresults import result_paths
     from neuronasv.store.git import Git
-    from neuronasv.store.history import load_history
+    from neuronasv.store.history import FilesByCommit, load_history
 
     git = Git(hist / "repo")
     commits = git.ancestors(git.rev_parse("HEAD"), 6)[::-1]  # oldest first
     rdir = str(hist / "results")
     h = load_history(rdir, machine="synth-runner", git=git, commits=commits[:2])
     series = tuple(s.series for s in h.series[:3])
-    jobs = [(("synth-runner", a, b), series) for a, b in itertools.pairwise(commits)]
+    listing = FilesByCommit(result_paths(rdir, "synth-runner"))
+    jobs = [(("synth-runner", a, b), series, tuple(listing.of((a, b))))
+            for a, b in itertools.pairwise(commits)]  # fmt: skip
+    assert all(len(j[2]) == 2 for j in jobs)  # each pair's two results files, looked up
     assert len(jobs) >= 4  # the pool's threshold
     here = cmd._explain_jobs(jobs, rdir, git, 1)
     spread = cmd._explain_jobs(jobs, rdir, git, 2)
