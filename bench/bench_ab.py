@@ -9,7 +9,9 @@ own process (``PYTHONPATH`` = that tree):
 
 * ``load_history`` of the whole folder with git commit order (compare/regressions);
 * ``python -m neuronasv.publish`` into an empty folder with no cache (full, cold);
-* the same again on that folder (nothing new: every cache entry stat'ed and read).
+* the same again on that folder (nothing new: every cache entry stat'ed and read);
+* ``python -m neuronasv regressions`` of the whole folder, JSON, no cache (cold);
+* ``python -m neuronasv compare`` of the two newest commits, JSON.
 
 Printed: per measurement the median wall seconds and CPU seconds (user+sys of the process
 and its children, less sensitive to other people's load on a shared machine) of each
@@ -110,6 +112,11 @@ def main(argv: list[str] | None = None) -> int:
     got: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
     sizes: dict[str, tuple[int, int]] = {}
     load0 = os.getloadavg()
+    regressions = [sys.executable, "-m", "neuronasv", "regressions", "--results-dir", res,
+                   "--repo", repo, "--format", "json", "--out", os.devnull]  # fmt: skip
+    compare = [sys.executable, "-m", "neuronasv", "compare", "HEAD~1", "HEAD",
+               "--results-dir", res, "--repo", repo, "--format", "json",
+               "--out", os.devnull]  # fmt: skip
     for r in range(a.repeat):
         order = ("base", "this") if r % 2 == 0 else ("this", "base")
         for name in order:
@@ -126,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(site, ignore_errors=True)
             timed(pub, tree, work)  # fills the cache
             got.setdefault(("publish no-change", name), []).append(timed(pub, tree, work))
+            got.setdefault(("regressions", name), []).append(timed(regressions, tree, work))
+            got.setdefault(("compare", name), []).append(timed(compare, tree, work))
         print(f"# round {r + 1} of {a.repeat} done", flush=True)
     load1 = os.getloadavg()
     print(f"\n{a.commits} commits x {a.workloads * a.ops} series; medians of {a.repeat};"
@@ -133,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
           f" {load1[0]:.2f}")  # fmt: skip
     print(f"{'':20} {'base wall':>10} {'this wall':>10} {'ratio':>6}"
           f" {'base CPU':>9} {'this CPU':>9} {'ratio':>6} {'base MiB':>9} {'this MiB':>9}")
-    for what in ("load_history", "publish full", "publish no-change"):
+    for what in ("load_history", "publish full", "publish no-change", "regressions", "compare"):
         b, t = got[(what, "base")], got[(what, "this")]
         med = [statistics.median(x[i] for x in rows) for rows in (b, t) for i in range(3)]
         bw, bc, bm, tw, tc, tm = med

@@ -1,16 +1,20 @@
-"""A small facade for notebooks, scripts and benches: a results folder, compared and published.
+"""The package without argv: the steps the commands run, for scripts, notebooks and the demo.
 
-The same library functions the commands call, with keyword arguments and no argv::
+Each function is the step its command calls (:mod:`neuronasv.steps`), given its options as
+one typed dataclass with the command's defaults, and returns a value::
 
-    from neuronasv.api import Results
+    from neuronasv import api
 
-    results = Results(".asv/results", repo=".")
-    doc = results.compare("main", "HEAD")          # a FindingsDocument (PR mode)
-    history_doc = results.regressions()            # change points + newest vs its parent
-    report = results.publish("site", findings=[history_doc])
+    api.run(api.RunOptions(repo=".", commits=("main", "HEAD")))
+    doc = api.compare(api.CompareOptions(base="main", head="HEAD"))   # a FindingsDocument
+    confirmed = api.confirm(api.ConfirmOptions(findings=doc)).doc
+    history = api.regressions(api.RegressionsOptions(report=confirmed))
+    api.publish(api.PublishOptions(out="site", findings=(history,)))
 
-Errors are the package's (:mod:`neuronasv.errors`), each with its exit code; nothing here
-prints. The history is read once per :class:`Results` (``reload()`` reads it again).
+:class:`Results` is a results folder read once, compared and published (the history is
+read once per :class:`Results`; ``reload()`` reads it again). Errors are the package's
+(:mod:`neuronasv.errors`), each with its exit code; results are returned, never printed
+(a step's progress goes to the terminal as its command's does).
 """
 
 from __future__ import annotations
@@ -20,15 +24,88 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from neuronasv.run.asvrun import RunOptions
+from neuronasv.run.bisect import BisectOptions
+from neuronasv.steps.comment import Commented, CommentOptions
+from neuronasv.steps.comment import comment as _comment
+from neuronasv.steps.compare import CompareOptions
+from neuronasv.steps.compare import compare as _compare
+from neuronasv.steps.confirm import Confirmed, ConfirmOptions
+from neuronasv.steps.confirm import confirm as _confirm
+from neuronasv.steps.measure import Bisected, RunSummary
+from neuronasv.steps.measure import bisect as _bisect
+from neuronasv.steps.measure import run as _run
+from neuronasv.steps.publish import Published, PublishOptions
+from neuronasv.steps.publish import publish as _publish
+from neuronasv.steps.regressions import RegressionsOptions
+from neuronasv.steps.regressions import regressions as _regressions
+
 if TYPE_CHECKING:
     from neuronasv.analyse.acks import Acknowledgement
     from neuronasv.analyse.changepoints import CPSettings
     from neuronasv.analyse.pairwise import Settings
     from neuronasv.model import FindingsDocument, History
-    from neuronasv.publish import PublishOptions, PublishReport
+    from neuronasv.publish import PublishOptions as SiteOptions
+    from neuronasv.publish import PublishReport
     from neuronasv.store.git import Git
 
-__all__ = ["Results"]
+__all__ = [
+    "BisectOptions",
+    "Bisected",
+    "CommentOptions",
+    "Commented",
+    "CompareOptions",
+    "ConfirmOptions",
+    "Confirmed",
+    "PublishOptions",
+    "Published",
+    "RegressionsOptions",
+    "Results",
+    "RunOptions",
+    "RunSummary",
+    "bisect",
+    "comment",
+    "compare",
+    "confirm",
+    "publish",
+    "regressions",
+    "run",
+]
+
+
+def run(opts: RunOptions) -> RunSummary:
+    """``neuronasv run``: the asv suite at each commit (samples, sidecars, traces)."""
+    return _run(opts)
+
+
+def compare(opts: CompareOptions) -> FindingsDocument:
+    """``neuronasv compare``: base vs head, every series judged."""
+    return _compare(opts)
+
+
+def confirm(opts: ConfirmOptions) -> Confirmed:
+    """``neuronasv confirm``: the suspects re-measured in ABAB rounds."""
+    return _confirm(opts)
+
+
+def comment(opts: CommentOptions) -> Commented:
+    """``neuronasv comment``: the sticky PR comment, sent or (dry) planned."""
+    return _comment(opts)
+
+
+def regressions(opts: RegressionsOptions) -> FindingsDocument:
+    """``neuronasv regressions``: change points and the newest commit vs its parent."""
+    return _regressions(opts)
+
+
+def publish(opts: PublishOptions) -> Published:
+    """``neuronasv publish``: the static history site."""
+    return _publish(opts)
+
+
+def bisect(opts: BisectOptions, *, github: bool = True, record: bool = True) -> Bisected:
+    """``neuronasv bisect``: the first commit at which a series changed."""
+    return _bisect(opts, github=github, record=record)
 
 
 def _now() -> str:
@@ -117,33 +194,27 @@ class Results:
     ) -> FindingsDocument:
         """Change points over the history and the newest commit against its parent, as
         ``neuronasv regressions`` computes them (``report``: its ``--report``)."""
-        from neuronasv.analyse.newest import newest_for, regressions_document
+        from neuronasv.analyse.changepoints import CPSettings
 
-        history, created = self.history, _now()
-        machines = [self.machine] if self.machine else list(history.machines)
-        newest = (
-            newest_for(history, machines[0], self.git, report=report, acks=acks, created=created)
-            if len(machines) == 1
-            else None
-        )
-        return regressions_document(
-            history,
-            machine=self.machine,
-            settings=settings,
-            acks=acks,
-            created=created,
-            newest=newest,
-        )
+        cp = settings or CPSettings()
+        return _regressions(
+            RegressionsOptions(
+                results_dir=self.results_dir, repo=self.repo, machine=self.machine,
+                window=cp.window, max_pvalue=cp.max_pvalue, min_magnitude=cp.min_magnitude,
+                acks=acks, report=report,
+            )
+        )  # fmt: skip
 
     def publish(
         self,
         out: str | os.PathLike[str],
         *,
         findings: Sequence[FindingsDocument] | None = None,
-        options: PublishOptions | None = None,
+        options: SiteOptions | None = None,
     ) -> PublishReport:
         """Write the history site into ``out`` (``findings``: states; None: none)."""
-        from neuronasv.publish import PublishOptions, publish_site, scan_results
+        from neuronasv.publish import PublishOptions as SiteOptions
+        from neuronasv.publish import publish_site, scan_results
 
         data = scan_results(self.results_dir, machine=self.machine, repo=self.repo, workers=1)
-        return publish_site(data, out, findings=findings, options=options or PublishOptions())
+        return publish_site(data, out, findings=findings, options=options or SiteOptions())

@@ -22,9 +22,11 @@ CPU demo, unchanged (``--backend cpu`` forces that anywhere).
    step 5's document so the site shows the comment's confirmed regressions;
 8. ``neuronasv publish`` — the static history site;
 
-then prints where to look and the one-sentence verdict that names the op. Each step runs
-the real command's function (``neuronasv.commands.run_command``, injected by ``neuronasv
-demo``) with the arguments it prints, so a user can replay any of them by hand.
+then prints where to look and the one-sentence verdict that names the op. Each step calls
+the package's API (:mod:`neuronasv.api`: the step functions the commands call, in this
+process) and prints, shell-quoted, the command line that does the same, so a user can
+replay any of them by hand; ``tests/test_demo.py`` parses each printed line with the
+command's own parser and checks it gives the very options the demo passed.
 """
 
 from __future__ import annotations
@@ -35,15 +37,31 @@ import shlex
 import shutil
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, Protocol, TextIO
 
+from neuronasv import env
 from neuronasv.errors import NeuronasvError, UsageError
+from neuronasv.fileio import write_atomic
 from neuronasv.measure.backends import is_accelerator
 from neuronasv.model import FindingsDocument
 from neuronasv.store.asvconf import repo_config
 from neuronasv.store.git import Git
+
+if TYPE_CHECKING:
+    from neuronasv.api import (
+        Commented,
+        CommentOptions,
+        CompareOptions,
+        Confirmed,
+        ConfirmOptions,
+        Published,
+        PublishOptions,
+        RegressionsOptions,
+        RunOptions,
+        RunSummary,
+    )
 
 __all__ = [
     "DEFAULT_BENCH",
@@ -53,6 +71,7 @@ __all__ = [
     "DemoOptions",
     "DemoOutcome",
     "DemoPaths",
+    "DemoSteps",
     "asv_command",
     "check_out_folder",
     "run_demo",
@@ -287,6 +306,21 @@ def verdict_sentence(doc: FindingsDocument) -> str:
     return text
 
 
+class DemoSteps(Protocol):
+    """What the demo calls: :mod:`neuronasv.api` (a recorder in tests)."""
+
+    def run(self, opts: RunOptions) -> RunSummary: ...
+    def compare(self, opts: CompareOptions) -> FindingsDocument: ...
+    def confirm(self, opts: ConfirmOptions) -> Confirmed: ...
+    def comment(self, opts: CommentOptions) -> Commented: ...
+    def regressions(self, opts: RegressionsOptions) -> FindingsDocument: ...
+    def publish(self, opts: PublishOptions) -> Published: ...
+
+
+def _write(path: str, text: str) -> None:
+    write_atomic(path, text)
+
+
 @dataclass(frozen=True)
 class DemoOptions:
     """What the demo plays (``neuronasv demo``'s options).
@@ -307,32 +341,148 @@ class DemoOptions:
     backend: str = "auto"
 
 
+_STEPS = 8
+
+
+@dataclass(frozen=True)
+class _Play:
+    """What steps 3 to 8 work on."""
+
+    paths: DemoPaths
+    base: str
+    head: str
+    machine: str
+    backend: str
+    bench: str | None
+    rounds: int
+
+
+def _play(
+    steps: DemoSteps,
+    p: _Play,
+    *,
+    step: Callable[[int, str], None],
+    replay: Callable[..., None],
+    out: TextIO,
+) -> None:
+    """Steps 3 to 8 through ``steps`` (the API), each after its replay line; what each
+    step shows goes to ``out`` (the walk-through)."""
+    from neuronasv.api import (
+        CommentOptions,
+        CompareOptions,
+        ConfirmOptions,
+        PublishOptions,
+        RegressionsOptions,
+        RunOptions,
+    )
+    from neuronasv.report.document import render_document
+
+    paths, base, head = p.paths, p.base, p.head
+    run_args = ["run", base, head, "--repo", paths.repo, "--results-dir", paths.results]
+    run_args += ["--machine", p.machine, "--backend", p.backend]
+    if p.bench:
+        run_args += ["--bench", p.bench]
+    # Instruction counts on the CPU come from neuronasv run's own default (where valgrind is).
+    replay(*run_args)
+    summary = steps.run(RunOptions(
+        repo=paths.repo, commits=(base, head), results_dir=paths.results, machine=p.machine,
+        backend=p.backend, bench=p.bench, compile_cache=env.COMPILE_CACHE.read(),
+    ))  # fmt: skip
+    print(summary.line(), file=out, flush=True)
+
+    step(4, "Compare base -> head (per-series verdicts, op attribution)")
+    common = ["--results-dir", paths.results, "--repo", paths.repo]
+    replay("compare", base, head, *common, "--format", "json", "--out", paths.findings)
+    replay("compare", base, head, *common, "--format", "text", "--out", paths.compare_text)
+    doc = steps.compare(
+        CompareOptions(base=base, head=head, results_dir=paths.results, repo=paths.repo)
+    )
+    _write(paths.findings, render_document(doc, "json"))
+    text = render_document(doc, "text")
+    _write(paths.compare_text, text)
+    print(text.rstrip(), file=out, flush=True)
+
+    report = paths.findings
+    if p.rounds > 0:
+        step(5, f"Confirm suspected regressions: base/head interleaved, {p.rounds} rounds")
+        replay(
+            "confirm", "--findings", paths.findings, "--repo", paths.repo,
+            "--regressions-only", "--rounds", str(p.rounds), "--backend", p.backend,
+            "--max-rounds", str(p.rounds + 3), "--budget-seconds", "300",
+            "--format", "json", "--out", paths.confirmed,
+        )  # fmt: skip
+        done = steps.confirm(ConfirmOptions(
+            findings=paths.findings, repo=paths.repo, rounds=p.rounds,
+            max_rounds=p.rounds + 3, budget_seconds=300.0, backend=p.backend,
+            include_noisy=False,
+        ))  # fmt: skip
+        _write(paths.confirmed, render_document(done.doc, "json"))
+        report = paths.confirmed
+    else:
+        step(5, "Confirmation skipped (--rounds 0)")
+
+    step(6, "PR comment, dry run (what would be sent to GitHub)")
+    os.environ.pop("GITHUB_TOKEN", None)  # never post from the demo
+    replay(
+        "comment", "--pr", "1", "--report", report, "--dry-run", "--out", paths.requests,
+        "--body-out", paths.comment, "--github-repo", "example/neuronasv",
+    )  # fmt: skip
+    commented = steps.comment(CommentOptions(
+        pr=1, report=report, dry_run=True,
+        environ={**os.environ, "GITHUB_REPOSITORY": "example/neuronasv"},
+    ))  # fmt: skip
+    _write(paths.comment, commented.body)
+    _write(paths.requests, commented.dry_run or "")
+
+    step(7, "History: change points, and the newest commit against its parent")
+    replay(
+        "regressions", *common, "--report", report, "--format", "json", "--out", paths.regressions
+    )
+    replay("regressions", *common, "--report", report, "--format", "text")
+    from neuronasv.report.tables import history_text
+
+    history = steps.regressions(
+        RegressionsOptions(results_dir=paths.results, repo=paths.repo, report=report)
+    )
+    _write(paths.regressions, history.dumps())
+    print(history_text(history, only_open=False).rstrip("\n"), file=out, flush=True)
+
+    step(8, "History site")
+    replay("publish", "--results-dir", paths.results, "--repo", paths.repo,
+           "--out", paths.site, "--findings", paths.regressions)  # fmt: skip
+    published = steps.publish(PublishOptions(
+        out=paths.site, results_dir=paths.results, repo=paths.repo,
+        findings=(paths.regressions,),
+    ))  # fmt: skip
+    print(published.line(), file=out, flush=True)
+
+
 def run_demo(
     source_repo: str,
     out: str,
     *,
-    runner: Callable[[Sequence[str]], int],
     options: DemoOptions | None = None,
     stream: TextIO | None = None,
     resolve_backend: Callable[[str], str] | None = None,
+    steps: DemoSteps | None = None,
 ) -> DemoOutcome:
     """Play the whole flow; see the module docstring.
 
     Args:
         source_repo: the checkout to demo (its HEAD is the base commit).
         out: scratch folder for the clone, results, comment and site.
-        runner: runs one step from its command line, errors raised
-            (:func:`neuronasv.commands.run_command`; a recorder in tests).
         options: the change, suite, rounds and backend (default: :class:`DemoOptions`'s).
         stream: where the walk-through is written (default: stdout, read when it runs):
             it is the demo's output, not logging; the steps' own progress is logged.
         resolve_backend: backend name -> the backend that will run (default: the measure
             registry's :func:`neuronasv.measure.backends.get_backend`; injectable).
+        steps: what runs each step (default: :mod:`neuronasv.api`; a recorder in tests).
     """
     opts = options or DemoOptions()
+    out_stream = stream or sys.stdout
 
     def say(line: str) -> None:
-        print(line, file=stream or sys.stdout, flush=True)
+        print(line, file=out_stream, flush=True)
 
     patch, bench, fresh, rounds, backend = (
         opts.patch, opts.bench, opts.fresh, opts.rounds, opts.backend
@@ -365,20 +515,17 @@ def run_demo(
     with open(os.path.join(paths.out, MARKER), "w", encoding="utf-8") as fh:
         fh.write("made by `neuronasv demo`; `neuronasv demo --fresh` may delete this folder\n")
 
-    steps = 8
-
     def step(i: int, text: str) -> None:
-        say(f"\n[{i}/{steps}] {text}  (+{time.monotonic() - started:.0f} s)")
+        say(f"\n[{i}/{_STEPS}] {text}  (+{time.monotonic() - started:.0f} s)")
 
     program = neuronasv_command()
+    if steps is None:
+        from neuronasv import api
 
-    def command(*argv: str) -> None:
+        steps = api
+
+    def replay(*argv: str) -> None:
         say("$ " + shlex.join([program, *argv]))  # a line the shell replays as it is
-        code = runner(list(argv))
-        if code == 130:  # the step was interrupted: so is the demo (exit 130, not "failed")
-            raise KeyboardInterrupt
-        if code not in (0, 1):
-            raise NeuronasvError(f"`neuronasv {argv[0]}` failed with exit code {code}")
 
     step(1, "Scratch clone of this checkout's HEAD (your repo stays untouched)")
     if _git(source_repo, "status", "--porcelain", "--untracked-files=no"):
@@ -412,59 +559,9 @@ def run_demo(
     machine = _DEMO_MACHINE.format(backend=backend_name)
     if is_accelerator(backend_name):
         say(f"backend {backend_name}: the accelerator, with its shapes (--backend cpu: the CPU)")
-    run_args = ["run", base, head, "--repo", paths.repo, "--results-dir", paths.results]
-    run_args += ["--machine", machine, "--backend", backend_name]
-    if bench:
-        run_args += ["--bench", bench]
-    # Instruction counts on the CPU come from neuronasv run's own default (where valgrind is).
-    command(*run_args)
-
-    step(4, "Compare base -> head (per-series verdicts, op attribution)")
-    common = ["--results-dir", paths.results, "--repo", paths.repo]
-    command("compare", base, head, *common, "--format", "json", "--out", paths.findings)
-    command("compare", base, head, *common, "--format", "text", "--out", paths.compare_text)
-    with open(paths.compare_text, encoding="utf-8") as fh:
-        say(fh.read().rstrip())
-
-    report = paths.findings
-    if rounds > 0:
-        step(5, f"Confirm suspected regressions: base/head interleaved, {rounds} rounds")
-        command(
-            "confirm", "--findings", paths.findings, "--repo", paths.repo,
-            "--regressions-only", "--rounds", str(rounds), "--backend", backend_name,
-            "--max-rounds", str(rounds + 3), "--budget-seconds", "300",
-            "--format", "json", "--out", paths.confirmed,
-        )  # fmt: skip
-        report = paths.confirmed
-    else:
-        step(5, "Confirmation skipped (--rounds 0)")
-
-    step(6, "PR comment, dry run (what would be sent to GitHub)")
-    os.environ.pop("GITHUB_TOKEN", None)  # never post from the demo
-    command(
-        "comment", "--pr", "1", "--report", report, "--dry-run", "--out", paths.requests,
-        "--body-out", paths.comment, "--github-repo", "example/neuronasv",
-    )  # fmt: skip
-
-    step(7, "History: change points, and the newest commit against its parent")
-    command(
-        "regressions", *common, "--report", report, "--format", "json", "--out", paths.regressions
-    )
-    command("regressions", *common, "--report", report, "--format", "text")
-
-    step(8, "History site")
-    command(
-        "publish",
-        "--results-dir",
-        paths.results,
-        "--repo",
-        paths.repo,
-        "--out",
-        paths.site,
-        "--findings",
-        paths.regressions,
-    )
-
+    play = _Play(paths, base, head, machine, backend_name, bench, rounds)
+    _play(steps, play, step=step, replay=replay, out=out_stream)
+    report = paths.confirmed if rounds > 0 else paths.findings
     with open(report, encoding="utf-8") as fh:
         doc = FindingsDocument.loads(fh.read(), source=report)
     sentence = verdict_sentence(doc)

@@ -1,8 +1,8 @@
 """Ending a program in the error tree, whatever went wrong (issue 22: the exit contract).
 
 Every entry point — ``neuronasv`` itself (:func:`neuronasv.cli.run_parsed`), the module
-commands ``python -m neuronasv.publish.traces`` and ``python -m
-neuronasv.github.issues_sync``, and ``python -m neuronasv.ci pr-comment`` — runs its work through
+command ``python -m neuronasv.github.issues_sync``, and the workflow steps ``python -m
+neuronasv.ci STEP`` — runs its work through
 :func:`run_guarded`: a :class:`~neuronasv.errors.NeuronasvError` prints ``error: ...`` (and
 ``hint: ...``) and exits with its documented code; ``OSError`` (a path that vanished, a
 full disk) is ``error: <path>: <reason>`` with exit 2; Ctrl-C is 130; anything else is a

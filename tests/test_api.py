@@ -31,3 +31,20 @@ def test_compare_regressions_and_publish(tmp_path: Path) -> None:
     with pytest.raises(UsageError):
         results.compare("1a2b", "ffffffff")
     assert results.reload() is results
+
+
+def test_the_module_functions_are_the_commands_steps(tmp_path: Path) -> None:
+    """``api.compare``/``regressions``/``publish`` take the commands' options and give what
+    the commands print (the demo calls these)."""
+    from neuronasv import api
+
+    doc = api.compare(api.CompareOptions(base="1a2b", head="5e6f", results_dir=PR, repo=None))
+    assert "rmsnorm.naive 4x512 bf16 · aten::mul: +19 % (CI 17–22 %)" in render_document(
+        doc, "text"
+    )
+    history = api.regressions(api.RegressionsOptions(results_dir=PR, repo=None))
+    assert history.mode == "history"
+    done = api.publish(api.PublishOptions(out=str(tmp_path / "site"), results_dir=PR,
+                                          findings=(history,), no_cache=True))  # fmt: skip
+    assert done.report.series and done.line().startswith("published ")
+    assert (tmp_path / "site" / "index.html").is_file()

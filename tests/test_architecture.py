@@ -32,7 +32,7 @@ STAGES = {
     "run": 5,
     "report": 6,
     "github": 7, "publish": 7,
-    "commands": 8, "cli": 8, "demo": 8, "api": 8, "ci": 8,
+    "steps": 8, "commands": 8, "cli": 8, "demo": 8, "api": 8, "ci": 8,
 }  # fmt: skip
 
 #: Known up-arrows, shrink-only (the test fails when one disappears and is still listed):

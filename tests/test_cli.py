@@ -201,19 +201,16 @@ def test_repo_is_always_a_checkout(name: str) -> None:
 def test_confirm_samples_per_round_by_backend_unless_told() -> None:
     """Single-iteration samples, 10 a round on the CPU and 30 on an accelerator (where the
     median's sampling error is most of the noise); the options win."""
-    from neuronasv.commands.confirm import default_sampling
     from neuronasv.model import FindingsDocument, RunRef
+    from neuronasv.steps.confirm import default_sampling
 
     def doc(backend: str | None) -> FindingsDocument:
         fp = {"backend": backend} if backend else {}
         return FindingsDocument("compare", RunRef("a" * 40, "m", fp), RunRef("b" * 40, "m", fp))
 
-    def args(samples: int | None = None, active: int | None = None) -> argparse.Namespace:
-        return argparse.Namespace(samples=samples, active=active)
-
-    assert default_sampling(args(), doc("cpu")) == (10, 1)
-    assert default_sampling(args(), doc(None)) == (10, 1)
-    assert default_sampling(args(), doc("cuda")) == (30, 1)
-    assert default_sampling(args(), doc("neuron")) == (30, 1)
-    assert default_sampling(args(samples=40, active=3), doc("cuda")) == (40, 3)
+    assert default_sampling(None, None, doc("cpu")) == (10, 1)
+    assert default_sampling(None, None, doc(None)) == (10, 1)
+    assert default_sampling(None, None, doc("cuda")) == (30, 1)
+    assert default_sampling(None, None, doc("neuron")) == (30, 1)
+    assert default_sampling(40, 3, doc("cuda")) == (40, 3)
 

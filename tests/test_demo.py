@@ -6,7 +6,6 @@ import argparse
 import io
 import os
 import subprocess
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -76,19 +75,53 @@ def test_verdict_without_regression_says_so() -> None:
     assert "No change found" in verdict_sentence(_doc())
 
 
-def _fake_runner(calls: list[list[str]]) -> Any:
-    """Records each command; writes an empty findings document where one is expected."""
+class _FakeSteps:
+    """Stands in for :mod:`neuronasv.api`: records each step's options, returns documents
+    the demo can write (an empty comparison, an empty history)."""
 
-    def runner(argv: Sequence[str]) -> int:
-        argv = list(argv)
-        calls.append(argv)
-        if argv[0] in ("compare", "confirm") and "--out" in argv:
-            out = argv[argv.index("--out") + 1]
-            with open(out, "w", encoding="utf-8") as fh:
-                fh.write(_doc().dumps() if "json" in argv else "no change\n")
-        return 0
+    def __init__(self, interrupt: str | None = None) -> None:
+        self.calls: list[tuple[str, Any]] = []
+        self.interrupt = interrupt
 
-    return runner
+    def _called(self, name: str, opts: Any) -> None:
+        self.calls.append((name, opts))
+        if name == self.interrupt:
+            raise KeyboardInterrupt
+
+    def run(self, opts: Any) -> Any:
+        from neuronasv.steps.measure import RunSummary
+
+        self._called("run", opts)
+        return RunSummary(())
+
+    def compare(self, opts: Any) -> FindingsDocument:
+        self._called("compare", opts)
+        return _doc()
+
+    def confirm(self, opts: Any) -> Any:
+        from neuronasv.steps.confirm import Confirmed
+
+        self._called("confirm", opts)
+        return Confirmed(_doc(), None)  # type: ignore[arg-type]
+
+    def comment(self, opts: Any) -> Any:
+        from neuronasv.steps.comment import Commented
+
+        self._called("comment", opts)
+        return Commented("body", dry_run="requests")
+
+    def regressions(self, opts: Any) -> FindingsDocument:
+        self._called("regressions", opts)
+        return FindingsDocument("history", None, None)
+
+    def publish(self, opts: Any) -> Any:
+        import types
+
+        from neuronasv.steps.publish import Published
+
+        self._called("publish", opts)
+        report = types.SimpleNamespace(series=0, pages=0, written=(), skipped=0)
+        return Published(report=report, index="index.html", seconds=0.0)  # type: ignore[arg-type]
 
 
 def _git_repo(path: str) -> str:
@@ -117,7 +150,7 @@ def test_demo_runs_the_backend_auto_resolves_to(tmp_path: Any, resolved: str, ma
     from neuronasv.demo import DemoOptions, run_demo
 
     repo = _git_repo(str(tmp_path / "src"))
-    calls: list[list[str]] = []
+    steps = _FakeSteps()
     asked: list[str] = []
     out = io.StringIO()
 
@@ -130,74 +163,107 @@ def test_demo_runs_the_backend_auto_resolves_to(tmp_path: Any, resolved: str, ma
         str(tmp_path / "out"),
         options=DemoOptions(patch=os.path.join(ROOT, DEFAULT_PATCH)),
         stream=out,
-        runner=_fake_runner(calls),
+        steps=steps,
         resolve_backend=resolve,
     )
     assert asked == ["auto"]  # the demo never forces the CPU
-    run = next(c for c in calls if c[0] == "run")
-    assert run[run.index("--backend") + 1] == resolved
-    assert run[run.index("--machine") + 1] == machine
+    run = next(o for n, o in steps.calls if n == "run")
+    assert (run.backend, run.machine) == (resolved, machine)
     # No shape override: the suite adds the accelerator shapes for any backend but the CPU.
-    assert "NEURONASV_SHAPES" not in os.environ and "--shapes" not in run
-    confirm = next(c for c in calls if c[0] == "confirm")
-    assert confirm[confirm.index("--backend") + 1] == resolved
+    assert "NEURONASV_SHAPES" not in os.environ and "NEURONASV_SHAPES" not in run.extra_env
+    confirm = next(o for n, o in steps.calls if n == "confirm")
+    assert confirm.backend == resolved
     said = out.getvalue()
     note = f"backend {resolved}: the accelerator"
     assert (note in said) is (resolved != "cpu")  # the CPU demo's output is unchanged
 
 
-def test_every_printed_replay_line_is_a_shell_line_that_gives_the_same_argv(
-    tmp_path: Any,
+def test_every_printed_replay_line_is_a_shell_line_that_gives_the_same_step(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 29: the printed `run` line (`--bench rmsnorm\\.(Naive|Fused)\\.` unquoted) was a
-    bash syntax error. Each `$ ...` line and the two asv lines parse with `bash -n`, and the
-    shell's words are the step's own arguments."""
+    bash syntax error. Issue 31: the demo calls the API, not argv. Each `$ ...` line and the
+    two asv lines parse with `bash -n`; each `$ ...` line, parsed by its command's own parser,
+    gives the very options the demo passed to that step, and every step the demo called has
+    its line (compare and regressions print a line per format and run once)."""
     import shlex
 
+    from neuronasv.cli import build_parser
+    from neuronasv.commands import command_module
     from neuronasv.demo import DemoOptions, run_demo
 
+    # An environment default of `neuronasv run` (the command line leaves it to the
+    # environment): the demo's own call must read it the same way.
+    monkeypatch.setenv("NEURONASV_COMPILE_CACHE", str(tmp_path / "cc"))
     repo = _git_repo(str(tmp_path / "src"))
-    calls: list[list[str]] = []
-    example = DemoOptions(patch=os.path.join(ROOT, DEFAULT_PATCH))
+    steps = _FakeSteps()
     out = io.StringIO()
-    run_demo(repo, str(tmp_path / "out"), options=example, stream=out,
-             runner=_fake_runner(calls), resolve_backend=lambda n: "cpu")  # fmt: skip
+    example = DemoOptions(patch=os.path.join(ROOT, DEFAULT_PATCH))
+    run_demo(repo, str(tmp_path / "out"), options=example, stream=out, steps=steps,
+             resolve_backend=lambda n: "cpu")  # fmt: skip
     lines = out.getvalue().splitlines()
     replay = [ln[2:] for ln in lines if ln.startswith("$ ")]
-    assert len(replay) == len(calls) and any("(Naive|Fused)" in ln for ln in replay)
+    assert any("(Naive|Fused)" in ln for ln in replay)
     asv = [ln.split("   #")[0].strip() for ln in lines if " --config " in ln]
     assert len(asv) == 2
-    for line, argv in zip(replay, calls, strict=True):
+    replayed = []
+    for line in replay:
         r = subprocess.run(["bash", "-n", "-c", line], capture_output=True, text=True,
                            check=False)  # fmt: skip
         assert r.returncode == 0, (line, r.stderr)
-        assert shlex.split(line)[1:] == list(argv)
+        argv = shlex.split(line)[1:]
+        args = build_parser(argv[0]).parse_args(argv)
+        replayed.append((argv[0], command_module(argv[0]).options(args)))
+    assert [n for n, _ in replayed] == [
+        "run", "compare", "compare", "confirm", "comment", "regressions", "regressions", "publish"
+    ]
+    for call in replayed:
+        assert call in steps.calls, call
+    assert all(call in replayed for call in steps.calls)
     for line in asv:
         assert subprocess.run(["bash", "-n", "-c", line], check=False).returncode == 0, line
+
+
+def test_the_demo_goes_through_the_api_not_argv() -> None:
+    """The demo module imports no command and no argv runner: its steps are the API's."""
+    import ast
+
+    import neuronasv.demo as demo_module
+
+    with open(demo_module.__file__, encoding="utf-8") as fh:
+        text = fh.read()
+    tree = ast.parse(text)
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module)
+            imported.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            imported.update(a.name for a in node.names)
+    assert not {m for m in imported if m.startswith("neuronasv.commands")}, imported
+    assert "neuronasv.cli" not in imported
+    assert "neuronasv.api" in imported
+    assert "run_command" not in text
 
 
 def test_an_interrupted_step_interrupts_the_demo_and_a_relative_repo_works(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A step that exits 130 (Ctrl-C) ends the demo with KeyboardInterrupt (the CLI's 130),
-    not "failed with exit code 130"; ``--repo .`` (relative) clones the right checkout."""
+    """A step interrupted (Ctrl-C) ends the demo with KeyboardInterrupt (the CLI's 130);
+    ``--repo .`` (relative) clones the right checkout."""
     from neuronasv.cli import run_parsed
     from neuronasv.demo import DemoOptions, run_demo
 
     repo = _git_repo(str(tmp_path / "src"))
     monkeypatch.chdir(repo)
-    seen: list[list[str]] = []
-
-    def interrupted(argv: Sequence[str]) -> int:
-        seen.append(list(argv))
-        return 130
+    steps = _FakeSteps(interrupt="run")
 
     with pytest.raises(KeyboardInterrupt):
         example = DemoOptions(patch=os.path.join(ROOT, DEFAULT_PATCH))
         run_demo(".", str(tmp_path / "out"), options=example,
-                 stream=io.StringIO(), runner=interrupted,
+                 stream=io.StringIO(), steps=steps,
                  resolve_backend=lambda n: "cpu")  # fmt: skip
-    assert [a[0] for a in seen] == ["run"]
+    assert [n for n, _ in steps.calls] == ["run"]
     assert os.path.isfile(os.path.join(str(tmp_path / "out"), "repo", "neuronasv", "measure",
                                        "workloads", "rmsnorm.py"))  # fmt: skip
 

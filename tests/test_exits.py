@@ -41,7 +41,7 @@ def test_each_failure_is_its_code_and_one_line(
 
 def test_module_entry_points_keep_the_contract(tmp_path: Path) -> None:
     """``neuronasv issues-sync`` with an unreadable document: exit 5, one line; ``python -m
-    neuronasv.publish.traces`` with its --out under a file: exit 2."""
+    neuronasv.ci traces`` with its --out under a file: exit 2."""
     (tmp_path / "bad.json").write_text("{")
     r = subprocess.run([sys.executable, "-m", "neuronasv", "issues-sync", "--dry-run",
                         str(tmp_path / "bad.json")], capture_output=True, text=True,
@@ -52,7 +52,7 @@ def test_module_entry_points_keep_the_contract(tmp_path: Path) -> None:
     _store(tmp_path / "store", "rmsnorm.naive")
     (tmp_path / "f.json").write_text(_doc().dumps())
     (tmp_path / "file").write_text("x")
-    r = subprocess.run([sys.executable, "-m", "neuronasv.publish.traces", "--findings",
+    r = subprocess.run([sys.executable, "-m", "neuronasv.ci", "traces", "--findings",
                         str(tmp_path / "f.json"), "--traces-dir", str(tmp_path / "store"),
                         "--machine", M, "--out", str(tmp_path / "file" / "o")],
                        capture_output=True, text=True, check=False, timeout=120)  # fmt: skip

@@ -40,10 +40,9 @@ PRINTS_RESULTS = (
     "commands/",  # each command prints its result (the CLI's "thin" layer)
     "cli.py",
     "demo.py",  # the walk-through is the demo's output
-    "ci/__main__.py",  # `requirements`: one dependency a line
+    "ci/flows.py",  # the CI steps' parser: `requirements`, one dependency a line
     "ci/outputs.py",  # `name=value` workflow outputs
     "ci/pr_comment.py",  # what the privileged step did (comment, status)
-    "publish/traces.py",  # how many traces were copied
     "run/benchsel.py",  # the benchmark names, JSON
 )
 

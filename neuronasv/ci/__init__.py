@@ -2,8 +2,9 @@
 
 An adopting repository vendors nothing: its workflows call ours (``workflow_call``), and
 every step of ours runs a command of the installed ``neuronasv`` — ``neuronasv run``,
-``neuronasv store``, ``neuronasv compare`` ... — or one of these steps, which chain them
-the way ``ci/*.sh`` did for this repository alone:
+``neuronasv store``, ``neuronasv compare`` ... — or one of these steps, which chain the
+same step functions (:mod:`neuronasv.steps`) in one process, the way ``ci/*.sh`` chained
+the commands for this repository alone:
 
 - ``plan`` — the pushed commit plus recent ones without stored results; the shard matrix,
   each shard with its asv machine name (:mod:`neuronasv.ci.flows`);
@@ -12,6 +13,8 @@ the way ``ci/*.sh`` did for this repository alone:
   (:mod:`neuronasv.ci.pr_comment`);
 - ``analyse`` — change points per machine and the history site;
 - ``issues`` — one regression issue per open change point (``neuronasv issues-sync``);
+- ``bisect`` — open regressions over unmeasured commits (:mod:`neuronasv.ci.bisect_step`);
+- ``traces`` — the flagged workloads' base and head traces into a folder;
 - ``requirements`` — the package's dependencies without torch (the hosted jobs' install);
 - ``verdict`` — ``regression-detected`` of a findings document, as a workflow output.
 

@@ -5,7 +5,10 @@ results branch plus this run's results; ``neuronasv regressions`` finds its chan
 every open, unacknowledged regression whose range (``commit_before..commit_after`` on the
 first-parent chain) holds commits with no result on that machine is bisected with
 ``neuronasv bisect`` — one search per range, the exact series (an instruction count) when
-the range has one, else the largest shift — within a budget of minutes. A change point
+the range has one, else the largest shift — within a budget of minutes. The pull, the
+analysis and each search are the package's step functions (:mod:`neuronasv.steps`) called
+in this process; the measurements a search makes run in their own processes (asv, the
+profiler, valgrind), as they do for ``neuronasv bisect``. A change point
 inside one measured commit needs no bisection. What the searches measured (ordinary
 results, sidecars) and their records (``bisect-<key>.bisect``) are copied into ``--out``,
 which the workflow uploads beside the bench jobs' results: the store job pushes them all,
@@ -15,22 +18,29 @@ the change points; the issue, the site and the feed render them).
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import dataclasses
 import logging
 import math
 import os
+import shlex
 import shutil
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from neuronasv import env
 from neuronasv.analyse.exact import is_exact
 from neuronasv.ci.outputs import set_output
 from neuronasv.ci.owned import claim_dir, remove_owned
 from neuronasv.errors import UsageError
+from neuronasv.exits import run_guarded
 from neuronasv.model import ChangePoint, FindingsDocument
-from neuronasv.proc import stream_process
+from neuronasv.steps.store import StoreRef
 from neuronasv.store.git import Git
 from neuronasv.store.layout import (
     MACHINE_FILE,
@@ -39,7 +49,17 @@ from neuronasv.store.layout import (
     result_files_of_commit,
 )
 
-__all__ = ["Range", "bisect_args", "bisect_step", "fnmatch_literal", "plan_ranges"]
+if TYPE_CHECKING:
+    from neuronasv.run.bisect import BisectOptions
+
+__all__ = [
+    "Range",
+    "bisect_args",
+    "bisect_options",
+    "bisect_step",
+    "fnmatch_literal",
+    "plan_ranges",
+]
 
 log = logging.getLogger(__name__)
 
@@ -109,28 +129,71 @@ def _merge(src: Path, dest: Path) -> int:
     return n
 
 
+def _step_pct(cp: ChangePoint) -> float | None:
+    """The step a device-time change point showed, percent (None: an exact series)."""
+    if not is_exact(cp.unit) and math.isfinite(cp.ratio) and cp.ratio > 0 and cp.ratio != 1:
+        return round(100.0 * (max(cp.ratio, 1.0 / cp.ratio) - 1.0), 2)
+    return None
+
+
 def bisect_args(
     cp: ChangePoint, *, repo: str, results_dir: str, backend: str, minutes: float
 ) -> list[str]:
     """``neuronasv bisect``'s arguments for one change point: within ``minutes`` (what is
     left of the step's bound; the command's noise pilot counts in it), and on device time
-    its rounds sized for the step the change point showed (``--step``), not a guess."""
+    its rounds sized for the step the change point showed (``--step``), not a guess. The
+    step runs :func:`bisect_options` in process; this is the command line that does the
+    same (said before each search, for a replay)."""
     args = ["bisect", cp.commit_before, cp.commit_after,
             "--series", fnmatch_literal(cp.series.label), "--machine", cp.machine,
             "--results-dir", results_dir, "--repo", repo, "--backend", backend,
             "--budget-minutes", f"{minutes:.2f}"]  # fmt: skip
-    if not is_exact(cp.unit) and math.isfinite(cp.ratio) and cp.ratio > 0 and cp.ratio != 1:
-        pct = 100.0 * (max(cp.ratio, 1.0 / cp.ratio) - 1.0)
-        args += ["--step", str(round(pct, 2))]  # a CLI argument, not words
+    pct = _step_pct(cp)
+    if pct is not None:
+        args += ["--step", str(pct)]  # a CLI argument, not words
     return args
 
 
-def _nx(*args: str) -> int:
-    return stream_process([sys.executable, "-m", "neuronasv", *args], on_line=log.info)
+def bisect_options(
+    cp: ChangePoint, *, repo: str, results_dir: str, backend: str, minutes: float
+) -> BisectOptions:
+    """The options :func:`bisect_args` gives ``neuronasv bisect`` (and its environment's
+    compile cache), for the search in this process."""
+    from neuronasv.run.bisect import BisectOptions
+
+    pct = _step_pct(cp)
+    opts = BisectOptions(
+        repo=repo, good=cp.commit_before, bad=cp.commit_after,
+        pattern=fnmatch_literal(cp.series.label), machine=cp.machine, results_dir=results_dir,
+        backend=backend, budget_seconds=float(f"{minutes:.2f}") * 60.0,
+        compile_cache=env.COMPILE_CACHE.read(),  # as `neuronasv bisect`'s default
+    )  # fmt: skip
+    return opts if pct is None else dataclasses.replace(opts, step=1.0 + pct / 100.0)
+
+
+def _guarded(work: Callable[[], None], where: str) -> int:
+    """``work()``'s exit status as the command's would be (its error said on stderr, what
+    it prints too); Ctrl-C ends the whole step."""
+    with contextlib.redirect_stdout(sys.stderr):
+        rc = run_guarded(work, where)
+    if rc == 130:
+        raise KeyboardInterrupt
+    return rc
+
+
+def _history_docs(
+    repo: str, history: Path, machines: Sequence[str]
+) -> list[FindingsDocument]:
+    """Each machine's regressions document; a machine whose analysis fails is skipped."""
+    from neuronasv.steps.regressions import RegressionsOptions, regressions_per_machine
+
+    opts = RegressionsOptions(results_dir=str(history), repo=repo)
+    with contextlib.redirect_stdout(sys.stderr):
+        return list(regressions_per_machine(opts, machines, skip_failing=True).values())
 
 
 def bisect_step(
-    repo: str, *, out: str, minutes: float, add: Sequence[str], store_args: Sequence[str],
+    repo: str, *, out: str, minutes: float, add: Sequence[str], store: StoreRef,
     machine: str | None = None, backend: str = "auto", max_ranges: int = 5,
 ) -> int:  # fmt: skip
     """Bisect the open regressions whose ranges hold unmeasured commits (see the module doc).
@@ -144,7 +207,15 @@ def bisect_step(
     claim_dir(str(outp))
     history = Path(f"{out}.history")
     claim_dir(str(history))
-    rc = _nx("store", "pull", "--repo", repo, *store_args, "--out", str(history))
+    from neuronasv.report.bisect import render_text
+    from neuronasv.steps.measure import bisect, check_change
+    from neuronasv.steps.store import branch_of, pull, pull_lines
+
+    def pulled() -> None:
+        line, kept = pull_lines(pull(store, str(history)), branch_of(store), str(history))
+        log.info("\n".join([line, *kept]))
+
+    rc = _guarded(pulled, "neuronasv store pull")
     if rc != 0:
         log.info(f"no stored history to bisect in (store pull exit {rc})")
     for folder in add:
@@ -153,13 +224,7 @@ def bisect_step(
     machines = [machine] if machine else sorted(
         p.parent.name for p in history.glob(f"*/{MACHINE_FILE}")
     )  # fmt: skip
-    docs = []
-    for m in machines:
-        doc_path = history.parent / f"{history.name}-regressions-{m}.json"
-        if _nx("regressions", "--results-dir", str(history), "--machine", m, "--repo", repo,
-               "--format", "json", "--out", str(doc_path)) == 0:  # fmt: skip
-            docs.append(FindingsDocument.loads(doc_path.read_text(encoding="utf-8")))
-            doc_path.unlink()
+    docs = _history_docs(repo, history, machines)
     ranges = plan_ranges(docs, Git(repo), str(history))
     log.info(f"{len(ranges)} range(s) with unmeasured commits to bisect"
          + (f" (the first {max_ranges})" if len(ranges) > max_ranges else ""))  # fmt: skip
@@ -173,8 +238,18 @@ def bisect_step(
         cp = r.cp
         log.info(f"==> bisecting {cp.series.label} on {cp.machine}: {cp.commit_before[:12]}.."
              f"{cp.commit_after[:12]} ({r.unmeasured} of {r.candidates} commits unmeasured)")
-        rc = _nx(*bisect_args(cp, repo=repo, results_dir=str(history), backend=backend,
-                              minutes=left))  # fmt: skip
+        said = bisect_args(cp, repo=repo, results_dir=str(history), backend=backend,
+                           minutes=left)  # fmt: skip
+        log.info("$ neuronasv " + shlex.join(said))  # the command line that does the same
+        opts = bisect_options(cp, repo=repo, results_dir=str(history), backend=backend,
+                              minutes=left)  # fmt: skip
+
+        def search(opts: BisectOptions = opts) -> None:
+            done = bisect(opts)
+            log.info(render_text(done.doc))
+            check_change(done.doc)
+
+        rc = _guarded(search, "neuronasv bisect")
         if rc in (0, 12):
             done += 1
         else:
@@ -187,3 +262,27 @@ def bisect_step(
     log.info(f"{done} search(es); {len(new)} file(s) for the results branch in {out}")
     set_output("bisected", str(done))
     return done
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """The ``bisect`` step's arguments (``python -m neuronasv.ci bisect``)."""
+    from neuronasv.ci.options import add_store_args
+
+    p = sub.add_parser("bisect", help="bisect open regressions whose ranges skip commits")
+    p.add_argument("--out", required=True, help="results folder for what it measured")
+    p.add_argument("--add", action="append", default=[], metavar="RESULTS",
+                   help="this run's results folder(s), added to the stored history")
+    p.add_argument("--minutes", type=float, default=30.0, help="budget of the whole step")
+    p.add_argument("--machine", default=None, help="only this asv machine")
+    p.add_argument("--backend", default=env.BACKEND.read(), help="$NEURONASV_BACKEND or auto")
+    p.add_argument("--max-ranges", type=int, default=5)
+    add_store_args(p)
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> None:
+    from neuronasv.ci.options import repo_of, store_ref
+
+    bisect_step(repo_of(args), out=args.out, minutes=args.minutes, add=args.add,
+                store=store_ref(args), machine=args.machine, backend=args.backend,
+                max_ranges=args.max_ranges)  # fmt: skip

@@ -1,30 +1,49 @@
-"""The workflow steps that chain several commands (``python -m neuronasv.ci STEP``).
+"""The workflow steps that chain several steps (``python -m neuronasv.ci STEP``).
 
-Each step runs ``python -m neuronasv COMMAND`` of this interpreter (the installed package,
-never a script of the caller's checkout), in the repository at ``--repo`` (default: the
-current folder), and writes its workflow outputs with :func:`~neuronasv.ci.outputs.set_output`.
+Each step calls the package's step functions (:mod:`neuronasv.steps`: the very functions
+the ``neuronasv`` commands call) in this process, in the repository at ``--repo`` (default:
+the current folder), and writes its workflow outputs with
+:func:`~neuronasv.ci.outputs.set_output`. What those steps print goes to stderr, as the
+commands' output did when the steps ran them as child processes: stdout holds only the
+``name=value`` output lines. A failure ends the step with the error's documented exit code
+(:mod:`neuronasv.errors`), the code the command would have exited with.
+
+No step here starts ``python -m neuronasv``. The processes that remain are those where
+isolation is the point, and they are started by the steps whoever calls them: asv and the
+profiled benchmarks (``neuronasv run``: a measurement must not share the caller's
+interpreter, its imports or its allocator), valgrind's callgrind (instruction counts), one
+process per side and round of ``confirm`` (rounds are independent processes by design), and
+git. The privileged ``pr-comment`` step (:mod:`neuronasv.ci.pr_comment`) reads the untrusted
+artifact in its own job, on another runner, never in a process that ran PR code.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
 import logging
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from neuronasv import env
+from neuronasv.ci.options import add_store_args, commit_url, repo_of, store_ref
 from neuronasv.ci.outputs import set_output
 from neuronasv.ci.owned import claim_dir, remove_owned
 from neuronasv.errors import UsageError
-from neuronasv.proc import run_process, stream_process
+from neuronasv.fileio import write_atomic
+from neuronasv.steps.store import StoreRef, results_store
 from neuronasv.store.git import Git
 
 __all__ = [
     "PrMeasurement",
     "PullRequestRef",
+    "StoreRef",
+    "add_parsers",
     "analyse",
     "check_site_branch",
     "issues",
@@ -43,18 +62,12 @@ _NAME = re.compile(r"[A-Za-z0-9._-]+")
 _SHA = re.compile(r"[0-9a-f]{40}")
 
 
-def _module(module: str, *args: str) -> None:
-    """``python -m MODULE ARGS`` of this interpreter, its output streamed; a failure ends the
-    step with the command's exit status (the proc runner kills its group on Ctrl-C). Its
-    lines are logged (INFO): in Actions, text that would be a workflow command is not one."""
-    rc = stream_process([sys.executable, "-m", module, *args], on_line=log.info)
-    if rc != 0:
-        raise SystemExit(rc if rc > 0 else 130)
-
-
-def nx(*args: str) -> None:
-    """``neuronasv ARGS`` of this interpreter (see :func:`_module`)."""
-    _module("neuronasv", *args)
+@contextlib.contextmanager
+def _steps_on_stderr() -> Iterator[None]:
+    """What the steps print goes to stderr (stdout carries only the workflow outputs)."""
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+    sys.stderr.flush()
 
 
 def machine_for_shard(base: str, shard: str) -> str:
@@ -86,9 +99,8 @@ def parse_shards(text: str, machine: str) -> list[dict[str, str]]:
 
 
 def plan(
-    repo: str, commit: str, *, machine: str, shards_json: str, backfill: int,
-    store_args: Sequence[str],
-) -> None:  # fmt: skip
+    repo: str, commit: str, *, machine: str, shards_json: str, backfill: int, store: StoreRef
+) -> None:
     """The pushed commit plus recent first-parent commits a shard has no result for."""
     if not 0 <= backfill <= 100:
         raise UsageError(f"backfill must be 0..100, got {backfill}")
@@ -98,16 +110,9 @@ def plan(
     recent = git.ancestors(head, backfill + 1)
     want = {head}
     if backfill:
+        branch = results_store(store)
         for shard in shards:
-            proc = run_process(
-                [sys.executable, "-m", "neuronasv", "store", "missing", "--repo", repo,
-                 *store_args, "--machine", shard["machine"], *recent],
-                text=True,
-            )  # fmt: skip
-            if proc.returncode != 0:
-                sys.stderr.write(str(proc.stderr))
-                raise SystemExit(proc.returncode)
-            want.update(str(proc.stdout).split())
+            want.update(branch.missing_commits(recent, shard["machine"]))
     ordered = [c for c in reversed(recent) if c in want]
     log.info(f"==> benchmarking {len(ordered)} commit(s) on {len(shards)} shard(s)")
     set_output("commits", " ".join(ordered))
@@ -129,13 +134,11 @@ class PullRequestRef:
     Attributes:
         number: the PR number (≥ 1).
         base, head: full commit hashes (the measurement compares head with their merge base).
-        github_repo: ``owner/name``, for the comment's links.
     """
 
     number: int
     base: str
     head: str
-    github_repo: str
 
 
 @dataclass(frozen=True)
@@ -145,27 +148,47 @@ class PrMeasurement:
     Attributes:
         machine: the machine name (resolved by :func:`machine_for_shard`).
         bench: a ``--bench`` regex, or empty for every benchmark.
-        rounds: confirmation rounds (0: no ``neuronasv confirm``).
-        confirm_args: more ``neuronasv confirm`` options (``--max-rounds`` defaults to
-            ``rounds + 3``, ``--budget-seconds``, ``--samples``, ``--history-dir``).
+        rounds: confirmation rounds (0: no confirmation).
+        max_rounds: confirmation's round limit (None: ``rounds + 3``).
+        budget_seconds, samples, history_dir: confirmation's options of those names (None:
+            ``neuronasv confirm``'s defaults).
         metrics: ``neuronasv run --metrics`` (empty: its default).
     """
 
     machine: str
     bench: str
     rounds: int
-    confirm_args: Sequence[str] = ()
+    max_rounds: int | None = None
+    budget_seconds: float | None = None
+    samples: int | None = None
+    history_dir: str | None = None
     metrics: str = ""
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def pr_bench(
     repo: str, pr: PullRequestRef, how: PrMeasurement, *, out: str, traces_out: str | None
 ) -> None:
     """The unprivileged PR measurement (the artifact layout of docs/runners.md)."""
-    base, head, rounds, bench, metrics = pr.base, pr.head, how.rounds, how.bench, how.metrics
+    from neuronasv.publish.traces import pick_traces
+    from neuronasv.report.document import render_document
+    from neuronasv.run.asvrun import RunOptions
+    from neuronasv.steps.comment import CommentOptions, render
+    from neuronasv.steps.compare import CompareOptions, compare
+    from neuronasv.steps.confirm import ConfirmOptions, confirm
+    from neuronasv.steps.measure import parse_metrics, run
+
+    base, head, rounds, bench = pr.base, pr.head, how.rounds, how.bench
     if pr.number < 1 or not (_SHA.fullmatch(base) and _SHA.fullmatch(head)):
         raise UsageError("--pr must be a PR number and --base/--head full commit hashes")
     machine = machine_for_shard(how.machine, "all")
+    metrics = parse_metrics(how.metrics) if how.metrics else None  # empty: run's default
     outp = Path(out)
     results, traces_all = outp / "results", outp / "traces-all"
     traces = Path(traces_out) if traces_out else outp / "traces"
@@ -174,61 +197,78 @@ def pr_bench(
         claim_dir(str(p))
     mb = Git(repo).text("merge-base", base, head)
     findings = str(outp / "findings.json")
-    where = ["--results-dir", str(results), "--machine", machine, "--repo", repo]
-    run = ["run", *where, "--keep-traces", "--traces-dir", str(traces_all)]
-    run += ["--metrics", metrics] if metrics else []  # empty: neuronasv run's default
-    nx(*run, *(["--bench", bench] if bench else []), mb, head)
-    nx("compare", mb, head, *where, "--format", "json", "--out", findings)
-    if rounds:
-        more = list(how.confirm_args)
-        if "--max-rounds" not in more:
-            more += ["--max-rounds", str(rounds + 3)]
-        nx("confirm", "--findings", findings, "--repo", repo, "--rounds", str(rounds),
-           "--format", "json", "--out", findings, "--rounds-out", str(outp / "rounds.json"),
-           *more)  # fmt: skip
-    _module("neuronasv.publish.traces", "--findings", findings, "--traces-dir", str(traces_all),
-            "--machine", machine, "--out", str(traces))  # fmt: skip
-    remove_owned(str(traces_all))
-    nx("comment", "--pr", str(pr.number), "--report", findings, "--dry-run", "--out", os.devnull,
-       "--body-out", str(outp / "comment.md"), "--github-repo", pr.github_repo)  # fmt: skip
+    with _steps_on_stderr():
+        summary = run(RunOptions(
+            repo=repo, commits=(mb, head), machine=machine, results_dir=str(results),
+            traces_dir=str(traces_all), bench=bench or None, keep_traces=True, metrics=metrics,
+            compile_cache=env.COMPILE_CACHE.read(),  # as `neuronasv run`'s default
+        ))  # fmt: skip
+        log.info(summary.line())
+        doc = compare(CompareOptions(base=mb, head=head, results_dir=str(results),
+                                     machine=machine, repo=repo))  # fmt: skip
+        _write(findings, render_document(doc, "json"))
+        if rounds:
+            done = confirm(ConfirmOptions(
+                findings=findings, repo=repo, rounds=rounds,
+                max_rounds=how.max_rounds or rounds + 3, budget_seconds=how.budget_seconds,
+                samples=how.samples, history_dir=how.history_dir,
+            ))  # fmt: skip
+            _write(str(outp / "rounds.json"), done.rounds.dumps())
+            _write(findings, render_document(done.doc, "json"))
+        pick_traces(findings, str(traces_all), machine, str(traces))
+        remove_owned(str(traces_all))
+        body = render(CommentOptions(pr=pr.number, report=findings)).body
+        _write(str(outp / "comment.md"), body)
     for name, value in (("pr-number", str(pr.number)), ("head-sha", head), ("base-sha", mb)):
         (outp / name).write_text(value + "\n", encoding="ascii")
     set_output("regression-detected", str(regression_detected(findings)).lower())
 
 
 def analyse(
-    repo: str, *, out: str, site: str, traces_dir: str | None, store_args: Sequence[str],
+    repo: str, *, out: str, site: str, traces_dir: str | None, store: StoreRef,
     commit_url: str | None, site_url: str | None, title: str | None,
 ) -> None:  # fmt: skip
     """Pull the history, change points per machine, and the site."""
+    from neuronasv.steps.publish import PublishOptions, publish
+    from neuronasv.steps.regressions import (
+        RegressionsOptions,
+        machines_in,
+        regressions_per_machine,
+    )
+    from neuronasv.steps.store import branch_of, pull, pull_lines
+
     outp = Path(out)
     outp.mkdir(parents=True, exist_ok=True)
     history = outp / "history"
     claim_dir(str(history))  # deleted at the end: only a folder a step of ours made
-    nx("store", "pull", "--repo", repo, *store_args, "--out", str(history))
-    machines = sorted(p.parent.name for p in history.glob("*/machine.json"))
-    if not machines:
-        raise UsageError("no machine folders in the results branch")
-    docs = []
-    for machine in machines:
-        doc = str(outp / f"regressions-{machine}.json")
-        nx("regressions", "--results-dir", str(history), "--machine", machine, "--repo", repo,
-           "--format", "json", "--out", doc)  # fmt: skip
-        docs += ["--findings", doc]
-    pub = ["publish", "--results-dir", str(history), "--repo", repo, "--out", site, "--no-cache"]
-    pub += [*(["--commit-url", commit_url] if commit_url else [])]
-    pub += [*(["--base-url", site_url] if site_url else [])]
-    pub += [*(["--title", title] if title else [])]
-    if traces_dir and os.path.isdir(traces_dir):
-        pub += ["--traces-dir", traces_dir]
-    nx(*pub, *docs)
+    with _steps_on_stderr():
+        line, kept = pull_lines(pull(store, str(history)), branch_of(store), str(history))
+        log.info("\n".join([line, *kept]))
+        machines = machines_in(str(history))
+        if not machines:
+            raise UsageError("no machine folders in the results branch")
+        docs = regressions_per_machine(
+            RegressionsOptions(results_dir=str(history), repo=repo), machines
+        )
+        paths = []
+        for machine, doc in docs.items():
+            paths.append(str(outp / f"regressions-{machine}.json"))
+            _write(paths[-1], doc.dumps())
+        done = publish(PublishOptions(
+            out=site, results_dir=str(history), repo=repo, findings=tuple(paths),
+            base_url=site_url or "", commit_url=commit_url, title=title, no_cache=True,
+            traces_dir=traces_dir if traces_dir and os.path.isdir(traces_dir) else None,
+        ))  # fmt: skip
+        log.info(done.line())
     remove_owned(str(history))
-    detected = any(regression_detected(d) for d in docs[1::2])
+    detected = any(regression_detected(d) for d in paths)
     set_output("regression-detected", str(detected).lower())
 
 
 def issues(findings_dir: str, *, site_url: str | None, dry_run: bool) -> None:
     """``neuronasv issues-sync`` over every ``regressions-<machine>.json`` of the folder."""
+    from neuronasv.steps.store import action_line, sync_issues
+
     folder = Path(findings_dir)
     docs = sorted(str(p) for p in (folder.iterdir() if folder.is_dir() else ())
                   if p.name.startswith("regressions-") and p.suffix == ".json")  # fmt: skip
@@ -237,8 +277,12 @@ def issues(findings_dir: str, *, site_url: str | None, dry_run: bool) -> None:
             f"no regressions-<machine>.json in {findings_dir}",
             hint="download the `regressions` artifact of neuronasv-commit.yml",
         )
-    nx("issues-sync", *(["--dry-run"] if dry_run else []),
-       *(["--site-url", site_url] if site_url else []), *docs)  # fmt: skip
+    with _steps_on_stderr():
+        plan = sync_issues(docs, site_url=site_url, dry_run=dry_run)
+        for a in plan:
+            log.info(action_line(a, dry_run=dry_run))
+        if not plan:
+            log.info("regression issues up to date")
     set_output("synced", "false" if dry_run else "true")
 
 
@@ -343,3 +387,112 @@ def torchless_requirements() -> list[str]:
         if name not in ("torch", "torch-neuronx", "torch_neuronx"):
             out.append(req)
     return out
+
+
+# --- the steps' arguments (``python -m neuronasv.ci``'s parser is built from these) -------
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """Register this module's steps, each with its ``func``."""
+    from neuronasv.ci.options import existing_folder, positive_int, positive_seconds
+
+    p = sub.add_parser("plan", help="the pushed commit and recent ones without results")
+    p.add_argument("commit")
+    p.add_argument("--machine", default="ci", help="asv machine name")
+    p.add_argument("--shards", default="", help='JSON [{"name", "bench"}] (default: one)')
+    p.add_argument("--backfill", type=int, default=5)
+    p.add_argument("--site-branch", default="", help="refused when it is a branch of ours")
+    p.add_argument("--default-branch", default="", help="the repository's default branch")
+    add_store_args(p)
+    p.set_defaults(func=_plan)
+    p = sub.add_parser("pr-bench", help="the unprivileged PR measurement and its artifact")
+    p.add_argument("--pr", type=int, required=True)
+    p.add_argument("--base", required=True)
+    p.add_argument("--head", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--machine", default="ci", help="asv machine name")
+    p.add_argument("--bench", default="")
+    p.add_argument("--traces-out", default=None)
+    p.add_argument("--rounds", type=int, default=3, help="ABAB rounds (0: no confirmation)")
+    p.add_argument("--metrics", default="",
+                   help="passed to neuronasv run --metrics (empty: its default)")  # fmt: skip
+    p.add_argument("--max-rounds", type=positive_int, default=None,
+                   help="confirmation's limit (default: --rounds + 3)")  # fmt: skip
+    p.add_argument("--budget-seconds", type=positive_seconds, default=None,
+                   help="as neuronasv confirm --budget-seconds")  # fmt: skip
+    p.add_argument("--samples", type=positive_int, default=None,
+                   help="as neuronasv confirm --samples")  # fmt: skip
+    p.add_argument("--history-dir", type=existing_folder, default=None,
+                   help="as neuronasv confirm --history-dir")  # fmt: skip
+    p.set_defaults(func=_pr_bench)
+    p = sub.add_parser("analyse", help="change points per machine and the history site")
+    p.add_argument("--out", required=True)
+    p.add_argument("--site", required=True)
+    p.add_argument("--traces-dir", default=None)
+    p.add_argument("--site-url", default=os.environ.get("SITE_URL") or None)
+    p.add_argument("--title", default=None)
+    add_store_args(p)
+    p.set_defaults(func=_analyse)
+    p = sub.add_parser("site-branch", help="put the built site on a branch (never forced)")
+    p.add_argument("--site", required=True)
+    p.add_argument("--results-branch", default=None, help="refused as the site's branch")
+    p.add_argument("--default-branch", default="", help="refused as the site's branch")
+    add_store_args(p)
+    p.set_defaults(func=_site_branch)
+    p = sub.add_parser("issues", help="neuronasv issues-sync of DIR/regressions-<machine>.json")
+    p.add_argument("findings_dir", metavar="DIR")
+    p.add_argument("--site-url", default=os.environ.get("SITE_URL") or None)
+    p.add_argument("--dry-run", action="store_true")
+    p.set_defaults(func=lambda a: issues(a.findings_dir, site_url=a.site_url,
+                                         dry_run=a.dry_run))  # fmt: skip
+    p = sub.add_parser("traces", help="copy the flagged workloads' base and head traces")
+    p.add_argument("--findings", required=True, help="neuronasv compare/confirm JSON")
+    p.add_argument("--traces-dir", required=True, help="the run's trace store")
+    p.add_argument("--machine", required=True, help="asv machine name of the run")
+    p.add_argument("--out", required=True, help="folder to fill (created)")
+    p.set_defaults(func=_traces)
+    p = sub.add_parser("requirements", help="dependencies without torch, one a line")
+    p.set_defaults(func=lambda a: print("\n".join(torchless_requirements())))
+    p = sub.add_parser("verdict", help="regression-detected=true|false of a findings document")
+    p.add_argument("findings")
+    p.set_defaults(func=lambda a: set_output(
+        "regression-detected", str(regression_detected(a.findings)).lower()))  # fmt: skip
+
+
+def _plan(args: argparse.Namespace) -> None:
+    repo = repo_of(args)
+    check_site_branch(args.site_branch, results_branch=args.branch,
+                      default_branch=args.default_branch, repo=repo,
+                      remote=args.remote, token_env=args.token_env)  # fmt: skip
+    plan(repo, args.commit, machine=args.machine, shards_json=args.shards,
+         backfill=args.backfill, store=store_ref(args))  # fmt: skip
+
+
+def _pr_bench(args: argparse.Namespace) -> None:
+    how = PrMeasurement(
+        args.machine, args.bench, args.rounds, max_rounds=args.max_rounds,
+        budget_seconds=args.budget_seconds, samples=args.samples,
+        history_dir=args.history_dir, metrics=args.metrics,
+    )  # fmt: skip
+    pr_bench(repo_of(args), PullRequestRef(args.pr, args.base, args.head), how,
+             out=args.out, traces_out=args.traces_out)  # fmt: skip
+
+
+def _analyse(args: argparse.Namespace) -> None:
+    analyse(repo_of(args), out=args.out, site=args.site, traces_dir=args.traces_dir,
+            store=store_ref(args), commit_url=commit_url(), site_url=args.site_url,
+            title=args.title)  # fmt: skip
+
+
+def _site_branch(args: argparse.Namespace) -> None:
+    if not args.branch:
+        raise UsageError("site-branch needs --branch (e.g. gh-pages)")
+    site_branch(repo_of(args), site=args.site, remote=args.remote, branch=args.branch,
+                token_env=args.token_env, results_branch=args.results_branch,
+                default_branch=args.default_branch)  # fmt: skip
+
+
+def _traces(args: argparse.Namespace) -> None:
+    from neuronasv.publish.traces import pick_traces
+
+    pick_traces(args.findings, args.traces_dir, args.machine, args.out)

@@ -312,8 +312,9 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    """The step's options (one definition: ``python -m neuronasv.ci pr-comment`` and
+    ``ci/pr_comment.py`` both parse with these)."""
     ap.add_argument("--artifact", required=True, type=Path, help="the downloaded artifact")
     ap.add_argument("--event", help="workflow_run event payload (default: $GITHUB_EVENT_PATH)")
     ap.add_argument("--acks", help="acknowledgements file of this trusted checkout")
@@ -326,18 +327,33 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--dry-run", action="store_true", help="everything but the writes")
     ap.add_argument("--out", help="with --dry-run: write the requests here (default stdout)")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """The ``pr-comment`` step of ``python -m neuronasv.ci``."""
+    p = sub.add_parser("pr-comment", help="the privileged comment from the untrusted artifact",
+                       description=(__doc__ or "").split("\n\n")[0])  # fmt: skip
+    add_arguments(p)
+    p.set_defaults(func=step)
+
+
+def step(args: argparse.Namespace) -> int:
+    """Run the step on parsed arguments; a refused artifact's error says so."""
+    try:
+        return run(args, dict(os.environ))
+    except UntrustedArtifactError as exc:
+        raise UntrustedArtifactError(
+            f"untrusted artifact rejected: {exc.message}", hint=exc.hint
+        ) from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``ci/pr_comment.py``'s entry (the package's is ``python -m neuronasv.ci pr-comment``)."""
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    add_arguments(ap)
     args = ap.parse_args(argv)
-
-    def work() -> int:
-        try:
-            return run(args, dict(os.environ))
-        except UntrustedArtifactError as exc:
-            raise UntrustedArtifactError(
-                f"untrusted artifact rejected: {exc.message}", hint=exc.hint
-            ) from None
-
     with cli_output(actions=True):
-        return run_guarded(work, "python -m neuronasv.ci pr-comment")
+        return run_guarded(lambda: step(args), "python -m neuronasv.ci pr-comment")
 
 
 if __name__ == "__main__":

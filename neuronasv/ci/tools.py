@@ -13,6 +13,7 @@ and the step still succeeds: ``neuronasv run`` then records no instruction serie
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import shutil
@@ -118,3 +119,11 @@ def main(metrics_text: str) -> int:
     and gcc when they hold instructions; always exit 0 once parsed."""
     ensure_instruction_tools(wanted_metrics(metrics_text))
     return 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """The ``instruction-tools`` step's arguments (``python -m neuronasv.ci``)."""
+    p = sub.add_parser("instruction-tools", help="valgrind and gcc when --metrics asks")
+    p.add_argument("--metrics", required=True,
+                   help="what `neuronasv run --metrics` gets (empty: its default)")  # fmt: skip
+    p.set_defaults(func=lambda args: main(args.metrics))

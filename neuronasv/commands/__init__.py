@@ -1,10 +1,11 @@
 """One module per CLI sub-command; each exposes ``add_parser(subparsers)`` and ``run(args)``.
 
-Commands only parse arguments, call the library and print; logic lives in the stages
-(pure logic in ``analyse``, rendering in ``report``, document loading in
-``report.load``). The argument helpers every command shares are in
-:mod:`neuronasv.commands.args`; a command never imports another command
-(``tests/test_cli.py`` checks).
+Commands only parse arguments, call the step and print: a step is one function of
+:mod:`neuronasv.steps` taking one typed options dataclass (a command's ``options(args)``
+builds it) and returning a value; logic lives in the stages (pure logic in ``analyse``,
+rendering in ``report``, document loading in ``report.load``). The argument helpers every
+command shares are in :mod:`neuronasv.commands.args`; a command never imports another
+command (``tests/test_cli.py`` checks).
 
 :data:`COMMANDS` is the one place a command's one-line help is written: ``neuronasv
 --help`` lists it without importing the command, and the command's own parser uses it.
@@ -12,12 +13,10 @@ Commands only parse arguments, call the library and print; logic lives in the st
 
 from __future__ import annotations
 
-import argparse
 import importlib
-from collections.abc import Sequence
 from types import ModuleType
 
-__all__ = ["COMMANDS", "command_module", "run_command"]
+__all__ = ["COMMANDS", "command_module"]
 
 # name -> one-line help, in the order of ``neuronasv --help``: the data flow.
 COMMANDS: dict[str, str] = {
@@ -43,17 +42,3 @@ COMMANDS: dict[str, str] = {
 def command_module(name: str) -> ModuleType:
     """The module of command ``name`` (imported now: only the command being run pays)."""
     return importlib.import_module(f"neuronasv.commands.{name.replace('-', '_')}")
-
-
-def run_command(argv: Sequence[str]) -> int:
-    """Run one command from its arguments, as ``neuronasv ARGV`` would, errors left raised.
-
-    The parser holds only that command's options; a library error propagates (the caller
-    maps it to its exit code, as ``cli.run_parsed`` does). ``neuronasv demo`` runs each
-    step through this, so a step is the very function the command calls.
-    """
-    args_list = list(argv)
-    parser = argparse.ArgumentParser(prog="neuronasv")
-    command_module(args_list[0]).add_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(args_list)
-    return int(args.func(args) or 0)

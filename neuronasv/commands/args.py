@@ -29,17 +29,14 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from neuronasv.commands import COMMANDS
-from neuronasv.errors import ResultsError, UsageError, exit_codes_line
+from neuronasv.errors import UsageError, exit_codes_line
 from neuronasv.fileio import write_atomic
 
 if TYPE_CHECKING:
-    from neuronasv.analyse.acks import Acknowledgement
-    from neuronasv.analyse.floors import FloorKey, NoiseFloor
-    from neuronasv.model import History
+    pass
 
 __all__ = [
     "GITHUB_REPO_DEPRECATED",
-    "acks_from_args",
     "add_acks_arg",
     "add_backend_arg",
     "add_dry_run_args",
@@ -53,7 +50,6 @@ __all__ = [
     "existing_dir",
     "existing_file",
     "finite_nonnegative",
-    "floors_from_args",
     "github_environment",
     "int_at_least",
     "machine_name",
@@ -63,8 +59,6 @@ __all__ = [
     "probability_open",
     "pvalue",
     "repo_dir",
-    "results_folder",
-    "warn_load_errors",
     "write_output",
 ]
 
@@ -353,13 +347,6 @@ def add_acks_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
-def acks_from_args(args: argparse.Namespace) -> list[Acknowledgement]:
-    """The acknowledgements of ``--acks``, else of ``REPO/.neuronasv/acknowledgements.json``."""
-    from neuronasv.analyse.acks import ACKS_PATH, load_acks
-
-    return load_acks(args.acks or os.path.join(args.repo, ACKS_PATH))
-
-
 def add_backend_arg(p: argparse.ArgumentParser, *, purpose: str = "") -> None:
     """``--backend``: where to measure."""
     p.add_argument(
@@ -385,39 +372,3 @@ def add_floor_args(p: argparse.ArgumentParser) -> None:
         help="main-branch results folder for per-series noise floors (default: --results-dir)",
     )
     p.add_argument("--no-floor", action="store_true", help="no noise floors")
-
-
-def floors_from_args(
-    args: argparse.Namespace, machine: str, exclude: tuple[str, ...]
-) -> dict[FloorKey, NoiseFloor] | None:
-    """Noise floors from ``--history-dir`` ({} with ``--no-floor``; None: neither given)."""
-    if args.no_floor:
-        return {}
-    if not args.history_dir:
-        return None
-    from neuronasv.analyse.floors import noise_floors
-    from neuronasv.store.history import load_history
-
-    return noise_floors(load_history(args.history_dir, machine=machine), machine, exclude=exclude)
-
-
-def results_folder(args: argparse.Namespace) -> str:
-    """``--results-dir`` (or the config's), which must exist: exit 5 naming it otherwise."""
-    from neuronasv.store.history import default_results_dir
-
-    rdir = str(args.results_dir or default_results_dir(args.repo))
-    if not os.path.isdir(rdir):
-        raise ResultsError(
-            f"results folder {rdir} "
-            + ("is not a folder" if os.path.exists(rdir) else "does not exist"),
-            hint="measure first with `neuronasv run COMMIT`, or pass --results-dir",
-        )
-    return rdir
-
-
-def warn_load_errors(history: History, limit: int = 10) -> None:
-    """Results files that could not be read, on stderr (the rest were loaded)."""
-    for err in history.load_errors[:limit]:
-        log.warning(f"skipped: {err}")
-    if len(history.load_errors) > limit:
-        log.warning(f"... and {len(history.load_errors) - limit} more")

@@ -30,9 +30,7 @@ An interrupt leaves no worktree and no scratch folder behind.
 from __future__ import annotations
 
 import argparse
-import logging
-import os
-from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from neuronasv import env
 from neuronasv.commands.args import (
@@ -47,12 +45,11 @@ from neuronasv.commands.args import (
     probability_open,
     write_output,
 )
-from neuronasv.errors import NothingToBisect, UsageError
-from neuronasv.model.bisect import BisectDocument
 
-__all__ = ["add_parser", "run"]
+if TYPE_CHECKING:
+    from neuronasv.run.bisect import BisectOptions
 
-log = logging.getLogger(__name__)
+__all__ = ["add_parser", "options", "run"]
 
 
 def _step_pct(text: str) -> float:
@@ -157,54 +154,26 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _with_pull(doc: BisectDocument, skip: bool) -> BisectDocument:
-    """The culprit's PR from the GitHub API when a token is there (else the subject's)."""
-    commit = doc.result.commit
-    if skip or not commit or not os.environ.get("GITHUB_TOKEN"):
-        return doc
-    if not os.environ.get("GITHUB_REPOSITORY"):
-        return doc
-    from neuronasv.github.client import GitHubClient
-    from neuronasv.github.pulls import pull_for_commit
+def options(args: argparse.Namespace) -> BisectOptions:
+    """The step's options from the parsed arguments."""
+    from neuronasv.run.bisect import BisectOptions
 
-    pull = pull_for_commit(GitHubClient.from_env(), commit)
-    if pull is None:
-        return doc
-    return replace(doc, result=replace(doc.result, pull=pull))
+    return BisectOptions(
+        repo=args.repo, good=args.good, bad=args.bad, pattern=args.series, machine=args.machine,
+        results_dir=args.results_dir, axis=args.axis, bench=args.bench, backend=args.backend,
+        compile_cache=args.compile_cache, alpha=args.alpha, rounds=args.rounds,
+        max_rounds=args.max_rounds, samples=args.samples, step=1.0 + args.step / 100.0,
+        target=args.target, pilot=args.pilot, round_sd=args.round_sd,
+        budget_seconds=None if args.budget_minutes is None else args.budget_minutes * 60.0,
+        side_branches=args.side_branches,
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
     from neuronasv.report.bisect import render_text
-    from neuronasv.run.bisect import BisectOptions, bisect_range
-    from neuronasv.store.bisections import save_bisection
+    from neuronasv.steps.measure import bisect, check_change
 
-    if args.max_rounds is not None and args.max_rounds < args.rounds:
-        raise UsageError("--max-rounds must be at least --rounds")
-    if args.budget_minutes is not None and not args.budget_minutes > 0:
-        raise UsageError("--budget-minutes must be a positive number")
-    opts = BisectOptions(
-        repo=args.repo, good=args.good, bad=args.bad, pattern=args.series, machine=args.machine,
-        results_dir=os.path.abspath(args.results_dir) if args.results_dir else None,
-        axis=args.axis, bench=args.bench, backend=args.backend,
-        compile_cache=os.path.abspath(args.compile_cache) if args.compile_cache else None,
-        alpha=args.alpha, rounds=args.rounds, max_rounds=args.max_rounds, samples=args.samples,
-        step=1.0 + args.step / 100.0, target=args.target, pilot=args.pilot,
-        round_sd=args.round_sd,
-        budget_seconds=args.budget_minutes * 60.0 if args.budget_minutes else None,
-        side_branches=args.side_branches,
-    )  # fmt: skip
-    doc = bisect_range(opts)
-    doc = _with_pull(doc, args.no_github)
-    if not args.no_record:
-        from neuronasv.run.asvrun import RunOptions, run_dirs
-
-        ro = RunOptions(repo=args.repo, results_dir=opts.results_dir)
-        path = save_bisection(run_dirs(args.repo, ro)[0], doc)
-        log.info(f"record: {path}")
+    doc = bisect(options(args), github=not args.no_github, record=not args.no_record).doc
     write_output(doc.dumps() if args.format == "json" else render_text(doc), args.out)
-    if doc.result.outcome == "no change":  # an exact axis: a fact (time says undecided)
-        raise NothingToBisect(
-            f"{doc.series.label}: no change between {doc.good[:12]} and {doc.bad[:12]}"
-            f" ({doc.result.decided_by})"
-        )
+    check_change(doc)
     return 0

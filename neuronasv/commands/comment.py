@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from dataclasses import replace
 
 from neuronasv.commands.args import (
     add_dry_run_args,
@@ -24,14 +25,9 @@ from neuronasv.commands.args import (
     positive_int,
     write_output,
 )
-from neuronasv.errors import UsageError
-from neuronasv.github.client import DEFAULT_API_URL, GitHubClient
-from neuronasv.github.comments import planned_requests, upsert_comment
-from neuronasv.github.dryrun import dry_run_text
-from neuronasv.report.load import load_findings, load_history_values
-from neuronasv.report.markdown import comment_marker, render_comment, render_comment_trimmed
+from neuronasv.steps.comment import CommentOptions, render, send
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "options", "run"]
 
 log = logging.getLogger(__name__)
 
@@ -80,47 +76,29 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _title(given: str | None) -> str:
-    """``--title``, else the project of the checkout this runs in (its top level)."""
-    from neuronasv.store.asvconf import comment_title
-
-    return comment_title(".", given)
+def options(args: argparse.Namespace) -> CommentOptions:
+    """The step's options from the parsed arguments (the GitHub environment is added when
+    the command runs: ``--github-repo``, or the deprecated ``--repo``, warns there)."""
+    return CommentOptions(
+        pr=args.pr, report=args.report, dry_run=args.dry_run, key=args.key,
+        report_url=args.report_url, history=args.history, authors=tuple(args.author),
+        title=args.title,
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
-    doc = load_findings(args.report)
-    history = load_history_values(args.history) if args.history else None
-    try:
-        marker = comment_marker(args.key)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    title = _title(args.title)
-    body = render_comment(
-        doc, history=history, marker=marker, report_url=args.report_url, title=title
-    )
-    trimmed = render_comment_trimmed(doc, marker=marker, report_url=args.report_url, title=title)
+    opts = options(args)
+    rendered = render(opts)
     if args.body_out:
-        write_output(body, args.body_out)
-
-    env = github_environment(args)
-    token = env.get("GITHUB_TOKEN")
-    if args.dry_run or not token:
-        reason = "--dry-run" if args.dry_run else "GITHUB_TOKEN is not set"
-        repo = env.get("GITHUB_REPOSITORY") or "{owner}/{repo}"
-        text = dry_run_text(
-            planned_requests(repo, args.pr, body),
-            api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL,
-            reason=reason,
-        )
-        write_output(text, args.out)
+        write_output(rendered.body, args.body_out)
+    done = send(replace(opts, environ=github_environment(args)), rendered)
+    if done.dry_run is not None:
+        write_output(done.dry_run, args.out)
         if not args.dry_run:
-            log.info(f"neuronasv comment: {reason}; dry run, nothing sent")
+            log.info(f"neuronasv comment: {done.reason}; dry run, nothing sent")
         return 0
-
-    client = GitHubClient.from_env(env)
-    result = upsert_comment(
-        client, args.pr, body, marker=marker, trimmed_body=trimmed, authors=args.author or None
-    )
+    result = done.result
+    assert result is not None
     where = f" {result.html_url}" if result.html_url else ""
     extra = " (trimmed form: GitHub refused the full length)" if result.trimmed else ""
     print(f"comment {result.action}: #{result.comment_id}{where}{extra}")

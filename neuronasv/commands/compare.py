@@ -4,40 +4,24 @@
 from __future__ import annotations
 
 import argparse
-import datetime
 
-from neuronasv.analyse.pairwise import Settings, compare
-from neuronasv.analyse.profile_samples import Rounds, paired_rounds
-from neuronasv.analyse.rules import Rule, RuleSet, failing
-from neuronasv.analyse.states import TIME_GATES, WORK_GATES, Gate
+from neuronasv.analyse.rules import Rule
+from neuronasv.analyse.states import TIME_GATES, WORK_GATES
 from neuronasv.commands.args import (
-    acks_from_args,
     add_acks_arg,
     add_floor_args,
     add_out_arg,
     add_results_args,
     command_parser,
     existing_file,
-    floors_from_args,
     machine_name,
     probability_open,
-    results_folder,
-    warn_load_errors,
     write_output,
 )
-from neuronasv.errors import RegressionFound, UsageError, VerdictsWithheld
-from neuronasv.model import History
 from neuronasv.report.document import FORMATS, render_document
-from neuronasv.report.load import load_profile
-from neuronasv.report.rowwords import gate_phrase
-from neuronasv.store.git import Git, git_for
-from neuronasv.store.history import (
-    load_history,
-    missing_results_error,
-    resolve_commit,
-)
+from neuronasv.steps.compare import CompareOptions, check_gate, compare
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "options", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -123,84 +107,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def read_rounds(base_files: list[str], head_files: list[str]) -> Rounds:
-    """The ``--round-base``/``--round-head`` documents, paired in order."""
-    if len(base_files) != len(head_files):
-        raise UsageError(
-            f"--round-base given {len(base_files)} times but --round-head {len(head_files)}:"
-            " rounds pair in order"
-        )
-    return paired_rounds(
-        [load_profile(f) for f in base_files], [load_profile(f) for f in head_files]
-    )
-
-
-def _only_machine(history: History) -> str:
-    machines = history.machines
-    if len(machines) != 1:
-        raise UsageError("--history-dir needs --machine when the results hold several machines")
-    return str(machines[0])
-
-
-def _resolve(ref: str, history: History, git: Git | None, rdir: str) -> str:
-    try:
-        commit = resolve_commit(ref, history, git)
-    except UsageError:
-        err = missing_results_error(history, rdir, ref)
-        if err is not None:
-            raise err from None
-        raise
-    err = missing_results_error(history, rdir, ref, commit)
-    if err is not None:
-        raise err
-    return commit
+def options(args: argparse.Namespace) -> CompareOptions:
+    """The step's options from the parsed arguments."""
+    return CompareOptions(
+            base=args.base, head=args.head, results_dir=args.results_dir, repo=args.repo,
+            machine=args.machine, head_machine=args.head_machine, rules=tuple(args.rule),
+            alpha=args.alpha, fail_on_time=args.fail_on_time, fail_on_work=args.fail_on_work,
+            acks=args.acks, force=args.force, history_dir=args.history_dir,
+            no_floor=args.no_floor, round_base=tuple(args.round_base),
+            round_head=tuple(args.round_head),
+        )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
-    fail_rule = Rule.parse(args.fail_on) if args.fail_on else None
-    rules = RuleSet.parse(args.rule)
-    git = git_for(args.repo)
-    rdir = results_folder(args)
-    history = load_history(rdir, machine=None, git=git)
-    warn_load_errors(history)
-    base = _resolve(args.base, history, git, rdir)
-    head = _resolve(args.head, history, git, rdir)
-    acks = acks_from_args(args)
-    rounds = read_rounds(args.round_base, args.round_head) if args.round_base else None
-    floors = None
-    if args.no_floor or args.history_dir:
-        floors = floors_from_args(args, args.machine or _only_machine(history), (head,))
-    doc = compare(
-        history,
-        base,
-        head,
-        machine=args.machine,
-        head_machine=args.head_machine,
-        settings=Settings(
-            rules=rules, alpha=args.alpha, gate=Gate(args.fail_on_time, args.fail_on_work)
-        ),
-        acks=acks,
-        force=args.force,
-        base_label=args.base,
-        head_label=args.head,
-        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        floors=floors,
-        rounds=rounds,
-    )
+    fail_rule = Rule.parse(args.fail_on) if args.fail_on else None  # a bad rule: before work
+    doc = compare(options(args))
     write_output(render_document(doc, args.format), args.out)
-    if fail_rule is not None and doc.withheld is not None:
-        raise VerdictsWithheld(
-            doc.withheld,
-            hint="the device ran slower than usual: re-run base and head on a healthy device"
-            " (neuronasv confirm); the verdicts are in the output as data",
-        )
-    if fail_rule is not None:
-        bad = failing(doc, fail_rule)
-        if bad:
-            raise RegressionFound(
-                f"{len(bad)} row(s) fire the {gate_phrase(doc.findings)} (beyond"
-                f" --fail-on {fail_rule.text}): "
-                + ", ".join(bad[:5])
-                + (" ..." if len(bad) > 5 else "")
-            )
+    check_gate(doc, fail_rule)
     return 0

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from neuronasv.analyse.confirm import confirm
-from neuronasv.analyse.replay import RecordingRunner
-from neuronasv.analyse.rules import Rule, failing
+from neuronasv.analyse.rules import Rule
 from neuronasv.commands.args import (
     add_backend_arg,
     add_findings_arg,
@@ -24,19 +22,14 @@ from neuronasv.commands.args import (
     add_repo_arg,
     command_parser,
     finite_nonnegative,
-    floors_from_args,
     int_at_least,
     output_file,
     write_output,
 )
-from neuronasv.errors import RegressionFound, UsageError
-from neuronasv.measure.backends import default_samples
-from neuronasv.model import FindingsDocument
 from neuronasv.report.document import FORMATS, render_document
-from neuronasv.report.load import load_findings
-from neuronasv.run.worktree import WorktreeProfileRunner
+from neuronasv.steps.confirm import ConfirmOptions, check_gate, confirm
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "options", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -123,64 +116,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def default_sampling(args: argparse.Namespace, doc: FindingsDocument) -> tuple[int, int]:
-    """``(samples, active)`` per side per round: the options, else single-iteration samples,
-    10 on the CPU (or an unknown backend) and 30 on an accelerator.
-
-    Single iterations, not the asv suite's 3-iteration means: a round's median varies
-    between processes no more that way, so the suite history's floors (the rounds test's
-    prior) are, if anything, the wider ones, which is conservative. Measured
-    (``bench/bench_sampling.py --processes 16``, this CPU, quiet): median between-process
-    SD of a series' median 17.7 % for 10 single iterations against 20.5 % for the suite's
-    10 means of 3. On the H200 data 3-iteration means raised the adaptive confirmation's
-    false alarms to 12 % (``bench/eval_h200.py --active 3``; single iterations: 0 %).
-    More samples on an accelerator: there most of an op's round-to-round noise is the
-    median's own sampling error (docs/analysis.md).
-    """
-    backend = doc.head.fingerprint.get("backend") if doc.head else None
-    return args.samples or default_samples(backend), args.active or 1
+def options(args: argparse.Namespace) -> ConfirmOptions:
+    """The step's options from the parsed arguments."""
+    return ConfirmOptions(
+            findings=args.findings, repo=args.repo, rounds=args.rounds,
+            max_rounds=args.max_rounds, budget_seconds=args.budget_seconds,
+            samples=args.samples, active=args.active, backend=args.backend,
+            include_noisy=args.include_noisy, history_dir=args.history_dir,
+            no_floor=args.no_floor,
+        )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
     fail_rule = Rule.parse(args.fail_on) if args.fail_on else None  # bad rule: before work
-    doc = load_findings(args.findings)
-    if doc.mode != "compare" or doc.base is None or doc.head is None:
-        raise UsageError(f"{args.findings}: not a compare document")
-    if args.max_rounds is not None and args.max_rounds < args.rounds:
-        raise UsageError("--max-rounds must be at least --rounds")
-    if args.budget_seconds is not None and not args.budget_seconds > 0:
-        raise UsageError("--budget-seconds must be a positive number")
-    samples, active = default_sampling(args, doc)
-    runner = WorktreeProfileRunner(
-        repo=args.repo,
-        base=doc.base.commit,
-        head=doc.head.commit,
-        backend=args.backend,
-        samples=samples,
-        active=active,
-    )
-    floors = (
-        floors_from_args(args, doc.base.machine, (doc.head.commit,)) if args.history_dir else None
-    )
-    recorder = RecordingRunner(runner)
-    try:
-        doc = confirm(
-            doc,
-            recorder,
-            rounds=args.rounds,
-            max_rounds=args.max_rounds,
-            budget_seconds=args.budget_seconds,
-            include_noisy=args.include_noisy,
-            floors=floors,
-        )
-    finally:
-        runner.close()
+    done = confirm(options(args))
     if args.rounds_out:
-        rec = recorder.document(runner.base, runner.head, args.rounds, args.max_rounds)
-        write_output(rec.dumps(), args.rounds_out)
-    write_output(render_document(doc, args.format), args.out)
-    if fail_rule is not None:
-        bad = failing(doc, fail_rule, confirmed_only=True)
-        if bad:
-            raise RegressionFound(f"{len(bad)} confirmed regression(s): " + ", ".join(bad[:5]))
+        write_output(done.rounds.dumps(), args.rounds_out)
+    write_output(render_document(done.doc, args.format), args.out)
+    check_gate(done.doc, fail_rule)
     return 0

@@ -74,7 +74,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from neuronasv.commands import run_command
     from neuronasv.demo import DEFAULT_BENCH, DemoOptions, run_demo
 
     options = DemoOptions(
@@ -84,5 +83,5 @@ def run(args: argparse.Namespace) -> int:
         rounds=args.rounds,
         backend=args.backend,
     )
-    outcome = run_demo(args.repo, args.out, runner=run_command, options=options)
+    outcome = run_demo(args.repo, args.out, options=options)
     return 0 if outcome.regressions else 1

@@ -11,9 +11,7 @@ import argparse
 from pathlib import Path
 
 from neuronasv.commands.args import command_parser
-from neuronasv.github.client import GitHubClient
-from neuronasv.github.issues_sync import plan_sync, sync_issues
-from neuronasv.report.load import load_findings
+from neuronasv.steps.store import action_line, sync_issues
 
 __all__ = ["add_parser", "run"]
 
@@ -30,15 +28,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    docs = [load_findings(p) for p in args.documents]
-    client = GitHubClient.from_env()
-    if args.dry_run and not client.has_token:
-        plan = plan_sync(docs, [], authors=(), site_url=args.site_url, repository=client.repository)
-    else:
-        plan = sync_issues(client, docs, site_url=args.site_url, dry_run=args.dry_run)
+    plan = sync_issues([str(p) for p in args.documents], site_url=args.site_url,
+                       dry_run=args.dry_run)  # fmt: skip
     for a in plan:
-        what = f"#{a.number}" if a.number else "new issue"
-        print(f"{'would ' if args.dry_run else ''}{a.kind} {what} [{a.key}] {a.title}".rstrip())
+        print(action_line(a, dry_run=args.dry_run))
     if not plan:
         print("regression issues up to date")
     return 0

@@ -25,15 +25,8 @@ records beside the results) or when its range is one first-parent commit.
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import datetime
-import logging
-import os
-from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
 
 from neuronasv.commands.args import (
-    acks_from_args,
     add_acks_arg,
     add_out_arg,
     add_results_args,
@@ -43,27 +36,17 @@ from neuronasv.commands.args import (
     int_at_least,
     output_dir,
     pvalue,
-    results_folder,
     write_output,
 )
-from neuronasv.errors import ResultsError, UsageError
-from neuronasv.store.git import git_for
+from neuronasv.steps.regressions import (
+    MAX_PVALUE,
+    MIN_MAGNITUDE,
+    WINDOW,
+    RegressionsOptions,
+    regressions,
+)
 
-log = logging.getLogger(__name__)
-
-if TYPE_CHECKING:
-    from neuronasv.analyse.acks import Acknowledgement
-    from neuronasv.analyse.changepoints import CPSettings
-    from neuronasv.analyse.culprits import Wanted
-    from neuronasv.model import ChangePoint, FindingsDocument, History, SeriesId
-    from neuronasv.store.columns import Columns
-    from neuronasv.store.git import Git
-
-#: Change-point defaults, as ``analyse.changepoints.CPSettings`` has them (the parser is
-#: built without importing numpy; ``tests/commands`` checks they agree).
-WINDOW, MAX_PVALUE, MIN_MAGNITUDE = 50, 0.001, 0.02
-
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "options", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -131,227 +114,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _newest_machine(machines: Sequence[str], machine: str | None) -> str | None:
-    if machine is not None:
-        return machine
-    return machines[0] if len(machines) == 1 else None
-
-
-def _change_points(
-    columns: Columns,
-    settings: CPSettings,
-    acks: Sequence[Acknowledgement],
-    cache_dir: str | None,
-) -> list[ChangePoint]:
-    """Every machine's change points in one batch, each machine's windows cached."""
-    from neuronasv.analyse.changepoints import change_points, column_series
-    from neuronasv.store.histcache import WindowCache
-
-    rows = [r for mc in columns.machines for r in column_series(mc)]
-    caches = {
-        mc.name: WindowCache(cache_dir, mc.name, settings.window, settings.max_pvalue).load()
-        for mc in columns.machines
-        if cache_dir is not None
-    }
-    known = [caches[r.machine].known(r.key, r.values) for r in rows] if caches else None
-
-    def searched(i: int, per: dict[int, tuple[int, ...]]) -> None:
-        r = rows[i]
-        caches[r.machine].record(r.key, r.values, per, reused=len(known[i]) if known else 0)
-
-    found = change_points(
-        rows, settings, columns.fingerprints, acks=acks, known=known,
-        searched=searched if caches else None,
-    )  # fmt: skip
-    for c in caches.values():
-        why = c.save()
-        if why:
-            log.warning(f"change-point cache not written: {why}")
-    if caches:
-        reused = sum(c.reused for c in caches.values())
-        total = reused + sum(c.searched for c in caches.values())
-        log.info(f"change points: {total - reused} of {total} search windows searched"
-                 f" ({reused} unchanged, from the cache)")  # fmt: skip
-    return found
-
-
-def _with_culprits(
-    doc: FindingsDocument,
-    commits: Sequence[str],
-    rdir: str,
-    git: Git | None,
-    cache_dir: str | None,
-    workers: int | None,
-) -> FindingsDocument:
-    """The change points with the bisections stored beside the results (and the culprit of
-    a one-commit range when there is git: its comparison reads just the two commits)."""
-    from neuronasv.analyse.culprits import attach_culprits
-    from neuronasv.store.bisections import load_bisections
-
-    machines = sorted({cp.machine for cp in doc.change_points})
-    records, errors = load_bisections(rdir, machines or None)
-    for err in errors[:10]:
-        log.warning(f"skipped bisection record: {err}")
-    parent = None if git is None else (lambda c: git.resolve(f"{c}^"))
-    subject = None if git is None else git.subject
-    n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
-
-    def explainer(wanted: Sequence[Wanted]) -> list[dict[str, Any]]:
-        return explanations(wanted, rdir, git, cache_dir, n_workers)
-
-    return attach_culprits(
-        doc, records, commits, explainer=explainer, first_parent=parent, subject=subject
-    )
-
-
-def explanations(
-    wanted: Sequence[Wanted],
-    rdir: str,
-    git: Git | None,
-    cache_dir: str | None,
-    workers: int,
-) -> list[dict[str, Any]]:
-    """Each one-commit change point's explanation: one comparison per distinct pair (from
-    ``cache_dir`` when its files hash the same; the others spread over ``workers``
-    processes when there are a few)."""
-    from neuronasv import __version__
-    from neuronasv.store.asvresults import result_paths
-    from neuronasv.store.histcache import ExplanationCache
-    from neuronasv.store.history import FilesByCommit
-
-    groups: dict[tuple[str, str, str], list[int]] = {}
-    for i, w in enumerate(wanted):
-        groups.setdefault(w.pair, []).append(i)
-    out: list[dict[str, Any]] = [{} for _ in wanted]
-    cache = ExplanationCache(cache_dir, __version__) if cache_dir is not None else None
-    keys: dict[int, str] = {}
-    todo: list[tuple[_Job, list[int]]] = []
-    # one listing per machine: a pair's files are looked up, not listed again
-    listing = {m: FilesByCommit(result_paths(rdir, m)) for m in {p[0] for p in groups}}
-    for pair, idx in groups.items():
-        files = tuple(listing[pair[0]].of(pair[1:]))
-        missing = idx
-        if cache is not None:
-            digests = cache.digests(files)
-            missing = []
-            for i in idx:
-                keys[i] = cache.key(pair, wanted[i].series.to_json(), digests)
-                got = cache.get(keys[i])
-                if got is None:
-                    missing.append(i)
-                else:
-                    out[i] = got
-        if missing:
-            todo.append(((pair, tuple(wanted[i].series for i in missing), files), missing))
-    done = _explain_jobs([job for job, _ in todo], rdir, git, workers)
-    for (_job, idx), whys in zip(todo, done, strict=True):
-        for i, why in zip(idx, whys, strict=True):
-            out[i] = why
-            if cache is not None:
-                cache.put(keys[i], why)
-    if cache is not None:
-        cache.prune()
-        made, pairs = len(todo), len(groups)
-        log.info(f"culprits: {made} of {pairs} one-commit comparisons made"
-                 f" ({pairs - made} unchanged, from the cache)")  # fmt: skip
-    return out
-
-
-#: ((machine, parent, commit), the series to keep, the results files to read)
-_Job = tuple[tuple[str, str, str], tuple["SeriesId", ...], tuple[str, ...]]
-_pair_source: tuple[str, Git | None] | None = None
-
-
-def _init_explainer(rdir: str, git: Git | None) -> None:
-    global _pair_source
-    _pair_source = (rdir, git)
-
-
-def _explain_job(job: _Job) -> list[dict[str, Any]]:
-    """One pair's comparison, kept to each asked-for series (in a worker, or here)."""
-    from neuronasv.analyse.culprits import explain_pair
-    from neuronasv.store.history import load_history
-
-    assert _pair_source is not None, "the pool's initializer sets the results folder"
-    rdir, git = _pair_source
-    (machine, parent, commit), series, files = job
-    history = load_history(rdir, machine=machine, git=git, commits=(parent, commit), paths=files)
-    return explain_pair(history, parent, commit, machine, series)
-
-
-def _explain_jobs(
-    jobs: Sequence[_Job], rdir: str, git: Git | None, workers: int
-) -> list[list[dict[str, Any]]]:
-    """:func:`_explain_job` of each job, in order: in ``workers`` processes when there are
-    at least 4 jobs (each one loads two results files and compares them), else here."""
-    n = min(workers, len(jobs))
-    if n > 1 and len(jobs) >= 4:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(
-            max_workers=n, initializer=_init_explainer, initargs=(rdir, git)
-        ) as pool:
-            return list(pool.map(_explain_job, jobs))
-    _init_explainer(rdir, git)
-    return [_explain_job(j) for j in jobs]
+def options(args: argparse.Namespace) -> RegressionsOptions:
+    """The step's options from the parsed arguments."""
+    return RegressionsOptions(
+            results_dir=args.results_dir, repo=args.repo, machine=args.machine,
+            window=args.window, max_pvalue=args.max_pvalue, min_magnitude=args.min_magnitude,
+            acks=args.acks, report=args.report, cache_dir=args.cache_dir, workers=args.workers,
+        )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
-    from neuronasv.analyse.changepoints import CPSettings, history_document
-    from neuronasv.analyse.newest import measured_in, newest_for_columns, with_newest
-    from neuronasv.store.columns import load_columns
-    from neuronasv.store.histcache import ColumnsDiskCache
-
-    git = git_for(args.repo)
-    rdir = results_folder(args)
-    cache_dir = args.cache_dir
-    columns = load_columns(
-        rdir,
-        machine=args.machine,
-        git=git,
-        cache=ColumnsDiskCache(cache_dir) if cache_dir else None,
-        layouts_dir=os.path.join(cache_dir, "layouts") if cache_dir else None,
-        workers=args.workers,
-    )
-    _warn(columns.load_errors)
-    if not any(mc.series for mc in columns.machines):
-        detail = "; ".join(columns.load_errors[:3])
-        raise ResultsError(f"no readable results under {rdir}" + (f": {detail}" if detail else ""))
-    report = None
-    if args.report:
-        from neuronasv.report.load import load_findings  # the report package: only if needed
-
-        report = load_findings(args.report)
-    created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    acks = acks_from_args(args)
-    machines = [mc.name for mc in columns.machines if mc.series]
-    newest = None
-    nm = _newest_machine(machines, args.machine)
-    if nm is not None:
-        newest = newest_for_columns(
-            columns, nm, git, newest_loader(rdir, nm, git), report=report, acks=acks,
-            created=created,
-        )  # fmt: skip
-    if report is not None and newest is None:
-        raise UsageError(
-            "--report: no newest commit to match it with"
-            + (" (several machines: pass --machine)" if nm is None else " (one commit only)")
-        )
-    settings = CPSettings(args.window, args.max_pvalue, args.min_magnitude)
-    found = _change_points(columns, settings, acks, cache_dir)
-    doc = history_document(
-        found,
-        latest=columns.commits[-1] if columns.commits else None,
-        head_machine=args.machine or (machines[0] if len(machines) == 1 else ""),
-        fingerprints=columns.fingerprints,
-        settings=settings,
-        load_errors=columns.load_errors,
-        created=created,
-    )
-    shown = [args.machine] if args.machine is not None else machines
-    counts = {m: len(measured_in(mc)) if (mc := columns.machine(m)) else 0 for m in shown}
-    doc = with_newest(doc, counts, newest)
-    doc = _with_culprits(doc, columns.commits, rdir, git, cache_dir, args.workers)
+    doc = regressions(options(args))
     if args.format == "json":
         text = doc.dumps()
     else:
@@ -360,27 +133,3 @@ def run(args: argparse.Namespace) -> int:
         text = history_text(doc, only_open=args.open)
     write_output(text, args.out)
     return 0
-
-
-def newest_loader(
-    rdir: str, machine: str, git: Git | None
-) -> Callable[[Collection[str], Mapping[str, str]], History]:
-    """The newest check's history: the points of the pair, and the sidecar profiles
-    (device health's canary readings) of ``sidecars`` (commit -> results file)."""
-    from neuronasv.store.history import load_history, sidecar_profiles
-
-    def load(pair: Collection[str], sidecars: Mapping[str, str]) -> History:
-        h = load_history(rdir, machine=machine, git=git, commits=pair)
-        context = {c: p for c, p in sidecars.items() if c not in pair}
-        return dataclasses.replace(h, profiles={**sidecar_profiles(machine, context),
-                                                **h.profiles})  # fmt: skip
-
-    return load
-
-
-def _warn(errors: Sequence[str], limit: int = 10) -> None:
-    """Results files that could not be read, on stderr (the rest were loaded)."""
-    for err in errors[:limit]:
-        log.warning(f"skipped: {err}")
-    if len(errors) > limit:
-        log.warning(f"... and {len(errors) - limit} more")

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 
 from neuronasv import env
 from neuronasv.commands.args import (
@@ -14,9 +12,10 @@ from neuronasv.commands.args import (
     machine_name,
     output_dir,
 )
-from neuronasv.run.asvrun import RunOptions, canonical_python, run_commits
+from neuronasv.run.asvrun import RunOptions
+from neuronasv.steps import measure
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "options", "run"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -92,45 +91,34 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _absolute(path: str | None) -> str | None:
-    """A path option as the user meant it: relative to the folder the command ran in."""
-    return os.path.abspath(path) if path else None
-
-
 def _metrics(text: str) -> tuple[str, ...]:
-    from neuronasv.run.instrrun import parse_metrics
+    from neuronasv.errors import UsageError
+    from neuronasv.steps.measure import parse_metrics
 
     try:
-        names = parse_metrics(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from exc
-    if "devtime" not in names:
-        raise argparse.ArgumentTypeError("devtime is always measured: give devtime,instructions")
-    return names
+        return parse_metrics(text)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from exc
 
 
-def run(args: argparse.Namespace) -> int:
-    outcomes = run_commits(
-        RunOptions(
+def options(args: argparse.Namespace) -> RunOptions:
+    """The step's options from the parsed arguments."""
+    return RunOptions(
             repo=args.repo,
             commits=tuple(args.commits) or ("HEAD",),
             machine=args.machine,
-            results_dir=_absolute(args.results_dir),
-            traces_dir=_absolute(args.traces_dir),
+            results_dir=args.results_dir,
+            traces_dir=args.traces_dir,
             bench=args.bench,
             quick=args.quick,
             keep_traces=args.keep_traces,
             backend=args.backend,
-            python=canonical_python(sys.executable),
             prepass=not args.no_prepass,
-            compile_cache=_absolute(args.compile_cache),
+            compile_cache=args.compile_cache,
             metrics=args.metrics,
-        ),
-    )
-    failed = sum(len(o.failures) for o in outcomes)
-    print(
-        f"{len(outcomes)} commit(s) benchmarked"
-        + (f"; {failed} failed benchmark(s), see the lines above" if failed else ""),
-        flush=True,
-    )
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    print(measure.run(options(args)).line(), flush=True)
     return 0

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
-from pathlib import Path
 
 from neuronasv.commands.args import (
     add_repo_arg,
@@ -27,15 +25,13 @@ from neuronasv.commands.args import (
     machine_name,
     output_dir,
 )
-from neuronasv.errors import CorruptResultsError, NeuronasvError, StoreError, UsageError
+from neuronasv.errors import UsageError
+from neuronasv.steps.store import StoreRef, pull, pull_lines, push, results_store
 from neuronasv.store.asvconf import results_dir_for
 from neuronasv.store.gitstore import (
     DEFAULT_BRANCH,
     ResultsStore,
-    collect_result_files,
-    token_git_env,
 )
-from neuronasv.store.layout import parse_result_name
 
 log = logging.getLogger(__name__)
 
@@ -84,96 +80,31 @@ def results_dir_from_config(start: str = ".") -> str:
     return results_dir_for(start)
 
 
-def check_result_files(files: dict[str, Path]) -> None:
-    """Parse every file to be pushed as the readers will; refuse the push if any fails.
-
-    Results files are parsed by neuronasv's loader and by asv's own
-    (``asv.results.Results.load``), sidecars by their schema, ``machine.json`` and
-    ``benchmarks.json`` as JSON objects, bisection records by their schema. A truncated or
-    corrupt file on the results branch would break every later reader, so nothing is pushed.
-
-    Raises:
-        CorruptResultsError: names each bad file and why (exit 5).
-    """
-    from neuronasv.model._codec import loads
-    from neuronasv.model.bisect import BisectDocument
-    from neuronasv.store.asvresults import AsvResultsReader
-    from neuronasv.store.history import parse_result_file
-    from neuronasv.store.layout import METADATA_FILES, PEAKS_FILE, SIDECAR_SUFFIX, is_bisect_name
-
-    reader = AsvResultsReader()
-    problems: list[str] = []
-    for rel, path in sorted(files.items()):
-        try:
-            if rel.endswith(SIDECAR_SUFFIX):
-                reader.sidecar_bytes(path.read_bytes(), str(path))
-            elif is_bisect_name(rel):  # a bisection's record (neuronasv bisect)
-                BisectDocument.loads(path.read_text(encoding="utf-8"), source=str(path))
-            elif rel.rsplit("/", 1)[-1] in (*METADATA_FILES, PEAKS_FILE):
-                if not isinstance(loads(path.read_text(encoding="utf-8"), source=str(path)),
-                                  dict):
-                    raise CorruptResultsError(f"{path}: expected a JSON object")
-            else:
-                parsed = parse_result_file(path)
-                problems.extend(w for w in parsed.warnings)  # its sidecar is unreadable
-                _asv_load(path)
-        except (NeuronasvError, OSError, UnicodeDecodeError) as exc:
-            msg = str(exc)
-            problems.append(msg if msg.startswith(str(path)) else f"{path}: {msg}")
-    if problems:
-        raise CorruptResultsError(
-            f"refusing to push {len(problems)} unreadable file(s); nothing was pushed: "
-            + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""),
-            hint="re-run `neuronasv run` for those commits, or delete the files (or narrow"
-            " the push with --machine / --commit)",
-        )
-
-
-def _asv_load(path: Path) -> None:
-    """asv's own reader, so what is pushed is what `asv compare`/`asv publish` can read."""
-    from asv.results import Results
-
-    try:
-        Results.load(str(path))
-    except Exception as exc:  # asv raises its own UserError, KeyError, TypeError, ...
-        raise CorruptResultsError(
-            f"{path}: asv cannot read it: {type(exc).__name__}: {exc}"[:500]
-        ) from None
+def _ref(args: argparse.Namespace) -> StoreRef:
+    return StoreRef(args.repo, args.remote, args.branch, args.token_env, args.max_attempts)
 
 
 def _store(args: argparse.Namespace) -> ResultsStore:
-    env = token_git_env(args.token_env) if args.token_env else {}
-    return ResultsStore(args.repo, remote=args.remote, branch=args.branch, env=env,
-                        max_attempts=args.max_attempts)
+    return results_store(_ref(args))
 
 
 def run(args: argparse.Namespace) -> int:
     action = args.store_command
     if action == "push":
-        results_dir = args.results_dir or results_dir_from_config(args.repo)
-        files = collect_result_files(results_dir, machine=args.machine, commits=args.commit)
-        if not any(parse_result_name(p) is not None and "/" in p for p in files):
-            raise StoreError(f"no result files to push under {results_dir}"
-                             + (f" for machine {args.machine}" if args.machine else ""),
-                             hint="run `neuronasv run` first, or check --results-dir")
-        check_result_files(files)
-        machines = sorted({p.split("/", 1)[0] for p in files if "/" in p})
-        message = args.message or (
-            f"neuronasv: {len(files)} result files from {', '.join(machines)}"
-        )
-        rep = _store(args).write(files, message)
+        rep = push(_ref(args), results_dir=args.results_dir or results_dir_from_config(args.repo),
+                   machine=args.machine, commits=tuple(args.commit),
+                   message=args.message)  # fmt: skip
         state = "stored" if rep.changed else "already stored (no change)"
         print(f"{state}: {len(rep.files)} files on {args.branch} at {rep.commit[:12]}"
               f" after {rep.attempts} attempt(s)")
         return 0
     if action == "pull":
         out = args.out or results_dir_from_config(args.repo)
-        pulled = _store(args).pull(out, machine=args.machine)
-        same = f" ({len(pulled.unchanged)} already up to date)" if pulled.unchanged else ""
-        print(f"pulled {len(pulled.written)} files from {args.branch} into {out}{same}")
-        for path in pulled.kept:
-            log.warning(f"kept local {os.path.join(out, path)}: it differs from the branch and"
-                        " was never pushed (push it, or delete it to take the branch's)")
+        pulled = pull(_ref(args), out, machine=args.machine)
+        line, kept = pull_lines(pulled, args.branch, out)
+        print(line)
+        for warning in kept:
+            log.warning(warning)
         return 0
     if action == "missing":
         commits = args.commits or sys.stdin.read().split()

@@ -8,34 +8,30 @@ reviewer needs: those of the workloads the comparison flagged
 ``<out>/<side>-<hash8>/...`` (:func:`neuronasv.report.traces.trace_path`), the layout the
 comment's links name.
 
-    python -m neuronasv.publish.traces --findings F --traces-dir D --machine M --out O
+    python -m neuronasv.ci traces --findings F --traces-dir D --machine M --out O
 
-Exit codes: 0 (also when nothing is flagged or no trace exists: a comparison without
-traces is not an error), 2 usage, 5 unreadable findings.
+(the ``traces`` step of :mod:`neuronasv.ci`; the ``pr-bench`` step calls
+:func:`pick_traces` itself). Exit codes: 0 (also when nothing is flagged or no trace
+exists: a comparison without traces is not an error), 2 usage, 5 unreadable findings.
 """
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import re
 import shutil
-import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from neuronasv.errors import CorruptResultsError, UsageError
-from neuronasv.exits import run_guarded
 from neuronasv.fileio import confined_path, copy_regular_files
-from neuronasv.log import cli_output
 from neuronasv.model import FindingsDocument
 from neuronasv.report.traces import flagged_workloads, trace_path
 from neuronasv.store.layout import trace_parts
 
-__all__ = ["Picked", "main", "pick_flagged_traces"]
+__all__ = ["Picked", "pick_flagged_traces", "pick_traces"]
 
-log = logging.getLogger("neuronasv.publish.traces")  # not __name__: also run as __main__
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -96,30 +92,14 @@ def pick_flagged_traces(doc: FindingsDocument, traces_dir: str, machine: str, ou
 _HEX = re.compile(r"[0-9a-fA-F]{7,64}")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m neuronasv.publish.traces",
-        description="copy the flagged workloads' base and head traces into a folder",
-    )
-    ap.add_argument("--findings", required=True, help="neuronasv compare/confirm JSON")
-    ap.add_argument("--traces-dir", required=True, help="the run's trace store")
-    ap.add_argument("--machine", required=True, help="asv machine name of the run")
-    ap.add_argument("--out", required=True, help="folder to fill (created)")
-    args = ap.parse_args(argv)
-    with cli_output():
-        return run_guarded(lambda: _run(args), "python -m neuronasv.publish.traces")
-
-
-def _run(args: argparse.Namespace) -> int:
+def pick_traces(findings: str, traces_dir: str, machine: str, out: str) -> Picked:
+    """:func:`pick_flagged_traces` of the findings file; how many were copied logged, each
+    missing trace a warning."""
     from neuronasv.report.load import load_findings
 
-    doc = load_findings(args.findings)
-    picked = pick_flagged_traces(doc, args.traces_dir, args.machine, args.out)
-    print(f"{len(picked.copied)} trace(s) of flagged workloads copied to {args.out}")
+    doc = load_findings(findings)
+    picked = pick_flagged_traces(doc, traces_dir, machine, out)
+    log.info(f"{len(picked.copied)} trace(s) of flagged workloads copied to {out}")
     for m in picked.missing:
         log.warning(f"no trace for {m}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return picked

@@ -78,3 +78,19 @@ def test_a_time_search_is_sized_for_the_step_the_change_point_showed_within_the_
     exact = bisect_args(_cp(a, b, "aten::mul", "instructions", 1.2), repo="r", results_dir="h",
                         backend="cpu", minutes=5)  # fmt: skip
     assert "--step" not in exact and "--budget-minutes" in exact
+
+
+def test_the_in_process_search_is_the_command_line_it_says(tmp_path: Path) -> None:
+    """The step runs :func:`bisect_options` in process and says :func:`bisect_args`: the
+    bisect command's own parser turns the said line into the very options run."""
+    from neuronasv.ci.bisect_step import bisect_options
+    from neuronasv.cli import build_parser
+    from neuronasv.commands.bisect import options
+
+    a, b = "a" * 40, "b" * 40
+    for unit, ratio in (("seconds", 1.45), ("seconds", 1 / 1.3), ("instructions", 1.2)):
+        cp = _cp(a, b, "aten::mul", unit, ratio)
+        where = {"repo": str(tmp_path), "results_dir": "h", "backend": "cpu", "minutes": 12.5}
+        said = bisect_args(cp, **where)  # type: ignore[arg-type]
+        parsed = options(build_parser("bisect").parse_args(said))
+        assert parsed == bisect_options(cp, **where)  # type: ignore[arg-type]

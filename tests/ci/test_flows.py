@@ -104,3 +104,46 @@ def test_site_branch_puts_the_site_on_its_branch_never_forced(tmp_path: Path) ->
     (site / "index.html").unlink()
     gone = step("--branch", "gh-pages")
     assert gone.returncode == 2 and "no index.html" in gone.stderr
+
+
+# --- issue 31: the workflow steps call the steps in process ------------------------------
+
+IN_PROCESS = ("ci/flows.py", "ci/bisect_step.py")
+
+
+def spawns(source: str) -> list[str]:
+    """Where ``source`` starts an interpreter or a process runner: ``sys.executable``, a
+    ``-m`` argument, or the package's process runners (``neuronasv.proc``)."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        line = getattr(node, "lineno", 0)
+        if (isinstance(node, ast.Attribute) and node.attr == "executable"
+                and isinstance(node.value, ast.Name) and node.value.id == "sys"):  # fmt: skip
+            found.append(f"{line}: sys.executable")
+        elif isinstance(node, ast.Constant) and node.value == "-m":
+            found.append(f"{line}: '-m'")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").endswith("proc"):
+            found.append(f"{line}: import from {node.module}")
+        elif isinstance(node, ast.Import) and any(a.name.endswith(".proc") for a in node.names):
+            found.append(f"{line}: import proc")
+    return found
+
+
+@pytest.mark.parametrize("rel", IN_PROCESS)
+def test_the_chaining_steps_spawn_no_neuronasv_process(rel: str) -> None:
+    """``ci/flows.py`` and ``ci/bisect_step.py`` call the step functions; they used to run
+    ``python -m neuronasv COMMAND`` about a dozen times (the processes that stay — asv,
+    valgrind, confirm's rounds, git — are started by the steps, whoever calls them)."""
+    path = Path(__file__).resolve().parents[2] / "neuronasv" / rel
+    assert spawns(path.read_text(encoding="utf-8")) == []
+
+
+def test_the_spawn_check_can_fail() -> None:
+    old = (
+        "import sys\nfrom neuronasv.proc import stream_process\n"
+        "def nx(*args):\n"
+        "    return stream_process([sys.executable, '-m', 'neuronasv', *args], on_line=print)\n"
+    )
+    assert spawns(old) == ["2: import from neuronasv.proc", "4: sys.executable", "4: '-m'"]

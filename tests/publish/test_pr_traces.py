@@ -100,7 +100,8 @@ def test_module_command(tmp_path: Path) -> None:
     cmd = [
         sys.executable,
         "-m",
-        "neuronasv.publish.traces",
+        "neuronasv.ci",
+        "traces",
         "--findings",
         str(tmp_path / "f.json"),
         "--traces-dir",

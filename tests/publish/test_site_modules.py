@@ -7,9 +7,9 @@ import json
 import re
 from pathlib import Path
 
-from neuronasv.commands.publish import _newest_op_modules
 from neuronasv.model import RunSidecar
 from neuronasv.publish import PublishOptions, from_history, publish_site
+from neuronasv.steps.publish import newest_op_modules as _newest_op_modules
 from tests.report.test_module_chain import BASE, HEAD, _history, _profile
 
 EM = "\u2003"

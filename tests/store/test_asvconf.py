@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from neuronasv.commands.compare import results_folder
 from neuronasv.commands.store import results_dir_from_config
 from neuronasv.errors import ResultsError, UsageError
 from neuronasv.run.asvrun import RunOptions, run_dirs
+from neuronasv.steps.common import results_folder
 from neuronasv.store.asvconf import (
     DEFAULT_RESULTS_DIR,
     read_asv_config,
@@ -59,7 +59,7 @@ def test_run_and_every_reader_agree_on_the_results_folder(tmp_path: Path) -> Non
     assert results_dir_from_config(str(root)) == want  # store push/pull
     os.makedirs(want)
     ns = argparse.Namespace(results_dir=None, repo=str(root))
-    assert results_folder(ns) == want  # what compare/regressions open
+    assert results_folder(ns.results_dir, ns.repo) == want  # what compare/regressions open
 
 
 @pytest.mark.slow  # end to end through subprocesses: the full lane

@@ -320,7 +320,7 @@ def test_the_newest_check_is_the_history_path_s_device_health_included(either: P
     regressions document leaves out) against ``newest_for`` on the whole ``History``:
     the same canary readings judged, so the same decision and the same history count."""
     from neuronasv.analyse.newest import newest_for, newest_for_columns
-    from neuronasv.commands.regressions import newest_loader
+    from neuronasv.steps.regressions import newest_loader
 
     h = load_history(either, machine="m")
     old = newest_for(h, "m", None, created="t")

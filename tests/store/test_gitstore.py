@@ -351,8 +351,8 @@ def test_store_cli_push_pull_missing(tmp_path: Path, remote: Path) -> None:
 def test_token_env_goes_to_git_config_env_only(monkeypatch: pytest.MonkeyPatch) -> None:
     import base64
 
-    from neuronasv.commands.store import token_git_env
     from neuronasv.errors import UsageError
+    from neuronasv.store.gitstore import token_git_env
 
     monkeypatch.setenv("MY_TOKEN", "ghs_secret")
     monkeypatch.setenv("GIT_CONFIG_COUNT", "2")

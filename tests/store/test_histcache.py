@@ -105,7 +105,7 @@ def test_an_explanation_is_made_again_when_a_file_it_read_changed(
 
 def test_explanations_spread_over_processes_answer_as_made_here(hist: Path) -> None:
     """The comparisons made in worker processes (4 pairs or more) are the ones made here."""
-    from neuronasv.commands import regressions as cmd
+    from neuronasv.steps import regressions as cmd
     from neuronasv.store.asvresults import result_paths
     from neuronasv.store.git import Git
     from neuronasv.store.history import FilesByCommit, load_history
