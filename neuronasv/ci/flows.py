@@ -176,7 +176,7 @@ def pr_bench(
     repo: str, pr: PullRequestRef, how: PrMeasurement, *, out: str, traces_out: str | None
 ) -> None:
     """The unprivileged PR measurement (the artifact layout of docs/runners.md)."""
-    from neuronasv.publish.traces import pick_traces
+    from neuronasv.publish.traces import copied_line, pick_traces
     from neuronasv.report.document import render_document
     from neuronasv.run.asvrun import RunOptions
     from neuronasv.steps.comment import CommentOptions, render
@@ -215,7 +215,8 @@ def pr_bench(
             ))  # fmt: skip
             _write(str(outp / "rounds.json"), done.rounds.dumps())
             _write(findings, render_document(done.doc, "json"))
-        pick_traces(findings, str(traces_all), machine, str(traces))
+        log.info(copied_line(pick_traces(findings, str(traces_all), machine, str(traces)),
+                             str(traces)))  # fmt: skip
         remove_owned(str(traces_all))
         body = render(CommentOptions(pr=pr.number, report=findings)).body
         _write(str(outp / "comment.md"), body)
@@ -493,6 +494,7 @@ def _site_branch(args: argparse.Namespace) -> None:
 
 
 def _traces(args: argparse.Namespace) -> None:
-    from neuronasv.publish.traces import pick_traces
+    from neuronasv.publish.traces import copied_line, pick_traces
 
-    pick_traces(args.findings, args.traces_dir, args.machine, args.out)
+    print(copied_line(pick_traces(args.findings, args.traces_dir, args.machine, args.out),
+                      args.out))  # fmt: skip

@@ -29,7 +29,7 @@ from neuronasv.model import FindingsDocument
 from neuronasv.report.traces import flagged_workloads, trace_path
 from neuronasv.store.layout import trace_parts
 
-__all__ = ["Picked", "pick_flagged_traces", "pick_traces"]
+__all__ = ["Picked", "copied_line", "pick_flagged_traces", "pick_traces"]
 
 log = logging.getLogger(__name__)
 
@@ -92,14 +92,18 @@ def pick_flagged_traces(doc: FindingsDocument, traces_dir: str, machine: str, ou
 _HEX = re.compile(r"[0-9a-fA-F]{7,64}")
 
 
+def copied_line(picked: Picked, out: str) -> str:
+    """The ``traces`` step's result: how many traces were copied where."""
+    return f"{len(picked.copied)} trace(s) of flagged workloads copied to {out}"
+
+
 def pick_traces(findings: str, traces_dir: str, machine: str, out: str) -> Picked:
-    """:func:`pick_flagged_traces` of the findings file; how many were copied logged, each
-    missing trace a warning."""
+    """:func:`pick_flagged_traces` of the findings file, each missing trace a warning
+    (:func:`copied_line` says how many were copied)."""
     from neuronasv.report.load import load_findings
 
     doc = load_findings(findings)
     picked = pick_flagged_traces(doc, traces_dir, machine, out)
-    log.info(f"{len(picked.copied)} trace(s) of flagged workloads copied to {out}")
     for m in picked.missing:
         log.warning(f"no trace for {m}")
     return picked
