@@ -34,6 +34,7 @@ the change lists those keys and the reason names them (likely cause).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -106,12 +107,52 @@ class CPSettings:
 WindowCache = Mapping[int, tuple[int, ...]]
 
 
+#: ``mapper(function, jobs)``: the function's result of each job, in order — the builtin
+#: ``map`` in effect by default; a process pool's ``map`` where the command has workers.
+Mapper = Callable[[Callable[[Any], Any], Sequence[Any]], Iterable[Any]]
+
+#: Series of one pass group split in this many chunks for a mapper (each series is searched
+#: and pruned on its own, so the chunks give the answers of one batch, bit for bit).
+CHUNKS = 8
+_MIN_SPLIT = 256  # fewer series than this: one batch (a pool's transfer costs more)
+
+
+_Job = tuple[tuple[Sequence[Any], ...], tuple[Any, ...]]  # (per-series slices, shared)
+
+
+def _window_chunk(job: _Job) -> Any:
+    (values, skip), (w, p) = job
+    return window_candidates(values, w, p, skip=skip)
+
+
+def _prune_chunk(job: _Job) -> Any:
+    (values, cands, mins), (p,) = job
+    return prune(values, cands, p, mins)
+
+
+def _chunked(
+    mapper: Mapper | None,
+    fn: Callable[[_Job], Any],
+    per_series: tuple[Sequence[Any], ...],
+    shared: tuple[Any, ...],
+) -> list[Any]:
+    """``fn`` over the series of ``per_series`` (parallel lists): one call, or
+    :data:`CHUNKS` calls through ``mapper``, their results joined in order."""
+    n = len(per_series[0])
+    if mapper is None or n < _MIN_SPLIT:
+        return list(fn((per_series, shared)))
+    bounds = [n * k // CHUNKS for k in range(CHUNKS + 1)]
+    jobs = [(tuple(c[a:b] for c in per_series), shared) for a, b in itertools.pairwise(bounds)]
+    return [x for part in mapper(fn, jobs) for x in part]
+
+
 def detect_many(
     values: Sequence[Sequence[float] | np.ndarray],
     settings: Sequence[CPSettings] | CPSettings = CPSettings(),
     *,
     known: Sequence[WindowCache] | None = None,
     searched: Callable[[int, dict[int, tuple[int, ...]]], None] | None = None,
+    mapper: Mapper | None = None,
 ) -> list[list[RawChange]]:
     """Change points of many value sequences (oldest first), in array passes.
 
@@ -122,6 +163,8 @@ def detect_many(
             were searched (window start -> candidates); those windows are not searched.
         searched: called per series with every window's candidates (known ones
             included), for the caller's cache.
+        mapper: spreads the window pass and the pruning of many series over chunks
+            (:data:`Mapper`); the same answers as without.
 
     Returns:
         Per series, its change points sorted by index, each with its p-value and the
@@ -131,8 +174,10 @@ def detect_many(
     sts = [settings] * len(xs) if isinstance(settings, CPSettings) else list(settings)
     out: list[list[RawChange]] = [[] for _ in xs]
     for (w, p), idx in _pass_groups(xs, sts).items():
-        cands = _group_candidates(xs, idx, w, p, known, searched)
-        got = prune([xs[i] for i in idx], cands, p, [sts[i].min_magnitude for i in idx])
+        cands = _group_candidates(xs, idx, w, p, known, searched, mapper)
+        vals = [xs[i] for i in idx]
+        mins = [sts[i].min_magnitude for i in idx]
+        got = _chunked(mapper, _prune_chunk, (vals, cands, mins), (p,))
         for i, g in zip(idx, got, strict=True):
             out[i] = g
     return out
@@ -157,6 +202,7 @@ def _group_candidates(
     p: float,
     known: Sequence[WindowCache] | None,
     searched: Callable[[int, dict[int, tuple[int, ...]]], None] | None,
+    mapper: Mapper | None = None,
 ) -> list[set[int]]:
     """Per series of one pass group, every window's accepted candidates: the cached ones of
     windows that still exist (``known``), the others searched now; each series' windows are
@@ -164,7 +210,9 @@ def _group_candidates(
     have = [dict(known[i]) if known is not None else {} for i in idx]
     valid = [{s for s, _e in windows(xs[i].size, w)} for i in idx]
     have = [{s: c for s, c in h.items() if s in ok} for h, ok in zip(have, valid, strict=True)]
-    found = window_candidates([xs[i] for i in idx], w, p, skip=[h.keys() for h in have])
+    vals = [xs[i] for i in idx]
+    skips = [sorted(h) for h in have]
+    found = _chunked(mapper, _window_chunk, (vals, skips), (w, p))
     cands: list[set[int]] = []
     for i, h, f in zip(idx, have, found, strict=True):
         per = {**h, **f}
@@ -367,6 +415,7 @@ def change_points(
     acks: Iterable[Acknowledgement] = (),
     known: Sequence[WindowCache] | None = None,
     searched: Callable[[int, dict[int, tuple[int, ...]]], None] | None = None,
+    mapper: Mapper | None = None,
 ) -> list[ChangePoint]:
     """The change points of every row, sorted open first, then by magnitude.
 
@@ -376,6 +425,7 @@ def change_points(
         fingerprints: ``(machine, commit) -> fingerprint`` (environment changes named).
         acks: acknowledgements (matched against ``commit_after``).
         known, searched: the window cache hooks of :func:`detect_many`, per row.
+        mapper: :func:`detect_many`'s (the same answers, spread).
     """
     ack_list = list(acks)
     raw = detect_many(
@@ -383,6 +433,7 @@ def change_points(
         [settings_for(r.unit, settings) for r in rows],
         known=known,
         searched=searched,
+        mapper=mapper,
     )
     out: list[ChangePoint] = []
     for r, got in zip(rows, raw, strict=True):

@@ -8,10 +8,11 @@ document per machine, each from that machine's history alone.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ from neuronasv.steps.common import warn_load_errors as _warn
 
 if TYPE_CHECKING:
     from neuronasv.analyse.acks import Acknowledgement
-    from neuronasv.analyse.changepoints import CPSettings
+    from neuronasv.analyse.changepoints import CPSettings, Mapper
     from neuronasv.analyse.culprits import Wanted
     from neuronasv.model import ChangePoint, FindingsDocument, History, SeriesId
     from neuronasv.store.columns import Columns
@@ -58,7 +59,8 @@ class RegressionsOptions:
         acks: acknowledgements (a file; None: the checkout's).
         report: the compare/confirm document of the newest commit vs its parent.
         cache_dir: keep parsed files and searched windows here (None: no cache).
-        workers: processes parsing results files (None: CPUs, at most 8).
+        workers: processes parsing results files, searching change points and comparing
+            one-commit pairs (None: CPUs, at most 8).
     """
 
     results_dir: str | None = None
@@ -79,13 +81,27 @@ def _newest_machine(machines: Sequence[str], machine: str | None) -> str | None:
     return machines[0] if len(machines) == 1 else None
 
 
+@contextlib.contextmanager
+def _pool(workers: int) -> Iterator[Mapper | None]:
+    """A process pool's ``map`` over ``workers`` processes (None for one worker)."""
+    if workers <= 1:
+        yield None
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        yield lambda fn, jobs: list(pool.map(fn, jobs))
+
+
 def _change_points(
     columns: Columns,
     settings: CPSettings,
     acks: Sequence[Acknowledgement],
     cache_dir: str | None,
+    workers: int,
 ) -> list[ChangePoint]:
-    """Every machine's change points in one batch, each machine's windows cached."""
+    """Every machine's change points in one batch, each machine's windows cached; the
+    search spread over ``workers`` processes (the same answers)."""
     from neuronasv.analyse.changepoints import change_points, column_series
     from neuronasv.store.histcache import WindowCache
 
@@ -101,10 +117,11 @@ def _change_points(
         r = rows[i]
         caches[r.machine].record(r.key, r.values, per, reused=len(known[i]) if known else 0)
 
-    found = change_points(
-        rows, settings, columns.fingerprints, acks=acks, known=known,
-        searched=searched if caches else None,
-    )  # fmt: skip
+    with _pool(workers) as mapper:
+        found = change_points(
+            rows, settings, columns.fingerprints, acks=acks, known=known,
+            searched=searched if caches else None, mapper=mapper,
+        )  # fmt: skip
     for c in caches.values():
         why = c.save()
         if why:
@@ -279,7 +296,8 @@ def regressions(opts: RegressionsOptions) -> FindingsDocument:
             + (" (several machines: pass --machine)" if nm is None else " (one commit only)")
         )
     settings = CPSettings(opts.window, opts.max_pvalue, opts.min_magnitude)
-    found = _change_points(columns, settings, acks, cache_dir)
+    n_workers = opts.workers if opts.workers is not None else min(os.cpu_count() or 1, 8)
+    found = _change_points(columns, settings, acks, cache_dir, n_workers)
     doc = history_document(
         found,
         latest=columns.commits[-1] if columns.commits else None,
