@@ -81,6 +81,11 @@ def _newest_machine(machines: Sequence[str], machine: str | None) -> str | None:
     return machines[0] if len(machines) == 1 else None
 
 
+def _workers(workers: int | None) -> int:
+    """Worker processes: as given, else the CPUs, at most 8."""
+    return workers if workers is not None else min(os.cpu_count() or 1, 8)
+
+
 @contextlib.contextmanager
 def _pool(workers: int) -> Iterator[Mapper | None]:
     """A process pool's ``map`` over ``workers`` processes (None for one worker)."""
@@ -153,7 +158,7 @@ def _with_culprits(
         log.warning(f"skipped bisection record: {err}")
     parent = None if git is None else (lambda c: git.resolve(f"{c}^"))
     subject = None if git is None else git.subject
-    n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
+    n_workers = _workers(workers)
 
     def explainer(wanted: Sequence[Wanted]) -> list[dict[str, Any]]:
         return explanations(wanted, rdir, git, cache_dir, n_workers)
@@ -296,8 +301,7 @@ def regressions(opts: RegressionsOptions) -> FindingsDocument:
             + (" (several machines: pass --machine)" if nm is None else " (one commit only)")
         )
     settings = CPSettings(opts.window, opts.max_pvalue, opts.min_magnitude)
-    n_workers = opts.workers if opts.workers is not None else min(os.cpu_count() or 1, 8)
-    found = _change_points(columns, settings, acks, cache_dir, n_workers)
+    found = _change_points(columns, settings, acks, cache_dir, _workers(opts.workers))
     doc = history_document(
         found,
         latest=columns.commits[-1] if columns.commits else None,
