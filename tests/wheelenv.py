@@ -24,10 +24,18 @@ __all__ = ["OURS", "ROOT", "clean_venv", "git", "install_wheel", "run", "source_
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str], ok: tuple[int, ...] = (0,)) -> str:
     """``cmd``'s stdout; fails (assert) on another exit status, with both streams."""
+    return run_both(cmd, cwd, env, ok)[0]
+
+
+def run_both(
+    cmd: list[str], cwd: Path, env: dict[str, str], ok: tuple[int, ...] = (0,)
+) -> tuple[str, str]:
+    """``cmd``'s (stdout, stderr): its result and its progress; fails (assert) on another
+    exit status, with both streams."""
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False,
                           timeout=900)  # fmt: skip
     assert proc.returncode in ok, f"{cmd} -> {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-    return proc.stdout
+    return proc.stdout, proc.stderr
 
 
 def git(repo: Path, env: dict[str, str], *args: str) -> str:
