@@ -31,6 +31,13 @@ NEURONASV = str(Path(sys.executable).parent / "neuronasv")
 MACHINE = "bisectbox"
 
 
+def _ctrl_c_as_at_a_terminal() -> None:
+    """SIGINT at its default in the child, as at a terminal: a suite started in the
+    background of a shell without job control (``cmd &``) inherits SIGINT ignored, and
+    Python then never turns it into KeyboardInterrupt (the command rightly keeps it so)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _env(tmp: Path) -> dict[str, str]:
     scratch = tmp / "tmpdir"
     scratch.mkdir(exist_ok=True)
@@ -111,7 +118,7 @@ def test_an_interrupt_leaves_no_worktree(tmp_path: Path) -> None:
          "--axis", "time", "--machine", MACHINE, "--backend", "cpu", "--no-github",
          "--samples", "2", "--max-rounds", "3"],
         cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True,
+        start_new_session=True, preexec_fn=_ctrl_c_as_at_a_terminal,
     )  # fmt: skip
     deadline = time.monotonic() + 900
     seen = False
