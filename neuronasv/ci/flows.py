@@ -395,8 +395,7 @@ def torchless_requirements() -> list[str]:
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """Register this module's steps, each with its ``func``."""
-    from neuronasv.ci.options import positive_seconds
-    from neuronasv.commands.args import existing_dir, int_at_least
+    from neuronasv.ci.options import existing_folder, positive_int, positive_seconds
 
     p = sub.add_parser("plan", help="the pushed commit and recent ones without results")
     p.add_argument("commit")
@@ -418,13 +417,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rounds", type=int, default=3, help="ABAB rounds (0: no confirmation)")
     p.add_argument("--metrics", default="",
                    help="passed to neuronasv run --metrics (empty: its default)")  # fmt: skip
-    p.add_argument("--max-rounds", type=int_at_least(1), default=None,
+    p.add_argument("--max-rounds", type=positive_int, default=None,
                    help="confirmation's limit (default: --rounds + 3)")  # fmt: skip
     p.add_argument("--budget-seconds", type=positive_seconds, default=None,
                    help="as neuronasv confirm --budget-seconds")  # fmt: skip
-    p.add_argument("--samples", type=int_at_least(1), default=None,
+    p.add_argument("--samples", type=positive_int, default=None,
                    help="as neuronasv confirm --samples")  # fmt: skip
-    p.add_argument("--history-dir", type=existing_dir, default=None,
+    p.add_argument("--history-dir", type=existing_folder, default=None,
                    help="as neuronasv confirm --history-dir")  # fmt: skip
     p.set_defaults(func=_pr_bench)
     p = sub.add_parser("analyse", help="change points per machine and the history site")

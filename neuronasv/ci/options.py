@@ -10,10 +10,23 @@ from neuronasv.steps.store import StoreRef
 __all__ = [
     "add_store_args",
     "commit_url",
+    "existing_folder",
+    "positive_int",
     "positive_seconds",
     "repo_of",
     "store_ref",
 ]
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1 (argparse ``type``; ``neuronasv confirm``'s check of its counts)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def positive_seconds(text: str) -> float:
@@ -25,6 +38,13 @@ def positive_seconds(text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text}")
     return value
+
+
+def existing_folder(text: str) -> str:
+    """A folder that exists (argparse ``type``)."""
+    if not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text} is not a folder")
+    return text
 
 
 def add_store_args(p: argparse.ArgumentParser) -> None:
