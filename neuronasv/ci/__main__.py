@@ -39,8 +39,9 @@ __all__ = ["build_parser", "main"]
 def build_parser() -> argparse.ArgumentParser:
     """The one parser of ``python -m neuronasv.ci``, from the steps' own definitions."""
     from neuronasv.ci import bisect_step, flows, pr_comment, tools
+    from neuronasv.log import InertArgumentParser
 
-    ap = argparse.ArgumentParser(prog="python -m neuronasv.ci", description=__doc__,
+    ap = InertArgumentParser(prog="python -m neuronasv.ci", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("--repo", default=".", help="the repository (default: here)")
     sub = ap.add_subparsers(dest="step", required=True, metavar="STEP")

@@ -36,6 +36,7 @@ from neuronasv.ci.outputs import set_output
 from neuronasv.ci.owned import claim_dir, remove_owned
 from neuronasv.errors import UsageError
 from neuronasv.fileio import write_atomic
+from neuronasv.log import emit
 from neuronasv.steps.store import StoreRef, results_store
 from neuronasv.store.git import Git
 
@@ -453,7 +454,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="folder to fill (created)")
     p.set_defaults(func=_traces)
     p = sub.add_parser("requirements", help="dependencies without torch, one a line")
-    p.set_defaults(func=lambda a: print("\n".join(torchless_requirements())))
+    p.set_defaults(func=lambda a: emit("\n".join(torchless_requirements())))
     p = sub.add_parser("verdict", help="regression-detected=true|false of a findings document")
     p.add_argument("findings")
     p.set_defaults(func=lambda a: set_output(
@@ -496,5 +497,5 @@ def _site_branch(args: argparse.Namespace) -> None:
 def _traces(args: argparse.Namespace) -> None:
     from neuronasv.publish.traces import copied_line, pick_traces
 
-    print(copied_line(pick_traces(args.findings, args.traces_dir, args.machine, args.out),
+    emit(copied_line(pick_traces(args.findings, args.traces_dir, args.machine, args.out),
                       args.out))  # fmt: skip

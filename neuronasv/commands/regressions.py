@@ -131,5 +131,5 @@ def run(args: argparse.Namespace) -> int:
         from neuronasv.report.tables import history_text
 
         text = history_text(doc, only_open=args.open)
-    write_output(text, args.out)
+    write_output(text, args.out, json=args.format == "json")
     return 0

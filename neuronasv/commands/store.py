@@ -26,6 +26,7 @@ from neuronasv.commands.args import (
     output_dir,
 )
 from neuronasv.errors import UsageError
+from neuronasv.log import emit
 from neuronasv.steps.store import StoreRef, pull, pull_lines, push, results_store
 from neuronasv.store.asvconf import results_dir_for
 from neuronasv.store.gitstore import (
@@ -95,24 +96,24 @@ def run(args: argparse.Namespace) -> int:
                    machine=args.machine, commits=tuple(args.commit),
                    message=args.message)  # fmt: skip
         state = "stored" if rep.changed else "already stored (no change)"
-        print(f"{state}: {len(rep.files)} files on {args.branch} at {rep.commit[:12]}"
+        emit(f"{state}: {len(rep.files)} files on {args.branch} at {rep.commit[:12]}"
               f" after {rep.attempts} attempt(s)")
         return 0
     if action == "pull":
         out = args.out or results_dir_from_config(args.repo)
         pulled = pull(_ref(args), out, machine=args.machine)
         line, kept = pull_lines(pulled, args.branch, out)
-        print(line)
+        emit(line)
         for warning in kept:
             log.warning(warning)
         return 0
     if action == "missing":
         commits = args.commits or sys.stdin.read().split()
         for c in _store(args).missing_commits(commits, args.machine):
-            print(c)
+            emit(c)
         return 0
     if action == "list":
         for path in _store(args).list_files():
-            print(path)
+            emit(path)
         return 0
     raise UsageError(f"unknown store action {action!r}")

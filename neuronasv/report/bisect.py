@@ -28,7 +28,7 @@ from neuronasv.model.bisect import BisectDocument
 from neuronasv.model.culprit import Culprit
 from neuronasv.report.causes import cause_headline, cause_views, module_chain_text, work_sentence
 from neuronasv.report.digest import digest
-from neuronasv.report.escape import md_code, md_text
+from neuronasv.report.escape import md_code, md_text, plain_model
 
 __all__ = [
     "cause_sentence",
@@ -202,7 +202,9 @@ def _probe_lines(doc: BisectDocument) -> Sequence[str]:
 
 
 def render_text(doc: BisectDocument) -> str:
-    """``neuronasv bisect``'s output: what it found first, then how."""
+    """``neuronasv bisect``'s output: what it found first, then how (untrusted strings on
+    one line of visible characters, by type: :func:`~neuronasv.report.escape.plain_model`)."""
+    doc = plain_model(doc)
     c = doc.result
     lines = [f"{doc.series.label} on {doc.machine}: {culprit_line(c)}"]
     if c.found:
