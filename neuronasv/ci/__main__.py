@@ -11,7 +11,7 @@
     python -m neuronasv.ci issues DIR [--site-url URL] [--dry-run]   # regression issues
     python -m neuronasv.ci bisect --out DIR [--add RESULTS]... [--minutes 30] [store opts]
                                   # bisect open regressions over unmeasured commits
-    python -m neuronasv.ci instruction-tools --metrics LIST  # valgrind + gcc (CPU runners)
+    python -m neuronasv.ci instruction-tools [--metrics LIST]  # valgrind + gcc (CPU runners)
     python -m neuronasv.ci requirements      # dependencies without torch, one a line
     python -m neuronasv.ci verdict FINDINGS  # regression-detected=true|false
     python -m neuronasv.ci traces --findings F --traces-dir D --machine M --out O

@@ -57,6 +57,7 @@ __all__ = [
     "bisect_args",
     "bisect_options",
     "bisect_step",
+    "drop_tokens",
     "fnmatch_literal",
     "plan_ranges",
 ]
@@ -192,6 +193,15 @@ def _history_docs(
         return list(regressions_per_machine(opts, machines, skip_failing=True).values())
 
 
+def drop_tokens(store: StoreRef) -> None:
+    """The token is for the results branch only (the pull): before the searches run the
+    range's commits (asv, the pre-pass, valgrind: processes that inherit this one's
+    environment), it and ``GITHUB_TOKEN`` leave this process's environment for the rest of
+    the step; a culprit's PR is then read from its subject (``(#N)``), not asked of the API."""
+    for name in {n for n in (store.token_env, "GITHUB_TOKEN") if n}:
+        os.environ.pop(name, None)
+
+
 def bisect_step(
     repo: str, *, out: str, minutes: float, add: Sequence[str], store: StoreRef,
     machine: str | None = None, backend: str = "auto", max_ranges: int = 5,
@@ -218,6 +228,7 @@ def bisect_step(
     rc = _guarded(pulled, "neuronasv store pull")
     if rc != 0:
         log.info(f"no stored history to bisect in (store pull exit {rc})")
+    drop_tokens(store)  # no commit's code below may hold it (docs/runners.md)
     for folder in add:
         if os.path.isdir(folder):
             log.info(f"added {_merge(Path(folder), history)} file(s) of this run from {folder}")

@@ -72,11 +72,18 @@ def _steps_on_stderr() -> Iterator[None]:
 
 
 def machine_for_shard(base: str, shard: str) -> str:
-    """``base`` for the single shard ``all``, else ``base-shard`` (disjoint result folders)."""
+    """``base`` for the single shard ``all``, else ``base-shard`` (disjoint result folders).
+
+    Both become folder names (``<results>/<machine>/``, the artifact ``results-<shard>``):
+    each is ``[A-Za-z0-9._-]+``, never ``.``/``..`` nor starting with ``.`` or ``-``, and the
+    machine name passes :func:`~neuronasv.store.machine.check_machine_name`."""
+    from neuronasv.store.machine import check_machine_name
+
     for what, value in (("machine name", base), ("shard name", shard)):
-        if not _NAME.fullmatch(value):
-            raise UsageError(f"{what} {value!r} must be [A-Za-z0-9._-]+")
-    return base if shard == "all" else f"{base}-{shard}"
+        if not _NAME.fullmatch(value) or value.startswith((".", "-")) or ".." in value:
+            raise UsageError(f"{what} {value!r} must be [A-Za-z0-9._-]+, not starting with"
+                             " '.' or '-', without '..'")  # fmt: skip
+    return check_machine_name(base if shard == "all" else f"{base}-{shard}")
 
 
 def parse_shards(text: str, machine: str) -> list[dict[str, str]]:
@@ -397,13 +404,15 @@ def torchless_requirements() -> list[str]:
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """Register this module's steps, each with its ``func``."""
     from neuronasv.ci.options import existing_folder, positive_int, positive_seconds
+    from neuronasv.commands.args import branch_name
 
     p = sub.add_parser("plan", help="the pushed commit and recent ones without results")
     p.add_argument("commit")
     p.add_argument("--machine", default="ci", help="asv machine name")
     p.add_argument("--shards", default="", help='JSON [{"name", "bench"}] (default: one)')
     p.add_argument("--backfill", type=int, default=5)
-    p.add_argument("--site-branch", default="", help="refused when it is a branch of ours")
+    p.add_argument("--site-branch", type=branch_name, default="",
+                   help="refused when it is a branch of ours")  # fmt: skip
     p.add_argument("--default-branch", default="", help="the repository's default branch")
     add_store_args(p)
     p.set_defaults(func=_plan)

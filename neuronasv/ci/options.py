@@ -49,8 +49,11 @@ def existing_folder(text: str) -> str:
 
 def add_store_args(p: argparse.ArgumentParser) -> None:
     """``--remote R --branch B --token-env VAR``, as for ``neuronasv store``."""
+    from neuronasv.commands.args import branch_name
+
     p.add_argument("--remote", default="origin")
-    p.add_argument("--branch", default=None, help="results branch (default: neuronasv's)")
+    p.add_argument("--branch", type=branch_name, default=None,
+                   help="results branch (default: neuronasv's)")  # fmt: skip
     p.add_argument("--token-env", default=None, metavar="VAR")
 
 

@@ -20,6 +20,7 @@ import sys
 
 from neuronasv.commands.args import (
     add_repo_arg,
+    branch_name,
     command_parser,
     int_at_least,
     machine_name,
@@ -45,7 +46,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     common = argparse.ArgumentParser(add_help=False)
     add_repo_arg(common, purpose="its objects are used, its work tree untouched")
     common.add_argument("--remote", default="origin", help="remote name or URL (default: origin)")
-    common.add_argument("--branch", default=DEFAULT_BRANCH,
+    common.add_argument("--branch", type=branch_name, default=DEFAULT_BRANCH,
                         help=f"results branch (default: {DEFAULT_BRANCH})")
     common.add_argument("--token-env", metavar="VAR",
                         help="environment variable holding a token for HTTPS git (CI)")
