@@ -150,10 +150,26 @@ def _with_culprits(
     """The change points with the bisections stored beside the results (and the culprit of
     a one-commit range when there is git: its comparison reads just the two commits)."""
     from neuronasv.analyse.culprits import attach_culprits
-    from neuronasv.store.bisections import load_bisections
+    from neuronasv.store.bisections import load_bisections, named_commits
 
     machines = sorted({cp.machine for cp in doc.change_points})
     records, errors = load_bisections(rdir, machines or None)
+    # A record's commits must be the repository's (every one it names), or without one
+    # the history's (its range's ends): a record is untrusted data (store/bisections.py).
+    named = [named_commits(r) if git is not None else {r.result.lo, r.result.hi}
+             for r in records]  # fmt: skip
+    known = git.known_commits(set().union(*named)) if git is not None else set(commits)
+    believed = []
+    for r, names in zip(records, named, strict=True):
+        missing = sorted(names - known)
+        if missing:
+            where = "repository" if git is not None else "history"
+            errors.append(f"the record of {r.series.label!r} on {r.machine} names"
+                          f" {len(missing)} commit(s) not in the {where}"
+                          f" ({', '.join(m[:12] for m in missing[:3])})")  # fmt: skip
+        else:
+            believed.append(r)
+    records = believed
     for err in errors[:10]:
         log.warning(f"skipped bisection record: {err}")
     parent = None if git is None else (lambda c: git.resolve(f"{c}^"))

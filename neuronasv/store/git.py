@@ -205,6 +205,19 @@ class Git:
             raise StoreError(f"{commit!r} is not a commit in {self.repo}")
         return full
 
+    def known_commits(self, hashes: Iterable[str]) -> set[str]:
+        """Those of ``hashes`` (full hashes) that are commits of this repository, in one
+        ``git cat-file --batch-check``."""
+        wanted = sorted({h for h in hashes if h and not h.startswith("-")})
+        if not wanted:
+            return set()
+        res = self._run(["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+                        input="".join(f"{h}\n" for h in wanted).encode(), check=False)  # fmt: skip
+        if res.returncode != 0:
+            return set()
+        found = {ln.split(" ", 1)[0] for ln in res.text.splitlines() if ln.endswith(" commit")}
+        return found & set(wanted)
+
     def subject(self, sha: str) -> str:
         """First line of the commit message ("" when git cannot say)."""
         res = self._run(["log", "-1", "--format=%s", sha], check=False)
