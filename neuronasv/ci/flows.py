@@ -403,8 +403,7 @@ def torchless_requirements() -> list[str]:
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """Register this module's steps, each with its ``func``."""
-    from neuronasv.ci.options import existing_folder, positive_int, positive_seconds
-    from neuronasv.commands.args import branch_name
+    from neuronasv.ci.options import branch_name, existing_folder, positive_int, positive_seconds
 
     p = sub.add_parser("plan", help="the pushed commit and recent ones without results")
     p.add_argument("commit")

@@ -47,7 +47,6 @@ __all__ = [
     "add_repo_arg",
     "add_results_args",
     "branch_name",
-    "branch_problem",
     "command_parser",
     "existing_dir",
     "existing_file",
@@ -197,28 +196,11 @@ def machine_name(text: str) -> str:
         raise argparse.ArgumentTypeError(exc.message) from None
 
 
-def branch_problem(name: str) -> str | None:
-    """Why ``name`` cannot be a branch of ours, or None: git's ``check-ref-format`` rules for
-    ``refs/heads/<name>`` (no component starting with ``.`` or ending in ``.lock``, no
-    ``..``, control characters, space, ``~ ^ : ? * [ \\``, no empty component or trailing
-    ``/`` or ``.``, no ``@{``, not ``@``), and not ``HEAD``, not a full ref (``refs/...``:
-    it would become ``refs/heads/refs/...``), not starting with ``-`` (an option to git)."""
-    if name.startswith("-"):
-        return "starts with '-'"
-    if name == "HEAD" or name.startswith("refs/"):
-        return "is HEAD or a full ref name (give the branch's short name)"
-    if name == "@" or "@{" in name or ".." in name or "\\" in name:
-        return "holds '..', '@{' or '\\' (or is '@')"
-    if any(ord(ch) < 0x20 or ch == "\x7f" or ch in " ~^:?*[" for ch in name):
-        return "holds a control character, a space or one of ~ ^ : ? * ["
-    parts = name.split("/")
-    if any(not p or p.startswith(".") or p.endswith(".lock") for p in parts) or name.endswith("."):
-        return "has an empty part, a part starting with '.' or ending in '.lock', or ends in '.'"
-    return None
-
-
 def branch_name(text: str) -> str:
-    """A branch name (:func:`branch_problem`); empty: unset (the option's default)."""
+    """A branch name (:func:`neuronasv.store.git.branch_problem`); empty: unset (the
+    option's default)."""
+    from neuronasv.store.git import branch_problem
+
     why = branch_problem(text) if text else None
     if why:
         raise argparse.ArgumentTypeError(f"{text!r} is not a branch name: it {why}")

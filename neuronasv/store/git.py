@@ -30,7 +30,35 @@ from typing import Protocol
 from neuronasv.errors import StoreError
 from neuronasv.proc import run_process
 
-__all__ = ["Git", "GitResult", "GitTransport", "SubprocessGit", "git_for", "redact"]
+__all__ = [
+    "Git",
+    "GitResult",
+    "GitTransport",
+    "SubprocessGit",
+    "branch_problem",
+    "git_for",
+    "redact",
+]
+
+
+def branch_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a branch of ours, or None: git's ``check-ref-format`` rules for
+    ``refs/heads/<name>`` (no component starting with ``.`` or ending in ``.lock``, no
+    ``..``, control characters, space, ``~ ^ : ? * [ \\``, no empty component or trailing
+    ``/`` or ``.``, no ``@{``, not ``@``), and not ``HEAD``, not a full ref (``refs/...``:
+    it would become ``refs/heads/refs/...``), not starting with ``-`` (an option to git)."""
+    if name.startswith("-"):
+        return "starts with '-'"
+    if name == "HEAD" or name.startswith("refs/"):
+        return "is HEAD or a full ref name (give the branch's short name)"
+    if name == "@" or "@{" in name or ".." in name or "\\" in name:
+        return "holds '..', '@{' or '\\' (or is '@')"
+    if any(ord(ch) < 0x20 or ch == "\x7f" or ch in " ~^:?*[" for ch in name):
+        return "holds a control character, a space or one of ~ ^ : ? * ["
+    parts = name.split("/")
+    if any(not p or p.startswith(".") or p.endswith(".lock") for p in parts) or name.endswith("."):
+        return "has an empty part, a part starting with '.' or ending in '.lock', or ends in '.'"
+    return None
 
 
 @dataclass(frozen=True)

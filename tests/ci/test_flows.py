@@ -163,7 +163,7 @@ def test_a_bad_branch_name_is_refused_before_any_ref_is_made(
 
 
 def test_good_branch_names_pass() -> None:
-    from neuronasv.commands.args import branch_problem
+    from neuronasv.store.git import branch_problem
 
     for good in ("gh-pages", "benchmark-results", "site/v1", "a.b", "héllo", "a-b_c"):
         assert branch_problem(good) is None, good

@@ -118,7 +118,7 @@ def _baseline(recorded: tuple[Path, list[str], Path], capsys: pytest.CaptureFixt
 def test_a_tampered_record_is_never_attached(
     name: str, recorded: tuple[Path, list[str], Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    repo, shas, record = recorded
+    repo, _, record = recorded
     _baseline(recorded, capsys)
     genuine = record.read_bytes()
     change, why = TAMPERED[name]
