@@ -83,7 +83,8 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copytree(PR, w / "results-truncated" / "r")
     shutil.copytree(PR, w / "results-negative-peak")
     side = w / "results-negative-peak" / "ci-cpu-1" / bad.name.replace(".json", ".neuronasv")
-    side.write_text(side.read_text().replace('"roofline_fraction": null', '"roofline_fraction": -2.5', 1))
+    text = side.read_text().replace('"roofline_fraction": null', '"roofline_fraction": -2.5', 1)
+    side.write_text(text)
     tb = w / "results-truncated" / "r" / "ci-cpu-1" / bad.name
     tb.write_text(tb.read_text()[:200])
     (w / "foreign-site").mkdir()

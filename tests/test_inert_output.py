@@ -122,7 +122,8 @@ def live_commands(text: str) -> list[str]:
 
 
 def controls(text: str) -> list[str]:
-    return sorted({repr(ch) for ch in text if unicodedata.category(ch) == "Cc" and ch not in "\n\t"})
+    cc = {ch for ch in text if unicodedata.category(ch) == "Cc" and ch not in "\n\t"}
+    return sorted(repr(ch) for ch in cc)
 
 
 def _run(argv: list[str]) -> int:
