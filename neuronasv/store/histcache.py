@@ -179,7 +179,7 @@ class ColumnsDiskCache:
                 or head.get("path") != os.path.abspath(path)
             ):
                 raise ValueError("another entry")
-            got = decode_file(payload)
+            got = decode_file(payload, verified=True)  # the MAC covers it
             if got.digest != head.get("digest"):
                 raise ValueError("digest")
             now = _stat(path)
