@@ -88,13 +88,28 @@ MAX_WINDOW_FILE = 2 << 30
 MAX_EXPLANATION = 64 << 20
 
 
-def _inside(root: str, *parts: str) -> str | None:
-    """``root/parts...`` to write, its folders made, when no folder on the way is a
-    symbolic link (None: the entry is not written)."""
-    try:
-        return confined_path(os.path.realpath(root), parts, create=True)
-    except OSError:
-        return None
+class _Folders:
+    """Where a cache writes: ``root/folders.../name`` when no folder on the way is a
+    symbolic link (made when missing; each folder checked once per run). The entry itself
+    is replaced by a rename, which never writes through a link."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.checked: dict[tuple[str, ...], str | None] = {}
+
+    def path(self, *parts: str) -> str | None:
+        """The path to write ``parts`` at, or None (it is not written)."""
+        folders, name = parts[:-1], parts[-1]
+        if folders not in self.checked:
+            try:
+                os.makedirs(self.root, exist_ok=True)
+                root = os.path.realpath(self.root)
+                ok = confined_path(root, (*folders, name), create=True) is not None
+                self.checked[folders] = os.path.join(root, *folders) if ok else None
+            except OSError:
+                self.checked[folders] = None
+        folder = self.checked[folders]
+        return None if folder is None else os.path.join(folder, name)
 
 SeriesKey = tuple[str, str, str, tuple[str, ...]]
 
@@ -146,7 +161,7 @@ class ColumnsDiskCache:
     """
 
     def __init__(self, directory: str, key: CacheKey) -> None:
-        self.root = directory
+        self.folders = _Folders(directory)
         self.directory = os.path.join(directory, "columns")
         self.key = key
         self.hits = 0
@@ -215,7 +230,7 @@ class ColumnsDiskCache:
             "stat": stat,
             "checked": time.time_ns(),
         }
-        entry = _inside(self.root, "columns", *self._name(path))
+        entry = self.folders.path("columns", *self._name(path))
         head_raw = json.dumps(head).encode()
         try:
             if entry is None:
@@ -409,7 +424,7 @@ class ExplanationCache:
     """
 
     def __init__(self, directory: str, version: str, signer: CacheKey) -> None:
-        self.root = directory
+        self.folders = _Folders(directory)
         self.directory = os.path.join(directory, "explanations")
         self.version = version
         self.signer = signer
@@ -457,7 +472,7 @@ class ExplanationCache:
         body = json.dumps(explanation, sort_keys=True)
         mac = self.signer.sign(b"explanation", key.encode(), body.encode())
         entry = {"format": _FORMAT, "key": key, "explanation": explanation, "mac": mac.hex()}
-        path = _inside(self.root, "explanations", key + ".json")
+        path = self.folders.path("explanations", key + ".json")
         try:
             if path is not None:
                 write_atomic(path, json.dumps(entry).encode())
