@@ -128,8 +128,6 @@ def _strings(value: Any, what: str) -> tuple[str, ...]:
 
 def _check_class(decl: Declared, tag: str | None, namespace: Iterable[str]) -> None:
     """Why ``decl`` is not a class ``build_suite(tag)`` makes (ValueError), or nothing."""
-    from neuronasv import dtypes
-    from neuronasv.errors import UsageError
     from neuronasv.measure import workloads as registry
 
     name, workload = decl.name, decl.workload
@@ -146,6 +144,16 @@ def _check_class(decl: Declared, tag: str | None, namespace: Iterable[str]) -> N
         "neuronasv."
     ):
         raise ValueError(f"workload {workload!r} is neuronasv's own, not the repository's")
+    _check_values(decl)
+
+
+def _check_values(decl: Declared) -> None:
+    """Why ``decl``'s shapes or dtypes are not as written by ``build_suite`` (ValueError)."""
+    from neuronasv import dtypes
+    from neuronasv.errors import UsageError
+    from neuronasv.measure import workloads as registry
+
+    name = decl.name
     for shape in decl.shapes:
         try:
             ok = shape.strip() == shape and shape.isprintable() and registry.parse_shape(shape)
