@@ -56,7 +56,6 @@ import os
 import re
 import secrets
 import sys
-import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import IO, TYPE_CHECKING, NoReturn
 
@@ -111,17 +110,15 @@ def on_actions(environ: Mapping[str, str] | None = None) -> bool:
     return (os.environ if environ is None else environ).get("GITHUB_ACTIONS") == "true"
 
 
-def _is_control(ch: str) -> bool:
-    return ch in "\u2028\u2029" or (ch not in "\n\t" and unicodedata.category(ch) == "Cc")
+#: Unicode's control characters (category Cc: U+0000-U+001F, U+007F-U+009F) but newline
+#: and tab, and the line and paragraph separators.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def plain_text(text: str) -> str:
     """``text`` with every control character but newline and tab, and the line and
     paragraph separators, as a space (its lines stay its lines)."""
-    text = str(text)
-    if text.isascii() and text.replace("\n", "").replace("\t", "").isprintable():
-        return text  # the common case, without a per-character look-up
-    return "".join(" " if _is_control(ch) else ch for ch in text)
+    return _CONTROL.sub(" ", str(text))
 
 
 #: A legacy workflow command: the runner looks for ``##[`` anywhere in a line.
@@ -157,7 +154,7 @@ def stream_text(text: str, *, actions: bool | None = None) -> str:
     return out
 
 
-_JSON_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]|##\\[")
+_JSON_UNSAFE = re.compile(_CONTROL.pattern + "|##\\[")
 
 
 def inert_json(text: str) -> str:

@@ -102,8 +102,9 @@ def test_the_token_is_gone_before_any_commit_of_the_range_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 38 item 5: the self-hosted bisect job holds a read-only token for the results
-    branch; the step pulls with it, then removes it (and GITHUB_TOKEN) from its environment
-    before a search runs the range's commits (their processes inherit the environment)."""
+    branch and the culprit's PR; the step pulls with it, then removes it (and GITHUB_TOKEN)
+    from its environment before a search runs the range's commits (their processes inherit
+    the environment)."""
     from neuronasv.ci import bisect_step as step
     from neuronasv.ci.bisect_step import Range
     from neuronasv.errors import UsageError
