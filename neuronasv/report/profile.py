@@ -18,6 +18,7 @@ from neuronasv.format import (
     format_peak_fraction,
     format_value,
 )
+from neuronasv.measure.neuron_formats import SOURCE_KEY_AVERAGES
 from neuronasv.model.profile import ModuleProfile, OpProfile, WorkloadProfile
 from neuronasv.samples import median, noise
 from neuronasv.units import US
@@ -67,8 +68,9 @@ def _peak_cell(op: OpProfile) -> str:
     return format_peak_fraction(frac) + (f" ({bound})" if bound else "")
 
 
-def _op_cells(op: OpProfile, total: float, roofline: bool) -> list[Any]:
-    """One op's row: calls, self device time, share, per call, noise, self CPU, of peak."""
+def _op_cells(op: OpProfile, total: float, roofline: bool, sources: bool) -> list[Any]:
+    """One op's row: calls, self device time, share, per call, noise, self CPU, of peak,
+    and where its device time came from (when any op names it: Neuron)."""
     from rich.text import Text
 
     dev = median(op.self_device_time_us)
@@ -85,6 +87,8 @@ def _op_cells(op: OpProfile, total: float, roofline: bool) -> list[Any]:
     ]
     if roofline:
         cells.append(_peak_cell(op))
+    if sources:
+        cells.append(Text(safe_text(op.device_time_source or SOURCE_KEY_AVERAGES)))
     return cells
 
 
@@ -115,11 +119,14 @@ def _op_table(profile: WorkloadProfile, total: float) -> Any:
     roofline = any(op.roofline_fraction is not None for op in profile.ops)
     if roofline:
         table.add_column("of peak", justify="right")
+    sources = any(op.device_time_source for op in profile.ops)
+    if sources:
+        table.add_column("device time from", overflow="fold")
     # Largest first by the median shown in the table (not by the sum over samples, which
     # can order two ops differently when one has an outlier sample).
     ranked = sorted(profile.ops, key=lambda o: (-median(o.self_device_time_us), o.op))
     for op in ranked:
-        table.add_row(*_op_cells(op, total, roofline))
+        table.add_row(*_op_cells(op, total, roofline, sources))
     return table
 
 
