@@ -96,8 +96,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--active",
         type=int_at_least(1),
-        default=1,
-        help="iterations averaged per sample (default 1)",
+        default=None,
+        help="iterations averaged per sample (default 1; --from-capture: the ProfilerStep"
+        " ranges in each sample's trace.json)",
     )
     p.add_argument(
         "--per-step",
@@ -230,10 +231,8 @@ def _from_capture(args: argparse.Namespace, console: Console) -> int:
         _one(args.dtype, "--dtype") or dtype,
     )
     tool = version or f"no neuron-explorer ({problem})"
-    console.print(
-        f"backend: {backend.name} — capture {safe_text(args.from_capture)} replayed by"
-        f" {safe_text(tool)}"
-    )
+    console.print(f"backend: {backend.name} — a capture replayed by {safe_text(tool)}")
+    console.print(f"capture: {safe_text(args.from_capture)}", soft_wrap=True)
     replay = replay_capture(
         args.from_capture,
         explorer=explorer,
@@ -344,7 +343,7 @@ def _profile_all(
                     dtype=dtype,
                     options=ProfileOptions(
                         samples=args.samples,
-                        active=args.active,
+                        active=args.active or 1,
                         per_step=args.per_step,
                         seed=args.seed,
                         trace_dir=args.trace_dir,

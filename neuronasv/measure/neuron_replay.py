@@ -39,6 +39,7 @@ from neuronasv.measure.neuron_trace import (
     driver_ops,
     host_cycle,
     merge_with_host,
+    profiler_steps,
     trace_format_problem,
 )
 from neuronasv.measure.opnames import CycleStats
@@ -95,56 +96,69 @@ class Replay:
     warnings: tuple[str, ...]
 
 
-def _trace_sample(data: object, host: CycleStats) -> tuple[CycleStats, str | None, str]:
-    """A sample from ``trace.json`` alone (no NTFF gave device time)."""
+def _trace_sample(data: object, host: CycleStats) -> tuple[CycleStats, str]:
+    """A sample from ``trace.json`` alone (no NTFF gave device time), and what it gave."""
     from neuronasv.measure.neuron_formats import SOURCE_DRIVER_SPANS, SOURCE_TRACE_DEVICE
     from neuronasv.measure.neuron_trace import device_ops
 
-    if trace_format_problem(data) is not None:
-        return host, None, f"{SOURCE_TRACE_DEVICE}: not a chrome trace"
-    times, _ = device_ops(data)
-    if sum(times.values()) > 0:
-        return (
-            merge_with_host(host, times, dict.fromkeys(times, SOURCE_TRACE_DEVICE)),
-            (SOURCE_TRACE_DEVICE),
-            f"{SOURCE_TRACE_DEVICE}: {len(times)} op(s)",
-        )
-    times, _ = driver_ops(data)
-    if sum(times.values()) > 0:
-        return (
-            merge_with_host(host, times, dict.fromkeys(times, SOURCE_DRIVER_SPANS)),
-            (SOURCE_DRIVER_SPANS),
-            f"{SOURCE_DRIVER_SPANS}: {len(times)} op(s)",
-        )
-    return host, None, f"{SOURCE_TRACE_DEVICE}: none; {SOURCE_DRIVER_SPANS}: none"
+    for source, read in ((SOURCE_TRACE_DEVICE, device_ops), (SOURCE_DRIVER_SPANS, driver_ops)):
+        times, _ = read(data)
+        if sum(times.values()) > 0:
+            stats = merge_with_host(host, times, dict.fromkeys(times, source))
+            return stats, f"{source}: {len(times)} op(s)"
+    return host, f"{SOURCE_TRACE_DEVICE}: none; {SOURCE_DRIVER_SPANS}: none"
+
+
+@dataclass(frozen=True)
+class _Sample:
+    stats: CycleStats
+    reading: CaptureReading
+    warnings: tuple[str, ...]
+    steps: int  # ProfilerStep ranges in its trace.json (0: unknown)
 
 
 def _sample(
     folder: str, *, explorer: Explorer | None, fmt: str | None, tool_problem: str | None
-) -> tuple[CycleStats, CaptureReading, tuple[str, ...]]:
-    """One session folder's :class:`CycleStats` and its reading (warnings apart)."""
+) -> _Sample:
+    """One session folder's :class:`CycleStats`, its reading, warnings and iterations."""
     names = os.listdir(folder)
     warnings: list[str] = []
     data = _load(os.path.join(folder, TRACE_NAME)) if TRACE_NAME in names else None
     host = CycleStats(ops={}, device_time_us=0.0)
+    steps = 0
     if data is not None:
         problem = trace_format_problem(data)
         if problem is not None:
             warnings.append(f"{os.path.join(folder, TRACE_NAME)}: {problem}; not read")
+            data = None
         else:
             host = host_cycle(data)
+            steps = profiler_steps(data)
     pairs = pairings(folder, names) if any(n.endswith(".ntff") for n in names) else []
     reading = read_capture(pairs, explorer=explorer, fmt=fmt, tool_problem=tool_problem)
     warnings.extend(reading.warnings)
     if reading.times and reading.total_us > 0:
-        return merge_with_host(host, reading.times, reading.sources), reading, tuple(warnings)
-    stats, _source, line = _trace_sample(data, host) if data is not None else (host, None, "")
+        stats = merge_with_host(host, reading.times, reading.sources)
+        return _Sample(stats, reading, tuple(warnings), steps)
+    stats, line = _trace_sample(data, host) if data is not None else (host, "")
     tried = (*reading.tried, line or f"{TRACE_NAME}: none in {folder}")
-    return (
-        stats,
-        CaptureReading(tried=tried, state=reading.state, versions=reading.versions),
-        (tuple(warnings)),
+    empty = CaptureReading(tried=tried, state=reading.state, versions=reading.versions)
+    return _Sample(stats, empty, tuple(warnings), steps)
+
+
+def _iterations(samples: list[_Sample], active: int | None, warnings: list[str]) -> int:
+    """Iterations per sample: ``active`` when given, else what every trace.json says."""
+    if active is not None:
+        return active
+    counts = sorted({s.steps for s in samples})
+    if len(counts) == 1 and counts[0] > 0:
+        return counts[0]
+    warnings.append(
+        "iterations per sample unknown (the samples' trace.json hold "
+        + " or ".join(str(c) for c in counts)
+        + " ProfilerStep ranges): read as 1; give --active"
     )
+    return 1
 
 
 def _fingerprint(root: str, versions: Mapping[str, str]) -> dict[str, str]:
@@ -179,10 +193,13 @@ def replay_capture(
     fmt: str | None,
     tool_problem: str | None = None,
     label: tuple[str, str, str] | None = None,
-    active: int = 1,
+    active: int | None = None,
     tool_version: str | None = None,
 ) -> Replay:
     """Replay the capture in ``root`` (see the module doc).
+
+    ``active`` is the iterations per sample; None: the ``ProfilerStep`` ranges of each
+    sample's ``trace.json`` (a cycle's trace holds only its active steps).
 
     Raises:
         UsageError: ``root`` holds no capture (no ``.ntff``, no ``trace.json``).
@@ -197,18 +214,18 @@ def replay_capture(
             f"{root}: no Neuron capture here (no .ntff, no {TRACE_NAME}; expected"
             " <instance-id>_pid_<pid>/<timestamp>/ folders)"
         )
-    cycles: list[CycleStats] = []
-    readings: list[CaptureReading] = []
+    samples = [
+        _sample(folder, explorer=explorer, fmt=fmt, tool_problem=tool_problem)
+        for folder in folders
+    ]
+    cycles = [s.stats for s in samples]
+    readings = [s.reading for s in samples]
     warnings: list[str] = []
     versions: dict[str, str] = {}
-    for folder in folders:
-        stats, reading, warned = _sample(
-            folder, explorer=explorer, fmt=fmt, tool_problem=tool_problem
-        )
-        cycles.append(stats)
-        readings.append(reading)
-        warnings.extend(w for w in warned if w not in warnings)
-        versions.update(reading.versions)
+    for sample in samples:
+        warnings.extend(w for w in sample.warnings if w not in warnings)
+        versions.update(sample.reading.versions)
+    iterations = _iterations(samples, active, warnings)
     if tool_version:
         versions["tool"] = tool_version
     name, shape, dtype = label or capture_label(root)
@@ -218,7 +235,7 @@ def replay_capture(
         profile = summarize_cycles(
             ProfiledConfig(name, NeuronBackend.name, shape, dtype),
             cycles,
-            active=active,
+            active=iterations,
             device_time_is_cpu=False,
             capture_hint=hint,
         )

@@ -70,6 +70,7 @@ __all__ = [
     "find_traces",
     "host_cycle",
     "merge_with_host",
+    "profiler_steps",
     "read_new_traces",
     "summarise_categories",
     "trace_format_problem",
@@ -227,6 +228,19 @@ def host_cycle(data: Any) -> CycleStats:
             close(stack.pop())
     ops = {k: OpSample(0.0, v[1], int(v[0])) for k, v in acc.items()}
     return CycleStats(ops=ops, device_time_us=0.0)
+
+
+def profiler_steps(data: Any) -> int:
+    """How many iterations one exported cycle holds: its distinct ``ProfilerStep#<n>``
+    ranges (a cycle's trace keeps only its active steps); 0 when it names none."""
+    if trace_format_problem(data) is not None:
+        return 0
+    names = {
+        str(e.get("name", ""))
+        for e in _events(data)
+        if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")
+    }
+    return len(names)
 
 
 def merge_with_host(

@@ -92,6 +92,12 @@ def _op_cells(op: OpProfile, total: float, roofline: bool, sources: bool) -> lis
     return cells
 
 
+def _per_op_sources(profile: WorkloadProfile) -> bool:
+    """Ops name different sources of device time: a column; one source: a line below."""
+    named = {op.device_time_source or SOURCE_KEY_AVERAGES for op in profile.ops}
+    return any(op.device_time_source for op in profile.ops) and len(named) > 1
+
+
 def _op_table(profile: WorkloadProfile, total: float) -> Any:
     """The op table, largest op first."""
     from rich.table import Table
@@ -119,7 +125,7 @@ def _op_table(profile: WorkloadProfile, total: float) -> Any:
     roofline = any(op.roofline_fraction is not None for op in profile.ops)
     if roofline:
         table.add_column("of peak", justify="right")
-    sources = any(op.device_time_source for op in profile.ops)
+    sources = _per_op_sources(profile)
     if sources:
         table.add_column("device time from", overflow="fold")
     # Largest first by the median shown in the table (not by the sum over samples, which
@@ -171,7 +177,10 @@ def _note_lines(profile: WorkloadProfile) -> list[Any]:
     """The lines under the tables: warnings, trace files and the canary."""
     from rich.text import Text
 
-    out = [Text(f"warning: {safe_text(w)}") for w in profile.warnings]
+    out = []
+    if profile.device_time_source and not _per_op_sources(profile):
+        out.append(Text(f"device time from: {safe_text(profile.device_time_source)}"))
+    out += [Text(f"warning: {safe_text(w)}") for w in profile.warnings]
     out += [Text(f"trace: {safe_text(t)}") for t in profile.trace_files]
     if profile.canary is not None:
         c = profile.canary

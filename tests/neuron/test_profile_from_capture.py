@@ -54,7 +54,8 @@ def test_a_wrong_format_file_warns_in_one_line(
 ) -> None:
     session = next((capture / "i-0abc_pid_42").iterdir())
     (session / "trace.json").write_text(json.dumps(SUMMARY_JSON))
-    assert main(["profile", "--backend", "neuron", "--from-capture", str(capture)]) == 0
+    argv = ["profile", "--backend", "neuron", "--from-capture", str(capture), "--active", "1"]
+    assert main(argv) == 0
     err = capsys.readouterr().err
     warned = [ln for ln in err.splitlines() if ln.startswith("warning:")]
     assert warned == [
