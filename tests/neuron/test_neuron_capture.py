@@ -93,12 +93,25 @@ def test_summary_only_names_the_session(explorer: Explorer, tmp_path: Path) -> N
     }
 
 
+@needs_pyarrow
 def test_rows_without_framework_names_go_to_their_neffs(explorer: Explorer, tmp_path: Path) -> None:
+    write_capture(tmp_path, sessions=1, ops=[("mul", 1024), ("rsqrt", 1024)], layer=False)
+    got = read_new_capture(str(tmp_path), explorer=explorer, fmt=PARQUET, seen_ntffs=set(),
+                           seen_traces=set())  # fmt: skip
+    # ExecutionInfo's windows name the NEFF of each instruction: a row each, never dropped
+    mul, rsqrt = ntff.neff_name("mul", "1024|"), ntff.neff_name("rsqrt", "1024|")
+    assert set(got.times) == {f"neff::{mul[:-5]}", f"neff::{rsqrt[:-5]}", UNATTRIBUTED_OP}
+    assert got.times[f"neff::{mul[:-5]}"] == pytest.approx(0.3 + 0.256)
+
+
+def test_without_execution_windows_the_session_is_the_row(
+    explorer: Explorer, tmp_path: Path
+) -> None:
     write_capture(tmp_path, sessions=1, ops=[("mul", 1024), ("rsqrt", 1024)], layer=False)
     got = read_new_capture(str(tmp_path), explorer=explorer, fmt=EXPLORER_JSON, seen_ntffs=set(),
                            seen_traces=set())  # fmt: skip
     # The full JSON has no ExecutionInfo: the session's two NEFFs cannot be told apart.
-    assert "neff::profile_nc_0_session_0" in got.times
+    assert set(got.times) == {"neff::profile_nc_0_session_0", UNATTRIBUTED_OP}
 
 
 def test_only_total_time_is_no_device_time_and_says_so(explorer: Explorer, tmp_path: Path) -> None:
