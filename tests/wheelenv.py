@@ -19,7 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 OURS = ("neuronasv", "asv_bench_neuronasv", "__editable__", "_neuronasv")
 
-__all__ = ["OURS", "ROOT", "clean_venv", "git", "install_wheel", "run", "source_copy"]
+__all__ = ["OURS", "ROOT", "build_wheel", "clean_venv", "git", "install_wheel", "run",
+           "source_copy"]
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str], ok: tuple[int, ...] = (0,)) -> str:
@@ -63,8 +64,10 @@ def clean_venv(where: Path) -> Path:
     """A venv seeing this interpreter's third-party packages, none of ours; its python."""
     import venv
 
-    links = where / "third-party"
-    links.mkdir()
+    # Named like a site folder: a venv made from this one by the self-hosted jobs' install
+    # step (its .pth lists the base's folders named *-packages) sees these packages too.
+    links = where / "third-party" / "site-packages"
+    links.mkdir(parents=True)
     site = Path(sysconfig.get_paths()["purelib"])
     for entry in site.iterdir():
         if entry.name.startswith(OURS) or entry.suffix == ".pth":
@@ -79,15 +82,24 @@ def clean_venv(where: Path) -> Path:
     return py
 
 
-def install_wheel(where: Path, env: dict[str, str]) -> tuple[Path, Path, Path]:
-    """Build the wheel (from the sdist) of this checkout and install it into a clean venv
-    under ``where``; (the venv's python, the wheel, the source copy it was built from)."""
+def build_wheel(where: Path, env: dict[str, str]) -> tuple[Path, Path]:
+    """The wheel (built from the sdist) of this checkout, built under ``where``; (the wheel,
+    the source copy it was built from: a git repository of one commit, the recorded one)."""
     src, dist = where / "src", where / "dist"
     src.mkdir()
     source_copy(src, env)
     run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(src)],
         where, env)  # fmt: skip
-    wheel = next(dist.glob("neuronasv-*.whl"))
+    return next(dist.glob("neuronasv-*.whl")), src
+
+
+def install_wheel(
+    where: Path, env: dict[str, str], built: tuple[Path, Path] | None = None
+) -> tuple[Path, Path, Path]:
+    """Build the wheel of this checkout (or take ``built``: :func:`build_wheel`'s) and
+    install it into a clean venv under ``where``; (the venv's python, the wheel, the source
+    copy it was built from)."""
+    wheel, src = built or build_wheel(where, env)
     py = clean_venv(where)
     run([str(py), "-m", "pip", "install", "-q", "--no-index", "--no-build-isolation",
          str(wheel)], where, env)  # fmt: skip

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from neuronasv import env
+from neuronasv.ci import requirements as requirements_step
 from neuronasv.ci.options import add_store_args, commit_url, repo_of, store_ref
 from neuronasv.ci.outputs import set_output
 from neuronasv.ci.owned import claim_dir, remove_owned
@@ -53,7 +54,6 @@ __all__ = [
     "pr_bench",
     "regression_detected",
     "site_branch",
-    "torchless_requirements",
 ]
 
 log = logging.getLogger(__name__)
@@ -376,20 +376,6 @@ def site_branch(
     set_output("site-commit", rep.commit)
 
 
-def torchless_requirements() -> list[str]:
-    """The installed package's dependencies without torch (hosted jobs only read results)."""
-    from importlib.metadata import requires
-
-    out = []
-    for req in requires("neuronasv") or []:
-        if "extra ==" in req:
-            continue
-        name = re.split(r"[<>=!~;\[ ]", req, maxsplit=1)[0].strip().lower()
-        if name not in ("torch", "torch-neuronx", "torch_neuronx"):
-            out.append(req)
-    return out
-
-
 # --- the steps' arguments (``python -m neuronasv.ci``'s parser is built from these) -------
 
 
@@ -452,8 +438,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--machine", required=True, help="asv machine name of the run")
     p.add_argument("--out", required=True, help="folder to fill (created)")
     p.set_defaults(func=_traces)
-    p = sub.add_parser("requirements", help="dependencies without torch, one a line")
-    p.set_defaults(func=lambda a: print("\n".join(torchless_requirements())))
+    requirements_step.add_parser(sub)
     p = sub.add_parser("verdict", help="regression-detected=true|false of a findings document")
     p.add_argument("findings")
     p.set_defaults(func=lambda a: set_output(

@@ -16,7 +16,8 @@ refused); the callers trigger on origin's default branch, not the feature branch
 explicit repository, pass actionlint and zizmor; ``init --check`` passes on any branch and
 after a documented customisation (``backend: cpu``).
 
-The clean venv and the wheel: ``tests/wheelenv.py``.
+The clean venv and the wheel: ``tests/wheelenv.py`` (the wheel built once a session,
+``tests/ci/conftest.py``).
 """
 
 from __future__ import annotations
@@ -56,11 +57,13 @@ register(Workload("mykern.gate", "GELU gate", "64x512", _build, default_dtype="f
 
 
 @pytest.mark.slow
-def test_adopt_from_the_wheel_in_a_fresh_repository(tmp_path: Path) -> None:
+def test_adopt_from_the_wheel_in_a_fresh_repository(
+    tmp_path: Path, built_wheel: tuple[Path, Path]
+) -> None:
     home = tmp_path / "home"
     home.mkdir()
     base_env = {"PATH": os.environ["PATH"], "HOME": str(home), "LANG": "C.UTF-8"}
-    py, wheel, src = install_wheel(tmp_path, base_env)
+    py, wheel, src = install_wheel(tmp_path, base_env, built_wheel)
     assert next(wheel.parent.glob("neuronasv-*.tar.gz"))  # the wheel was built from it
     bindir = py.parent
     env = {**base_env, "PATH": f"{bindir}{os.pathsep}{base_env['PATH']}"}
