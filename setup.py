@@ -15,6 +15,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
@@ -84,6 +85,17 @@ def _write(folder: str) -> None:
         if os.path.isdir(os.path.dirname(path)):
             with open(path, "w", encoding="utf-8") as fh:
                 json.dump(info, fh)
+            if "repository" not in info:
+                print(no_repository_line(info["commit"]), file=sys.stderr, flush=True)
+
+
+def no_repository_line(commit: str) -> str:
+    """What a build that records no repository says (once, in the build's output)."""
+    return (
+        f"neuronasv build: no GitHub repository recorded (commit {commit[:12]}; this checkout"
+        " has no GitHub origin and NEURONASV_REPOSITORY is unset): `neuronasv init` will ask"
+        " for --from OWNER/REPO; set NEURONASV_REPOSITORY=OWNER/REPO to record it"
+    )
 
 
 class BuildPy(build_py):

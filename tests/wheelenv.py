@@ -84,12 +84,14 @@ def clean_venv(where: Path) -> Path:
 
 def build_wheel(where: Path, env: dict[str, str]) -> tuple[Path, Path]:
     """The wheel (built from the sdist) of this checkout, built under ``where``; (the wheel,
-    the source copy it was built from: a git repository of one commit, the recorded one)."""
+    the source copy it was built from: a git repository of one commit, the recorded one).
+    What the build printed is kept in ``where/build.log``."""
     src, dist = where / "src", where / "dist"
     src.mkdir()
     source_copy(src, env)
-    run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(src)],
-        where, env)  # fmt: skip
+    out, err = run_both([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist),
+                         str(src)], where, env)  # fmt: skip
+    (where / "build.log").write_text(out + err, encoding="utf-8")  # what the build said
     return next(dist.glob("neuronasv-*.whl")), src
 
 

@@ -78,6 +78,10 @@ def test_adopt_from_the_wheel_in_a_fresh_repository(
         assert (installed / data).is_file(), data
     built = json.loads((installed / "_build.json").read_text())
     assert set(built) == {"commit"}, built  # no GitHub origin: no repository recorded
+    said = (wheel.parent.parent / "build.log").read_text()
+    assert said.count("neuronasv build: no GitHub repository recorded") == 1, said[-2000:]
+    assert "init` will ask for --from OWNER/REPO" in said
+    assert "Project-URL" not in _metadata(wheel)  # no repository: no link guessed
 
     repo = tmp_path / "kernels"
     (repo / "mykern").mkdir(parents=True)
@@ -172,6 +176,14 @@ def test_adopt_from_the_wheel_in_a_fresh_repository(
           "--rounds", "0", "--out", str(demo)], tmp_path, env, ok=(0, 1))  # fmt: skip
     assert "aten::mul" in (demo / "comment.md").read_text()
     assert (demo / "site" / "index.html").is_file()
+
+
+def _metadata(wheel: Path) -> str:
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as z:
+        name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        return z.read(name).decode()
 
 
 def _lint(folder: Path) -> None:
