@@ -1,7 +1,9 @@
 """neuronasv as a user gets it: the wheel built from this checkout, in a clean venv.
 
 Shared by the adoption tests (``tests/ci/test_adopt_wheel.py``,
-``tests/ci/test_getting_started.py``) and ``bench/bench_adopter_suite.py``. The venv sees
+``tests/ci/test_getting_started.py``), the install-step tests and the act lane
+(``tests/ci/test_workflow_installs.py``, ``tests/ci/actlane.py``) and
+``bench/bench_adopter_suite.py``. The venv sees
 the third-party packages of this interpreter (torch included) through a folder of links that
 leaves out neuronasv, its asv plugin and their editable hooks, so ``pip install
 --no-index`` needs no network and the installed wheel is the only neuronasv.

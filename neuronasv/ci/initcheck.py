@@ -6,9 +6,11 @@ A file that differs is not simply "stale or edited": each difference is judged.
   repository at another commit, or installs ``package`` from another commit of it;
 - **not supported** (fails): what would break the flow or widen its privileges: a missing
   caller job, another repository than the one this neuronasv comes from, a ``package``
-  that is not the pinned neuronasv, a permission above what init grants, a ``push``
-  trigger without the default branch, ``branches`` of ``asv.conf.json`` without it, or an
-  ``environment_type`` other than ``existing``;
+  that is not the pinned neuronasv, a permission above or below what init grants, a
+  ``push`` trigger without the default branch, ``branches`` of ``asv.conf.json`` without
+  it, an ``environment_type`` other than ``existing``, or anything else GitHub refuses at
+  start-up (:func:`start_up_rules`: an input the pinned workflow does not have or of the
+  wrong type, ...);
 - **customised** (kept, exit 0): everything else — the reusable workflows' other inputs
   (``backend``, ``metrics``, ``runner-labels``, ``bench``, ``machine``, ``python``,
   ``shards``, ``site-branch``, ...), ``if:`` conditions, more jobs or triggers, other
@@ -32,7 +34,7 @@ from typing import Any
 from neuronasv.ci import wfrules
 from neuronasv.ci.scaffold import WORKFLOW_FILES, Source
 
-__all__ = ["Finding", "check_file", "repin"]
+__all__ = ["Finding", "check_file", "repin", "start_up_rules"]
 
 _CALL = re.compile(
     r"^([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)/\.github/workflows/(neuronasv-[a-z]+\.yml)@(.+)$"
@@ -205,6 +207,27 @@ def _job_permissions(
                       f" runs (grant it in {where}.permissions, as init writes)")  # fmt: skip
     elif not wide and exp and job.get("permissions") != want:
         yield Finding(rel, "customised", f"{where}.permissions = {job.get('permissions')!r}")
+
+
+def start_up_rules(
+    callers: Mapping[str, str], source: Source, reusable: Mapping[str, str]
+) -> list[Finding]:
+    """GitHub's start-up rules (:mod:`neuronasv.ci.wfrules`) over the caller files as they
+    are, against ``reusable`` (name -> text: this neuronasv's reusable workflows, the ones
+    the callers pin): an input that does not exist or has the wrong type, a required one
+    left out, a secret the called workflow does not declare, an output nobody declares...
+    Each is "not supported": GitHub would refuse the file. Permissions are judged by
+    :func:`check_file` already (against init's grant); unreadable files are said there."""
+    parsed = {}
+    for rel, text in callers.items():
+        try:
+            parsed[rel] = wfrules.parse(text)
+        except Exception:  # yaml.YAMLError and its kin: check_file says it
+            continue
+    called = {source.repository: {n: wfrules.parse(t) for n, t in reusable.items()}}
+    return [Finding(v.file, "not supported", f"{v.where}: {v.text} (GitHub refuses the file"
+                    " at start-up)") for v in wfrules.check(parsed, called)
+            if v.rule != "permissions"]  # fmt: skip
 
 
 def _push_branches(rel: str, want: Any, have: Any, judged: set[str]) -> Iterator[Finding]:

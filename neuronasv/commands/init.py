@@ -147,6 +147,7 @@ def _check(
 ) -> int:  # fmt: skip
     from neuronasv.ci import branches as br
     from neuronasv.ci import initcheck
+    from neuronasv.ci.scaffold import WORKFLOW_FILES, reusable_workflows
 
     findings: list[initcheck.Finding] = []
     lines = [*lines, *(f"missing in .gitignore: {line}" for line in ignore)]
@@ -156,13 +157,21 @@ def _check(
             f"not supported: asv.conf.json: the files track {branch.name!r}, but {head[0]}'s"
             f" default branch is {head[1]!r} (init --check --branch {branch.name} if deliberate)"
         )
+    callers: dict[str, str] = {}
     for rel, text in files.items():
         path = os.path.join(root, rel)
         if not os.path.isfile(path):
             findings.append(initcheck.Finding(rel, "missing", ""))
             continue
         with open(path, encoding="utf-8", errors="replace") as fh:
-            findings += initcheck.check_file(rel, text, fh.read(), source, branch.name)
+            actual = fh.read()
+        findings += initcheck.check_file(rel, text, actual, source, branch.name)
+        if rel in WORKFLOW_FILES:
+            callers[rel] = actual
+    reusable = reusable_workflows()
+    if reusable and not any(f.kind == "stale pin" for f in findings):
+        # The callers pin these very workflows: GitHub's start-up rules hold against them.
+        findings += initcheck.start_up_rules(callers, source, reusable)
     lines += [f.line() for f in findings if f.fails]
     if any(f.kind == "stale pin" for f in findings):
         lines.append("to move the pins and keep every other line: neuronasv init --update-pins")

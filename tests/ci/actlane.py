@@ -115,6 +115,8 @@ class Lane:
     timings: dict[str, float] = field(default_factory=dict)
     api_url: str = ""
     runs: list[Run] = field(default_factory=list)
+    base_sha: str = ""  # main: the pushed commit and the PR's base
+    head_sha: str = ""  # pr-1: the PR's head
 
     @property
     def origin(self) -> Path:

@@ -74,7 +74,8 @@ def test_adopt_from_the_wheel_in_a_fresh_repository(
     assert str(ROOT) not in where and str(src) not in where, where
     installed = Path(where.splitlines()[0]).parent
     for data in ("publish/assets/uPlot.LICENSE", "publish/assets/uPlot.iife.min.js",
-                 "ci/templates/neuronasv.yml.tmpl", "_build.json"):  # fmt: skip
+                 "ci/templates/neuronasv.yml.tmpl", "_build.json",
+                 "ci/reusable/neuronasv-commit.yml"):  # fmt: skip
         assert (installed / data).is_file(), data
     built = json.loads((installed / "_build.json").read_text())
     assert set(built) == {"commit"}, built  # no GitHub origin: no repository recorded
@@ -134,6 +135,12 @@ def test_adopt_from_the_wheel_in_a_fresh_repository(
     custom = _run([*nx, "init", "--check", "--from", "acme/neuronasv"], repo, env)
     assert "customised: .github/workflows/neuronasv.yml: jobs.pr.with.backend = 'cpu'" in custom
     _lint(repo / ".github" / "workflows")
+    # GitHub's start-up rules against the workflows the wheel ships (no checkout here).
+    caller.write_text(caller.read_text().replace(", backend: cpu", ", backend: cpu, metric: x", 1))
+    typo = subprocess.run([*nx, "init", "--check", "--from", "acme/neuronasv"], cwd=repo,
+                          env=env, capture_output=True, text=True, check=False)  # fmt: skip
+    assert typo.returncode == 1 and "neuronasv-commit.yml has no input 'metric'" in typo.stdout
+    caller.write_text(caller.read_text().replace(", metric: x", ""))
     _git(repo, env, "commit", "-qam", "neuronasv: CPU runner")
 
     # History before adoption: both commits predate benchmarks/; today's suite measures them.
