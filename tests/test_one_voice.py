@@ -40,7 +40,8 @@ PRINTS_RESULTS = (
     "commands/",  # each command prints its result (the CLI's "thin" layer)
     "cli.py",
     "demo.py",  # the walk-through is the demo's output
-    "ci/flows.py",  # the CI steps' parser: `requirements`, one dependency a line
+    "ci/flows.py",  # the CI steps' parser: `traces`, the line saying what was copied
+    "ci/requirements.py",  # `requirements`, one dependency a line
     "ci/outputs.py",  # `name=value` workflow outputs
     "ci/pr_comment.py",  # what the privileged step did (comment, status)
     "run/benchsel.py",  # the benchmark names, JSON
