@@ -27,10 +27,11 @@ import os
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from neuronasv import env
+from neuronasv.ci import requirements as requirements_step
 from neuronasv.ci.options import add_store_args, commit_url, repo_of, store_ref
 from neuronasv.ci.outputs import set_output
 from neuronasv.ci.owned import claim_dir, remove_owned
@@ -43,6 +44,7 @@ from neuronasv.store.git import Git
 __all__ = [
     "PrMeasurement",
     "PullRequestRef",
+    "SiteOptions",
     "StoreRef",
     "add_parsers",
     "analyse",
@@ -54,7 +56,6 @@ __all__ = [
     "pr_bench",
     "regression_detected",
     "site_branch",
-    "torchless_requirements",
 ]
 
 log = logging.getLogger(__name__)
@@ -233,11 +234,26 @@ def pr_bench(
     set_output("regression-detected", str(regression_detected(findings)).lower())
 
 
-def analyse(
-    repo: str, *, out: str, site: str, traces_dir: str | None, store: StoreRef,
-    commit_url: str | None, site_url: str | None, title: str | None,
-) -> None:  # fmt: skip
-    """Pull the history, change points per machine, and the site."""
+@dataclass(frozen=True)
+class SiteOptions:
+    """What the analyse step's site links to, and where it keeps its cache."""
+
+    commit_url: str | None = None
+    site_url: str | None = None
+    title: str | None = None
+    traces_dir: str | None = None
+    cache_dir: str | None = None
+
+
+def analyse(repo: str, *, out: str, site: str, store: StoreRef, opts: SiteOptions) -> None:
+    """Pull the history, change points per machine, and the site.
+
+    ``opts.cache_dir`` keeps what the next run can reuse (the workflow keeps it between
+    runs with the Actions cache): per machine, ``neuronasv regressions``' parsed files,
+    searched windows and culprit comparisons (``regressions/<machine>``: each run prunes
+    what it did not use, so machines never share one), and the site's parsed summaries
+    (``publish``). A stale or damaged cache costs time, never an answer.
+    """
     from neuronasv.steps.publish import PublishOptions, publish
     from neuronasv.steps.regressions import (
         RegressionsOptions,
@@ -256,17 +272,23 @@ def analyse(
         machines = machines_in(str(history))
         if not machines:
             raise UsageError("no machine folders in the results branch")
-        docs = regressions_per_machine(
-            RegressionsOptions(results_dir=str(history), repo=repo), machines
-        )
+        cache_dir = opts.cache_dir
+        ropts = RegressionsOptions(results_dir=str(history), repo=repo)
+        docs = {}
+        for machine in machines:
+            cache = os.path.join(cache_dir, "regressions", machine) if cache_dir else None
+            docs.update(regressions_per_machine(replace(ropts, cache_dir=cache), [machine]))
         paths = []
         for machine, doc in docs.items():
             paths.append(str(outp / f"regressions-{machine}.json"))
             _write(paths[-1], doc.dumps())
+        traces = opts.traces_dir
         done = publish(PublishOptions(
             out=site, results_dir=str(history), repo=repo, findings=tuple(paths),
-            base_url=site_url or "", commit_url=commit_url, title=title, no_cache=True,
-            traces_dir=traces_dir if traces_dir and os.path.isdir(traces_dir) else None,
+            base_url=opts.site_url or "", commit_url=opts.commit_url, title=opts.title,
+            no_cache=cache_dir is None,
+            cache_dir=os.path.join(cache_dir, "publish") if cache_dir else None,
+            traces_dir=traces if traces and os.path.isdir(traces) else None,
         ))  # fmt: skip
         log.info(done.line())
     remove_owned(str(history))
@@ -384,20 +406,6 @@ def site_branch(
     set_output("site-commit", rep.commit)
 
 
-def torchless_requirements() -> list[str]:
-    """The installed package's dependencies without torch (hosted jobs only read results)."""
-    from importlib.metadata import requires
-
-    out = []
-    for req in requires("neuronasv") or []:
-        if "extra ==" in req:
-            continue
-        name = re.split(r"[<>=!~;\[ ]", req, maxsplit=1)[0].strip().lower()
-        if name not in ("torch", "torch-neuronx", "torch_neuronx"):
-            out.append(req)
-    return out
-
-
 # --- the steps' arguments (``python -m neuronasv.ci``'s parser is built from these) -------
 
 
@@ -441,6 +449,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--traces-dir", default=None)
     p.add_argument("--site-url", default=os.environ.get("SITE_URL") or None)
     p.add_argument("--title", default=None)
+    p.add_argument("--cache-dir", default=None,
+                   help="keep parsed files and searched windows here for the next run")  # fmt: skip
     add_store_args(p)
     p.set_defaults(func=_analyse)
     p = sub.add_parser("site-branch", help="put the built site on a branch (never forced)")
@@ -461,8 +471,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--machine", required=True, help="asv machine name of the run")
     p.add_argument("--out", required=True, help="folder to fill (created)")
     p.set_defaults(func=_traces)
-    p = sub.add_parser("requirements", help="dependencies without torch, one a line")
-    p.set_defaults(func=lambda a: emit("\n".join(torchless_requirements())))
+    requirements_step.add_parser(sub)
     p = sub.add_parser("verdict", help="regression-detected=true|false of a findings document")
     p.add_argument("findings")
     p.set_defaults(func=lambda a: set_output(
@@ -489,9 +498,10 @@ def _pr_bench(args: argparse.Namespace) -> None:
 
 
 def _analyse(args: argparse.Namespace) -> None:
-    analyse(repo_of(args), out=args.out, site=args.site, traces_dir=args.traces_dir,
-            store=store_ref(args), commit_url=commit_url(), site_url=args.site_url,
-            title=args.title)  # fmt: skip
+    analyse(repo_of(args), out=args.out, site=args.site, store=store_ref(args),
+            opts=SiteOptions(commit_url=commit_url(), site_url=args.site_url,
+                             title=args.title, traces_dir=args.traces_dir,
+                             cache_dir=args.cache_dir))  # fmt: skip
 
 
 def _site_branch(args: argparse.Namespace) -> None:

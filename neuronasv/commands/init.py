@@ -36,6 +36,7 @@ from neuronasv.log import emit
 
 if TYPE_CHECKING:
     from neuronasv.ci.branches import Branch
+    from neuronasv.ci.initcheck import Finding
     from neuronasv.ci.scaffold import Recorded, Source
     from neuronasv.store.git import Git
 
@@ -156,13 +157,7 @@ def _check(
             f"not supported: asv.conf.json: the files track {branch.name!r}, but {head[0]}'s"
             f" default branch is {head[1]!r} (init --check --branch {branch.name} if deliberate)"
         )
-    for rel, text in files.items():
-        path = os.path.join(root, rel)
-        if not os.path.isfile(path):
-            findings.append(initcheck.Finding(rel, "missing", ""))
-            continue
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            findings += initcheck.check_file(rel, text, fh.read(), source, branch.name)
+    findings += _judge(root, files, source, branch.name)
     lines += [f.line() for f in findings if f.fails]
     if any(f.kind == "stale pin" for f in findings):
         lines.append("to move the pins and keep every other line: neuronasv init --update-pins")
@@ -173,6 +168,30 @@ def _check(
         emit(f"up to date (branch {branch.name}, pinned to {source.repository}"
               f"@{source.commit[:12]}{'; customisations kept' if kept else ''})")  # fmt: skip
     return 1 if lines else 0
+
+
+def _judge(root: str, files: dict[str, str], source: Source, branch: str) -> list[Finding]:
+    """Each file init writes against what is there; then GitHub's start-up rules over the
+    callers, against the reusable workflows they pin (when no pin is stale)."""
+    from neuronasv.ci import initcheck
+    from neuronasv.ci.scaffold import WORKFLOW_FILES, reusable_workflows
+
+    findings: list[initcheck.Finding] = []
+    callers: dict[str, str] = {}
+    for rel, text in files.items():
+        path = os.path.join(root, rel)
+        if not os.path.isfile(path):
+            findings.append(initcheck.Finding(rel, "missing", ""))
+            continue
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            actual = fh.read()
+        findings += initcheck.check_file(rel, text, actual, source, branch)
+        if rel in WORKFLOW_FILES:
+            callers[rel] = actual
+    reusable = reusable_workflows()
+    if reusable and not any(f.kind == "stale pin" for f in findings):
+        findings += initcheck.start_up_rules(callers, source, reusable)
+    return findings
 
 
 def _update_pins(root: str, before: Recorded, source: Source) -> int:

@@ -11,8 +11,11 @@ reading (``start.*`` / ``end.*`` keys of ``CanaryReading.device_state``) and nam
   else fails. Each query that the GPU does not support is left out.
 * **CPU**: the 1-minute load average and the current frequency of CPU 0 (``/proc`` and
   ``/sys``), which on a shared runner explain most slow runs.
-* **Neuron**: nothing per reading yet (neuron-monitor is a daemon, not a query); the
-  runtime and driver versions are in the fingerprint.
+* **Neuron**: nothing queried per reading (neuron-monitor is a daemon, not a query); the
+  device profile of the cycles just measured carries the throttle fields and the tool and
+  trace versions, which the canary adds to its end state as ``end.neuron.<field>``
+  (``Backend.measured_state``, :mod:`neuronasv.measure.neuron_capture`); the runtime and
+  driver versions are in the fingerprint.
 
 Values are strings; keys absent when unknown. Unverified on a GPU from this repository's
 CI: the NVML calls are tested against a stand-in ``pynvml`` module.
