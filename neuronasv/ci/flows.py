@@ -252,7 +252,10 @@ def analyse(repo: str, *, out: str, site: str, store: StoreRef, opts: SiteOption
     runs with the Actions cache): per machine, ``neuronasv regressions``' parsed files,
     searched windows and culprit comparisons (``regressions/<machine>``: each run prunes
     what it did not use, so machines never share one), and the site's parsed summaries
-    (``publish``). A stale or damaged cache costs time, never an answer.
+    (``publish``). A stale or damaged cache costs time, never an answer. The regressions
+    entries are signed with ``NEURONASV_CACHE_KEY``, else the key file beside DIR (not in
+    what the workflow restores): on a fresh runner without the variable every restored
+    entry is a miss.
     """
     from neuronasv.steps.publish import PublishOptions, publish
     from neuronasv.steps.regressions import (
@@ -261,6 +264,7 @@ def analyse(repo: str, *, out: str, site: str, store: StoreRef, opts: SiteOption
         regressions_per_machine,
     )
     from neuronasv.steps.store import branch_of, pull, pull_lines
+    from neuronasv.store.cachekey import key_path
 
     outp = Path(out)
     outp.mkdir(parents=True, exist_ok=True)
@@ -273,7 +277,10 @@ def analyse(repo: str, *, out: str, site: str, store: StoreRef, opts: SiteOption
         if not machines:
             raise UsageError("no machine folders in the results branch")
         cache_dir = opts.cache_dir
-        ropts = RegressionsOptions(results_dir=str(history), repo=repo)
+        # One key for every machine's cache, beside the folder the workflow restores (never
+        # in it: a restored entry must not bring the key that signs it; store/cachekey.py).
+        key_file = key_path(cache_dir) if cache_dir else None
+        ropts = RegressionsOptions(results_dir=str(history), repo=repo, cache_key_file=key_file)
         docs = {}
         for machine in machines:
             cache = os.path.join(cache_dir, "regressions", machine) if cache_dir else None

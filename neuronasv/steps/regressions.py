@@ -60,6 +60,8 @@ class RegressionsOptions:
         acks: acknowledgements (a file; None: the checkout's).
         report: the compare/confirm document of the newest commit vs its parent.
         cache_dir: keep parsed files and searched windows here (None: no cache).
+        cache_key_file: the key file signing its entries (None: beside ``cache_dir``;
+            store/cachekey.py), never inside it.
         workers: processes parsing results files, searching change points and comparing
             one-commit pairs (None: CPUs, at most 8).
     """
@@ -73,6 +75,7 @@ class RegressionsOptions:
     acks: Acks = None
     report: Report | None = None
     cache_dir: str | None = None
+    cache_key_file: str | None = None
     workers: int | None = None
 
 
@@ -290,7 +293,7 @@ def regressions(opts: RegressionsOptions) -> FindingsDocument:
 
     git = git_for(opts.repo)
     rdir = results_folder(opts.results_dir, opts.repo)
-    cache = _cache(opts.cache_dir)
+    cache = _cache(opts.cache_dir, opts.cache_key_file)
     columns = load_columns(
         rdir,
         machine=opts.machine,
@@ -336,7 +339,7 @@ def regressions(opts: RegressionsOptions) -> FindingsDocument:
     return _with_culprits(doc, columns.commits, rdir, git, cache, opts.workers)
 
 
-def _cache(cache_dir: str | None) -> tuple[str, CacheKey] | None:
+def _cache(cache_dir: str | None, key_file: str | None) -> tuple[str, CacheKey] | None:
     """``--cache-dir`` and the key that signs its entries (store/cachekey.py), or None: no
     cache asked for, or no key to be had (said once; the run goes on without it)."""
     from neuronasv.store.cachekey import cache_key
@@ -348,7 +351,7 @@ def _cache(cache_dir: str | None) -> tuple[str, CacheKey] | None:
     except OSError as exc:
         log.warning(f"--cache-dir {cache_dir} not used: {exc.strerror or exc}")
         return None
-    key, where = cache_key(cache_dir)
+    key, where = cache_key(cache_dir, key_file)
     if key is None:
         log.warning(f"--cache-dir {cache_dir} not used: {where}")
         return None

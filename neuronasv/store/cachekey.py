@@ -66,8 +66,13 @@ def key_path(cache_dir: str) -> str:
     return os.path.abspath(cache_dir).rstrip(os.sep) + KEY_SUFFIX
 
 
-def cache_key(cache_dir: str) -> tuple[CacheKey | None, str]:
+def cache_key(cache_dir: str, key_file: str | None = None) -> tuple[CacheKey | None, str]:
     """The key of ``cache_dir``'s entries, and how it was found (or why there is none).
+
+    Args:
+        cache_dir: the cache folder.
+        key_file: where the key file is when not beside ``cache_dir`` (a folder of several
+            caches keeps one key beside itself: ``python -m neuronasv.ci analyse``).
 
     Raises:
         UsageError: ``NEURONASV_CACHE_KEY`` is set but is no key (exit 2).
@@ -75,7 +80,7 @@ def cache_key(cache_dir: str) -> tuple[CacheKey | None, str]:
     key = env.CACHE_KEY.read()
     if key is not None:
         return CacheKey(key), f"{env.CACHE_KEY.name}"
-    path = key_path(cache_dir)
+    path = key_file or key_path(cache_dir)
     try:
         raw = read_regular(path, 256)
     except FileNotFoundError:
