@@ -270,9 +270,10 @@ def ci_beside_time(f: Finding) -> Literal["decision", "unadjusted", "beyond zero
     st = f.state
     if st.time not in ("undecided", "noise"):
         return "decision"
-    if f.ci_low is None or f.ci_high is None:
+    ci = f.estimate.ci_against  # the interval the time was judged on (over a runner shift)
+    if ci is None:
         return "decision"
-    lo, hi = shown_change(f.ci_low), shown_change(f.ci_high)
+    lo, hi = shown_change(ci[0]), shown_change(ci[1])
     if lo <= 0.0 <= hi:
         return "decision"
     return "unadjusted" if st.time == "undecided" else "beyond zero"
@@ -316,7 +317,8 @@ def _row_state(
     ib = ih = None
     if counted is not None and counted.state.presence == "both":
         instr = counted.state.instructions
-        if instr in ("more", "fewer", "same") and st.time in ("undecided", "noise"):
+        # beside every time: a slower time whose counts are equal must say so (issue 39)
+        if instr in ("more", "fewer", "same") and st.time != "none":
             ib, ih = counted.base, counted.head
     state = replace(st, work=work, instructions=instr, instr_base=ib, instr_head=ih, gate="")
     if f.acknowledged is not None or withheld:
