@@ -25,7 +25,13 @@ from neuronasv.model.findings import (
     SeriesId,
 )
 from neuronasv.report.causes import CauseView, cause_views, config_label
-from neuronasv.report.rowwords import gate_phrase, shift_line, state_words
+from neuronasv.report.rowwords import (
+    SAME_EXACT,
+    gate_phrase,
+    held_back,
+    shift_line,
+    state_words,
+)
 from neuronasv.units import is_exact
 
 __all__ = [
@@ -231,6 +237,11 @@ def _compare_headline(
     elif views:
         rows = [f for v in views for f in (*v.totals, *v.ops)]
         text = f"no gate rule fired; {plural(len(views), 'cause')}" + _quote(rows, views)
+    elif held := [f for f in findings if held_back(f)]:
+        text = (
+            f"no gate rule fired; no cause: {plural(len(held), 'row')} moved in a single run"
+            f" with {SAME_EXACT}, suspects to re-measure"
+        )
     else:
         beyond = "the runner's shift" if shifted else "the noise"
         text = f"no change beyond {beyond} in {plural(series, 'series', 'series')}"

@@ -33,6 +33,7 @@ __all__ = [
     "LEGEND",
     "SAME_EXACT",
     "UNADJUSTED",
+    "WITHIN_SHIFT",
     "count_line",
     "count_words",
     "gate_phrase",
@@ -148,6 +149,9 @@ def time_words(f: Finding, state: RowState) -> str:
 
 #: The time word of a row whose change over the runner's shift was not decided.
 WITHIN_SHIFT = "time within the runner's shift"
+#: A time decided over the runner's shift: its own words, since the row's measured Δ (its
+#: table cell) may have the other sign — "slower"/"faster" stay the measured time's.
+_RELATIVE = {"slower": "above the runner's shift", "faster": "below the runner's shift"}
 
 
 def _against_figures(f: Finding) -> str:
@@ -167,9 +171,11 @@ def _against_figures(f: Finding) -> str:
 def shifted_words(f: Finding, state: RowState) -> str:
     """A single-run row judged against the runner's shift (``Estimate.shift``): its time
     word follows its change *over the shift*, printed first, with the shift and the
-    measured Δ beside it — ``slower (+30 %, CI +20 … +41 % against the runner's +88 %
-    shift; +144 % as measured), single run: a suspect to re-measure`` / ``time within the
-    runner's shift (+144 % as measured; +30 %, CI … against its +88 %)``."""
+    measured Δ beside it — ``above the runner's shift (+30 %, CI +20 … +41 % over its
+    +88 %; +144 % as measured), single run, a suspect to re-measure`` / ``time within the
+    runner's shift (+144 % as measured, the runner's +88 %; over it +30 %, CI …)``. A
+    decided time reads above/below the shift, never slower/faster: those words stay with
+    the measured Δ, which may have the other sign."""
     e = f.estimate
     shift = format_delta_pct(e.shift)
     measured = format_delta_pct(e.ratio)
@@ -177,10 +183,13 @@ def shifted_words(f: Finding, state: RowState) -> str:
     if state.time in ("slower", "faster"):
         how = "confirmed" if state.confirmed else _SOURCE.get(e.source, "")
         return (
-            f"{state.time} ({fig} against the runner's {shift} shift; {measured} as"
-            f" measured), {how}{_beside(state)}"
+            f"{_RELATIVE[state.time]} ({fig} over its {shift}; {measured} as measured),"
+            f" {how}{_beside(state)}"
         )
-    return f"{WITHIN_SHIFT} ({measured} as measured; {fig} against its {shift}){_beside(state)}"
+    return (
+        f"{WITHIN_SHIFT} ({measured} as measured, the runner's {shift}; over it {fig})"
+        + _beside(state)
+    )
 
 
 def exact_words(f: Finding) -> str:
@@ -239,13 +248,13 @@ def state_cell(f: Finding) -> str:
     if shift is not None and state.time in ("slower", "faster"):
         how = "confirmed" if state.confirmed else _SOURCE.get(f.estimate.source, "")
         time = (
-            f"{state.time} ({format_delta_pct(f.estimate.against)} against the runner's"
-            f" {format_delta_pct(shift)} shift), {how}{_beside(state)}"
+            f"{_RELATIVE[state.time]} ({format_delta_pct(f.estimate.against)} over its"
+            f" {format_delta_pct(shift)}), {how}{_beside(state)}"
         )
     elif shift is not None and state.time in ("undecided", "noise"):
         time = (
-            f"{WITHIN_SHIFT} ({format_delta_pct(f.estimate.against)} against its"
-            f" {format_delta_pct(shift)}){_beside(state)}"
+            f"{WITHIN_SHIFT} (the runner's {format_delta_pct(shift)}; over it"
+            f" {format_delta_pct(f.estimate.against)}){_beside(state)}"
         )
     elif state.time in ("slower", "faster"):
         how = "confirmed" if state.confirmed else _SOURCE.get(f.estimate.source, "")
@@ -272,16 +281,29 @@ def gate_phrase(findings: Iterable[Finding]) -> str:
     return "gate: " + "; ".join(f"{rule}, {plural(n, 'row')}" for rule, n in counts.items())
 
 
-def _span(fs: list[Finding], at: Callable[[Finding], str] | None) -> str:
+def _measured(f: Finding) -> float | None:
+    return f.ratio
+
+
+def _over_shift(f: Finding) -> float | None:
+    return f.estimate.against
+
+
+def _span(
+    fs: list[Finding],
+    at: Callable[[Finding], str] | None,
+    ratio: Callable[[Finding], float | None] = _measured,
+) -> str:
     """``+12 … +59 %`` over the rows' Δ (one figure when they agree); with ``at``, each
-    end says where: ``+12 % at 4x512 bf16 … +59 % at 2x128x512 bf16``."""
+    end says where: ``+12 % at 4x512 bf16 … +59 % at 2x128x512 bf16``; ``ratio``: which
+    change (the measured Δ, or the change over the runner's shift)."""
     rows = sorted(
-        (f for f in fs if f.ratio is not None), key=lambda f: (f.ratio or 1.0, f.series.label)
+        (f for f in fs if ratio(f) is not None), key=lambda f: (ratio(f) or 1.0, f.series.label)
     )
     if not rows:
         return ""
     lo, hi = rows[0], rows[-1]
-    plo, phi = format_delta_pct(lo.ratio), format_delta_pct(hi.ratio)
+    plo, phi = format_delta_pct(ratio(lo)), format_delta_pct(ratio(hi))
     if at is not None:
         if lo is hi or plo == phi:
             return f"{phi} at {at(hi)}"
@@ -306,11 +328,19 @@ def totals_summary(totals: Iterable[Finding], at: Callable[[Finding], str] | Non
             word = _WORK[f.state.work]
             work[word] = work.get(word, 0) + 1
         if f.state.time != "none":
-            groups.setdefault(_GROUP.get(f.state.time, f.state.time), []).append(f)
+            label = _GROUP.get(f.state.time, f.state.time)
+            if f.estimate.shift is not None:  # judged over the runner's shift
+                label = _RELATIVE.get(f.state.time, "within the runner's shift")
+            groups.setdefault(label, []).append(f)
     bits = [f"{w} in {k}/{len(fs)} configurations" for w, k in work.items()]
     times = []
     for label, members in groups.items():
-        inner = [_span(members, at)]
+        if label in _RELATIVE.values():  # each word beside its own change: over the shift
+            inner = [f"{_span(members, at, _over_shift)} over it"]
+        elif label == "within the runner's shift":
+            inner = [f"{_span(members, at)} as measured"]
+        else:
+            inner = [_span(members, at)]
         confirmed = sum(1 for f in members if f.state.confirmed)
         if confirmed:
             inner.append(f"{confirmed} confirmed")
