@@ -543,7 +543,8 @@ def compare(  # noqa: PLR0913 -- the compare step's keyword options, one per CLI
                                         known=[(w.config, w.op) for w in work]))  # fmt: skip
     exact = [p for p in pairs if is_exact(p.unit)]
     pairs = [p for p in pairs if not is_exact(p.unit)]
-    shift = _runner_shift(history, pairs, exact, work, settings, (bm, base), (hm, head))
+    shift = _runner_shift(history, pairs, exact, work, settings, (bm, base), (hm, head),
+                          forced=bool(problems))  # fmt: skip
     findings = judge(pairs, settings, floors, boost={w.config for w in work}, shift=shift)
     findings = attribute(
         findings,
@@ -604,10 +605,15 @@ def _runner_shift(
     settings: Settings,
     base: tuple[str, str],
     head: tuple[str, str],
-) -> RunnerShift:
+    *,
+    forced: bool = False,
+) -> RunnerShift | None:
     """The runner's shared shift over this comparison's single-run device-time rows whose
     work and instruction counts are equal (:mod:`neuronasv.analyse.runnershift`), with
-    what each side recorded of its machine."""
+    what each side recorded of its machine; None for a ``--force``d comparison across
+    machines or devices (another machine is not the runner shifting)."""
+    if forced:
+        return None
     rows = [
         (p.series, _point_level(p.base), _point_level(p.head))
         for p in pairs
@@ -624,8 +630,10 @@ def _runner_shift(
     min_effect = rule.threshold if rule.relative else 0.05
     sb = side_state(history, "base", *base)
     sh = side_state(history, "head", *head)
+    keys = [{(p.name, p.shape, p.dtype) for p in history.profiles.get(side, ())}
+            for side in (base, head)]  # fmt: skip
     return runner_shift(
-        shift_inputs(rows, work, counts),
+        shift_inputs(rows, work, counts, keys[0] & keys[1]),
         min_effect=min_effect,
         canary=canary_ratio(sb, sh),
         base=sb,

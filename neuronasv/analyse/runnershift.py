@@ -54,7 +54,7 @@ clock, the device's throttle reasons, the canary's level) travels with the decis
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from statistics import median
 
 from neuronasv.analyse.stats import MAD_EFFICIENCY, MAD_K, MIN_FLOOR
@@ -101,6 +101,7 @@ def shift_inputs(
     rows: Iterable[tuple[SeriesId, float | None, float | None]],
     work: Iterable[WorkChange],
     counts: Mapping[_SeriesKey, tuple[float | None, float | None]],
+    compared: Collection[SeriesConfig],
 ) -> list[tuple[float, bool]]:
     """The log-ratios of the series whose code did the same thing on both sides.
 
@@ -109,15 +110,18 @@ def shift_inputs(
             median, or its value without samples).
         work: the comparison's exact work changes (instruction changes included).
         counts: ``(config, op) -> (base count, head count)`` of the instruction rows.
+        compared: the configurations whose work was compared: a profile on both sides
+            (without one the work is unknown, not equal).
 
-    A row counts when it belongs to a workload, its configuration has no work change of
-    any kind, and its own instruction count, where one was taken, is equal on both sides.
+    A row counts when it belongs to a workload, its configuration's work was compared and
+    did not change in any way, and its own instruction count, where one was taken, is
+    equal on both sides.
     Each is ``(log-ratio, whether an instruction count was compared)``.
     """
     changed = {w.config for w in work}
     out = []
     for sid, base, head in rows:
-        if sid.workload is None or sid.config in changed:
+        if sid.workload is None or sid.config in changed or sid.config not in compared:
             continue
         count = counts.get((sid.config, sid.op))
         if count is not None and (count[0] is None or count[0] != count[1]):

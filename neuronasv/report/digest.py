@@ -392,11 +392,11 @@ def _full_compare_headline(
     headline = _compare_headline(
         views, len(live), lost_phrase(doc), live, shifted=doc.shift is not None
     )
-    if doc.forced:
-        headline = f"FORCED comparison ({'; '.join(doc.forced)}): {headline}"
     shift = shift_line(doc.runner)
     if shift:  # the runner first: what every row below is judged against
         headline = f"{shift} · {headline}"
+    if doc.forced:
+        headline = f"FORCED comparison ({'; '.join(doc.forced)}): {headline}"
     if doc.withheld is not None:
         headline = f"{doc.withheld} · {headline}"
     return headline

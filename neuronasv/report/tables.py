@@ -185,17 +185,17 @@ def compare_text(doc: FindingsDocument, *, show_unchanged: bool = True) -> str:
 
 
 def _warning_lines(doc: FindingsDocument, esc: Callable[..., str]) -> list[str]:
-    """Headline lines that must come first: the runner's shift (what every row was judged
-    against), a forced comparison, series lost at head."""
+    """Headline lines that must come first: a forced comparison, the runner's shift (what
+    every row was judged against), series lost at head."""
     out = []
     shift = shift_line(doc.runner)
-    if shift:
-        out.append(esc(shift, max_len=1000))
     if doc.forced:
         out.append(
             "FORCED comparison: " + esc("; ".join(doc.forced), max_len=400)
             + " (compared anyway with --force; the verdicts may mean nothing)"
         )
+    if shift:
+        out.append(esc(shift, max_len=1000))
     if doc.lost:
         out.append(
             f"LOST: {lost_phrase(doc)}: the head run did not measure them"

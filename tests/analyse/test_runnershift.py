@@ -94,8 +94,12 @@ def test_the_inputs_are_the_series_whose_code_did_the_same() -> None:
         (("a", "4x4", "float32"), "aten::add"): (5.0, 6.0),
     }
     work = [WorkChange("b", "4x4", "float32", "aten::mm", "calls", 1.0, 2.0)]
-    got = shift_inputs(rows, work, counts)
+    compared = {(wl, "4x4", "float32") for wl in "abc"}
+    got = shift_inputs(rows, work, counts, compared)
     assert got == [(math.log(2.0), True), (math.log(2.0), True), (math.log(2.0), False)]
+    # a configuration without a profile on both sides: its work is unknown, not equal
+    got = shift_inputs(rows, work, counts, compared - {("c", "4x4", "float32")})
+    assert got == [(math.log(2.0), True), (math.log(2.0), True)]
 
 
 def _compare(tmp_path: Path, **kw: object) -> FindingsDocument:
@@ -189,3 +193,26 @@ def test_the_trusted_recompute_sees_the_same_shift(tmp_path: Path) -> None:
     assert run.runner.status == "runner" and run.runner.head is not None
     assert run.runner.head.load_end == 5.6 and run.runner.canary == pytest.approx(6.0, rel=0.05)
     assert digest(trusted).headline == digest(run).headline
+
+
+def test_confirm_keeps_the_shift_and_re_measures_the_rows_without_it(tmp_path: Path) -> None:
+    """After a loaded single run, interleaved rounds of the same code (seeded, 3 % noise,
+    no load: the shift cancels between neighbouring rounds) leave nothing slower; the
+    document still names the runner's shift, re-measured rows carry no factor."""
+    from neuronasv.analyse.confirm import confirm
+
+    doc = _compare(tmp_path)
+    assert doc.runner is not None and doc.runner.status == "runner"
+    rng = np.random.default_rng(7)
+    level = {f.series: f.base for f in doc.findings if f.base is not None}
+
+    def runner(side: str, series: object, r: int) -> dict[SeriesId, list[float]]:
+        return {
+            s: list((level.get(s) or 1e-5) * (1.0 + 0.03 * rng.standard_normal(10)))
+            for s in series  # type: ignore[attr-defined]
+        }
+
+    done = confirm(doc, runner, rounds=3, max_rounds=4)
+    assert done.runner == doc.runner
+    assert not [f for f in done.findings if f.state.direction is not None]
+    assert all(f.estimate.shift is None for f in done.findings if f.remeasured)
