@@ -92,7 +92,9 @@ def _cp_table(title: str, cps: Sequence[ChangePoint], style: str) -> Table:
 def _header(d: Digest) -> list[object]:
     """The headline, the "also" line and the legend (when there are rows to read it by)."""
     style = "bold red" if d.has_regressions else "bold green"
-    out: list[object] = [Text.assemble(("neuronasv: ", "bold"), _t(d.headline, style))]
+    # room for the runner's shift before the rest of the headline (issue 39)
+    head = Text(clean(d.headline, max_len=600), style=style)
+    out: list[object] = [Text.assemble(("neuronasv: ", "bold"), head)]
     if d.also:
         out.append(Text(f"also {d.also}", style="dim"))
     if d.causes or d.regressions or d.improvements:
