@@ -88,7 +88,10 @@ def test_only_a_default_branch_run_saves_what_the_default_branch_restores() -> N
                           next(i for i, s in enumerate(analyse) if s.get("id") == "analyse"),
                           uses.index("actions/cache/save"))  # fmt: skip
     assert restore < run < save
-    path = "${{ runner.temp }}/neuronasv-cache"
+    # The folder and, beside it (never in it), the key that signs its entries: a restored
+    # folder without its key would be all misses (issue 38's signed entries).
+    path = ("${{ runner.temp }}/neuronasv-cache\n"
+            "${{ runner.temp }}/neuronasv-cache.neuronasv-key\n")
     assert analyse[restore]["with"]["path"] == analyse[save]["with"]["path"] == path
     assert '--cache-dir "$RUNNER_TEMP/neuronasv-cache"' in analyse[run]["run"]
     # A key of its own per run (entries are immutable), found again by its prefix.
