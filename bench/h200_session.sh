@@ -20,12 +20,13 @@
 # RUNS_PER_STEP=1 takes the runs' samples per iteration, RUNS_ACTIVE (10) to a cycle;
 # FIXTURES=0 skips step 3. What the next lent device should measure (docs/backends.md):
 #
-#   DEADLINE=760 DEMO=0 FIXTURES=0 SUITE_COMMITS=2 RUNS_SAMPLES=100 RUNS_PER_STEP=1 \
-#     RUNS_BUDGET=300 bash bench/h200_session.sh
+#   bash bench/h200_wheels.sh     # here, first: the wheels to carry (.whl)
+#   DEADLINE=500 DEMO=0 FIXTURES=0 SUITE_COMMITS=2 RUNS_SAMPLES=100 RUNS_PER_STEP=1 \
+#     RUNS_BUDGET=150 bash bench/h200_session.sh
 #
-# (100 single-iteration samples a process in 10 cycles: the decomposition and the power of
-# bench/eval_h200.py at n = 30 and 100 from the same runs, and whether per-step samples
-# vary between processes as the 30-cycle runs of 2026-11-30 did.)
+# (the suite at two commits, the warm runner's per-commit cost: it died on a missing wheel on
+# 2026-12-04; then more per-step runs for bench/eval_h200.py. The 2026-12-04 runs already
+# showed 100 per-step samples meeting the +1 % goal: bench/data/h200-2026-12-04/README.md.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 T0=$SECONDS
