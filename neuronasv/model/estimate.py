@@ -151,6 +151,8 @@ class RowState(Model):
         instr_base, instr_head: beside a time the runner could not decide (undecided or
             within the noise), the same series' instructions per iteration at base and
             head: the exact fact the row can still state.
+        instr_why: on an ``unsteady`` instruction row, where its two counts differed and
+            why, in one line (the pass's :attr:`InstructionCounts.why`); empty when not said.
     """
 
     _what = "row state"
@@ -165,6 +167,7 @@ class RowState(Model):
     gate: GateRule = field(default="", metadata=spec(label="gate rule"))
     instr_base: float | None = field(default=None, metadata=spec(omit_empty=True))
     instr_head: float | None = field(default=None, metadata=spec(omit_empty=True))
+    instr_why: str = field(default="", metadata=spec(omit_empty=True))
 
     @property
     def decided(self) -> bool:

@@ -27,6 +27,9 @@ Schema history (``PROFILE_SCHEMA_VERSION``):
       Additive, same version: ``WorkloadProfile.instructions``
       (:class:`~neuronasv.model.instructions.InstructionCounts`, the callgrind pass of
       ``--metrics devtime,instructions``), optional; absent = not counted.
+      Additive, same version: ``InstructionCounts.why`` (``total``/``ops`` -> one line on
+      where two counts of a not-deterministic target differed), optional; absent = not
+      said.
 """
 
 from __future__ import annotations

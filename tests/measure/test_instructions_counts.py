@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from neuronasv.measure.callgrind import Dump
-from neuronasv.measure.instructions import Pending, counts_from_dumps
+from neuronasv.measure.callgrind import Dump, read_dumps
+from neuronasv.measure.instructions import Pending, counts_from_dumps, explain
 
 LABEL = "transformer.block|1x128x256x4|float32"
 PAIRS = (
@@ -57,3 +59,52 @@ def test_a_missing_dump_is_a_key_error_and_the_record_round_trips() -> None:
     assert Pending.from_json(pending.to_json()) == pending
     with pytest.raises(KeyError):
         counts_from_dumps(pending, dumps({0: (1, 1)}, (5, 5)))
+
+
+CPU = "/venv/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so"
+LIBM = "/usr/lib/x86_64-linux-gnu/libm.so.6"
+ENGINE = "torch::autograd::Engine::compute_dependencies(torch::autograd::Node*, unsigned long)"
+
+
+def test_two_counts_that_differ_are_explained_by_the_functions_that_moved() -> None:
+    table = "std::_Hashtable<c10::TensorImpl*, c10::TensorImpl*>::find(c10::TensorImpl* const&)"
+    a = {(CPU, ENGINE): 1_000, (CPU, table): 80, (CPU, "at::native::add"): 5}
+    b = {(CPU, ENGINE): 1_179, (CPU, table): 56, (CPU, "at::native::add"): 5}
+    assert explain(a, b) == (
+        "the autograd engine's hash tables are keyed by node addresses (the heap's history)"
+        " (torch::autograd::Engine::compute_dependencies +179, std::_Hashtable<…>::find -24)"
+    )
+    assert explain({}, {(CPU, table): 3}) == (
+        "a hash table keyed by addresses (the heap's history) (std::_Hashtable<…>::find +3)"
+    )
+    other = {(CPU, "at::native::(anonymous namespace)::cat_serial_kernel<float>(at::Tensor)"): 3}
+    assert explain({}, other) == (
+        "two counts differed by +3 instructions, most in at::native::::cat_serial_kernel<…> +3"
+    )
+    assert explain(a, a) == ""
+
+
+def _dump(label: str, body: str) -> str:
+    total = body.rsplit(" ", 1)[1]  # one cost line: the dump's total
+    return (f"desc: Trigger: Client Request: {label}\npositions: line\nevents: Ir\n"
+            f"{body}\ntotals: {total}\n")  # fmt: skip
+
+
+def test_a_target_counted_to_two_numbers_carries_why_from_its_dumps(tmp_path: Path) -> None:
+    label = "w.train|2x65|float32"
+    files = {
+        "total|a": f"ob=(1) {LIBM}\nfn=(1) __ieee754_exp_fma\n0 1000",
+        "total|b": f"ob=(1) {LIBM}\nfn=(1) __ieee754_exp_fma\n0 976",
+        "pair|a|0": f"ob=(1) {CPU}\nfn=(2) at::native::add\n0 5",
+        "pairs|b": f"ob=(1) {CPU}\nfn=(2) at::native::add\n0 7",
+    }
+    for i, (what, body) in enumerate(files.items()):
+        (tmp_path / f"cg.out.{i}").write_text(_dump(f"{label}|{what}", body))
+    found = read_dumps(str(tmp_path), "cg.out", remove=False)
+    c = counts_from_dumps(Pending(label, 1, {"aten::add": 1.0}, (("aten::add", ""),)), found)
+    assert c.unstable == ("total", "aten::add")
+    assert c.why["total"] == (
+        "two counts differed by -24 instructions, most in __ieee754_exp_fma -24"
+    )
+    assert c.why["ops"] == "two counts differed by +2 instructions, most in at::native::add +2"
+    assert c.to_json()["why"] == c.why

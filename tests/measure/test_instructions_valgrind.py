@@ -48,8 +48,8 @@ def _count(tmp: Path, tree: Path, name: str, repeat: int) -> list[dict[str, Any]
     proc = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert finish_payloads(str(out / "counts"), str(out / "dumps" / "cg.out")) == repeat
-    # every labelled dump read and deleted; callgrind's own one at exit is not ours
-    assert [p.name for p in (out / "dumps").iterdir()] == ["cg.out"]
+    # every dump read and deleted, callgrind's own ones at each process's exit too
+    assert list((out / "dumps").iterdir()) == []
     folders = [out / "counts"] + [out / "counts" / f"rep{k}" for k in range(1, repeat)]
     docs = [json.loads((f / "rmsnorm.naive.json").read_text()) for f in folders]
     meta = json.loads((out / "counts" / "_meta.json").read_text())
