@@ -35,19 +35,20 @@ run (:meth:`Workload.build`, seed 0), one intra-op thread, after the same warm-u
 An op's count is its native code (bindings, dispatcher, kernel): the Python harness around
 the call and the allocators are left out (:class:`neuronasv.measure.callgrind.Dump`).
 
-In order, uninstrumented: :data:`WARMUP` steps, the step the dispatch mode records,
-:data:`AFTER_RECORD` steps; then, instrumented, two *counts* from that one state, each in a
-process forked for it (:data:`COUNTS`, at once): "a" counts the whole step (``n``
-iterations; ``n`` = 1, as the counts are exact) and each pair's calls replayed ``n`` times
-into a dump of their own; "b" first shifts the heap (a block of every small size kept), then
-counts the whole step again and all pairs' calls into one check dump (:data:`CHECK`). Per
-iteration = the count / n. The whole step's two counts must agree exactly, or the step is
-marked *not deterministic* and its count is never judged; the pairs must sum to the check,
-or every op and module of the configuration is marked so. Both counts see the same values
-(a training step counted twice from one state is the same step), so a difference is the
-heap's addresses reaching the count — what would move it between commits whose code under
-test did not change. A target marked so carries one line on where its counts differed
-(:func:`explain`).
+In order, uninstrumented: :data:`WARMUP` steps, the step the dispatch mode records; then,
+instrumented, two *counts* from that one state, each in a process forked for it
+(:data:`COUNTS`, at once): "a" counts the whole step (``n`` iterations; ``n`` = 1, as the
+counts are exact) and each pair's calls replayed ``n`` times into a dump of their own; "b"
+first shifts the heap (a block of every small size kept), then counts the whole step again
+and all pairs' calls into one check dump (:data:`CHECK`). Per iteration = the count / n.
+The whole step's two counts must agree exactly, or the step is marked *not deterministic*
+and its count is never judged; the pairs must sum to the check, or every op and module of
+the configuration is marked so. Both counts see the same values (a training step counted
+twice from one state is the same step) and the same history (the recorded calls hold the
+recorded step's tensors, so the first step after it frees fewer than later ones would:
+both counts are that step), so a difference is the heap's addresses reaching the count —
+what would move it between commits whose code under test did not change. A target marked
+so carries one line on where its counts differed (:func:`explain`).
 
 Compiled workloads (``torch.compile``) are not counted: compiling under valgrind costs
 minutes per configuration, and the compiled kernel is one call the dispatch mode does not
@@ -84,13 +85,6 @@ DEFAULT_ITERATIONS = 1
 #: Uncounted, uninstrumented steps before the one the dispatch mode records: the first call
 #: of every op initialises what it keeps (oneDNN's primitives, AdamW's state, ...).
 WARMUP = 1
-#: Uncounted, uninstrumented steps between the recorded step and the counted ones. The
-#: recorded calls keep the recorded step's tensors alive until they are replayed, so the
-#: step just after it frees fewer tensors than every later one: measured, a ViT training
-#: step counted there ran 255,005,211 instructions, the next one 255,028,491, the
-#: difference all in freeing 88 more tensors (``THPVariable_clear``,
-#: ``ProfiledCPUMemoryReporter::Delete`` and its mutex).
-AFTER_RECORD = 1
 
 
 @dataclass(frozen=True)
@@ -464,10 +458,6 @@ def count_config(
     for c in recorded:
         calls[c.name] = calls.get(c.name, 0) + 1
     pairs = _pairs(recorded)
-    # The recorded calls hold the recorded step's tensors (a training step's gradients
-    # among them) until the replays: the first step after it frees none of them, the next
-    # ones free their predecessor's. That first step is not counted (AFTER_RECORD).
-    _loop(step, AFTER_RECORD)
     groups = [[c for c in recorded if (c.name, c.path) == pair] for pair in pairs]
     # Instrumented from here on (module doc): never switched off, the process ends with the
     # configuration.

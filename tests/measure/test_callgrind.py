@@ -86,7 +86,12 @@ def test_parse_dump_ignores_the_exit_dump() -> None:
         ("std::_Hashtable<torch::autograd::Node*, torch::autograd::Node*>::_M_rehash", True),
         ("torch::autograd::Engine::compute_dependencies(torch::autograd::Node*,"
          " torch::autograd::GraphTask&, unsigned long)", True),
+        ("std::__detail::_Map_base<torch::autograd::Node*, std::pair<torch::autograd::Node*"
+         " const, torch::autograd::GraphTask::ExecInfo> >::operator[](torch::autograd::Node*"
+         " const&)", True),
+        ("torch::autograd::Node::task_should_compute_output(unsigned long) const", True),
         ("torch::autograd::Engine::execute(std::vector<torch::autograd::Edge> const&)", False),
+        ("std::vector<torch::autograd::Node*>::push_back(torch::autograd::Node* const&)", False),
         ("torch::autograd::Node::operator()(std::vector<at::Tensor>&&)", False),
     ],
 )
