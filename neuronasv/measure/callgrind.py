@@ -3,7 +3,7 @@
 Instruction counts come from ``valgrind --tool=callgrind`` (see ``docs/instructions.md``).
 Collection is switched on only inside the measured iterations, by *client requests* — magic
 instruction sequences that only valgrind's synthetic CPU interprets (a no-op on a real
-CPU). Python cannot emit them, so a tiny C helper does: :data:`HELPER_SOURCE`, seven short
+CPU). Python cannot emit them, so a tiny C helper does: :data:`HELPER_SOURCE`, eight short
 functions over the macros of ``<valgrind/callgrind.h>``, compiled with the system C
 compiler into a shared library that :class:`ClientRequests` loads with ``ctypes``.
 
@@ -73,6 +73,7 @@ void nasv_stop(void) { CALLGRIND_STOP_INSTRUMENTATION; }
 void nasv_toggle(void) { CALLGRIND_TOGGLE_COLLECT; }
 void nasv_zero(void) { CALLGRIND_ZERO_STATS; }
 void nasv_dump(const char *label) { CALLGRIND_DUMP_STATS_AT(label); }
+void nasv_discard(void) { VALGRIND_DISCARD_TRANSLATIONS(0x1000, ~0xfffUL); }
 /* Keep one heap block of every small size and one large one: later allocations of those
    sizes land elsewhere (instructions.py counts the check after this). */
 static void *volatile nasv_kept[260];
@@ -125,7 +126,8 @@ class ClientRequests:
         # PyDLL: the GIL stays held across the call (CDLL would release and retake it,
         # and take_gil costs a different number of instructions from call to call).
         lib = ctypes.PyDLL(path)
-        for name in ("nasv_start", "nasv_stop", "nasv_toggle", "nasv_zero", "nasv_shift_heap"):
+        for name in ("nasv_start", "nasv_stop", "nasv_toggle", "nasv_zero", "nasv_shift_heap",
+                     "nasv_discard"):  # fmt: skip
             getattr(lib, name).restype = None
             getattr(lib, name).argtypes = []
         lib.nasv_on_valgrind.restype = ctypes.c_int
@@ -139,6 +141,8 @@ class ClientRequests:
         self.zero = lib.nasv_zero
         #: keep a heap block of every small size and a large one (the check's shift)
         self.shift_heap = lib.nasv_shift_heap
+        #: drop every translation valgrind made so far (measure/instructions.prime)
+        self.discard_translations = lib.nasv_discard
 
     def on_valgrind(self) -> bool:
         """True inside a valgrind process (the requests do nothing elsewhere)."""
