@@ -39,16 +39,16 @@ In order, uninstrumented: :data:`WARMUP` steps, the step the dispatch mode recor
 instrumented, two *counts* from that one state, each in a process forked for it
 (:data:`COUNTS`, at once): "a" counts the whole step (``n`` iterations; ``n`` = 1, as the
 counts are exact) and each pair's calls replayed ``n`` times into a dump of their own; "b"
-first shifts the heap (a block of every small size kept), then counts the whole step again
-and all pairs' calls into one check dump (:data:`CHECK`). Per iteration = the count / n.
-The whole step's two counts must agree exactly, or the step is marked *not deterministic*
-and its count is never judged; the pairs must sum to the check, or every op and module of
-the configuration is marked so. Both counts see the same values (a training step counted
-twice from one state is the same step) and the same history (the recorded calls hold the
-recorded step's tensors, so the first step after it frees fewer than later ones would:
-both counts are that step), so a difference is the heap's addresses reaching the count —
-what would move it between commits whose code under test did not change. A target marked
-so carries one line on where its counts differed (:func:`explain`).
+first shifts the heap (a block of every small size kept), then counts the whole step again.
+Per iteration = the count / n. The step's two counts must agree exactly, or the step and
+every op and module of the configuration are marked *not deterministic* and never judged:
+every op call runs in the step, so an op whose count followed the heap moves the step's.
+Both counts see the same values (a training step counted twice from one state is the same
+step) and the same history (the recorded calls hold the recorded step's tensors, so the
+first step after it frees fewer than later ones would: both counts are that step), so a
+difference is the heap's addresses reaching the count — what would move it between commits
+whose code under test did not change. A configuration marked so carries one line on where
+its counts differed (:func:`explain`).
 
 Compiled workloads (``torch.compile``) are not counted: compiling under valgrind costs
 minutes per configuration, and the compiled kernel is one call the dispatch mode does not
@@ -222,14 +222,12 @@ def _loop(step: Callable[[], object], count: int) -> None:
 
 #: The two counts of a configuration, each in a process forked from the same state: "a"
 #: counts the whole step once and each (op, module scope) pair's recorded calls, one dump
-#: per pair; "b" shifts the heap first (:data:`SHIFT`), then counts the whole step again
-#: and every pair's calls together into one check dump. Per iteration = a / n; the step's
-#: a == b and the pairs' summed a == their check b are the checks. One check dump per
-#: configuration instead of one per pair halves the dumps (each ~10 ms to write under
-#: valgrind and ~80 KB to read); a configuration that fails it has every op and module
-#: marked, as which pair moved is not known.
+#: per pair; "b" shifts the heap first (:data:`SHIFT`), then counts the whole step again.
+#: Per iteration = a / n; the step's a == b is the check, of the ops too: every op call
+#: runs in the step, so an op whose count followed the heap's addresses moves the step's.
+#: Replaying every pair's calls once more into a check dump (the design before) cost one
+#: more step: a bfloat16 ConvNeXt step is 3.5 s of CPU under callgrind.
 COUNTS = ("a", "b")
-CHECK = "b"
 #: Python objects of these sizes (bytes) made and kept before count "b", beside the native
 #: blocks :meth:`~neuronasv.measure.callgrind.ClientRequests.shift_heap` keeps: every later
 #: allocation of those sizes lands elsewhere than in count "a".
@@ -264,18 +262,13 @@ def _count_b(
     n: int,
     mode: Any,
 ) -> None:
-    """Count "b", the check: the heap shifted, the whole step again, then every pair's
-    calls together into one dump."""
+    """Count "b", the check: the heap shifted, the whole step again."""
+    del groups, mode  # the ops are checked through the step
     kept = [bytearray(size) for size in SHIFT]
     requests.shift_heap()
     requests.zero()
     _window(requests, lambda: _loop(step, n))
     requests.dump(f"{label}|total|b")
-    with _replaying(mode):
-        for _ in range(n):
-            for mine in groups:
-                _replay(mine)
-        requests.dump(f"{label}|pairs|{CHECK}")
     del kept
 
 
@@ -316,33 +309,19 @@ def _pairs(calls: Sequence[_Call]) -> list[tuple[str, str]]:
 
 def _sum_pairs(
     pending: Pending, dumps: Mapping[str, Dump]
-) -> tuple[dict[str, float], dict[str, float], list[str], str]:
-    """Ops and module scopes (``module:<path>``) per iteration, summed over their pairs,
-    and, when the pairs counted again did not sum the same (:data:`CHECK`), all of them
-    and why (:func:`explain`; ``KeyError``: a dump is missing)."""
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Ops and module scopes (``module:<path>``) per iteration, summed over their pairs
+    (``KeyError``: a dump is missing)."""
     from neuronasv.measure.modules import ancestors
 
     ops: dict[str, float] = {}
     mods: dict[str, float] = {}
-    first = 0
     for i, (name, path) in enumerate(pending.pairs):
-        a = dumps[f"{pending.label}|pair|a|{i}"].native
-        first += a
-        per = a / pending.iterations
+        per = dumps[f"{pending.label}|pair|a|{i}"].native / pending.iterations
         ops[name] = ops.get(name, 0.0) + per
         for m in (module_series_name(m) for m in ancestors(path) if m):
             mods[m] = mods.get(m, 0.0) + per
-    if not pending.pairs:
-        return ops, mods, [], ""
-    check = dumps[f"{pending.label}|pairs|{CHECK}"]
-    if check.native == first:
-        return ops, mods, [], ""
-    summed: dict[tuple[str, str], int] = {}
-    for i in range(len(pending.pairs)):
-        for key, v in read_functions(dumps[f"{pending.label}|pair|a|{i}"]).items():
-            summed[key] = summed.get(key, 0) + v
-    why = explain(summed, read_functions(check))
-    return ops, mods, sorted(ops) + sorted(mods), why
+    return ops, mods
 
 
 #: Where two counts of the same work have been seen to differ here, and why: each pattern
@@ -490,16 +469,20 @@ def count_config(
 def counts_from_dumps(pending: Pending, dumps: Mapping[str, Dump]) -> ConfigCounts:
     """The counts of one configuration from its dumps (``KeyError``: a dump is missing).
 
-    A target counted twice to two numbers gets a reason (:func:`explain`), read from the
-    two dumps function by function (:func:`~neuronasv.measure.callgrind.read_functions`).
+    When the step's two counts differ, every target is marked: the step's, and every op's
+    and module's, as the ops are checked through it and which moved is not known. The
+    configuration then carries one line on where (:func:`explain`), read from the two dumps
+    function by function (:func:`~neuronasv.measure.callgrind.read_functions`).
     """
     label, iterations = pending.label, pending.iterations
-    a, b = (dumps[f"{label}|total|{k}"] for k in "ab")
-    ops, mods, unstable, ops_why = _sum_pairs(pending, dumps)
-    why = {"ops": ops_why} if ops_why else {}
+    a, b = (dumps[f"{label}|total|{k}"] for k in COUNTS)
+    ops, mods = _sum_pairs(pending, dumps)
+    unstable: list[str] = []
+    why: dict[str, str] = {}
     if a.native != b.native:
-        unstable.insert(0, "total")
-        why["total"] = explain(read_functions(a), read_functions(b))
+        unstable = ["total", *sorted(ops), *sorted(mods)]
+        line = explain(read_functions(a), read_functions(b))
+        why = {"total": line, "ops": f"the whole step's two counts differed: {line}"}
     return ConfigCounts(
         total=a.native / iterations,
         ops=ops,

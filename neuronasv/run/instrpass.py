@@ -109,6 +109,30 @@ def _plan(suite: Any, tag: str, entries: str, n0: int) -> tuple[dict[str, Any], 
     return results, todo
 
 
+def _longest_first(todo: list[tuple[_Class, _Config]], suites: dict[str, Any]) -> None:
+    """Sort ``todo`` by each configuration's step time in the commit's pre-pass, longest
+    first (where the pre-pass ran; otherwise the suite's order stays).
+
+    The counts do not depend on the order (each configuration starts from the same state);
+    the pass's length does: the configuration that takes longest, counted last, leaves the
+    other cores idle while it finishes (a ViT training step in bfloat16 is 70 s of CPU of
+    the bench's 250, and its class comes last).
+    """
+    from statistics import median
+
+    from neuronasv.suite.feed import prepass_payload
+
+    seconds: dict[str, float] = {}
+    for name, suite in suites.items():
+        payload = prepass_payload(suite) or {}
+        for key, entry in (payload.get("results") or {}).items():
+            total = entry.get("total") if isinstance(entry, dict) else None
+            if isinstance(total, list) and total:
+                with contextlib.suppress(TypeError, ValueError):
+                    seconds[f"{name}|{key}"] = float(median(total))
+    todo.sort(key=lambda t: -seconds.get(f"{t[1].name}|{t[1].key}", 0.0))
+
+
 def _count_one(config: _Config, requests: Any, iterations: int) -> None:
     """In the configuration's own child: build it, count it, write its entry (pending, or
     the error that stopped it: one failing configuration must not lose the others)."""
@@ -218,15 +242,18 @@ def run_instrpass(
     os.makedirs(entries, exist_ok=True)
     groups: list[_Class] = []
     todo: list[tuple[_Class, _Config]] = []
+    suites: dict[str, Any] = {}
     for rep in range(max(1, repeat)):
         rep_dir = out_dir if rep == 0 else os.path.join(out_dir, f"rep{rep}")
         os.makedirs(rep_dir, exist_ok=True)
         for cls in classes:
             suite = cls()
+            suites.setdefault(suite.workload, suite)
             results, configs = _plan(suite, f"rep{rep}|" if rep else "", entries, len(todo))
             group = _Class(suite.workload, rep_dir, results, {c.key for c in configs})
             groups.append(group)
             todo += [(group, c) for c in configs]
+    _longest_first(todo, suites)
     log.info(
         f"instructions: {len(classes)} workload(s), {len(todo)} configuration(s), each counted"
         f" in a process forked from one callgrind process, {jobs} at a time"
