@@ -6,7 +6,10 @@ and the GitHub repository in ``neuronasv/_build.json`` (an sdist keeps the file,
 built from it does too). The repository is ``NEURONASV_REPOSITORY=OWNER/REPO`` when set, else
 the checkout's GitHub ``origin``; with neither, none is recorded and ``init`` asks for
 ``--from``: it is never guessed. The same record gives the package metadata its
-``Project-URL``s (the docs at that commit). Everything else is in pyproject.toml.
+``Project-URL``s (the docs at that commit); a build that records none says so in one line.
+The reusable workflows of the commit ship beside it (``neuronasv/ci/reusable/``), so that
+``init --check`` holds the callers to exactly the workflows they pin. Everything else is in
+pyproject.toml.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
@@ -84,6 +88,29 @@ def _write(folder: str) -> None:
         if os.path.isdir(os.path.dirname(path)):
             with open(path, "w", encoding="utf-8") as fh:
                 json.dump(info, fh)
+            _ship_workflows(os.path.join(folder, "neuronasv", "ci", "reusable"))
+            if "repository" not in info:
+                print(no_repository_line(info["commit"]), file=sys.stderr, flush=True)
+
+
+def _ship_workflows(dest: str) -> None:
+    """The reusable workflows of this commit, for ``init --check`` (GitHub's start-up rules
+    against exactly the workflows the callers pin: neuronasv/ci/scaffold.py)."""
+    src = os.path.join(HERE, ".github", "workflows")
+    names = sorted(n for n in os.listdir(src) if n.startswith("neuronasv-") and n.endswith(".yml"))
+    os.makedirs(dest, exist_ok=True)
+    for name in names:
+        with open(os.path.join(src, name), "rb") as fh, open(os.path.join(dest, name), "wb") as out:
+            out.write(fh.read())
+
+
+def no_repository_line(commit: str) -> str:
+    """What a build that records no repository says (once, in the build's output)."""
+    return (
+        f"neuronasv build: no GitHub repository recorded (commit {commit[:12]}; this checkout"
+        " has no GitHub origin and NEURONASV_REPOSITORY is unset): `neuronasv init` will ask"
+        " for --from OWNER/REPO; set NEURONASV_REPOSITORY=OWNER/REPO to record it"
+    )
 
 
 class BuildPy(build_py):

@@ -40,6 +40,16 @@ timeout 600 "$BASE" ci/install_project.py --venv "$VENV" --allow-torch-download 
 PY=$VENV/bin/python
 "$PY" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'gpu', torch.cuda.is_available())"
 
+if [ "$BACKEND" = "neuron" ]; then
+  # Per-op Neuron device time reads neuron-explorer's Parquet output with pyarrow (the
+  # neuron extra); without it the full JSON is read (unmaintained after Neuron 2.34).
+  "$PY" -c "import pyarrow" 2>/dev/null || timeout 300 "$PY" -m pip install -q "pyarrow>=14" \
+    || echo "note: pyarrow not installed: the device profile is read from the full JSON"
+  echo "==> neuronasv doctor --neuron-check (report in $OUT/neuron-check)"
+  timeout 600 "$PY" -m neuronasv doctor --neuron-check --out "$OUT/neuron-check" \
+    | tee "$OUT/neuron-check.txt" || echo "note: a neuron-check check failed (see the report)"
+fi
+
 echo "==> neuronasv doctor"
 timeout 120 "$PY" -m neuronasv doctor | tee "$OUT/doctor.txt" || fail "doctor exited non-zero"
 
@@ -78,7 +88,8 @@ for name in ("rmsnorm.naive", "rmsnorm.fused", "rmsnorm.compiled"):
     if hashed:
         problems.append(f"{name}: op names keep hashes: {hashed}")
     print(f"{name}: median {sorted(w.device_time_us)[len(w.device_time_us) // 2]:.2f} us/iter;"
-          f" top ops: " + ", ".join(f"{o.op} x{o.calls_per_iter:g}" for o in w.ops[:5]))
+          f" top ops: " + ", ".join(f"{o.op} x{o.calls_per_iter:g}" for o in w.ops[:5])
+          + f"; device time from {w.device_time_source or 'key_averages'}")
 naive = by_name.get("rmsnorm.naive")
 if naive is not None:
     mul = naive.op("aten::mul")

@@ -22,12 +22,22 @@
    module) on one run a side; and a single-point 200 % threshold (github-action-benchmark).
 5. **Change points** vs Apache Otava (``apache-otava`` in its own venv, ``--otava-python``)
    on synthetic series with known change points.
+6. **Comments under load** (issue 39; ``--loaded-runs N``: N more processes measured
+   beside ``--busy`` spinning ones, cached with the others): the PR comment of a quiet
+   base against a head measured quiet or under load — A/A, a pure refactor (the same ops
+   from other Python), one more ``aten::mul``, ``aten::mul`` +30 % — through ``compare``
+   and the comment's digest: false causes per comment, gate, the first line naming the
+   runner's shift, the real change named; time only, and with instruction counts
+   *modelled* as a deterministic callgrind pass gives them (:func:`with_counts`).
+   ``--comments-only`` runs only this part. The same cache analysed by another tree
+   (``PYTHONPATH=<tree>``, run from ``bench/``) gives its before/after figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -58,7 +68,7 @@ TITLES = {
     "thr200": "200 % threshold",
 }
 SHAPES = ("4x512", "8x4096")
-KINDS = ("rmsnorm.naive", "rmsnorm.fused", "changed")
+KINDS = ("rmsnorm.naive", "rmsnorm.fused", "changed", "refactor")
 CACHE = "/tmp/neuronasv-eval-detection-runs.json"
 
 
@@ -82,6 +92,22 @@ def worker(out: str, shapes: list[str], dtype: str, samples: int, active: int, s
         x, w = make_inputs(shp, dt, device, s)
         return lambda: changed(x, w)
 
+    def _mean_square(x):  # the refactor: the same ops, other Python
+        return (x * x).mean(dim=-1, keepdim=True)
+
+    def _inv_rms(x, eps):
+        import torch
+
+        return torch.rsqrt(_mean_square(x) + eps)
+
+    def refactored(x, weight, eps=EPS):
+        scale = _inv_rms(x, eps)
+        return (x * scale) * weight
+
+    def build_refactor(shp, dt, device, s):
+        x, w = make_inputs(shp, dt, device, s)
+        return lambda: refactored(x, w)
+
     change = Workload(
         name="rmsnorm.naive",
         description="naive + extra mul",
@@ -89,11 +115,19 @@ def worker(out: str, shapes: list[str], dtype: str, samples: int, active: int, s
         build_fn=build,
         tags=("rmsnorm",),
     )
+    refactor = Workload(
+        name="rmsnorm.naive",
+        description="naive, refactored (same ops)",
+        default_shape=shapes[0],
+        build_fn=build_refactor,
+        tags=("rmsnorm",),
+    )
     backend = get_backend("cpu")
     wl = {
         "rmsnorm.naive": workloads.get("rmsnorm.naive"),
         "rmsnorm.fused": workloads.get("rmsnorm.fused"),
         "changed": change,
+        "refactor": refactor,
     }
     # The first profiler session of a process pays one-off start-up costs: not a sample.
     profile_workload(
@@ -113,21 +147,75 @@ def worker(out: str, shapes: list[str], dtype: str, samples: int, active: int, s
                 backend,
                 shape=s,
                 dtype=dtype,
-                options=ProfileOptions(samples=samples, active=active, roofline=False),
+                options=ProfileOptions(
+                    samples=samples, active=active, roofline=False, canary=True
+                ),
             )
         )
     with open(out, "w", encoding="utf-8") as fh:
         json.dump({k: ProfileDocument("cpu", tuple(v)).to_json() for k, v in got.items()}, fh)
 
 
-def collect(args) -> list[dict[str, list[WorkloadProfile]]]:
-    """Cached runs (``args.cache``), topped up to ``args.runs`` with fresh processes."""
+def _cpu_mhz() -> float | None:
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", encoding="ascii") as fh:
+            return int(fh.read()) / 1000
+    except (OSError, ValueError):
+        return None
+
+
+def _busy(n: int) -> list[subprocess.Popen]:
+    """``n`` busy processes (a spinning Python loop each): the load of a shared runner."""
+    return [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)
+    ]
+
+
+def _one_run(args, seed: int, busy: int) -> dict:
+    """One worker process (with ``busy`` spinning processes beside it), and the machine's
+    load (1 min) and CPU 0 clock at its start and end."""
+    tmp = f"{args.cache}.part"
+    spin = _busy(busy)
+    try:
+        if spin:
+            time.sleep(3)  # let the load take hold before the worker starts
+        t, load = time.time(), os.getloadavg()[0]
+        mhz = _cpu_mhz()
+        cmd = [
+            sys.executable, os.path.abspath(__file__), "--worker", tmp, "--shapes",
+            *args.shapes, "--dtype", args.dtype, "--samples", str(args.samples),
+            "--active", str(args.active), "--seed", str(seed),
+        ]  # fmt: skip
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        end = os.getloadavg()[0]
+    finally:
+        for p in spin:
+            p.kill()
+            p.wait()
+    if proc.returncode != 0:
+        sys.exit(f"worker failed: {proc.stderr.strip()[-2000:]}")
+    with open(tmp, encoding="utf-8") as fh:
+        got = json.load(fh)
+    os.remove(tmp)
+    return {
+        **got, "load1": load, "load1_end": end, "mhz": mhz, "mhz_end": _cpu_mhz(),
+        "busy": busy, "seconds": time.time() - t,
+    }  # fmt: skip
+
+
+def collect(args) -> tuple[list[dict[str, list[WorkloadProfile]]], list[dict]]:
+    """Cached runs (``args.cache``), topped up with fresh processes to ``args.runs`` quiet
+    ones and ``args.loaded_runs`` measured beside ``args.busy`` spinning processes.
+
+    Returns the quiet runs' profiles (the head of the A/A and power parts) and the raw
+    records of every run (loaded ones included; :func:`profiles_of` reads them)."""
     key = {
         "shapes": list(args.shapes),
         "dtype": args.dtype,
         "samples": args.samples,
         "active": args.active,
         "threads": os.environ.get("NEURONASV_CPU_THREADS", "1"),
+        "kinds": list(KINDS),
     }
     runs: list = []
     if os.path.exists(args.cache):
@@ -135,41 +223,32 @@ def collect(args) -> list[dict[str, list[WorkloadProfile]]]:
             cached = json.load(fh)
         if cached.get("key") == key:
             runs = cached["runs"]
-    while len(runs) < args.runs:
-        tmp = f"{args.cache}.part"
-        t, load = time.time(), os.getloadavg()[0]
-        cmd = [
-            sys.executable,
-            os.path.abspath(__file__),
-            "--worker",
-            tmp,
-            "--shapes",
-            *args.shapes,
-            "--dtype",
-            args.dtype,
-            "--samples",
-            str(args.samples),
-            "--active",
-            str(args.active),
-            "--seed",
-            str(len(runs)),
-        ]
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            sys.exit(f"worker failed: {proc.stderr.strip()[-2000:]}")
-        with open(tmp, encoding="utf-8") as fh:
-            runs.append({**json.load(fh), "load1": load})
-        os.remove(tmp)
+
+    def count(busy: bool) -> int:
+        return sum(1 for r in runs if bool(r.get("busy", 0)) == busy)
+
+    while count(False) < args.runs or count(True) < args.loaded_runs:
+        busy = args.busy if count(False) >= args.runs else 0
+        rec = _one_run(args, len(runs), busy)
+        runs.append(rec)
         with open(args.cache + ".tmp", "w", encoding="utf-8") as fh:
             json.dump({"key": key, "runs": runs}, fh)
         os.replace(args.cache + ".tmp", args.cache)
-        print(
-            f"  run {len(runs)}/{args.runs}: {time.time() - t:.0f} s (load {load:.2f})", flush=True
+        which = (
+            f"loaded {count(True)}/{args.loaded_runs}" if busy else f"{count(False)}/{args.runs}"
         )
-    out = []
-    for r in runs[: args.runs]:
-        out.append({k: list(ProfileDocument.from_json(r[k]).workloads) for k in KINDS})
-    return out
+        print(
+            f"  run {which}: {rec['seconds']:.0f} s (load {rec['load1']:.2f} → "
+            f"{rec['load1_end']:.2f}{f', {busy} busy processes' if busy else ''})",
+            flush=True,
+        )
+    quiet = [r for r in runs if not r.get("busy", 0)][: args.runs]
+    return [profiles_of(r) for r in quiet], runs
+
+
+def profiles_of(rec: dict) -> dict[str, list[WorkloadProfile]]:
+    """The profiles of one cached run, per kind."""
+    return {k: list(ProfileDocument.from_json(rec[k]).workloads) for k in KINDS}
 
 
 Run = dict[SeriesId, np.ndarray]
@@ -451,6 +530,223 @@ def adaptive_eval(runs, n: int, trials: int, seed: int, first: int, last: int, k
     return out
 
 
+# -- comments under load (issue 39) ---------------------------------------------------------
+
+#: The cases of :func:`comment_eval`: what the head ran (kind of the naive RMSNorm, and a
+#: factor on its aten::mul samples), and whether the code changed.
+LOAD_CASES = {
+    "A/A, both quiet": ("rmsnorm.naive", 0.0),
+    "A/A under load": ("rmsnorm.naive", 0.0),
+    "refactor under load": ("refactor", 0.0),
+    "one more aten::mul under load": ("changed", 0.0),
+    "aten::mul +30 % under load": ("rmsnorm.naive", 0.30),
+}
+
+
+def _with_mul(profiles: list[WorkloadProfile], amount: float) -> list[WorkloadProfile]:
+    """The naive RMSNorm's aten::mul samples times ``1 + amount`` (its total grows by the
+    same µs per sample): a timing-only change of one op, same work and calls."""
+    if not amount:
+        return profiles
+    out = []
+    for p in profiles:
+        mul = p.op(TARGET[1]) if p.name == TARGET[0] else None
+        if mul is None:
+            out.append(p)
+            continue
+        extra = [x * amount for x in mul.self_device_time_us]
+        ops = tuple(
+            replace(o, self_device_time_us=tuple(x * (1 + amount) for x in o.self_device_time_us))
+            if o.op == TARGET[1] else o
+            for o in p.ops
+        )  # fmt: skip
+        total = tuple(t + e for t, e in zip(p.device_time_us, extra, strict=False))
+        out.append(replace(p, ops=ops, device_time_us=total))
+    return out
+
+
+def with_counts(profiles: list[WorkloadProfile]) -> list[WorkloadProfile]:
+    """Profiles with *modelled* instruction counts, as a deterministic callgrind pass gives
+    them: the same for the same code in every run, an op's count its calls per iteration
+    times a constant of the op and the shape, the total their sum (so one more
+    ``aten::mul`` call counts more). Not a measurement: it stands for the CPU default
+    metric, which this bench does not run (callgrind costs minutes a variant)."""
+    from neuronasv.model.instructions import InstructionCounts
+
+    out = []
+    for p in profiles:
+        scale = len(p.shape)  # any constant of the configuration: the counts only compare
+        per = {o.op: round(o.calls_per_iter * (1000 + 17 * len(o.op)) * scale) for o in p.ops}
+        counts = InstructionCounts(total=float(sum(per.values()) + 5000),
+                                   ops={k: float(v) for k, v in per.items()},
+                                   valgrind="model", torch="model")  # fmt: skip
+        out.append(replace(p, instructions=counts))
+    return out
+
+
+def _history(base: list[WorkloadProfile], head: list[WorkloadProfile], states: tuple):
+    """A two-commit History of two runs' profiles, as the loader gives it (the series are
+    the profiles' own: :meth:`WorkloadProfile.series_samples`, and their instruction counts
+    where counted), with each run's machine state where this neuronasv records one
+    (``History.run_states``)."""
+    from neuronasv.model import History, Series
+
+    a, b = "a" * 40, "b" * 40
+    points: dict[SeriesId, list[Point]] = {}
+    units: dict[SeriesId, str] = {}
+    for order, (commit, profs) in enumerate(((a, base), (b, head))):
+        for p in profs:
+            for op, xs in p.series_samples("seconds").items():
+                sid = SeriesId(f"devtime.{p.name}", (p.shape, p.dtype, op or "total"), p.name,
+                               p.shape, p.dtype, op)  # fmt: skip
+                points.setdefault(sid, []).append(
+                    Point(commit, order, samples.median(xs), tuple(xs))
+                )
+                units[sid] = "seconds"
+            if p.instructions is None:
+                continue
+            for op, n in ((None, p.instructions.total), *p.instructions.ops.items()):
+                sid = SeriesId(f"instr.{p.name}", (p.shape, p.dtype, op or "total"), p.name,
+                               p.shape, p.dtype, op)  # fmt: skip
+                points.setdefault(sid, []).append(Point(commit, order, n, (n,)))
+                units[sid] = "instructions"
+    fp = {"backend": "cpu", "device_model": "cpu"}
+    kw = {}
+    if "run_states" in getattr(History, "__dataclass_fields__", {}):
+        kw["run_states"] = {("m", c): st for c, st in zip((a, b), states, strict=True) if st}
+    h = History(
+        series=tuple(Series("m", "env", sid, units[sid], tuple(v)) for sid, v in points.items()),
+        commits=(a, b),
+        fingerprints={("m", a): fp, ("m", b): fp},
+        profiles={("m", a): tuple(base), ("m", b): tuple(head)},
+        **kw,
+    )
+    return h, a, b
+
+
+def _state_of(rec: dict):
+    """The machine state a run recorded (load at its start and end, the clock), as the
+    sidecar records it; None where this neuronasv has no such record."""
+    try:
+        from neuronasv.model.sidecar import MachineReading, RunState
+    except ImportError:
+        return None
+    return RunState(
+        start=MachineReading(load_1m=rec.get("load1"), cpu_mhz=rec.get("mhz")),
+        end=MachineReading(load_1m=rec.get("load1_end"), cpu_mhz=rec.get("mhz_end")),
+    )
+
+
+def _moved_together(base: list[WorkloadProfile], head: list[WorkloadProfile]) -> bool:
+    """Whether the series of the code no case changes (the fused RMSNorm: total and ops)
+    moved by 5 % or more together between the two runs (the median of their log-ratios):
+    the bench's own reading of what the load did, independent of the code under test."""
+    b, h = series_of(base), series_of(head)
+    d = [math.log(np.median(h[s]) / np.median(b[s])) for s in b if s in h]
+    return bool(d) and abs(float(np.median(d))) >= math.log(1.05)
+
+
+def _true_cause(c, case: str) -> bool:
+    """Whether a comment's cause is the real change of ``case`` (none for A/A, refactor)."""
+    kind, amount = LOAD_CASES[case]
+    if kind == "changed" or amount:
+        return c.workload == TARGET[0] and TARGET[1] in c.ops
+    return False
+
+
+def comment_eval(
+    records: list[dict], trials: int, seed: int, counts: bool = False
+) -> dict[str, dict[str, float]]:
+    """The PR comment of a quiet base against a head measured beside busy processes, per
+    :data:`LOAD_CASES`: ``compare`` on the two runs (no history floors: a young history,
+    the adopter's case), then the comment's digest. Per case: false causes per comment
+    (causes above the fold that name no real change), comments with any, comments whose
+    gate fired without a real change, the first line naming the runner's shift, and the
+    real change named (a cause of the naive RMSNorm naming aten::mul). ``counts``: with
+    :func:`with_counts`' modelled instruction counts."""
+    from neuronasv.analyse.pairwise import compare
+    from neuronasv.report.digest import digest
+
+    quiet = [r for r in records if not r.get("busy", 0)]
+    loaded = [r for r in records if r.get("busy", 0)]
+    pools = {
+        "loaded": [(q, h) for q in quiet for h in loaded],
+        "quiet": [(q, h) for q in quiet for h in quiet if q is not h],
+    }
+    out: dict[str, dict[str, float]] = {}
+    for case, (kind, amount) in LOAD_CASES.items():
+        pairs = pools["quiet" if "quiet" in case else "loaded"]
+        pick = np.random.default_rng(seed).permutation(len(pairs))[: min(trials, len(pairs))]
+        false = anyf = gate = shifted = named = ops_named = moved = 0
+        for i in pick:
+            qb, rh = pairs[i]
+            pb, ph = profiles_of(qb), profiles_of(rh)
+            base = pb["rmsnorm.naive"] + pb["rmsnorm.fused"]
+            head = _with_mul(ph[kind], amount) + ph["rmsnorm.fused"]
+            if counts:
+                base, head = with_counts(base), with_counts(head)
+            moved += _moved_together(pb["rmsnorm.fused"], ph["rmsnorm.fused"])
+            h, a, b = _history(base, head, (_state_of(qb), _state_of(rh)))
+            d = digest(compare(h, a, b, floors={}))
+            wrong = [v for v in d.causes if not _true_cause(v.cause, case)]
+            false += len(wrong)
+            anyf += bool(wrong)
+            real = kind == "changed" or amount
+            gate += bool(d.gate) and not real
+            shifted += d.headline.startswith("the runner shifted")
+            named += any(_true_cause(v.cause, case) for v in d.causes)
+            ops_named += "aten::" in d.headline and not real
+        n = len(pick)
+        out[case] = {
+            "comments": n,
+            "fused series moved ≥ 5 % together (median)": moved / n,
+            "false causes per comment": false / n,
+            "comments with a false cause": anyf / n,
+            "gate fired, no real change": gate / n,
+            "op named in the headline, no real change": ops_named / n,
+            "first line: the runner shifted": shifted / n,
+            "real change named": named / n if (kind == "changed" or amount) else float("nan"),
+        }
+    return out
+
+
+def _cell(name: str, v: float) -> str:
+    if v != v:  # nan: not asked of this case
+        return "—"
+    return f"{v:.2f}" if name.startswith("false causes") else f"{v:.0%}"
+
+
+def print_comment_eval(
+    res: dict[str, dict[str, float]], records: list[dict], title: str = ""
+) -> None:
+    """The table of :func:`comment_eval`, with the loads the runs were measured at."""
+    import neuronasv
+
+    quiet = [r for r in records if not r.get("busy", 0)]
+    loaded = [r for r in records if r.get("busy", 0)]
+
+    def span(rs: list[dict], key: str) -> str:
+        vals = [r[key] for r in rs if r.get(key) is not None]
+        return f"{min(vals):.2f}–{max(vals):.2f}" if vals else "n/a"
+
+    busy = loaded[0].get("busy", 0) if loaded else 0
+    print(
+        f"\nComments under load (issue 39): base a quiet run ({len(quiet)} runs, load"
+        f" {span(quiet, 'load1')} at start), head another quiet run or one beside {busy} busy"
+        f" processes ({len(loaded)} runs, load {span(loaded, 'load1')} at start,"
+        f" {span(loaded, 'load1_end')} at end); no history floors;"
+        f" neuronasv from {os.path.dirname(os.path.dirname(neuronasv.__file__))}"
+        + (f"\n  {title}" if title else "")
+    )
+    cols = [c for c in next(iter(res.values())) if c != "comments"] if res else []
+    for k, c in enumerate(cols):
+        print(f"  ({k}) {c}")
+    print(f"{'case':<32}{'pairs':>6}" + "".join(f"{f'({k})':>8}" for k in range(len(cols))))
+    for case, row in res.items():
+        print(f"{case:<32}{row['comments']:>6.0f}"
+              + "".join(f"{_cell(c, row[c]):>8}" for c in cols))  # fmt: skip
+
+
 def spread(runs) -> None:
     """Within-run vs between-run spread per series (the reason for the rounds test)."""
     sides = [side_of(r, "rmsnorm.naive") for r in runs]
@@ -582,6 +878,9 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=30, help="samples per run")
     ap.add_argument("--active", type=int, default=3, help="iterations per sample (suite: 3)")
     ap.add_argument("--runs", type=int, default=20, help="profiling processes (cached)")
+    ap.add_argument("--loaded-runs", type=int, default=0,
+                    help="more processes measured beside --busy spinning ones (cached)")
+    ap.add_argument("--busy", type=int, default=4, help="spinning processes of a loaded run")
     ap.add_argument("--n", type=int, default=10, help="samples a round (the suite's repeat)")
     ap.add_argument("--trials", type=int, default=300)
     ap.add_argument("--asv-trials", type=int, default=100, help="asv's rule is slow")
@@ -596,6 +895,9 @@ def main() -> None:
     )  # fmt: skip
     ap.add_argument("--adaptive-trials", type=int, default=100)
     ap.add_argument("--skip-profile", action="store_true", help="only the change-point part")
+    ap.add_argument("--comments-only", action="store_true",
+                    help="only the comments under load (needs --loaded-runs)")  # fmt: skip
+    ap.add_argument("--comment-trials", type=int, default=144)
     args = ap.parse_args()
     if args.worker:
         worker(args.worker, args.shapes, args.dtype, args.samples, args.active, args.seed)
@@ -603,15 +905,25 @@ def main() -> None:
     t0 = time.time()
     if not args.skip_profile:
         print(
-            f"Runs: {args.runs} processes x (naive, fused, naive+mul) x {args.shapes}"
+            f"Runs: {args.runs} processes x (naive, fused, naive+mul, refactor) x {args.shapes}"
             f" {args.dtype}, {args.samples} samples of {args.active} iterations; load now"
             f" {os.getloadavg()[0]:.2f}, cache {args.cache}",
             flush=True,
         )
-        runs = collect(args)
+        runs, records = collect(args)
         if args.collect_only:
             return
-        loads = [r.get("load1", float("nan")) for r in _raw_runs(args)]
+        if any(r.get("busy", 0) for r in records):
+            for counts, title in (
+                (False, "time only (no instruction counts: a GPU, or a CPU run without callgrind)"),
+                (True, "with instruction counts, modelled (with_counts): equal for the same code"),
+            ):
+                got = comment_eval(records, args.comment_trials, args.seed, counts)
+                print_comment_eval(got, records, title)
+        if args.comments_only:
+            print(f"\n(total {time.time() - t0:.0f} s)")
+            return
+        loads = [r.get("load1", float("nan")) for r in records if not r.get("busy", 0)]
         print(f"  load average (1 min) while collecting: {min(loads):.2f}–{max(loads):.2f}")
         spread(runs)
         settings = Settings(resamples=0)  # CIs do not change verdicts; saves time
@@ -657,11 +969,6 @@ def main() -> None:
         print(f"  MDE (op, power >= 95 %, FA <= 1 %): {mde}")
     changepoints(args.otava_python, args.seed)
     print(f"\n(total {time.time() - t0:.0f} s)")
-
-
-def _raw_runs(args) -> list:
-    with open(args.cache, encoding="utf-8") as fh:
-        return json.load(fh)["runs"][: args.runs]
 
 
 if __name__ == "__main__":

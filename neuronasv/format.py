@@ -57,6 +57,8 @@ __all__ = [
     "format_ci",
     "format_count",
     "format_delta_pct",
+    "format_load",
+    "format_mhz",
     "format_p",
     "format_pair",
     "format_pct",
@@ -213,6 +215,20 @@ def format_wall(seconds: float) -> str:
             v = seconds / size
             return f"{v:.1f} {unit}" if round(v, 1) < 10 else f"{v:.0f} {unit}"
     return f"{seconds:.1f} s" if round(seconds, 1) < 10 else f"{seconds:.0f} s"
+
+
+def format_load(load: float | None) -> str:
+    """A load average: ``0.4``, ``5.2``, ``12.0``; unknown ``n/a``."""
+    if load is None or not math.isfinite(load):
+        return "n/a"
+    return f"{load:.1f}"
+
+
+def format_mhz(mhz: float | None) -> str:
+    """A clock: ``2,596 MHz``; unknown ``n/a``."""
+    if mhz is None or not math.isfinite(mhz):
+        return "n/a"
+    return f"{mhz:,.0f} MHz"
 
 
 def format_calls_per_iter(x: float | None) -> str:

@@ -35,6 +35,12 @@ def test_every_percentage_follows_the_same_rule() -> None:
     assert fmt.pct_number(0.182) == "18" and fmt.pct_number(0.025, signed=True) == "+2.5"
 
 
+def test_a_machine_s_load_and_clock() -> None:
+    assert fmt.format_load(0.4) == "0.4" and fmt.format_load(12.04) == "12.0"
+    assert fmt.format_mhz(2596.142) == "2,596 MHz"
+    assert fmt.format_load(None) == fmt.format_mhz(float("nan")) == "n/a"
+
+
 @pytest.mark.parametrize(
     ("p", "text", "sentence"),
     [(0.032, "0.032", "p=0.032"), (0.00041, "0.00041", "p=0.00041"), (1e-4, "0.0001", "p=0.0001"),

@@ -1,7 +1,9 @@
 """neuronasv as a user gets it: the wheel built from this checkout, in a clean venv.
 
 Shared by the adoption tests (``tests/ci/test_adopt_wheel.py``,
-``tests/ci/test_getting_started.py``) and ``bench/bench_adopter_suite.py``. The venv sees
+``tests/ci/test_getting_started.py``), the install-step tests and the act lane
+(``tests/ci/test_workflow_installs.py``, ``tests/ci/actlane.py``) and
+``bench/bench_adopter_suite.py``. The venv sees
 the third-party packages of this interpreter (torch included) through a folder of links that
 leaves out neuronasv, its asv plugin and their editable hooks, so ``pip install
 --no-index`` needs no network and the installed wheel is the only neuronasv.
@@ -19,7 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 OURS = ("neuronasv", "asv_bench_neuronasv", "__editable__", "_neuronasv")
 
-__all__ = ["OURS", "ROOT", "clean_venv", "git", "install_wheel", "run", "source_copy"]
+__all__ = ["OURS", "ROOT", "build_wheel", "clean_venv", "git", "install_wheel", "run",
+           "source_copy"]
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str], ok: tuple[int, ...] = (0,)) -> str:
@@ -63,8 +66,10 @@ def clean_venv(where: Path) -> Path:
     """A venv seeing this interpreter's third-party packages, none of ours; its python."""
     import venv
 
-    links = where / "third-party"
-    links.mkdir()
+    # Named like a site folder: a venv made from this one by the self-hosted jobs' install
+    # step (its .pth lists the base's folders named *-packages) sees these packages too.
+    links = where / "third-party" / "site-packages"
+    links.mkdir(parents=True)
     site = Path(sysconfig.get_paths()["purelib"])
     for entry in site.iterdir():
         if entry.name.startswith(OURS) or entry.suffix == ".pth":
@@ -79,15 +84,26 @@ def clean_venv(where: Path) -> Path:
     return py
 
 
-def install_wheel(where: Path, env: dict[str, str]) -> tuple[Path, Path, Path]:
-    """Build the wheel (from the sdist) of this checkout and install it into a clean venv
-    under ``where``; (the venv's python, the wheel, the source copy it was built from)."""
+def build_wheel(where: Path, env: dict[str, str]) -> tuple[Path, Path]:
+    """The wheel (built from the sdist) of this checkout, built under ``where``; (the wheel,
+    the source copy it was built from: a git repository of one commit, the recorded one).
+    What the build printed is kept in ``where/build.log``."""
     src, dist = where / "src", where / "dist"
     src.mkdir()
     source_copy(src, env)
-    run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(src)],
-        where, env)  # fmt: skip
-    wheel = next(dist.glob("neuronasv-*.whl"))
+    out, err = run_both([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist),
+                         str(src)], where, env)  # fmt: skip
+    (where / "build.log").write_text(out + err, encoding="utf-8")  # what the build said
+    return next(dist.glob("neuronasv-*.whl")), src
+
+
+def install_wheel(
+    where: Path, env: dict[str, str], built: tuple[Path, Path] | None = None
+) -> tuple[Path, Path, Path]:
+    """Build the wheel of this checkout (or take ``built``: :func:`build_wheel`'s) and
+    install it into a clean venv under ``where``; (the venv's python, the wheel, the source
+    copy it was built from)."""
+    wheel, src = built or build_wheel(where, env)
     py = clean_venv(where)
     run([str(py), "-m", "pip", "install", "-q", "--no-index", "--no-build-isolation",
          str(wheel)], where, env)  # fmt: skip

@@ -270,6 +270,7 @@ def with_newest(
         findings=nd.findings,
         env_changes=nd.env_changes,
         settings={**doc.settings, **extra},
+        runner=nd.runner,
     )
 
 

@@ -75,18 +75,28 @@ from neuronasv.analyse.health import device_health
 from neuronasv.analyse.multitest import DEFAULT_OP_SHARE, adjusted_pvalues, hierarchy
 from neuronasv.analyse.rules import RuleSet
 from neuronasv.analyse.runnernoise import runner_noise
+from neuronasv.analyse.runnershift import (
+    canary_ratio,
+    runner_shift,
+    shift_df,
+    shift_inputs,
+    side_state,
+)
 from neuronasv.analyse.states import CI_LEVEL, Gate, with_states
-from neuronasv.analyse.verdict import Bar, Evidence, PairInput, verdict
+from neuronasv.analyse.verdict import Bar, Evidence, PairInput, ShiftBar, against_shift, verdict
 from neuronasv.errors import UsageError
 from neuronasv.format import format_pct, pct_number
 from neuronasv.model import (
     Finding,
     FindingsDocument,
     History,
+    Point,
     RunRef,
     Series,
     SeriesId,
+    WorkChange,
 )
+from neuronasv.model.findings import RunnerShift
 from neuronasv.samples import NOISE_THRESHOLD, median, noise
 from neuronasv.units import is_exact
 
@@ -175,6 +185,7 @@ def judge(
     level: float | None = None,
     rejected: Collection[int] = (),
     boost: Collection[tuple[str | None, str | None, str | None]] = (),
+    shift: RunnerShift | None = None,
 ) -> list[Finding]:
     """Verdicts for one comparison (all series together: the correction spans them all).
 
@@ -190,6 +201,10 @@ def judge(
         rejected: family indices rejected at an earlier look (their alpha is passed on).
         boost: (workload, shape, dtype) whose exact work changed: their totals start with
             more alpha (:func:`multitest.hierarchy`).
+        shift: the runner's shared shift (:func:`runnershift.runner_shift`); when it is
+            the runner's (``status`` ``runner``), every single-run row's time is judged
+            on its change over the shift (:func:`verdict.against_shift`), which must also
+            clear ``k`` times the series' spread about it.
 
     Returns:
         One finding per pair, in the given order (attribution and acks are added by
@@ -198,14 +213,27 @@ def judge(
     fl = floors or {}
     ev = _with_mann_whitney([_measure(pi, settings) for pi in pairs])
     ev = _rounds_test(pairs, ev, settings, fl)
+    shifted = shift if shift is not None and shift.shifted and shift.factor else None
+    # Against the runner's shift: the single-run rows' evidence over its factor (their
+    # Mann–Whitney again on those samples); rounds rows are judged as measured.
+    judged = (
+        _with_mann_whitney([against_shift(e, shifted.factor) for e in ev])  # type: ignore[arg-type]
+        if shifted is not None
+        else ev
+    )
     fam = list(range(len(pairs)) if family is None else family)
-    tested = len([i for i in fam if ev[i].p is not None])
-    ev = _gatekeep([pi.series for pi in pairs], ev, fam, settings.op_share, rejected, boost)
+    tested = len([i for i in fam if judged[i].p is not None])
+    judged = _gatekeep([pi.series for pi in pairs], judged, fam, settings.op_share, rejected,
+                       boost)  # fmt: skip
     alpha = settings.alpha if level is None else level
     out = []
-    for pi, e in zip(pairs, ev, strict=True):
-        bar = _bar(settings, alpha, tested, fl.get(floor_key(pi.series)))
-        out.append(verdict(pi, e, settings.rules, bar, bool(fl)))
+    for pi, e, j in zip(pairs, ev, judged, strict=True):
+        # the measured figures stay the row's estimate; the test's come from ``j``
+        against = shifted is not None and e.mode in ("samples", "value")
+        bar = _bar(settings, alpha, tested, fl.get(floor_key(pi.series)),
+                   shifted if against else None)  # fmt: skip
+        out.append(verdict(pi, e if against else j, settings.rules, bar, bool(fl),
+                           j if against else None))  # fmt: skip
     return out
 
 
@@ -240,13 +268,26 @@ def _gatekeep(
     return ev
 
 
-def _bar(st: Settings, alpha: float, tested: int, floor: NoiseFloor | None) -> Bar:
-    """The bar of one series: ``alpha`` over ``tested`` series, and its floor times the
-    settings' ``k`` (default: the t quantile 1 - alpha/2m on the floor's df)."""
+def _bar(
+    st: Settings,
+    alpha: float,
+    tested: int,
+    floor: NoiseFloor | None,
+    shift: RunnerShift | None = None,
+) -> Bar:
+    """The bar of one series: ``alpha`` over ``tested`` series, its floor times the
+    settings' ``k`` (default: the t quantile 1 - alpha/2m on the floor's df), and the
+    runner's shift with its own ``k`` (on the spread's df) when judged against it."""
     k = st.floor_k
     if k is None:
         k = stats.floor_k(st.alpha, tested, floor.df if floor else None)
-    return Bar(alpha, tested, floor, k)
+    sb = None
+    if shift is not None and shift.factor and shift.spread is not None:
+        ks = st.floor_k
+        if ks is None:
+            ks = stats.floor_k(st.alpha, tested, shift_df(shift))
+        sb = ShiftBar(shift.factor, shift.spread, shift.series, ks)
+    return Bar(alpha, tested, floor, k, sb)
 
 
 def _group(s: SeriesId) -> str:
@@ -502,7 +543,9 @@ def compare(  # noqa: PLR0913 -- the compare step's keyword options, one per CLI
                                         known=[(w.config, w.op) for w in work]))  # fmt: skip
     exact = [p for p in pairs if is_exact(p.unit)]
     pairs = [p for p in pairs if not is_exact(p.unit)]
-    findings = judge(pairs, settings, floors, boost={w.config for w in work})
+    shift = _runner_shift(history, pairs, exact, work, settings, (bm, base), (hm, head),
+                          forced=bool(problems))  # fmt: skip
+    findings = judge(pairs, settings, floors, boost={w.config for w in work}, shift=shift)
     findings = attribute(
         findings,
         base_profiles=base_profiles,
@@ -537,6 +580,7 @@ def compare(  # noqa: PLR0913 -- the compare step's keyword options, one per CLI
         work=work,
         forced=tuple(problems) if force else (),
         health=health,
+        runner=shift,
     )
     doc = with_states(doc, settings.gate)
     ack_list = list(acks)
@@ -544,6 +588,57 @@ def compare(  # noqa: PLR0913 -- the compare step's keyword options, one per CLI
         findings = [_apply_ack(f, ack_list, head) for f in doc.findings]
         doc = with_states(replace(doc, findings=tuple(findings)), settings.gate)
     return with_causes(doc)  # from the rows' states: which way each moved
+
+
+def _point_level(p: Point | None) -> float | None:
+    """A single-run side's level: its samples' median, else asv's value."""
+    if p is None or p.value is None:
+        return None
+    return median(p.samples) if len(p.samples) >= MIN_SAMPLES else p.value
+
+
+def _runner_shift(
+    history: History,
+    pairs: Sequence[PairInput],
+    exact: Sequence[PairInput],
+    work: Sequence[WorkChange],
+    settings: Settings,
+    base: tuple[str, str],
+    head: tuple[str, str],
+    *,
+    forced: bool = False,
+) -> RunnerShift | None:
+    """The runner's shared shift over this comparison's single-run device-time rows whose
+    work and instruction counts are equal (:mod:`neuronasv.analyse.runnershift`), with
+    what each side recorded of its machine; None for a ``--force``d comparison across
+    machines or devices (another machine is not the runner shifting)."""
+    if forced:
+        return None
+    rows = [
+        (p.series, _point_level(p.base), _point_level(p.head))
+        for p in pairs
+        if p.rounds < MIN_ROUNDS
+    ]
+    counts = {
+        (p.series.config, p.series.op): (
+            p.base.value if p.base else None,
+            p.head.value if p.head else None,
+        )
+        for p in exact
+    }
+    rule = settings.rules.default
+    min_effect = rule.threshold if rule.relative else 0.05
+    sb = side_state(history, "base", *base)
+    sh = side_state(history, "head", *head)
+    keys = [{(p.name, p.shape, p.dtype) for p in history.profiles.get(side, ())}
+            for side in (base, head)]  # fmt: skip
+    return runner_shift(
+        shift_inputs(rows, work, counts, keys[0] & keys[1]),
+        min_effect=min_effect,
+        canary=canary_ratio(sb, sh),
+        base=sb,
+        head=sh,
+    )
 
 
 def floor_summary(floors: Mapping[FloorKey, NoiseFloor]) -> str:

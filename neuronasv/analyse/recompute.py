@@ -20,9 +20,14 @@ Free text the run could choose never passes through (:func:`sanitize`):
   unknown, which ``compare`` refuses);
 - units outside the one registry :mod:`neuronasv.units` (the one ``compare`` and
   ``confirm`` use: time, bytes, ``instructions``) become ``unit``;
-- op tables keep their numbers and op names, not their warnings, trace files or canary;
+- op tables keep their numbers and op names, not their warnings or trace files;
   an op's ``roofline_bound`` is kept only when it is one of the labels the roofline
-  writes (:func:`known_bound`);
+  writes (:func:`known_bound`); a canary reading keeps its numbers, its kernel's name
+  only when it is one :mod:`neuronasv.measure.canary` writes (:data:`CANARY_RE`) and of
+  its device state only ``start.*``/``end.*`` entries of plain words
+  (:data:`STATE_VALUE_RE`: clocks, throttle reasons), so device health and the runner's
+  shift (issue 39) are judged here on the same numbers as in the run;
+- the machine's state at each run's start and end (numbers only) is kept;
 - load errors (file names the run chose) become one sentence with their count.
 
 Series identities (benchmark, params, workload, shape, dtype, op) are the one kind of
@@ -43,11 +48,12 @@ from neuronasv.analyse.pairwise import compare
 from neuronasv.analyse.replay import ReplayRunner, missing_rounds
 from neuronasv.errors import CorruptResultsError
 from neuronasv.model import FindingsDocument, History, Series
-from neuronasv.model.profile import WorkloadProfile
+from neuronasv.model.profile import CanaryReading, WorkloadProfile
 from neuronasv.model.rounds import RoundsDocument
 from neuronasv.units import known_unit
 
 __all__ = [
+    "CANARY_RE",
     "FP_KEY_RE",
     "FP_VALUE_RE",
     "MACHINE_RE",
@@ -63,6 +69,11 @@ FP_KEY_RE = re.compile(r"[a-z][a-z0-9_]{0,39}")
 # Versions, device and CPU model names: "2.13.0+cpu", "NVIDIA H100 80GB HBM3",
 # "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz", "trn2.48xlarge".
 FP_VALUE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._+()@,-]{0,79}")
+#: A canary kernel's name as :class:`neuronasv.measure.canary.CanaryKernel` writes it.
+CANARY_RE = re.compile(r"canary\.[a-z]{1,20}\.[A-Za-z0-9.+-]{1,80}")
+#: A canary reading's device-state entry kept: ``start.``/``end.`` + a key, a plain value.
+STATE_KEY_RE = re.compile(r"(?:start|end)\.[a-z0-9_]{1,40}")
+STATE_VALUE_RE = re.compile(r"[A-Za-z0-9_.,:+-]{0,60}")
 
 
 def _clean_fingerprint(fp: Mapping[str, str]) -> dict[str, str]:
@@ -87,13 +98,27 @@ def known_bound(text: str | None) -> str | None:
     return text if ok else None
 
 
+def _clean_canary(c: CanaryReading | None) -> CanaryReading | None:
+    """The reading's numbers, a kernel name the canary writes, plain device-state words."""
+    if c is None or not CANARY_RE.fullmatch(c.name):
+        return None
+    state = {
+        k: v
+        for k, v in c.device_state.items()
+        if STATE_KEY_RE.fullmatch(k) and STATE_VALUE_RE.fullmatch(v)
+    }
+    return dataclasses.replace(c, device_state=state)
+
+
 def _clean_ops(w: WorkloadProfile) -> WorkloadProfile:
     ops = tuple(
         o if o.roofline_bound == known_bound(o.roofline_bound)
         else dataclasses.replace(o, roofline_bound=None)
         for o in w.ops
     )
-    return dataclasses.replace(w, warnings=(), trace_files=(), canary=None, ops=ops)
+    return dataclasses.replace(
+        w, warnings=(), trace_files=(), canary=_clean_canary(w.canary), ops=ops
+    )
 
 
 def sanitize(history: History) -> History:
@@ -152,6 +177,7 @@ def sanitize(history: History) -> History:
             for (m, c) in history.unreadable_sidecars
             if m == raw
         },
+        run_states={(name, c): v for (m, c), v in history.run_states.items() if m == raw},
     )
 
 

@@ -270,9 +270,10 @@ def ci_beside_time(f: Finding) -> Literal["decision", "unadjusted", "beyond zero
     st = f.state
     if st.time not in ("undecided", "noise"):
         return "decision"
-    if f.ci_low is None or f.ci_high is None:
+    ci = f.estimate.ci_against  # the interval the time was judged on (over a runner shift)
+    if ci is None:
         return "decision"
-    lo, hi = shown_change(f.ci_low), shown_change(f.ci_high)
+    lo, hi = shown_change(ci[0]), shown_change(ci[1])
     if lo <= 0.0 <= hi:
         return "decision"
     return "unadjusted" if st.time == "undecided" else "beyond zero"
@@ -316,7 +317,8 @@ def _row_state(
     ib = ih = None
     if counted is not None and counted.state.presence == "both":
         instr = counted.state.instructions
-        if instr in ("more", "fewer", "same") and st.time in ("undecided", "noise"):
+        # beside every time: a slower time whose counts are equal must say so (issue 39)
+        if instr in ("more", "fewer", "same") and st.time != "none":
             ib, ih = counted.base, counted.head
     state = replace(st, work=work, instructions=instr, instr_base=ib, instr_head=ih, gate="")
     if f.acknowledged is not None or withheld:
@@ -409,7 +411,9 @@ def newest_state(f: Finding | None) -> str | None:
 
     From the row state analyse stored, axis by axis (:attr:`RowState.direction`):
     ``confirmed`` is a slower time the rounds confirmed, ``suspect`` a slower time from
-    one run a side, ``more-work`` more bytes/FLOPs whose time was not decided slower,
+    one run a side (over a runner's shift: only where the measured Δ rose too, since the
+    site prints that Δ beside the badge), ``more-work`` more bytes/FLOPs whose time was
+    not decided slower,
     ``more-instructions`` more instructions (exact) with no more work and the time not
     decided slower, ``improved`` a confirmed faster time, ``fewer-instructions`` fewer
     instructions on an instruction series (its own axis: not a time word), ``new`` a
@@ -423,9 +427,14 @@ def newest_state(f: Finding | None) -> str | None:
     if st.direction == "worse":
         if f.acknowledged is not None:
             return "acknowledged"
-        if st.time == "slower":
+        # slower than the runner's shift but not as measured: the site prints the measured
+        # Δ beside its badge, so no slower badge there (the comment says it, with its Δ)
+        measured = f.estimate.shift is None or bool(f.ratio and shown_change(f.ratio) > 0)
+        if st.time == "slower" and measured:
             return "confirmed" if st.confirmed else "suspect"
-        return "more-work" if st.work == "more" else "more-instructions"
+        if st.work == "more":
+            return "more-work"
+        return "more-instructions" if st.instructions == "more" else None
     if st.direction == "better" and is_exact(f.unit) and st.instructions == "fewer":
         return "fewer-instructions"
     if st.direction == "better" and st.time == "faster" and st.confirmed:

@@ -12,7 +12,7 @@ failed; a series without samples gets a factor-only decision.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -25,7 +25,16 @@ from neuronasv.model import Estimate, Finding, Point, RowState, SeriesId
 from neuronasv.model.estimate import Presence
 from neuronasv.samples import NOISE_THRESHOLD
 
-__all__ = ["Bar", "Evidence", "Outcome", "PairInput", "allowed_against", "verdict"]
+__all__ = [
+    "Bar",
+    "Evidence",
+    "Outcome",
+    "PairInput",
+    "ShiftBar",
+    "against_shift",
+    "allowed_against",
+    "verdict",
+]
 
 
 @dataclass(frozen=True)
@@ -73,15 +82,30 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class ShiftBar:
+    """The runner's shared shift a single-run row is judged against
+    (:mod:`neuronasv.analyse.runnershift`): its ``factor`` (head / base), the ``spread``
+    of the series about it (log scale), the ``series`` it rests on, and ``k``: how many
+    spreads the row's change over the factor must exceed."""
+
+    factor: float
+    spread: float
+    series: int
+    k: float
+
+
+@dataclass(frozen=True)
 class Bar:
     """What one row's change must clear: the alpha this look spends against the
-    gatekeeping-adjusted p over ``tested`` series, and (one run a side) ``k`` times the
-    series' between-run noise ``floor`` when it has one."""
+    gatekeeping-adjusted p over ``tested`` series, (one run a side) ``k`` times the
+    series' between-run noise ``floor`` when it has one, and ``shift`` when the row is
+    judged against the runner's shared shift."""
 
     alpha: float
     tested: int
     floor: NoiseFloor | None
     k: float
+    shift: ShiftBar | None = None
 
 
 @dataclass(frozen=True)
@@ -160,37 +184,72 @@ _DECIDE: dict[tuple[bool, bool, bool], str] = {
 }
 
 
-def verdict(pi: PairInput, e: Evidence, rules: RuleSet, bar: Bar, have_floors: bool) -> Finding:
+def against_shift(e: Evidence, factor: float) -> Evidence:
+    """A single-run row's evidence over the runner's shared ``factor``: head samples (or
+    value) divided by it, the ratio and CI likewise (the bootstrap of a ratio of medians
+    scales exactly), the p-value left to recompute on those samples. Rounds and absent
+    rows are returned as they are (interleaved rounds cancel the runner's drift)."""
+    if e.mode not in ("samples", "value") or e.head is None or factor <= 0:
+        return e
+    samples = e.samples
+    if samples is not None:
+        samples = (samples[0], tuple(x / factor for x in samples[1]))
+    return replace(
+        e,
+        head=e.head / factor,
+        ratio=None if e.ratio is None else e.ratio / factor,
+        ci=None if e.ci is None else (e.ci[0] / factor, e.ci[1] / factor),
+        samples=samples,
+        p=None,
+        p_adj=None,
+    )
+
+
+def verdict(
+    pi: PairInput,
+    e: Evidence,
+    rules: RuleSet,
+    bar: Bar,
+    have_floors: bool,
+    judged: Evidence | None = None,
+) -> Finding:
     """One row: its estimate (the evidence's figures) and its time axis (the decision).
 
     ``have_floors``: the comparison has noise floors at all (a single-run series without
-    its own floor is then warned about)."""
+    its own floor is then warned about). ``judged``: the evidence against the runner's
+    shift (:func:`against_shift`, with ``bar.shift``), which the time is decided on; the
+    estimate stays the measured one, with the shift beside it."""
     b, h = pi.base, pi.head
     n = e.n or (len(b.samples) if b else 0, len(h.samples) if h else 0)
     if e.mode == "absent":
         return _absent(pi, pi.unit, n)
     assert e.base is not None and e.head is not None
+    shift = bar.shift if judged is not None else None
+    d = judged if judged is not None else e
+    assert d.base is not None and d.head is not None
     rule = rules.for_series(pi.series)
     warnings = [*e.warnings, *_noise_warnings(e)]
-    effect = format_delta_pct(e.ratio) if e.ratio is not None else "n/a"
-    ci_txt = f" (CI {format_delta_pct(e.ci[0])} to {format_delta_pct(e.ci[1])})" if e.ci else ""
+    effect = format_delta_pct(d.ratio) if d.ratio is not None else "n/a"
+    if shift is not None:
+        effect = f"{effect} against the runner's {format_delta_pct(shift.factor)} shift"
+    ci_txt = f" (CI {format_delta_pct(d.ci[0])} to {format_delta_pct(d.ci[1])})" if d.ci else ""
     outcome: Outcome
-    if e.mode == "value":
-        outcome, reason = _decide_by_value(e.base, e.head, rule, effect)
+    if d.mode == "value":
+        outcome, reason = _decide_by_value(d.base, d.head, rule, effect)
     else:
-        outcome, reason = _decide(e, rule, bar, effect + ci_txt)
-        if e.mode == "samples" and bar.floor is None and have_floors:
+        outcome, reason = _decide(d, rule, bar, effect + ci_txt)
+        if d.mode == "samples" and bar.floor is None and have_floors:
             warnings.append(
                 "no between-run noise floor for this series (too little main-branch history):"
                 " the within-run test cannot see run-to-run shifts"
             )
-    est = _estimate(pi, e, n)
+    est = _estimate(pi, e, n, shift.factor if shift is not None else None)
     return Finding(
         series=pi.series,
         estimate=est,
-        state=RowState(time=time_axis(outcome, est.ratio)),
-        p_value=e.p,
-        p_adjusted=e.p_adj,
+        state=RowState(time=time_axis(outcome, est.against)),
+        p_value=d.p,
+        p_adjusted=d.p_adj,
         noise_base=e.noise[0],
         noise_head=e.noise[1],
         reason=reason,
@@ -207,8 +266,11 @@ def _noise_warnings(e: Evidence) -> list[str]:
     ]
 
 
-def _estimate(pi: PairInput, e: Evidence, n: tuple[int, int]) -> Estimate:
-    """The row's figures: the evidence's base, head and CI, as the test judged them."""
+def _estimate(
+    pi: PairInput, e: Evidence, n: tuple[int, int], shift: float | None = None
+) -> Estimate:
+    """The row's figures: the evidence's base, head and CI, as measured (and the runner's
+    shift the time was judged against, when it was)."""
     return Estimate(
         unit=pi.unit,
         base=e.base,
@@ -219,6 +281,7 @@ def _estimate(pi: PairInput, e: Evidence, n: tuple[int, int]) -> Estimate:
         n_base=n[0],
         n_head=n[1],
         rounds=pi.rounds if e.mode == "rounds" else 0,
+        shift=shift,
     )
 
 
@@ -281,17 +344,22 @@ def _samples_says(e: Evidence, p: float, corr: str, bar: Bar) -> _TestSays:
     series' noise floor (or it has none)."""
     assert e.ratio is not None
     lr = abs(math.log(e.ratio)) if e.ratio > 0 else 0.0
-    floor, k = bar.floor, bar.k
-    return _TestSays(
-        text=f"{p_text(p)}, {corr}",
-        consistent=floor is None or lr > k * floor.sd,
-        not_consistent=(
+    floor, k, sh = bar.floor, bar.k, bar.shift
+    if floor is not None and not lr > k * floor.sd:
+        why = (
             f"within the between-run noise floor (±{format_pct(math.exp(k * floor.sd) - 1)}"
             f" = {k:.2g} × {floor.describe()}); re-measure in rounds (neuronasv confirm)"
-            if floor is not None
-            else ""
-        ),
-    )
+        )
+    elif sh is not None and not lr > sh.k * sh.spread:
+        why = (
+            f"within the spread of the series about the runner's shift"
+            f" (±{format_pct(math.exp(sh.k * sh.spread) - 1)} = {sh.k:.2g} ×"
+            f" {format_pct(sh.spread)} over {sh.series} series with the same work and"
+            " instructions); re-measure in rounds (neuronasv confirm)"
+        )
+    else:
+        why = ""
+    return _TestSays(text=f"{p_text(p)}, {corr}", consistent=not why, not_consistent=why)
 
 
 def _decide(e: Evidence, rule: Rule, bar: Bar, effect: str) -> tuple[Outcome, str]:
@@ -328,4 +396,10 @@ def _moved_reason(e: Evidence, says: _TestSays, bar: Bar, effect: str, rule_txt:
     reason = f"{effect}, {says.text} ≤ {bar.alpha:.2g}{extra}, beyond {rule_txt}"
     if e.mode == "samples" and bar.floor is not None:
         reason += f" and the ±{format_pct(math.exp(bar.k * bar.floor.sd) - 1)} noise floor"
+    if e.mode == "samples" and bar.shift is not None:
+        sh = bar.shift
+        reason += (
+            f" and the ±{format_pct(math.exp(sh.k * sh.spread) - 1)} spread about the"
+            " runner's shift"
+        )
     return reason

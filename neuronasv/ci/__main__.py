@@ -11,7 +11,7 @@
     python -m neuronasv.ci issues DIR [--site-url URL] [--dry-run]   # regression issues
     python -m neuronasv.ci bisect --out DIR [--add RESULTS]... [--minutes 30] [store opts]
                                   # bisect open regressions over unmeasured commits
-    python -m neuronasv.ci instruction-tools --metrics LIST  # valgrind + gcc (CPU runners)
+    python -m neuronasv.ci instruction-tools [--metrics LIST]  # valgrind + gcc (CPU runners)
     python -m neuronasv.ci requirements      # dependencies without torch, one a line
     python -m neuronasv.ci verdict FINDINGS  # regression-detected=true|false
     python -m neuronasv.ci traces --findings F --traces-dir D --machine M --out O
@@ -24,7 +24,10 @@ One parser: each step's arguments are defined beside the step (``add_parsers`` o
 :mod:`~neuronasv.ci.flows`, ``add_parser`` of :mod:`~neuronasv.ci.bisect_step`,
 :mod:`~neuronasv.ci.tools` and :mod:`~neuronasv.ci.pr_comment`), as ``neuronasv``'s are
 beside each command; argparse routes by the step name alone (a later argument spelled like
-a step is that step's argument).
+a step is that step's argument). One exception: ``requirements`` runs before the
+dependencies are installed (``pip install --no-deps`` first, then its list), so it is sent
+to :mod:`neuronasv.ci.requirements` before that parser is built, importing the standard
+library only.
 """
 
 from __future__ import annotations
@@ -39,8 +42,9 @@ __all__ = ["build_parser", "main"]
 def build_parser() -> argparse.ArgumentParser:
     """The one parser of ``python -m neuronasv.ci``, from the steps' own definitions."""
     from neuronasv.ci import bisect_step, flows, pr_comment, tools
+    from neuronasv.log import InertArgumentParser
 
-    ap = argparse.ArgumentParser(prog="python -m neuronasv.ci", description=__doc__,
+    ap = InertArgumentParser(prog="python -m neuronasv.ci", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("--repo", default=".", help="the repository (default: here)")
     sub = ap.add_subparsers(dest="step", required=True, metavar="STEP")
@@ -51,11 +55,25 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _step_and_rest(argv: Sequence[str]) -> tuple[str | None, list[str]]:
+    """The step's name and its arguments, past the global ``--repo`` option."""
+    rest = list(argv)
+    while rest and rest[0].startswith("--repo"):
+        rest = rest[1:] if "=" in rest[0] else rest[2:]
+    return (rest[0], rest[1:]) if rest else (None, [])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    step, rest = _step_and_rest(argv)
+    if step == "requirements":  # before the dependencies are installed: stdlib only
+        from neuronasv.ci import requirements
+
+        return requirements.main(rest)
     from neuronasv.cli import _terminate_as_interrupt, run_parsed
     from neuronasv.log import cli_output
 
-    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    args = build_parser().parse_args(argv)
     args.command = f"ci {args.step}"
     # The steps run in this process (and start asv, valgrind, git): a cancelled job's
     # SIGTERM unwinds like Ctrl-C, so their process groups are killed and scratch removed.

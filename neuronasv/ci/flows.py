@@ -27,21 +27,24 @@ import os
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from neuronasv import env
+from neuronasv.ci import requirements as requirements_step
 from neuronasv.ci.options import add_store_args, commit_url, repo_of, store_ref
 from neuronasv.ci.outputs import set_output
 from neuronasv.ci.owned import claim_dir, remove_owned
 from neuronasv.errors import UsageError
 from neuronasv.fileio import write_atomic
+from neuronasv.log import emit
 from neuronasv.steps.store import StoreRef, results_store
 from neuronasv.store.git import Git
 
 __all__ = [
     "PrMeasurement",
     "PullRequestRef",
+    "SiteOptions",
     "StoreRef",
     "add_parsers",
     "analyse",
@@ -53,7 +56,6 @@ __all__ = [
     "pr_bench",
     "regression_detected",
     "site_branch",
-    "torchless_requirements",
 ]
 
 log = logging.getLogger(__name__)
@@ -71,11 +73,18 @@ def _steps_on_stderr() -> Iterator[None]:
 
 
 def machine_for_shard(base: str, shard: str) -> str:
-    """``base`` for the single shard ``all``, else ``base-shard`` (disjoint result folders)."""
+    """``base`` for the single shard ``all``, else ``base-shard`` (disjoint result folders).
+
+    Both become folder names (``<results>/<machine>/``, the artifact ``results-<shard>``):
+    each is ``[A-Za-z0-9._-]+``, never ``.``/``..`` nor starting with ``.`` or ``-``, and the
+    machine name passes :func:`~neuronasv.store.machine.check_machine_name`."""
+    from neuronasv.store.machine import check_machine_name
+
     for what, value in (("machine name", base), ("shard name", shard)):
-        if not _NAME.fullmatch(value):
-            raise UsageError(f"{what} {value!r} must be [A-Za-z0-9._-]+")
-    return base if shard == "all" else f"{base}-{shard}"
+        if not _NAME.fullmatch(value) or value.startswith((".", "-")) or ".." in value:
+            raise UsageError(f"{what} {value!r} must be [A-Za-z0-9._-]+, not starting with"
+                             " '.' or '-', without '..'")  # fmt: skip
+    return check_machine_name(base if shard == "all" else f"{base}-{shard}")
 
 
 def parse_shards(text: str, machine: str) -> list[dict[str, str]]:
@@ -225,11 +234,29 @@ def pr_bench(
     set_output("regression-detected", str(regression_detected(findings)).lower())
 
 
-def analyse(
-    repo: str, *, out: str, site: str, traces_dir: str | None, store: StoreRef,
-    commit_url: str | None, site_url: str | None, title: str | None,
-) -> None:  # fmt: skip
-    """Pull the history, change points per machine, and the site."""
+@dataclass(frozen=True)
+class SiteOptions:
+    """What the analyse step's site links to, and where it keeps its cache."""
+
+    commit_url: str | None = None
+    site_url: str | None = None
+    title: str | None = None
+    traces_dir: str | None = None
+    cache_dir: str | None = None
+
+
+def analyse(repo: str, *, out: str, site: str, store: StoreRef, opts: SiteOptions) -> None:
+    """Pull the history, change points per machine, and the site.
+
+    ``opts.cache_dir`` keeps what the next run can reuse (the workflow keeps it between
+    runs with the Actions cache): per machine, ``neuronasv regressions``' parsed files,
+    searched windows and culprit comparisons (``regressions/<machine>``: each run prunes
+    what it did not use, so machines never share one), and the site's parsed summaries
+    (``publish``). A stale or damaged cache costs time, never an answer. The regressions
+    entries are signed with ``NEURONASV_CACHE_KEY``, else the key file beside DIR (not in
+    what the workflow restores): on a fresh runner without the variable every restored
+    entry is a miss.
+    """
     from neuronasv.steps.publish import PublishOptions, publish
     from neuronasv.steps.regressions import (
         RegressionsOptions,
@@ -237,6 +264,7 @@ def analyse(
         regressions_per_machine,
     )
     from neuronasv.steps.store import branch_of, pull, pull_lines
+    from neuronasv.store.cachekey import key_path
 
     outp = Path(out)
     outp.mkdir(parents=True, exist_ok=True)
@@ -248,17 +276,26 @@ def analyse(
         machines = machines_in(str(history))
         if not machines:
             raise UsageError("no machine folders in the results branch")
-        docs = regressions_per_machine(
-            RegressionsOptions(results_dir=str(history), repo=repo), machines
-        )
+        cache_dir = opts.cache_dir
+        # One key for every machine's cache, beside the folder the workflow restores (never
+        # in it: a restored entry must not bring the key that signs it; store/cachekey.py).
+        key_file = key_path(cache_dir) if cache_dir else None
+        ropts = RegressionsOptions(results_dir=str(history), repo=repo, cache_key_file=key_file)
+        docs = {}
+        for machine in machines:
+            cache = os.path.join(cache_dir, "regressions", machine) if cache_dir else None
+            docs.update(regressions_per_machine(replace(ropts, cache_dir=cache), [machine]))
         paths = []
         for machine, doc in docs.items():
             paths.append(str(outp / f"regressions-{machine}.json"))
             _write(paths[-1], doc.dumps())
+        traces = opts.traces_dir
         done = publish(PublishOptions(
             out=site, results_dir=str(history), repo=repo, findings=tuple(paths),
-            base_url=site_url or "", commit_url=commit_url, title=title, no_cache=True,
-            traces_dir=traces_dir if traces_dir and os.path.isdir(traces_dir) else None,
+            base_url=opts.site_url or "", commit_url=opts.commit_url, title=opts.title,
+            no_cache=cache_dir is None,
+            cache_dir=os.path.join(cache_dir, "publish") if cache_dir else None,
+            traces_dir=traces if traces and os.path.isdir(traces) else None,
         ))  # fmt: skip
         log.info(done.line())
     remove_owned(str(history))
@@ -376,33 +413,20 @@ def site_branch(
     set_output("site-commit", rep.commit)
 
 
-def torchless_requirements() -> list[str]:
-    """The installed package's dependencies without torch (hosted jobs only read results)."""
-    from importlib.metadata import requires
-
-    out = []
-    for req in requires("neuronasv") or []:
-        if "extra ==" in req:
-            continue
-        name = re.split(r"[<>=!~;\[ ]", req, maxsplit=1)[0].strip().lower()
-        if name not in ("torch", "torch-neuronx", "torch_neuronx"):
-            out.append(req)
-    return out
-
-
 # --- the steps' arguments (``python -m neuronasv.ci``'s parser is built from these) -------
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """Register this module's steps, each with its ``func``."""
-    from neuronasv.ci.options import existing_folder, positive_int, positive_seconds
+    from neuronasv.ci.options import branch_name, existing_folder, positive_int, positive_seconds
 
     p = sub.add_parser("plan", help="the pushed commit and recent ones without results")
     p.add_argument("commit")
     p.add_argument("--machine", default="ci", help="asv machine name")
     p.add_argument("--shards", default="", help='JSON [{"name", "bench"}] (default: one)')
     p.add_argument("--backfill", type=int, default=5)
-    p.add_argument("--site-branch", default="", help="refused when it is a branch of ours")
+    p.add_argument("--site-branch", type=branch_name, default="",
+                   help="refused when it is a branch of ours")  # fmt: skip
     p.add_argument("--default-branch", default="", help="the repository's default branch")
     add_store_args(p)
     p.set_defaults(func=_plan)
@@ -432,6 +456,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--traces-dir", default=None)
     p.add_argument("--site-url", default=os.environ.get("SITE_URL") or None)
     p.add_argument("--title", default=None)
+    p.add_argument("--cache-dir", default=None,
+                   help="keep parsed files and searched windows here for the next run")  # fmt: skip
     add_store_args(p)
     p.set_defaults(func=_analyse)
     p = sub.add_parser("site-branch", help="put the built site on a branch (never forced)")
@@ -452,8 +478,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--machine", required=True, help="asv machine name of the run")
     p.add_argument("--out", required=True, help="folder to fill (created)")
     p.set_defaults(func=_traces)
-    p = sub.add_parser("requirements", help="dependencies without torch, one a line")
-    p.set_defaults(func=lambda a: print("\n".join(torchless_requirements())))
+    requirements_step.add_parser(sub)
     p = sub.add_parser("verdict", help="regression-detected=true|false of a findings document")
     p.add_argument("findings")
     p.set_defaults(func=lambda a: set_output(
@@ -480,9 +505,10 @@ def _pr_bench(args: argparse.Namespace) -> None:
 
 
 def _analyse(args: argparse.Namespace) -> None:
-    analyse(repo_of(args), out=args.out, site=args.site, traces_dir=args.traces_dir,
-            store=store_ref(args), commit_url=commit_url(), site_url=args.site_url,
-            title=args.title)  # fmt: skip
+    analyse(repo_of(args), out=args.out, site=args.site, store=store_ref(args),
+            opts=SiteOptions(commit_url=commit_url(), site_url=args.site_url,
+                             title=args.title, traces_dir=args.traces_dir,
+                             cache_dir=args.cache_dir))  # fmt: skip
 
 
 def _site_branch(args: argparse.Namespace) -> None:
@@ -496,5 +522,5 @@ def _site_branch(args: argparse.Namespace) -> None:
 def _traces(args: argparse.Namespace) -> None:
     from neuronasv.publish.traces import copied_line, pick_traces
 
-    print(copied_line(pick_traces(args.findings, args.traces_dir, args.machine, args.out),
+    emit(copied_line(pick_traces(args.findings, args.traces_dir, args.machine, args.out),
                       args.out))  # fmt: skip

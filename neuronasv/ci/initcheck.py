@@ -6,14 +6,20 @@ A file that differs is not simply "stale or edited": each difference is judged.
   repository at another commit, or installs ``package`` from another commit of it;
 - **not supported** (fails): what would break the flow or widen its privileges: a missing
   caller job, another repository than the one this neuronasv comes from, a ``package``
-  that is not the pinned neuronasv, a permission above what init grants, a ``push``
-  trigger without the default branch, ``branches`` of ``asv.conf.json`` without it, or an
-  ``environment_type`` other than ``existing``;
+  that is not the pinned neuronasv, a permission above or below what init grants, a
+  ``push`` trigger without the default branch, ``branches`` of ``asv.conf.json`` without
+  it, an ``environment_type`` other than ``existing``, or anything else GitHub refuses at
+  start-up (:func:`start_up_rules`: an input the pinned workflow does not have or of the
+  wrong type, ...);
 - **customised** (kept, exit 0): everything else — the reusable workflows' other inputs
   (``backend``, ``metrics``, ``runner-labels``, ``bench``, ``machine``, ``python``,
-  ``shards``, ``site-branch``, ...), ``if:`` conditions, more jobs or triggers, narrower
-  permissions, other ``asv.conf.json`` keys, and any edit of the suite or workloads
-  modules (they are yours).
+  ``shards``, ``site-branch``, ...), ``if:`` conditions, more jobs or triggers, other
+  ``asv.conf.json`` keys, and any edit of the suite or workloads modules (they are yours).
+
+A calling job's permissions are neither wider nor narrower than init's: init grants exactly
+what the called workflow's jobs ask (``tests/ci/test_workflow_rules.py``), and GitHub
+refuses a caller that grants less before any job runs, whatever their ``if:``
+(:mod:`neuronasv.ci.wfrules` holds the permission model).
 
 The list of supported edits is in docs/getting-started.md ("What `init --check` accepts").
 """
@@ -25,9 +31,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from neuronasv.ci import wfrules
 from neuronasv.ci.scaffold import WORKFLOW_FILES, Source
 
-__all__ = ["Finding", "check_file", "repin"]
+__all__ = ["Finding", "check_file", "repin", "start_up_rules"]
 
 _CALL = re.compile(
     r"^([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)/\.github/workflows/(neuronasv-[a-z]+\.yml)@(.+)$"
@@ -35,10 +42,6 @@ _CALL = re.compile(
 _PACKAGE = re.compile(
     r"^git\+https://github\.com/([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:\.git)?@(.+)$"
 )
-_LEVEL = {"none": 0, "read": 1, "write": 2}
-_SCOPES = ("actions", "attestations", "checks", "contents", "deployments", "discussions",
-           "id-token", "issues", "models", "packages", "pages", "pull-requests",
-           "repository-projects", "security-events", "statuses")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -92,22 +95,12 @@ def _yaml(text: str) -> Any:
     return data
 
 
-def _grants(perms: Any) -> dict[str, int]:
-    if perms is None:
-        return dict.fromkeys(_SCOPES, _LEVEL["write"])  # GitHub's default may be write-all
-    if isinstance(perms, str):
-        level = {"write-all": 2, "read-all": 1}.get(perms, 0)
-        return dict.fromkeys(_SCOPES, level)
-    if not isinstance(perms, dict):
-        return {}
-    return {str(k): _LEVEL.get(str(v), 2) for k, v in perms.items()}
+#: What an absent ``permissions:`` may grant: the repository's default, maybe write-all.
+_ANY = dict.fromkeys(wfrules.SCOPES, wfrules.LEVEL["write"])
 
 
 def _wider(actual: Any, expected: Any) -> list[str]:
-    have, may = _grants(actual), _grants(expected)
-    names = {v: k for k, v in _LEVEL.items()}
-    return [f"{scope}: {names[lvl]}" for scope, lvl in sorted(have.items())
-            if lvl > may.get(scope, 0)]  # fmt: skip
+    return wfrules.missing(wfrules.grants(actual, _ANY), wfrules.grants(expected, {}))
 
 
 def _calls(jobs: Any) -> Iterator[tuple[str, dict[str, Any], re.Match[str]]]:
@@ -172,7 +165,7 @@ def _call_job(
         yield Finding(rel, "not supported", f"{where} passes secrets; the reusable"
                       " workflows take none (SECURITY.md)")  # fmt: skip
     judged.add(f"{where}.secrets")
-    yield from _job_permissions(rel, where, job, exp)
+    yield from _job_permissions(rel, where, job, exp, m.group(2))
     if exp and exp[0] != name:
         judged.update(f"jobs.{exp[0]}.{k}" for k in _leaves(exp[1], ""))
         judged.update({f"jobs.{exp[0]}", f"jobs.{name}"})
@@ -197,15 +190,44 @@ def _call_pin(
 
 
 def _job_permissions(
-    rel: str, where: str, job: dict[str, Any], exp: tuple[str, dict[str, Any]] | None
-) -> Iterator[Finding]:
-    """A calling job's permissions against those of the job ``init`` writes for its callee."""
-    wide = _wider(job.get("permissions"), exp[1].get("permissions") if exp else {})
+    rel: str, where: str, job: dict[str, Any], exp: tuple[str, dict[str, Any]] | None,
+    callee: str,
+) -> Iterator[Finding]:  # fmt: skip
+    """A calling job's permissions against those of the job ``init`` writes for its callee
+    (exactly what the callee's jobs ask: less is refused by GitHub, more is a privilege)."""
+    want = exp[1].get("permissions") if exp else {}
+    wide = _wider(job.get("permissions"), want)
+    short = wfrules.missing(wfrules.grants(want, {}), wfrules.grants(job.get("permissions")))
     if wide:
         yield Finding(rel, "not supported", f"{where} grants {', '.join(wide)}, more than"
                       " init writes (SECURITY.md)")  # fmt: skip
-    elif exp and job.get("permissions") != exp[1].get("permissions"):
+    if short:
+        yield Finding(rel, "not supported", f"{where} does not grant {', '.join(short)}, which"
+                      f" jobs of {callee} ask: GitHub refuses the whole file before any job"
+                      f" runs (grant it in {where}.permissions, as init writes)")  # fmt: skip
+    elif not wide and exp and job.get("permissions") != want:
         yield Finding(rel, "customised", f"{where}.permissions = {job.get('permissions')!r}")
+
+
+def start_up_rules(
+    callers: Mapping[str, str], source: Source, reusable: Mapping[str, str]
+) -> list[Finding]:
+    """GitHub's start-up rules (:mod:`neuronasv.ci.wfrules`) over the caller files as they
+    are, against ``reusable`` (name -> text: this neuronasv's reusable workflows, the ones
+    the callers pin): an input that does not exist or has the wrong type, a required one
+    left out, a secret the called workflow does not declare, an output nobody declares...
+    Each is "not supported": GitHub would refuse the file. Permissions are judged by
+    :func:`check_file` already (against init's grant); unreadable files are said there."""
+    parsed = {}
+    for rel, text in callers.items():
+        try:
+            parsed[rel] = wfrules.parse(text)
+        except Exception:  # yaml.YAMLError and its kin: check_file says it
+            continue
+    called = {source.repository: {n: wfrules.parse(t) for n, t in reusable.items()}}
+    return [Finding(v.file, "not supported", f"{v.where}: {v.text} (GitHub refuses the file"
+                    " at start-up)") for v in wfrules.check(parsed, called)
+            if v.rule != "permissions"]  # fmt: skip
 
 
 def _push_branches(rel: str, want: Any, have: Any, judged: set[str]) -> Iterator[Finding]:

@@ -44,6 +44,7 @@ __all__ = [
     "plan",
     "project_name",
     "recorded",
+    "reusable_workflows",
     "workflows_source",
     "workloads_module",
     "workloads_module_path",
@@ -289,6 +290,29 @@ def workloads_module(root: str, module: str) -> str | None:
 
 def _text(name: str) -> str:
     return resources.files("neuronasv.ci").joinpath("templates").joinpath(name).read_text("utf-8")
+
+
+#: Where a wheel keeps the reusable workflows of its commit (setup.py copies them there).
+SHIPPED_WORKFLOWS = "reusable"
+
+
+def reusable_workflows() -> dict[str, str]:
+    """``{file name: text}`` of this neuronasv's reusable workflows (``neuronasv-*.yml``):
+    the copies a wheel ships (``neuronasv/ci/reusable/``, written at build time), else the
+    ``.github/workflows`` of the checkout it runs from; empty when neither is there."""
+    shipped = resources.files("neuronasv.ci").joinpath(SHIPPED_WORKFLOWS)
+    if shipped.is_dir():
+        return {p.name: p.read_text("utf-8") for p in shipped.iterdir()
+                if p.name.startswith("neuronasv-") and p.name.endswith(".yml")}  # fmt: skip
+    checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    folder = os.path.join(checkout, ".github", "workflows")
+    out = {}
+    if os.path.isdir(folder):
+        for name in sorted(os.listdir(folder)):
+            if name.startswith("neuronasv-") and name.endswith(".yml"):
+                with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                    out[name] = fh.read()
+    return out
 
 
 def plan(

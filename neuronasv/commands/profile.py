@@ -2,6 +2,10 @@
 
 Progress goes to stderr; the tables and the comparison line go to stdout; ``--json`` writes
 a :class:`neuronasv.model.ProfileDocument` (with the environment fingerprint).
+
+``--from-capture DIR`` (``--backend neuron``) replays a Neuron capture offline
+(:mod:`neuronasv.measure.neuron_replay`): the same op table and document, each op naming
+where its device time came from, with only ``neuron-explorer`` needed here.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from neuronasv import env
 from neuronasv.commands.args import (
     add_backend_arg,
     command_parser,
+    existing_dir,
     int_at_least,
     output_dir,
     output_file,
@@ -91,8 +96,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--active",
         type=int_at_least(1),
-        default=1,
-        help="iterations averaged per sample (default 1)",
+        default=None,
+        help="iterations averaged per sample (default 1; --from-capture: the ProfilerStep"
+        " ranges in each sample's trace.json)",
     )
     p.add_argument(
         "--per-step",
@@ -118,6 +124,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--canary",
         action="store_true",
         help="time the device-health canary before and after each workload (stored in --json)",
+    )
+    p.add_argument(
+        "--from-capture",
+        type=existing_dir,
+        metavar="DIR",
+        help="replay a Neuron capture folder (<instance-id>_pid_<pid>/<timestamp>/ with .ntff,"
+        " .neff, trace.json) offline through neuron-explorer: per-op device time and its"
+        " source; --workload/--shape/--dtype label it (default: the folder's name)",
     )
     p.add_argument(
         "--no-roofline",
@@ -156,19 +170,27 @@ def _calibration_here() -> Peak | None:
     return read_calibration(peaks_file(results_dir_for("."), machine))
 
 
-def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
+def _console() -> Console:
+    """rich lays the tables out; the one output path writes them (report/terminal.py)."""
+    from neuronasv.report.terminal import stdout_console
 
+    width = None if sys.stdout.isatty() else 120
+    return stdout_console(highlight=False, width=width, soft_wrap=False)
+
+
+def run(args: argparse.Namespace) -> int:
     from neuronasv.measure import backends, workloads
     from neuronasv.measure.fingerprint import collect_fingerprint
 
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120, soft_wrap=False)
+    console = _console()
     # The repository's own workloads, as asv finds them (run/usersuite.py).
     problems = import_repo_workloads(env.SUITE_REPO.read() or os.getcwd())
     if args.list:
         for w in workloads.all_workloads():
             console.print(list_line(w.name, w.description, w.default_shape))
         return 0
+    if args.from_capture:
+        return _from_capture(args, console)
     selected = _selected_workloads(args, problems)
     backend = backends.get_backend(args.backend)
 
@@ -186,6 +208,55 @@ def run(args: argparse.Namespace) -> int:
             backend=backend.name,
             workloads=tuple(profiles),
             fingerprint=collect_fingerprint(backend),
+            created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        )
+        write_output(doc.dumps(), args.json, json=True)
+        log.info(f"wrote {args.json}")
+    return 0
+
+
+def _one(values: Sequence[str] | None, what: str) -> str | None:
+    if values and len(values) > 1:
+        raise UsageError(f"--from-capture labels one workload: give one {what}")
+    return values[0] if values else None
+
+
+def _from_capture(args: argparse.Namespace, console: Console) -> int:
+    """``--from-capture DIR``: the capture's profile, printed and (``--json``) written."""
+    from neuronasv.measure.backends import capture_backend
+    from neuronasv.measure.neuron_explorer import profile_format
+    from neuronasv.measure.neuron_replay import capture_label, replay_capture
+
+    backend = capture_backend(args.backend)  # UsageError unless it replays captures
+    explorer, problem = backend.explorer()
+    version = explorer.version()[0] if explorer is not None else None
+    name, shape, dtype = capture_label(args.from_capture)
+    label = (
+        _one(args.workload, "--workload") or name,
+        _one(args.shape, "--shape") or shape,
+        _one(args.dtype, "--dtype") or dtype,
+    )
+    tool = version or f"no neuron-explorer ({problem})"
+    console.print(f"backend: {backend.name} — a capture replayed by {safe_text(tool)}")
+    console.print(f"capture: {safe_text(args.from_capture)}", soft_wrap=True)
+    replay = replay_capture(
+        args.from_capture,
+        explorer=explorer,
+        fmt=profile_format(),
+        tool_problem=problem,
+        label=label,
+        active=args.active,
+        tool_version=version,
+    )
+    for line in replay.warnings:
+        log.warning(line)
+    console.print()
+    render_profile(replay.profile, console)
+    if args.json:
+        doc = ProfileDocument(
+            backend=backend.name,
+            workloads=(replay.profile,),
+            fingerprint=dict(replay.fingerprint),
             created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         )
         write_output(doc.dumps(), args.json)
@@ -217,8 +288,8 @@ def _backend_header(backend: Backend) -> str:
     if backend.device_time_is_cpu:
         return f"backend: {backend.name} — device time = self CPU time (the CPU is the device)"
     return (
-        f"backend: {backend.name} ({backend.device}) — device time from the profiler's"
-        " device activity"
+        f"backend: {backend.name} ({backend.device}) — device time from"
+        f" {backend.device_time_origin}"
     )
 
 
@@ -278,7 +349,7 @@ def _profile_all(
                     dtype=dtype,
                     options=ProfileOptions(
                         samples=args.samples,
-                        active=args.active,
+                        active=args.active or 1,
                         per_step=args.per_step,
                         seed=args.seed,
                         trace_dir=args.trace_dir,

@@ -171,6 +171,11 @@ class CanaryRun:
             self.backend, repeats=self.repeats, warmup=0, clock=self.clock, step=self._step
         )
         self._record_state("end")
+        try:  # what the backend read from its own captures (Neuron: throttle, versions)
+            measured = self.backend.measured_state()
+        except Exception as exc:  # the state explains; it must never fail a measurement
+            measured = {"measured_state_error": f"{type(exc).__name__}: {exc}"}
+        self._state.update({f"end.{k}": str(v) for k, v in measured.items()})
         return CanaryReading(
             name=self.name, start_us=self._start, end_us=end, device_state=dict(self._state)
         )

@@ -11,8 +11,11 @@ reading (``start.*`` / ``end.*`` keys of ``CanaryReading.device_state``) and nam
   else fails. Each query that the GPU does not support is left out.
 * **CPU**: the 1-minute load average and the current frequency of CPU 0 (``/proc`` and
   ``/sys``), which on a shared runner explain most slow runs.
-* **Neuron**: nothing per reading yet (neuron-monitor is a daemon, not a query); the
-  runtime and driver versions are in the fingerprint.
+* **Neuron**: nothing queried per reading (neuron-monitor is a daemon, not a query); the
+  device profile of the cycles just measured carries the throttle fields and the tool and
+  trace versions, which the canary adds to its end state as ``end.neuron.<field>``
+  (``Backend.measured_state``, :mod:`neuronasv.measure.neuron_capture`); the runtime and
+  driver versions are in the fingerprint.
 
 Values are strings; keys absent when unknown. Unverified on a GPU from this repository's
 CI: the NVML calls are tested against a stand-in ``pynvml`` module.
@@ -30,8 +33,15 @@ from typing import Any
 
 from neuronasv import env
 from neuronasv.measure.backends import backend_class
+from neuronasv.model.sidecar import MachineReading
 
-__all__ = ["THROTTLE_REASONS", "collect_device_state", "cpu_state", "nvml_state"]
+__all__ = [
+    "THROTTLE_REASONS",
+    "collect_device_state",
+    "cpu_state",
+    "host_reading",
+    "nvml_state",
+]
 
 #: NVML clock-event reason bits (nvml.h ``nvmlClocksEventReason*``; same values as the
 #: older ``nvmlClocksThrottleReason*``), named as nvidia-smi names them.
@@ -172,3 +182,49 @@ def collect_device_state(
     if source == "host":
         return cpu_state()
     return {}
+
+
+def _cpu_clocks(root: str) -> list[float]:
+    """Every CPU's current clock in MHz: cpufreq where the kernel has it, else the ``cpu
+    MHz`` lines of ``/proc/cpuinfo`` (a VM often has only those); empty when neither."""
+    out: list[float] = []
+    cpus = Path(root, "sys/devices/system/cpu")
+    for f in sorted(cpus.glob("cpu[0-9]*/cpufreq/scaling_cur_freq")):
+        with contextlib.suppress(OSError, ValueError):
+            out.append(int(f.read_text()) / 1000.0)
+    if out:
+        return out
+    with contextlib.suppress(OSError):
+        for line in Path(root, "proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "cpu MHz":
+                with contextlib.suppress(ValueError):
+                    out.append(float(value))
+    return out
+
+
+def host_reading(root: str = "/") -> MachineReading:
+    """The host now: load averages, the CPUs' mean clock and the CPU count, each None (0)
+    when unreadable; never raises (it explains a run, it must not fail one).
+
+    ``neuronasv run`` records one before each commit's pre-pass and one after its asv
+    run (``RunSidecar.state``), on every backend: a shared runner's load explains a run
+    whose every series moved together (:mod:`neuronasv.analyse.runnershift`)."""
+    loads: list[float | None] = [None, None, None]
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        fields = Path(root, "proc/loadavg").read_text().split()
+        loads = [float(x) for x in fields[:3]]
+    clocks = [c for c in _cpu_clocks(root) if c > 0]
+    cpus = 0
+    with contextlib.suppress(OSError, ValueError):
+        online = Path(root, "sys/devices/system/cpu/online").read_text().strip()
+        for part in online.split(","):
+            lo, _, hi = part.partition("-")
+            cpus += int(hi or lo) - int(lo) + 1
+    return MachineReading(
+        load_1m=loads[0],
+        load_5m=loads[1],
+        load_15m=loads[2],
+        cpu_mhz=sum(clocks) / len(clocks) if clocks else None,
+        cpus=cpus,
+    )

@@ -8,7 +8,12 @@ runner label or ``hidden`` where host names must not be published). On the neuro
 ``torch_neuronx_flavour`` says which torch-neuronx it is (``native`` TorchNeuron or the
 PyTorch/XLA one, :mod:`neuronasv.measure.neuron_build`), ``neuron_runtime`` the Neuron
 runtime library version (``aws-neuronx-runtime-lib`` package), ``nki`` the NKI compiler
-package, ``driver`` the Neuron kernel driver.
+package, ``driver`` the Neuron kernel driver; and only there (:data:`NEURON_CAPTURE_KEYS`,
+so the CPU and CUDA fingerprints keep their keys) ``neuron_explorer`` (the tool's
+``--version``), ``ntff_version``, ``neuron_profile_runtime`` and ``neuron_compiler`` (the
+last device profile's Metadata; ``none`` before a capture, e.g. in ``neuronasv run``'s
+fingerprint, which is taken before the suite runs — each profile's canary state carries
+them, ``end.neuron.*``): tool/trace skew shows as a changed value, not a crash.
 """
 
 from __future__ import annotations
@@ -26,7 +31,14 @@ from neuronasv.measure.backends.cuda import CudaBackend
 from neuronasv.measure.backends.neuron import NeuronBackend
 from neuronasv.proc import run_process
 
-__all__ = ["FINGERPRINT_KEYS", "NONE", "collect_fingerprint", "host_id", "instance_type"]
+__all__ = [
+    "FINGERPRINT_KEYS",
+    "NEURON_CAPTURE_KEYS",
+    "NONE",
+    "collect_fingerprint",
+    "host_id",
+    "instance_type",
+]
 
 FINGERPRINT_KEYS: tuple[str, ...] = (
     "backend",
@@ -45,6 +57,13 @@ FINGERPRINT_KEYS: tuple[str, ...] = (
     "nki",
 )
 NONE = "none"
+#: Keys only the neuron backend's fingerprint has (the tool and the trace it reads).
+NEURON_CAPTURE_KEYS: tuple[str, ...] = (
+    "neuron_explorer",
+    "ntff_version",
+    "neuron_profile_runtime",
+    "neuron_compiler",
+)
 
 Runner = Callable[[list[str]], str | None]
 
@@ -119,7 +138,8 @@ def collect_fingerprint(backend: Backend, *, run: Runner = _run) -> dict[str, st
         run: command runner returning the first stdout line or None (injected in tests).
 
     Returns:
-        A dict with exactly :data:`FINGERPRINT_KEYS`; absent things read ``"none"``.
+        A dict with exactly :data:`FINGERPRINT_KEYS` (and :data:`NEURON_CAPTURE_KEYS` on
+        the neuron backend); absent things read ``"none"``.
     """
     import torch
 
@@ -146,6 +166,8 @@ def collect_fingerprint(backend: Backend, *, run: Runner = _run) -> dict[str, st
         fp["neuron_runtime"] = _neuron_runtime(run) or NONE
         fp["nki"] = _dist_version("nki")
         fp["torch_neuronx_flavour"] = described.get("torch_neuronx_flavour", NONE)
+        for key in NEURON_CAPTURE_KEYS:
+            fp[key] = described.get(key, NONE)
     else:
         fp["device_model"] = cpu_model
     return {k: (str(v).strip() or NONE) for k, v in fp.items()}

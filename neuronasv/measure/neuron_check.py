@@ -13,17 +13,22 @@ Checks, in order:
 2. ``profiling_api`` — ``NeuronConfig``/``ProfileMode``/``NeuronProfiler``, the DEVICE and
    RUNTIME modes;
 3. ``config_options`` — ``correlate_device_time`` and ``neff_cache_dir`` accepted, and
-   read back from the built config;
+   read back from the built config (correlation stays "unknown" until ``capture`` shows
+   device time in ``key_averages()``: an option the C++ session does not know is dropped);
 4. ``environment`` — ``NEURON_RT_INSPECT_ENABLE`` unset (it conflicts with torch.profiler),
    ``NEURON_LOGICAL_NC_CONFIG`` vs the instance type, the LNC the NKI kernel will use;
 5. ``versions`` — Neuron runtime, driver, ``nki``, ``neuronx-cc``;
 6. ``device`` — PrivateUse1 named ``neuron``, ``torch.neuron`` sees a NeuronCore;
 7. ``compile_backend`` — ``torch.compile(backend="neuron")`` is registered;
-8. ``capture`` — ``rmsnorm.naive`` profiled: device time in ``key_averages()`` or only
-   through the ``trace.json`` fallback, per-op table;
+8. ``capture`` — ``rmsnorm.naive`` profiled: where its device time came from
+   (``key_averages()``, neuron-explorer on the NTFFs, or only ``trace.json``), each source
+   tried, the per-op table;
 9. ``trace_folder`` — the real nesting under the trace folder, ``.ntff``/``.neff``/
    ``trace.json`` present, the chrome-trace categories (for ``neuron_trace``);
-10. ``nki`` — the NKI kernel imports, runs, and matches ``torch.rms_norm``.
+10. ``explorer`` — ``neuron-explorer --version``, and one ``view ... --output-format
+    summary-json`` on the capture's first NTFF (what it says, and whether it is
+    summary-json at all);
+11. ``nki`` — the NKI kernel imports, runs, and matches ``torch.rms_norm``.
 
 Tested against stand-ins (``@pytest.mark.standin``); its purpose is the real host.
 """
@@ -41,7 +46,15 @@ from typing import Any
 
 from neuronasv.format import format_value
 from neuronasv.measure.backends.neuron import NeuronBackend
+from neuronasv.measure.neuron_formats import (
+    SOURCE_INSTRUCTIONS,
+    SOURCE_KEY_AVERAGES,
+    SOURCE_SUMMARY_TOOL,
+)
 from neuronasv.units import US
+
+#: Sources of device time that Neuron documents (neuron-explorer's outputs).
+_EXPLORER_SOURCES = (SOURCE_SUMMARY_TOOL, SOURCE_INSTRUCTIONS.split("(")[0])
 
 __all__ = ["Check", "NeuronCheckReport", "render_markdown", "run_neuron_check", "write_report"]
 
@@ -168,16 +181,17 @@ def _options_check(ctx: _Ctx) -> Check:
     back = read_back(cfg, "correlate_device_time")
     neff = read_back(cfg, "neff_cache_dir")
     found = (
-        f"correlate_device_time passed: {correlated} (read back: {back});"
-        f" neff_cache_dir read back: {neff}"
+        f"correlate_device_time passed: {correlated} (read back: {back}; works: unknown"
+        f" until `capture` shows device time in key_averages()); neff_cache_dir read back:"
+        f" {neff}"
     )
     action = ""
     status = "pass"
     if not correlated:
         status = "warn"
         action = (
-            "device time must come from the trace.json fallback; check `capture` and"
-            " `trace_folder`"
+            "device time must come from neuron-explorer on the NTFFs; check `capture`,"
+            " `trace_folder` and `explorer`"
         )
     elif back == "unknown":
         status = "warn"
@@ -281,19 +295,25 @@ def _capture_check(ctx: _Ctx) -> Check:
         dtype="bfloat16",
         options=ProfileOptions(samples=ctx.samples, trace_dir=ctx.trace_root, roofline=False),
     )
-    src = backend.device_time_source or "key_averages"
+    src = p.device_time_source or SOURCE_KEY_AVERAGES
     ops = {o.op: round(sorted(o.self_device_time_us)[len(o.self_device_time_us) // 2], 3)
            for o in p.ops}  # fmt: skip
+    sources = {o.op: o.device_time_source or SOURCE_KEY_AVERAGES for o in p.ops}
     total = sorted(p.device_time_us)[len(p.device_time_us) // 2]
+    tried = list(backend.last_capture.tried) if backend.last_capture is not None else []
+    documented = src == SOURCE_KEY_AVERAGES or src.startswith(_EXPLORER_SOURCES)
     return Check(
         "capture",
-        "pass" if src == "key_averages" else "warn",
+        "pass" if documented else "warn",
         f"{workload} 4x512 bf16: device time from {src};"
-        f" {len(p.ops)} ops; median total {format_value(total * US, 'seconds')}",
+        f" {len(p.ops)} ops; median total {format_value(total * US, 'seconds')};"
+        f" correlate_device_time: {backend.correlation_status()}",
         ""
-        if src == "key_averages"
-        else "key_averages() held no device time; the trace.json fallback supplied it",
-        {"source": src, "ops_us": ops, "trace_files": list(p.trace_files)},
+        if documented
+        else "neither key_averages() nor neuron-explorer gave device time; only the exported"
+        " trace.json did (unverified): check `explorer`",
+        {"source": src, "ops_us": ops, "sources": sources, "tried": tried,
+         "trace_files": list(p.trace_files), "state": backend.measured_state()},
     )
 
 
@@ -324,6 +344,71 @@ def _trace_folder_check(ctx: _Ctx) -> Check:
             else ""
         ),
         {"files": files, "categories": cats},
+    )
+
+
+def _explorer_check(ctx: _Ctx) -> Check:
+    """``neuron-explorer --version``, then one summary-json on the capture's first NTFF."""
+    from neuronasv.measure.neuron_capture import find_ntffs, pairings
+    from neuronasv.measure.neuron_explorer import INSTALL_DIRS
+
+    explorer, problem = ctx.backend.explorer()
+    missing = "fail" if ctx.build.usable else "warn"
+    if explorer is None:
+        return Check(
+            "explorer",
+            missing,
+            f"neuron-explorer {problem}",
+            "install aws-neuronx-tools (`sudo apt install aws-neuronx-tools`) or put"
+            f" {INSTALL_DIRS[0]} on PATH: Neuron device time is read from the NTFFs with it",
+        )
+    version, vproblem = explorer.version()
+    data: dict[str, Any] = {"tool": explorer.tool, "version": version}
+    if version is None:
+        return Check("explorer", "fail", str(vproblem), "check the aws-neuronx-tools install", data)
+    ntffs = find_ntffs(ctx.trace_root) if os.path.isdir(ctx.trace_root) else []
+    if not ntffs:
+        return Check(
+            "explorer", "pass", f"{version}; no NTFF to read (no capture ran)", "", data
+        )
+    folder = os.path.dirname(ntffs[0][0])
+    pairing = pairings(folder, os.listdir(folder))[0]
+    outcome = explorer.summaries(pairing.target)
+    data["target"] = pairing.target.args()
+    if outcome.problem:
+        return Check(
+            "explorer",
+            "fail",
+            f"{version}; {outcome.problem}",
+            "the tool cannot read this runtime's NTFF (tool/trace version skew?): match"
+            " aws-neuronx-tools to the runtime",
+            data,
+        )
+    one = outcome.summaries[0]
+    data["summary"] = {
+        "profile": one.profile,
+        "device_time_us": one.device_time_us,
+        "field": one.device_time_field,
+        "total_time_us": one.total_time_us,
+        "versions": dict(one.versions),
+        "throttle": dict(one.throttle),
+    }
+    said = (
+        f"{one.device_time_field} {format_value(one.device_time_us * US, 'seconds')}"
+        if one.device_time_us is not None
+        else f"no device time ({one.refusal})"
+    )
+    return Check(
+        "explorer",
+        "pass" if one.device_time_us is not None else "fail",
+        f"{version}; summary-json on {one.profile}: {said}"
+        + (
+            f" (total_time {format_value(one.total_time_us * US, 'seconds')})"
+            if one.total_time_us is not None
+            else ""
+        ),
+        "" if one.device_time_us is not None else "attach neuron-check.json to an issue",
+        data,
     )
 
 
@@ -383,6 +468,7 @@ def run_neuron_check(
         ("compile_backend", _compile_backend_check),
         ("capture", _capture_check),
         ("trace_folder", _trace_folder_check),
+        ("explorer", _explorer_check),
         ("nki", _nki_check),
     ):
         checks.append(_guard(name, functools.partial(step, ctx)))

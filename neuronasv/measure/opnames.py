@@ -14,8 +14,10 @@ import re
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from neuronasv.log import relay
 
 if TYPE_CHECKING:
     from neuronasv.model import WorkChange
@@ -118,11 +120,17 @@ class ModuleCycle:
 @dataclass(frozen=True)
 class CycleStats:
     """One cycle's ops (normalised names), its device total (µs, whole cycle) and, when
-    the events were read, the op time by module (:mod:`neuronasv.measure.modules`)."""
+    the events were read, the op time by module (:mod:`neuronasv.measure.modules`).
+
+    ``sources`` names, per op, where its device time came from when that is not
+    ``key_averages()`` (Neuron: :mod:`neuronasv.measure.neuron_formats`' words); empty on
+    the CPU and CUDA.
+    """
 
     ops: dict[str, OpSample]
     device_time_us: float
     modules: ModuleCycle | None = None
+    sources: Mapping[str, str] = field(default_factory=dict)
 
 
 @contextlib.contextmanager
@@ -155,9 +163,7 @@ def quiet_kineto_stderr() -> Iterator[None]:
         os.close(saved)
         buf.close()
     kept = [ln for ln in text.splitlines(keepends=True) if not _KINETO_NOISE_RE.match(ln)]
-    if kept:
-        sys.stderr.write("".join(kept))
-        sys.stderr.flush()
+    relay("".join(kept))  # the one output path: its control characters inert
 
 
 _VIEW_NAMES = """

@@ -189,10 +189,17 @@ def _op_profiles(
                 calls_per_iter=count / (n * active),
                 self_device_time_us=dev,
                 self_cpu_time_us=cpu,
+                device_time_source=_joined(c.sources.get(op) for c in cycles),
             )
         )
     ops.sort(key=lambda o: (-sum(o.self_device_time_us), o.op))
     return ops
+
+
+def _joined(sources: Iterable[str | None]) -> str | None:
+    """Distinct sources in order of first appearance, `` + ``-joined (None: none named)."""
+    seen = list(dict.fromkeys(x for x in sources if x))
+    return " + ".join(seen) if seen else None
 
 
 def _noise_warnings(totals: Sequence[float], ops: Sequence[OpProfile]) -> list[str]:
@@ -271,6 +278,7 @@ def summarize_cycles(
         warnings=tuple(warnings_out),
         trace_files=tuple(trace_files),
         modules=modules,
+        device_time_source=_joined(src for c in cycles for src in c.sources.values()),
     )
 
 
@@ -696,9 +704,11 @@ def read_cycle(
         stats = extract_cycle(rows, device_time_is_cpu=backend.device_time_is_cpu)
         return _with_modules(stats, events, backend, errors)
     stats = extract_cycle(prof.key_averages(), device_time_is_cpu=backend.device_time_is_cpu)
+    if not backend.device_time_is_cpu:
+        backend.note_key_averages(stats.device_time_us > 0)
     if stats.device_time_us <= 0 and not backend.device_time_is_cpu:
-        # No device time in key_averages (Neuron without a working
-        # correlate_device_time): the backend's exported trace, if it has one.
+        # No device time in key_averages (Neuron: the public TorchNeuron hands torch no
+        # device activity): the backend's own capture (NTFFs, exported trace), if any.
         stats = backend.fallback_cycle(backend_dir, stats) or stats
     return _with_modules(stats, prof.events(), backend, errors)
 

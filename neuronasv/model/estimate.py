@@ -90,6 +90,12 @@ class Estimate(Model):
         n_base, n_head: the samples behind each side (1 a side for an exact count).
         rounds: the paired rounds behind a ``rounds`` estimate (0 otherwise).
         source: ``rounds``, ``first run`` or ``exact count``.
+        shift: the runner's shared factor (head / base of the series that moved together
+            with equal work and instructions, :mod:`neuronasv.analyse.runnershift`) that
+            this row's time was judged against; None when it was judged as measured (no
+            shift, or interleaved rounds, where the runner's drift cancels). The row's
+            own figures stay as measured: :attr:`against` and :attr:`ci_against` are
+            them over the shift.
     """
 
     _what = "estimate"
@@ -103,6 +109,7 @@ class Estimate(Model):
     n_base: int = 0
     n_head: int = 0
     rounds: int = field(default=0, metadata=spec(omit_empty=True))
+    shift: float | None = field(default=None, metadata=spec(omit_empty=True, bound="positive"))
 
     @property
     def ratio(self) -> float | None:
@@ -112,6 +119,23 @@ class Estimate(Model):
         if b is None or h is None or not (math.isfinite(b) and math.isfinite(h)) or b <= 0:
             return None
         return h / b
+
+    @property
+    def against(self) -> float | None:
+        """The row's ratio over the runner's shift (``ratio / shift``): what its time was
+        judged on; the ratio itself when it was judged as measured."""
+        r = self.ratio
+        if r is None or self.shift is None:
+            return r
+        return r / self.shift
+
+    @property
+    def ci_against(self) -> tuple[float, float] | None:
+        """The CI of :attr:`against` (the row's CI over the shift: a constant factor)."""
+        if self.ci_low is None or self.ci_high is None:
+            return None
+        k = self.shift or 1.0
+        return self.ci_low / k, self.ci_high / k
 
     @property
     def delta(self) -> float | None:
@@ -148,9 +172,10 @@ class RowState(Model):
             row the same series' count, where it was counted.
         confirmed: the interleaved rounds confirmed ``time`` (only with slower/faster).
         gate: the ``--fail-on``/status rule this row fires, empty when none.
-        instr_base, instr_head: beside a time the runner could not decide (undecided or
-            within the noise), the same series' instructions per iteration at base and
-            head: the exact fact the row can still state.
+        instr_base, instr_head: beside the row's time, the same series' instructions
+            per iteration at base and head, where counted: the exact fact the row states
+            with its time (an equal count beside a slower time says the code ran the same
+            instructions; before issue 39 only an undecided time carried it).
         instr_why: on an ``unsteady`` instruction row, where its two counts differed and
             why, in one line (the pass's :attr:`InstructionCounts.why`); empty when not said.
     """

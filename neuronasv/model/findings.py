@@ -44,6 +44,14 @@ Schema history (``FINDINGS_SCHEMA_VERSION``):
       Additive, same version 4 (written only when set): ``ChangePoint.culprit`` (what a
       bisection proved about the change point's range: the first commit at which the
       series changed, or the narrowest range it could prove; :mod:`neuronasv.model.culprit`).
+  5 — the runner is part of the measurement (issue 39): ``runner`` (:class:`RunnerShift`:
+      whether most series with equal work and instruction counts moved together, by
+      which factor, and what each side's sidecar recorded of the machine — load, clock,
+      throttling, canary) and ``Estimate.shift`` (the factor a single-run row's time was
+      judged against). Both are left out when unset, so a version 4 document reads as
+      one without a shift; version 4 is still read.
+      Additive, same version 5 (written only when set): ``RowState.instr_why`` (on an
+      ``unsteady`` instruction row, one line on where its two counts differed and why).
 """
 
 from __future__ import annotations
@@ -85,16 +93,18 @@ __all__ = [
     "Presence",
     "RowState",
     "RunRef",
+    "RunnerShift",
     "SeriesId",
+    "SideState",
     "TimeAxis",
     "WorkAxis",
     "WorkChange",
     "WorkKind",
 ]
 
-FINDINGS_SCHEMA_VERSION = 4
+FINDINGS_SCHEMA_VERSION = 5
 #: Versions :meth:`FindingsDocument.from_json` reads.
-_READABLE = (4,)
+_READABLE = (4, 5)
 FINDINGS_SCHEMA_READS = _READABLE
 _KIND = "neuronasv.findings"
 _RETIRED = (
@@ -110,6 +120,10 @@ CAUSE_KINDS: tuple[str, ...] = get_args(CauseKind)
 
 HealthStatus = Literal["ok", "withheld", "unknown"]
 HEALTH_STATUSES: tuple[str, ...] = get_args(HealthStatus)
+#: What the series with equal work and instructions did together
+#: (:mod:`neuronasv.analyse.runnershift`).
+ShiftStatus = Literal["runner", "series", "none", "unknown"]
+SHIFT_STATUSES: tuple[str, ...] = get_args(ShiftStatus)
 
 
 @dataclass(frozen=True)
@@ -164,8 +178,10 @@ class OpContribution(Model):
     share: float  # fraction of the total's delta this op explains (can exceed 1 or be < 0)
     calls_base: float | None = field(default=None, metadata=spec(bound="nonneg"))
     calls_head: float | None = field(default=None, metadata=spec(bound="nonneg"))
-    roofline_base: float | None = field(default=None, metadata=spec(omit_empty=True))
-    roofline_head: float | None = field(default=None, metadata=spec(omit_empty=True))
+    roofline_base: float | None = field(default=None, metadata=spec(omit_empty=True,
+                                                                    bound="nonneg"))
+    roofline_head: float | None = field(default=None, metadata=spec(omit_empty=True,
+                                                                    bound="nonneg"))
     roofline_bound: str | None = field(default=None, metadata=spec(omit_empty=True))
 
 
@@ -216,8 +232,10 @@ class Finding(Model):
     acknowledged: str | None = None
     calls_base: float | None = field(default=None, metadata=spec(bound="nonneg"))
     calls_head: float | None = field(default=None, metadata=spec(bound="nonneg"))
-    roofline_base: float | None = field(default=None, metadata=spec(omit_empty=True))
-    roofline_head: float | None = field(default=None, metadata=spec(omit_empty=True))
+    roofline_base: float | None = field(default=None, metadata=spec(omit_empty=True,
+                                                                    bound="nonneg"))
+    roofline_head: float | None = field(default=None, metadata=spec(omit_empty=True,
+                                                                    bound="nonneg"))
     roofline_bound: str | None = field(default=None, metadata=spec(omit_empty=True))
     module_chain: tuple[OpContribution, ...] = field(
         default=(), metadata=spec(omit_empty=True)
@@ -519,6 +537,75 @@ class DeviceHealth(Model):
 
 
 @dataclass(frozen=True)
+class SideState(Model):
+    """What one side's run recorded of its machine (its sidecar and its canary readings).
+
+    Attributes:
+        side: ``base`` or ``head``.
+        load_start, load_end: the 1-minute load average at the start and end of the run
+            (``RunSidecar.state``); None when not recorded.
+        cpu_mhz_start, cpu_mhz_end: the CPUs' mean clock then; None when not readable.
+        cpus: the machine's CPUs (0 when unknown).
+        canary_us: the run's canary level (the median of its readings' medians), None
+            without a reading.
+        throttle: the device's throttle reasons at the end of the run, as its canary's
+            device state recorded them (NVML on CUDA); "" when none was recorded.
+    """
+
+    _what = "side state"
+
+    side: str
+    load_start: float | None = None
+    load_end: float | None = None
+    cpu_mhz_start: float | None = None
+    cpu_mhz_end: float | None = None
+    cpus: int = 0
+    canary_us: float | None = None
+    throttle: str = ""
+
+
+@dataclass(frozen=True)
+class RunnerShift(Model):
+    """Whether the runner moved every series together (:mod:`neuronasv.analyse.runnershift`).
+
+    Attributes:
+        status: ``runner`` — most series with equal work and instruction counts moved the
+            same way by a similar factor (beyond the minimum effect) and the canary, where
+            read, moved with them: the runner changed, and single-run rows were judged
+            against the shift; ``series`` — they moved together but the canary held: not
+            the runner's doing, rows judged as measured; ``none`` — no shared shift;
+            ``unknown`` — too few such series to tell.
+        factor: the shared factor, head / base: exp of the median of those series'
+            log-ratios (None under ``unknown``).
+        spread: the robust sd (1.4826 × MAD) of their log-ratios about it.
+        series: the series it rests on (single run a side, both sides measured, the
+            configuration's work and every instruction count equal).
+        along: of those, the series that moved the shift's way.
+        counted: of those, the series whose equal instruction counts were compared (the
+            rest had none: a GPU, or no callgrind pass).
+        canary: head / base of the two runs' canary levels (None without both).
+        base, head: what each side recorded of its machine.
+    """
+
+    _what = "runner shift"
+
+    status: ShiftStatus = field(metadata=spec(label="runner shift status"))
+    factor: float | None = field(default=None, metadata=spec(bound="positive"))
+    spread: float | None = field(default=None, metadata=spec(bound="nonneg"))
+    series: int = 0
+    along: int = 0
+    counted: int = 0
+    canary: float | None = field(default=None, metadata=spec(bound="positive"))
+    base: SideState | None = None
+    head: SideState | None = None
+
+    @property
+    def shifted(self) -> bool:
+        """The runner shifted: rows were judged against :attr:`factor`."""
+        return self.status == "runner"
+
+
+@dataclass(frozen=True)
 class FindingsDocument(Document):
     """Everything Report and Publish need, in one versioned document.
 
@@ -537,6 +624,8 @@ class FindingsDocument(Document):
             backend or device model, or one of them unknown) when ``--force`` compared
             them anyway; empty for a normal comparison. Every view puts it in the headline.
         health: the device-health decision (compare mode); None when none was made.
+        runner: whether the runner moved every series together, and what each side
+            recorded of its machine (compare mode; schema 5); None when not computed.
     """
 
     _kind = _KIND
@@ -559,6 +648,13 @@ class FindingsDocument(Document):
     causes: tuple[Cause, ...] = ()
     forced: tuple[str, ...] = ()
     health: DeviceHealth | None = None
+    runner: RunnerShift | None = field(default=None, metadata=spec(omit_empty=True))
+
+    @property
+    def shift(self) -> RunnerShift | None:
+        """The runner's shift when rows were judged against it (``runner.status`` is
+        ``runner``), else None."""
+        return self.runner if self.runner is not None and self.runner.shifted else None
 
     @property
     def withheld(self) -> str | None:

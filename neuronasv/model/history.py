@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from neuronasv.model.findings import SeriesId
 from neuronasv.model.profile import WorkloadProfile
+from neuronasv.model.sidecar import RunState
 
 __all__ = ["History", "Point", "Series"]
 
@@ -69,6 +70,8 @@ class History:
             plain asv results are compared by when neither side has a fingerprint.
         unreadable_sidecars: (machine, commit) -> why its sidecar could not be read
             (the fingerprint is then unknown because of a bad file, not plain asv).
+        run_states: (machine, commit) -> the machine's load and clock at the start and
+            end of that run, from its sidecar (schema 2; absent for older sidecars).
     """
 
     series: tuple[Series, ...]
@@ -78,6 +81,7 @@ class History:
     profiles: Mapping[tuple[str, str], tuple[WorkloadProfile, ...]] = field(default_factory=dict)
     asv_identity: Mapping[tuple[str, str], Mapping[str, str]] = field(default_factory=dict)
     unreadable_sidecars: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    run_states: Mapping[tuple[str, str], RunState] = field(default_factory=dict)
 
     @property
     def machines(self) -> tuple[str, ...]:

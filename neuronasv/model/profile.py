@@ -27,6 +27,12 @@ Schema history (``PROFILE_SCHEMA_VERSION``):
       Additive, same version: ``WorkloadProfile.instructions``
       (:class:`~neuronasv.model.instructions.InstructionCounts`, the callgrind pass of
       ``--metrics devtime,instructions``), optional; absent = not counted.
+      Additive, same version: ``device_time_source`` on ``OpProfile`` and
+      ``WorkloadProfile`` (where the device time came from when not ``key_averages()``:
+      ``neuron-explorer summary-json total_active_time``, ``device-profile instruction
+      rows (Parquet)``, ``trace.json device events``, ``privateuse1_driver spans
+      (unverified)``; sources of different samples joined by `` + ``), optional; absent =
+      ``key_averages()`` (the CPU and CUDA never write it).
       Additive, same version: ``InstructionCounts.why`` (``total``/``ops`` -> one line on
       where two counts of a not-deterministic target differed), optional; absent = not
       said.
@@ -98,6 +104,8 @@ class OpProfile(Model):
         module_signatures: module path -> the signature entries of the calls issued in
             that module (the untimed pass, like ``signature``): which module's work
             changed; empty when the workload has no scopes or the pass did not run.
+        device_time_source: where this op's device time came from, None =
+            ``key_averages()`` (see the module doc).
     """
 
     _what = "op entry"
@@ -109,7 +117,7 @@ class OpProfile(Model):
     self_cpu_time_us: tuple[float, ...] = field(metadata=spec(bound="nonneg"))
     flops: float | None = field(default=None, metadata=spec(bound="nonneg"))
     bytes: float | None = field(default=None, metadata=spec(bound="nonneg"))
-    roofline_fraction: float | None = None
+    roofline_fraction: float | None = field(default=None, metadata=spec(bound="nonneg"))
     signature: tuple[str, ...] = ()
     roofline_bound: str | None = field(default=None, metadata=spec(omit_empty=True))
     modules: Mapping[str, float] = field(
@@ -124,6 +132,7 @@ class OpProfile(Model):
             decode=lambda d, src: _module_signatures(d.get("module_signatures", {}), src),
         ),
     )
+    device_time_source: str | None = field(default=None, metadata=spec(omit_empty=True))
 
 
 def _module_signatures(data: Any, source: str) -> dict[str, tuple[str, ...]]:
@@ -207,6 +216,8 @@ class WorkloadProfile(Model):
             workload opened no module scope.
         instructions: instructions per iteration from the callgrind pass (CPU,
             ``--metrics devtime,instructions``); None when not counted.
+        device_time_source: where the total's device time came from (the ops' sources),
+            None = ``key_averages()``.
     """
 
     _what = "workload entry"
@@ -225,6 +236,7 @@ class WorkloadProfile(Model):
     canary: CanaryReading | None = None
     modules: tuple[ModuleProfile, ...] = field(default=(), metadata=spec(omit_empty=True))
     instructions: InstructionCounts | None = field(default=None, metadata=spec(omit_empty=True))
+    device_time_source: str | None = field(default=None, metadata=spec(omit_empty=True))
 
     @property
     def key(self) -> str:

@@ -25,6 +25,7 @@ from neuronasv.publish.compared import Compared
 from neuronasv.publish.render import h, sparkline_svg
 from neuronasv.publish.sitedata import MachineData, SiteData
 from neuronasv.report.bisect import culprit_plain
+from neuronasv.report.rowwords import shift_line
 from neuronasv.samples import NOISE_THRESHOLD
 from neuronasv.units import is_exact
 
@@ -231,9 +232,11 @@ def _newest_html(v: View, commit_link: Callable[[str], str]) -> str:
             for st in FLAGGED
             if counts.get(st)
         )  # fmt: skip
+        shift = shift_line(nw.doc.runner)
         parts.append(
             f"<p><strong>Newest commit</strong> {commit_link(nw.doc.head.commit)} vs its parent"
             f" {commit_link(nw.doc.base.commit)}: "
+            + (f"{h(shift)} · " if shift else "")  # the runner first, as every view says it
             + (f"{said} series ({how})" if said else f"no regression ({how})")
             + "</p>"
         )

@@ -30,7 +30,7 @@ from neuronasv.format import (
 )
 from neuronasv.model import Cause, Finding, FindingsDocument, OpContribution, WorkChange
 from neuronasv.model.profile import module_series_path
-from neuronasv.report.rowwords import state_cell, time_words, totals_summary
+from neuronasv.report.rowwords import held_back, state_cell, time_words, totals_summary
 
 __all__ = [
     "CauseView",
@@ -88,12 +88,13 @@ class CauseView:
     def actionable(self, rerun: bool) -> bool:
         """Worth a line above the fold: a work change (exact), or a time the
         re-measurement confirmed — or, when nothing was re-measured (``rerun`` False), a
-        single-run decision, labelled as such."""
+        single-run decision, labelled as such; never a single-run time on rows whose work
+        and instruction counts are exactly equal (:func:`rowwords.held_back`: a suspect to
+        re-measure, issue 39)."""
         if self.cause.kind == "work":
             return True
-        if not self.totals:  # op-only timing cause: ops carry the decision
-            return not rerun
-        return any(f.state.confirmed or not rerun for f in self._along(self.totals))
+        rows = self._along(self.totals) if self.totals else self._along(self.ops)
+        return any(f.state.confirmed or (not rerun and not held_back(f)) for f in rows)
 
     @property
     def decided(self) -> int:

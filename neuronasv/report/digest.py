@@ -25,7 +25,13 @@ from neuronasv.model.findings import (
     SeriesId,
 )
 from neuronasv.report.causes import CauseView, cause_views, config_label
-from neuronasv.report.rowwords import gate_phrase, state_words
+from neuronasv.report.rowwords import (
+    SAME_EXACT,
+    gate_phrase,
+    held_back,
+    shift_line,
+    state_words,
+)
 from neuronasv.units import is_exact
 
 __all__ = [
@@ -75,6 +81,10 @@ class Digest:
         also: the smaller counts (``3 noisy, 1 new``), empty when there are none.
         regressions, improvements, noisy, failed, unchanged, new, removed: unacknowledged
             rows by their stored state (:func:`_finding_groups`), each in reading order.
+        shifted: rows whose time was judged against the runner's shift and stayed within
+            it (no direction on any axis): the runner's doing, not the code's.
+        shift: the first line's sentence about the runner's shift
+            (:func:`rowwords.shift_line`), empty when most series did not move together.
         acknowledged: rows with a matching acknowledgement, any state.
         warnings: ``(series, warning)`` for every finding warning, in reading order.
         env_changes: document-level changes plus those attached to change points, deduplicated.
@@ -107,6 +117,8 @@ class Digest:
     causes: tuple[CauseView, ...] = ()
     withheld: str | None = None
     gate: str = ""
+    shifted: tuple[Finding, ...] = ()
+    shift: str = ""
 
     @property
     def worst(self) -> Finding | ChangePoint | None:
@@ -209,7 +221,11 @@ def _quote(rows: Sequence[Finding], views: Sequence[CauseView]) -> str:
 
 
 def _compare_headline(
-    views: Sequence[CauseView], series: int, lost: str, findings: Sequence[Finding]
+    views: Sequence[CauseView],
+    series: int,
+    lost: str,
+    findings: Sequence[Finding],
+    shifted: bool = False,
 ) -> str:
     """What a reviewer reads first: which gate rules fired (or none), then the row that
     moved most on the first fired rule's axis (or, with none fired, in the causes), in its
@@ -221,8 +237,14 @@ def _compare_headline(
     elif views:
         rows = [f for v in views for f in (*v.totals, *v.ops)]
         text = f"no gate rule fired; {plural(len(views), 'cause')}" + _quote(rows, views)
+    elif held := [f for f in findings if held_back(f)]:
+        text = (
+            f"no gate rule fired; no cause: {plural(len(held), 'row')} moved in a single run"
+            f" with {SAME_EXACT}, suspects to re-measure"
+        )
     else:
-        text = f"no change beyond the noise in {plural(series, 'series', 'series')}"
+        beyond = "the runner's shift" if shifted else "the noise"
+        text = f"no change beyond {beyond} in {plural(series, 'series', 'series')}"
     # A run that lost series failed, whatever else it measured: that comes first.
     return f"{lost}; {text}" if lost else text
 
@@ -237,7 +259,8 @@ def _finding_groups(
     """The rows by their stored state: regressions (moved the worse way on an axis:
     :attr:`RowState.direction`), improvements (the better way), noisy (time not decided,
     no direction), failed, unchanged (the rest measured on both sides), new, removed
-    (unacknowledged, each in its order), then the acknowledged rows."""
+    (unacknowledged, each in its order), then the acknowledged rows, then the rows whose
+    time stayed within the runner's shift (judged against it, no direction)."""
 
     def of(test: Callable[[Finding], bool]) -> list[Finding]:
         return [f for f in live if test(f)]
@@ -246,16 +269,27 @@ def _finding_groups(
     regressions = _grouped(of(lambda f: f.state.direction == "worse"), lambda f: -_change(f))
     improvements = _grouped(of(lambda f: f.state.direction == "better"), _change)
     by_label = lambda fs: sorted(fs, key=lambda f: _series_key(f.series))  # noqa: E731
-    undecided = lambda f: both(f) and f.state.direction is None and f.state.time == "undecided"  # noqa: E731
+    with_runner = lambda f: (  # noqa: E731
+        both(f) and f.state.direction is None and f.estimate.shift is not None
+        and f.state.time in ("undecided", "noise")
+    )  # fmt: skip
+    undecided = lambda f: (  # noqa: E731
+        both(f) and f.state.direction is None and f.state.time == "undecided"
+        and not with_runner(f)
+    )  # fmt: skip
     noisy = by_label(of(undecided))
+    shifted = by_label(of(with_runner))
     unchanged = by_label(
-        of(lambda f: both(f) and f.state.direction is None and not undecided(f))
-    )
+        of(lambda f: both(f) and f.state.direction is None and not undecided(f)
+           and not with_runner(f))
+    )  # fmt: skip
     failed = by_label(of(lambda f: f.state.presence == "failed"))
     new = by_label(of(lambda f: f.state.presence == "new"))
     removed = by_label(of(lambda f: f.state.presence == "removed"))
     acknowledged = by_label([f for f in doc.findings if f.acknowledged is not None])
-    return regressions, improvements, noisy, failed, unchanged, new, removed, acknowledged
+    return (
+        regressions, improvements, noisy, failed, unchanged, new, removed, acknowledged, shifted
+    )  # fmt: skip
 
 
 def _merged_env(
@@ -295,11 +329,14 @@ def _machine(doc: FindingsDocument, cps: Sequence[ChangePoint]) -> str:
     )
 
 
-def _also_parts(noisy: int, new: int, gone: int, acknowledged: int) -> list[str]:
+def _also_parts(
+    noisy: int, new: int, gone: int, acknowledged: int, shifted: int = 0
+) -> list[str]:
     """The counts beside a comparison's headline (``2 not decided, 1 new``), zeros left out."""
     return [
         f"{n} {word}"
         for n, word in (
+            (shifted, "within the runner's shift"),
             (noisy, "not decided"),
             (new, "new"),
             (gone, "removed"),
@@ -352,7 +389,12 @@ def _full_compare_headline(
 ) -> str:
     """A comparison's headline (:func:`_compare_headline`), after a ``FORCED comparison``
     prefix when forced and the withheld reason when the device was unhealthy."""
-    headline = _compare_headline(views, len(live), lost_phrase(doc), live)
+    headline = _compare_headline(
+        views, len(live), lost_phrase(doc), live, shifted=doc.shift is not None
+    )
+    shift = shift_line(doc.runner)
+    if shift:  # the runner first: what every row below is judged against
+        headline = f"{shift} · {headline}"
     if doc.forced:
         headline = f"FORCED comparison ({'; '.join(doc.forced)}): {headline}"
     if doc.withheld is not None:
@@ -368,11 +410,11 @@ def _gone(doc: FindingsDocument, removed: Sequence[Finding]) -> int:
 def digest(doc: FindingsDocument) -> Digest:
     """Sort ``doc`` into a :class:`Digest` (pure, deterministic)."""
     live = [f for f in doc.findings if f.acknowledged is None]
-    regressions, improvements, noisy, failed, unchanged, new, removed, acknowledged = (
+    regressions, improvements, noisy, failed, unchanged, new, removed, acknowledged, shifted = (
         _finding_groups(doc, live)
     )
 
-    ordered = regressions + improvements + noisy + failed + new + removed + unchanged
+    ordered = regressions + improvements + noisy + failed + new + removed + shifted + unchanged
     warnings = tuple((f.series, w) for f in ordered for w in f.warnings)
 
     cps = sorted(doc.change_points, key=_cp_key)
@@ -387,7 +429,9 @@ def digest(doc: FindingsDocument) -> Digest:
     if compare:
         views = _actionable_views(doc)
         headline = _full_compare_headline(doc, views, live)
-        extra += _also_parts(len(noisy), len(new), _gone(doc, removed), len(acknowledged))
+        extra += _also_parts(
+            len(noisy), len(new), _gone(doc, removed), len(acknowledged), len(shifted)
+        )
     else:
         headline = _history_headline(doc, cps, groups, machine)
 
@@ -413,6 +457,8 @@ def digest(doc: FindingsDocument) -> Digest:
         causes=views if doc.mode == "compare" else (),
         withheld=doc.withheld,
         gate=gate_phrase(live) if doc.mode == "compare" and doc.withheld is None else "",
+        shifted=tuple(shifted),
+        shift=shift_line(doc.runner) if compare else "",
     )
 
 

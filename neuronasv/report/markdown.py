@@ -310,7 +310,8 @@ def _headline_sections(
     """The marker, the heading with the headline, the context line, the withheld note."""
     h2 = "#" * level
     top = [marker] if marker else []
-    top.append(f"{h2} {_icon(d)} {md_text(title)}: {md_text(d.headline, max_len=300)}")
+    # room for the runner's shift before the rest of the headline (issue 39)
+    top.append(f"{h2} {_icon(d)} {md_text(title)}: {md_text(d.headline, max_len=600)}")
     top += ["", _context_line(d)]
     if d.also:
         top[-1] += f" · also {md_text(d.also)}"

@@ -18,6 +18,7 @@ from neuronasv.format import (
     format_peak_fraction,
     format_value,
 )
+from neuronasv.measure.neuron_formats import SOURCE_KEY_AVERAGES
 from neuronasv.model.profile import ModuleProfile, OpProfile, WorkloadProfile
 from neuronasv.samples import median, noise
 from neuronasv.units import US
@@ -67,8 +68,9 @@ def _peak_cell(op: OpProfile) -> str:
     return format_peak_fraction(frac) + (f" ({bound})" if bound else "")
 
 
-def _op_cells(op: OpProfile, total: float, roofline: bool) -> list[Any]:
-    """One op's row: calls, self device time, share, per call, noise, self CPU, of peak."""
+def _op_cells(op: OpProfile, total: float, roofline: bool, sources: bool) -> list[Any]:
+    """One op's row: calls, self device time, share, per call, noise, self CPU, of peak,
+    and where its device time came from (when any op names it: Neuron)."""
     from rich.text import Text
 
     dev = median(op.self_device_time_us)
@@ -85,7 +87,15 @@ def _op_cells(op: OpProfile, total: float, roofline: bool) -> list[Any]:
     ]
     if roofline:
         cells.append(_peak_cell(op))
+    if sources:
+        cells.append(Text(safe_text(op.device_time_source or SOURCE_KEY_AVERAGES)))
     return cells
+
+
+def _per_op_sources(profile: WorkloadProfile) -> bool:
+    """Ops name different sources of device time: a column; one source: a line below."""
+    named = {op.device_time_source or SOURCE_KEY_AVERAGES for op in profile.ops}
+    return any(op.device_time_source for op in profile.ops) and len(named) > 1
 
 
 def _op_table(profile: WorkloadProfile, total: float) -> Any:
@@ -115,11 +125,14 @@ def _op_table(profile: WorkloadProfile, total: float) -> Any:
     roofline = any(op.roofline_fraction is not None for op in profile.ops)
     if roofline:
         table.add_column("of peak", justify="right")
+    sources = _per_op_sources(profile)
+    if sources:
+        table.add_column("device time from", overflow="fold")
     # Largest first by the median shown in the table (not by the sum over samples, which
     # can order two ops differently when one has an outlier sample).
     ranked = sorted(profile.ops, key=lambda o: (-median(o.self_device_time_us), o.op))
     for op in ranked:
-        table.add_row(*_op_cells(op, total, roofline))
+        table.add_row(*_op_cells(op, total, roofline, sources))
     return table
 
 
@@ -164,7 +177,10 @@ def _note_lines(profile: WorkloadProfile) -> list[Any]:
     """The lines under the tables: warnings, trace files and the canary."""
     from rich.text import Text
 
-    out = [Text(f"warning: {safe_text(w)}") for w in profile.warnings]
+    out = []
+    if profile.device_time_source and not _per_op_sources(profile):
+        out.append(Text(f"device time from: {safe_text(profile.device_time_source)}"))
+    out += [Text(f"warning: {safe_text(w)}") for w in profile.warnings]
     out += [Text(f"trace: {safe_text(t)}") for t in profile.trace_files]
     if profile.canary is not None:
         c = profile.canary

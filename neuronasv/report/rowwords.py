@@ -11,6 +11,7 @@ interleaved rounds confirmed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 
 from neuronasv.analyse.states import CI_LEVEL, ci_beside_time
@@ -18,19 +19,27 @@ from neuronasv.format import (
     format_ci,
     format_count,
     format_delta_pct,
+    format_load,
+    format_mhz,
     format_pct,
     plural,
 )
 from neuronasv.model import Finding, RowState
+from neuronasv.model.findings import RunnerShift, SideState
 from neuronasv.units import is_exact
 
 __all__ = [
     "ESTIMATE_NOTE",
     "LEGEND",
+    "SAME_EXACT",
     "UNADJUSTED",
+    "WITHIN_SHIFT",
     "count_line",
     "count_words",
     "gate_phrase",
+    "held_back",
+    "shift_line",
+    "shifted_words",
     "state_cell",
     "state_words",
     "time_words",
@@ -62,12 +71,34 @@ _WORK = {
 }
 
 
-_SOURCE = {"first run": "single run, not re-measured", "rounds": "from the rounds"}
+#: Where a decided time comes from: a single run only nominates (issue 39: a time one run
+#: a side saw is a suspect to re-measure in interleaved rounds, never a finding).
+_SOURCE = {"first run": "single run, a suspect to re-measure", "rounds": "from the rounds"}
+
+#: Both exact axes equal: what a row whose time moved says beside it (the code did the
+#: same work and ran the same instructions on both sides; counted, not measured).
+SAME_EXACT = "same work, same instructions (exact)"
 
 
 def work_words(state: RowState) -> str:
-    """``more work`` ... (empty when the work is unknown: plain asv benchmarks)."""
+    """``more work`` ... (empty when the work is unknown: plain asv benchmarks);
+    :data:`SAME_EXACT` when the instruction count is equal too."""
+    if state.work == "same" and state.instructions == "same":
+        return SAME_EXACT
     return _WORK[state.work]
+
+
+def held_back(f: Finding) -> bool:
+    """A time one run a side decided on a row whose work and instruction counts are both
+    exactly equal: a suspect to re-measure, never a headline cause (issue 39)."""
+    st = f.state
+    return (
+        st.decided
+        and not st.confirmed
+        and f.estimate.source == "first run"
+        and st.work == "same"
+        and st.instructions == "same"
+    )
 
 
 #: The level of an interval shown beside an undecided time that excludes zero
@@ -107,11 +138,58 @@ def time_words(f: Finding, state: RowState) -> str:
         return {"new": "new", "removed": "removed", "failed": "failed"}.get(
             state.presence, "no time"
         )
+    if f.estimate.shift is not None:
+        return shifted_words(f, state)
     fig = _figures(f)
     if state.time in ("slower", "faster"):
         how = "confirmed" if state.confirmed else _SOURCE.get(f.estimate.source, "")
-        return f"{state.time} ({fig}), {how}"
+        return f"{state.time} ({fig}), {how}{_beside(state)}"
     return f"{_undecided_word(f, state)} ({fig}){_beside(state)}"
+
+
+#: The time word of a row whose change over the runner's shift was not decided.
+WITHIN_SHIFT = "time within the runner's shift"
+#: A time decided over the runner's shift: its own words, since the row's measured Δ (its
+#: table cell) may have the other sign — "slower"/"faster" stay the measured time's.
+_RELATIVE = {"slower": "above the runner's shift", "faster": "below the runner's shift"}
+
+
+def _against_figures(f: Finding) -> str:
+    """``+30 %, CI +20 … +41 %``: the row's change over the runner's shift and its CI."""
+    e = f.estimate
+    pct = format_delta_pct(e.against)
+    ci = e.ci_against
+    ci_txt = format_ci(*ci) if ci is not None else ""
+    if not ci_txt:
+        return pct
+    if ci_beside_time(f) == "unadjusted":
+        level, _, note = UNADJUSTED.partition(", ")
+        return f"{pct}, {level} {ci_txt}, {note}"
+    return f"{pct}, CI {ci_txt}"
+
+
+def shifted_words(f: Finding, state: RowState) -> str:
+    """A single-run row judged against the runner's shift (``Estimate.shift``): its time
+    word follows its change *over the shift*, printed first, with the shift and the
+    measured Δ beside it — ``above the runner's shift (+30 %, CI +20 … +41 % over its
+    +88 %; +144 % as measured), single run, a suspect to re-measure`` / ``time within the
+    runner's shift (+144 % as measured, the runner's +88 %; over it +30 %, CI …)``. A
+    decided time reads above/below the shift, never slower/faster: those words stay with
+    the measured Δ, which may have the other sign."""
+    e = f.estimate
+    shift = format_delta_pct(e.shift)
+    measured = format_delta_pct(e.ratio)
+    fig = _against_figures(f)
+    if state.time in ("slower", "faster"):
+        how = "confirmed" if state.confirmed else _SOURCE.get(e.source, "")
+        return (
+            f"{_RELATIVE[state.time]} ({fig} over its {shift}; {measured} as measured),"
+            f" {how}{_beside(state)}"
+        )
+    return (
+        f"{WITHIN_SHIFT} ({measured} as measured, the runner's {shift}; over it {fig})"
+        + _beside(state)
+    )
 
 
 def exact_words(f: Finding) -> str:
@@ -145,9 +223,12 @@ def count_words(base: float | None, head: float | None) -> str:
 
 
 def _beside(state: RowState) -> str:
-    """``; more instructions (+2,169 per iteration, +3.2 %), exact`` beside a time the
-    runner could not decide, when the same series was counted under callgrind."""
+    """``; more instructions (+2,169 per iteration, +3.2 %), exact`` beside a row's time,
+    when the same series was counted under callgrind (an equal count is said with the
+    work instead: :data:`SAME_EXACT`)."""
     if state.instr_base is None or state.instr_head is None:
+        return ""
+    if state.work == "same" and state.instructions == "same":
         return ""
     return f"; {count_words(state.instr_base, state.instr_head)}"
 
@@ -164,9 +245,21 @@ def state_cell(f: Finding) -> str:
     """The state for a table whose row already shows Δ and CI in their own columns:
     ``more work · slower, confirmed`` / ``more work · time not decided``."""
     state = f.state
-    if state.time in ("slower", "faster"):
+    shift = f.estimate.shift
+    if shift is not None and state.time in ("slower", "faster"):
         how = "confirmed" if state.confirmed else _SOURCE.get(f.estimate.source, "")
-        time = f"{state.time}, {how}"
+        time = (
+            f"{_RELATIVE[state.time]} ({format_delta_pct(f.estimate.against)} over its"
+            f" {format_delta_pct(shift)}), {how}{_beside(state)}"
+        )
+    elif shift is not None and state.time in ("undecided", "noise"):
+        time = (
+            f"{WITHIN_SHIFT} (the runner's {format_delta_pct(shift)}; over it"
+            f" {format_delta_pct(f.estimate.against)}){_beside(state)}"
+        )
+    elif state.time in ("slower", "faster"):
+        how = "confirmed" if state.confirmed else _SOURCE.get(f.estimate.source, "")
+        time = f"{state.time}, {how}{_beside(state)}"
     elif state.time == "none":
         time = time_words(f, state)
     else:
@@ -189,16 +282,29 @@ def gate_phrase(findings: Iterable[Finding]) -> str:
     return "gate: " + "; ".join(f"{rule}, {plural(n, 'row')}" for rule, n in counts.items())
 
 
-def _span(fs: list[Finding], at: Callable[[Finding], str] | None) -> str:
+def _measured(f: Finding) -> float | None:
+    return f.ratio
+
+
+def _over_shift(f: Finding) -> float | None:
+    return f.estimate.against
+
+
+def _span(
+    fs: list[Finding],
+    at: Callable[[Finding], str] | None,
+    ratio: Callable[[Finding], float | None] = _measured,
+) -> str:
     """``+12 … +59 %`` over the rows' Δ (one figure when they agree); with ``at``, each
-    end says where: ``+12 % at 4x512 bf16 … +59 % at 2x128x512 bf16``."""
+    end says where: ``+12 % at 4x512 bf16 … +59 % at 2x128x512 bf16``; ``ratio``: which
+    change (the measured Δ, or the change over the runner's shift)."""
     rows = sorted(
-        (f for f in fs if f.ratio is not None), key=lambda f: (f.ratio or 1.0, f.series.label)
+        (f for f in fs if ratio(f) is not None), key=lambda f: (ratio(f) or 1.0, f.series.label)
     )
     if not rows:
         return ""
     lo, hi = rows[0], rows[-1]
-    plo, phi = format_delta_pct(lo.ratio), format_delta_pct(hi.ratio)
+    plo, phi = format_delta_pct(ratio(lo)), format_delta_pct(ratio(hi))
     if at is not None:
         if lo is hi or plo == phi:
             return f"{phi} at {at(hi)}"
@@ -223,11 +329,19 @@ def totals_summary(totals: Iterable[Finding], at: Callable[[Finding], str] | Non
             word = _WORK[f.state.work]
             work[word] = work.get(word, 0) + 1
         if f.state.time != "none":
-            groups.setdefault(_GROUP.get(f.state.time, f.state.time), []).append(f)
+            label = _GROUP.get(f.state.time, f.state.time)
+            if f.estimate.shift is not None:  # judged over the runner's shift
+                label = _RELATIVE.get(f.state.time, "within the runner's shift")
+            groups.setdefault(label, []).append(f)
     bits = [f"{w} in {k}/{len(fs)} configurations" for w, k in work.items()]
     times = []
     for label, members in groups.items():
-        inner = [_span(members, at)]
+        if label in _RELATIVE.values():  # each word beside its own change: over the shift
+            inner = [f"{_span(members, at, _over_shift)} over it"]
+        elif label == "within the runner's shift":
+            inner = [f"{_span(members, at)} as measured"]
+        else:
+            inner = [_span(members, at)]
         confirmed = sum(1 for f in members if f.state.confirmed)
         if confirmed:
             inner.append(f"{confirmed} confirmed")
@@ -267,3 +381,69 @@ def count_line(findings: Iterable[Finding]) -> str:
         if n
     ]
     return ", ".join(bits)
+
+
+def _pair(sides: list[SideState], one: Callable[[SideState], str | None]) -> str:
+    """``0.4–0.5 → 4.9–5.6``: one figure per side, base → head ("" when a side has none)."""
+    got = [one(s) for s in sides]
+    return " → ".join(g for g in got if g) if len(sides) == 2 and all(got) else ""
+
+
+def _load(s: SideState) -> str | None:
+    if s.load_start is None or s.load_end is None:
+        return None
+    return f"{format_load(s.load_start)}–{format_load(s.load_end)}"
+
+
+def _machine_words(r: RunnerShift, *, canary: bool) -> str:
+    """`` — base → head: load 0.4–0.5 → 4.9–5.6 (2 CPUs), clock 2,596 → 2,596 MHz, canary
+    +500 %, head throttled: sw_power_cap``: what the sidecars recorded of the machine (the
+    1-minute load average at the run's start–end, the CPUs' clock at its start, the
+    canary's change), each part only where both sides recorded it."""
+    sides = [s for s in (r.base, r.head) if s is not None]
+    bits = []
+    load = _pair(sides, _load)
+    if load:
+        cpus = max(s.cpus for s in sides)
+        bits.append(f"load {load}" + (f" ({plural(cpus, 'CPU')})" if cpus else ""))
+    clock = _pair(sides, lambda s: None if s.cpu_mhz_start is None else format_mhz(s.cpu_mhz_start))
+    if clock:
+        bits.append(f"clock {clock.replace(' MHz →', ' →')}")
+    if canary:
+        bits.append(
+            f"canary {format_delta_pct(r.canary)}" if r.canary is not None else "canary not read"
+        )
+    for s in sides:
+        if s.throttle and s.throttle != "none":
+            bits.append(f"{s.side} throttled: {s.throttle[:80]}")
+    return f" — base → head: {', '.join(bits)}" if bits else ""
+
+
+def shift_line(r: RunnerShift | None) -> str:
+    """The first line of every view when most series moved together (""
+    otherwise): ``the runner shifted, not the code: 20 of 20 series with equal work and
+    instructions moved +89 % together (spread ±17 %); rows judged against it — base →
+    head: load 0.4–0.5 → 4.9–5.6 (2 CPUs), clock 2,596 → 2,596 MHz, canary +500 %``.
+    When the canary held while the series moved, it says so and that the rows were judged
+    as measured."""
+    if r is None or r.factor is None or r.spread is None or r.status not in ("runner", "series"):
+        return ""
+    if r.counted >= r.series:
+        same = "equal work and instructions"
+    elif r.counted:
+        same = f"equal work ({r.counted} also equal instructions)"
+    else:
+        same = "equal work"
+    moved = (
+        f"{r.along} of {plural(r.series, 'series', 'series')} with {same} moved"
+        f" {format_delta_pct(r.factor)} together (spread ±{format_pct(math.expm1(r.spread))})"
+    )
+    if r.status == "runner":
+        return (
+            f"the runner shifted, not the code: {moved}; rows judged against it"
+            + _machine_words(r, canary=True)
+        )
+    return (
+        f"{moved} while the canary held ({format_delta_pct(r.canary)}): not the runner's"
+        " shift, rows judged as measured" + _machine_words(r, canary=False)
+    )

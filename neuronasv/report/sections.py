@@ -234,13 +234,15 @@ def _load_error_sections(d: Digest, h3: str) -> list[Section]:
 
 
 def _detail_sections(d: Digest, *, details: bool) -> list[Section]:
-    """Unchanged, new and removed rows, collapsed (full report only)."""
+    """Rows within the runner's shift, unchanged, new and removed rows, collapsed (full
+    report only)."""
     out: list[Section] = []
-    rest = [*d.new, *d.removed, *d.unchanged]
+    rest = [*d.shifted, *d.new, *d.removed, *d.unchanged]
     if details and rest:
         summary = ", ".join(
             f"{n} {word}"
             for n, word in (
+                (len(d.shifted), "within the runner's shift"),
                 (len(d.unchanged), "unchanged"),
                 (len(d.new), "new"),
                 (len(d.removed), "removed"),

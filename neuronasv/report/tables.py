@@ -28,6 +28,7 @@ from neuronasv.report.rowwords import (
     LEGEND,
     count_line,
     gate_phrase,
+    shift_line,
     state_cell,
     state_words,
 )
@@ -77,6 +78,13 @@ def _verdict(f: Finding) -> str:
 def _summary(doc: FindingsDocument) -> str:
     live = [f for f in doc.findings if f.acknowledged is None]
     counts = [count_line(live)] if count_line(live) else []
+    within = sum(
+        1 for f in live
+        if f.estimate.shift is not None and f.state.direction is None
+        and f.state.time in ("undecided", "noise")
+    )  # fmt: skip
+    if within:
+        counts.append(f"{within} within the runner's shift")
     counts += [f"{doc.count(p)} {p}" for p in ("failed", "new", "removed") if doc.count(p)]
     acked = sum(1 for f in doc.findings if f.acknowledged is not None)
     if acked:
@@ -177,13 +185,17 @@ def compare_text(doc: FindingsDocument, *, show_unchanged: bool = True) -> str:
 
 
 def _warning_lines(doc: FindingsDocument, esc: Callable[..., str]) -> list[str]:
-    """Headline lines that must come first: a forced comparison, series lost at head."""
+    """Headline lines that must come first: a forced comparison, the runner's shift (what
+    every row was judged against), series lost at head."""
     out = []
+    shift = shift_line(doc.runner)
     if doc.forced:
         out.append(
             "FORCED comparison: " + esc("; ".join(doc.forced), max_len=400)
             + " (compared anyway with --force; the verdicts may mean nothing)"
         )
+    if shift:
+        out.append(esc(shift, max_len=1000))
     if doc.lost:
         out.append(
             f"LOST: {lost_phrase(doc)}: the head run did not measure them"
@@ -317,10 +329,9 @@ def _newest_part(doc: FindingsDocument) -> tuple[list[str], str]:
     return [], ""
 
 
-def _newest_checked(doc: FindingsDocument, newest: dict[str, Any]) -> tuple[list[str], str]:
-    """The newest-commit table when it was checked (head and base present)."""
-    from neuronasv.analyse.states import newest_state
-
+def _newest_title(doc: FindingsDocument, newest: dict[str, Any]) -> list[str]:
+    """A blank line, ``newest commit X vs its parent Y on M (how it was compared):``, and
+    the runner's shift every row below was judged against, when there was one."""
     assert doc.base is not None and doc.head is not None
     how = (
         "from the given report, re-measured by neuronasv confirm"
@@ -333,6 +344,18 @@ def _newest_checked(doc: FindingsDocument, newest: dict[str, Any]) -> tuple[list
         f"newest commit {doc.head.commit[:8]} vs its parent {doc.base.commit[:8]}"
         f" on {clean(doc.head.machine)} ({how}):",
     ]
+    shift = shift_line(doc.runner)
+    if shift:
+        lines.append(clean(shift, max_len=1000))
+    return lines
+
+
+def _newest_checked(doc: FindingsDocument, newest: dict[str, Any]) -> tuple[list[str], str]:
+    """The newest-commit table when it was checked (head and base present)."""
+    from neuronasv.analyse.states import newest_state
+
+    assert doc.base is not None and doc.head is not None
+    lines = _newest_title(doc, newest)
     states = [(newest_state(f), f) for f in sort_findings(doc.findings)]
     shown = [(s, f) for s, f in states if s is not None]
     if shown:
@@ -349,7 +372,7 @@ def _newest_checked(doc: FindingsDocument, newest: dict[str, Any]) -> tuple[list
     n_work = sum(1 for s, _ in shown if s == "more-work")
     part = (
         f"newest commit {doc.head.commit[:8]}: {n_conf} confirmed slower,"
-        f" {n_susp} suspect slower" + (" (single run, not re-measured)" if n_susp else "")
+        f" {n_susp} suspect slower" + (" (single run, suspects to re-measure)" if n_susp else "")
         + (f", {n_work} more work with the time not decided" if n_work else "")
     )
     return lines, part

@@ -50,6 +50,7 @@ from neuronasv.errors import CorruptResultsError, StoreError, UsageError
 from neuronasv.fileio import write_atomic
 from neuronasv.keys import profile_key
 from neuronasv.model import RunSidecar, SeriesId, WorkloadProfile
+from neuronasv.model.sidecar import RunState
 from neuronasv.proc import stream_process
 from neuronasv.run.benchsel import check_bench
 from neuronasv.run.records import grow_catalogue, prepare_catalogue, prepare_peaks
@@ -595,6 +596,9 @@ def _run_one(
         env = _commit_env(shared, tree, sha, profile_out)
 
         started = time.time()
+        from neuronasv.measure.device_state import host_reading
+
+        at_start = host_reading()  # the runner's load and clock, beside the run (sidecar)
         if opts.prepass:
             prepass_dir = os.path.join(work, "prepass")
             if _prepass(opts, suite, prepass_dir, env=env, cwd=work, prefix=prefix, tree=tree):
@@ -626,8 +630,9 @@ def _run_one(
         if result_file is None:
             return CommitRun(sha, None, None, error=f"asv exited with {rc} and wrote no results")
         sidecar, failures = _write_sidecar(
-            result_file, shared, sha=sha, profile_out=profile_out, clock=clock, instr_dir=instr_dir
-        )
+            result_file, shared, sha=sha, profile_out=profile_out, clock=clock,
+            instr_dir=instr_dir, state=RunState(start=at_start, end=host_reading()),
+        )  # fmt: skip
         return CommitRun(
             sha,
             result_file,
@@ -717,9 +722,11 @@ def _write_sidecar(
     profile_out: str,
     clock: Clock,
     instr_dir: str | None = None,
+    state: RunState | None = None,
 ) -> tuple[RunSidecar, dict[str, str]]:
     """The commit's sidecar next to asv's ``result_file``: its series, profiles (with their
-    instruction counts from ``instr_dir``), kept traces and failures."""
+    instruction counts from ``instr_dir``), kept traces, failures and the machine's
+    ``state`` at the run's start and end."""
     results_dir, machine, fingerprint = shared.results_dir, shared.machine, shared.fingerprint
     traces_root = shared.traces_root if shared.opts.keep_traces else None
     trace_dir = commit_trace_dir(shared.traces_root, shared.machine, sha)
@@ -763,6 +770,7 @@ def _write_sidecar(
         traces=traces,
         failures=failures,
         created=clock().isoformat(timespec="seconds"),
+        state=state,
     )
     write_atomic(sidecar_path(result_file), sidecar.dumps())
     return sidecar, failures

@@ -159,7 +159,7 @@ def _pick(
         kind = "instruction count" if chosen == "instructions" else "device-time"
         raise UsageError(f"{pattern!r} matches no {kind} series on {machine!r}")
     if len(pool) > 1:
-        names = ", ".join(s.series.label for s in pool[:5])
+        names = ", ".join(repr(s.series.label) for s in pool[:5])  # repr: inert, one line
         raise UsageError(
             f"{pattern!r} matches {len(pool)} series on {machine!r} ({names}"
             f"{', ...' if len(pool) > 5 else ''}): give a pattern that names one",
@@ -489,7 +489,7 @@ def bisect_range(
         found = match_series(history, machine, opts.pattern)
     if not found:
         total = sum(1 for s in history.series if s.machine == machine)
-        sample = ", ".join(s.series.label for s in history.series[:3] if s.machine == machine)
+        sample = ", ".join(repr(s.series.label) for s in history.series[:3] if s.machine == machine)
         raise UsageError(
             f"no series matches {opts.pattern!r} on {machine!r} ({total} series"
             + (f", e.g. {sample}" if sample else "")

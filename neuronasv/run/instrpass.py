@@ -27,7 +27,6 @@ Outside valgrind this refuses to run (exit 3): counts are only meaningful inside
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import functools
 import gc
@@ -44,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from neuronasv.fileio import write_atomic
 from neuronasv.keys import results_key
-from neuronasv.log import cli_output
+from neuronasv.log import InertArgumentParser, cli_output
 from neuronasv.proc import fork_each
 from neuronasv.run.prepass import discover_classes, selected
 from neuronasv.suite.names import payload_path
@@ -122,15 +121,15 @@ def _longest_first(todo: list[tuple[_Class, _Config]], suites: dict[str, Any]) -
 
     from neuronasv.suite.feed import prepass_payload
 
-    seconds: dict[str, float] = {}
+    seconds: dict[tuple[str, str], float] = {}
     for name, suite in suites.items():
         payload = prepass_payload(suite) or {}
         for key, entry in (payload.get("results") or {}).items():
             total = entry.get("total") if isinstance(entry, dict) else None
             if isinstance(total, list) and total:
                 with contextlib.suppress(TypeError, ValueError):
-                    seconds[f"{name}|{key}"] = float(median(total))
-    todo.sort(key=lambda t: -seconds.get(f"{t[1].name}|{t[1].key}", 0.0))
+                    seconds[(name, key)] = float(median(total))
+    todo.sort(key=lambda t: -seconds.get((t[1].name, t[1].key), 0.0))
 
 
 def _count_one(config: _Config, requests: Any, iterations: int) -> None:
@@ -347,7 +346,7 @@ def _finish(out_dir: str, found: Mapping[str, Dump]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = InertArgumentParser(
         prog="python -m neuronasv.run.instrpass", description=__doc__.splitlines()[0]
     )
     parser.add_argument("benchmark_dir")

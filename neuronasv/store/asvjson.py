@@ -159,6 +159,7 @@ class _SidecarHead(msgspec.Struct):
     fingerprint: Any = msgspec.UNSET
     traces: Any = msgspec.UNSET
     failures: Any = msgspec.UNSET
+    state: Any = msgspec.UNSET  # sidecar schema 2: the machine at the run's start and end
     series: msgspec.Raw = msgspec.Raw(b"[]")
     profiles: msgspec.Raw = msgspec.Raw(b"[]")
 

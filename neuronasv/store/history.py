@@ -43,6 +43,7 @@ from neuronasv.errors import CorruptResultsError, NeuronasvError, ResultsError, 
 from neuronasv.gcpause import no_cyclic_gc
 from neuronasv.model import History, Point, RunSidecar, Series, SeriesId
 from neuronasv.model.profile import WorkloadProfile
+from neuronasv.model.sidecar import RunState
 from neuronasv.store.asvconf import results_dir_for
 from neuronasv.store.asvresults import (
     AsvResultsReader,
@@ -430,6 +431,7 @@ class _RunInfo:
 
     fingerprints: dict[tuple[str, str], Mapping[str, str]] = field(default_factory=dict)
     profiles: dict[tuple[str, str], tuple[WorkloadProfile, ...]] = field(default_factory=dict)
+    states: dict[tuple[str, str], RunState] = field(default_factory=dict)
     unreadable: dict[tuple[str, str], str] = field(default_factory=dict)
     asv_envs: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
 
@@ -439,6 +441,8 @@ class _RunInfo:
         if sc is not None:
             self.fingerprints[run] = dict(sc.fingerprint)
             self.profiles[run] = sc.profiles
+            if sc.state is not None:
+                self.states[run] = sc.state
         elif rec.warnings:  # a sidecar was there but could not be read
             self.unreadable.setdefault(run, rec.warnings[0])
         _merge_asv_env(self.asv_envs.setdefault(run, {}), rec.asv_env)
@@ -553,6 +557,7 @@ def _load_history(
         profiles=info.profiles,
         asv_identity=info.asv_envs,
         unreadable_sidecars=info.unreadable,
+        run_states=info.states,
     )
 
 

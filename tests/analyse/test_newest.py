@@ -79,8 +79,8 @@ def test_two_commits_say_too_few_for_change_points_and_give_suspects() -> None:
     assert "0 change points" not in text and "0 open regressions" not in text
     assert text.splitlines()[-1] == (
         "summary: too few commits for change points (have 2, need 4);"
-        " newest commit 5e6f7a8b: 0 confirmed slower, 2 suspect slower (single run, not"
-        " re-measured)"
+        " newest commit 5e6f7a8b: 0 confirmed slower, 2 suspect slower (single run, suspects"
+        " to re-measure)"
     )
     assert "compared here, not re-measured" in text
     assert "suspect  same work · slower (+19 %" in text

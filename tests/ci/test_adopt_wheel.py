@@ -16,7 +16,8 @@ refused); the callers trigger on origin's default branch, not the feature branch
 explicit repository, pass actionlint and zizmor; ``init --check`` passes on any branch and
 after a documented customisation (``backend: cpu``).
 
-The clean venv and the wheel: ``tests/wheelenv.py``.
+The clean venv and the wheel: ``tests/wheelenv.py`` (the wheel built once a session,
+``tests/ci/conftest.py``).
 """
 
 from __future__ import annotations
@@ -56,11 +57,13 @@ register(Workload("mykern.gate", "GELU gate", "64x512", _build, default_dtype="f
 
 
 @pytest.mark.slow
-def test_adopt_from_the_wheel_in_a_fresh_repository(tmp_path: Path) -> None:
+def test_adopt_from_the_wheel_in_a_fresh_repository(
+    tmp_path: Path, built_wheel: tuple[Path, Path]
+) -> None:
     home = tmp_path / "home"
     home.mkdir()
     base_env = {"PATH": os.environ["PATH"], "HOME": str(home), "LANG": "C.UTF-8"}
-    py, wheel, src = install_wheel(tmp_path, base_env)
+    py, wheel, src = install_wheel(tmp_path, base_env, built_wheel)
     assert next(wheel.parent.glob("neuronasv-*.tar.gz"))  # the wheel was built from it
     bindir = py.parent
     env = {**base_env, "PATH": f"{bindir}{os.pathsep}{base_env['PATH']}"}
@@ -71,10 +74,15 @@ def test_adopt_from_the_wheel_in_a_fresh_repository(tmp_path: Path) -> None:
     assert str(ROOT) not in where and str(src) not in where, where
     installed = Path(where.splitlines()[0]).parent
     for data in ("publish/assets/uPlot.LICENSE", "publish/assets/uPlot.iife.min.js",
-                 "ci/templates/neuronasv.yml.tmpl", "_build.json"):  # fmt: skip
+                 "ci/templates/neuronasv.yml.tmpl", "_build.json",
+                 "ci/reusable/neuronasv-commit.yml"):  # fmt: skip
         assert (installed / data).is_file(), data
     built = json.loads((installed / "_build.json").read_text())
     assert set(built) == {"commit"}, built  # no GitHub origin: no repository recorded
+    said = (wheel.parent.parent / "build.log").read_text()
+    assert said.count("neuronasv build: no GitHub repository recorded") == 1, said[-2000:]
+    assert "init` will ask for --from OWNER/REPO" in said
+    assert "Project-URL" not in _metadata(wheel)  # no repository: no link guessed
 
     repo = tmp_path / "kernels"
     (repo / "mykern").mkdir(parents=True)
@@ -127,6 +135,12 @@ def test_adopt_from_the_wheel_in_a_fresh_repository(tmp_path: Path) -> None:
     custom = _run([*nx, "init", "--check", "--from", "acme/neuronasv"], repo, env)
     assert "customised: .github/workflows/neuronasv.yml: jobs.pr.with.backend = 'cpu'" in custom
     _lint(repo / ".github" / "workflows")
+    # GitHub's start-up rules against the workflows the wheel ships (no checkout here).
+    caller.write_text(caller.read_text().replace(", backend: cpu", ", backend: cpu, metric: x", 1))
+    typo = subprocess.run([*nx, "init", "--check", "--from", "acme/neuronasv"], cwd=repo,
+                          env=env, capture_output=True, text=True, check=False)  # fmt: skip
+    assert typo.returncode == 1 and "neuronasv-commit.yml has no input 'metric'" in typo.stdout
+    caller.write_text(caller.read_text().replace(", metric: x", ""))
     _git(repo, env, "commit", "-qam", "neuronasv: CPU runner")
 
     # History before adoption: both commits predate benchmarks/; today's suite measures them.
@@ -169,6 +183,14 @@ def test_adopt_from_the_wheel_in_a_fresh_repository(tmp_path: Path) -> None:
           "--rounds", "0", "--out", str(demo)], tmp_path, env, ok=(0, 1))  # fmt: skip
     assert "aten::mul" in (demo / "comment.md").read_text()
     assert (demo / "site" / "index.html").is_file()
+
+
+def _metadata(wheel: Path) -> str:
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as z:
+        name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        return z.read(name).decode()
 
 
 def _lint(folder: Path) -> None:

@@ -71,9 +71,18 @@ def test_the_adopt_it_page_verbatim_with_a_package_workloads_module(tmp_path: Pa
     home = tmp_path / "home"
     home.mkdir()
     base_env = {"PATH": os.environ["PATH"], "HOME": str(home), "LANG": "C.UTF-8"}
-    # What a `git+https://github.com/OWNER/neuronasv@<sha>` install records: the repository.
+    # What a `git+https://github.com/OWNER/REPO@<sha>` install records: the repository.
     build_env = {**base_env, "NEURONASV_REPOSITORY": "acme/neuronasv"}
-    py, wheel, _ = install_wheel(tmp_path, build_env)
+    py, wheel, src = install_wheel(tmp_path, build_env)
+    # The metadata links the docs at the recorded commit of the recorded repository.
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as z:
+        meta = z.read(next(n for n in z.namelist() if n.endswith("METADATA"))).decode()
+    commit = git(src, build_env, "rev-parse", "HEAD")
+    assert ("Project-URL: Documentation, https://github.com/acme/neuronasv/blob/"
+            f"{commit}/docs/getting-started.md") in meta, meta[:1500]  # fmt: skip
+    assert "no GitHub repository recorded" not in (tmp_path / "build.log").read_text()
     env = {**base_env, "PATH": f"{py.parent}{os.pathsep}{base_env['PATH']}"}
     # A user's git has an identity (the page's `git commit` needs one).
     ident = (("NAME", "adopter"), ("EMAIL", "adopter@example.invalid"))

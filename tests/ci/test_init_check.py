@@ -45,7 +45,6 @@ CUSTOMISED: dict[str, Callable[[Path], None]] = {
     "another label": lambda r: edit(r, WF, "== 'benchmark'", "== 'perf'"),
     "a second push branch": lambda r: edit(r, WF, 'branches: ["main"]',
                                            'branches: ["main", "release/*"]'),
-    "a narrower permission": lambda r: edit(r, COMMENT, "statuses: write", "statuses: none"),
     "an extra job": lambda r: (r / WF).write_text(
         (r / WF).read_text() + "  hello:\n    runs-on: ubuntu-latest\n    permissions: {}\n"
         "    steps: [{run: echo hi}]\n"),
@@ -72,6 +71,15 @@ BROKEN: dict[str, tuple[Callable[[Path], None], str]] = {
                    "passes secrets"),
     "top-level write": (lambda r: edit(r, WF, "permissions: {}", "permissions: {issues: write}"),
                         "permissions grant issues: write"),
+    "a narrower permission": (lambda r: edit(r, COMMENT, "statuses: write", "statuses: none"),
+                              "does not grant statuses: write, which jobs of"
+                              " neuronasv-comment.yml ask: GitHub refuses the whole file"),
+    "the caller of issue 37": (lambda r: edit(r, WF, "      pull-requests: read", ""),
+                               "jobs.commit does not grant pull-requests: read"),
+    "an input typo": (lambda r: edit(r, WF, RUNNERS, RUNNERS + ", metric: devtime"),
+                      "jobs.commit.with.metric: neuronasv-commit.yml has no input 'metric'"),
+    "a string for a number": (lambda r: edit(r, WF, RUNNERS, RUNNERS + ", bisect-minutes: '5'"),
+                              "input bisect-minutes is typed number; '5' is given"),
     "push elsewhere": (lambda r: edit(r, WF, 'branches: ["main"]', 'branches: ["dev"]'),
                        "without the default branch 'main'"),
     "bare package": (lambda r: edit(r, COMMENT, f'"git+https://github.com/acme/neuronasv@{SHA}"',

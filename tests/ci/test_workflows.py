@@ -195,7 +195,7 @@ def test_our_per_commit_workflow_calls_the_reusable_ones() -> None:
     assert set(jb) == {"commit", "issues", "deploy"}
     commit, issues, deploy = jb["commit"], jb["issues"], jb["deploy"]
     assert commit["uses"] == "./.github/workflows/neuronasv-commit.yml"
-    assert commit["permissions"] == {"contents": "write"}
+    assert commit["permissions"] == {"contents": "write", "pull-requests": "read"}
     assert commit["with"]["package"] == "." and commit["with"]["pages"] is True
     assert issues["uses"] == "./.github/workflows/neuronasv-issues.yml"
     assert issues["permissions"] == {"contents": "read", "issues": "write"}

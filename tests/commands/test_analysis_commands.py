@@ -42,12 +42,12 @@ def test_compare_text_whole_output_and_fail_on(tmp_path):
     )
     assert lines[2].startswith("legend: Work is exact")
     states = [ln.split("  ")[0] for ln in lines[4:13]]
-    assert states == ["state"] + ["same work · slower, single run, not re-measured"] * 2 + [
+    assert states == ["state"] + ["same work · slower, single run, a suspect to re-measure"] * 2 + [
         "same work · time not decided"
     ] + ["same work · time within the noise"] * 5
     assert lines[14] == (
-        "same work · slower, single run, not re-measured: rmsnorm.naive 4x512 bf16 · aten::mul:"
-        " +19 % (CI 17–22 %)"
+        "same work · slower, single run, a suspect to re-measure: rmsnorm.naive 4x512 bf16 ·"
+        " aten::mul: +19 % (CI 17–22 %)"
     )
     assert lines[-1] == "summary: 2 slower, no gate rule fired"
     # the default gate: a slower time only once confirmed, so a single run does not fail
@@ -304,7 +304,7 @@ def test_regressions_says_too_few_commits_and_takes_the_confirm_report(tmp_path)
         "ci-cpu-1: too few commits for change points (have 2, need 4)"
     )
     assert r.stdout.splitlines()[-1].endswith(
-        "0 confirmed slower, 2 suspect slower (single run, not re-measured)"
+        "0 confirmed slower, 2 suspect slower (single run, suspects to re-measure)"
     )
     assert "compared here, not re-measured" in r.stdout
     rep = cli("compare", "1a2b", "5e6f", "--results-dir", PR, "--format", "json", cwd=str(tmp_path))

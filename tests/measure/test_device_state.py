@@ -9,7 +9,13 @@ import pytest
 
 from neuronasv.measure.backends import get_backend
 from neuronasv.measure.canary import CanaryRun
-from neuronasv.measure.device_state import collect_device_state, cpu_state, nvml_state
+from neuronasv.measure.device_state import (
+    collect_device_state,
+    cpu_state,
+    host_reading,
+    nvml_state,
+)
+from neuronasv.model.sidecar import MachineReading
 
 
 class NVMLError(Exception):
@@ -108,3 +114,25 @@ def test_canary_reading_carries_start_and_end_state(monkeypatch: pytest.MonkeyPa
     assert run.finish().device_state["end.error"] == "RuntimeError: nvml exploded"
     monkeypatch.setenv("NEURONASV_NO_DEVICE_STATE", "1")
     assert collect_device_state("cpu") == {}
+
+
+def test_host_reading_prefers_cpufreq_and_falls_back_to_cpuinfo(tmp_path: Any) -> None:
+    """The machine's state beside each run (issue 39): load averages, the CPUs' mean clock
+    (cpufreq where the kernel has it, else /proc/cpuinfo as in a VM), the CPU count;
+    absent files leave their fields unknown, never an error."""
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    (proc / "loadavg").write_text("5.12 3.50 1.25 8/126 17256\n")
+    (proc / "cpuinfo").write_text("processor\t: 0\ncpu MHz\t\t: 2596.0\n\ncpu MHz\t\t: 2600.0\n")
+    cpu = tmp_path / "sys" / "devices" / "system" / "cpu"
+    cpu.mkdir(parents=True)
+    (cpu / "online").write_text("0-1,4\n")
+    got = host_reading(str(tmp_path))
+    assert got == MachineReading(5.12, 3.5, 1.25, 2598.0, 3)
+    for i, khz in enumerate((1_200_000, 3_000_000)):
+        (cpu / f"cpu{i}" / "cpufreq").mkdir(parents=True)
+        (cpu / f"cpu{i}" / "cpufreq" / "scaling_cur_freq").write_text(f"{khz}\n")
+    assert host_reading(str(tmp_path)).cpu_mhz == 2100.0
+    assert host_reading(str(tmp_path / "nowhere")) == MachineReading()
+    here = host_reading()  # this machine's own /proc
+    assert here.load_1m is not None and here.cpus >= 1

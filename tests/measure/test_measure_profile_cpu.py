@@ -223,6 +223,8 @@ def test_cli_profile_json_whole_output(tmp_path: Path) -> None:
         assert len(w["device_time_us"]) >= 10 and all(t > 0 for t in w["device_time_us"])
         for op in w["ops"]:
             assert {"op", "calls_per_iter", "self_device_time_us", "self_cpu_time_us"} <= set(op)
+            assert "device_time_source" not in op  # key_averages(): the CPU JSON is unchanged
+        assert "device_time_source" not in w
     assert doc.fingerprint["backend"] == "cpu"
 
 

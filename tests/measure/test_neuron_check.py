@@ -37,14 +37,23 @@ class NeuronProfiler:
 """
 
 
-def _check(tmp_path: Path, pkg: dict[str, str] | None) -> tuple[int, dict, str, str]:
+def _check(
+    tmp_path: Path, pkg: dict[str, str] | None, *, explorer: bool = False, device: bool = False
+) -> tuple[int, dict, str, str]:
+    """Run the check with stand-in packages ``pkg`` (or, with ``device``, the stand-in
+    TorchNeuron of tests/neuron/site), the stand-in neuron-explorer on PATH if asked."""
+    from tests.neuron.standin import SITE, tool_path
+
     site = tmp_path / "site"
     if pkg is not None:
         for rel, text in pkg.items():
             f = site / rel
             f.parent.mkdir(parents=True, exist_ok=True)
             f.write_text(textwrap.dedent(text))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+    sites = [str(SITE)] if device else [str(site)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*sites, str(ROOT)])}
+    if explorer:
+        env["PATH"] = tool_path(env.get("PATH", ""))
     env.pop("NEURON_RT_INSPECT_ENABLE", None)
     out = tmp_path / "report"
     r = subprocess.run(
@@ -73,6 +82,8 @@ def test_absent_says_what_is_needed(tmp_path: Path) -> None:
     assert st["build"] == "fail" and st["device"] == "skip" and st["capture"] == "skip"
     assert data["failed"] == ["build"]
     assert "needs TorchNeuron" in data["checks"][0]["action"]
+    # no neuron-explorer either: said, but no failure where nothing could be captured
+    assert st["explorer"] == "warn" and "aws-neuronx-tools" in json.dumps(data)
     assert md.startswith("# neuronasv doctor --neuron-check") and "## What to do" in md
 
 
@@ -99,6 +110,7 @@ def test_native_without_a_device_reaches_the_device_checks(tmp_path: Path) -> No
             "torch_neuronx/__init__.py": "__version__ = '0.1.0'\n",
             "torch_neuronx/profiling.py": NATIVE_PROFILING,
         },
+        explorer=True,
     )
     st = _status(data)
     assert st["build"] == "pass" and st["profiling_api"] == "pass"
@@ -110,4 +122,38 @@ def test_native_without_a_device_reaches_the_device_checks(tmp_path: Path) -> No
     assert st["compile_backend"] == "fail"
     assert st["nki"] == "fail"  # TorchNeuron without torch_neuronx.nki / nki_op
     assert st["capture"] == "skip"
+    explorer = next(c for c in data["checks"] if c["name"] == "explorer")
+    assert explorer["status"] == "pass"
+    assert explorer["found"] == "neuron-explorer 2.33.0.0-standin; no NTFF to read (no capture ran)"
     assert rc == 3 and set(data["failed"]) == {"device", "compile_backend", "nki"}
+
+
+@pytest.mark.slow  # a real profile on the stand-in device, through a subprocess
+def test_on_the_simulated_device_the_capture_reads_neuron_explorer(tmp_path: Path) -> None:
+    """The stand-in TorchNeuron (a simulated NeuronCore, no device time in key_averages(),
+    as the public source) and the stand-in neuron-explorer: device time comes from the
+    NTFFs, and the tool's version and one summary-json are in the report."""
+    rc, data, md, err = _check(tmp_path, None, explorer=True, device=True)
+    st = _status(data)
+    assert st["build"] == "pass" and st["device"] == "pass", err
+    capture = next(c for c in data["checks"] if c["name"] == "capture")
+    assert capture["status"] == "pass", capture
+    assert capture["found"].startswith(
+        "rmsnorm.naive 4x512 bf16: device time from device-profile instruction rows ("
+    )
+    assert capture["found"].endswith("correlate_device_time: unknown")
+    assert capture["data"]["state"]["neuron.ntff_version"] == "5"
+    assert capture["data"]["tried"][0].startswith(
+        "neuron-explorer summary-json total_active_time on profile_nc_0_session_0: "
+    )
+    explorer = next(c for c in data["checks"] if c["name"] == "explorer")
+    assert explorer["status"] == "pass"
+    assert explorer["found"].startswith(
+        "neuron-explorer 2.33.0.0-standin; summary-json on profile_nc_0_session_0:"
+        " total_active_time "
+    )
+    assert "(total_time " in explorer["found"]
+    assert st["trace_folder"] == "pass"
+    # no torch.compile backend "neuron" nor NKI in the stand-in
+    assert rc == 3 and set(data["failed"]) == {"compile_backend", "nki"}
+    assert "| `explorer` | ✅ pass |" in md

@@ -59,6 +59,30 @@ def test_peak_for_neuron_and_env_override() -> None:
     assert forced is not None and forced.memory_bytes_per_s == 1e10
 
 
+@pytest.mark.parametrize(
+    ("fingerprint", "chip"),
+    [
+        ({"device_model": "Trainium3"}, "trn3"),  # was trn1: the wrong roof (audit)
+        ({"instance_type": "trn3.48xlarge"}, "trn3"),  # was None
+        ({"device_model": "trn2.48xlarge"}, "trn2"),
+        ({"device_model": "Trainium2"}, "trn2"),
+        ({"device_model": "trn1.32xlarge"}, "trn1"),
+        ({"device_model": "Trainium"}, None),  # no generation named: unknown, not trn1
+        ({"device_model": "inf2.xlarge"}, None),
+    ],
+)
+def test_neuron_chip_knows_each_trainium_or_says_unknown(
+    fingerprint: dict[str, str], chip: str | None
+) -> None:
+    from neuronasv.measure.backends.neuron import neuron_chip
+
+    assert neuron_chip(fingerprint) == chip
+
+
+def test_trn3_has_no_roof_here_rather_than_trn1s() -> None:
+    assert P.peak_for(NeuronBackend(), {"device_model": "Trainium3"}, env={}) is None
+
+
 def _reading(what: str, rate: float) -> RoofReading:
     return RoofReading(what=what, size=f"{what} probe", work=rate * 0.02, calls=5,
                        fastest_s=0.02, median_s=0.021, rate=rate, cpu_share=0.99,

@@ -29,8 +29,9 @@ from neuronasv.model import (
     WorkChange,
     WorkloadProfile,
 )
-from neuronasv.model.findings import CanaryCheck, DeviceHealth
+from neuronasv.model.findings import CanaryCheck, DeviceHealth, RunnerShift, SideState
 from neuronasv.model.rounds import RoundMeasurement, RoundsDocument
+from neuronasv.model.sidecar import MachineReading, RunState
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "model"
 
@@ -97,6 +98,10 @@ def sidecar() -> RunSidecar:
         traces={"rmsnorm.naive[4x512,bfloat16]": "traces/aaaa/x.json.gz"},
         failures={"rmsnorm.compiled[4x512,float32]": "boom"},
         created="2026-11-30T12:00:00+00:00",
+        state=RunState(
+            start=MachineReading(0.5, 0.75, 1.25, 2596.5, 2),
+            end=MachineReading(5.25, 3.0, 1.5, None, 2),
+        ),
     )
 
 
@@ -115,6 +120,11 @@ def findings() -> FindingsDocument:
     )  # fmt: skip
     other = Finding(series=PLAIN, estimate=Estimate("seconds", None, 2.0),
                     state=RowState(presence="new"))  # fmt: skip
+    shifted = Finding(series=SID_OP, estimate=Estimate("seconds", 1e-6, 2e-6, ci_low=1.5,
+                                                       ci_high=2.5, n_base=10, n_head=10,
+                                                       shift=1.875),
+                      state=RowState(work="same", time="undecided", instructions="same",
+                                     instr_base=100.0, instr_head=100.0))  # fmt: skip
     cp = ChangePoint(
         series=SID, machine="m", commit_before="a" * 40, commit_after="b" * 40, index=3,
         before=1.0, after=1.25, ratio=1.25, p_value=0.0001, unit="seconds", kind="regression",
@@ -138,7 +148,7 @@ def findings() -> FindingsDocument:
         mode="compare",
         base=RunRef("a" * 40, "m", {"torch": "2.12"}, "main", "https://x/trace"),
         head=RunRef("b" * 40, "m", label="feature/x"),
-        findings=(finding, other),
+        findings=(finding, other, shifted),
         change_points=(cp,),
         env_changes=(EnvChange("torch", "2.12", "2.13"),),
         settings={"min_effect": 0.05, "alpha": 0.01, "nested": {"a": [1, 2]}},
@@ -149,6 +159,11 @@ def findings() -> FindingsDocument:
         causes=(cause,),
         forced=("different machine",),
         health=DeviceHealth("withheld", "head canary 20 % slower", (check,)),
+        runner=RunnerShift(
+            "runner", factor=1.875, spread=0.25, series=20, along=19, counted=18, canary=6.0,
+            base=SideState("base", 0.5, 0.75, 2596.5, 2590.0, 2, 1000.0, "none"),
+            head=SideState("head", 4.75, 5.5, None, None, 2, 6000.0, "sw_power_cap"),
+        ),
     )
 
 

@@ -45,4 +45,5 @@ def test_a_work_decided_total_is_not_bolded_as_a_timed_change() -> None:
         FindingsDocument(mode="compare", base=None, head=None, findings=(total("regression"),))
     )
     _, timed, state = total_cells(timed_doc.findings[0])
-    assert timed.startswith("**") and state == "same work · slower, single run, not re-measured"
+    assert timed.startswith("**")
+    assert state == "same work · slower, single run, a suspect to re-measure"

@@ -23,6 +23,7 @@ import math
 import random
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -37,6 +38,7 @@ from neuronasv.analyse.states import (
 from neuronasv.demo import verdict_sentence
 from neuronasv.github.statuses import status_payload
 from neuronasv.model import Finding, FindingsDocument, RunRef, SeriesId, WorkChange
+from neuronasv.model.findings import RunnerShift
 from neuronasv.report.annotations import render_annotations
 from neuronasv.report.document import render_document
 from neuronasv.report.markdown import render_comment
@@ -137,8 +139,27 @@ def generate(seed: int) -> FindingsDocument:
         settings=settings,
         work=tuple(sorted(work, key=lambda w: (w.workload, w.shape, w.op))),
     )
+    if rng.random() < 0.3:  # the runner shifted: first-run rows judged over its factor
+        doc = _shifted(doc, math.exp(rng.gauss(0.0, 0.5)), rng)
     gate = Gate(rng.choice(("confirmed", "slower", "never")), rng.choice(("undecided", "more")))
     return with_states(doc, gate)
+
+
+def _shifted(doc: FindingsDocument, factor: float, rng: random.Random) -> FindingsDocument:
+    """``doc`` as ``compare`` leaves it under a runner shift (issue 39): every first-run
+    row measured on both sides carries the factor, its time decided on its change over it
+    (any outcome, the axis agreeing with that change's sign)."""
+    out = []
+    for f in doc.findings:
+        if f.estimate.source != "first run" or f.state.presence != "both" or f.ratio is None:
+            out.append(f)
+            continue
+        est = replace(f.estimate, shift=factor)
+        time = time_axis(rng.choice(OUTCOMES), est.against)  # type: ignore[arg-type]
+        out.append(replace(f, estimate=est, state=replace(f.state, time=time)))
+    runner = RunnerShift("runner", factor=factor, spread=0.2, series=12, along=10, counted=12,
+                         canary=factor)  # fmt: skip
+    return replace(doc, findings=tuple(out), runner=runner)
 
 
 def views(doc: FindingsDocument) -> Iterator[tuple[str, str]]:
@@ -175,8 +196,17 @@ def _sign_ok(word: str, value: float) -> bool:
     return value > 0 if word == "slower" else value < 0
 
 
+# "above the runner's shift (+24 %, CI … over its +8 %; …)": the change over the shift
+_OVER = re.compile(r"\b(above|below) the runner's shift \(([^)]*)\)")
+
+
 def check_parentheses(text: str) -> list[str]:
     bad = []
+    for m in _OVER.finditer(text):
+        first = _NUM.search(m.group(2))
+        word = "slower" if m.group(1) == "above" else "faster"
+        if first is None or not _sign_ok(word, float(first.group(0))):
+            bad.append(m.group(0))
     for m in _PAREN.finditer(text):
         if "rows" in m.group(2) or "gate" in m.group(2):
             continue

@@ -24,6 +24,7 @@ __all__ = [
     "available_backends",
     "backend_class",
     "backend_named",
+    "capture_backend",
     "counts_instructions",
     "default_samples",
     "device_time_note",
@@ -88,6 +89,23 @@ def backend_named(name: str) -> Backend:
         if backend.name == key:
             return backend
     raise UsageError(f"unknown backend {name!r} (choose {', '.join(BACKEND_NAMES)})")
+
+
+def capture_backend(name: str | None) -> NeuronBackend:
+    """A fresh instance of the backend whose captures ``profile --from-capture`` replays
+    (``auto``: the one that does); available here or not (replay needs no device).
+
+    Raises:
+        UsageError: ``name`` is another backend, or none.
+    """
+    key = (name or "auto").strip().lower()
+    cls = NeuronBackend if key == "auto" else backend_class(key)
+    if cls is None or not cls.replays_captures:
+        raise UsageError(
+            f"--from-capture reads a Neuron capture; the {key} backend has none to replay"
+            f" (use --backend {NeuronBackend.name})"
+        )
+    return NeuronBackend()
 
 
 def get_backend(name: str = "auto") -> Backend:

@@ -44,6 +44,10 @@ class Backend(ABC):
         device_state_source: where :mod:`neuronasv.measure.device_state` reads the state
             worth recording: ``"host"`` (governor, turbo), ``"nvml"``, or ``""`` (none).
         runs_nki: NKI kernels run here (Trainium).
+        device_time_origin: where an accelerator's device time comes from, in the words
+            ``neuronasv profile`` prints.
+        replays_captures: ``neuronasv profile --from-capture`` reads this backend's
+            capture folders offline.
     """
 
     name: str = ""
@@ -58,6 +62,8 @@ class Backend(ABC):
     device_time_note: str = ""
     device_state_source: str = ""
     runs_nki: bool = False
+    device_time_origin: str = "the profiler's device activity"
+    replays_captures: bool = False
 
     @abstractmethod
     def activities(self) -> list[ProfilerActivity]:
@@ -115,11 +121,23 @@ class Backend(ABC):
         """Why ``torch.compile`` cannot run here (None = it can): a missing compiler."""
         return None
 
+    def note_key_averages(self, had_time: bool) -> None:
+        """Told, per cycle of an accelerator, whether ``key_averages()`` held device time
+        (Neuron reports ``correlate_device_time`` by it). Nothing by default."""
+        return None
+
+    def measured_state(self) -> dict[str, str]:
+        """Device state the backend read from its own captures (Neuron: the device
+        profile's throttle fields and versions, ``neuron.*``), added to the canary's end
+        state; empty by default."""
+        return {}
+
     def fallback_cycle(self, trace_dir: str, host: Any) -> Any:
         """A cycle's stats from the backend's own trace files when ``key_averages()`` held
         no device time (``host``: the ``CycleStats`` read from it); None = no fallback.
 
-        Neuron reads the ``trace.json`` its exporter wrote (``neuron_trace``).
+        Neuron reads the cycle's capture: its NTFFs through neuron-explorer, then its
+        ``trace.json`` (:mod:`neuronasv.measure.neuron_capture`).
         """
         return None
 

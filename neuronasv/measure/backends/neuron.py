@@ -16,11 +16,18 @@ Follows the documented profiling API (aws-neuron-sdk
     torch.profiler.profile(activities=[CPU, PrivateUse1], experimental_config=cfg,
                            on_trace_ready=NeuronProfiler(cfg).export_trace)
 
-``correlate_device_time`` is in no public doc (one third-party script uses it); it is
-feature-detected (signature first, then ``TypeError``) and read back from the built config,
-so a build that silently ignores it is reported as "not taken". When ``key_averages()``
-carries no device time the profiling core falls back to the ``trace.json`` the exporter
-writes (:mod:`neuronasv.measure.neuron_trace`) instead of failing every sample.
+``correlate_device_time`` is in no public doc (one third-party script uses it), and the
+public TorchNeuron source's Kineto session hands PyTorch no activities, so
+``key_averages()`` holds no device time there. The option is still feature-detected
+(signature first, then ``TypeError``) and read back, but it is reported ``unknown`` until a
+capture shows device time in ``key_averages()`` (:meth:`NeuronBackend.describe`).
+
+Device time comes from what Neuron documents: when a cycle's ``key_averages()`` has none,
+the profiling core asks :meth:`NeuronBackend.fallback_cycle`, which reads the cycle's new
+NTFFs with ``neuron-explorer`` (summary-json, then the device profile's instruction rows
+for the per-op split), then the exported ``trace.json`` (device events, then
+``privateuse1_driver`` spans) — :mod:`neuronasv.measure.neuron_capture`. Every op names its
+source; a capture with none is a CaptureError listing the sources tried.
 ``neff_cache_dir`` (documented) makes the NEFFs land beside the NTFFs, so Neuron Explorer
 can open the trace folder. Files land in ``DIR/<instance-id>_pid_<pid>/<timestamp>/``.
 
@@ -34,6 +41,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from types import ModuleType
@@ -43,7 +51,7 @@ from neuronasv import env
 from neuronasv.errors import BackendUnavailable, UsageError
 from neuronasv.measure.backends.base import Backend
 from neuronasv.measure.neuron_build import NATIVE_HINT, detect_neuron_build, what_is_needed
-from neuronasv.measure.peaks import Peak, neuroncore_peak
+from neuronasv.measure.peaks import PEAKS, Peak, neuroncore_peak
 
 if TYPE_CHECKING:
     from torch.profiler import ProfilerActivity
@@ -66,15 +74,17 @@ MODES_ENV = env.NEURON_MODES.name
 
 INSTALL_HINT = NATIVE_HINT
 
+log = logging.getLogger(__name__)
+
 
 def neuron_chip(fingerprint: Mapping[str, str]) -> str | None:
-    """``trn2``/``trn1`` from the fingerprint's device model, instance type or platform."""
+    """``trn3``/``trn2``/``trn1`` from the fingerprint's device model, instance type or
+    platform; None when it names none (a bare "Trainium" says no generation)."""
     text = " ".join(fingerprint.get(k, "") for k in ("device_model", "instance_type", "platform"))
     text = text.lower()
-    if "trn2" in text or "trainium2" in text:
-        return "trn2"
-    if "trn1" in text or "trainium" in text:
-        return "trn1"
+    for gen in ("3", "2", "1"):
+        if f"trn{gen}" in text or f"trainium{gen}" in text:
+            return f"trn{gen}"
     return None
 
 
@@ -215,6 +225,10 @@ class NeuronBackend(Backend):
     runs_nki = True
     #: The ``torch.compile`` backend TorchNeuron registers (``torch._dynamo.list_backends``).
     compile_backend = "neuron"
+    device_time_origin = (
+        "the Neuron device profile (neuron-explorer on each NTFF), else key_averages()"
+    )
+    replays_captures = True
 
     def __init__(
         self,
@@ -230,11 +244,20 @@ class NeuronBackend(Backend):
         #: ``yes``/``no``/``unknown``: correlate_device_time read back from the config;
         #: ``not passed`` when the class does not take it.
         self.correlation_read_back: str | None = None
-        #: Where device time came from in the last capture: ``key_averages`` or
-        #: ``trace.json`` (the fallback), None before any.
+        #: Where device time came from in the last capture (the sources of its ops, the
+        #: words of :mod:`neuronasv.measure.neuron_formats`), None before any.
         self.device_time_source: str | None = None
+        #: key_averages() held device time in a capture (None: no capture yet).
+        self.key_averages_had_time: bool | None = None
+        #: The last capture read from the trace folder (:mod:`neuron_capture`).
+        self.last_capture: Any = None
         self._probe: tuple[ModuleType | None, str | None] | None = None
+        self._tool: tuple[Any, str | None] | None = None
+        self._tool_version: str | None = None
+        self._warned_tool = False
+        self._warned: set[str] = set()
         self._seen_traces: set[str] = set()
+        self._seen_ntffs: set[str] = set()
 
     # -- availability -------------------------------------------------------------------
     def _profiling_module(self) -> tuple[ModuleType | None, str | None]:
@@ -336,31 +359,88 @@ class NeuronBackend(Backend):
         }
 
     def capture_hint(self) -> str | None:
-        """Why a capture may show no device time, for the CaptureError hint."""
-        fallback = (
-            "; the trace.json fallback found no device events either"
-            " (run `neuronasv doctor --neuron-check` for a report)"
+        """Why a capture may show no device time, for the CaptureError hint: the sources
+        tried and what each gave, then what to check."""
+        tried = (
+            self.last_capture.tried_line() + "; "
+            if self.last_capture is not None
+            else ""
         )
-        if self.correlated is False:
-            return (
-                "this torch_neuronx's NeuronConfig did not take correlate_device_time"
-                f" (read back: {self.correlation_read_back}), so NeuronCore time cannot reach"
-                " key_averages()" + fallback
-            )
-        return (
+        check = (
             "check that ProfileMode.DEVICE is among the modes"
-            f" ({MODES_ENV}={','.join(self.modes)}) and that capture_enabled_for_nc"
-            f"={self.capture_enabled_for_nc!r} is the core the workload ran on" + fallback
+            f" ({MODES_ENV}={','.join(self.modes)}), that capture_enabled_for_nc"
+            f"={self.capture_enabled_for_nc!r} is the core the workload ran on and that"
+            " neuron-explorer (aws-neuronx-tools) is on PATH; `neuronasv doctor"
+            " --neuron-check` reports each"
         )
+        why = (
+            f" (this NeuronConfig did not take correlate_device_time (read back:"
+            f" {self.correlation_read_back}))"
+            if self.correlated is False
+            else ""
+        )
+        return f"key_averages: no device time{why}; " + tried + check
+
+    def explorer(self) -> tuple[Any, str | None]:
+        """``(Explorer, None)`` or ``(None, why not)``, looked up once."""
+        if self._tool is None:
+            from neuronasv.measure.neuron_explorer import INSTALL_DIRS, Explorer, find_tool
+
+            path = find_tool()
+            self._tool = (
+                (Explorer(path), None)
+                if path
+                else (None, f"not found on PATH nor in {', '.join(INSTALL_DIRS)}")
+            )
+        return self._tool
 
     def fallback_cycle(self, trace_dir: str, host: Any) -> Any:
-        """Device time from the exported ``trace.json`` when ``key_averages()`` had none."""
-        from neuronasv.measure.neuron_trace import cycle_from_new_traces
+        """The cycle's device time from its capture (:mod:`neuron_capture`) when
+        ``key_averages()`` had none: the new NTFFs through neuron-explorer, else the new
+        ``trace.json`` files. None when no source gave any (the reading says why)."""
+        from neuronasv.measure.neuron_capture import read_new_capture
+        from neuronasv.measure.neuron_explorer import profile_format
+        from neuronasv.measure.neuron_trace import merge_with_host
 
-        stats = cycle_from_new_traces(trace_dir, host, seen=self._seen_traces)
-        if stats is not None:
-            self.device_time_source = "trace.json"
-        return stats
+        explorer, problem = self.explorer()
+        if explorer is None and not self._warned_tool:
+            self._warned_tool = True
+            log.warning(
+                f"neuron-explorer {problem}: Neuron device time cannot be read from the"
+                " NTFFs (install aws-neuronx-tools)"
+            )
+        reading = read_new_capture(
+            trace_dir,
+            explorer=explorer,
+            fmt=profile_format(),
+            seen_ntffs=self._seen_ntffs,
+            seen_traces=self._seen_traces,
+            tool_problem=problem,
+        )
+        self.last_capture = reading
+        for line in reading.warnings:
+            if line not in self._warned:  # once a process, not once a cycle
+                self._warned.add(line)
+                log.warning(line)
+        if not reading.times or reading.total_us <= 0:
+            return None
+        self.device_time_source = " + ".join(dict.fromkeys(reading.sources.values()))
+        return merge_with_host(host, reading.times, reading.sources)
+
+    def note_key_averages(self, had_time: bool) -> None:
+        """What the profiling core saw in a cycle's ``key_averages()``."""
+        if had_time:
+            self.key_averages_had_time = True
+            self.device_time_source = "key_averages"
+        elif self.key_averages_had_time is None:
+            self.key_averages_had_time = False
+
+    def measured_state(self) -> dict[str, str]:
+        """The last capture's throttle fields and versions (``neuron.*``), for the canary's
+        device state; empty before a capture."""
+        if self.last_capture is None:
+            return {}
+        return {**self.last_capture.state, **self.last_capture.versions}
 
     def roof(
         self, fingerprint: Mapping[str, str], *, env: Mapping[str, str], calibration: Peak | None
@@ -368,10 +448,38 @@ class NeuronBackend(Backend):
         """One logical NeuronCore's share of the chip's datasheet roof (a profile captures
         NC 0); the logical size from ``NEURON_LOGICAL_NC_CONFIG``. None: not a Trainium."""
         chip = neuron_chip(fingerprint)
-        if chip is None:
-            return None
+        if chip is None or chip not in PEAKS:
+            return None  # not a Trainium, or one without a datasheet roof here (trn3)
         lnc_text = env.get("NEURON_LOGICAL_NC_CONFIG", "")
         return neuroncore_peak(chip, int(lnc_text) if lnc_text.isdigit() else None)
+
+    def correlation_status(self) -> str:
+        """``correlate_device_time`` as the capture shows it: ``yes`` only when device time
+        arrived in ``key_averages()``, ``no`` when the config rejected the option,
+        ``unknown`` otherwise (a read-back "yes" proves nothing: an option the C++ session
+        does not know is dropped there)."""
+        if self.correlated is False:
+            return "no"
+        if self.key_averages_had_time:
+            return "yes"
+        return "unknown"
+
+    def capture_versions(self) -> dict[str, str]:
+        """Fingerprint fields of the tool and the trace: ``neuron_explorer`` (its
+        ``--version``), and from the last capture ``ntff_version``, ``neuron_profile_runtime``
+        and ``neuron_compiler`` (the device profile's Metadata); ``none`` when unknown."""
+        if self._tool_version is None:
+            explorer, _ = self.explorer()
+            found = explorer.version()[0] if explorer is not None else None
+            self._tool_version = found or "none"
+        version = self._tool_version
+        seen = self.last_capture.versions if self.last_capture is not None else {}
+        return {
+            "neuron_explorer": version,
+            "ntff_version": seen.get("neuron.ntff_version", "none"),
+            "neuron_profile_runtime": seen.get("neuron.runtime_version", "none"),
+            "neuron_compiler": seen.get("neuron.compiler_version", "none"),
+        }
 
     def describe(self) -> dict[str, str]:
         import torch
@@ -381,10 +489,11 @@ class NeuronBackend(Backend):
             "torch": torch.__version__,
             "neuron_modes": ",".join(self.modes),
             "capture_enabled_for_nc": self.capture_enabled_for_nc,
-            "correlate_device_time": {None: "unknown", True: "yes", False: "no"}[self.correlated],
+            "correlate_device_time": self.correlation_status(),
             "correlate_device_time_read_back": self.correlation_read_back or "unknown",
             "device_time_source": self.device_time_source or "unknown",
         }
+        info.update(self.capture_versions())
         build = detect_neuron_build()
         info["torch_neuronx_flavour"] = build.flavour
         if build.module_version != "none":
