@@ -75,6 +75,7 @@ class Sample:
     load: tuple[float, float]
     unstable: list[str]
     cpu: float  # the whole run's process tree: both parts
+    counts: dict[str, list[float]] = field(default_factory=dict)  # config -> total, ops...
 
     @property
     def ratio(self) -> float:
@@ -144,7 +145,7 @@ def _cpu_children() -> float:
 
 
 def _sample(v: Version, arm: str, env: dict[str, str]) -> Sample:
-    load0, cpu0 = os.getloadavg()[0], _cpu_children()
+    load0, cpu0, since = os.getloadavg()[0], _cpu_children(), time.time()
     lines = _stamped([str(v.nx), "run", "HEAD", "--backend", "cpu", "--metrics",
                       "devtime,instructions", "--no-traces"], v.repos[arm], env)  # fmt: skip
     load1, cpu = os.getloadavg()[0], _cpu_children() - cpu0
@@ -156,7 +157,30 @@ def _sample(v: Version, arm: str, env: dict[str, str]) -> Sample:
     i0, i1 = at("pre-pass done"), at("instructions pass done")
     why = [line.split("] ", 1)[-1] for _, line in lines
            if re.search("not deterministic:", line, re.IGNORECASE)]
-    return Sample(v.ref, arm, i1 - i0, (done - first) - (i1 - i0), (load0, load1), why, cpu)
+    return Sample(v.ref, arm, i1 - i0, (done - first) - (i1 - i0), (load0, load1), why, cpu,
+                  _counted(v.repos[arm], since))
+
+
+def _counted(repo: Path, since: float) -> dict[str, list[float]]:
+    """Each configuration's counts in the sidecar the run just wrote (HEAD's, rewritten by
+    every run of it, after ``since``): the whole step's, then every op's and module's, in
+    name order."""
+    from neuronasv.store.asvresults import AsvResultsReader
+    from neuronasv.store.layout import result_path_of_sidecar
+
+    out: dict[str, list[float]] = {}
+    try:
+        paths = [p for p in repo.rglob("*.neuronasv") if p.stat().st_mtime >= since]
+    except OSError as exc:
+        print(f"sidecars under {repo} unreadable: {exc}", flush=True)
+        return out
+    for path in paths:
+        sidecar = AsvResultsReader().read_sidecar(result_path_of_sidecar(str(path)))[0]
+        for p in sidecar.profiles if sidecar is not None else ():
+            c = p.instructions
+            if c is not None:
+                out[p.key] = [c.total, *(v for _, v in sorted({**c.ops, **c.modules}.items()))]
+    return out
 
 
 def main() -> int:
@@ -208,7 +232,14 @@ def main() -> int:
                 print(f"    {line}")
             if not any(s.unstable for s in mine):
                 print("    every configuration deterministic in every run")
-        print(json.dumps([s.__dict__ for s in samples]))
+            keys = set().union(*(s.counts for s in mine))
+            same = sorted(k for k in keys if all(s.counts.get(k) == mine[0].counts.get(k)
+                                                 for s in mine))  # fmt: skip
+            print(f"    across the {len(mine)} runs: {len(same)} of {len(keys)} configurations"
+                  " counted identically (the whole step, every op and module)")
+            for k in sorted(keys - set(same)):
+                print(f"      differs: {k}: totals {[s.counts.get(k, [None])[0] for s in mine]}")
+        print(json.dumps([{k: v for k, v in s.__dict__.items() if k != "counts"} for s in samples]))
         print(f"load average at the end (1/5/15 min): {os.getloadavg()}")
     finally:
         if args.keep:
