@@ -87,8 +87,8 @@ __all__ = [
     "decode_asv_json",
     "default_unit",
     "param_value",
+    "quartile_index",
     "result_paths",
-    "stat_key",
     "unit_for",
     "unquote",
 ]
@@ -205,16 +205,13 @@ def benchmark_units(results_dir: str) -> dict[str, str]:
     }
 
 
-def stat_key(path: str) -> tuple[int, ...]:
-    """Cache key of a results file and its sidecar: (mtime_ns, size) of each (0s if absent)."""
-    out: list[int] = []
-    for p in (path, sidecar_path(path)):
-        try:
-            st = os.stat(p)
-            out += [st.st_mtime_ns, st.st_size]
-        except FileNotFoundError:
-            out += [0, 0]
-    return tuple(out)
+def quartile_index(columns: list[str]) -> tuple[int | None, int | None]:
+    """Where asv's interquartile columns (``stats_q_25``, ``stats_q_75``) are in a file's
+    ``result_columns`` (None: the file has no such column)."""
+    return (
+        columns.index(Q25_COLUMN) if Q25_COLUMN in columns else None,
+        columns.index(Q75_COLUMN) if Q75_COLUMN in columns else None,
+    )
 
 
 def result_paths(results_dir: str, machine: str | None = None) -> list[str]:

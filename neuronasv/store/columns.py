@@ -43,6 +43,7 @@ from neuronasv.model import SeriesId
 from neuronasv.store.asvresults import (
     AsvResultsReader,
     benchmark_units,
+    quartile_index,
     result_paths,
     unit_for,
 )
@@ -67,7 +68,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: Bump when :class:`FileColumns`' encoding or meaning changes: old cache entries miss.
-COLUMNS_FORMAT = 2  # 2: a sidecar with damaged op tables is ignored, as the loader does
+COLUMNS_FORMAT = 3  # 3: asv's quartiles and the sidecar's traces (the site reads them too)
 
 #: (benchmark, params, the sidecar's SeriesId or None) per value of a file.
 Layout = tuple[tuple[str, tuple[str, ...], "SeriesId | None"], ...]
@@ -86,6 +87,8 @@ class FileColumns:
         failed: True where asv recorded a failure (the loader's point with no value).
         fingerprint: the sidecar's environment fingerprint (None without a readable one).
         unstable: the sidecar's instruction counts that were not deterministic.
+        q25, q75: asv's interquartile range per value (float32; NaN where asv has none).
+        traces: the sidecar's trace paths (workload key -> path).
     """
 
     path: str
@@ -100,6 +103,9 @@ class FileColumns:
     unstable: Unstable = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     digest: str = ""  # content_digest of the bytes parsed (results file, then sidecar)
+    q25: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
+    q75: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
+    traces: dict[str, str] = field(default_factory=dict)
 
 
 def content_digest(results: bytes, sidecar: bytes) -> str:
@@ -114,11 +120,11 @@ def content_digest(results: bytes, sidecar: bytes) -> str:
 # -- layouts -------------------------------------------------------------------------
 
 
-def _layout_json(layout: Layout) -> list[Any]:
+def layout_json(layout: Layout) -> list[Any]:
     return [[b, list(p), sid.to_json() if sid else None] for b, p, sid in layout]
 
 
-def _layout_from_json(data: Any, source: str) -> Layout:
+def layout_from_json(data: Any, source: str) -> Layout:
     return tuple(
         (str(b), tuple(str(x) for x in p), SeriesId.from_json(s, source) if s else None)
         for b, p, s in data
@@ -127,7 +133,7 @@ def _layout_from_json(data: Any, source: str) -> Layout:
 
 def layout_id(layout: Layout) -> str:
     """A layout's content hash (its entries, in order)."""
-    raw = json.dumps(_layout_json(layout), separators=(",", ":"), sort_keys=True)
+    raw = json.dumps(layout_json(layout), separators=(",", ":"), sort_keys=True)
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
@@ -159,7 +165,7 @@ class Layouts:
                 name = os.path.basename(self.directory)
                 path = confined_path(root, (name, lid + ".json"), create=True)
                 if path is not None and not os.path.lexists(path):
-                    write_atomic(path, json.dumps(_layout_json(layout), separators=(",", ":")))
+                    write_atomic(path, json.dumps(layout_json(layout), separators=(",", ":")))
             except OSError:
                 pass  # not kept: the next run parses a file of this layout again
 
@@ -169,7 +175,7 @@ class Layouts:
             return got
         path = os.path.join(self.directory, lid + ".json")
         try:
-            layout = _layout_from_json(json.loads(read_regular(path, MAX_LAYOUT_BYTES)), path)
+            layout = layout_from_json(json.loads(read_regular(path, MAX_LAYOUT_BYTES)), path)
         except (OSError, ValueError, TypeError, RecursionError, NeuronasvError):
             return None
         if layout_id(layout) != lid:
@@ -200,6 +206,9 @@ class ColumnsParser:
         raw, data, marked = reader.read_json(path)
         h = reader.header(data, path, marked)
         rows = [reader.parse_row(n, row, h.columns, path, marked) for n, row in h.results.items()]
+        i25, i75 = quartile_index(h.columns)
+        sizes = [len(r[1]) for r in rows]
+        cells = list(h.results.values())
         # The op tables are validated as the loader validates them (a sidecar whose
         # tables are damaged is ignored, with the loader's warning; ~1 % of a parse)
         sc, smap, warning, sc_raw = reader.read_sidecar(path)
@@ -239,8 +248,46 @@ class ColumnsParser:
             unstable=_unstable(sc.profiles) if sc is not None else {},
             warnings=[warning] if warning else [],
             digest=content_digest(raw, sc_raw),
+            q25=_quartile(cells, i25, sizes),
+            q75=_quartile(cells, i75, sizes),
+            traces=dict(sc.traces) if sc is not None else {},
         )
         return fc, got[1]
+
+
+# what a quartile cell may hold (str: the JSON decode's NaN/infinity markers, which
+# numpy reads as those floats)
+_PLAIN = {float, int, type(None), str}
+
+
+def _floats(cells: list[Any]) -> np.ndarray | None:
+    try:
+        out = np.array(cells, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    return out if out.shape == (len(cells),) else None
+
+
+def _quartile(rows: list[Any], at: int | None, sizes: list[int]) -> np.ndarray:
+    """One of asv's quartile columns over a file's rows, as float32: NaN where a row has
+    no such cell, or a cell that is not a list of ``n`` numbers (a quartile is drawn,
+    never judged: a bad one is left out, not an error)."""
+    n = sum(sizes)
+    if at is None:
+        return np.full(n, np.nan, dtype=np.float32)
+    flat: list[Any] = []
+    for row, k in zip(rows, sizes, strict=True):
+        cell = row[at] if len(row) > at else None
+        if isinstance(cell, list) and len(cell) == k and set(map(type, cell)) <= _PLAIN:
+            flat += cell
+        else:
+            flat += [None] * k
+    out = _floats(flat)
+    if out is None:  # a cell of text that is no number: that row's cells are NaN
+        parts = [np.full(k, np.nan) if (got := _floats(flat[i : i + k])) is None else got
+                 for i, k in zip(np.cumsum([0, *sizes[:-1]]).tolist(), sizes, strict=True)]
+        out = np.concatenate(parts) if parts else np.zeros(0)
+    return out.astype(np.float32)
 
 
 def _unstable(profiles: Iterable[Any]) -> Unstable:
@@ -274,11 +321,14 @@ def encode_file(fc: FileColumns) -> bytes:
         "unstable": [[list(k), list(v)] for k, v in sorted(fc.unstable.items())],
         "warnings": fc.warnings,
         "digest": fc.digest,
+        "traces": fc.traces,
     }
     body = (
         json.dumps(head, separators=(",", ":")).encode()
         + b"\n"
         + fc.values.astype("<f8").tobytes()
+        + fc.q25.astype("<f4").tobytes()
+        + fc.q75.astype("<f4").tobytes()
         + np.packbits(fc.failed).tobytes()
     )
     return body + hashlib.sha256(body).digest()
@@ -303,7 +353,7 @@ def decode_file(raw: bytes, *, verified: bool = False) -> FileColumns:
     if h.get("format") != COLUMNS_FORMAT:
         raise ValueError("format")
     n = int(h["n"])
-    if len(arr) != n * 8 + (n + 7) // 8:
+    if len(arr) != n * 16 + (n + 7) // 8:
         raise ValueError("payload size")
     return FileColumns(
         path=str(h["path"]),
@@ -313,7 +363,7 @@ def decode_file(raw: bytes, *, verified: bool = False) -> FileColumns:
         date=None if h["date"] is None else int(h["date"]),
         layout_id=str(h["layout"]),
         values=np.frombuffer(arr, "<f8", n).astype(np.float64),
-        failed=np.unpackbits(np.frombuffer(arr, np.uint8, offset=n * 8), count=n).astype(bool),
+        failed=np.unpackbits(np.frombuffer(arr, np.uint8, offset=n * 16), count=n).astype(bool),
         fingerprint=None if h["fingerprint"] is None else {
             str(k): str(v) for k, v in h["fingerprint"].items()
         },
@@ -322,6 +372,9 @@ def decode_file(raw: bytes, *, verified: bool = False) -> FileColumns:
         },
         warnings=[str(w) for w in h["warnings"]],
         digest=str(h["digest"]),
+        q25=np.frombuffer(arr, "<f4", n, n * 8).astype(np.float32),
+        q75=np.frombuffer(arr, "<f4", n, n * 12).astype(np.float32),
+        traces={str(k): str(v) for k, v in h["traces"].items()},
     )  # fmt: skip
 
 
@@ -364,6 +417,10 @@ class MachineColumns:
             series' target not deterministic (the change-point search leaves it out).
         sidecars: commit -> the results file whose sidecar the loader keeps for it (the
             last readable one by path; ``History.profiles``), in history order.
+        dates: per commit asv's date (ms since the epoch; the earliest of its files, 0
+            when none says).
+        q25, q75: (series, commits) asv's interquartile range (float32; NaN where none).
+        traces: per commit the sidecars' trace paths (workload key -> path).
     """
 
     name: str
@@ -373,6 +430,10 @@ class MachineColumns:
     measured: np.ndarray
     unstable: np.ndarray
     sidecars: dict[str, str] = field(default_factory=dict)
+    dates: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    q25: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+    q75: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+    traces: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -613,7 +674,9 @@ def _machine(
     perm = np.empty(len(keys), dtype=np.int64)
     for new, k in enumerate(keys):
         perm[mr.rows[k]] = new
-    values, measured, anypoint = _matrices(files, mr, perm, ccol, (len(keys), len(commits)))
+    values, measured, anypoint, q25, q75 = _matrices(
+        files, mr, perm, ccol, (len(keys), len(commits))
+    )
     series = [
         ColumnSeries(k[0], mr.ids[mr.rows[k]], unit_for(k[1], units, k[1] in mr.mapped))
         for k in keys
@@ -621,13 +684,24 @@ def _machine(
     if not anypoint.all():
         series = [s for s, ok in zip(series, anypoint.tolist(), strict=True) if ok]
         values, measured = values[anypoint], measured[anypoint]
+        q25, q75 = q25[anypoint], q75[anypoint]
     _check_positive(name, commits, series, values)
     unstable = np.zeros(values.shape, dtype=bool)
     if any(f.unstable for f in files):
         _mark_unstable(files, ccol, series, unstable)
     sidecars = {f.commit: f.path for f in files if f.fingerprint is not None}  # last wins
     sidecars = {c: sidecars[c] for c in commits if c in sidecars}
-    return MachineColumns(name, commits, series, values, measured, unstable, sidecars)
+    dates: dict[str, int] = {}
+    traces: dict[str, dict[str, str]] = {}
+    for f in files:
+        if f.date is not None:
+            dates[f.commit] = min(dates.get(f.commit, f.date), f.date)
+        if f.traces:
+            traces.setdefault(f.commit, {}).update(f.traces)
+    return MachineColumns(
+        name, commits, series, values, measured, unstable, sidecars,
+        np.array([dates.get(c, 0) for c in commits], dtype=np.int64), q25, q75, traces,
+    )  # fmt: skip
 
 
 def _matrices(
@@ -636,22 +710,27 @@ def _matrices(
     perm: np.ndarray,
     ccol: Mapping[str, int],
     shape: tuple[int, int],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(values, measured, anypoint)``: series x commits, each file's values in its
-    commit's column (later files win), where a value was measured, and per row whether it
-    has a point anywhere (a row that is NaN, skipped, in every file is no series)."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(values, measured, anypoint, q25, q75)``: series x commits, each file's values in
+    its commit's column (later files win), where a value was measured, per row whether it
+    has a point anywhere (a row that is NaN, skipped, in every file is no series), and
+    asv's quartiles."""
     anypoint = np.zeros(shape[0], dtype=bool)
     for f in files:
         idx = perm[mr.index(f)]
         anypoint[idx[~np.isnan(f.values) | f.failed]] = True
     values = np.full(shape, np.nan)
     measured = np.zeros(shape, dtype=bool)
+    q25 = np.full(shape, np.nan, dtype=np.float32)
+    q75 = np.full(shape, np.nan, dtype=np.float32)
     for f in files:
         idx = perm[mr.index(f)]
         j = ccol[f.commit]
         values[idx, j] = f.values
         measured[idx, j] = ~np.isnan(f.values)
-    return values, measured, anypoint
+        q25[idx, j] = f.q25
+        q75[idx, j] = f.q75
+    return values, measured, anypoint, q25, q75
 
 
 def _check_positive(

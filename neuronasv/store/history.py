@@ -48,10 +48,8 @@ from neuronasv.store.asvconf import results_dir_for
 from neuronasv.store.asvresults import (
     AsvResultsReader,
     RawFile,
-    Row,
     benchmark_units,
     result_paths,
-    stat_key,
     unit_for,
 )
 from neuronasv.store.git import Git
@@ -59,7 +57,6 @@ from neuronasv.store.layout import SIDECAR_SUFFIX, is_result_file_name, parse_re
 
 __all__ = [
     "FilesByCommit",
-    "HistoryCache",
     "ParsedEntry",
     "ParsedFile",
     "RunFile",
@@ -97,14 +94,6 @@ class RunFile(Protocol):
 _F = TypeVar("_F", bound=RunFile)
 
 
-class HistoryCache(Protocol):
-    """What ``load_history`` needs from a per-file cache (Publish supplies a disk one)."""
-
-    def get(self, path: str, stat_key: tuple[int, ...]) -> ParsedFile | None: ...
-
-    def put(self, path: str, stat_key: tuple[int, ...], parsed: ParsedFile) -> None: ...
-
-
 @dataclass(frozen=True)
 class ParsedEntry:
     """One (benchmark, parameter combination) of one results file.
@@ -119,27 +108,6 @@ class ParsedEntry:
     samples: tuple[float, ...] = ()
     failed: bool = False
     version: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "benchmark": self.benchmark,
-            "params": list(self.params),
-            "value": self.value,
-            "samples": list(self.samples),
-            "failed": self.failed,
-            "version": self.version,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ParsedEntry:
-        return cls(
-            benchmark=str(data["benchmark"]),
-            params=tuple(str(p) for p in data["params"]),
-            value=None if data["value"] is None else float(data["value"]),
-            samples=tuple(float(s) for s in data["samples"]),
-            failed=bool(data["failed"]),
-            version=None if data.get("version") is None else str(data["version"]),
-        )
 
 
 @dataclass(frozen=True)
@@ -166,63 +134,6 @@ class ParsedFile:
     sidecar: RunSidecar | None = None
     warnings: tuple[str, ...] = ()
     asv_env: Mapping[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain-JSON form for disk caches (``from_json`` reads it back)."""
-        return {
-            "path": self.path,
-            "machine": self.machine,
-            "commit": self.commit,
-            "env_name": self.env_name,
-            "date": self.date,
-            "entries": [e.to_json() for e in self.entries],
-            "sidecar": self.sidecar.to_json() if self.sidecar else None,
-            "warnings": list(self.warnings),
-            "asv_env": dict(self.asv_env),
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ParsedFile:
-        sc = data.get("sidecar")
-        return cls(
-            path=str(data["path"]),
-            machine=str(data["machine"]),
-            commit=str(data["commit"]),
-            env_name=str(data["env_name"]),
-            date=None if data.get("date") is None else int(data["date"]),
-            entries=tuple(ParsedEntry.from_json(e) for e in data["entries"]),
-            sidecar=RunSidecar.from_json(sc, data["path"]) if sc is not None else None,
-            warnings=tuple(str(w) for w in data.get("warnings", [])),
-            asv_env={str(k): str(v) for k, v in (data.get("asv_env") or {}).items()},
-        )
-
-
-def _from_parsed(
-    pf: ParsedFile,
-    interned: dict[tuple[str, tuple[str, ...]], tuple[tuple[tuple[str, ...], ...], int]],
-    reader: AsvResultsReader,
-) -> RawFile:
-    """A cached ParsedFile as rows again; ``interned`` shares the one-combination tuples."""
-
-    def one(e: ParsedEntry) -> tuple[tuple[tuple[str, ...], ...], int]:
-        k = (e.benchmark, e.params)
-        got = interned.get(k)
-        if got is None:
-            got = interned[k] = ((e.params,), reader.new_key())
-        return got
-
-    rows: list[Row] = []
-    for e in pf.entries:
-        combos, ckey = one(e)
-        rows.append(
-            (e.benchmark, combos, [e.value], [e.samples], e.version, e.value is not None, ckey)
-        )
-    sc = pf.sidecar
-    smap = reader.series_map(sc, reader.new_key()) if sc is not None else None
-    return RawFile(
-        pf.path, pf.machine, pf.commit, pf.env_name, pf.date, rows, sc, smap, pf.warnings,
-        dict(pf.asv_env),
-    )
 
 
 def _to_parsed(rec: RawFile) -> ParsedFile:
@@ -280,7 +191,6 @@ def load_history(
     *,
     machine: str | None = None,
     repo: str | os.PathLike[str] | None = None,
-    cache: HistoryCache | None = None,
     git: Git | None = None,
     commits: Collection[str] | None = None,
     paths: Sequence[str] | None = None,
@@ -291,7 +201,6 @@ def load_history(
         results_dir: asv results folder (``<machine>/<hash8>-<env>.json`` below it).
         machine: only this machine's folder.
         repo: a git repository (work tree or git dir) giving the commit order.
-        cache: optional per-file cache (``get(path, stat_key)``/``put(path, stat_key, parsed)``).
         git: the git gateway for ``repo`` (injected in tests; default ``Git(repo)``).
         commits: only the results files of these commits (full hashes): a history of a
             few commits out of a long one, without parsing the rest.
@@ -311,7 +220,7 @@ def load_history(
         if wanted is not None:
             paths = FilesByCommit(paths).of(wanted)
     with no_cyclic_gc():  # a history is millions of acyclic objects (see no_cyclic_gc)
-        return _load_history(rdir, list(paths), machine, repo, cache, git, wanted)
+        return _load_history(rdir, list(paths), machine, repo, git, wanted)
 
 
 class FilesByCommit:
@@ -326,6 +235,15 @@ class FilesByCommit:
             n = parse_result_name(os.path.basename(p))
             (self._unnamed if n is None else self._named.setdefault(n[0], [])).append((i, p))
 
+    @classmethod
+    def in_folder(cls, results_dir: str, machine: str | None = None) -> FilesByCommit:
+        """The results files of ``results_dir`` (``machine``'s only when given), listed now.
+
+        Raises:
+            ResultsError: ``results_dir`` does not exist.
+        """
+        return cls(result_paths(results_dir, machine))
+
     def of(self, commits: Collection[str]) -> list[str]:
         """The files of ``commits`` (full hashes), in the listing's order."""
         hits = list(self._unnamed)
@@ -334,26 +252,14 @@ class FilesByCommit:
         return [p for _, p in sorted(hits)]
 
 
-def _read_files(
-    paths: list[str], machine: str | None, cache: HistoryCache | None, errors: list[str]
-) -> list[RawFile]:
-    """Every results file (from the cache when fresh) of ``machine`` (all when None); an
-    unreadable one goes to ``errors``, its warnings too."""
+def _read_files(paths: list[str], machine: str | None, errors: list[str]) -> list[RawFile]:
+    """Every results file of ``machine`` (all when None); an unreadable one goes to
+    ``errors``, its warnings too."""
     reader = AsvResultsReader()
     parsed: list[RawFile] = []
-    interned: dict[tuple[str, tuple[str, ...]], tuple[tuple[tuple[str, ...], ...], int]] = {}
     for path in paths:
         try:
-            if cache is None:
-                rec = reader.parse(path)
-            else:
-                key = stat_key(path)
-                pf = cache.get(path, key)
-                if pf is None:
-                    rec = reader.parse(path)
-                    cache.put(path, key, _to_parsed(rec))
-                else:
-                    rec = _from_parsed(pf, interned, reader)
+            rec = reader.parse(path)
         except (NeuronasvError, OSError) as exc:
             msg = str(exc)
             errors.append(msg if msg.startswith(path) else f"{path}: {msg}")
@@ -529,12 +435,11 @@ def _load_history(
     paths: list[str],
     machine: str | None,
     repo: str | os.PathLike[str] | None,
-    cache: HistoryCache | None,
     git: Git | None,
     wanted: set[str] | None = None,
 ) -> History:
     errors: list[str] = []
-    parsed = _read_files(paths, machine, cache, errors)
+    parsed = _read_files(paths, machine, errors)
     if wanted is not None:
         parsed = [r for r in parsed if r.commit in wanted]
     parsed = one_file_per_run(parsed)
