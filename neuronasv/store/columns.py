@@ -26,6 +26,7 @@ float matrix per machine (series × commits):
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -39,7 +40,7 @@ import numpy as np
 from neuronasv.errors import CorruptResultsError, NeuronasvError
 from neuronasv.fileio import confined_path, read_regular, write_atomic
 from neuronasv.gcpause import no_cyclic_gc
-from neuronasv.model import SeriesId
+from neuronasv.model import Point, RunSidecar, Series, SeriesId
 from neuronasv.store.asvresults import (
     AsvResultsReader,
     benchmark_units,
@@ -106,6 +107,12 @@ class FileColumns:
     q25: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
     q75: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
     traces: dict[str, str] = field(default_factory=dict)
+    # What only the point view reads (``load_history``; ``ColumnsParser(points=True)``),
+    # kept in memory, never in a cache entry: each value's samples, the sidecar, asv's
+    # identity of the run.
+    samples: list[tuple[float, ...]] | None = None
+    sidecar: RunSidecar | None = None
+    asv_env: dict[str, str] = field(default_factory=dict)
 
 
 def content_digest(results: bytes, sidecar: bytes) -> str:
@@ -187,9 +194,18 @@ class Layouts:
 # -- one file ------------------------------------------------------------------------
 
 class ColumnsParser:
-    """Results files -> :class:`FileColumns`; owns its reader and layout memo (no globals)."""
+    """Results files -> :class:`FileColumns`; owns its reader and layout memo (no globals).
 
-    def __init__(self) -> None:
+    Args:
+        points: also keep what the point view needs (``load_history``): each value's
+            samples, the sidecar itself and asv's identity of the run (never cached).
+        digests: compute each file's content digest (what a cache entry is checked by;
+            not needed without a cache).
+    """
+
+    def __init__(self, *, points: bool = False, digests: bool = True) -> None:
+        self.points = points
+        self.digests = digests
         self.reader = AsvResultsReader()
         self._layouts: dict[tuple[tuple[int, ...], int], tuple[str, Layout]] = {}
         self.sent: set[str] = set()  # layout ids already handed to the receiving process
@@ -215,8 +231,11 @@ class ColumnsParser:
         values: list[float] = []
         failed: list[bool] = []
         ckeys: list[int] = []
-        for _b, combos, vals, _smp, _ver, clean, ckey in rows:
+        samples: list[tuple[float, ...]] | None = [] if self.points else None
+        for _b, combos, vals, smp, _ver, clean, ckey in rows:
             ckeys.append(ckey)
+            if samples is not None:
+                samples += smp if smp is not None else [()] * len(combos)
             if clean:
                 values += vals  # type: ignore[arg-type]
                 failed += [False] * len(combos)
@@ -247,11 +266,13 @@ class ColumnsParser:
             fingerprint=dict(sc.fingerprint) if sc is not None else None,
             unstable=_unstable(sc.profiles) if sc is not None else {},
             warnings=[warning] if warning else [],
-            digest=content_digest(raw, sc_raw),
+            digest=content_digest(raw, sc_raw) if self.digests else "",
             q25=_quartile(cells, i25, sizes),
             q75=_quartile(cells, i75, sizes),
             traces=dict(sc.traces) if sc is not None else {},
         )
+        if self.points:
+            fc.samples, fc.sidecar, fc.asv_env = samples, sc, h.asv_env
         return fc, got[1]
 
 
@@ -453,9 +474,9 @@ class Columns:
 _worker: ColumnsParser | None = None
 
 
-def _init_worker() -> None:
+def _init_worker(digests: bool) -> None:
     global _worker
-    _worker = ColumnsParser()
+    _worker = ColumnsParser(digests=digests)
 
 
 def _parse_job(path: str) -> tuple[str, bytes | None, Any, str | None]:
@@ -494,10 +515,12 @@ def _read_all(
             todo.append(path)
     results: Iterable[tuple[str, bytes | None, Any, str | None]]
     if workers > 1 and len(todo) >= 64:
-        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker) as pool:
+        with ProcessPoolExecutor(
+            max_workers=workers, initializer=_init_worker, initargs=(cache is not None,)
+        ) as pool:
             results = list(pool.map(_parse_job, todo, chunksize=16))
     else:
-        parser = ColumnsParser()
+        parser = ColumnsParser(digests=cache is not None)
         results = (_job(parser, p) for p in todo)
     for path, payload, layout, err in results:
         if err is not None or payload is None:
@@ -702,6 +725,56 @@ def _machine(
         name, commits, series, values, measured, unstable, sidecars,
         np.array([dates.get(c, 0) for c in commits], dtype=np.int64), q25, q75, traces,
     )  # fmt: skip
+
+
+def machine_points(
+    name: str,
+    files: list[FileColumns],
+    order: Mapping[str, int],
+    layouts: Layouts,
+    units: Mapping[str, str],
+) -> list[Series]:
+    """One machine's series as points (the loader's ``History.series``): its files, read
+    with ``ColumnsParser(points=True)`` and sorted by (commit order, path), placed by the
+    rows and identities :func:`load_columns` gives them. A failed value is a point with no
+    value; a skipped one (NaN) is no point; a row with no point is no series.
+
+    Raises:
+        CorruptResultsError: a time or memory value <= 0 (the first such series in key
+            order, its first such commit).
+    """
+    mr = _MachineRows()
+    for f in files:
+        mr.add(f, layouts)
+    pts: list[list[Point]] = [[] for _ in range(len(mr.rows))]
+    for f in files:
+        commit, o, date = f.commit, order[f.commit], f.date
+        smp: Iterable[tuple[float, ...]] = f.samples if f.samples is not None else _NONE
+        for r, v, bad, s in zip(
+            mr.index(f).tolist(), f.values.tolist(), f.failed.tolist(), smp, strict=False
+        ):
+            if bad:
+                pts[r].append(Point(commit, o, None, s, date))
+            elif v == v:  # NaN: skipped in this commit, no point
+                pts[r].append(Point(commit, o, v, s, date))
+    out: list[Series] = []
+    for k in sorted(mr.rows):
+        r = mr.rows[k]
+        if not pts[r]:
+            continue
+        unit = unit_for(k[1], units, k[1] in mr.mapped)
+        if unit in ("seconds", "bytes"):
+            bad_at = next((p for p in pts[r] if p.value is not None and p.value <= 0.0), None)
+            if bad_at is not None:
+                raise CorruptResultsError(
+                    f"results of {k[1]} on {name} at {bad_at.commit[:12]}: a value in {unit}"
+                    f" must be > 0, got {bad_at.value!r}"
+                )
+        out.append(Series(name, k[0], mr.ids[r], unit, tuple(pts[r])))
+    return out
+
+
+_NONE = itertools.repeat(())
 
 
 def _matrices(

@@ -9,8 +9,12 @@ Layout read: ``<results_dir>/<machine>/<hash8>-<env>.json`` (``machine.json`` an
 ``benchmarks.json`` are metadata, not results), an optional sidecar next to each results
 file (``store.layout.sidecar_path``) and an optional ``<results_dir>/benchmarks.json`` for units.
 The format itself (listing, header, rows, sidecars, units) is read by
-:class:`neuronasv.store.asvresults.AsvResultsReader`, the one reader the site's scan
-uses too; this module turns its rows into points.
+:class:`neuronasv.store.asvresults.AsvResultsReader`; each file is parsed once into the
+column model (:class:`neuronasv.store.columns.ColumnsParser`, with its samples and
+sidecar kept) and its rows placed and named by the same code as ``load_columns``'
+matrices (:func:`neuronasv.store.columns.machine_points`): this module adds the
+folder-level rules (one file per run, commit order) and what a run says beside its
+values (fingerprints, op tables, run states, asv's identity).
 
 Missing values, explicitly:
   * asv writes ``null`` for a benchmark (or one parameter combination) that *failed*:
@@ -25,8 +29,8 @@ dates (then the hash).
 
 Speed (this loader also feeds ``compare``/``regressions`` on long histories): JSON goes
 through msgspec with a NaN pre-pass (``asvresults.decode_asv_json``), sidecar series
-lists are validated once per distinct list (the reader's memo), and ``load_history``
-resolves series identities once per distinct row; see docs/publishing.md for figures.
+lists are validated once per distinct list (the reader's memo), and series identities
+are resolved once per distinct layout; see docs/publishing.md for figures.
 """
 
 from __future__ import annotations
@@ -37,11 +41,11 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from neuronasv.errors import CorruptResultsError, NeuronasvError, ResultsError, StoreError
 from neuronasv.gcpause import no_cyclic_gc
-from neuronasv.model import History, Point, RunSidecar, Series, SeriesId
+from neuronasv.model import History, RunSidecar, Series
 from neuronasv.model.profile import WorkloadProfile
 from neuronasv.model.sidecar import RunState
 from neuronasv.store.asvconf import results_dir_for
@@ -50,10 +54,12 @@ from neuronasv.store.asvresults import (
     RawFile,
     benchmark_units,
     result_paths,
-    unit_for,
 )
 from neuronasv.store.git import Git
 from neuronasv.store.layout import SIDECAR_SUFFIX, is_result_file_name, parse_result_name
+
+if TYPE_CHECKING:
+    from neuronasv.store.columns import FileColumns, Layouts
 
 __all__ = [
     "FilesByCommit",
@@ -172,20 +178,6 @@ def parse_result_file(path: str | os.PathLike[str], *, machine: str | None = Non
     return _to_parsed(AsvResultsReader().parse(os.fspath(path), machine))
 
 
-def _positive_if_measured(unit: str, key: tuple[Any, ...], pts: list[Point]) -> str:
-    """``unit``, after checking that a time or memory series holds no value <= 0 (a
-    ``track_`` benchmark a sidecar maps is device time: the name did not say so when its
-    file was read). Raises :class:`CorruptResultsError` naming the series and commit."""
-    if unit in ("seconds", "bytes"):
-        for p in pts:
-            if p.value is not None and p.value <= 0.0:
-                raise CorruptResultsError(
-                    f"results of {key[2]} on {key[0]} at {p.commit[:12]}: a value in {unit}"
-                    f" must be > 0, got {p.value!r}"
-                )
-    return unit
-
-
 def load_history(
     results_dir: str | os.PathLike[str],
     *,
@@ -252,20 +244,25 @@ class FilesByCommit:
         return [p for _, p in sorted(hits)]
 
 
-def _read_files(paths: list[str], machine: str | None, errors: list[str]) -> list[RawFile]:
-    """Every results file of ``machine`` (all when None); an unreadable one goes to
-    ``errors``, its warnings too."""
-    reader = AsvResultsReader()
-    parsed: list[RawFile] = []
+def _read_files(
+    paths: list[str], machine: str | None, errors: list[str], layouts: Layouts
+) -> list[FileColumns]:
+    """Every results file of ``machine`` (all when None), parsed by the column reader with
+    what the points need; an unreadable one goes to ``errors``, its warnings too."""
+    from neuronasv.store.columns import ColumnsParser
+
+    parser = ColumnsParser(points=True, digests=False)
+    parsed: list[FileColumns] = []
     for path in paths:
         try:
-            rec = reader.parse(path)
+            rec, layout = parser.parse(path)
         except (NeuronasvError, OSError) as exc:
             msg = str(exc)
             errors.append(msg if msg.startswith(path) else f"{path}: {msg}")
             continue
         if machine is not None and rec.machine != machine:
             continue
+        layouts.add(rec.layout_id, layout)
         errors.extend(rec.warnings)
         parsed.append(rec)
     return parsed
@@ -294,41 +291,6 @@ def commits_in_order(
     return ordered + rest
 
 
-_Key = tuple[str, str, str, tuple[str, ...]]
-
-
-def _row_series(
-    rec: RawFile,
-    bench: str,
-    combos: Any,
-    smap: Any,
-    ids: dict[_Key, SeriesId],
-    points: dict[_Key, list[Point]],
-) -> tuple[list[list[Point]], list[Any], list[Any], Any]:
-    """A row's point list per combination and the identities its sidecar names (once per
-    distinct row: files repeat their rows)."""
-    lists: list[list[Point]] = []
-    named: list[tuple[_Key, SeriesId | None]] = []
-    for params in combos:
-        k = (rec.machine, rec.env_name, bench, params)
-        sid = smap.get(bench, params) if smap is not None else None
-        if sid is None and k not in ids:
-            ids[k] = SeriesId(bench, params)
-        named.append((k, sid))
-        lists.append(points.setdefault(k, []))
-    every = [(k2, s2) for k2, s2 in named if s2 is not None]
-    return (lists, named if every else [], every, combos)
-
-
-def _named_with_values(named: list[Any], values: Any) -> list[Any]:
-    """The (key, SeriesId) pairs a sidecar names whose value is present (NaN: skipped)."""
-    return [
-        (k, sid)
-        for (k, sid), v in zip(named, values, strict=False)
-        if sid is not None and (v is None or v == v)
-    ]
-
-
 @dataclass
 class _RunInfo:
     """Per ``(machine, commit)`` what its files say beside the values: the sidecar's
@@ -341,7 +303,7 @@ class _RunInfo:
     unreadable: dict[tuple[str, str], str] = field(default_factory=dict)
     asv_envs: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
 
-    def add(self, rec: RawFile) -> None:
+    def add(self, rec: FileColumns) -> None:
         run = (rec.machine, rec.commit)
         sc = rec.sidecar
         if sc is not None:
@@ -354,82 +316,6 @@ class _RunInfo:
         _merge_asv_env(self.asv_envs.setdefault(run, {}), rec.asv_env)
 
 
-@dataclass
-class _SeriesPoints:
-    """Every series' points as the files (in commit order) add them, and its identity.
-
-    ``memo``: (machine, env, row, combinations key, series map key) -> per combination
-    its point list, plus the (key, SeriesId) pairs the sidecar names: files repeat their
-    rows, so the identity work runs once per distinct row, not once per value. The keys
-    are the reader's serials (see asvresults.Row and SeriesMap), never reused within a
-    load. ``mapped``: benchmarks a sidecar maps (neuronasv device time, stored by the
-    plugin in seconds). ``last_named``: per (machine, env, benchmark) the list of
-    identities applied last.
-    """
-
-    points: dict[_Key, list[Point]] = field(default_factory=dict)
-    ids: dict[_Key, SeriesId] = field(default_factory=dict)
-    mapped: set[str] = field(default_factory=set)
-    memo: dict[
-        tuple[str, str, str, int, int], tuple[list[list[Point]], list[Any], list[Any], Any]
-    ] = field(default_factory=dict)
-    last_named: dict[tuple[str, str, str], list[Any]] = field(default_factory=dict)
-
-    def add_file(self, rec: RawFile, o: int) -> None:
-        """The points of one results file, ``o`` its commit's place in the order."""
-        smap = rec.series_map
-        skey = smap.key if smap is not None else -1
-        memo, commit, date = self.memo, rec.commit, rec.date
-        for bench, combos, values, samples, _ver, clean, ckey in rec.rows:
-            mk = (rec.machine, rec.env_name, bench, ckey, skey)
-            row = memo.get(mk)
-            if row is None:  # once per distinct row
-                row = memo[mk] = _row_series(rec, bench, combos, smap, self.ids, self.points)
-            lists, named, every, _ = row
-            if named:
-                self._name((rec.machine, rec.env_name, bench), named, every, clean, values)
-            if clean and samples is None:
-                for pts, v in zip(lists, values, strict=False):
-                    pts.append(Point(commit, o, v, (), date))
-                continue
-            for pts, v, smp in zip(lists, values, samples or _NO_SAMPLES, strict=False):
-                if v is None or v == v:  # NaN: skipped in this commit, no point
-                    pts.append(Point(commit, o, v, smp, date))
-
-    def _name(
-        self, group: tuple[str, str, str], named: list[Any], every: list[Any], clean: bool,
-        values: Any,
-    ) -> None:  # fmt: skip
-        """Later sidecars win (a series gains its identity), for values present. A clean
-        row names all of ``every``; that is a no-op when the same list was the last one
-        applied to this benchmark (nothing overrode it since)."""
-        if not clean:
-            hits = _named_with_values(named, values)
-            if hits:
-                self.mapped.add(group[2])
-                self.ids.update(hits)
-                self.last_named[group] = hits
-        elif self.last_named.get(group) is not every:
-            self.mapped.add(group[2])
-            self.ids.update(every)
-            self.last_named[group] = every
-
-    def series(self, units: Mapping[str, str]) -> tuple[Series, ...]:
-        """The series with at least one point, in key order, each with its unit."""
-        points = {k: v for k, v in self.points.items() if v}
-        ids, mapped = self.ids, self.mapped
-        return tuple(
-            Series(
-                machine=k[0],
-                env_name=k[1],
-                series=ids[k],
-                unit=_positive_if_measured(unit_for(k[2], units, k[2] in mapped), k, pts),
-                points=tuple(pts),
-            )
-            for k, pts in sorted(points.items())
-        )
-
-
 def _load_history(
     rdir: str,
     paths: list[str],
@@ -438,8 +324,11 @@ def _load_history(
     git: Git | None,
     wanted: set[str] | None = None,
 ) -> History:
+    from neuronasv.store.columns import Layouts, machine_points
+
     errors: list[str] = []
-    parsed = _read_files(paths, machine, errors)
+    layouts = Layouts()
+    parsed = _read_files(paths, machine, errors, layouts)
     if wanted is not None:
         parsed = [r for r in parsed if r.commit in wanted]
     parsed = one_file_per_run(parsed)
@@ -448,14 +337,16 @@ def _load_history(
 
     units = benchmark_units(rdir)
     info = _RunInfo()
-    acc = _SeriesPoints()
     parsed.sort(key=lambda r: (order[r.commit], r.path))
+    by_machine: dict[str, list[FileColumns]] = {}
     for rec in parsed:
         info.add(rec)
-        acc.add_file(rec, order[rec.commit])
-        rec.rows = []  # free as we go: the points now hold the values
+        by_machine.setdefault(rec.machine, []).append(rec)
+    series: list[Series] = []
+    for name in sorted(by_machine):
+        series += machine_points(name, by_machine.pop(name), order, layouts, units)
     return History(
-        series=acc.series(units),
+        series=tuple(series),
         commits=tuple(commits),
         fingerprints=info.fingerprints,
         load_errors=tuple(errors),
