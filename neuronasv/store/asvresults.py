@@ -1,8 +1,9 @@
 """The one reader of asv's results format (``api_version`` 2): files, rows, sidecars, units.
 
-Two consumers read asv results folders: the analysis loader (``store/history.py``: every
-value and sample as ``model.History``) and the site's scan (``publish/scan.py``: medians
-and quartiles as matrices). Both go through this module, so the format is decided once:
+One reader of a results folder uses it: the column reader (``store/columns.py``: each
+file parsed once into the column model, which ``load_columns`` makes matrices of and
+``store/history.load_history`` points), and the run stage reads its own files with it
+(``run/asvrun.py``). The format is decided once, here:
 
 * **one listing** (:func:`result_paths`): every ``*.json`` below the folder except the
   top level and asv's ``machine.json``/``benchmarks.json``, walked as asv walks it. A
@@ -27,7 +28,7 @@ and quartiles as matrices). Both go through this module, so the format is decide
   else the unit asv implies by the name's prefix. Before, the scan skipped the middle
   rule and labelled sidecar-mapped series with a prefix asv does not know ``unit``.
 
-Caches belong to an :class:`AsvResultsReader` (one per load, or one per scan worker
+Caches belong to an :class:`AsvResultsReader` (one per load, or one per parser worker
 process), never to the module: every commit of a suite repeats the same series list and
 the same parameter lists, so each distinct one is validated once and shared; memo keys
 are serial numbers the reader hands out (never object ids, which are reused).
@@ -78,7 +79,6 @@ __all__ = [
     "Q75_COLUMN",
     "AsvResultsReader",
     "Header",
-    "RawFile",
     "Row",
     "SeriesMap",
     "asv_date",
@@ -288,22 +288,6 @@ def asv_identity(data: Mapping[str, Any], env_name: str) -> dict[str, str]:
     return out
 
 
-@dataclass
-class RawFile:
-    """One results file and its sidecar, rows not yet turned into points (lean)."""
-
-    path: str
-    machine: str
-    commit: str
-    env_name: str
-    date: int | None
-    rows: list[Row]
-    sidecar: RunSidecar | None
-    series_map: SeriesMap | None
-    warnings: tuple[str, ...]
-    asv_env: dict[str, str] = dataclasses.field(default_factory=dict)
-
-
 class SeriesMap:
     """(benchmark, params) -> the sidecar's ``SeriesId``, params with or without quotes.
 
@@ -451,7 +435,8 @@ def _checked_samples(
 class AsvResultsReader:
     """Reads asv results files and sidecars; owns the memos that make a folder fast.
 
-    One reader per load (``load_history``) or per scan worker process: the memos are
+    One reader per column parser (``store/columns.ColumnsParser``: one per load, or one
+    per worker process of ``load_columns``): the memos are
     worth it across the files of one folder, and die with the reader.
     """
 
@@ -569,23 +554,6 @@ class AsvResultsReader:
             return (name, combos, values, None, version, clean, ckey)
         out = _checked_samples(samples, values, where, source, marked)
         return (name, combos, values, out, version, clean, ckey)
-
-    def parse(self, path: str, machine: str | None = None) -> RawFile:
-        """One results file (every value and sample) and its sidecar.
-
-        Raises:
-            CorruptResultsError: not JSON, truncated, wrong types, missing keys.
-            SchemaVersionError: an asv ``version`` other than 2.
-            OSError: the file cannot be read.
-        """
-        _raw, data, marked = self.read_json(path)
-        h = self.header(data, path, marked, machine)
-        rows = [self.parse_row(n, row, h.columns, path, marked) for n, row in h.results.items()]
-        sidecar, smap, warning, _sc_raw = self.read_sidecar(path)
-        return RawFile(
-            path, h.machine, h.commit, h.env_name, h.date, rows, sidecar, smap,
-            (warning,) if warning else (), h.asv_env,
-        )  # fmt: skip
 
     # -- sidecars ----------------------------------------------------------------------
 

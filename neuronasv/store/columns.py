@@ -210,8 +210,10 @@ class ColumnsParser:
         self._layouts: dict[tuple[tuple[int, ...], int], tuple[str, Layout]] = {}
         self.sent: set[str] = set()  # layout ids already handed to the receiving process
 
-    def parse(self, path: str) -> tuple[FileColumns, Layout]:
-        """One results file and its sidecar, checked as the loader checks them.
+    def parse(self, path: str, machine: str | None = None) -> tuple[FileColumns, Layout]:
+        """One results file and its sidecar, every value and sample checked.
+
+        ``machine``: the machine's name when the file names none (default: its folder's).
 
         Raises:
             CorruptResultsError: not JSON, truncated, wrong types, missing keys, a bad value.
@@ -220,7 +222,7 @@ class ColumnsParser:
         """
         reader = self.reader
         raw, data, marked = reader.read_json(path)
-        h = reader.header(data, path, marked)
+        h = reader.header(data, path, marked, machine)
         rows = [reader.parse_row(n, row, h.columns, path, marked) for n, row in h.results.items()]
         i25, i75 = quartile_index(h.columns)
         sizes = [len(r[1]) for r in rows]

@@ -35,7 +35,6 @@ are resolved once per distinct layout; see docs/publishing.md for figures.
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 from collections.abc import Collection, Mapping, Sequence
@@ -51,7 +50,6 @@ from neuronasv.model.sidecar import RunState
 from neuronasv.store.asvconf import results_dir_for
 from neuronasv.store.asvresults import (
     AsvResultsReader,
-    RawFile,
     benchmark_units,
     result_paths,
 )
@@ -113,7 +111,6 @@ class ParsedEntry:
     value: float | None
     samples: tuple[float, ...] = ()
     failed: bool = False
-    version: str | None = None
 
 
 @dataclass(frozen=True)
@@ -142,28 +139,6 @@ class ParsedFile:
     asv_env: Mapping[str, str] = field(default_factory=dict)
 
 
-def _to_parsed(rec: RawFile) -> ParsedFile:
-    return ParsedFile(
-        path=rec.path,
-        machine=rec.machine,
-        commit=rec.commit,
-        env_name=rec.env_name,
-        date=rec.date,
-        entries=tuple(
-            ParsedEntry(b, c, v, s, failed=v is None, version=ver)
-            for b, combos, values, samples, ver, _clean, _k in rec.rows
-            for c, v, s in zip(combos, values, samples or _NO_SAMPLES, strict=False)
-            if v is None or v == v
-        ),
-        sidecar=rec.sidecar,
-        warnings=rec.warnings,
-        asv_env=rec.asv_env,
-    )
-
-
-_NO_SAMPLES = itertools.repeat(())
-
-
 def parse_result_file(path: str | os.PathLike[str], *, machine: str | None = None) -> ParsedFile:
     """Parse one asv results file and its sidecar (no git, no other files).
 
@@ -175,7 +150,27 @@ def parse_result_file(path: str | os.PathLike[str], *, machine: str | None = Non
         CorruptResultsError: not JSON, truncated, wrong types, missing keys.
         SchemaVersionError: an asv ``version`` other than 2.
     """
-    return _to_parsed(AsvResultsReader().parse(os.fspath(path), machine))
+    from neuronasv.store.columns import ColumnsParser
+
+    fc, layout = ColumnsParser(points=True, digests=False).parse(os.fspath(path), machine)
+    samples = fc.samples or [()] * len(layout)
+    return ParsedFile(
+        path=fc.path,
+        machine=fc.machine,
+        commit=fc.commit,
+        env_name=fc.env_name,
+        date=fc.date,
+        entries=tuple(
+            ParsedEntry(b, p, None if bad else v, s, failed=bad)
+            for (b, p, _sid), v, bad, s in zip(
+                layout, fc.values.tolist(), fc.failed.tolist(), samples, strict=True
+            )
+            if bad or v == v
+        ),
+        sidecar=fc.sidecar,
+        warnings=tuple(fc.warnings),
+        asv_env=fc.asv_env,
+    )
 
 
 def load_history(

@@ -12,7 +12,7 @@ from neuronasv.errors import SchemaVersionError
 from neuronasv.publish.scan import scan_results
 from neuronasv.store.asvresults import AsvResultsReader, default_unit, unit_for, unquote
 from neuronasv.store.columns import ColumnsParser
-from neuronasv.store.history import load_history
+from neuronasv.store.history import load_history, parse_result_file
 from tests.analyse.analyse_asvdata import Bench, neuronasv_run, write_run
 
 PKG = Path(__file__).resolve().parents[2] / "neuronasv"
@@ -112,7 +112,7 @@ def test_version_check_is_one_check(tmp_path: Path) -> None:
     _write(p, _doc(version=3))
     msgs = []
     with pytest.raises(SchemaVersionError) as a:
-        AsvResultsReader().parse(str(p))
+        parse_result_file(str(p))
     msgs.append(str(a.value))
     with pytest.raises(SchemaVersionError) as b:
         ColumnsParser().parse(str(p))
