@@ -86,15 +86,18 @@ def test_the_check_can_fail(tmp_path: Path) -> None:
 
 # -- one reader of a results folder (issue 40 item 3) --------------------------------
 
-#: Where a results folder is read whole: the column reader (``load_columns``: compare's
-#: and regressions' matrices, the site's scan) and the loader's point view of the same
-#: rules (``load_history``); ``asvresults`` is the format's home (the listing itself).
+#: Where a results folder is listed: the column reader (``load_columns``: regressions'
+#: and the site's matrices) and its point view (``load_history``: compare, bisect, the
+#: api); ``asvresults`` is the format's home (the listing itself).
 FOLDER_READERS = {"store/asvresults.py", "store/columns.py", "store/history.py"}
+#: Where a file's rows are parsed: the column reader only (the point view reads its
+#: ``FileColumns``).
+ROW_PARSER = {"store/asvresults.py", "store/columns.py"}
 #: The one home of the layout codec (a file's (benchmark, params, SeriesId) entries, kept
 #: once per distinct layout by content hash) and of the parse cache's entries.
 LAYOUT_HOME = "store/columns.py"
 #: What only a reader of a whole folder calls: the folder listing and the row parse.
-READER_CALLS = {"result_paths", "parse_row"}
+READER_CALLS = {"result_paths": FOLDER_READERS, "parse_row": ROW_PARSER}
 
 
 def folder_reader_uses(path: Path, root: Path) -> list[str]:
@@ -107,7 +110,7 @@ def folder_reader_uses(path: Path, root: Path) -> list[str]:
         if isinstance(node, ast.Call):
             f = node.func
             name = getattr(f, "id", None) or getattr(f, "attr", "")
-            if name in READER_CALLS and rel not in FOLDER_READERS:
+            if name in READER_CALLS and rel not in READER_CALLS[name]:
                 found.append((node.lineno, f"{rel}:{node.lineno}: {name}()"))
         elif (
             isinstance(node, (ast.FunctionDef, ast.ClassDef))
