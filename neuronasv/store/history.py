@@ -337,6 +337,7 @@ def _load_history(
     for rec in parsed:
         info.add(rec)
         by_machine.setdefault(rec.machine, []).append(rec)
+    del parsed  # each machine's files are freed once its points are made
     series: list[Series] = []
     for name in sorted(by_machine):
         series += machine_points(name, by_machine.pop(name), order, layouts, units)
