@@ -134,8 +134,8 @@ def _pairs(
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backend", default="cpu")
-    ap.add_argument("--shape", default=T.PRESETS["cpu"].shapes[0])
-    ap.add_argument("--dtype", default=T.PRESETS["cpu"].dtype)
+    ap.add_argument("--shape", default=T.CPU_PRESET.shapes[0])
+    ap.add_argument("--dtype", default=T.CPU_PRESET.dtype)
     ap.add_argument("--rounds", type=int, default=100, help="pairs")
     ap.add_argument("--active", type=int, default=3)
     args = ap.parse_args()

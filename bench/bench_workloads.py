@@ -30,8 +30,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from neuronasv.measure import backends, workloads
 from neuronasv.measure import fractions as FR
 from neuronasv.measure import roofline as R
+from neuronasv.measure.backends import peak_for
 from neuronasv.measure.fingerprint import collect_fingerprint
-from neuronasv.measure.peaks import Peak, peak_for
+from neuronasv.measure.peaks import Peak
 from neuronasv.measure.profiling import ProfileOptions, profile_workload
 from neuronasv.measure.workloads import transformer as T
 from neuronasv.model.profile import WorkloadProfile
@@ -101,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--backend", default="cpu")
-    parser.add_argument("--preset", choices=sorted(T.PRESETS), default="cpu")
+    presets = {p.name: p for p in T.PRESETS}
+    parser.add_argument("--preset", choices=sorted(presets), default=T.CPU_PRESET.name)
     parser.add_argument(
         "--tag",
         action="append",
@@ -119,9 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     backend = backends.get_backend(args.backend)
-    if backend.name == "cpu":
+    if not backend.accelerator:
         torch.set_num_threads(args.threads)
-    preset = T.PRESETS[args.preset]
+    preset = presets[args.preset]
     tags = set(args.tag or ["transformer", "rmsnorm"])
     selected = [
         w
@@ -131,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
 
     t_start = time.perf_counter()
-    peak = peak_for(backend, None if backend.name == "cpu" else collect_fingerprint(backend))
+    peak = peak_for(backend, None if backend.roof_is_calibrated else collect_fingerprint(backend))
     t_peak = time.perf_counter() - t_start
     print(
         f"backend {backend.name}, preset {preset.name}, threads {torch.get_num_threads()}, "

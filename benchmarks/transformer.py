@@ -14,7 +14,8 @@ fallback, not the model; on CUDA / Neuron the ``accelerator`` preset is added (h
 
 from __future__ import annotations
 
-from neuronasv.measure.workloads.transformer import PRESETS
+from neuronasv.measure.backends import is_accelerator
+from neuronasv.measure.workloads.transformer import ACCELERATOR_PRESET, CPU_PRESET, preset_for
 from neuronasv.suite import build_suite
 from neuronasv.suite.build import import_backend_name
 
@@ -22,12 +23,8 @@ globals().update(
     build_suite(
         "transformer",
         module=__name__,
-        cpu_shapes=PRESETS["cpu"].shapes,
-        accelerator_shapes=PRESETS["accelerator"].shapes,
-        dtypes=(
-            (PRESETS["cpu"].dtype,)
-            if import_backend_name() == "cpu"
-            else (PRESETS["accelerator"].dtype,)
-        ),
+        cpu_shapes=CPU_PRESET.shapes,
+        accelerator_shapes=ACCELERATOR_PRESET.shapes,
+        dtypes=(preset_for(is_accelerator(import_backend_name())).dtype,),
     )
 )

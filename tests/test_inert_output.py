@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from neuronasv.analyse.acks import Acknowledgement, dumps_acks
+from neuronasv.analyse.patterns import SeriesPattern
 from neuronasv.cli import main
 from tests.analyse.analyse_asvdata import neuronasv_run
 
@@ -62,7 +63,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
         calls = 2.0 if i >= 5 else 1.0
         table = {OP: (calls, [10.0 * calls] * 6), "aten::add": (1.0, [5.0] * 6)}
         neuronasv_run(rd, MACHINE, c, 1000 + i, {WL: table})
-    ack = Acknowledgement("*" + HOSTILE, shas[5], "known" + HOSTILE)
+    ack = Acknowledgement(SeriesPattern.parse("*" + HOSTILE), shas[5], "known" + HOSTILE)
     (repo / "acks.json").write_text(dumps_acks([ack]))
     return repo, shas
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from neuronasv.analyse.changepoints import CPSettings, detect, detect_history
     from neuronasv.analyse.floors import NoiseFloor, floor_key, noise_floors
     from neuronasv.analyse.pairwise import PairInput, Settings, compare, judge
+    from neuronasv.analyse.patterns import SeriesPattern
     from neuronasv.analyse.rules import Rule, RuleSet
 
 _WHERE = {
@@ -37,6 +38,7 @@ _WHERE = {
     "Settings": "pairwise",
     "compare": "pairwise",
     "judge": "pairwise",
+    "SeriesPattern": "patterns",
     "Rule": "rules",
     "RuleSet": "rules",
 }
@@ -48,6 +50,7 @@ __all__ = [
     "PairInput",
     "Rule",
     "RuleSet",
+    "SeriesPattern",
     "Settings",
     "attribute",
     "compare",

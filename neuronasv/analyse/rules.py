@@ -7,12 +7,13 @@ A rule is ``STAT:THRESHOLD`` (pytest-benchmark's ``--benchmark-compare-fail`` sy
   the base minimum (absolute);
 * ``STAT`` is ``median``, ``mean`` or ``min``.
 
-A rule set is a default rule plus ``PATTERN=RULE`` overrides, where ``PATTERN`` is an
-``fnmatch`` pattern matched against the series label (``rmsnorm.naive 4x512 bfloat16 ·
-aten::mul``), the asv benchmark name and ``benchmark(params)``; the *last* matching
-override wins, so later, narrower lines refine earlier ones. Example::
+A rule set is a default rule plus ``PATTERN=RULE`` overrides, where ``PATTERN`` is a
+series pattern (:mod:`neuronasv.analyse.patterns`: ``op=aten::add workload=rmsnorm.*``, or
+the earlier form, a glob over the version-1 label, benchmark and ``benchmark(params)``:
+``*aten::add*``), parsed once and matched on the series' id; the *last* matching override
+wins, so later, narrower lines refine earlier ones. Example::
 
-    RuleSet.parse(["median:5%", "*aten::add*=median:20%"])
+    RuleSet.parse(["median:5%", "op=aten::add=median:20%", "*aten::mul*=median:10%"])
 
 A rule only sets the minimum effect; significance comes from the test in ``pairwise``.
 The reason string a rule returns goes into the report verbatim.
@@ -20,16 +21,16 @@ The reason string a rule returns goes into the report verbatim.
 
 from __future__ import annotations
 
-import fnmatch
 import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from neuronasv.analyse.patterns import SeriesPattern
 from neuronasv.errors import UsageError
 from neuronasv.model import FindingsDocument, SeriesId
 
-__all__ = ["DEFAULT_RULE", "Rule", "RuleSet", "failing", "series_names"]
+__all__ = ["DEFAULT_RULE", "Rule", "RuleSet", "failing"]
 
 _STATS = ("median", "mean", "min")
 _RULE_RE = re.compile(
@@ -121,27 +122,20 @@ def failing(doc: FindingsDocument, rule: Rule, *, confirmed_only: bool = False) 
     return out
 
 
-def series_names(s: SeriesId) -> tuple[str, ...]:
-    """The names a pattern may match: label, benchmark, ``benchmark(params)``."""
-    names = [s.label, s.benchmark]
-    if s.params:
-        names.append(f"{s.benchmark}({', '.join(s.params)})")
-    return tuple(names)
-
-
 @dataclass(frozen=True)
 class RuleSet:
     """A default rule plus ordered ``(pattern, rule)`` overrides."""
 
     default: Rule = DEFAULT_RULE
-    overrides: tuple[tuple[str, Rule], ...] = field(default_factory=tuple)
+    overrides: tuple[tuple[SeriesPattern, Rule], ...] = field(default_factory=tuple)
 
     @classmethod
     def parse(cls, lines: Iterable[str]) -> RuleSet:
-        """Parse ``RULE`` (the default, at most one) and ``PATTERN=RULE`` lines."""
+        """Parse ``RULE`` (the default, at most one) and ``PATTERN=RULE`` lines (the rule
+        after the last ``=``; the pattern may hold ``=``: ``op=aten::add=median:20%``)."""
         default = DEFAULT_RULE
         seen_default = False
-        overrides: list[tuple[str, Rule]] = []
+        overrides: list[tuple[SeriesPattern, Rule]] = []
         for raw in lines:
             line = raw.strip()
             if not line or line.startswith("#"):
@@ -150,7 +144,7 @@ class RuleSet:
                 pattern, _, rule = line.rpartition("=")
                 if not pattern.strip():
                     raise UsageError(f"bad rule {raw!r}: empty pattern before '='")
-                overrides.append((pattern.strip(), Rule.parse(rule)))
+                overrides.append((SeriesPattern.parse(pattern.strip()), Rule.parse(rule)))
             else:
                 if seen_default:
                     raise UsageError(f"two default rules given ({default.text!r}, {line!r})")
@@ -159,12 +153,11 @@ class RuleSet:
 
     def for_series(self, s: SeriesId) -> Rule:
         """The rule for one series (last matching override, else the default)."""
-        names = series_names(s)
         rule = self.default
         for pattern, r in self.overrides:
-            if any(fnmatch.fnmatchcase(n, pattern) for n in names):
+            if pattern.matches(s):
                 rule = r
         return rule
 
     def describe(self) -> list[str]:
-        return [self.default.text] + [f"{p}={r.text}" for p, r in self.overrides]
+        return [self.default.text] + [f"{p.text}={r.text}" for p, r in self.overrides]

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from neuronasv import env
 from neuronasv.analyse.exact import is_exact
+from neuronasv.analyse.patterns import SeriesPattern
 from neuronasv.ci.outputs import set_output
 from neuronasv.ci.owned import claim_dir, remove_owned
 from neuronasv.errors import UsageError
@@ -60,16 +61,10 @@ __all__ = [
     "bisect_options",
     "bisect_step",
     "drop_tokens",
-    "fnmatch_literal",
     "plan_ranges",
 ]
 
 log = logging.getLogger(__name__)
-
-
-def fnmatch_literal(text: str) -> str:
-    """A pattern that matches ``text`` only (``*``, ``?`` and ``[`` bracketed)."""
-    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
 
 
 @dataclass(frozen=True)
@@ -146,9 +141,10 @@ def bisect_args(
     left of the step's bound; the command's noise pilot counts in it), and on device time
     its rounds sized for the step the change point showed (``--step``), not a guess. The
     step runs :func:`bisect_options` in process; this is the command line that does the
-    same (said before each search, for a replay)."""
+    same (said before each search, for a replay). The series is named by its id's fields
+    (:meth:`SeriesPattern.exact`), never its label: two series may share a label."""
     args = ["bisect", cp.commit_before, cp.commit_after,
-            "--series", fnmatch_literal(cp.series.label), "--machine", cp.machine,
+            "--series", SeriesPattern.exact(cp.series).text, "--machine", cp.machine,
             "--results-dir", results_dir, "--repo", repo, "--backend", backend,
             "--budget-minutes", f"{minutes:.2f}"]  # fmt: skip
     pct = _step_pct(cp)
@@ -167,7 +163,7 @@ def bisect_options(
     pct = _step_pct(cp)
     opts = BisectOptions(
         repo=repo, good=cp.commit_before, bad=cp.commit_after,
-        pattern=fnmatch_literal(cp.series.label), machine=cp.machine, results_dir=results_dir,
+        pattern=SeriesPattern.exact(cp.series).text, machine=cp.machine, results_dir=results_dir,
         backend=backend, budget_seconds=float(f"{minutes:.2f}") * 60.0,
         compile_cache=env.COMPILE_CACHE.read(),  # as `neuronasv bisect`'s default
     )  # fmt: skip

@@ -2,7 +2,9 @@
 
 Writes ``.neuronasv/acknowledgements.json`` in the repository (commit it). Acknowledged
 findings are shown as such by ``compare``/``regressions`` and never fail ``--fail-on``.
-``neuronasv ack --list`` prints the file.
+``neuronasv ack --list`` prints the file. PATTERN names series by the fields of their id
+(``workload=rmsnorm.naive op=aten::mul``), or in the earlier form, a glob over the label
+as version 1 wrote it (``'rmsnorm.naive*'``): docs/analysis.md#series-patterns.
 
 The commit must be one of the repository's (``--repo``, default the current folder; a
 prefix, branch or tag is stored as its full hash) or ``*`` (any); a commit git does not
@@ -16,6 +18,7 @@ import os
 import re
 
 from neuronasv.analyse.acks import ACKS_PATH, Acknowledgement, load_acks, save_acks
+from neuronasv.analyse.patterns import SeriesPattern
 from neuronasv.commands.args import add_repo_arg, command_parser, output_file
 from neuronasv.errors import UsageError
 from neuronasv.log import emit
@@ -30,7 +33,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         subparsers, "ack", description=__doc__,
         exits={0: None, 2: None, 5: "the acknowledgements file"},
     )  # fmt: skip
-    p.add_argument("pattern", nargs="?", help="fnmatch pattern: series label or benchmark")
+    p.add_argument(
+        "pattern",
+        nargs="?",
+        help="the series: FIELD=GLOB terms (workload=rmsnorm.naive op=aten::mul; fields"
+        " workload, shape, dtype, op, metric, benchmark, params), or a glob over the label,"
+        " benchmark or benchmark(params)",
+    )
     p.add_argument("--commit", help="hash (prefix) of the commit that shifted; '*' = any")
     p.add_argument("--reason", help="why the shift is expected")
     p.add_argument(
@@ -49,17 +58,18 @@ def run(args: argparse.Namespace) -> int:
     acks = load_acks(path)
     if args.list:
         for a in acks:
-            emit(f"{clean(a.pattern)}\t{clean(a.commit)}\t{clean(a.reason)}")
+            emit(f"{clean(a.pattern.text)}\t{clean(a.commit)}\t{clean(a.reason)}")
         return 0
     if not args.pattern or not args.commit or not (args.reason or "").strip():
         raise UsageError("give PATTERN, --commit and --reason (or --list)")
     commit = _check_commit(args.commit, args.repo, force=args.force)
-    new = Acknowledgement(args.pattern, commit, args.reason.strip())
+    new = Acknowledgement(SeriesPattern.parse(args.pattern), commit, args.reason.strip())
     if new in acks:
         emit(f"already acknowledged in {path}")
         return 0
     save_acks(path, [*acks, new])
-    emit(f"acknowledged {clean(new.pattern)} at {clean(new.commit)} in {os.path.normpath(path)}")
+    where = os.path.normpath(path)
+    emit(f"acknowledged {clean(new.pattern.text)} at {clean(new.commit)} in {where}")
     return 0
 
 

@@ -1,11 +1,17 @@
 """``neuronasv bisect GOOD BAD --series PATTERN``: the first commit at which a series changed.
 
+    neuronasv bisect GOOD BAD --series 'workload=rmsnorm.naive op=aten::mul metric=instructions'
     neuronasv bisect GOOD BAD --series 'rmsnorm.naive 4x512 float32 · aten::mul (instructions)'
     neuronasv bisect GOOD BAD --series '*naive*4x512*float32 · aten::mul' --budget-minutes 30
 
-PATTERN names one series of one machine as ``regressions`` and the PR comment name them
-(fnmatch against the label, the asv benchmark and ``benchmark(params)``): an op, a module
-(``module:<path>``) or a workload total. The search follows BAD's first parents back to GOOD,
+PATTERN names one series of one machine: an op, a module (``module:<path>``) or a workload
+total (``op=``), by the fields of its id (``workload= shape= dtype= op= metric=
+benchmark= params=``, fnmatch globs), or in the earlier form, a glob over the label as
+version 1 wrote it, the asv benchmark and ``benchmark(params)``
+(docs/analysis.md#series-patterns). A pattern that names none or several is refused with
+the nearest series, each named by its fields.
+
+The search follows BAD's first parents back to GOOD,
 uses every result already stored for those commits, and measures only the commits it
 needs, each in a git worktree:
 
@@ -78,7 +84,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--series",
         required=True,
         metavar="PATTERN",
-        help="the series (label, benchmark or benchmark(params); fnmatch * and ?)",
+        help="the series: FIELD=GLOB terms (workload, shape, dtype, op, metric, benchmark,"
+        " params; op= is the total), or a glob over its label, benchmark or"
+        " benchmark(params)",
     )
     p.add_argument(
         "--axis",

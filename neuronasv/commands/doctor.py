@@ -107,7 +107,7 @@ def _neuron_check(args: argparse.Namespace) -> int:
 
 def _calibrate(args: argparse.Namespace) -> int:
     from neuronasv.fileio import write_atomic
-    from neuronasv.measure.backends import CpuBackend
+    from neuronasv.measure.backends.cpu import CpuBackend
     from neuronasv.measure.calibration import calibrate, shown
     from neuronasv.store.asvconf import results_dir_for
     from neuronasv.store.layout import peaks_file

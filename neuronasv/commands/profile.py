@@ -296,8 +296,8 @@ def _backend_header(backend: Backend) -> str:
 def _roofline_peak(backend: Backend, console: Console) -> Peak | None:
     """``--roofline``: the device's peak (calibrated here for a CPU), printed with what
     "of peak" means; None when it is unknown."""
+    from neuronasv.measure.backends import peak_for
     from neuronasv.measure.fingerprint import collect_fingerprint
-    from neuronasv.measure.peaks import peak_for
 
     calibrated = backend.roof_is_calibrated
     peak = peak_for(

@@ -10,8 +10,10 @@ The readings are judged by :mod:`neuronasv.analyse.health` (per run, against the
 other runs, with a threshold designed against measured noise; it withholds a comparison's
 verdicts and says why).
 
-Each reading also carries the device state around it (``device_state``, see
-:mod:`neuronasv.measure.device_state`): clocks, throttle reasons, ECC via NVML on CUDA.
+Each backend names its kernel (``Backend.canary_kernel``, in its own file of
+:mod:`neuronasv.measure.backends`). Each reading also carries the device state around it
+(``Backend.device_state``, through :func:`neuronasv.measure.device_state.collect_device_state`):
+clocks, throttle reasons, ECC via NVML on CUDA, the load on the CPU.
 """
 
 from __future__ import annotations
@@ -19,18 +21,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from neuronasv.errors import UsageError
 from neuronasv.model.profile import CanaryReading
 from neuronasv.units import US
 
-if TYPE_CHECKING:
-    from neuronasv.measure.backends.base import Backend
-
-
 __all__ = [
-    "CANARY_KERNELS",
     "CanaryKernel",
     "CanaryRun",
     "build_canary",
@@ -57,20 +54,30 @@ class CanaryKernel:
         return f"canary.{backend}.mm{self.matmul_n}-{self.dtype}+copy{self.copy_mib}MiB"
 
 
-#: Sized so one call takes ~1-10 ms: long enough to time with a wall clock after a
-#: synchronise, short enough that 2 x 5 calls per workload cost well under a second.
-CANARY_KERNELS: dict[str, CanaryKernel] = {
-    "cpu": CanaryKernel(matmul_n=256, copy_mib=16, dtype="float32"),
-    "cuda": CanaryKernel(matmul_n=4096, copy_mib=512, dtype="bfloat16"),
-    "neuron": CanaryKernel(matmul_n=2048, copy_mib=256, dtype="bfloat16"),
-}
+class Backend(Protocol):
+    """What the canary asks of a backend (``neuronasv.measure.backends.Backend``, whose
+    classes name their :class:`CanaryKernel`)."""
+
+    name: str
+    device: str
+
+    @property
+    def canary_kernel(self) -> CanaryKernel | None: ...
+
+    def synchronize(self) -> None: ...
+
+    def device_state(self) -> dict[str, str]: ...
+
+    def measured_state(self) -> dict[str, str]: ...
 
 
 def _kernel_for(backend: Backend) -> CanaryKernel:
-    try:
-        return CANARY_KERNELS[backend.name]
-    except KeyError:
-        raise UsageError(f"no canary kernel for backend {backend.name!r}") from None
+    """The backend's kernel, each sized so one call takes ~1-10 ms: long enough to time
+    with a wall clock after a synchronise, short enough that 2 x 5 calls per workload cost
+    well under a second."""
+    if backend.canary_kernel is None:
+        raise UsageError(f"no canary kernel for backend {backend.name!r}")
+    return backend.canary_kernel
 
 
 def build_canary(backend: Backend) -> tuple[str, Callable[[], object]]:
@@ -137,7 +144,7 @@ class CanaryRun:
         *,
         repeats: int = 5,
         clock: Callable[[], float] = time.perf_counter,
-        state: Callable[[str], dict[str, str]] | None = None,
+        state: Callable[[Backend], dict[str, str]] | None = None,
     ) -> None:
         self.backend = backend
         self.repeats = repeats
@@ -153,7 +160,7 @@ class CanaryRun:
 
     def _record_state(self, when: str) -> None:
         try:
-            got = self._state_fn(self.backend.name)
+            got = self._state_fn(self.backend)
         except Exception as exc:  # the state explains; it must never fail a measurement
             got = {"error": f"{type(exc).__name__}: {exc}"}
         self._state.update({f"{when}.{k}": str(v) for k, v in got.items()})

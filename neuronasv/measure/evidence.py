@@ -195,12 +195,12 @@ def annotate_workload(
     profile's own ``step`` when given (already warm), else a fresh build at the profile's
     shape and dtype, warmed up first — gives every op its call signatures (exact work
     evidence) and ``flops``/``bytes``; with ``fractions`` the ``roofline_fraction``
-    against ``peak`` (default :func:`~neuronasv.measure.peaks.peak_for` the backend and
+    against ``peak`` (default :func:`~neuronasv.measure.backends.peak_for` the backend and
     its fingerprint) too. (Here, not in ``roofline``: the roofline's cost formulas are
     used by this pass, so the pass that runs them sits above them.)
     """
+    from neuronasv.measure.backends import peak_for
     from neuronasv.measure.fractions import annotate
-    from neuronasv.measure.peaks import peak_for
     from neuronasv.measure.workloads import parse_dtype, parse_shape
 
     if step is None:

@@ -4,16 +4,15 @@ Keys are fixed (``FINGERPRINT_KEYS``) so the analysis can name what changed betw
 runs ("torch 2.13.0 -> 2.14.0"); a value is ``"none"`` when the thing is absent.
 
 ``host`` is the machine's host name (``NEURONASV_HOST_ID`` overrides it, e.g. to a stable
-runner label or ``hidden`` where host names must not be published). On the neuron backend
-``torch_neuronx_flavour`` says which torch-neuronx it is (``native`` TorchNeuron or the
-PyTorch/XLA one, :mod:`neuronasv.measure.neuron_build`), ``neuron_runtime`` the Neuron
-runtime library version (``aws-neuronx-runtime-lib`` package), ``nki`` the NKI compiler
-package, ``driver`` the Neuron kernel driver; and only there (:data:`NEURON_CAPTURE_KEYS`,
-so the CPU and CUDA fingerprints keep their keys) ``neuron_explorer`` (the tool's
-``--version``), ``ntff_version``, ``neuron_profile_runtime`` and ``neuron_compiler`` (the
-last device profile's Metadata; ``none`` before a capture, e.g. in ``neuronasv run``'s
-fingerprint, which is taken before the suite runs — each profile's canary state carries
-them, ``end.neuron.*``): tool/trace skew shows as a changed value, not a crash.
+runner label or ``hidden`` where host names must not be published). What only a backend
+knows how to read is its probe (``Backend.fingerprint_fields``, in its own file of
+:mod:`neuronasv.measure.backends`): on CUDA the driver (``nvidia-smi``) and the GPU's name;
+on the neuron backend ``torch_neuronx_flavour`` (``native`` TorchNeuron or the PyTorch/XLA
+one, :mod:`neuronasv.measure.neuron_build`), ``neuron_runtime`` (the
+``aws-neuronx-runtime-lib`` package), ``nki``, ``driver`` (the Neuron kernel driver), and
+keys only its fingerprint has (``Backend.fingerprint_extra_keys``: the tool and trace
+versions, so the CPU and CUDA fingerprints keep their keys); on the CPU the CPU model is
+the device model.
 """
 
 from __future__ import annotations
@@ -22,22 +21,19 @@ import importlib.metadata
 import platform
 import shutil
 import socket
-from collections.abc import Callable
 from pathlib import Path
 
 from neuronasv import env
-from neuronasv.measure.backends.base import Backend
-from neuronasv.measure.backends.cuda import CudaBackend
-from neuronasv.measure.backends.neuron import NeuronBackend
+from neuronasv.measure.backends.base import Backend, Runner
 from neuronasv.proc import run_process
 
 __all__ = [
     "FINGERPRINT_KEYS",
-    "NEURON_CAPTURE_KEYS",
     "NONE",
     "collect_fingerprint",
+    "dist_version",
+    "first_line",
     "host_id",
-    "instance_type",
 ]
 
 FINGERPRINT_KEYS: tuple[str, ...] = (
@@ -57,18 +53,9 @@ FINGERPRINT_KEYS: tuple[str, ...] = (
     "nki",
 )
 NONE = "none"
-#: Keys only the neuron backend's fingerprint has (the tool and the trace it reads).
-NEURON_CAPTURE_KEYS: tuple[str, ...] = (
-    "neuron_explorer",
-    "ntff_version",
-    "neuron_profile_runtime",
-    "neuron_compiler",
-)
-
-Runner = Callable[[list[str]], str | None]
 
 
-def _run(cmd: list[str]) -> str | None:
+def first_line(cmd: list[str]) -> str | None:
     """First line of a command's stdout, or None (missing tool, error, timeout)."""
     if shutil.which(cmd[0]) is None:
         return None
@@ -82,7 +69,8 @@ def _run(cmd: list[str]) -> str | None:
     return line[0].strip() if line else None
 
 
-def _dist_version(*names: str) -> str:
+def dist_version(*names: str) -> str:
+    """The installed version of the first distribution of ``names`` found, else ``none``."""
     for name in names:
         try:
             return importlib.metadata.version(name)
@@ -101,36 +89,12 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine() or NONE
 
 
-def instance_type() -> str | None:
-    # EC2 (Trainium hosts) exposes the instance type as the DMI product name.
-    try:
-        text = Path("/sys/devices/virtual/dmi/id/product_name").read_text().strip()
-    except OSError:
-        return None
-    return text or None
-
-
-def _neuron_driver() -> str | None:
-    try:
-        text = Path("/sys/module/neuron/version").read_text().strip()
-    except OSError:
-        return None
-    return text or None
-
-
-def _neuron_runtime(run: Runner) -> str | None:
-    """Neuron runtime version from the OS package (Debian/Ubuntu, then RPM)."""
-    return run(["dpkg-query", "-W", "-f=${Version}", "aws-neuronx-runtime-lib"]) or run(
-        ["rpm", "-q", "--qf", "%{VERSION}", "aws-neuronx-runtime-lib"]
-    )
-
-
 def host_id() -> str:
     """``NEURONASV_HOST_ID`` or the host name."""
     return env.HOST_ID.read() or socket.gethostname() or NONE
 
 
-def collect_fingerprint(backend: Backend, *, run: Runner = _run) -> dict[str, str]:
+def collect_fingerprint(backend: Backend, *, run: Runner = first_line) -> dict[str, str]:
     """Versions and hardware facts for ``backend``'s environment.
 
     Args:
@@ -138,36 +102,20 @@ def collect_fingerprint(backend: Backend, *, run: Runner = _run) -> dict[str, st
         run: command runner returning the first stdout line or None (injected in tests).
 
     Returns:
-        A dict with exactly :data:`FINGERPRINT_KEYS` (and :data:`NEURON_CAPTURE_KEYS` on
-        the neuron backend); absent things read ``"none"``.
+        A dict with exactly :data:`FINGERPRINT_KEYS` and the backend's
+        ``fingerprint_extra_keys``; absent things read ``"none"``.
     """
     import torch
 
-    described = backend.describe()
-    cpu_model = _cpu_model()
-    fp = dict.fromkeys(FINGERPRINT_KEYS, NONE)
+    fp = dict.fromkeys((*FINGERPRINT_KEYS, *backend.fingerprint_extra_keys), NONE)
     fp["backend"] = backend.name
     fp["python"] = platform.python_version()
     fp["torch"] = str(torch.__version__)
-    fp["torch_neuronx"] = _dist_version("torch-neuronx", "torch_neuronx")
-    fp["neuronx_cc"] = _dist_version("neuronx-cc", "neuronx_cc")
+    fp["torch_neuronx"] = dist_version("torch-neuronx", "torch_neuronx")
+    fp["neuronx_cc"] = dist_version("neuronx-cc", "neuronx_cc")
     fp["cuda"] = str(torch.version.cuda) if torch.version.cuda else NONE
-    fp["cpu_model"] = cpu_model
+    fp["cpu_model"] = _cpu_model()
     fp["platform"] = platform.platform()
     fp["host"] = host_id()
-    if isinstance(backend, CudaBackend):
-        query = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
-        fp["driver"] = run(query) or NONE
-        fp["device_model"] = described.get("device_model", NONE)
-    elif isinstance(backend, NeuronBackend):
-        fp["torch_neuronx"] = described.get("torch_neuronx", fp["torch_neuronx"])
-        fp["driver"] = _neuron_driver() or NONE
-        fp["device_model"] = instance_type() or "neuron"
-        fp["neuron_runtime"] = _neuron_runtime(run) or NONE
-        fp["nki"] = _dist_version("nki")
-        fp["torch_neuronx_flavour"] = described.get("torch_neuronx_flavour", NONE)
-        for key in NEURON_CAPTURE_KEYS:
-            fp[key] = described.get(key, NONE)
-    else:
-        fp["device_model"] = cpu_model
+    fp.update(backend.fingerprint_fields(fp, run=run))
     return {k: (str(v).strip() or NONE) for k, v in fp.items()}

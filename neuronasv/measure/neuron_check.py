@@ -227,18 +227,14 @@ def _environment_check(ctx: _Ctx) -> Check:
 
 
 def _versions_check(ctx: _Ctx) -> Check:
-    from neuronasv.measure.fingerprint import (
-        _dist_version,
-        _neuron_driver,
-        _neuron_runtime,
-        _run,
-    )
+    from neuronasv.measure.backends.neuron import neuron_driver, neuron_runtime
+    from neuronasv.measure.fingerprint import dist_version, first_line
 
     versions = {
-        "neuron_runtime": _neuron_runtime(_run) or "none",
-        "driver": _neuron_driver() or "none",
-        "nki": _dist_version("nki"),
-        "neuronx_cc": _dist_version("neuronx-cc", "neuronx_cc"),
+        "neuron_runtime": neuron_runtime(first_line) or "none",
+        "driver": neuron_driver() or "none",
+        "nki": dist_version("nki"),
+        "neuronx_cc": dist_version("neuronx-cc", "neuronx_cc"),
         "torch_neuronx": ctx.build.version,
     }
     missing_v = [k for k, v in versions.items() if v == "none"]
@@ -451,8 +447,8 @@ def run_neuron_check(
     The checks run in order, each a named step; a step that raises is a failed check
     (:func:`_guard`), and a later step skips what an earlier one found missing.
     """
-    from neuronasv.measure.backends.neuron import NeuronBackend
-    from neuronasv.measure.fingerprint import host_id, instance_type
+    from neuronasv.measure.backends.neuron import NeuronBackend, instance_type
+    from neuronasv.measure.fingerprint import host_id
     from neuronasv.measure.neuron_build import detect_neuron_build
 
     ctx = _Ctx(out_dir, workload, samples, detect_neuron_build())

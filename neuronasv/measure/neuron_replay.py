@@ -162,9 +162,9 @@ def _iterations(samples: list[_Sample], active: int | None, warnings: list[str])
 
 
 def _fingerprint(root: str, versions: Mapping[str, str]) -> dict[str, str]:
-    from neuronasv.measure.fingerprint import FINGERPRINT_KEYS, NEURON_CAPTURE_KEYS, NONE
+    from neuronasv.measure.fingerprint import FINGERPRINT_KEYS, NONE
 
-    fp = dict.fromkeys((*FINGERPRINT_KEYS, *NEURON_CAPTURE_KEYS), NONE)
+    fp = dict.fromkeys((*FINGERPRINT_KEYS, *NeuronBackend.fingerprint_extra_keys), NONE)
     fp["backend"] = NeuronBackend.name
     hosts = sorted(
         {

@@ -419,7 +419,7 @@ class ProfileOptions:
         canary: time the device-health canary just before and after the profiled cycles
             (:mod:`neuronasv.measure.canary`) into ``WorkloadProfile.canary``.
         peak: the roof for the fractions (:class:`neuronasv.measure.peaks.Peak`); default
-            :func:`neuronasv.measure.peaks.peak_for` this backend.
+            :func:`neuronasv.measure.backends.peak_for` this backend.
         per_step: every iteration of a cycle is a sample of its own
             (:mod:`neuronasv.measure.steps`): ``active`` samples for one cycle's start and
             stop. Backends whose device time may only exist for a whole cycle (Neuron)

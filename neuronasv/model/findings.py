@@ -50,6 +50,8 @@ Schema history (``FINDINGS_SCHEMA_VERSION``):
       throttling, canary) and ``Estimate.shift`` (the factor a single-run row's time was
       judged against). Both are left out when unset, so a version 4 document reads as
       one without a shift; version 4 is still read.
+      Additive, same version 5 (written only when set): ``RowState.instr_why`` (on an
+      ``unsteady`` instruction row, one line on where its two counts differed and why).
 """
 
 from __future__ import annotations
@@ -124,6 +126,13 @@ ShiftStatus = Literal["runner", "series", "none", "unknown"]
 SHIFT_STATUSES: tuple[str, ...] = get_args(ShiftStatus)
 
 
+#: A series' metric by its asv benchmark's method prefix (:attr:`SeriesId.metric`).
+_METRIC_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("devtime_", "devtime"),
+    ("instr_", "instructions"),
+)
+
+
 @dataclass(frozen=True)
 class SeriesId(Model):
     """Which series a finding is about.
@@ -148,14 +157,26 @@ class SeriesId(Model):
         return (self.workload, self.shape, self.dtype)
 
     @property
+    def metric(self) -> str | None:
+        """The metric the series measures: ``devtime`` or ``instructions``, by its asv
+        benchmark's method prefix (``devtime_op``, ``instr_op``); None for a benchmark of
+        neither (plain asv). The one place a series' metric is read from its name."""
+        method = self.benchmark.rpartition(".")[2]
+        return next((m for prefix, m in _METRIC_PREFIXES if method.startswith(prefix)), None)
+
+    @property
     def label(self) -> str:
-        """Human label: ``rmsnorm.naive 4x512 bfloat16 · aten::mul`` or ``bench(p1, p2)``."""
+        """Human label: ``rmsnorm.naive 4x512 bfloat16 · aten::mul`` or ``bench(p1, p2)``.
+
+        For people only: two series may share a label (an op named ``a · b``), and its
+        wording may change; what matches a series (rules, acknowledgements, bisect's
+        ``--series``) reads the fields (:mod:`neuronasv.analyse.patterns`)."""
         if self.workload is not None:
             parts = [self.workload, self.shape or "", self.dtype or ""]
             text = " ".join(p for p in parts if p)
             text = f"{text} · {self.op}" if self.op else text
             # The exact axis (instr_ series, docs/instructions.md) beside the device time.
-            return f"{text} (instructions)" if ".instr_" in self.benchmark else text
+            return f"{text} (instructions)" if self.metric == "instructions" else text
         return f"{self.benchmark}({', '.join(self.params)})" if self.params else self.benchmark
 
 

@@ -23,7 +23,6 @@ success, failure and Ctrl-C (:mod:`neuronasv.run.scratch`).
 from __future__ import annotations
 
 import datetime as _dt
-import fnmatch
 import logging
 import os
 import re
@@ -50,8 +49,8 @@ from neuronasv.analyse.bisect_budget import (
 )
 from neuronasv.analyse.culprits import culprit_of, explain, pull_from_subject
 from neuronasv.analyse.exact import is_exact
+from neuronasv.analyse.patterns import SeriesPattern, ambiguous_error, no_match_error
 from neuronasv.analyse.readings import reading_at, stored_readings
-from neuronasv.analyse.rules import series_names
 from neuronasv.errors import CaptureError, StoreError, UsageError
 from neuronasv.format import format_wall
 from neuronasv.log import indented
@@ -136,14 +135,11 @@ def _resolve(git: Git, ref: str, what: str) -> str:
     return full
 
 
-def match_series(history: History, machine: str, pattern: str) -> list[Series]:
-    """The series of ``machine`` whose label, benchmark or ``benchmark(params)`` matches."""
-    return [
-        s
-        for s in history.series
-        if s.machine == machine
-        and any(fnmatch.fnmatchcase(n, pattern) for n in series_names(s.series))
-    ]
+def match_series(history: History, machine: str, pattern: str | SeriesPattern) -> list[Series]:
+    """The series of ``machine`` that ``pattern`` names (:mod:`neuronasv.analyse.patterns`:
+    fields of the id, or the earlier form's glob over version-1 names), parsed once."""
+    pat = pattern if isinstance(pattern, SeriesPattern) else SeriesPattern.parse(pattern)
+    return [s for s in history.series if s.machine == machine and pat.matches(s.series)]
 
 
 def _pick(
@@ -159,13 +155,8 @@ def _pick(
         kind = "instruction count" if chosen == "instructions" else "device-time"
         raise UsageError(f"{pattern!r} matches no {kind} series on {machine!r}")
     if len(pool) > 1:
-        names = ", ".join(repr(s.series.label) for s in pool[:5])  # repr: inert, one line
-        raise UsageError(
-            f"{pattern!r} matches {len(pool)} series on {machine!r} ({names}"
-            f"{', ...' if len(pool) > 5 else ''}): give a pattern that names one",
-            hint="the label as `regressions` prints it, e.g. 'rmsnorm.naive 4x512 float32 ·"
-            " aten::mul (instructions)'",
-        )
+        where = f"on {machine!r}"
+        raise ambiguous_error(SeriesPattern.parse(pattern), [s.series for s in pool], where)
     return pool[0], chosen  # type: ignore[return-value]
 
 
@@ -464,6 +455,7 @@ def bisect_range(
             parent chain, a pattern that matches no series (or several).
         CaptureError: an end of the range could not be measured.
     """
+    pattern = SeriesPattern.parse(opts.pattern)  # a bad pattern: one line, before any work
     gw = git or Git(opts.repo)
     gw = gw.at(os.path.abspath(gw.toplevel()))
     good = _resolve(gw, opts.good, "GOOD")
@@ -473,7 +465,7 @@ def bisect_range(
     machine = _default_machine(results_dir, opts.machine)
     stage = _Stage(opts, gw, results_dir, machine)
     history = stage.load() if os.path.isdir(results_dir) else History(())
-    found = match_series(history, machine, opts.pattern)
+    found = match_series(history, machine, pattern)
     unstored = [c for c in (good, bad) if (machine, c) not in history.profiles]
     if not found and unstored:
         log.info(f"measuring the range's ends first ({len(unstored)} without stored results)")
@@ -486,17 +478,10 @@ def bisect_range(
         stage.run(unstored)
         stage.before = (tuple(unstored), time.monotonic() - t0)
         history = stage.load()
-        found = match_series(history, machine, opts.pattern)
+        found = match_series(history, machine, pattern)
     if not found:
-        total = sum(1 for s in history.series if s.machine == machine)
-        sample = ", ".join(repr(s.series.label) for s in history.series[:3] if s.machine == machine)
-        raise UsageError(
-            f"no series matches {opts.pattern!r} on {machine!r} ({total} series"
-            + (f", e.g. {sample}" if sample else "")
-            + ")",
-            hint="the pattern is matched against the label `regressions` prints, the asv"
-            " benchmark name and benchmark(params) (fnmatch: * and ?)",
-        )
+        mine = [s.series for s in history.series if s.machine == machine]
+        raise no_match_error(pattern, mine, f"on {machine!r}")
     series, axis = _pick(found, opts.pattern, machine, opts.axis)
     stage.bench = opts.bench or _bench_of(series.series)
     stage.extra_env = _narrow_env(series.series)

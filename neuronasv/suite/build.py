@@ -62,7 +62,6 @@ Environment variables (all optional; ``neuronasv run`` sets the first ones):
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import os
@@ -73,7 +72,7 @@ from typing import Any
 
 from neuronasv import env
 from neuronasv.keys import results_key
-from neuronasv.measure.backends import is_accelerator
+from neuronasv.measure.backends import detected_backend_name, is_accelerator
 from neuronasv.suite import feed
 from neuronasv.suite.declare import Declared, declared_classes, suite_call
 from neuronasv.suite.names import class_name
@@ -122,18 +121,16 @@ def import_backend_name() -> str:
     """The backend this process will profile on, guessed without importing torch.
 
     ``NEURONASV_BACKEND`` wins (``neuronasv run`` resolves ``auto`` itself and sets it);
-    otherwise Neuron when ``torch_neuronx`` is installed, CUDA when an NVIDIA device node
-    exists, else the CPU. Only the op lists and default shapes depend on this guess;
-    ``setup_cache`` resolves the real backend.
+    otherwise the preferred backend that looks installed, each judged by its own class
+    (:func:`neuronasv.measure.backends.detected_backend_name`: Neuron when
+    ``torch_neuronx`` is installed, CUDA when an NVIDIA device node exists, else the CPU).
+    Only the op lists and default shapes depend on this guess; ``setup_cache`` resolves
+    the real backend.
     """
     name = env.BACKEND.read().lower()
     if name != "auto":
         return name
-    if importlib.util.find_spec("torch_neuronx") is not None:
-        return "neuron"
-    if os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/nvidia0"):
-        return "cuda"
-    return "cpu"
+    return detected_backend_name()
 
 
 def load_ops(path: str) -> dict[str, dict[str, list[str]]]:

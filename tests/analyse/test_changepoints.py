@@ -5,6 +5,7 @@ from analyse_asvdata import neuronasv_run
 
 from neuronasv.analyse.acks import Acknowledgement
 from neuronasv.analyse.changepoints import CPSettings, detect, detect_history
+from neuronasv.analyse.patterns import SeriesPattern
 from neuronasv.model import FindingsDocument
 from neuronasv.store.history import load_history
 
@@ -53,7 +54,8 @@ def test_history_open_closed_and_env_change_named(tmp_path):
             fingerprint=fp,
         )
     h = load_history(rd)
-    doc = detect_history(h, acks=[Acknowledgement("*aten::add*", "00000028", "torch 2.13")])
+    ack = Acknowledgement(SeriesPattern.parse("*aten::add*"), "00000028", "torch 2.13")
+    doc = detect_history(h, acks=[ack])
     got = {(c.series.op, c.commit_after[:8], c.kind, c.open) for c in doc.change_points}
     assert ("aten::mul", "00000014", "regression", False) in got
     assert ("aten::mul", "0000001e", "improvement", False) in got

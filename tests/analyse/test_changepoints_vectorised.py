@@ -29,6 +29,7 @@ from neuronasv.analyse.changepoints import (
     detect_many,
 )
 from neuronasv.analyse.edivisive import window_candidates
+from neuronasv.analyse.patterns import SeriesPattern
 from neuronasv.model import History, Point, Series, SeriesId, WorkloadProfile
 from neuronasv.model.instructions import InstructionCounts
 from neuronasv.store.history import load_history
@@ -184,7 +185,7 @@ def _instr_history(rng: np.random.Generator) -> History:
 
 def _same_documents(history: History, settings: CPSettings | None = None) -> int:
     settings = settings or CPSettings()
-    acks = [Acknowledgement("*aten::add*", "*", "expected")]
+    acks = [Acknowledgement(SeriesPattern.parse("*aten::add*"), "*", "expected")]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         old = ref.detect_history(history, settings=settings, acks=acks, created="t")

@@ -11,6 +11,7 @@ from neuronasv.analyse import stats
 from neuronasv.analyse.acks import Acknowledgement
 from neuronasv.analyse.attribution import attribute
 from neuronasv.analyse.pairwise import PairInput, Settings, compare, judge
+from neuronasv.analyse.patterns import SeriesPattern
 from neuronasv.analyse.rules import Rule, RuleSet
 from neuronasv.errors import IncomparableError, UsageError
 from neuronasv.model import FindingsDocument, OpContribution, Point, SeriesId
@@ -187,7 +188,8 @@ def test_incomparable_refused_unless_forced_and_env_changes_listed(tmp_path):
 
 def test_acknowledged_finding_marked():
     h = load_history(os.path.join(DATA, "pr"))
-    acks = [Acknowledgement("rmsnorm.naive*", "5e6f", "expected: new epsilon handling")]
+    why = "expected: new epsilon handling"
+    acks = [Acknowledgement(SeriesPattern.parse("rmsnorm.naive*"), "5e6f", why)]
     doc = compare(h, BASE, HEAD, acks=acks, settings=Settings(resamples=200))
     regs = [f for f in doc.findings if verdict_of(f) == "regression"]
     assert regs and all(f.acknowledged == "expected: new epsilon handling" for f in regs)

@@ -203,3 +203,16 @@ def test_ack_takes_a_commit_of_the_repository_as_its_full_hash(
     assert main(["ack", "w*", "--commit", "0" * 40, "--reason", "r", "--force"]) == 0
     assert main(["ack", "w*", "--commit", "--help", "--reason", "r"]) == 2
     assert main(["ack", "v*", "--commit", "*", "--reason", "any commit"]) == 0
+    # Issue 40: the field form is stored as such (the file becomes version 2); a bad one is
+    # one line, exit 2, and nothing is written.
+    assert main(["ack", "workload=w op=aten::mul", "--commit", "*", "--reason", "fields"]) == 0
+    doc = json.loads(Path(".neuronasv/acknowledgements.json").read_text(encoding="utf-8"))
+    assert doc["schema_version"] == 2
+    assert doc["acknowledgements"][-1]["series"] == "workload=w op=aten::mul"
+    assert [a.pattern.structured for a in load_acks(".neuronasv/acknowledgements.json")] == [
+        False, False, False, True
+    ]  # fmt: skip
+    capsys.readouterr()
+    assert main(["ack", "workload=w opp=x", "--commit", "*", "--reason", "r"]) == 2
+    assert "did you mean op=?" in capsys.readouterr().err
+    assert len(load_acks(".neuronasv/acknowledgements.json")) == 4

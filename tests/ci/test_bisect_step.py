@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from neuronasv.ci.bisect_step import bisect_args, fnmatch_literal, plan_ranges
+from neuronasv.ci.bisect_step import bisect_args, plan_ranges
 from neuronasv.model import ChangePoint, SeriesId
 from neuronasv.model.culprit import Culprit
 from neuronasv.store.git import Git
@@ -59,11 +58,35 @@ def test_ranges_with_unmeasured_commits_one_search_each_exact_first(tmp_path: Pa
     assert plan_ranges([done], Git(str(tmp_path / "repo")), str(tmp_path / "results")) == []
 
 
-def test_the_pattern_names_exactly_the_label() -> None:
-    label = "w 4x4 float32 · aten::mul [x]* (instructions)?"
-    pat = fnmatch_literal(label)
-    assert fnmatch.fnmatchcase(label, pat)
-    assert not fnmatch.fnmatchcase(label.replace("[x]", "x"), pat)
+def test_the_search_names_the_change_points_series_by_its_id_not_its_label(
+    tmp_path: Path,
+) -> None:
+    """The step's round trip, SeriesId → ``--series`` → the series bisected, with no label
+    on the way: an op named ``x (instructions)`` and the instruction count of op ``x`` share
+    a label, and the search of each names that one (the command line it says, through the
+    command's own parser, and the options it runs in process)."""
+    from neuronasv.ci.bisect_step import bisect_options
+    from neuronasv.cli import build_parser
+    from neuronasv.commands.bisect import options
+    from neuronasv.model.history import History, Series
+    from neuronasv.run.bisect import match_series
+
+    a, b = "a" * 40, "b" * 40
+    timed = SeriesId("d.W.devtime_op", ("'4x4'", "'float32'", "'x (instructions)'"), "w",
+                     "4x4", "float32", "x (instructions)")  # fmt: skip
+    counted = SeriesId("d.W.instr_op", ("'4x4'", "'float32'", "'x'"), "w", "4x4", "float32", "x")
+    star = SeriesId("d.W.devtime_op", ("'4x4'", "'float32'", "'a*[b]?'"), "w", "4x4",
+                    "float32", "a*[b]?")  # fmt: skip
+    assert timed.label == counted.label
+    history = History(tuple(Series("m", "py", s, "seconds", ()) for s in (timed, counted, star)))
+    where = {"repo": str(tmp_path), "results_dir": "h", "backend": "cpu", "minutes": 5.0}
+    for sid, unit in ((timed, "seconds"), (counted, "instructions"), (star, "seconds")):
+        cp = ChangePoint(sid, "m", a, b, 3, 1.0, 1.2, 1.2, 0.0001, unit, "regression", open=True)
+        said = bisect_args(cp, **where)  # type: ignore[arg-type]
+        run = bisect_options(cp, **where)  # type: ignore[arg-type]
+        assert options(build_parser("bisect").parse_args(said)).pattern == run.pattern
+        assert [s.series for s in match_series(history, "m", run.pattern)] == [sid]
+        assert sid.label not in said  # the label is for people: never the argument
 
 
 def test_a_time_search_is_sized_for_the_step_the_change_point_showed_within_the_minutes() -> None:

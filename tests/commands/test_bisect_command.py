@@ -77,6 +77,14 @@ def test_work_axis_names_the_culprit_from_stored_results(repo, capfd) -> None:
     assert rec.result.measured == 0  # every reading was stored
 
 
+def test_the_field_form_names_the_series_as_the_label_did(repo, capfd) -> None:
+    path, shas = repo
+    fields = "workload=w shape=4x4 dtype=float32 op=aten::mul"
+    assert _run(path, shas[0], shas[-1], "--series", fields, "--axis", "work") == 0
+    first = capfd.readouterr().out.splitlines()[0]
+    assert first == f"{PATTERN} on {MACHINE}: culprit {shas[7][:12]} “change 7 (#77)” (PR #77)"
+
+
 def test_json_output_and_regressions_names_the_culprit(repo, capfd, tmp_path) -> None:
     path, shas = repo
     out = tmp_path / "b.json"
@@ -100,6 +108,11 @@ def test_json_output_and_regressions_names_the_culprit(repo, capfd, tmp_path) ->
         (["HEAD~3", "HEAD~3", "--series", PATTERN], 2, "the same commit"),
         (["HEAD~3", "HEAD", "--series", "no such series"], 2, "no series matches"),
         (["HEAD~3", "HEAD", "--series", "w 4x4 float32*"], 2, "matches 3 series"),
+        (["HEAD~3", "HEAD", "--series", "workload=w op=?*"], 2,
+         "(workload=w shape=4x4 dtype=float32 op=aten::add)"),
+        (["HEAD~3", "HEAD", "--series", "workload=w opp=aten::mul"], 2, "did you mean op=?"),
+        (["HEAD~3", "HEAD", "--series", "workload=w op=aten::mull"], 2,
+         "nearest: 'w 4x4 float32 · aten::mul' (workload=w"),
         (["HEAD~3", "HEAD", "--series", PATTERN, "--axis", "work"], 12, "no change between"),
         (["HEAD~3", "HEAD", "--series", PATTERN, "--rounds", "5", "--max-rounds", "4"], 2,
          "--max-rounds must be at least --rounds"),

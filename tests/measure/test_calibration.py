@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from neuronasv.errors import CalibrationRefused, CorruptResultsError, SchemaVersionError
-from neuronasv.measure.backends import CpuBackend
+from neuronasv.measure.backends.cpu import CpuBackend
 from neuronasv.measure.calibration import MAX_BYTES, calibrate, read_calibration, shown
 from tests.measure.test_peaks import fake_measure
 

@@ -8,13 +8,9 @@ from typing import Any
 import pytest
 
 from neuronasv.measure.backends import get_backend
+from neuronasv.measure.backends.cuda import CudaBackend, nvml_state
 from neuronasv.measure.canary import CanaryRun
-from neuronasv.measure.device_state import (
-    collect_device_state,
-    cpu_state,
-    host_reading,
-    nvml_state,
-)
+from neuronasv.measure.device_state import collect_device_state, cpu_state, host_reading
 from neuronasv.model.sidecar import MachineReading
 
 
@@ -106,14 +102,14 @@ def test_canary_reading_carries_start_and_end_state(monkeypatch: pytest.MonkeyPa
         "end.throttle_reasons": "x",
     }
 
-    def boom(backend: str) -> dict[str, str]:
+    def boom(backend: object) -> dict[str, str]:
         raise RuntimeError("nvml exploded")
 
     run = CanaryRun(get_backend("cpu"), repeats=1, state=boom)
     run.start()
     assert run.finish().device_state["end.error"] == "RuntimeError: nvml exploded"
     monkeypatch.setenv("NEURONASV_NO_DEVICE_STATE", "1")
-    assert collect_device_state("cpu") == {}
+    assert collect_device_state(get_backend("cpu")) == {}
 
 
 def test_host_reading_prefers_cpufreq_and_falls_back_to_cpuinfo(tmp_path: Any) -> None:
@@ -136,3 +132,22 @@ def test_host_reading_prefers_cpufreq_and_falls_back_to_cpuinfo(tmp_path: Any) -
     assert host_reading(str(tmp_path / "nowhere")) == MachineReading()
     here = host_reading()  # this machine's own /proc
     assert here.load_1m is not None and here.cpus >= 1
+
+
+def test_each_backend_reads_its_own_state(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The state is the backend's (its file): CUDA's through NVML (a stand-in ``pynvml``
+    here, no GPU), the CPU's from the host, Neuron's none per reading."""
+    from neuronasv.measure.backends import cuda
+    from neuronasv.measure.backends.neuron import NeuronBackend
+
+    monkeypatch.delenv("NEURONASV_NO_DEVICE_STATE", raising=False)
+    asked: list[int | None] = []  # torch.cuda is not touched (on a GPU it writes into HOME)
+    monkeypatch.setattr(cuda, "_cuda_pci_bus_id", lambda i: asked.append(i) or "0:65:0.0")
+    nv = _pynvml()
+    got = CudaBackend(index=1).device_state(importer=lambda name: nv)
+    assert got["nvml"] == "ok" and got["throttle_reasons"] == "sw_power_cap,hw_thermal_slowdown"
+    assert asked == [1] and "bus 0:65:0.0" in nv.calls  # type: ignore[attr-defined]
+    CudaBackend().device_state(importer=lambda name: _pynvml())
+    assert asked == [1, None]  # device "cuda": the current device
+    assert "loadavg_1m" in collect_device_state(get_backend("cpu"))
+    assert collect_device_state(NeuronBackend()) == {}

@@ -7,7 +7,7 @@ import torch
 
 from neuronasv.errors import UsageError
 from neuronasv.measure import workloads
-from neuronasv.measure.backends import CpuBackend
+from neuronasv.measure.backends.cpu import CpuBackend
 from neuronasv.measure.workloads import Workload, parse_dtype, parse_shape
 
 

@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 
 from neuronasv.errors import CorruptResultsError, UsageError
-from neuronasv.measure import peaks as P
-from neuronasv.measure.backends import CpuBackend, CudaBackend, NeuronBackend
+from neuronasv.measure import backends as P
+from neuronasv.measure.backends import PEAKS, parse_peak_override
+from neuronasv.measure.backends.cpu import CpuBackend
+from neuronasv.measure.backends.cuda import CudaBackend
+from neuronasv.measure.backends.neuron import NeuronBackend, neuroncore_peak
 from neuronasv.measure.calibration import calibrate, read_calibration
-from neuronasv.measure.peaks import PEAKS, neuroncore_peak, parse_peak_override
 from neuronasv.model.calibration import RoofReading
 
 

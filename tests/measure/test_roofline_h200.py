@@ -5,7 +5,7 @@
 trimmed to name, recorded input shapes, concrete inputs and self device time (µs). torch
 records no input dtypes on these events, so tensors take the workload's dtype (bf16), as in
 the real capture pass. The H200 roof is the datasheet's (4.8 TB/s HBM3e, 989.5 TFLOP/s
-dense bf16; :data:`neuronasv.measure.peaks.PEAKS`).
+dense bf16; :data:`neuronasv.measure.backends.PEAKS`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pytest
 
 from neuronasv.measure import fractions as FR
 from neuronasv.measure import roofline as R
-from neuronasv.measure.peaks import PEAKS
+from neuronasv.measure.backends import PEAKS
 from neuronasv.measure.profiling import normalize_op_name
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "h200"

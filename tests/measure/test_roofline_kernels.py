@@ -12,7 +12,8 @@ import pytest
 
 from neuronasv.measure import fractions as FR
 from neuronasv.measure import roofline as R
-from neuronasv.measure.peaks import PEAKS, Peak
+from neuronasv.measure.backends import PEAKS
+from neuronasv.measure.peaks import Peak
 from neuronasv.model.profile import OpProfile, WorkloadProfile
 
 BF = "c10::BFloat16"

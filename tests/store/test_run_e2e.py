@@ -85,7 +85,7 @@ def two_commit_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object
 
     # The machine's roof, as `doctor --calibrate` stores it: a calibration on this shared
     # machine is refused under load (measure/cpu_roof), and the fractions would come and go.
-    from neuronasv.measure.backends import CpuBackend
+    from neuronasv.measure.backends.cpu import CpuBackend
     from neuronasv.measure.calibration import calibrate
     from tests.measure.test_peaks import fake_measure
 

@@ -1,4 +1,13 @@
-"""What every backend tells the profiler: device, activities, sync, profiler config."""
+"""What a backend is: everything that differs by backend, asked of its class.
+
+A backend's knowledge is its one file in this package (``cpu.py``, ``cuda.py``,
+``neuron.py``): how the profiler sees its device (activities, sync, profiler config), its
+canary kernel, its fingerprint probes, whether it looks installed without importing torch,
+its roof (datasheet entries and the key a fingerprint maps to), its device state. The
+package finds the backends by subclass (:mod:`neuronasv.measure.backends`); nothing outside
+it compares a backend's name, keeps a table keyed by it or checks a backend's class
+(``tests/test_backend_knowledge.py``).
+"""
 
 from __future__ import annotations
 
@@ -6,17 +15,21 @@ import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from torch.profiler import ProfilerActivity
 
+    from neuronasv.measure.canary import CanaryKernel
     from neuronasv.measure.peaks import Peak
 
-__all__ = ["Backend", "TraceHook"]
+__all__ = ["Backend", "Runner", "TraceHook"]
 
 #: ``on_trace_ready`` callable: receives the ``torch.profiler.profile`` object.
 TraceHook = Callable[[Any], None]
+#: Runs a command for a fingerprint probe: its first stdout line, or None (missing tool,
+#: error, timeout); :func:`neuronasv.measure.fingerprint.first_line` by default.
+Runner = Callable[[list[str]], str | None]
 
 
 class Backend(ABC):
@@ -41,13 +54,19 @@ class Backend(ABC):
             accelerator's round-to-round noise is mostly the median's sampling error).
         device_time_note: what "device time" is here, said beside the backend's name in a
             comment ("" = the device's own clock, nothing to say).
-        device_state_source: where :mod:`neuronasv.measure.device_state` reads the state
-            worth recording: ``"host"`` (governor, turbo), ``"nvml"``, or ``""`` (none).
+        auto_order: its place in ``--backend auto``'s order of preference (lower first):
+            Neuron, then CUDA, then the CPU (always available).
         runs_nki: NKI kernels run here (Trainium).
         device_time_origin: where an accelerator's device time comes from, in the words
             ``neuronasv profile`` prints.
         replays_captures: ``neuronasv profile --from-capture`` reads this backend's
             capture folders offline.
+        compile_backend: the ``torch.compile`` backend on this device.
+        canary_kernel: the device-health canary's kernel here
+            (:mod:`neuronasv.measure.canary`); None: no canary.
+        datasheet: the published roofs of this backend's devices, by table key
+            (``NEURONASV_PEAK=<key>`` names one; :func:`roof_key` maps a fingerprint to one).
+        fingerprint_extra_keys: fingerprint keys only this backend's fingerprint has.
     """
 
     name: str = ""
@@ -60,10 +79,26 @@ class Backend(ABC):
     counts_instructions: bool = False
     default_samples: int = 30
     device_time_note: str = ""
-    device_state_source: str = ""
+    auto_order: ClassVar[int] = 50
     runs_nki: bool = False
     device_time_origin: str = "the profiler's device activity"
     replays_captures: bool = False
+    compile_backend: ClassVar[str] = "inductor"
+    canary_kernel: ClassVar[CanaryKernel | None] = None
+    datasheet: ClassVar[Mapping[str, Peak]] = {}
+    fingerprint_extra_keys: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def detected_without_torch(cls) -> bool:
+        """This backend's runtime looks installed here, judged without importing torch
+        (the asv suite's import guesses its backend this way; ``setup_cache`` resolves
+        the real one). False by default."""
+        return False
+
+    @classmethod
+    def uses_device(cls, device: str) -> bool:
+        """``device`` (a torch device string, ``cuda:1``) is this backend's device type."""
+        return device.partition(":")[0] == cls.device.partition(":")[0]
 
     @abstractmethod
     def activities(self) -> list[ProfilerActivity]:
@@ -89,13 +124,44 @@ class Backend(ABC):
         """
         return contextlib.nullcontext()
 
+    @classmethod
+    def roof_key(cls, fingerprint: Mapping[str, str]) -> str | None:
+        """The key of the device a fingerprint names (a :attr:`datasheet` key, or a chip
+        such as ``trn2``); None when it names none this backend knows."""
+        return None
+
+    @classmethod
+    def named_roof(cls, key: str) -> Peak | None:
+        """The roof ``NEURONASV_PEAK=<key>`` names among this backend's (None: not one)."""
+        return cls.datasheet.get(key)
+
+    @classmethod
+    def roof_aliases(cls) -> tuple[str, ...]:
+        """Names :meth:`named_roof` takes beside the :attr:`datasheet` keys."""
+        return ()
+
     def roof(
         self, fingerprint: Mapping[str, str], *, env: Mapping[str, str], calibration: Peak | None
     ) -> Peak | None:
         """The roof of "of peak" here (:mod:`neuronasv.measure.peaks`), None when unknown:
         then no view shows a fraction. ``calibration`` is the machine's calibrated roof for
-        a backend that has one (:attr:`roof_is_calibrated`)."""
-        return None
+        a backend that has one (:attr:`roof_is_calibrated`). By default the datasheet's
+        entry of the fingerprint's device (:meth:`roof_key`)."""
+        key = self.roof_key(fingerprint)
+        return self.datasheet.get(key) if key else None
+
+    def fingerprint_fields(self, common: Mapping[str, str], *, run: Runner) -> dict[str, str]:
+        """This backend's probes for the environment fingerprint
+        (:func:`neuronasv.measure.fingerprint.collect_fingerprint`): the fields it sets
+        over the ``common`` ones every backend has (driver, device model, ...), and its
+        :attr:`fingerprint_extra_keys`. ``run`` runs a probe's command."""
+        return {}
+
+    def device_state(self) -> dict[str, str]:
+        """The device's state now, around a canary reading (clocks, throttling, load: what
+        explains a slow device); string values, absent keys when unknown. Empty by default
+        (:mod:`neuronasv.measure.device_state`)."""
+        return {}
 
     @abstractmethod
     def describe(self) -> dict[str, str]:

@@ -9,7 +9,9 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from neuronasv import env
-from neuronasv.measure.backends.base import Backend
+from neuronasv.measure.backends.base import Backend, Runner
+from neuronasv.measure.canary import CanaryKernel
+from neuronasv.measure.device_state import cpu_state
 
 if TYPE_CHECKING:
     from torch.profiler import ProfilerActivity
@@ -44,7 +46,23 @@ class CpuBackend(Backend):
     counts_instructions = True
     default_samples = 10
     device_time_note = "device time = CPU self time"
-    device_state_source = "host"
+    #: Last for ``auto``: always available.
+    auto_order = 90
+    #: Sized so one call takes ~1-10 ms (:mod:`neuronasv.measure.canary`).
+    canary_kernel = CanaryKernel(matmul_n=256, copy_mib=16, dtype="float32")
+
+    @classmethod
+    def detected_without_torch(cls) -> bool:
+        return True
+
+    def fingerprint_fields(self, common: Mapping[str, str], *, run: Runner) -> dict[str, str]:
+        """The CPU is the device: its model is the device model."""
+        return {"device_model": common["cpu_model"]}
+
+    def device_state(self) -> dict[str, str]:
+        """The host's load and CPU 0's clock (:func:`~neuronasv.measure.device_state.cpu_state`):
+        on a shared runner they explain most slow runs."""
+        return cpu_state()
 
     def compile_skip_reason(self) -> str | None:
         """Inductor needs a C++ compiler on the CPU."""

@@ -31,6 +31,14 @@ source; a capture with none is a CaptureError listing the sources tried.
 ``neff_cache_dir`` (documented) makes the NEFFs land beside the NTFFs, so Neuron Explorer
 can open the trace folder. Files land in ``DIR/<instance-id>_pid_<pid>/<timestamp>/``.
 
+Also here, as everything Neuron-specific: the Trainium datasheet roofs and one logical
+NeuronCore's share of them (the chip a fingerprint names: :func:`neuron_chip`), the
+canary's kernel, the fingerprint's probes (driver, runtime, NKI, the tool and trace
+versions), and how the device looks present without importing torch. Device state: nothing
+is queried per reading (neuron-monitor is a daemon, not a query); the device profile of the
+cycles just measured carries the throttle fields and the tool and trace versions, which the
+canary adds to its end state as ``end.neuron.<field>`` (:meth:`NeuronBackend.measured_state`).
+
 torch_neuronx is never a dependency. Nothing here is verified on Trainium hardware from
 this repository's CI; the configuration logic is tested with stand-in modules
 (``@pytest.mark.standin``), and ``neuronasv doctor --neuron-check`` checks every assumption on a
@@ -40,30 +48,39 @@ real host.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import logging
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from neuronasv import env
 from neuronasv.errors import BackendUnavailable, UsageError
-from neuronasv.measure.backends.base import Backend
+from neuronasv.measure.backends.base import Backend, Runner
+from neuronasv.measure.canary import CanaryKernel
 from neuronasv.measure.neuron_build import NATIVE_HINT, detect_neuron_build, what_is_needed
-from neuronasv.measure.peaks import PEAKS, Peak, neuroncore_peak
+from neuronasv.measure.peaks import Peak, published_peak
 
 if TYPE_CHECKING:
     from torch.profiler import ProfilerActivity
 
 __all__ = [
+    "CAPTURE_KEYS",
+    "DATASHEET",
     "DEFAULT_MODES",
     "INSTALL_HINT",
     "MODES_ENV",
     "NeuronBackend",
     "build_neuron_config",
     "import_neuron_profiling",
+    "instance_type",
     "neuron_chip",
+    "neuron_driver",
+    "neuron_runtime",
+    "neuroncore_peak",
 ]
 
 #: Profile modes used unless configured otherwise (names of ``ProfileMode`` members).
@@ -75,6 +92,103 @@ MODES_ENV = env.NEURON_MODES.name
 INSTALL_HINT = NATIVE_HINT
 
 log = logging.getLogger(__name__)
+
+_TRN1_SRC = (
+    "AWS Neuron docs, Trainium Architecture "
+    "(awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/neuron-hardware/"
+    "trainium.html): "
+    "2 NeuronCore-v2 per chip, 190 FP16/BF16 TFLOPS, 47.5 FP32 TFLOPS, 820 GB/s HBM"
+)
+_TRN2_SRC = (
+    "AWS Neuron docs, Trainium2 Architecture "
+    "(awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/neuron-hardware/"
+    "trainium2.html): "
+    "8 NeuronCore-v3 per chip, 667 BF16/FP16 TFLOPS, 181 FP32 TFLOPS, 2.9 TB/s HBM"
+)
+
+#: Whole-chip published peaks (dense), keyed by chip. The neuron backend's roof is one
+#: logical NeuronCore's share (:func:`neuroncore_peak`); the whole-chip entries stay for
+#: people who profile a whole chip (``NEURONASV_PEAK=trn2``).
+DATASHEET: dict[str, Peak] = {
+    "trn1": published_peak("trn1", 820, 190, 47.5, _TRN1_SRC),
+    "trn2": published_peak("trn2", 2900, 667, 181, _TRN2_SRC),
+}
+
+# Physical NeuronCores per chip, and the default logical-NeuronCore size (LNC): Trn2
+# defaults to LNC=2 (two physical cores act as one logical core), Trn1 has no LNC.
+_NEURON_CORES = {"trn1": (2, 1), "trn2": (8, 2)}
+
+#: Fingerprint keys only the neuron backend's fingerprint has (the tool and the trace it
+#: reads): ``neuron_explorer`` (the tool's ``--version``), ``ntff_version``,
+#: ``neuron_profile_runtime`` and ``neuron_compiler`` (the last device profile's
+#: Metadata; ``none`` before a capture, e.g. in ``neuronasv run``'s fingerprint, which is
+#: taken before the suite runs — each profile's canary state carries them,
+#: ``end.neuron.*``): tool/trace skew shows as a changed value, not a crash.
+CAPTURE_KEYS: tuple[str, ...] = (
+    "neuron_explorer",
+    "ntff_version",
+    "neuron_profile_runtime",
+    "neuron_compiler",
+)
+
+
+def neuroncore_peak(chip: str, lnc: int | None = None) -> Peak:
+    """The share of a Trainium chip's peak that one logical NeuronCore can reach.
+
+    Trainium is profiled one NeuronCore at a time (``capture_enabled_for_nc="0"`` and a
+    workload on device ``neuron`` runs on one logical NeuronCore), so the chip's figures
+    divided by the number of (logical) NeuronCores are the roof a single-core workload can
+    actually reach.
+
+    Args:
+        chip: ``"trn1"`` or ``"trn2"``.
+        lnc: logical NeuronCore size (physical cores per logical core); default is the
+            chip's default (Trn1: 1, Trn2: 2). Read it from ``NEURON_LOGICAL_NC_CONFIG``
+            when set.
+
+    Returns:
+        A :class:`Peak` named e.g. ``"trn2/nc (lnc=2)"``.
+    """
+    if chip not in _NEURON_CORES:
+        raise UsageError(f"unknown Trainium chip {chip!r}; known: {', '.join(_NEURON_CORES)}")
+    cores, default_lnc = _NEURON_CORES[chip]
+    lnc = default_lnc if lnc is None else lnc
+    if lnc < 1 or lnc > cores:
+        raise UsageError(f"logical NeuronCore size {lnc} out of range 1..{cores} for {chip}")
+    share = lnc / cores
+    whole = DATASHEET[chip]
+    return Peak(
+        name=f"{chip}/nc (lnc={lnc})",
+        memory_bytes_per_s=whole.memory_bytes_per_s * share,
+        flops_per_s={k: v * share for k, v in whole.flops_per_s.items()},
+        source=whole.source + f"; one logical NeuronCore = {lnc}/{cores} of the chip",
+    )
+
+
+def instance_type() -> str | None:
+    """The EC2 instance type (Trainium hosts expose it as the DMI product name); None
+    when unreadable."""
+    try:
+        text = Path("/sys/devices/virtual/dmi/id/product_name").read_text().strip()
+    except OSError:
+        return None
+    return text or None
+
+
+def neuron_driver() -> str | None:
+    """The Neuron kernel driver's version (``/sys/module/neuron/version``), None without."""
+    try:
+        text = Path("/sys/module/neuron/version").read_text().strip()
+    except OSError:
+        return None
+    return text or None
+
+
+def neuron_runtime(run: Runner) -> str | None:
+    """Neuron runtime version from the OS package (Debian/Ubuntu, then RPM)."""
+    return run(["dpkg-query", "-W", "-f=${Version}", "aws-neuronx-runtime-lib"]) or run(
+        ["rpm", "-q", "--qf", "%{VERSION}", "aws-neuronx-runtime-lib"]
+    )
 
 
 def neuron_chip(fingerprint: Mapping[str, str]) -> str | None:
@@ -229,6 +343,15 @@ class NeuronBackend(Backend):
         "the Neuron device profile (neuron-explorer on each NTFF), else key_averages()"
     )
     replays_captures = True
+    auto_order = 10
+    canary_kernel = CanaryKernel(matmul_n=2048, copy_mib=256, dtype="bfloat16")
+    datasheet = DATASHEET
+    fingerprint_extra_keys = CAPTURE_KEYS
+
+    @classmethod
+    def detected_without_torch(cls) -> bool:
+        """``torch_neuronx`` is installed (found, not imported)."""
+        return importlib.util.find_spec("torch_neuronx") is not None
 
     def __init__(
         self,
@@ -442,13 +565,47 @@ class NeuronBackend(Backend):
             return {}
         return {**self.last_capture.state, **self.last_capture.versions}
 
+    @classmethod
+    def roof_key(cls, fingerprint: Mapping[str, str]) -> str | None:
+        """The Trainium generation the fingerprint names (:func:`neuron_chip`)."""
+        return neuron_chip(fingerprint)
+
+    @classmethod
+    def named_roof(cls, key: str) -> Peak | None:
+        """A chip's entry (``trn2``), or one NeuronCore's share of it (``trn2/nc``)."""
+        if key.endswith("/nc") and key[:-3] in _NEURON_CORES:
+            return neuroncore_peak(key[:-3])
+        return cls.datasheet.get(key)
+
+    @classmethod
+    def roof_aliases(cls) -> tuple[str, ...]:
+        return tuple(f"{chip}/nc" for chip in _NEURON_CORES)
+
+    def fingerprint_fields(self, common: Mapping[str, str], *, run: Runner) -> dict[str, str]:
+        """torch-neuronx as the backend found it, the kernel driver, the instance type as
+        the device model, the runtime library (OS package), NKI, and the tool and trace
+        versions (:data:`CAPTURE_KEYS`)."""
+        from neuronasv.measure.fingerprint import dist_version
+
+        described = self.describe()
+        fields = {
+            "torch_neuronx": described.get("torch_neuronx", common["torch_neuronx"]),
+            "driver": neuron_driver() or "none",
+            "device_model": instance_type() or "neuron",
+            "neuron_runtime": neuron_runtime(run) or "none",
+            "nki": dist_version("nki"),
+            "torch_neuronx_flavour": described.get("torch_neuronx_flavour", "none"),
+        }
+        fields.update({key: described.get(key, "none") for key in CAPTURE_KEYS})
+        return fields
+
     def roof(
         self, fingerprint: Mapping[str, str], *, env: Mapping[str, str], calibration: Peak | None
     ) -> Peak | None:
         """One logical NeuronCore's share of the chip's datasheet roof (a profile captures
         NC 0); the logical size from ``NEURON_LOGICAL_NC_CONFIG``. None: not a Trainium."""
-        chip = neuron_chip(fingerprint)
-        if chip is None or chip not in PEAKS:
+        chip = self.roof_key(fingerprint)
+        if chip is None or chip not in self.datasheet:
             return None  # not a Trainium, or one without a datasheet roof here (trn3)
         lnc_text = env.get("NEURON_LOGICAL_NC_CONFIG", "")
         return neuroncore_peak(chip, int(lnc_text) if lnc_text.isdigit() else None)

@@ -11,8 +11,12 @@ __all__ = ["compile_backend", "compiled_skip_reason"]
 
 
 def compile_backend(device: str) -> str:
-    """``torch.compile`` backend for ``device``: ``neuron`` on Trainium, else inductor."""
-    return "neuron" if device.startswith("neuron") else "inductor"
+    """``torch.compile`` backend for ``device``: its backend's (``neuron`` on Trainium),
+    inductor for a device no backend claims."""
+    from neuronasv.measure.backends import backend_for_device
+
+    cls = backend_for_device(device)
+    return cls.compile_backend if cls is not None else "inductor"
 
 
 def compiled_skip_reason(backend: Backend) -> str | None:

@@ -130,7 +130,7 @@ def launch_lnc(env: dict[str, str] | None = None, instance_type: str | None = No
             raise ValueError(f"{LNC_ENV}={value} is not a supported LNC degree (1 or 2)")
         return value
     if instance_type is None:
-        from neuronasv.measure.fingerprint import instance_type as _dmi
+        from neuronasv.measure.backends.neuron import instance_type as _dmi
 
         instance_type = _dmi() or ""
     return 2 if instance_type.lower().startswith(("trn2", "trn3")) else 1

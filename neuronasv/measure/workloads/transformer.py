@@ -19,10 +19,11 @@ Shapes are ``BxSxH`` or ``BxSxHxNH`` (batch, sequence, hidden, attention heads; 
 count defaults to H/64 below H=1024 and H/128 from there, LLaMA's head size). The MLP's
 intermediate size follows LLaMA: 8/3·H rounded up to a multiple of 256 (H=4096 -> 11008).
 
-Two presets (:data:`PRESETS`): ``cpu`` keeps the default suite quick on a 2-core runner
-(1x128x256x4, float32 — bfloat16 matmul on CPUs without AVX512-BF16/AMX runs ~60x slower
-than float32 and would measure the fallback path, not the model), and ``accelerator`` at
-real model sizes in bfloat16 (hidden 4096/8192, sequence up to 8192).
+Two presets (:data:`PRESETS`, :func:`preset_for`): ``cpu`` (:data:`CPU_PRESET`) keeps the
+default suite quick on a 2-core runner (1x128x256x4, float32 — bfloat16 matmul on CPUs
+without AVX512-BF16/AMX runs ~60x slower than float32 and would measure the fallback path,
+not the model), and ``accelerator`` (:data:`ACCELERATOR_PRESET`) at real model sizes in
+bfloat16 (hidden 4096/8192, sequence up to 8192).
 
 Everything is seeded: inputs and weights are drawn in float32 on the CPU from an explicit
 generator, then cast and moved, so every backend and dtype sees the same values.
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
 
 
 __all__ = [
+    "ACCELERATOR_PRESET",
+    "CPU_PRESET",
     "EPS",
     "PRESETS",
     "ROPE_THETA",
@@ -56,6 +59,7 @@ __all__ = [
     "attention",
     "block_forward",
     "make_block",
+    "preset_for",
     "rmsnorm",
     "rope_tables",
     "swiglu_mlp",
@@ -123,21 +127,28 @@ class Preset:
     description: str
 
 
-#: ``cpu``: the default suite here; ``accelerator``: real model sizes (H100/H200, Trn1/2).
-PRESETS: dict[str, Preset] = {
-    "cpu": Preset(
-        "cpu",
-        ("1x128x256x4",),
-        "float32",
-        "tiny block for 2-core CI runners (bf16 matmul on such CPUs is a slow fallback)",
-    ),
-    "accelerator": Preset(
-        "accelerator",
-        ("1x2048x4096x32", "1x8192x4096x32", "1x4096x8192x64"),
-        "bfloat16",
-        "LLaMA-7B/70B-like widths (hidden 4096/8192), sequence up to 8192",
-    ),
-}
+#: The default suite here (the CPU).
+CPU_PRESET = Preset(
+    "cpu",
+    ("1x128x256x4",),
+    "float32",
+    "tiny block for 2-core CI runners (bf16 matmul on such CPUs is a slow fallback)",
+)
+#: Real model sizes (H100/H200, Trn1/2).
+ACCELERATOR_PRESET = Preset(
+    "accelerator",
+    ("1x2048x4096x32", "1x8192x4096x32", "1x4096x8192x64"),
+    "bfloat16",
+    "LLaMA-7B/70B-like widths (hidden 4096/8192), sequence up to 8192",
+)
+PRESETS: tuple[Preset, ...] = (CPU_PRESET, ACCELERATOR_PRESET)
+
+
+def preset_for(accelerator: bool) -> Preset:
+    """The preset of a backend: :data:`ACCELERATOR_PRESET` on an accelerator
+    (``Backend.accelerator``, :func:`neuronasv.measure.backends.is_accelerator`), else
+    :data:`CPU_PRESET`."""
+    return ACCELERATOR_PRESET if accelerator else CPU_PRESET
 
 
 # --- the model pieces (pure torch) ------------------------------------------------------
@@ -412,12 +423,12 @@ def _workload(name: str, description: str, build: Build, *, compiled: bool = Fal
         Workload(
             name=name,
             description=description,
-            default_shape=PRESETS["cpu"].shapes[0],
+            default_shape=CPU_PRESET.shapes[0],
             build_fn=build,
             compiled=compiled,
             tags=("transformer", "causal-attention"),  # roofline.CAUSAL_TAG
             skip_fn=compiled_skip_reason if compiled else None,
-            default_dtype=PRESETS["cpu"].dtype,
+            default_dtype=CPU_PRESET.dtype,
         )
     )
 

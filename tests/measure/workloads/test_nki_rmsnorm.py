@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from neuronasv.errors import BackendUnavailable
-from neuronasv.measure.backends import NeuronBackend, get_backend
+from neuronasv.measure.backends import get_backend
+from neuronasv.measure.backends.neuron import NeuronBackend
 from neuronasv.measure.profiling import profile_workload
 from neuronasv.measure.workloads import nki_rmsnorm as N
 

@@ -25,7 +25,7 @@ def test_every_transformer_workload_is_registered_with_the_tag() -> None:
         assert workloads.get(w.name) is w
         # "causal-attention": any attention it runs is causal (roofline.CAUSAL_TAG)
         assert w.tags == ("transformer", "causal-attention")
-        assert w.default_shape == T.PRESETS["cpu"].shapes[0]
+        assert w.default_shape == T.CPU_PRESET.shapes[0]
         assert w.compiled == w.name.endswith(".compiled")
 
 
@@ -114,12 +114,12 @@ def test_block_shape_parsing() -> None:
 
 
 def test_presets_name_real_model_sizes() -> None:
-    acc = T.PRESETS["accelerator"]
+    acc = T.ACCELERATOR_PRESET
     dims = [T.BlockShape.from_dims(workloads.parse_shape(s)) for s in acc.shapes]
     assert {d.hidden for d in dims} == {4096, 8192}
     assert max(d.seq for d in dims) == 8192
     assert acc.dtype == "bfloat16"
-    cpu = T.BlockShape.from_dims(workloads.parse_shape(T.PRESETS["cpu"].shapes[0]))
+    cpu = T.BlockShape.from_dims(workloads.parse_shape(T.CPU_PRESET.shapes[0]))
     assert (cpu.batch, cpu.seq, cpu.hidden, cpu.heads) == (1, 128, 256, 4)
 
 
