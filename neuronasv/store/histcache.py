@@ -65,7 +65,13 @@ import numpy as np
 
 from neuronasv.fileio import confined_path, read_regular, write_atomic
 from neuronasv.store.cachekey import CacheKey
-from neuronasv.store.columns import FileColumns, content_digest, decode_file, encode_file
+from neuronasv.store.columns import (
+    FileColumns,
+    content_digest,
+    decode_file,
+    decode_head,
+    encode_file,
+)
 from neuronasv.store.layout import sidecar_path
 
 __all__ = [
@@ -191,7 +197,7 @@ class ColumnsDiskCache:
             if len(raw) <= CacheKey.SIZE or not self.key.verify(mac, b"columns", head_raw,
                                                                  payload):  # fmt: skip
                 raise ValueError("not signed with this cache's key")
-            head = json.loads(head_raw)
+            head = decode_head(head_raw)
             if (
                 not isinstance(head, dict)
                 or head.get("format") != _FORMAT
