@@ -546,7 +546,7 @@ def _read_all(
         if err is not None or payload is None:
             errors[path] = err or f"{path}: unreadable"
             continue
-        fc = decode_file(payload)
+        fc = decode_file(payload, verified=True)  # this run's parser's bytes, never stored
         if layout is not None:
             layouts.add(fc.layout_id, layout)
         if cache is not None:
