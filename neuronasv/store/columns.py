@@ -13,7 +13,7 @@ float matrix per machine (series × commits):
 * the rows are parsed and checked by :meth:`AsvResultsReader.parse` exactly as the loader
   parses them (a file the loader cannot read is a load error here too, named the same);
 * the loader's rules when the files are put together: one results file per run
-  (:func:`neuronasv.store.history.one_file_per_run`), git's commit order, a series' identity
+  (:func:`neuronasv.store.runs.one_file_per_run`), git's commit order, a series' identity
   from the latest sidecar naming it where it has a value, the one unit decision, no
   value <= 0 for a time or memory series;
 * an optional per-file cache (:class:`ColumnsCache`, on disk
@@ -30,7 +30,7 @@ import itertools
 import json
 import logging
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -44,13 +44,15 @@ from neuronasv.gcpause import no_cyclic_gc
 from neuronasv.model import Point, RunSidecar, Series, SeriesId
 from neuronasv.store.asvresults import (
     AsvResultsReader,
+    Row,
     benchmark_units,
     quartile_index,
     result_paths,
     unit_for,
 )
 from neuronasv.store.git import Git
-from neuronasv.store.history import commits_in_order, one_file_per_run
+from neuronasv.store.matrices import check_positive, fill, mark_unstable, quartile
+from neuronasv.store.runs import commits_in_order, one_file_per_run
 
 __all__ = [
     "COLUMNS_FORMAT",
@@ -232,32 +234,8 @@ class ColumnsParser:
         # The op tables are validated as the loader validates them (a sidecar whose
         # tables are damaged is ignored, with the loader's warning; ~1 % of a parse)
         sc, smap, warning, sc_raw = reader.read_sidecar(path)
-        values: list[float] = []
-        failed: list[bool] = []
-        ckeys: list[int] = []
-        samples: list[tuple[float, ...]] | None = [] if self.points else None
-        for _b, combos, vals, smp, _ver, clean, ckey in rows:
-            ckeys.append(ckey)
-            if samples is not None:
-                samples += smp if smp is not None else [()] * len(combos)
-            if clean:
-                values += vals  # type: ignore[arg-type]
-                failed += [False] * len(combos)
-            else:
-                values += [float("nan") if v is None else v for v in vals]
-                failed += [v is None for v in vals]
-        memo = (tuple(ckeys), smap.key if smap is not None else -1)
-        got = self._layouts.get(memo)
-        if got is None:
-            layout: Layout = tuple(
-                (b, p, smap.get(b, p) if smap is not None else None)
-                for b, combos, *_rest in rows
-                for p in combos
-            )
-            got = (layout_id(layout), layout)
-            if len(self._layouts) > 64:
-                self._layouts.clear()
-            self._layouts[memo] = got
+        values, failed, samples = _flatten(rows, self.points)
+        got = self._layout(rows, smap)
         fc = FileColumns(
             path=path,
             machine=h.machine,
@@ -271,48 +249,50 @@ class ColumnsParser:
             unstable=_unstable(sc.profiles) if sc is not None else {},
             warnings=[warning] if warning else [],
             digest=content_digest(raw, sc_raw) if self.digests else "",
-            q25=_quartile(cells, i25, sizes),
-            q75=_quartile(cells, i75, sizes),
+            q25=quartile(cells, i25, sizes),
+            q75=quartile(cells, i75, sizes),
             traces=dict(sc.traces) if sc is not None else {},
         )
         if self.points:
             fc.samples, fc.sidecar, fc.asv_env = samples, sc, h.asv_env
         return fc, got[1]
 
+    def _layout(self, rows: list[Row], smap: Any) -> tuple[str, Layout]:
+        """A file's layout and its id, made once per distinct (rows' combinations, the
+        sidecar's series map): the reader's serials of both key the memo."""
+        memo = (tuple(r[6] for r in rows), smap.key if smap is not None else -1)
+        got = self._layouts.get(memo)
+        if got is None:
+            layout: Layout = tuple(
+                (b, p, smap.get(b, p) if smap is not None else None)
+                for b, combos, *_rest in rows
+                for p in combos
+            )
+            got = (layout_id(layout), layout)
+            if len(self._layouts) > 64:
+                self._layouts.clear()
+            self._layouts[memo] = got
+        return got
 
-# what a quartile cell may hold (str: the JSON decode's NaN/infinity markers, which
-# numpy reads as those floats)
-_PLAIN = {float, int, type(None), str}
 
-
-def _floats(cells: list[Any]) -> np.ndarray | None:
-    try:
-        out = np.array(cells, dtype=np.float64)
-    except (TypeError, ValueError):
-        return None
-    return out if out.shape == (len(cells),) else None
-
-
-def _quartile(rows: list[Any], at: int | None, sizes: list[int]) -> np.ndarray:
-    """One of asv's quartile columns over a file's rows, as float32: NaN where a row has
-    no such cell, or a cell that is not a list of ``n`` numbers (a quartile is drawn,
-    never judged: a bad one is left out, not an error)."""
-    n = sum(sizes)
-    if at is None:
-        return np.full(n, np.nan, dtype=np.float32)
-    flat: list[Any] = []
-    for row, k in zip(rows, sizes, strict=True):
-        cell = row[at] if len(row) > at else None
-        if isinstance(cell, list) and len(cell) == k and set(map(type, cell)) <= _PLAIN:
-            flat += cell
+def _flatten(
+    rows: list[Row], points: bool
+) -> tuple[list[float], list[bool], list[tuple[float, ...]] | None]:
+    """A file's parsed rows as one list of values (NaN for a failure), whether each
+    failed, and (``points``) each value's samples."""
+    values: list[float] = []
+    failed: list[bool] = []
+    samples: list[tuple[float, ...]] | None = [] if points else None
+    for _b, combos, vals, smp, _ver, clean, _ckey in rows:
+        if samples is not None:
+            samples += smp if smp is not None else [()] * len(combos)
+        if clean:
+            values += vals  # type: ignore[arg-type]
+            failed += [False] * len(combos)
         else:
-            flat += [None] * k
-    out = _floats(flat)
-    if out is None:  # a cell of text that is no number: that row's cells are NaN
-        parts = [np.full(k, np.nan) if (got := _floats(flat[i : i + k])) is None else got
-                 for i, k in zip(np.cumsum([0, *sizes[:-1]]).tolist(), sizes, strict=True)]
-        out = np.concatenate(parts) if parts else np.zeros(0)
-    return out.astype(np.float32)
+            values += [float("nan") if v is None else v for v in vals]
+            failed += [v is None for v in vals]
+    return values, failed, samples
 
 
 def _unstable(profiles: Iterable[Any]) -> Unstable:
@@ -717,8 +697,9 @@ def _machine(
     perm = np.empty(len(keys), dtype=np.int64)
     for new, k in enumerate(keys):
         perm[mr.rows[k]] = new
-    values, measured, anypoint, q25, q75 = _matrices(
-        files, mr, perm, ccol, (len(keys), len(commits))
+    rows = {lk: perm[p[0]] for lk, p in mr.placed.items()}  # per placement, in key order
+    values, measured, anypoint, q25, q75 = fill(
+        files, lambda f: rows[(f.env_name, f.layout_id)], ccol, (len(keys), len(commits))
     )
     series = [
         ColumnSeries(k[0], mr.ids[mr.rows[k]], unit_for(k[1], units, k[1] in mr.mapped))
@@ -728,10 +709,7 @@ def _machine(
         series = [s for s, ok in zip(series, anypoint.tolist(), strict=True) if ok]
         values, measured = values[anypoint], measured[anypoint]
         q25, q75 = q25[anypoint], q75[anypoint]
-    _check_positive(name, commits, series, values)
-    unstable = np.zeros(values.shape, dtype=bool)
-    if any(f.unstable for f in files):
-        _mark_unstable(files, ccol, series, unstable)
+    unstable = _checked(name, commits, series, values, files, ccol)
     sidecars = {f.commit: f.path for f in files if f.fingerprint is not None}  # last wins
     sidecars = {c: sidecars[c] for c in commits if c in sidecars}
     dates: dict[str, int] = {}
@@ -745,6 +723,25 @@ def _machine(
         name, commits, series, values, measured, unstable, sidecars,
         np.array([dates.get(c, 0) for c in commits], dtype=np.int64), q25, q75, traces,
     )  # fmt: skip
+
+
+def _checked(
+    name: str,
+    commits: list[str],
+    series: list[ColumnSeries],
+    values: np.ndarray,
+    files: list[FileColumns],
+    ccol: Mapping[str, int],
+) -> np.ndarray:
+    """The loader's rule on time and memory values (raises), then where an instruction
+    count was not deterministic."""
+    units = [s.unit for s in series]
+    check_positive(name, commits, [s.series.benchmark for s in series], units, values)
+    unstable = np.zeros(values.shape, dtype=bool)
+    if any(f.unstable for f in files):
+        exact = [(r, s.series) for r, s in enumerate(series) if s.unit == "instructions"]
+        mark_unstable(files, ccol, exact, unstable)
+    return unstable
 
 
 def machine_points(
@@ -795,91 +792,3 @@ def machine_points(
 
 
 _NONE = itertools.repeat(())
-
-
-def _matrices(
-    files: list[FileColumns],
-    mr: _MachineRows,
-    perm: np.ndarray,
-    ccol: Mapping[str, int],
-    shape: tuple[int, int],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(values, measured, anypoint, q25, q75)``: series x commits, each file's values in
-    its commit's column (later files win), where a value was measured, per row whether it
-    has a point anywhere (a row that is NaN, skipped, in every file is no series), and
-    asv's quartiles.
-
-    Filled commit by commit into (commits x series) arrays, one contiguous row per file,
-    then transposed once: writing each file's values down a column of a (series x commits)
-    matrix touches a cache line per value (this step took twice as long). A cell is
-    written by one file at most (one file per run, and a row is one environment's), so
-    "has a point" is read off the filled matrix, plus the rows of failed values.
-    """
-    n, m = shape
-    values_t = np.full((m, n), np.nan)
-    q25_t = np.full((m, n), np.nan, dtype=np.float32)
-    q75_t = np.full((m, n), np.nan, dtype=np.float32)
-    failed = np.zeros(n, dtype=bool)
-    rows: dict[tuple[str, str], np.ndarray] = {}  # per placement, its rows in key order
-    for f in files:
-        lk = (f.env_name, f.layout_id)
-        idx = rows.get(lk)
-        if idx is None:
-            idx = rows[lk] = perm[mr.index(f)]
-        j = ccol[f.commit]
-        values_t[j, idx] = f.values
-        q25_t[j, idx] = f.q25
-        q75_t[j, idx] = f.q75
-        if f.failed.any():
-            failed[idx[f.failed]] = True
-    values = np.ascontiguousarray(values_t.T)
-    del values_t
-    measured = ~np.isnan(values)
-    anypoint = measured.any(axis=1) | failed
-    q25, q75 = np.ascontiguousarray(q25_t.T), np.ascontiguousarray(q75_t.T)
-    return values, measured, anypoint, q25, q75
-
-
-def _check_positive(
-    machine: str, commits: Sequence[str], series: Sequence[ColumnSeries], values: np.ndarray
-) -> None:
-    """The loader's check: no value <= 0 in a time or memory series (the first such series
-    in key order, its first such commit, named as the loader names them)."""
-    timed = np.array([s.unit in ("seconds", "bytes") for s in series], dtype=bool)
-    if not timed.any():
-        return
-    with np.errstate(invalid="ignore"):
-        bad = (values <= 0.0) & timed[:, None]
-    if not bad.any():
-        return
-    r = int(np.flatnonzero(bad.any(axis=1))[0])
-    j = int(np.flatnonzero(bad[r])[0])
-    s = series[r]
-    raise CorruptResultsError(
-        f"results of {s.series.benchmark} on {machine} at {commits[j][:12]}: a value in"
-        f" {s.unit} must be > 0, got {float(values[r, j])!r}"
-    )
-
-
-def _mark_unstable(
-    files: Sequence[FileColumns],
-    ccol: Mapping[str, int],
-    series: Sequence[ColumnSeries],
-    out: np.ndarray,
-) -> None:
-    """Where an exact series' count was not counted twice alike (``exact.counted_twice_alike``
-    with the series' own identity: the resolved one, as the loader's ``Series`` has it)."""
-    exact = [(r, s.series) for r, s in enumerate(series) if s.unit == "instructions"]
-    # per commit, the last file with a sidecar (the loader keeps that file's profiles)
-    last: dict[str, FileColumns] = {}
-    for f in files:
-        if f.fingerprint is not None:
-            last[f.commit] = f
-    for f in last.values():
-        if not f.unstable:
-            continue
-        j = ccol[f.commit]
-        for r, sid in exact:
-            targets = f.unstable.get(sid.config)  # type: ignore[arg-type]
-            if targets is not None and (not targets or (sid.op or "total") in targets):
-                out[r, j] = True

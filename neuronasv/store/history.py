@@ -39,10 +39,9 @@ import os
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING
 
-from neuronasv.errors import CorruptResultsError, NeuronasvError, ResultsError, StoreError
+from neuronasv.errors import CorruptResultsError, NeuronasvError
 from neuronasv.gcpause import no_cyclic_gc
 from neuronasv.model import History, RunSidecar, Series
 from neuronasv.model.profile import WorkloadProfile
@@ -54,7 +53,8 @@ from neuronasv.store.asvresults import (
     result_paths,
 )
 from neuronasv.store.git import Git
-from neuronasv.store.layout import SIDECAR_SUFFIX, is_result_file_name, parse_result_name
+from neuronasv.store.layout import SIDECAR_SUFFIX, parse_result_name
+from neuronasv.store.runs import RunFile, commits_in_order, one_file_per_run
 
 if TYPE_CHECKING:
     from neuronasv.store.columns import FileColumns, Layouts
@@ -73,29 +73,6 @@ __all__ = [
     "resolve_commit",
     "sidecar_profiles",
 ]
-
-
-class RunFile(Protocol):
-    """What the folder-level rules read of a parsed results file (the loader's rows, or
-    ``store.columns``' arrays)."""
-
-    @property
-    def path(self) -> str: ...
-
-    @property
-    def machine(self) -> str: ...
-
-    @property
-    def commit(self) -> str: ...
-
-    @property
-    def env_name(self) -> str: ...
-
-    @property
-    def date(self) -> int | None: ...
-
-
-_F = TypeVar("_F", bound=RunFile)
 
 
 @dataclass(frozen=True)
@@ -263,29 +240,6 @@ def _read_files(
     return parsed
 
 
-def commits_in_order(
-    parsed: Sequence[RunFile],
-    repo: str | os.PathLike[str] | None,
-    git: Git | None,
-    errors: list[str],
-) -> list[str]:
-    """The commits of ``parsed`` in git's order; those git does not know last, by date."""
-    dates: dict[str, int] = {}
-    for rec in parsed:
-        if rec.date is not None:
-            dates[rec.commit] = min(dates.get(rec.commit, rec.date), rec.date)
-    all_commits = {rec.commit for rec in parsed}
-    ordered: list[str] = []
-    if repo is not None or git is not None:
-        gw = git or Git(os.fspath(repo))  # type: ignore[arg-type]
-        try:
-            ordered = gw.commit_order(all_commits)
-        except StoreError as exc:
-            errors.append(f"commit order: {exc}; falling back to asv commit dates")
-    rest = sorted(all_commits - set(ordered), key=lambda c: (dates.get(c, 0), c))
-    return ordered + rest
-
-
 @dataclass
 class _RunInfo:
     """Per ``(machine, commit)`` what its files say beside the values: the sidecar's
@@ -376,52 +330,6 @@ def _merge_asv_env(into: dict[str, str], env: Mapping[str, str]) -> None:
     for k, v in env.items():
         have = into.get(k)
         into[k] = v if have is None or have == v else " | ".join(sorted({*have.split(" | "), v}))
-
-
-def _is_asv_name(rec: RunFile) -> bool:
-    """Is ``rec`` at asv's own path for its run: ``<machine>/<hash8>-<env>.json``?"""
-    return is_result_file_name(rec.path, rec.machine, rec.commit, rec.env_name)
-
-
-def one_file_per_run(parsed: Sequence[_F]) -> list[_F]:
-    """One results file per (machine, commit, environment), or an error naming them all.
-
-    asv writes exactly one file per run, at ``<machine>/<hash8>-<env>.json``. A second
-    file for the same run (a stale copy under another name, a folder copied aside) would
-    otherwise be merged or picked silently, and its old values could decide a verdict:
-    nothing says which one is current. So a duplicate is an error naming every file of
-    the run, unless it is byte-identical (a plain copy): then one is used and nothing is
-    lost.
-
-    Raises:
-        ResultsError: two or more different files for one run.
-    """
-    groups: dict[tuple[str, str, str], list[_F]] = {}
-    for rec in parsed:
-        groups.setdefault((rec.machine, rec.commit, rec.env_name), []).append(rec)
-    dropped: set[str] = set()
-    for (mach, commit, env), recs in groups.items():
-        if len(recs) < 2:
-            continue
-        recs = sorted(recs, key=lambda r: (not _is_asv_name(r), r.path))
-        if _same_bytes([r.path for r in recs]):
-            dropped.update(r.path for r in recs[1:])
-            continue
-        names = ", ".join(sorted(r.path for r in recs))
-        raise ResultsError(
-            f"{len(recs)} different results files for one run (machine {mach!r}, commit"
-            f" {commit[:12]}, environment {env!r}): {names}",
-            hint="keep the one asv wrote (<machine>/<hash8>-<env>.json) and remove the rest",
-        )
-    return [r for r in parsed if r.path not in dropped]
-
-
-def _same_bytes(paths: Sequence[str]) -> bool:
-    try:
-        first = Path(paths[0]).read_bytes()
-        return all(Path(p).read_bytes() == first for p in paths[1:])
-    except OSError:
-        return False
 
 
 def default_results_dir(root: str | os.PathLike[str] | None = ".") -> str:
