@@ -666,7 +666,10 @@ class _MachineRows:
         """Later sidecars win (a series gains its identity), where a value is present (a
         failure is present; a NaN, skipped, is not): the loader's rule. The same layout
         and presence as the file applied just before changes nothing."""
-        present = ~np.isnan(f.values[pos]) | f.failed[pos]
+        if pos.size == f.values.size:  # every value named (pos is all of them, in order)
+            present = ~np.isnan(f.values) | f.failed
+        else:
+            present = ~np.isnan(f.values[pos]) | f.failed[pos]
         applied = (lk, present.tobytes())
         if applied == self.last:
             return
