@@ -82,3 +82,79 @@ def test_the_check_can_fail(tmp_path: Path) -> None:
         "run/mine.py:6: 'stats_q_25'",
         "run/mine.py:7: literal_eval",
     ]
+
+
+# -- one reader of a results folder (issue 40 item 3) --------------------------------
+
+#: Where a results folder is listed: the column reader (``load_columns``: regressions'
+#: and the site's matrices) and its point view (``load_history``: compare, bisect, the
+#: api); ``asvresults`` is the format's home (the listing itself).
+FOLDER_READERS = {"store/asvresults.py", "store/columns.py", "store/history.py"}
+#: Where a file's rows are parsed: the column reader only (the point view reads its
+#: ``FileColumns``).
+ROW_PARSER = {"store/asvresults.py", "store/columns.py"}
+#: The one home of the layout codec (a file's (benchmark, params, SeriesId) entries, kept
+#: once per distinct layout by content hash) and of the parse cache's entries.
+LAYOUT_HOME = "store/columns.py"
+#: What only a reader of a whole folder calls: the folder listing and the row parse.
+READER_CALLS = {"result_paths": FOLDER_READERS, "parse_row": ROW_PARSER}
+
+
+def folder_reader_uses(path: Path, root: Path) -> list[str]:
+    """``file:line: what`` for each sign of a results-folder reader in ``path``: a call of
+    the folder listing or the row parse, or a function or class of its own whose name is
+    a layout's (a second layout codec: ``_layout_id``, ``Layouts`` ...)."""
+    rel = path.relative_to(root).as_posix()
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = getattr(f, "id", None) or getattr(f, "attr", "")
+            if name in READER_CALLS and rel not in READER_CALLS[name]:
+                found.append((node.lineno, f"{rel}:{node.lineno}: {name}()"))
+        elif (
+            isinstance(node, (ast.FunctionDef, ast.ClassDef))
+            and "layout" in node.name.lower()
+            and rel != LAYOUT_HOME
+        ):
+            found.append((node.lineno, f"{rel}:{node.lineno}: layout codec {node.name}"))
+    return [use for _line, use in sorted(found)]
+
+
+def second_folder_readers(root: Path) -> list[str]:
+    return [use for p in sorted(root.rglob("*.py")) for use in folder_reader_uses(p, root)]
+
+
+def test_one_reader_of_a_results_folder() -> None:
+    assert second_folder_readers(PKG) == []
+
+
+def test_the_folder_reader_is_where_the_check_looks() -> None:
+    """The allowed homes hold what the check looks for (a rename would not blind it)."""
+    text = (PKG / LAYOUT_HOME).read_text(encoding="utf-8")
+    assert "def layout_id(" in text and "class Layouts" in text
+    assert "result_paths(" in text and "parse_row(" in text
+
+
+def test_the_folder_check_can_fail(tmp_path: Path) -> None:
+    """A second scan of the folder with its own copy of the layout codec is named."""
+    root = tmp_path / "neuronasv"
+    (root / "publish").mkdir(parents=True)
+    (root / "store").mkdir()
+    (root / LAYOUT_HOME).write_text("def layout_id(x):\n    return result_paths(x)\n")
+    (root / "publish" / "scan.py").write_text(
+        "from neuronasv.store.asvresults import result_paths\n"
+        "def _layout_id(layout):\n"
+        "    return hash(layout)\n"
+        "class _Layouts:\n"
+        "    pass\n"
+        "def scan(folder, reader):\n"
+        "    for p in result_paths(folder):\n"
+        "        reader.parse_row(p)\n"
+    )
+    assert second_folder_readers(root) == [
+        "publish/scan.py:2: layout codec _layout_id",
+        "publish/scan.py:4: layout codec _Layouts",
+        "publish/scan.py:7: result_paths()",
+        "publish/scan.py:8: parse_row()",
+    ]

@@ -295,6 +295,7 @@ def analyse(repo: str, *, out: str, site: str, store: StoreRef, opts: SiteOption
             base_url=opts.site_url or "", commit_url=opts.commit_url, title=opts.title,
             no_cache=cache_dir is None,
             cache_dir=os.path.join(cache_dir, "publish") if cache_dir else None,
+            cache_key_file=key_file,
             traces_dir=traces if traces and os.path.isdir(traces) else None,
         ))  # fmt: skip
         log.info(done.line())

@@ -27,6 +27,7 @@ from neuronasv.fileio import confined_path, is_temp_of, write_atomic
 from neuronasv.format import value_labels
 from neuronasv.publish.render import script_json
 from neuronasv.publish.sitedata import SiteData
+from neuronasv.store.cachekey import KEY_SUFFIX
 
 if TYPE_CHECKING:
     from neuronasv.publish.pages import Group
@@ -56,7 +57,10 @@ _MANIFEST = ".neuronasv-manifest.json"
 
 
 # What a site folder may hold before the manifest exists (a run that stopped early).
-_OWN_BEFORE_MANIFEST = frozenset({".neuronasv-cache", _MANIFEST + ".tmp"})
+# (the default parse cache and the key file that signs it, beside it: store/cachekey.py)
+_OWN_BEFORE_MANIFEST = frozenset(
+    {".neuronasv-cache", ".neuronasv-cache" + KEY_SUFFIX, _MANIFEST + ".tmp"}
+)
 
 
 # The only files a clean-up may delete: data chunks as chunk_js names them.

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from neuronasv.analyse.acks import Acknowledgement
     from neuronasv.analyse.floors import FloorKey, NoiseFloor
     from neuronasv.model import FindingsDocument
+    from neuronasv.store.cachekey import CacheKey
 
 __all__ = [
     "Acks",
@@ -23,6 +24,7 @@ __all__ = [
     "now",
     "report_of",
     "results_folder",
+    "signed_cache",
     "warn_load_errors",
 ]
 
@@ -94,3 +96,23 @@ def warn_load_errors(errors: Sequence[str], limit: int = 10) -> None:
         log.warning(f"skipped: {err}")
     if len(errors) > limit:
         log.warning(f"... and {len(errors) - limit} more")
+
+
+def signed_cache(cache_dir: str | None, key_file: str | None) -> tuple[str, CacheKey] | None:
+    """A ``--cache-dir`` and the key that signs its entries (store/cachekey.py), or None: no
+    cache asked for, or no key to be had (said once; the run goes on without it)."""
+    from neuronasv.store.cachekey import cache_key
+
+    if not cache_dir:
+        return None
+    try:
+        os.makedirs(cache_dir, exist_ok=True)
+    except OSError as exc:
+        log.warning(f"--cache-dir {cache_dir} not used: {exc.strerror or exc}")
+        return None
+    key, where = cache_key(cache_dir, key_file)
+    if key is None:
+        log.warning(f"--cache-dir {cache_dir} not used: {where}")
+        return None
+    log.debug(f"--cache-dir {cache_dir}: entries signed with the key of {where}")
+    return cache_dir, key

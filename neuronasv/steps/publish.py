@@ -15,8 +15,7 @@ from neuronasv.steps.common import Report, report_of
 if TYPE_CHECKING:
     from neuronasv.model import FindingsDocument
     from neuronasv.publish import PublishReport
-    from neuronasv.publish.cache import ParseCache
-    from neuronasv.publish.scan import Summary
+    from neuronasv.store.histcache import ColumnsDiskCache
 
 __all__ = ["PublishOptions", "Published", "newest_op_modules", "publish", "publish_asv"]
 
@@ -38,6 +37,8 @@ class PublishOptions:
             derived from the repository).
         traces_dir, no_traces: where the traces are copied from; none at all.
         cache_dir, no_cache, workers: the parse cache and parser processes.
+        cache_key_file: where the key signing the cache's entries is when not beside
+            ``cache_dir`` (store/cachekey.py; a folder of several caches keeps one key).
         asv, asv_config: also run ``asv publish`` into ``OUT/asv``.
     """
 
@@ -57,6 +58,7 @@ class PublishOptions:
     no_cache: bool = False
     workers: int | None = None
     asv: bool = False
+    cache_key_file: str | None = None
     asv_config: str = "asv.conf.json"
 
 
@@ -165,12 +167,18 @@ def _traces_dir(opts: PublishOptions, rdir: str) -> str | None:
     return next((d for d in found if os.path.isdir(d)), None)
 
 
-def _cache(opts: PublishOptions) -> ParseCache[Summary] | None:
-    from neuronasv.publish import summary_cache
+def _cache(opts: PublishOptions) -> ColumnsDiskCache | None:
+    """The parse cache: ``regressions --cache-dir``'s own kind (one per results file,
+    signed with the key beside the folder or ``NEURONASV_CACHE_KEY``; store/cachekey.py),
+    so a publish and a regressions run sharing one folder share its entries."""
+    from neuronasv.steps.common import signed_cache
+    from neuronasv.store.histcache import ColumnsDiskCache
 
     if opts.no_cache:
         return None
-    return summary_cache(opts.cache_dir or os.path.join(opts.out, ".neuronasv-cache"))
+    folder = opts.cache_dir or os.path.join(opts.out, ".neuronasv-cache")
+    got = signed_cache(folder, opts.cache_key_file)
+    return ColumnsDiskCache(*got) if got else None
 
 
 def publish(opts: PublishOptions) -> Published:
@@ -214,8 +222,8 @@ def publish(opts: PublishOptions) -> Published:
         index=os.path.join(opts.out, "index.html"),
         seconds=time.perf_counter() - t0,
         load_errors=tuple(data.load_errors),
-        cache_hits=None if cache is None else cache.stats.hits + cache.stats.digest_hits,
-        cache_misses=0 if cache is None else cache.stats.misses,
+        cache_hits=None if cache is None else cache.hits,
+        cache_misses=0 if cache is None else cache.misses,
         results_dir=rdir,
     )
     return done

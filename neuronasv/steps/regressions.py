@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neuronasv.errors import NeuronasvError, ResultsError, UsageError
-from neuronasv.steps.common import Acks, Report, acks_of, now, report_of, results_folder
+from neuronasv.steps.common import (
+    Acks,
+    Report,
+    acks_of,
+    now,
+    report_of,
+    results_folder,
+    signed_cache,
+)
 from neuronasv.steps.common import warn_load_errors as _warn
 
 if TYPE_CHECKING:
@@ -201,7 +209,6 @@ def explanations(
     the cache folder when its files hash the same and the entry's MAC verifies; the others
     spread over ``workers`` processes when there are a few)."""
     from neuronasv import __version__
-    from neuronasv.store.asvresults import result_paths
     from neuronasv.store.histcache import ExplanationCache
     from neuronasv.store.history import FilesByCommit
 
@@ -213,7 +220,7 @@ def explanations(
     keys: dict[int, str] = {}
     todo: list[tuple[_Job, list[int]]] = []
     # one listing per machine: a pair's files are looked up, not listed again
-    listing = {m: FilesByCommit(result_paths(rdir, m)) for m in {p[0] for p in groups}}
+    listing = {m: FilesByCommit.in_folder(rdir, m) for m in {p[0] for p in groups}}
     for pair, idx in groups.items():
         files = tuple(listing[pair[0]].of(pair[1:]))
         missing = idx
@@ -293,13 +300,14 @@ def regressions(opts: RegressionsOptions) -> FindingsDocument:
 
     git = git_for(opts.repo)
     rdir = results_folder(opts.results_dir, opts.repo)
-    cache = _cache(opts.cache_dir, opts.cache_key_file)
+    cache = signed_cache(opts.cache_dir, opts.cache_key_file)
+    disk = ColumnsDiskCache(*cache) if cache else None
     columns = load_columns(
         rdir,
         machine=opts.machine,
         git=git,
-        cache=ColumnsDiskCache(*cache) if cache else None,
-        layouts_dir=os.path.join(cache[0], "layouts") if cache else None,
+        cache=disk,
+        layouts_dir=disk.layouts_dir if disk else None,
         workers=opts.workers,
     )
     _warn(columns.load_errors)
@@ -337,26 +345,6 @@ def regressions(opts: RegressionsOptions) -> FindingsDocument:
     counts = {m: len(measured_in(mc)) if (mc := columns.machine(m)) else 0 for m in shown}
     doc = with_newest(doc, counts, newest)
     return _with_culprits(doc, columns.commits, rdir, git, cache, opts.workers)
-
-
-def _cache(cache_dir: str | None, key_file: str | None) -> tuple[str, CacheKey] | None:
-    """``--cache-dir`` and the key that signs its entries (store/cachekey.py), or None: no
-    cache asked for, or no key to be had (said once; the run goes on without it)."""
-    from neuronasv.store.cachekey import cache_key
-
-    if not cache_dir:
-        return None
-    try:
-        os.makedirs(cache_dir, exist_ok=True)
-    except OSError as exc:
-        log.warning(f"--cache-dir {cache_dir} not used: {exc.strerror or exc}")
-        return None
-    key, where = cache_key(cache_dir, key_file)
-    if key is None:
-        log.warning(f"--cache-dir {cache_dir} not used: {where}")
-        return None
-    log.debug(f"--cache-dir {cache_dir}: entries signed with the key of {where}")
-    return cache_dir, key
 
 
 def machines_in(results_dir: str) -> list[str]:

@@ -1,8 +1,9 @@
 """The one reader of asv's results format (``api_version`` 2): files, rows, sidecars, units.
 
-Two consumers read asv results folders: the analysis loader (``store/history.py``: every
-value and sample as ``model.History``) and the site's scan (``publish/scan.py``: medians
-and quartiles as matrices). Both go through this module, so the format is decided once:
+One reader of a results folder uses it: the column reader (``store/columns.py``: each
+file parsed once into the column model, which ``load_columns`` makes matrices of and
+``store/history.load_history`` points), and the run stage reads its own files with it
+(``run/asvrun.py``). The format is decided once, here:
 
 * **one listing** (:func:`result_paths`): every ``*.json`` below the folder except the
   top level and asv's ``machine.json``/``benchmarks.json``, walked as asv walks it. A
@@ -27,7 +28,7 @@ and quartiles as matrices). Both go through this module, so the format is decide
   else the unit asv implies by the name's prefix. Before, the scan skipped the middle
   rule and labelled sidecar-mapped series with a prefix asv does not know ``unit``.
 
-Caches belong to an :class:`AsvResultsReader` (one per load, or one per scan worker
+Caches belong to an :class:`AsvResultsReader` (one per load, or one per parser worker
 process), never to the module: every commit of a suite repeats the same series list and
 the same parameter lists, so each distinct one is validated once and shared; memo keys
 are serial numbers the reader hands out (never object ids, which are reused).
@@ -78,7 +79,6 @@ __all__ = [
     "Q75_COLUMN",
     "AsvResultsReader",
     "Header",
-    "RawFile",
     "Row",
     "SeriesMap",
     "asv_date",
@@ -87,8 +87,8 @@ __all__ = [
     "decode_asv_json",
     "default_unit",
     "param_value",
+    "quartile_index",
     "result_paths",
-    "stat_key",
     "unit_for",
     "unquote",
 ]
@@ -205,16 +205,13 @@ def benchmark_units(results_dir: str) -> dict[str, str]:
     }
 
 
-def stat_key(path: str) -> tuple[int, ...]:
-    """Cache key of a results file and its sidecar: (mtime_ns, size) of each (0s if absent)."""
-    out: list[int] = []
-    for p in (path, sidecar_path(path)):
-        try:
-            st = os.stat(p)
-            out += [st.st_mtime_ns, st.st_size]
-        except FileNotFoundError:
-            out += [0, 0]
-    return tuple(out)
+def quartile_index(columns: list[str]) -> tuple[int | None, int | None]:
+    """Where asv's interquartile columns (``stats_q_25``, ``stats_q_75``) are in a file's
+    ``result_columns`` (None: the file has no such column)."""
+    return (
+        columns.index(Q25_COLUMN) if Q25_COLUMN in columns else None,
+        columns.index(Q75_COLUMN) if Q75_COLUMN in columns else None,
+    )
 
 
 def result_paths(results_dir: str, machine: str | None = None) -> list[str]:
@@ -289,22 +286,6 @@ def asv_identity(data: Mapping[str, Any], env_name: str) -> dict[str, str]:
         if isinstance(v, dict):
             out[key] = json.dumps(v, sort_keys=True, default=str)
     return out
-
-
-@dataclass
-class RawFile:
-    """One results file and its sidecar, rows not yet turned into points (lean)."""
-
-    path: str
-    machine: str
-    commit: str
-    env_name: str
-    date: int | None
-    rows: list[Row]
-    sidecar: RunSidecar | None
-    series_map: SeriesMap | None
-    warnings: tuple[str, ...]
-    asv_env: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 class SeriesMap:
@@ -454,7 +435,8 @@ def _checked_samples(
 class AsvResultsReader:
     """Reads asv results files and sidecars; owns the memos that make a folder fast.
 
-    One reader per load (``load_history``) or per scan worker process: the memos are
+    One reader per column parser (``store/columns.ColumnsParser``: one per load, or one
+    per worker process of ``load_columns``): the memos are
     worth it across the files of one folder, and die with the reader.
     """
 
@@ -572,23 +554,6 @@ class AsvResultsReader:
             return (name, combos, values, None, version, clean, ckey)
         out = _checked_samples(samples, values, where, source, marked)
         return (name, combos, values, out, version, clean, ckey)
-
-    def parse(self, path: str, machine: str | None = None) -> RawFile:
-        """One results file (every value and sample) and its sidecar.
-
-        Raises:
-            CorruptResultsError: not JSON, truncated, wrong types, missing keys.
-            SchemaVersionError: an asv ``version`` other than 2.
-            OSError: the file cannot be read.
-        """
-        _raw, data, marked = self.read_json(path)
-        h = self.header(data, path, marked, machine)
-        rows = [self.parse_row(n, row, h.columns, path, marked) for n, row in h.results.items()]
-        sidecar, smap, warning, _sc_raw = self.read_sidecar(path)
-        return RawFile(
-            path, h.machine, h.commit, h.env_name, h.date, rows, sidecar, smap,
-            (warning,) if warning else (), h.asv_env,
-        )  # fmt: skip
 
     # -- sidecars ----------------------------------------------------------------------
 

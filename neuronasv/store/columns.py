@@ -13,7 +13,7 @@ float matrix per machine (series × commits):
 * the rows are parsed and checked by :meth:`AsvResultsReader.parse` exactly as the loader
   parses them (a file the loader cannot read is a load error here too, named the same);
 * the loader's rules when the files are put together: one results file per run
-  (:func:`neuronasv.store.history.one_file_per_run`), git's commit order, a series' identity
+  (:func:`neuronasv.store.runs.one_file_per_run`), git's commit order, a series' identity
   from the latest sidecar naming it where it has a value, the one unit decision, no
   value <= 0 for a time or memory series;
 * an optional per-file cache (:class:`ColumnsCache`, on disk
@@ -26,28 +26,33 @@ float matrix per machine (series × commits):
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import msgspec
 import numpy as np
 
 from neuronasv.errors import CorruptResultsError, NeuronasvError
 from neuronasv.fileio import confined_path, read_regular, write_atomic
 from neuronasv.gcpause import no_cyclic_gc
-from neuronasv.model import SeriesId
+from neuronasv.model import Point, RunSidecar, Series, SeriesId
 from neuronasv.store.asvresults import (
     AsvResultsReader,
+    Row,
     benchmark_units,
+    quartile_index,
     result_paths,
     unit_for,
 )
 from neuronasv.store.git import Git
-from neuronasv.store.history import commits_in_order, one_file_per_run
+from neuronasv.store.matrices import check_positive, fill, mark_unstable, quartile
+from neuronasv.store.runs import commits_in_order, one_file_per_run
 
 __all__ = [
     "COLUMNS_FORMAT",
@@ -59,6 +64,7 @@ __all__ = [
     "MachineColumns",
     "content_digest",
     "decode_file",
+    "decode_head",
     "encode_file",
     "load_columns",
     "parse_columns",
@@ -67,7 +73,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: Bump when :class:`FileColumns`' encoding or meaning changes: old cache entries miss.
-COLUMNS_FORMAT = 2  # 2: a sidecar with damaged op tables is ignored, as the loader does
+COLUMNS_FORMAT = 3  # 3: asv's quartiles and the sidecar's traces (the site reads them too)
 
 #: (benchmark, params, the sidecar's SeriesId or None) per value of a file.
 Layout = tuple[tuple[str, tuple[str, ...], "SeriesId | None"], ...]
@@ -86,6 +92,8 @@ class FileColumns:
         failed: True where asv recorded a failure (the loader's point with no value).
         fingerprint: the sidecar's environment fingerprint (None without a readable one).
         unstable: the sidecar's instruction counts that were not deterministic.
+        q25, q75: asv's interquartile range per value (float32; NaN where asv has none).
+        traces: the sidecar's trace paths (workload key -> path).
     """
 
     path: str
@@ -100,6 +108,15 @@ class FileColumns:
     unstable: Unstable = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     digest: str = ""  # content_digest of the bytes parsed (results file, then sidecar)
+    q25: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
+    q75: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
+    traces: dict[str, str] = field(default_factory=dict)
+    # What only the point view reads (``load_history``; ``ColumnsParser(points=True)``),
+    # kept in memory, never in a cache entry: each value's samples, the sidecar, asv's
+    # identity of the run.
+    samples: list[tuple[float, ...]] | None = None
+    sidecar: RunSidecar | None = None
+    asv_env: dict[str, str] = field(default_factory=dict)
 
 
 def content_digest(results: bytes, sidecar: bytes) -> str:
@@ -114,11 +131,11 @@ def content_digest(results: bytes, sidecar: bytes) -> str:
 # -- layouts -------------------------------------------------------------------------
 
 
-def _layout_json(layout: Layout) -> list[Any]:
+def layout_json(layout: Layout) -> list[Any]:
     return [[b, list(p), sid.to_json() if sid else None] for b, p, sid in layout]
 
 
-def _layout_from_json(data: Any, source: str) -> Layout:
+def layout_from_json(data: Any, source: str) -> Layout:
     return tuple(
         (str(b), tuple(str(x) for x in p), SeriesId.from_json(s, source) if s else None)
         for b, p, s in data
@@ -127,7 +144,7 @@ def _layout_from_json(data: Any, source: str) -> Layout:
 
 def layout_id(layout: Layout) -> str:
     """A layout's content hash (its entries, in order)."""
-    raw = json.dumps(_layout_json(layout), separators=(",", ":"), sort_keys=True)
+    raw = json.dumps(layout_json(layout), separators=(",", ":"), sort_keys=True)
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
@@ -159,7 +176,7 @@ class Layouts:
                 name = os.path.basename(self.directory)
                 path = confined_path(root, (name, lid + ".json"), create=True)
                 if path is not None and not os.path.lexists(path):
-                    write_atomic(path, json.dumps(_layout_json(layout), separators=(",", ":")))
+                    write_atomic(path, json.dumps(layout_json(layout), separators=(",", ":")))
             except OSError:
                 pass  # not kept: the next run parses a file of this layout again
 
@@ -169,7 +186,7 @@ class Layouts:
             return got
         path = os.path.join(self.directory, lid + ".json")
         try:
-            layout = _layout_from_json(json.loads(read_regular(path, MAX_LAYOUT_BYTES)), path)
+            layout = layout_from_json(json.loads(read_regular(path, MAX_LAYOUT_BYTES)), path)
         except (OSError, ValueError, TypeError, RecursionError, NeuronasvError):
             return None
         if layout_id(layout) != lid:
@@ -181,15 +198,26 @@ class Layouts:
 # -- one file ------------------------------------------------------------------------
 
 class ColumnsParser:
-    """Results files -> :class:`FileColumns`; owns its reader and layout memo (no globals)."""
+    """Results files -> :class:`FileColumns`; owns its reader and layout memo (no globals).
 
-    def __init__(self) -> None:
+    Args:
+        points: also keep what the point view needs (``load_history``): each value's
+            samples, the sidecar itself and asv's identity of the run (never cached).
+        digests: compute each file's content digest (what a cache entry is checked by;
+            not needed without a cache).
+    """
+
+    def __init__(self, *, points: bool = False, digests: bool = True) -> None:
+        self.points = points
+        self.digests = digests
         self.reader = AsvResultsReader()
         self._layouts: dict[tuple[tuple[int, ...], int], tuple[str, Layout]] = {}
         self.sent: set[str] = set()  # layout ids already handed to the receiving process
 
-    def parse(self, path: str) -> tuple[FileColumns, Layout]:
-        """One results file and its sidecar, checked as the loader checks them.
+    def parse(self, path: str, machine: str | None = None) -> tuple[FileColumns, Layout]:
+        """One results file and its sidecar, every value and sample checked.
+
+        ``machine``: the machine's name when the file names none (default: its folder's).
 
         Raises:
             CorruptResultsError: not JSON, truncated, wrong types, missing keys, a bad value.
@@ -198,34 +226,16 @@ class ColumnsParser:
         """
         reader = self.reader
         raw, data, marked = reader.read_json(path)
-        h = reader.header(data, path, marked)
+        h = reader.header(data, path, marked, machine)
         rows = [reader.parse_row(n, row, h.columns, path, marked) for n, row in h.results.items()]
+        i25, i75 = quartile_index(h.columns)
+        sizes = [len(r[1]) for r in rows]
+        cells = list(h.results.values())
         # The op tables are validated as the loader validates them (a sidecar whose
         # tables are damaged is ignored, with the loader's warning; ~1 % of a parse)
         sc, smap, warning, sc_raw = reader.read_sidecar(path)
-        values: list[float] = []
-        failed: list[bool] = []
-        ckeys: list[int] = []
-        for _b, combos, vals, _smp, _ver, clean, ckey in rows:
-            ckeys.append(ckey)
-            if clean:
-                values += vals  # type: ignore[arg-type]
-                failed += [False] * len(combos)
-            else:
-                values += [float("nan") if v is None else v for v in vals]
-                failed += [v is None for v in vals]
-        memo = (tuple(ckeys), smap.key if smap is not None else -1)
-        got = self._layouts.get(memo)
-        if got is None:
-            layout: Layout = tuple(
-                (b, p, smap.get(b, p) if smap is not None else None)
-                for b, combos, *_rest in rows
-                for p in combos
-            )
-            got = (layout_id(layout), layout)
-            if len(self._layouts) > 64:
-                self._layouts.clear()
-            self._layouts[memo] = got
+        values, failed, samples = _flatten(rows, self.points)
+        got = self._layout(rows, smap)
         fc = FileColumns(
             path=path,
             machine=h.machine,
@@ -238,9 +248,51 @@ class ColumnsParser:
             fingerprint=dict(sc.fingerprint) if sc is not None else None,
             unstable=_unstable(sc.profiles) if sc is not None else {},
             warnings=[warning] if warning else [],
-            digest=content_digest(raw, sc_raw),
+            digest=content_digest(raw, sc_raw) if self.digests else "",
+            q25=quartile(cells, i25, sizes),
+            q75=quartile(cells, i75, sizes),
+            traces=dict(sc.traces) if sc is not None else {},
         )
+        if self.points:
+            fc.samples, fc.sidecar, fc.asv_env = samples, sc, h.asv_env
         return fc, got[1]
+
+    def _layout(self, rows: list[Row], smap: Any) -> tuple[str, Layout]:
+        """A file's layout and its id, made once per distinct (rows' combinations, the
+        sidecar's series map): the reader's serials of both key the memo."""
+        memo = (tuple(r[6] for r in rows), smap.key if smap is not None else -1)
+        got = self._layouts.get(memo)
+        if got is None:
+            layout: Layout = tuple(
+                (b, p, smap.get(b, p) if smap is not None else None)
+                for b, combos, *_rest in rows
+                for p in combos
+            )
+            got = (layout_id(layout), layout)
+            if len(self._layouts) > 64:
+                self._layouts.clear()
+            self._layouts[memo] = got
+        return got
+
+
+def _flatten(
+    rows: list[Row], points: bool
+) -> tuple[list[float], list[bool], list[tuple[float, ...]] | None]:
+    """A file's parsed rows as one list of values (NaN for a failure), whether each
+    failed, and (``points``) each value's samples."""
+    values: list[float] = []
+    failed: list[bool] = []
+    samples: list[tuple[float, ...]] | None = [] if points else None
+    for _b, combos, vals, smp, _ver, clean, _ckey in rows:
+        if samples is not None:
+            samples += smp if smp is not None else [()] * len(combos)
+        if clean:
+            values += vals  # type: ignore[arg-type]
+            failed += [False] * len(combos)
+        else:
+            values += [float("nan") if v is None else v for v in vals]
+            failed += [v is None for v in vals]
+    return values, failed, samples
 
 
 def _unstable(profiles: Iterable[Any]) -> Unstable:
@@ -274,14 +326,30 @@ def encode_file(fc: FileColumns) -> bytes:
         "unstable": [[list(k), list(v)] for k, v in sorted(fc.unstable.items())],
         "warnings": fc.warnings,
         "digest": fc.digest,
+        "traces": fc.traces,
     }
     body = (
         json.dumps(head, separators=(",", ":")).encode()
         + b"\n"
         + fc.values.astype("<f8").tobytes()
+        + fc.q25.astype("<f4").tobytes()
+        + fc.q75.astype("<f4").tobytes()
         + np.packbits(fc.failed).tobytes()
     )
     return body + hashlib.sha256(body).digest()
+
+
+_HEAD_DECODER = msgspec.json.Decoder()
+
+
+def decode_head(raw: bytes) -> Any:
+    """A JSON header line of ours (an entry's, a payload's) as ``json.loads`` gives it:
+    msgspec first (3-5x faster; a cache hit decodes two per file), the stdlib for what
+    msgspec refuses (a lone surrogate of an undecodable path, ``NaN``), with its errors."""
+    try:
+        return _HEAD_DECODER.decode(raw)
+    except msgspec.DecodeError:
+        return json.loads(raw)
 
 
 def decode_file(raw: bytes, *, verified: bool = False) -> FileColumns:
@@ -292,6 +360,9 @@ def decode_file(raw: bytes, *, verified: bool = False) -> FileColumns:
         verified: their integrity is already proven (a cache entry whose MAC verified:
             the checksum is not computed a second time).
 
+    The arrays are read-only views of ``raw`` (no copy: a cache hit is decoded 1,000 times
+    per run of a 1,000-commit history).
+
     Raises:
         ValueError: a checksum, format or size that does not match (a miss for a cache).
     """
@@ -299,11 +370,11 @@ def decode_file(raw: bytes, *, verified: bool = False) -> FileColumns:
     if len(raw) < 33 or not (verified or hashlib.sha256(body).digest() == check):
         raise ValueError("checksum")
     head_raw, _, arr = body.partition(b"\n")
-    h = json.loads(head_raw)
-    if h.get("format") != COLUMNS_FORMAT:
+    h = decode_head(head_raw)
+    if not isinstance(h, dict) or h.get("format") != COLUMNS_FORMAT:
         raise ValueError("format")
     n = int(h["n"])
-    if len(arr) != n * 8 + (n + 7) // 8:
+    if len(arr) != n * 16 + (n + 7) // 8:
         raise ValueError("payload size")
     return FileColumns(
         path=str(h["path"]),
@@ -312,8 +383,8 @@ def decode_file(raw: bytes, *, verified: bool = False) -> FileColumns:
         env_name=str(h["env_name"]),
         date=None if h["date"] is None else int(h["date"]),
         layout_id=str(h["layout"]),
-        values=np.frombuffer(arr, "<f8", n).astype(np.float64),
-        failed=np.unpackbits(np.frombuffer(arr, np.uint8, offset=n * 8), count=n).astype(bool),
+        values=np.frombuffer(arr, "<f8", n).astype(np.float64, copy=False),
+        failed=np.unpackbits(np.frombuffer(arr, np.uint8, offset=n * 16), count=n).view(bool),
         fingerprint=None if h["fingerprint"] is None else {
             str(k): str(v) for k, v in h["fingerprint"].items()
         },
@@ -322,6 +393,9 @@ def decode_file(raw: bytes, *, verified: bool = False) -> FileColumns:
         },
         warnings=[str(w) for w in h["warnings"]],
         digest=str(h["digest"]),
+        q25=np.frombuffer(arr, "<f4", n, n * 8).astype(np.float32, copy=False),
+        q75=np.frombuffer(arr, "<f4", n, n * 12).astype(np.float32, copy=False),
+        traces={str(k): str(v) for k, v in h["traces"].items()},
     )  # fmt: skip
 
 
@@ -364,6 +438,10 @@ class MachineColumns:
             series' target not deterministic (the change-point search leaves it out).
         sidecars: commit -> the results file whose sidecar the loader keeps for it (the
             last readable one by path; ``History.profiles``), in history order.
+        dates: per commit asv's date (ms since the epoch; the earliest of its files, 0
+            when none says).
+        q25, q75: (series, commits) asv's interquartile range (float32; NaN where none).
+        traces: per commit the sidecars' trace paths (workload key -> path).
     """
 
     name: str
@@ -373,6 +451,10 @@ class MachineColumns:
     measured: np.ndarray
     unstable: np.ndarray
     sidecars: dict[str, str] = field(default_factory=dict)
+    dates: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    q25: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+    q75: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+    traces: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -392,9 +474,9 @@ class Columns:
 _worker: ColumnsParser | None = None
 
 
-def _init_worker() -> None:
+def _init_worker(digests: bool) -> None:
     global _worker
-    _worker = ColumnsParser()
+    _worker = ColumnsParser(digests=digests)
 
 
 def _parse_job(path: str) -> tuple[str, bytes | None, Any, str | None]:
@@ -433,16 +515,18 @@ def _read_all(
             todo.append(path)
     results: Iterable[tuple[str, bytes | None, Any, str | None]]
     if workers > 1 and len(todo) >= 64:
-        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker) as pool:
+        with ProcessPoolExecutor(
+            max_workers=workers, initializer=_init_worker, initargs=(cache is not None,)
+        ) as pool:
             results = list(pool.map(_parse_job, todo, chunksize=16))
     else:
-        parser = ColumnsParser()
+        parser = ColumnsParser(digests=cache is not None)
         results = (_job(parser, p) for p in todo)
     for path, payload, layout, err in results:
         if err is not None or payload is None:
             errors[path] = err or f"{path}: unreadable"
             continue
-        fc = decode_file(payload)
+        fc = decode_file(payload, verified=True)  # this run's parser's bytes, never stored
         if layout is not None:
             layouts.add(fc.layout_id, layout)
         if cache is not None:
@@ -582,7 +666,10 @@ class _MachineRows:
         """Later sidecars win (a series gains its identity), where a value is present (a
         failure is present; a NaN, skipped, is not): the loader's rule. The same layout
         and presence as the file applied just before changes nothing."""
-        present = ~np.isnan(f.values[pos]) | f.failed[pos]
+        if pos.size == f.values.size:  # every value named (pos is all of them, in order)
+            present = ~np.isnan(f.values) | f.failed
+        else:
+            present = ~np.isnan(f.values[pos]) | f.failed[pos]
         applied = (lk, present.tobytes())
         if applied == self.last:
             return
@@ -613,7 +700,10 @@ def _machine(
     perm = np.empty(len(keys), dtype=np.int64)
     for new, k in enumerate(keys):
         perm[mr.rows[k]] = new
-    values, measured, anypoint = _matrices(files, mr, perm, ccol, (len(keys), len(commits)))
+    rows = {lk: perm[p[0]] for lk, p in mr.placed.items()}  # per placement, in key order
+    values, measured, anypoint, q25, q75 = fill(
+        files, lambda f: rows[(f.env_name, f.layout_id)], ccol, (len(keys), len(commits))
+    )
     series = [
         ColumnSeries(k[0], mr.ids[mr.rows[k]], unit_for(k[1], units, k[1] in mr.mapped))
         for k in keys
@@ -621,79 +711,87 @@ def _machine(
     if not anypoint.all():
         series = [s for s, ok in zip(series, anypoint.tolist(), strict=True) if ok]
         values, measured = values[anypoint], measured[anypoint]
-    _check_positive(name, commits, series, values)
-    unstable = np.zeros(values.shape, dtype=bool)
-    if any(f.unstable for f in files):
-        _mark_unstable(files, ccol, series, unstable)
+        q25, q75 = q25[anypoint], q75[anypoint]
+    unstable = _checked(name, commits, series, values, files, ccol)
     sidecars = {f.commit: f.path for f in files if f.fingerprint is not None}  # last wins
     sidecars = {c: sidecars[c] for c in commits if c in sidecars}
-    return MachineColumns(name, commits, series, values, measured, unstable, sidecars)
+    dates: dict[str, int] = {}
+    traces: dict[str, dict[str, str]] = {}
+    for f in files:
+        if f.date is not None:
+            dates[f.commit] = min(dates.get(f.commit, f.date), f.date)
+        if f.traces:
+            traces.setdefault(f.commit, {}).update(f.traces)
+    return MachineColumns(
+        name, commits, series, values, measured, unstable, sidecars,
+        np.array([dates.get(c, 0) for c in commits], dtype=np.int64), q25, q75, traces,
+    )  # fmt: skip
 
 
-def _matrices(
+def _checked(
+    name: str,
+    commits: list[str],
+    series: list[ColumnSeries],
+    values: np.ndarray,
     files: list[FileColumns],
-    mr: _MachineRows,
-    perm: np.ndarray,
     ccol: Mapping[str, int],
-    shape: tuple[int, int],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(values, measured, anypoint)``: series x commits, each file's values in its
-    commit's column (later files win), where a value was measured, and per row whether it
-    has a point anywhere (a row that is NaN, skipped, in every file is no series)."""
-    anypoint = np.zeros(shape[0], dtype=bool)
+) -> np.ndarray:
+    """The loader's rule on time and memory values (raises), then where an instruction
+    count was not deterministic."""
+    units = [s.unit for s in series]
+    check_positive(name, commits, [s.series.benchmark for s in series], units, values)
+    unstable = np.zeros(values.shape, dtype=bool)
+    if any(f.unstable for f in files):
+        exact = [(r, s.series) for r, s in enumerate(series) if s.unit == "instructions"]
+        mark_unstable(files, ccol, exact, unstable)
+    return unstable
+
+
+def machine_points(
+    name: str,
+    files: list[FileColumns],
+    order: Mapping[str, int],
+    layouts: Layouts,
+    units: Mapping[str, str],
+) -> list[Series]:
+    """One machine's series as points (the loader's ``History.series``): its files, read
+    with ``ColumnsParser(points=True)`` and sorted by (commit order, path), placed by the
+    rows and identities :func:`load_columns` gives them. A failed value is a point with no
+    value; a skipped one (NaN) is no point; a row with no point is no series.
+
+    Raises:
+        CorruptResultsError: a time or memory value <= 0 (the first such series in key
+            order, its first such commit).
+    """
+    mr = _MachineRows()
     for f in files:
-        idx = perm[mr.index(f)]
-        anypoint[idx[~np.isnan(f.values) | f.failed]] = True
-    values = np.full(shape, np.nan)
-    measured = np.zeros(shape, dtype=bool)
+        mr.add(f, layouts)
+    pts: list[list[Point]] = [[] for _ in range(len(mr.rows))]
     for f in files:
-        idx = perm[mr.index(f)]
-        j = ccol[f.commit]
-        values[idx, j] = f.values
-        measured[idx, j] = ~np.isnan(f.values)
-    return values, measured, anypoint
-
-
-def _check_positive(
-    machine: str, commits: Sequence[str], series: Sequence[ColumnSeries], values: np.ndarray
-) -> None:
-    """The loader's check: no value <= 0 in a time or memory series (the first such series
-    in key order, its first such commit, named as the loader names them)."""
-    timed = np.array([s.unit in ("seconds", "bytes") for s in series], dtype=bool)
-    if not timed.any():
-        return
-    with np.errstate(invalid="ignore"):
-        bad = (values <= 0.0) & timed[:, None]
-    if not bad.any():
-        return
-    r = int(np.flatnonzero(bad.any(axis=1))[0])
-    j = int(np.flatnonzero(bad[r])[0])
-    s = series[r]
-    raise CorruptResultsError(
-        f"results of {s.series.benchmark} on {machine} at {commits[j][:12]}: a value in"
-        f" {s.unit} must be > 0, got {float(values[r, j])!r}"
-    )
-
-
-def _mark_unstable(
-    files: Sequence[FileColumns],
-    ccol: Mapping[str, int],
-    series: Sequence[ColumnSeries],
-    out: np.ndarray,
-) -> None:
-    """Where an exact series' count was not counted twice alike (``exact.counted_twice_alike``
-    with the series' own identity: the resolved one, as the loader's ``Series`` has it)."""
-    exact = [(r, s.series) for r, s in enumerate(series) if s.unit == "instructions"]
-    # per commit, the last file with a sidecar (the loader keeps that file's profiles)
-    last: dict[str, FileColumns] = {}
-    for f in files:
-        if f.fingerprint is not None:
-            last[f.commit] = f
-    for f in last.values():
-        if not f.unstable:
+        commit, o, date = f.commit, order[f.commit], f.date
+        smp: Iterable[tuple[float, ...]] = f.samples if f.samples is not None else _NONE
+        for r, v, bad, s in zip(
+            mr.index(f).tolist(), f.values.tolist(), f.failed.tolist(), smp, strict=False
+        ):
+            if bad:
+                pts[r].append(Point(commit, o, None, s, date))
+            elif v == v:  # NaN: skipped in this commit, no point
+                pts[r].append(Point(commit, o, v, s, date))
+    out: list[Series] = []
+    for k in sorted(mr.rows):
+        r = mr.rows[k]
+        if not pts[r]:
             continue
-        j = ccol[f.commit]
-        for r, sid in exact:
-            targets = f.unstable.get(sid.config)  # type: ignore[arg-type]
-            if targets is not None and (not targets or (sid.op or "total") in targets):
-                out[r, j] = True
+        unit = unit_for(k[1], units, k[1] in mr.mapped)
+        if unit in ("seconds", "bytes"):
+            bad_at = next((p for p in pts[r] if p.value is not None and p.value <= 0.0), None)
+            if bad_at is not None:
+                raise CorruptResultsError(
+                    f"results of {k[1]} on {name} at {bad_at.commit[:12]}: a value in {unit}"
+                    f" must be > 0, got {bad_at.value!r}"
+                )
+        out.append(Series(name, k[0], mr.ids[r], unit, tuple(pts[r])))
+    return out
+
+
+_NONE = itertools.repeat(())

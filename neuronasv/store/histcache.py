@@ -65,7 +65,13 @@ import numpy as np
 
 from neuronasv.fileio import confined_path, read_regular, write_atomic
 from neuronasv.store.cachekey import CacheKey
-from neuronasv.store.columns import FileColumns, content_digest, decode_file, encode_file
+from neuronasv.store.columns import (
+    FileColumns,
+    content_digest,
+    decode_file,
+    decode_head,
+    encode_file,
+)
 from neuronasv.store.layout import sidecar_path
 
 __all__ = [
@@ -75,6 +81,7 @@ __all__ = [
     "SeriesKey",
     "WindowCache",
     "file_digest",
+    "file_stat",
 ]
 
 #: The search's version: bump when window_candidates can give another answer.
@@ -127,8 +134,9 @@ def file_digest(path: str) -> str:
     return content_digest(*parts)
 
 
-def _stat(path: str) -> list[int]:
-    """(device, inode, size, mtime_ns, ctime_ns) of a results file and of its sidecar."""
+def file_stat(path: str) -> list[int]:
+    """The one stat rule of a cached parse: (device, inode, size, mtime_ns, ctime_ns) of a
+    results file and of its sidecar (zeros for one that is absent)."""
     out: list[int] = []
     for p in (path, sidecar_path(path)):
         try:
@@ -163,6 +171,8 @@ class ColumnsDiskCache:
     def __init__(self, directory: str, key: CacheKey) -> None:
         self.folders = _Folders(directory)
         self.directory = os.path.join(directory, "columns")
+        #: where the layouts its entries name are kept (``load_columns(layouts_dir=...)``)
+        self.layouts_dir = os.path.join(directory, "layouts")
         self.key = key
         self.hits = 0
         self.hashed = 0
@@ -187,7 +197,7 @@ class ColumnsDiskCache:
             if len(raw) <= CacheKey.SIZE or not self.key.verify(mac, b"columns", head_raw,
                                                                  payload):  # fmt: skip
                 raise ValueError("not signed with this cache's key")
-            head = json.loads(head_raw)
+            head = decode_head(head_raw)
             if (
                 not isinstance(head, dict)
                 or head.get("format") != _FORMAT
@@ -197,12 +207,12 @@ class ColumnsDiskCache:
             got = decode_file(payload, verified=True)  # the MAC covers it
             if got.digest != head.get("digest"):
                 raise ValueError("digest")
-            now = _stat(path)
+            now = file_stat(path)
             checked = int(head["checked"])
             if not (now == head.get("stat") and max(now[4], now[9]) + RACY_NS < checked):
-                before = _stat(path)
+                before = file_stat(path)
                 same = file_digest(path) == got.digest
-                after = _stat(path)
+                after = file_stat(path)
                 if not same:
                     raise ValueError("stale")
                 self.hashed += 1
@@ -217,8 +227,8 @@ class ColumnsDiskCache:
     def put(self, path: str, parsed: FileColumns) -> None:
         """Store ``parsed`` for ``path`` when the files on disk still hash to what was
         parsed (a file changed since is not stored: the next run parses it again)."""
-        before = _stat(path)
-        if not parsed.digest or file_digest(path) != parsed.digest or _stat(path) != before:
+        before = file_stat(path)
+        if not parsed.digest or file_digest(path) != parsed.digest or file_stat(path) != before:
             return
         self._write(path, parsed, encode_file(parsed), before)
 

@@ -9,8 +9,12 @@ Layout read: ``<results_dir>/<machine>/<hash8>-<env>.json`` (``machine.json`` an
 ``benchmarks.json`` are metadata, not results), an optional sidecar next to each results
 file (``store.layout.sidecar_path``) and an optional ``<results_dir>/benchmarks.json`` for units.
 The format itself (listing, header, rows, sidecars, units) is read by
-:class:`neuronasv.store.asvresults.AsvResultsReader`, the one reader the site's scan
-uses too; this module turns its rows into points.
+:class:`neuronasv.store.asvresults.AsvResultsReader`; each file is parsed once into the
+column model (:class:`neuronasv.store.columns.ColumnsParser`, with its samples and
+sidecar kept) and its rows placed and named by the same code as ``load_columns``'
+matrices (:func:`neuronasv.store.columns.machine_points`): this module adds the
+folder-level rules (one file per run, commit order) and what a run says beside its
+values (fingerprints, op tables, run states, asv's identity).
 
 Missing values, explicitly:
   * asv writes ``null`` for a benchmark (or one parameter combination) that *failed*:
@@ -25,41 +29,38 @@ dates (then the hash).
 
 Speed (this loader also feeds ``compare``/``regressions`` on long histories): JSON goes
 through msgspec with a NaN pre-pass (``asvresults.decode_asv_json``), sidecar series
-lists are validated once per distinct list (the reader's memo), and ``load_history``
-resolves series identities once per distinct row; see docs/publishing.md for figures.
+lists are validated once per distinct list (the reader's memo), and series identities
+are resolved once per distinct layout; see docs/publishing.md for figures.
 """
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING
 
-from neuronasv.errors import CorruptResultsError, NeuronasvError, ResultsError, StoreError
+from neuronasv.errors import CorruptResultsError, NeuronasvError
 from neuronasv.gcpause import no_cyclic_gc
-from neuronasv.model import History, Point, RunSidecar, Series, SeriesId
+from neuronasv.model import History, RunSidecar, Series
 from neuronasv.model.profile import WorkloadProfile
 from neuronasv.model.sidecar import RunState
 from neuronasv.store.asvconf import results_dir_for
 from neuronasv.store.asvresults import (
     AsvResultsReader,
-    RawFile,
-    Row,
     benchmark_units,
     result_paths,
-    stat_key,
-    unit_for,
 )
 from neuronasv.store.git import Git
-from neuronasv.store.layout import SIDECAR_SUFFIX, is_result_file_name, parse_result_name
+from neuronasv.store.layout import SIDECAR_SUFFIX, parse_result_name
+from neuronasv.store.runs import RunFile, commits_in_order, one_file_per_run
+
+if TYPE_CHECKING:
+    from neuronasv.store.columns import FileColumns, Layouts
 
 __all__ = [
     "FilesByCommit",
-    "HistoryCache",
     "ParsedEntry",
     "ParsedFile",
     "RunFile",
@@ -72,37 +73,6 @@ __all__ = [
     "resolve_commit",
     "sidecar_profiles",
 ]
-
-
-class RunFile(Protocol):
-    """What the folder-level rules read of a parsed results file (the loader's rows, or
-    ``store.columns``' arrays)."""
-
-    @property
-    def path(self) -> str: ...
-
-    @property
-    def machine(self) -> str: ...
-
-    @property
-    def commit(self) -> str: ...
-
-    @property
-    def env_name(self) -> str: ...
-
-    @property
-    def date(self) -> int | None: ...
-
-
-_F = TypeVar("_F", bound=RunFile)
-
-
-class HistoryCache(Protocol):
-    """What ``load_history`` needs from a per-file cache (Publish supplies a disk one)."""
-
-    def get(self, path: str, stat_key: tuple[int, ...]) -> ParsedFile | None: ...
-
-    def put(self, path: str, stat_key: tuple[int, ...], parsed: ParsedFile) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -118,28 +88,6 @@ class ParsedEntry:
     value: float | None
     samples: tuple[float, ...] = ()
     failed: bool = False
-    version: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "benchmark": self.benchmark,
-            "params": list(self.params),
-            "value": self.value,
-            "samples": list(self.samples),
-            "failed": self.failed,
-            "version": self.version,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ParsedEntry:
-        return cls(
-            benchmark=str(data["benchmark"]),
-            params=tuple(str(p) for p in data["params"]),
-            value=None if data["value"] is None else float(data["value"]),
-            samples=tuple(float(s) for s in data["samples"]),
-            failed=bool(data["failed"]),
-            version=None if data.get("version") is None else str(data["version"]),
-        )
 
 
 @dataclass(frozen=True)
@@ -167,85 +115,6 @@ class ParsedFile:
     warnings: tuple[str, ...] = ()
     asv_env: Mapping[str, str] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain-JSON form for disk caches (``from_json`` reads it back)."""
-        return {
-            "path": self.path,
-            "machine": self.machine,
-            "commit": self.commit,
-            "env_name": self.env_name,
-            "date": self.date,
-            "entries": [e.to_json() for e in self.entries],
-            "sidecar": self.sidecar.to_json() if self.sidecar else None,
-            "warnings": list(self.warnings),
-            "asv_env": dict(self.asv_env),
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ParsedFile:
-        sc = data.get("sidecar")
-        return cls(
-            path=str(data["path"]),
-            machine=str(data["machine"]),
-            commit=str(data["commit"]),
-            env_name=str(data["env_name"]),
-            date=None if data.get("date") is None else int(data["date"]),
-            entries=tuple(ParsedEntry.from_json(e) for e in data["entries"]),
-            sidecar=RunSidecar.from_json(sc, data["path"]) if sc is not None else None,
-            warnings=tuple(str(w) for w in data.get("warnings", [])),
-            asv_env={str(k): str(v) for k, v in (data.get("asv_env") or {}).items()},
-        )
-
-
-def _from_parsed(
-    pf: ParsedFile,
-    interned: dict[tuple[str, tuple[str, ...]], tuple[tuple[tuple[str, ...], ...], int]],
-    reader: AsvResultsReader,
-) -> RawFile:
-    """A cached ParsedFile as rows again; ``interned`` shares the one-combination tuples."""
-
-    def one(e: ParsedEntry) -> tuple[tuple[tuple[str, ...], ...], int]:
-        k = (e.benchmark, e.params)
-        got = interned.get(k)
-        if got is None:
-            got = interned[k] = ((e.params,), reader.new_key())
-        return got
-
-    rows: list[Row] = []
-    for e in pf.entries:
-        combos, ckey = one(e)
-        rows.append(
-            (e.benchmark, combos, [e.value], [e.samples], e.version, e.value is not None, ckey)
-        )
-    sc = pf.sidecar
-    smap = reader.series_map(sc, reader.new_key()) if sc is not None else None
-    return RawFile(
-        pf.path, pf.machine, pf.commit, pf.env_name, pf.date, rows, sc, smap, pf.warnings,
-        dict(pf.asv_env),
-    )
-
-
-def _to_parsed(rec: RawFile) -> ParsedFile:
-    return ParsedFile(
-        path=rec.path,
-        machine=rec.machine,
-        commit=rec.commit,
-        env_name=rec.env_name,
-        date=rec.date,
-        entries=tuple(
-            ParsedEntry(b, c, v, s, failed=v is None, version=ver)
-            for b, combos, values, samples, ver, _clean, _k in rec.rows
-            for c, v, s in zip(combos, values, samples or _NO_SAMPLES, strict=False)
-            if v is None or v == v
-        ),
-        sidecar=rec.sidecar,
-        warnings=rec.warnings,
-        asv_env=rec.asv_env,
-    )
-
-
-_NO_SAMPLES = itertools.repeat(())
-
 
 def parse_result_file(path: str | os.PathLike[str], *, machine: str | None = None) -> ParsedFile:
     """Parse one asv results file and its sidecar (no git, no other files).
@@ -258,21 +127,27 @@ def parse_result_file(path: str | os.PathLike[str], *, machine: str | None = Non
         CorruptResultsError: not JSON, truncated, wrong types, missing keys.
         SchemaVersionError: an asv ``version`` other than 2.
     """
-    return _to_parsed(AsvResultsReader().parse(os.fspath(path), machine))
+    from neuronasv.store.columns import ColumnsParser
 
-
-def _positive_if_measured(unit: str, key: tuple[Any, ...], pts: list[Point]) -> str:
-    """``unit``, after checking that a time or memory series holds no value <= 0 (a
-    ``track_`` benchmark a sidecar maps is device time: the name did not say so when its
-    file was read). Raises :class:`CorruptResultsError` naming the series and commit."""
-    if unit in ("seconds", "bytes"):
-        for p in pts:
-            if p.value is not None and p.value <= 0.0:
-                raise CorruptResultsError(
-                    f"results of {key[2]} on {key[0]} at {p.commit[:12]}: a value in {unit}"
-                    f" must be > 0, got {p.value!r}"
-                )
-    return unit
+    fc, layout = ColumnsParser(points=True, digests=False).parse(os.fspath(path), machine)
+    samples = fc.samples or [()] * len(layout)
+    return ParsedFile(
+        path=fc.path,
+        machine=fc.machine,
+        commit=fc.commit,
+        env_name=fc.env_name,
+        date=fc.date,
+        entries=tuple(
+            ParsedEntry(b, p, None if bad else v, s, failed=bad)
+            for (b, p, _sid), v, bad, s in zip(
+                layout, fc.values.tolist(), fc.failed.tolist(), samples, strict=True
+            )
+            if bad or v == v
+        ),
+        sidecar=fc.sidecar,
+        warnings=tuple(fc.warnings),
+        asv_env=fc.asv_env,
+    )
 
 
 def load_history(
@@ -280,7 +155,6 @@ def load_history(
     *,
     machine: str | None = None,
     repo: str | os.PathLike[str] | None = None,
-    cache: HistoryCache | None = None,
     git: Git | None = None,
     commits: Collection[str] | None = None,
     paths: Sequence[str] | None = None,
@@ -291,7 +165,6 @@ def load_history(
         results_dir: asv results folder (``<machine>/<hash8>-<env>.json`` below it).
         machine: only this machine's folder.
         repo: a git repository (work tree or git dir) giving the commit order.
-        cache: optional per-file cache (``get(path, stat_key)``/``put(path, stat_key, parsed)``).
         git: the git gateway for ``repo`` (injected in tests; default ``Git(repo)``).
         commits: only the results files of these commits (full hashes): a history of a
             few commits out of a long one, without parsing the rest.
@@ -311,7 +184,7 @@ def load_history(
         if wanted is not None:
             paths = FilesByCommit(paths).of(wanted)
     with no_cyclic_gc():  # a history is millions of acyclic objects (see no_cyclic_gc)
-        return _load_history(rdir, list(paths), machine, repo, cache, git, wanted)
+        return _load_history(rdir, list(paths), machine, repo, git, wanted)
 
 
 class FilesByCommit:
@@ -326,6 +199,15 @@ class FilesByCommit:
             n = parse_result_name(os.path.basename(p))
             (self._unnamed if n is None else self._named.setdefault(n[0], [])).append((i, p))
 
+    @classmethod
+    def in_folder(cls, results_dir: str, machine: str | None = None) -> FilesByCommit:
+        """The results files of ``results_dir`` (``machine``'s only when given), listed now.
+
+        Raises:
+            ResultsError: ``results_dir`` does not exist.
+        """
+        return cls(result_paths(results_dir, machine))
+
     def of(self, commits: Collection[str]) -> list[str]:
         """The files of ``commits`` (full hashes), in the listing's order."""
         hits = list(self._unnamed)
@@ -335,92 +217,27 @@ class FilesByCommit:
 
 
 def _read_files(
-    paths: list[str], machine: str | None, cache: HistoryCache | None, errors: list[str]
-) -> list[RawFile]:
-    """Every results file (from the cache when fresh) of ``machine`` (all when None); an
-    unreadable one goes to ``errors``, its warnings too."""
-    reader = AsvResultsReader()
-    parsed: list[RawFile] = []
-    interned: dict[tuple[str, tuple[str, ...]], tuple[tuple[tuple[str, ...], ...], int]] = {}
+    paths: list[str], machine: str | None, errors: list[str], layouts: Layouts
+) -> list[FileColumns]:
+    """Every results file of ``machine`` (all when None), parsed by the column reader with
+    what the points need; an unreadable one goes to ``errors``, its warnings too."""
+    from neuronasv.store.columns import ColumnsParser
+
+    parser = ColumnsParser(points=True, digests=False)
+    parsed: list[FileColumns] = []
     for path in paths:
         try:
-            if cache is None:
-                rec = reader.parse(path)
-            else:
-                key = stat_key(path)
-                pf = cache.get(path, key)
-                if pf is None:
-                    rec = reader.parse(path)
-                    cache.put(path, key, _to_parsed(rec))
-                else:
-                    rec = _from_parsed(pf, interned, reader)
+            rec, layout = parser.parse(path)
         except (NeuronasvError, OSError) as exc:
             msg = str(exc)
             errors.append(msg if msg.startswith(path) else f"{path}: {msg}")
             continue
         if machine is not None and rec.machine != machine:
             continue
+        layouts.add(rec.layout_id, layout)
         errors.extend(rec.warnings)
         parsed.append(rec)
     return parsed
-
-
-def commits_in_order(
-    parsed: Sequence[RunFile],
-    repo: str | os.PathLike[str] | None,
-    git: Git | None,
-    errors: list[str],
-) -> list[str]:
-    """The commits of ``parsed`` in git's order; those git does not know last, by date."""
-    dates: dict[str, int] = {}
-    for rec in parsed:
-        if rec.date is not None:
-            dates[rec.commit] = min(dates.get(rec.commit, rec.date), rec.date)
-    all_commits = {rec.commit for rec in parsed}
-    ordered: list[str] = []
-    if repo is not None or git is not None:
-        gw = git or Git(os.fspath(repo))  # type: ignore[arg-type]
-        try:
-            ordered = gw.commit_order(all_commits)
-        except StoreError as exc:
-            errors.append(f"commit order: {exc}; falling back to asv commit dates")
-    rest = sorted(all_commits - set(ordered), key=lambda c: (dates.get(c, 0), c))
-    return ordered + rest
-
-
-_Key = tuple[str, str, str, tuple[str, ...]]
-
-
-def _row_series(
-    rec: RawFile,
-    bench: str,
-    combos: Any,
-    smap: Any,
-    ids: dict[_Key, SeriesId],
-    points: dict[_Key, list[Point]],
-) -> tuple[list[list[Point]], list[Any], list[Any], Any]:
-    """A row's point list per combination and the identities its sidecar names (once per
-    distinct row: files repeat their rows)."""
-    lists: list[list[Point]] = []
-    named: list[tuple[_Key, SeriesId | None]] = []
-    for params in combos:
-        k = (rec.machine, rec.env_name, bench, params)
-        sid = smap.get(bench, params) if smap is not None else None
-        if sid is None and k not in ids:
-            ids[k] = SeriesId(bench, params)
-        named.append((k, sid))
-        lists.append(points.setdefault(k, []))
-    every = [(k2, s2) for k2, s2 in named if s2 is not None]
-    return (lists, named if every else [], every, combos)
-
-
-def _named_with_values(named: list[Any], values: Any) -> list[Any]:
-    """The (key, SeriesId) pairs a sidecar names whose value is present (NaN: skipped)."""
-    return [
-        (k, sid)
-        for (k, sid), v in zip(named, values, strict=False)
-        if sid is not None and (v is None or v == v)
-    ]
 
 
 @dataclass
@@ -435,7 +252,7 @@ class _RunInfo:
     unreadable: dict[tuple[str, str], str] = field(default_factory=dict)
     asv_envs: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
 
-    def add(self, rec: RawFile) -> None:
+    def add(self, rec: FileColumns) -> None:
         run = (rec.machine, rec.commit)
         sc = rec.sidecar
         if sc is not None:
@@ -448,93 +265,19 @@ class _RunInfo:
         _merge_asv_env(self.asv_envs.setdefault(run, {}), rec.asv_env)
 
 
-@dataclass
-class _SeriesPoints:
-    """Every series' points as the files (in commit order) add them, and its identity.
-
-    ``memo``: (machine, env, row, combinations key, series map key) -> per combination
-    its point list, plus the (key, SeriesId) pairs the sidecar names: files repeat their
-    rows, so the identity work runs once per distinct row, not once per value. The keys
-    are the reader's serials (see asvresults.Row and SeriesMap), never reused within a
-    load. ``mapped``: benchmarks a sidecar maps (neuronasv device time, stored by the
-    plugin in seconds). ``last_named``: per (machine, env, benchmark) the list of
-    identities applied last.
-    """
-
-    points: dict[_Key, list[Point]] = field(default_factory=dict)
-    ids: dict[_Key, SeriesId] = field(default_factory=dict)
-    mapped: set[str] = field(default_factory=set)
-    memo: dict[
-        tuple[str, str, str, int, int], tuple[list[list[Point]], list[Any], list[Any], Any]
-    ] = field(default_factory=dict)
-    last_named: dict[tuple[str, str, str], list[Any]] = field(default_factory=dict)
-
-    def add_file(self, rec: RawFile, o: int) -> None:
-        """The points of one results file, ``o`` its commit's place in the order."""
-        smap = rec.series_map
-        skey = smap.key if smap is not None else -1
-        memo, commit, date = self.memo, rec.commit, rec.date
-        for bench, combos, values, samples, _ver, clean, ckey in rec.rows:
-            mk = (rec.machine, rec.env_name, bench, ckey, skey)
-            row = memo.get(mk)
-            if row is None:  # once per distinct row
-                row = memo[mk] = _row_series(rec, bench, combos, smap, self.ids, self.points)
-            lists, named, every, _ = row
-            if named:
-                self._name((rec.machine, rec.env_name, bench), named, every, clean, values)
-            if clean and samples is None:
-                for pts, v in zip(lists, values, strict=False):
-                    pts.append(Point(commit, o, v, (), date))
-                continue
-            for pts, v, smp in zip(lists, values, samples or _NO_SAMPLES, strict=False):
-                if v is None or v == v:  # NaN: skipped in this commit, no point
-                    pts.append(Point(commit, o, v, smp, date))
-
-    def _name(
-        self, group: tuple[str, str, str], named: list[Any], every: list[Any], clean: bool,
-        values: Any,
-    ) -> None:  # fmt: skip
-        """Later sidecars win (a series gains its identity), for values present. A clean
-        row names all of ``every``; that is a no-op when the same list was the last one
-        applied to this benchmark (nothing overrode it since)."""
-        if not clean:
-            hits = _named_with_values(named, values)
-            if hits:
-                self.mapped.add(group[2])
-                self.ids.update(hits)
-                self.last_named[group] = hits
-        elif self.last_named.get(group) is not every:
-            self.mapped.add(group[2])
-            self.ids.update(every)
-            self.last_named[group] = every
-
-    def series(self, units: Mapping[str, str]) -> tuple[Series, ...]:
-        """The series with at least one point, in key order, each with its unit."""
-        points = {k: v for k, v in self.points.items() if v}
-        ids, mapped = self.ids, self.mapped
-        return tuple(
-            Series(
-                machine=k[0],
-                env_name=k[1],
-                series=ids[k],
-                unit=_positive_if_measured(unit_for(k[2], units, k[2] in mapped), k, pts),
-                points=tuple(pts),
-            )
-            for k, pts in sorted(points.items())
-        )
-
-
 def _load_history(
     rdir: str,
     paths: list[str],
     machine: str | None,
     repo: str | os.PathLike[str] | None,
-    cache: HistoryCache | None,
     git: Git | None,
     wanted: set[str] | None = None,
 ) -> History:
+    from neuronasv.store.columns import Layouts, machine_points
+
     errors: list[str] = []
-    parsed = _read_files(paths, machine, cache, errors)
+    layouts = Layouts()
+    parsed = _read_files(paths, machine, errors, layouts)
     if wanted is not None:
         parsed = [r for r in parsed if r.commit in wanted]
     parsed = one_file_per_run(parsed)
@@ -543,14 +286,17 @@ def _load_history(
 
     units = benchmark_units(rdir)
     info = _RunInfo()
-    acc = _SeriesPoints()
     parsed.sort(key=lambda r: (order[r.commit], r.path))
+    by_machine: dict[str, list[FileColumns]] = {}
     for rec in parsed:
         info.add(rec)
-        acc.add_file(rec, order[rec.commit])
-        rec.rows = []  # free as we go: the points now hold the values
+        by_machine.setdefault(rec.machine, []).append(rec)
+    del parsed  # each machine's files are freed once its points are made
+    series: list[Series] = []
+    for name in sorted(by_machine):
+        series += machine_points(name, by_machine.pop(name), order, layouts, units)
     return History(
-        series=acc.series(units),
+        series=tuple(series),
         commits=tuple(commits),
         fingerprints=info.fingerprints,
         load_errors=tuple(errors),
@@ -584,52 +330,6 @@ def _merge_asv_env(into: dict[str, str], env: Mapping[str, str]) -> None:
     for k, v in env.items():
         have = into.get(k)
         into[k] = v if have is None or have == v else " | ".join(sorted({*have.split(" | "), v}))
-
-
-def _is_asv_name(rec: RunFile) -> bool:
-    """Is ``rec`` at asv's own path for its run: ``<machine>/<hash8>-<env>.json``?"""
-    return is_result_file_name(rec.path, rec.machine, rec.commit, rec.env_name)
-
-
-def one_file_per_run(parsed: Sequence[_F]) -> list[_F]:
-    """One results file per (machine, commit, environment), or an error naming them all.
-
-    asv writes exactly one file per run, at ``<machine>/<hash8>-<env>.json``. A second
-    file for the same run (a stale copy under another name, a folder copied aside) would
-    otherwise be merged or picked silently, and its old values could decide a verdict:
-    nothing says which one is current. So a duplicate is an error naming every file of
-    the run, unless it is byte-identical (a plain copy): then one is used and nothing is
-    lost.
-
-    Raises:
-        ResultsError: two or more different files for one run.
-    """
-    groups: dict[tuple[str, str, str], list[_F]] = {}
-    for rec in parsed:
-        groups.setdefault((rec.machine, rec.commit, rec.env_name), []).append(rec)
-    dropped: set[str] = set()
-    for (mach, commit, env), recs in groups.items():
-        if len(recs) < 2:
-            continue
-        recs = sorted(recs, key=lambda r: (not _is_asv_name(r), r.path))
-        if _same_bytes([r.path for r in recs]):
-            dropped.update(r.path for r in recs[1:])
-            continue
-        names = ", ".join(sorted(r.path for r in recs))
-        raise ResultsError(
-            f"{len(recs)} different results files for one run (machine {mach!r}, commit"
-            f" {commit[:12]}, environment {env!r}): {names}",
-            hint="keep the one asv wrote (<machine>/<hash8>-<env>.json) and remove the rest",
-        )
-    return [r for r in parsed if r.path not in dropped]
-
-
-def _same_bytes(paths: Sequence[str]) -> bool:
-    try:
-        first = Path(paths[0]).read_bytes()
-        return all(Path(p).read_bytes() == first for p in paths[1:])
-    except OSError:
-        return False
 
 
 def default_results_dir(root: str | os.PathLike[str] | None = ".") -> str:

@@ -9,7 +9,7 @@ import pytest
 from analyse_asvdata import Bench, neuronasv_run, write_run
 
 from neuronasv.errors import CorruptResultsError, ResultsError, SchemaVersionError
-from neuronasv.store.history import ParsedFile, load_history, parse_result_file, resolve_commit
+from neuronasv.store.history import load_history, parse_result_file, resolve_commit
 from tests.analyse.conftest import DATA
 
 
@@ -130,29 +130,6 @@ def test_git_order_wins_over_dates_and_prefix_resolution(tmp_path):
 
     assert resolve_commit("HEAD~1", h, git_for(str(repo))) == commits[1]
     assert resolve_commit(commits[2][:7], h, None) == commits[2]
-
-
-def test_cache_is_used_per_file(tmp_path):
-    class Cache:
-        def __init__(self) -> None:
-            self.store: dict = {}
-            self.hits = 0
-
-        def get(self, path, key):
-            v = self.store.get((path, key))
-            self.hits += v is not None
-            return v
-
-        def put(self, path, key, parsed):
-            # Publish's disk cache round-trips through JSON: prove that works.
-            self.store[(path, key)] = ParsedFile.from_json(json.loads(json.dumps(parsed.to_json())))
-
-    c = Cache()
-    a = load_history(os.path.join(DATA, "pr"), cache=c)
-    assert c.hits == 0 and len(c.store) == 2
-    b = load_history(os.path.join(DATA, "pr"), cache=c)
-    assert c.hits == 2
-    assert a == b
 
 
 def test_machine_filter(tmp_path):

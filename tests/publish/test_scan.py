@@ -7,7 +7,9 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from neuronasv.publish import from_history, scan_results, summary_cache
+from neuronasv.publish import from_history, scan_results
+from neuronasv.store.cachekey import CacheKey
+from neuronasv.store.histcache import ColumnsDiskCache
 from neuronasv.store.history import load_history
 
 
@@ -42,12 +44,13 @@ def test_commit_order_without_repo_uses_asv_dates(tiny_history: Path) -> None:
 def test_incremental_parses_only_the_new_file(
     history_copy: Path, synth: ModuleType, tmp_path: Path
 ) -> None:
-    cache = summary_cache(tmp_path / "cache")
+    key = CacheKey(b"k" * 32)
+    cache = ColumnsDiskCache(str(tmp_path / "cache"), key)
     first = scan_results(history_copy / "results", repo=history_copy / "repo", cache=cache)
     synth.generate(history_copy, commits=1, append=True)
-    cache2 = summary_cache(tmp_path / "cache")
+    cache2 = ColumnsDiskCache(str(tmp_path / "cache"), key)
     second = scan_results(history_copy / "results", repo=history_copy / "repo", cache=cache2)
-    assert cache2.stats.misses == 1 and cache2.stats.hits == 40
+    assert cache2.misses == 1 and cache2.hits == 40
     a, b = first.machines[0], second.machines[0]
     assert b.commits[:-1] == a.commits and len(b.commits) == 41
     np.testing.assert_array_equal(b.value[:, :-1], a.value)

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from neuronasv.errors import SchemaVersionError
-from neuronasv.publish.scan import SummaryParser, scan_results
+from neuronasv.publish.scan import scan_results
 from neuronasv.store.asvresults import AsvResultsReader, default_unit, unit_for, unquote
-from neuronasv.store.history import load_history
+from neuronasv.store.columns import ColumnsParser
+from neuronasv.store.history import load_history, parse_result_file
 from tests.analyse.analyse_asvdata import Bench, neuronasv_run, write_run
 
 PKG = Path(__file__).resolve().parents[2] / "neuronasv"
@@ -111,16 +112,16 @@ def test_version_check_is_one_check(tmp_path: Path) -> None:
     _write(p, _doc(version=3))
     msgs = []
     with pytest.raises(SchemaVersionError) as a:
-        AsvResultsReader().parse(str(p))
+        parse_result_file(str(p))
     msgs.append(str(a.value))
     with pytest.raises(SchemaVersionError) as b:
-        SummaryParser().parse(str(p))
+        ColumnsParser().parse(str(p))
     msgs.append(str(b.value))
     assert msgs[0] == msgs[1] and "written by a newer asv" in msgs[0]
 
 
 # store/asvjson.py is the reader's JSON decode, split from store/asvresults.py: one home.
-_READERS = ("store/asvresults.py", "store/asvjson.py", "store/history.py", "publish/scan.py")
+_READERS = ("store/asvresults.py", "store/asvjson.py", "store/history.py", "store/columns.py")
 
 
 @pytest.mark.parametrize("rel", _READERS)

@@ -31,7 +31,14 @@ from neuronasv.analyse.changepoints import column_series, series_values
 from neuronasv.errors import CorruptResultsError, ResultsError
 from neuronasv.model import CanaryReading, History, RunSidecar, SeriesId, WorkloadProfile
 from neuronasv.model.instructions import InstructionCounts
-from neuronasv.store.columns import Columns, decode_file, encode_file, load_columns, parse_columns
+from neuronasv.store.columns import (
+    Columns,
+    decode_file,
+    decode_head,
+    encode_file,
+    load_columns,
+    parse_columns,
+)
 from neuronasv.store.history import load_history, sidecar_profiles
 from neuronasv.store.layout import sidecar_path
 from tests.analyse.analyse_asvdata import ENV, Bench, neuronasv_run, write_run
@@ -239,6 +246,21 @@ def test_codec_round_trip_and_damage(folder: Path) -> None:
     for cut in (raw[:-1], raw[:40], raw[:-40] + raw[-39:], bytes([raw[0] ^ 1]) + raw[1:]):
         with pytest.raises(ValueError):
             decode_file(cut)
+    # the arrays are views of the bytes, not copies
+    assert not back.values.flags.writeable and not back.q25.flags.writeable
+    # a path no codec can spell (a lone surrogate of an undecodable byte): the stdlib
+    # decodes what msgspec refuses, the same value
+    odd = dataclasses.replace(fc, path=fc.path + "\udc80")
+    assert decode_file(encode_file(odd)).path == odd.path
+
+
+def test_decode_head_is_json_loads() -> None:
+    for text in ('{"a": [1, "x", null, 2.5]}', '{"p": "\\udc80"}', '{"d": NaN}',
+                 '{"n": 123456789012345678901234567890}', '"\\u00e9"'):  # fmt: skip
+        got, want = decode_head(text.encode()), json.loads(text)
+        assert json.dumps(got) == json.dumps(want), text
+    with pytest.raises(ValueError):
+        decode_head(b'{"a": ')
 
 
 def test_the_loader_errors_are_the_columns_errors(folder: Path, tmp_path: Path) -> None:

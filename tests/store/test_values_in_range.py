@@ -11,7 +11,7 @@ import pytest
 
 from neuronasv.cli import main
 from neuronasv.errors import CorruptResultsError, ResultsError
-from neuronasv.store.asvresults import AsvResultsReader
+from neuronasv.store.columns import ColumnsParser
 from neuronasv.store.history import load_history
 from tests.analyse.analyse_asvdata import neuronasv_run
 
@@ -60,7 +60,7 @@ def test_out_of_range_results_are_a_named_error(
     rd = _folder(tmp_path, result, samples)
     bad = rd / "m" / f"{B[:8]}-e.json"
     with pytest.raises(CorruptResultsError, match=re.escape(why)):
-        AsvResultsReader().parse(str(bad), "m")
+        ColumnsParser().parse(str(bad), "m")
     (err,) = load_history(rd).load_errors  # the file is refused, nothing computed from it
     assert why in err and str(bad) in err
     code = main(["compare", A, B, "--results-dir", str(rd), "--force"])
