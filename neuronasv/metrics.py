@@ -28,7 +28,8 @@ Each entry says:
   value rose/fell (exact metrics only); ``gate`` — the gate rule's name for "more of it";
 - ``adds_up`` — ``sum`` (an op's values add up to the workload's, like time) or ``peak``
   (they do not);
-- ``axis_label`` — the chart's value axis; ``chart_title`` — a chart of it.
+- ``axis_label`` — the title of a chart's value axis; ``total_title`` — the workload
+  total's chart; ``stack_title`` — the chart of its ops stacked (only a metric that adds up).
 
 Pure and a leaf (stage 0, standard library only), like :mod:`neuronasv.units`.
 """
@@ -43,13 +44,19 @@ __all__ = [
     "EXACT",
     "INSTRUCTIONS",
     "METRICS",
+    "TIME_UNITS",
     "Metric",
     "by_name",
     "by_prefix",
     "by_unit",
     "names",
+    "of_unit",
     "parse_names",
 ]
+
+
+#: Unit names that mean "seconds" in results and findings documents (asv's spellings).
+TIME_UNITS = frozenset({"seconds", "second", "s", "sec"})
 
 
 @dataclass(frozen=True)
@@ -66,7 +73,8 @@ class Metric:
     less: str
     adds_up: Literal["sum", "peak"]
     axis_label: str
-    chart_title: str
+    total_title: str
+    stack_title: str
     state_more: str = ""
     state_less: str = ""
     gate: str = ""
@@ -90,8 +98,9 @@ DEVTIME = Metric(
     more="slower",
     less="faster",
     adds_up="sum",
-    axis_label="seconds",
-    chart_title="device time",
+    axis_label="device time",
+    total_title="Total device time",
+    stack_title="Where the time goes (stacked per op)",
 )
 
 #: Instructions per iteration, counted under callgrind (CPU): exact.
@@ -105,8 +114,9 @@ INSTRUCTIONS = Metric(
     more="more instructions",
     less="fewer instructions",
     adds_up="sum",
-    axis_label="instructions / iteration",
-    chart_title="instructions per iteration (exact)",
+    axis_label="instructions per iteration",
+    total_title="Total instructions",
+    stack_title="Where the instructions go (stacked per op)",
     state_more="more-instructions",
     state_less="fewer-instructions",
     gate="more instructions",
@@ -143,6 +153,14 @@ def by_unit(unit: str) -> Metric | None:
     """The exact metric whose series carry ``unit`` (None for a measured or foreign unit:
     a time unit has several spellings, and asv's own ``bytes`` is not ours)."""
     return next((m for m in EXACT if m.unit == unit), None)
+
+
+def of_unit(unit: str) -> Metric | None:
+    """The metric whose series carry ``unit``: device time for a time unit (any spelling
+    asv writes), an exact metric by its unit, None for another (asv's own units)."""
+    if unit.lower() in TIME_UNITS:
+        return DEVTIME
+    return by_unit(unit)
 
 
 def parse_names(text: str) -> tuple[str, ...]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from neuronasv.metrics import EXACT, INSTRUCTIONS, by_unit
+from neuronasv.metrics import EXACT, INSTRUCTIONS, TIME_UNITS, by_unit
 
 __all__ = [
     "INSTRUCTIONS_UNIT",
@@ -45,8 +45,6 @@ __all__ = [
     "value_problem",
 ]
 
-#: Unit names that mean "seconds" in results and findings documents.
-TIME_UNITS = frozenset({"seconds", "second", "s", "sec"})
 #: The unit of every ``instr_`` series (the asv plugin type's ``unit``; the registry's).
 INSTRUCTIONS_UNIT = INSTRUCTIONS.unit
 #: Every unit a series may carry; any other is shown as ``unit`` by the privileged step.

@@ -13,7 +13,7 @@ def test_every_entry_is_whole_and_distinct() -> None:
     assert len({m.name for m in METRICS}) == len(METRICS)
     assert len({m.prefix for m in METRICS}) == len(METRICS)
     for m in METRICS:
-        assert m.name and m.title and m.unit and m.collector and m.axis_label and m.chart_title
+        assert m.name and m.title and m.unit and m.collector and m.axis_label and m.total_title
         assert m.more and m.less and m.more != m.less
         assert m.prefix.endswith("_")
         if m.exact:  # an exact metric has its own state and gate words, never a time word

@@ -50,6 +50,7 @@ from neuronasv.analyse.evidence import config_directions
 from neuronasv.format import format_delta_pct
 from neuronasv.keys import SeriesConfig as _Config
 from neuronasv.measure.opnames import carries_work
+from neuronasv.metrics import EXACT, INSTRUCTIONS
 from neuronasv.model import ChangePoint, Finding, FindingsDocument, RowState, WorkChange
 from neuronasv.model.estimate import GateRule, InstructionAxis, WorkAxis
 from neuronasv.units import is_exact
@@ -57,6 +58,9 @@ from neuronasv.units import is_exact
 __all__ = [
     "ALARMS",
     "CI_LEVEL",
+    "EXACT_LESS",
+    "EXACT_MORE",
+    "FLAGGED",
     "GATE_RULES",
     "MIN_POINTS",
     "STATES",
@@ -80,21 +84,27 @@ __all__ = [
 #: does not run: two a side for its t-test.
 MIN_POINTS = 4
 
+#: Each exact metric's states (:mod:`neuronasv.metrics`): its own value rose / fell.
+EXACT_MORE: tuple[str, ...] = tuple(m.state_more for m in EXACT)
+EXACT_LESS: tuple[str, ...] = tuple(m.state_less for m in EXACT)
 STATES = (
     "regression",
     "confirmed",
     "suspect",
     "more-work",
-    "more-instructions",
+    *EXACT_MORE,
     "failed",
     "acknowledged",
     "improved",
-    "fewer-instructions",
+    *EXACT_LESS,
     "new",
     "ok",
 )
 #: States someone has to act on (the index's "regressions only" filter, the text summary).
-ALARMS = frozenset({"regression", "confirmed", "suspect", "more-work", "more-instructions"})
+ALARMS = frozenset({"regression", "confirmed", "suspect", "more-work", *EXACT_MORE})
+#: Newest-commit states that something moved at the head (the site's verdict line, the
+#: regressions page's table, the commit details, the marks on a chart).
+FLAGGED: tuple[str, ...] = ("confirmed", "suspect", "more-work", *EXACT_MORE, "failed")
 
 #: ``--fail-on-time``: what a slower time must be to fire.
 TIME_GATES = ("confirmed", "slower", "never")
@@ -109,8 +119,11 @@ GATE_RULES: dict[tuple[str, str], GateRule] = {
     ("time", "slower"): "slower time",
     ("work", "undecided"): "more work, time undecided",
     ("work", "more"): "more work",
-    ("instructions", "undecided"): "more instructions, time undecided",
-    ("instructions", "more"): "more instructions",
+    **{
+        (m.name, policy): f"{m.gate}, time undecided" if policy == "undecided" else m.gate
+        for m in EXACT
+        for policy in ("undecided", "more")
+    },
 }
 
 
@@ -168,7 +181,7 @@ class Gate:
         if state.work == "more":
             return GATE_RULES[("work", self.work)]
         if state.instructions == "more" and state.work not in ("less", "different"):
-            return GATE_RULES[("instructions", self.work)]
+            return GATE_RULES[(INSTRUCTIONS.name, self.work)]
         return ""
 
 
@@ -434,9 +447,9 @@ def newest_state(f: Finding | None) -> str | None:
             return "confirmed" if st.confirmed else "suspect"
         if st.work == "more":
             return "more-work"
-        return "more-instructions" if st.instructions == "more" else None
+        return INSTRUCTIONS.state_more if st.instructions == "more" else None
     if st.direction == "better" and is_exact(f.unit) and st.instructions == "fewer":
-        return "fewer-instructions"
+        return INSTRUCTIONS.state_less
     if st.direction == "better" and st.time == "faster" and st.confirmed:
         return "improved"
     if st.presence == "new":
