@@ -54,11 +54,11 @@ from typing import Any
 
 from neuronasv.gcpause import no_cyclic_gc
 from neuronasv.measure.callgrind import ClientRequests, Dump
+from neuronasv.model.instructions import InstructionCounts
 from neuronasv.model.profile import module_series_name
 
 __all__ = [
     "DEFAULT_ITERATIONS",
-    "ConfigCounts",
     "Pending",
     "count_config",
     "counts_from_dumps",
@@ -76,37 +76,6 @@ WARMUP = 2
 #: ``transformer.attention`` and ``.block`` differed between their two counts in the first
 #: pass of every process (21 A/A repetitions: never in the later ones).
 PASS_WARMUP = 2
-
-
-@dataclass(frozen=True)
-class ConfigCounts:
-    """Instructions per iteration of one (workload, shape, dtype).
-
-    Attributes:
-        total: the whole step.
-        ops: op name (``aten::mul``) -> its calls' instructions per iteration.
-        modules: ``module:<path>`` -> the instructions of the ops in that module and below.
-        calls: op name -> calls per iteration (seen by the dispatch mode).
-        deterministic: every target counted the same twice in a row.
-        unstable: the targets whose two counts differed.
-    """
-
-    total: float
-    ops: dict[str, float] = field(default_factory=dict)
-    modules: dict[str, float] = field(default_factory=dict)
-    calls: dict[str, float] = field(default_factory=dict)
-    deterministic: bool = True
-    unstable: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "total": self.total,
-            "ops": dict(self.ops),
-            "modules": dict(self.modules),
-            "calls": dict(self.calls),
-            "deterministic": self.deterministic,
-            "unstable": list(self.unstable),
-        }
 
 
 def _op_name(func: Any) -> str:
@@ -382,14 +351,14 @@ def count_config(
     return Pending(label=label, iterations=iterations, calls=calls, pairs=tuple(pairs))
 
 
-def counts_from_dumps(pending: Pending, dumps: Mapping[str, Dump]) -> ConfigCounts:
+def counts_from_dumps(pending: Pending, dumps: Mapping[str, Dump]) -> InstructionCounts:
     """The counts of one configuration from its dumps (``KeyError``: a dump is missing)."""
     label, iterations = pending.label, pending.iterations
     a, b = (dumps[f"{label}|total|{k}"].native for k in "ab")
     ops, mods, unstable = _sum_pairs(pending, dumps)
     if a != b:
         unstable.insert(0, "total")
-    return ConfigCounts(
+    return InstructionCounts(
         total=a / iterations,
         ops=ops,
         modules=mods,
