@@ -5,10 +5,10 @@ the series (the pattern, against the stored history), takes every stored result 
 and runs the pure search of :mod:`neuronasv.analyse.bisect` with measuring functions that
 start processes:
 
-- **exact axes** (instructions, work): ``neuronasv run``'s own stage
-  (:func:`neuronasv.run.asvrun.run_commits`) at the probe only, ``--bench`` narrowed to the
-  series' benchmark class, ``NEURONASV_SHAPES``/``NEURONASV_DTYPES`` narrowed to its
-  configuration, the instructions metric only when the axis is instructions, the compile
+- **exact axes** (each exact metric of :mod:`neuronasv.metrics`, work): ``neuronasv run``'s
+  own stage (:func:`neuronasv.run.asvrun.run_commits`) at the probe only, ``--bench``
+  narrowed to the series' benchmark class, ``NEURONASV_SHAPES``/``NEURONASV_DTYPES`` narrowed to its
+  configuration, an exact metric measured only when the axis is that metric, the compile
   cache shared; the probe's results land in the results folder as ordinary results (its
   sidecar holds the reading);
 - **time**: confirm's worktree runner (:class:`neuronasv.run.worktree.WorktreeProfileRunner`,
@@ -30,7 +30,6 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
 
 from neuronasv import env as suite_env
 from neuronasv.analyse.bisect import (
@@ -84,7 +83,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-AxisChoice = Literal["auto", "instructions", "work", "time"]
+#: ``--axis``: one of :data:`AXIS_CHOICES`.
+AxisChoice = str
 #: The exact metrics a bisection may search on their own series (the registry's).
 EXACT_AXES: tuple[str, ...] = tuple(m.name for m in EXACT)
 #: ``--axis``'s choices: auto, every exact metric, work, time.
@@ -171,7 +171,7 @@ def _auto(
     for m in EXACT:
         own = _only([s for s in found if s.series.metric == m.name]) or timed
         if own is not None:
-            candidates.append((own, m.name))  # type: ignore[arg-type]
+            candidates.append((own, m.name))
     either = timed or _only(found)
     if either is not None:
         candidates.append((either, "work"))
@@ -218,7 +218,7 @@ def _pick(
     if len(pool) > 1:
         where = f"on {machine!r}"
         raise ambiguous_error(SeriesPattern.parse(pattern), [s.series for s in pool], where)
-    return pool[0], chosen  # type: ignore[return-value]
+    return pool[0], chosen
 
 
 def _metrics_for(axis: str, named: Sequence[str]) -> tuple[str, ...] | None:
