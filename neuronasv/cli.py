@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from neuronasv import __version__
 from neuronasv.commands import COMMANDS, command_module
 from neuronasv.exits import run_guarded, say
-from neuronasv.log import cli_output
+from neuronasv.log import InertArgumentParser, cli_output
 
 __all__ = ["COMMANDS", "build_parser", "main", "run_parsed"]
 
@@ -39,7 +39,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     Every other command is a placeholder carrying its one-line help, enough for
     ``neuronasv --help``; ``command=None`` imports no command module at all.
     """
-    parser = argparse.ArgumentParser(
+    parser = InertArgumentParser(
         prog="neuronasv",
         description="Device-time regression tracking for PyTorch on Trainium, CUDA and CPU.",
         epilog="Run `neuronasv COMMAND --help` for a command's options.",

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Protocol, TextIO
 from neuronasv import env
 from neuronasv.errors import NeuronasvError, UsageError
 from neuronasv.fileio import write_atomic
+from neuronasv.log import emit
 from neuronasv.measure.backends import is_accelerator
 from neuronasv.model import FindingsDocument
 from neuronasv.store.asvconf import repo_config
@@ -388,7 +389,7 @@ def _play(
         repo=paths.repo, commits=(base, head), results_dir=paths.results, machine=p.machine,
         backend=p.backend, bench=p.bench, compile_cache=env.COMPILE_CACHE.read(),
     ))  # fmt: skip
-    print(summary.line(), file=out, flush=True)
+    emit(summary.line(), stream=out)
 
     step(4, "Compare base -> head (per-series verdicts, op attribution)")
     common = ["--results-dir", paths.results, "--repo", paths.repo]
@@ -400,7 +401,7 @@ def _play(
     _write(paths.findings, render_document(doc, "json"))
     text = render_document(doc, "text")
     _write(paths.compare_text, text)
-    print(text.rstrip(), file=out, flush=True)
+    emit(text.rstrip(), stream=out)
 
     report = paths.findings
     if p.rounds > 0:
@@ -445,7 +446,7 @@ def _play(
         RegressionsOptions(results_dir=paths.results, repo=paths.repo, report=report)
     )
     _write(paths.regressions, history.dumps())
-    print(history_text(history, only_open=False).rstrip("\n"), file=out, flush=True)
+    emit(history_text(history, only_open=False).rstrip("\n"), stream=out)
 
     step(8, "History site")
     replay("publish", "--results-dir", paths.results, "--repo", paths.repo,
@@ -454,7 +455,7 @@ def _play(
         out=paths.site, results_dir=paths.results, repo=paths.repo,
         findings=(paths.regressions,),
     ))  # fmt: skip
-    print(published.line(), file=out, flush=True)
+    emit(published.line(), stream=out)
 
 
 def run_demo(
@@ -482,7 +483,7 @@ def run_demo(
     out_stream = stream or sys.stdout
 
     def say(line: str) -> None:
-        print(line, file=out_stream, flush=True)
+        emit(line, stream=out_stream)
 
     patch, bench, fresh, rounds, backend = (
         opts.patch, opts.bench, opts.fresh, opts.rounds, opts.backend

@@ -33,6 +33,7 @@ from neuronasv.errors import UsageError
 
 __all__ = [
     "BACKEND",
+    "CACHE_KEY",
     "COMPILE_CACHE",
     "CPU_THREADS",
     "DTYPES",
@@ -64,6 +65,7 @@ __all__ = [
     "Flag",
     "Int",
     "List",
+    "Secret",
     "Text",
     "TriFlag",
     "by_name",
@@ -130,6 +132,23 @@ class Text(EnvVar[T]):
 
     def parse(self, text: str) -> T:
         return text  # type: ignore[return-value]  # T is str or str | None
+
+
+@dataclass(frozen=True)
+class Secret(EnvVar["bytes | None"]):
+    """A key in hex (at least 32 hex digits: 128 bits); never shown (``doctor --env`` says
+    only whether it is set) and never quoted in an error."""
+
+    kind = "secret (hex)"
+
+    def parse(self, text: str) -> bytes | None:
+        try:
+            key = bytes.fromhex(text)
+        except ValueError:
+            key = b""
+        if len(key) < 16:
+            raise UsageError(f"{self.name} must be at least 32 hex digits (a random key)")
+        return key
 
 
 @dataclass(frozen=True)
@@ -296,6 +315,12 @@ INSTR_DIR: Text[str | None] = Text(
     "asv suite: instruction counts of the callgrind pass (adds instr_total/instr_op)",
     set_by=RUN,
 )
+CACHE_KEY = Secret(
+    "NEURONASV_CACHE_KEY",
+    None,
+    "regressions --cache-dir: the key that signs its entries (CI: from a secret)",
+    default_text="the key file beside the cache folder (<folder>.neuronasv-key)",
+)
 REPOSITORY: Text[str | None] = Text(
     "NEURONASV_REPOSITORY",
     None,
@@ -326,6 +351,7 @@ VARIABLES: tuple[EnvVar[Any], ...] = (
     COMPILE_CACHE,
     USER_HOME,
     INSTR_DIR,
+    CACHE_KEY,
     REPOSITORY,
 )
 
@@ -368,7 +394,14 @@ def describe(environ: Mapping[str, str] | None = None) -> list[Described]:
     out = []
     for var in VARIABLES:
         raw = env.get(var.name)
-        if var.raw(env) is None:
+        if isinstance(var, Secret) and var.raw(env) is not None:
+            raw = "(set, not shown)"
+            try:
+                var.read(env)
+                effective = "a key"
+            except UsageError as exc:
+                effective = f"invalid: {exc.message}"
+        elif var.raw(env) is None:
             effective = f"default ({var.shown_default()})"
         else:
             try:

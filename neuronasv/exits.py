@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from neuronasv import env
 from neuronasv.errors import INTERNAL_ERROR_EXIT, NeuronasvError
-from neuronasv.log import write_stderr
+from neuronasv.log import say as _say
 
 __all__ = ["run_guarded", "say"]
 
@@ -45,7 +45,7 @@ def run_guarded(work: Callable[[], int | None], where: str) -> int:
         return 2
     except Exception as exc:  # a bug: say so, with a distinct exit code (never 1)
         if env.TRACEBACK.read():
-            traceback.print_exc()
+            say(traceback.format_exc().rstrip())
         text = " ".join(str(exc).split())[:300]
         say(
             f"internal error: {type(exc).__name__}: {text} (in `{where}`; this is a bug,"
@@ -55,6 +55,8 @@ def run_guarded(work: Callable[[], int | None], where: str) -> int:
 
 
 def say(line: str) -> None:
-    """One line on stderr, even when it holds text the terminal cannot encode (the program's
-    last word: written whatever handler the ``neuronasv`` logger has)."""
-    write_stderr(line)
+    """One line on stderr through the one output path (:func:`neuronasv.log.say`: control
+    characters inert, a workflow command fenced under Actions), even when it holds text the
+    terminal cannot encode (the program's last word: written whatever handler the
+    ``neuronasv`` logger has)."""
+    _say(line)

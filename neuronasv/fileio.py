@@ -15,6 +15,7 @@ the write fails.
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import os
 import re
@@ -24,10 +25,12 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 __all__ = [
+    "NotRegularFile",
     "atomic_open",
     "confined_path",
     "copy_regular_files",
     "is_temp_of",
+    "read_regular",
     "temp_name",
     "write_atomic",
 ]
@@ -95,6 +98,53 @@ def write_atomic(
     raw = data.encode(encoding) if isinstance(data, str) else data
     with atomic_open(path, make_dirs=make_dirs) as fh:
         fh.write(raw)
+
+
+class NotRegularFile(OSError):
+    """What :func:`read_regular` refuses: a link, a FIFO, a device, a folder, too big."""
+
+
+def read_regular(path: str | os.PathLike[str], max_bytes: int) -> bytes:
+    """The bytes of ``path`` when it is a regular file of at most ``max_bytes``.
+
+    Opened without following a symbolic link and without blocking (``O_NOFOLLOW``,
+    ``O_NONBLOCK``: a FIFO planted where a file is expected cannot hang the reader), then
+    checked on the open descriptor (``fstat``), so what is checked is what is read.
+
+    Raises:
+        FileNotFoundError: nothing there.
+        NotRegularFile: a symbolic link, a FIFO, a device or a folder, or more than
+            ``max_bytes`` bytes (also when it grows while read).
+        OSError: it cannot be read.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    flags |= getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    p = os.fspath(path)
+    try:
+        fd = os.open(p, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # O_NOFOLLOW on a symbolic link
+            raise NotRegularFile(errno.ELOOP, "a symbolic link, not a file", p) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(errno.EINVAL, "not a regular file", p)
+        if st.st_size > max_bytes:
+            raise NotRegularFile(errno.EFBIG, f"larger than {max_bytes} bytes", p)
+        chunks: list[bytes] = []
+        left = max_bytes + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        if left <= 0:
+            raise NotRegularFile(errno.EFBIG, f"larger than {max_bytes} bytes", p)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def confined_path(root: str, parts: tuple[str, ...], *, create: bool = False) -> str | None:

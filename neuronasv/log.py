@@ -24,25 +24,61 @@ modules), with :func:`cli_output`:
 
 A library user (``neuronasv.api``) who installs nothing sees warnings through Python's
 last-resort handler and no progress; ``logging.getLogger("neuronasv")`` is theirs to configure.
-Standard library only: the asv suite's light benchmark processes import this.
+
+**One output path.** Everything the package writes to a terminal or a CI log goes through
+:func:`stream_text` here: a command's result on stdout (:func:`emit`), its log lines (both
+handlers) and the error line that ends it (:func:`neuronasv.exits.say`), and argparse's own
+messages (:class:`InertArgumentParser`). It keeps the text's layout and makes it inert:
+
+- every control character but newline and tab (ESC, BEL, CR, DEL, the C1 range: a terminal's
+  escape sequences, a CR that starts a new line for the runner) becomes a space, and so do
+  the line and paragraph separators;
+- under ``GITHUB_ACTIONS=true``, text holding a line the runner would read as a workflow
+  command (``::name::`` after spaces, or a legacy ``##[name]`` anywhere in the line) is
+  written between ``::stop-commands::TOKEN`` and ``::TOKEN::`` (:func:`fenced`);
+- a JSON result (``emit(..., json=True)``) keeps every value exactly: those characters
+  become ``\\uXXXX`` escapes and ``#`` of a ``##[`` becomes ``\\u0023``, so no fence is
+  needed and the document still parses (a consumer reads it from stdout).
+
+The views make untrusted values inert before this (:mod:`neuronasv.report.escape`); this
+pass is what holds when a view forgets one, and nothing it does is visible in a text that
+had nothing hostile in it. Standard library only: the asv suite's light benchmark
+processes import this.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import contextvars
 import logging
 import os
+import re
 import secrets
 import sys
 from collections.abc import Iterator, Mapping
+from typing import IO, TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 __all__ = [
     "ROOT",
     "ActionsHandler",
+    "InertArgumentParser",
     "TerminalHandler",
     "cli_output",
+    "emit",
+    "emit_command",
+    "fenced",
     "indented",
+    "inert_json",
+    "live_command",
+    "on_actions",
+    "plain_text",
+    "relay",
+    "say",
+    "stream_text",
     "workflow_data",
     "workflow_property",
     "write_stderr",
@@ -66,12 +102,159 @@ def indented(prefix: str) -> Iterator[None]:
         _INDENT.reset(token)
 
 
-def write_stderr(line: str) -> None:
-    """One line on stderr, even when it holds text the terminal cannot encode."""
-    stream = sys.stderr
+# --- one output path: text made inert for a terminal and for the Actions runner ------------
+
+
+def on_actions(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether this process runs in a GitHub Actions step (``GITHUB_ACTIONS=true``)."""
+    return (os.environ if environ is None else environ).get("GITHUB_ACTIONS") == "true"
+
+
+#: Unicode's control characters (category Cc: U+0000-U+001F, U+007F-U+009F) but newline
+#: and tab, and the line and paragraph separators.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def plain_text(text: str) -> str:
+    """``text`` with every control character but newline and tab, and the line and
+    paragraph separators, as a space (its lines stay its lines)."""
+    return _CONTROL.sub(" ", str(text))
+
+
+#: A legacy workflow command: the runner looks for ``##[`` anywhere in a line.
+_LEGACY = "##["
+
+
+def live_command(line: str) -> bool:
+    """Whether the Actions runner would read ``line`` (one line) as a workflow command:
+    ``::`` after leading spaces, or ``##[`` anywhere (actions/runner ``ActionCommand``)."""
+    return line.lstrip().startswith("::") or _LEGACY in line
+
+
+def fenced(text: str) -> str:
+    """``text`` between ``::stop-commands::TOKEN`` and ``::TOKEN::`` (a fresh random token,
+    so the text cannot end the fence): GitHub's way to print untrusted lines."""
+    token = secrets.token_hex(16)
+    return f"::stop-commands::{token}\n{text}\n::{token}::"
+
+
+def stream_text(text: str, *, actions: bool | None = None) -> str:
+    """``text`` as it may reach a terminal or a CI log: :func:`plain_text`, and fenced
+    (:func:`fenced`) when it runs under Actions and a line of it would be a command.
+
+    Args:
+        actions: whether the runner reads it (default: :func:`on_actions`).
+    """
+    out = plain_text(text)
+    if not any(live_command(line) for line in out.split("\n")):
+        return out
+    if actions if actions is not None else on_actions():
+        body, nl = (out[:-1], "\n") if out.endswith("\n") else (out, "")
+        return fenced(body) + nl
+    return out
+
+
+_JSON_UNSAFE = re.compile(_CONTROL.pattern + "|##\\[")
+
+
+def inert_json(text: str) -> str:
+    """A JSON text with the same values, made inert: control characters (only ever inside
+    its strings) as ``\\uXXXX`` and a ``##[`` as ``\\u0023#[`` (it parses to the same
+    document; no line of it is a workflow command, so it needs no fence)."""
+    return _JSON_UNSAFE.sub(
+        lambda m: "\\u0023#[" if m.group() == _LEGACY else f"\\u{ord(m.group()):04x}", text
+    )
+
+
+def _write(stream: IO[str], text: str) -> None:
     enc = getattr(stream, "encoding", None) or "utf-8"
-    stream.write(line.encode(enc, "backslashreplace").decode(enc, "replace") + "\n")
+    stream.write(text.encode(enc, "backslashreplace").decode(enc, "replace"))
     stream.flush()
+
+
+#: A colour/bold sequence (SGR: ``ESC [ n;n m``): it can style text, never move the cursor,
+#: clear the screen or set a title.
+_SGR = re.compile("\x1b\\[[0-9;]*m")
+
+
+def _styled_text(text: str) -> str:
+    """:func:`stream_text` keeping SGR sequences (a rich table's colours) as they are; a
+    text that must be fenced is for a log, not a terminal: it loses them."""
+    bare = stream_text(_SGR.sub("", text))
+    if bare.startswith("::stop-commands::"):
+        return bare
+    styles = [*_SGR.findall(text), ""]
+    return "".join(plain_text(p) + s for p, s in zip(_SGR.split(text), styles, strict=True))
+
+
+def emit(text: str = "", *, end: str = "\n", json: bool = False, styled: bool = False,
+         stream: IO[str] | None = None) -> None:  # fmt: skip
+    """A command's result on stdout (or ``stream``), through the one output path.
+
+    Args:
+        text: what the command produces (a table, a document, ``name=value`` lines).
+        end: appended (``print``'s).
+        json: ``text`` is a JSON document: kept exact (:func:`inert_json`), never fenced.
+        styled: ``text`` was laid out by rich for a terminal: its colour sequences (SGR,
+            ``ESC [ n m``, nothing else) are kept; text that must be fenced loses them.
+        stream: where it goes (default: ``sys.stdout`` as it is now).
+    """
+    whole = text + end
+    if json:
+        out = inert_json(whole)
+    elif styled:
+        out = _styled_text(whole)
+    else:
+        out = stream_text(whole)
+    _write(stream or sys.stdout, out)
+
+
+def emit_command(line: str) -> None:
+    """One workflow command of ours on stdout (an annotation built with
+    :func:`workflow_data`/:func:`workflow_property`): written as it is, never fenced.
+
+    Raises:
+        ValueError: ``line`` is not one line of visible text starting with ``::`` (untrusted
+            text must have been escaped into it, not passed as it is).
+    """
+    if not line.startswith("::") or "\n" in line or plain_text(line) != line:
+        raise ValueError(f"not one escaped workflow command: {line[:80]!r}")
+    _write(sys.stdout, line + "\n")
+
+
+def relay(text: str) -> None:
+    """Text another program wrote (a C++ library on file descriptor 2), relayed to stderr
+    through the one output path."""
+    if text:
+        _write(sys.stderr, stream_text(text))
+
+
+def write_stderr(line: str) -> None:
+    """One line on stderr, as given (the handlers' formatted lines; see :func:`say`), even
+    when it holds text the terminal cannot encode."""
+    _write(sys.stderr, line + "\n")
+
+
+def say(line: str) -> None:
+    """One line on stderr through the one output path (the program's last word:
+    written whatever handler the ``neuronasv`` logger has)."""
+    write_stderr(stream_text(line))
+
+
+class InertArgumentParser(argparse.ArgumentParser):
+    """argparse's parser with its usage, help and errors through the one output path (an
+    error quotes the argument as given: a control character or a workflow command in it
+    stays inert). Sub-parsers are made of the same class."""
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        if message:
+            out = file or sys.stderr
+            out.write(stream_text(message))
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if message:
+            self._print_message(message, sys.stderr)
+        sys.exit(status)
 
 
 def workflow_data(text: str) -> str:
@@ -98,30 +281,26 @@ class TerminalHandler(logging.Handler):
     def format(self, record: logging.LogRecord) -> str:
         message = record.getMessage()
         if record.levelno >= logging.ERROR:
-            return f"error: {message}"
+            return stream_text(f"error: {message}")
         if record.levelno >= logging.WARNING:
-            return f"warning: {message}"
-        return _INDENT.get() + message
+            return stream_text(f"warning: {message}")
+        return stream_text(_INDENT.get() + message)
 
 
 class ActionsHandler(TerminalHandler):
     """Records as a GitHub Actions runner reads them (see the module doc)."""
 
     def format(self, record: logging.LogRecord) -> str:
-        message = record.getMessage()
+        message = plain_text(record.getMessage())
         if record.levelno >= logging.ERROR:
             return "::error::" + workflow_data(message)
         if record.levelno >= logging.WARNING:
             return "::warning::" + workflow_data(message)
-        if any(line.lstrip().startswith("::") for line in message.splitlines()):
-            token = secrets.token_hex(16)
-            return f"::stop-commands::{token}\n{_INDENT.get()}{message}\n::{token}::"
-        return _INDENT.get() + message
+        return stream_text(_INDENT.get() + message, actions=True)
 
 
 def _handler(environ: Mapping[str, str] | None, actions: bool) -> logging.Handler:
-    on_actions = (os.environ if environ is None else environ).get("GITHUB_ACTIONS") == "true"
-    return ActionsHandler() if actions and on_actions else TerminalHandler()
+    return ActionsHandler() if actions and on_actions(environ) else TerminalHandler()
 
 
 @contextlib.contextmanager

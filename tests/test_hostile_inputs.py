@@ -72,12 +72,19 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (w / "infinity.json").write_text(text.replace('"head": 2.0', '"head": Infinity'))
     (w / "version.json").write_text(_with(lambda d: d.__setitem__("schema_version", 99)))
     (w / "big.json").write_text(json.dumps(_findings()) + " " * 5000)
+    # issue 38 item 5: a fraction of peak below 0 ("-250 % → 50 % of peak" was printed)
+    (w / "negative-peak.json").write_text(_with(lambda d: d["findings"][0].update(
+        roofline_base=-2.5, roofline_head=0.5, roofline_bound="memory")))  # fmt: skip
     (w / "a-folder").mkdir()
     results = w / "results"
     shutil.copytree(PR, results)
     bad = results / "ci-cpu-1" / f"{BASE}-existing-py_usr_bin_python3.11.json"
     (w / "results-truncated").mkdir()
     shutil.copytree(PR, w / "results-truncated" / "r")
+    shutil.copytree(PR, w / "results-negative-peak")
+    side = w / "results-negative-peak" / "ci-cpu-1" / bad.name.replace(".json", ".neuronasv")
+    text = side.read_text().replace('"roofline_fraction": null', '"roofline_fraction": -2.5', 1)
+    side.write_text(text)
     tb = w / "results-truncated" / "r" / "ci-cpu-1" / bad.name
     tb.write_text(tb.read_text()[:200])
     (w / "foreign-site").mkdir()
@@ -141,6 +148,15 @@ CASES: dict[str, Case] = {
                              code=5, says=("infinity.json", "Infinity")),
     "comment schema version": case("comment", "--pr", "1", "--report", "version.json",
                                    "--dry-run", code=5, says=("version.json", "99")),
+    "comment negative fraction of peak": case(
+        "comment", "--pr", "1", "--report", "negative-peak.json", "--dry-run",
+        code=5, says=("negative-peak.json", "roofline_base", ">= 0")),
+    "summary negative fraction of peak": case(
+        "summary", "--report", "negative-peak.json", "--out", "-",
+        code=5, says=("negative-peak.json", "roofline_base", ">= 0")),
+    "compare a sidecar's negative fraction of peak": case(
+        "compare", BASE, HEAD, "--results-dir", "results-negative-peak",
+        code=5, says=(f"{BASE}-existing", "roofline_fraction", ">= 0")),
     "comment pr zero": case("comment", "--pr", "0", "--report", "good.json", code=2,
                             says="--pr"),
     "comment out in a missing folder": case(

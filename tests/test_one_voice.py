@@ -2,9 +2,10 @@
 
 - No function of the package takes a ``progress`` or ``say`` callable (nor a dataclass holds
   one): modules log through their ``neuronasv.*`` logger (:mod:`neuronasv.log`).
-- The builtin ``print`` appears only in the modules whose output IS their result: the
-  commands, the CLI, the demo's walk-through and the CI steps' entry points; and even there
-  never to stderr (what goes to stderr is a log line, through the one handler).
+- One output path (issue 38 item 1): the builtin ``print`` and writes to ``sys.stdout`` or
+  ``sys.stderr`` appear only in :mod:`neuronasv.log`; a command's result goes through
+  ``log.emit`` (and an annotation of ours through ``log.emit_command``), which makes every
+  control character inert and fences a workflow command under Actions.
 - The Actions handler escapes what it writes by GitHub's rules, so hostile text (a newline,
   ``%``, ``::error::``) can neither end an annotation nor start a workflow command.
 
@@ -35,17 +36,8 @@ PKG = Path(__file__).resolve().parents[1] / "neuronasv"
 #: Parameter (and dataclass field) names that carry an output callable.
 OUTPUT_CALLABLES = {"progress", "say"}
 
-#: Modules whose ``print`` is their result on stdout (paths relative to the package).
-PRINTS_RESULTS = (
-    "commands/",  # each command prints its result (the CLI's "thin" layer)
-    "cli.py",
-    "demo.py",  # the walk-through is the demo's output
-    "ci/flows.py",  # the CI steps' parser: `traces`, the line saying what was copied
-    "ci/requirements.py",  # `requirements`, one dependency a line
-    "ci/outputs.py",  # `name=value` workflow outputs
-    "ci/pr_comment.py",  # what the privileged step did (comment, status)
-    "run/benchsel.py",  # the benchmark names, JSON
-)
+#: The one module that writes to the process's streams (paths relative to the package).
+WRITES_STREAMS = ("log.py",)
 
 
 def output_callables(source: str) -> list[str]:
@@ -69,35 +61,39 @@ def output_callables(source: str) -> list[str]:
     return found
 
 
-def prints(source: str, *, to_stderr: bool = False) -> list[int]:
-    """Lines of every call of the builtin ``print`` (``console.print`` is rich's, not it);
-    ``to_stderr``: only those with ``file=sys.stderr``."""
+def prints(source: str) -> list[int]:
+    """Lines of every call of the builtin ``print`` (``console.print`` is rich's, not it) and
+    of every ``sys.stdout.write``/``sys.stderr.write`` (``.writelines``)."""
     return [
         node.lineno
         for node in ast.walk(ast.parse(source))
         if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "print"
-        and (not to_stderr or any(_is_stderr(k.value) for k in node.keywords if k.arg == "file"))
+        and (
+            (isinstance(node.func, ast.Name) and node.func.id == "print")
+            or (
+                isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("write", "writelines")
+                and _is_std_stream(node.func.value)
+            )
+        )
     ]
 
 
-def _is_stderr(node: ast.expr) -> bool:
-    return isinstance(node, ast.Attribute) and node.attr == "stderr"
+def _is_std_stream(node: ast.expr) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr in ("stdout", "stderr")
 
 
 def package_violations(root: Path) -> tuple[list[str], list[str]]:
-    """(output callables, prints outside :data:`PRINTS_RESULTS`) of the package at ``root``."""
+    """(output callables, prints and stream writes outside :data:`WRITES_STREAMS`) of the
+    package at ``root``."""
     callables: list[str] = []
     stray: list[str] = []
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root).as_posix()
         source = path.read_text(encoding="utf-8")
         callables += [f"{rel}:{hit}" for hit in output_callables(source)]
-        if not rel.startswith(PRINTS_RESULTS):
+        if rel not in WRITES_STREAMS:
             stray += [f"{rel}:{line}" for line in prints(source)]
-        else:
-            stray += [f"{rel}:{line} (stderr)" for line in prints(source, to_stderr=True)]
     return callables, stray
 
 
@@ -106,9 +102,9 @@ def test_no_function_takes_a_progress_or_say_callable() -> None:
     assert callables == [], "log through the module's logger (neuronasv/log.py) instead"
 
 
-def test_only_result_printing_modules_print() -> None:
+def test_only_the_one_output_path_writes_to_the_streams() -> None:
     _, stray = package_violations(PKG)
-    assert stray == [], "library code logs (neuronasv/log.py); only commands print results"
+    assert stray == [], "log through the module's logger; a result through neuronasv.log.emit"
 
 
 def main_module_loggers(source: str) -> bool:
@@ -144,16 +140,17 @@ def test_the_gates_fail_on_a_made_up_module(tmp_path: Path) -> None:
     )
     (pkg / "commands" / "fine.py").write_text(
         "import sys\n"
-        "def run(args):\n    print('result')\n    console.print('table')\n"
-        "    print('warning: x', file=sys.stderr)\n"
+        "def run(args):\n    emit('result')\n    console.print('table')\n"
+        "    print('warning: x', file=sys.stderr)\n    sys.stdout.write('raw')\n"
     )
+    (pkg / "log.py").write_text("import sys\ndef emit(t):\n    sys.stdout.write(t)\n")
     callables, stray = package_violations(pkg)
     assert callables == [
         "run/old.py:2 run_commits(progress)",
         "run/old.py:4 prune(say)",
         "run/old.py:8 Stage.progress",
     ]
-    assert stray == ["commands/fine.py:5 (stderr)", "run/old.py:5"]
+    assert stray == ["commands/fine.py:5", "commands/fine.py:6", "run/old.py:5"]
 
 
 # --- the handlers -----------------------------------------------------------------------
@@ -176,7 +173,8 @@ def test_workflow_escaping_follows_githubs_rules() -> None:
 )
 def test_an_actions_warning_is_one_escaped_workflow_command(level: int, command: str) -> None:
     line = ActionsHandler().format(_record(level, HOSTILE))
-    assert line == f"::{command}::" + workflow_data(HOSTILE)
+    # the CR is a control character: a space, as everywhere (neuronasv.log.plain_text)
+    assert line == f"::{command}::" + workflow_data(HOSTILE.replace("\r", " "))
     assert "\n" not in line and "\r" not in line and line.count("::") == 2 + 2  # ours + text's
 
 

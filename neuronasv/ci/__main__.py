@@ -11,7 +11,7 @@
     python -m neuronasv.ci issues DIR [--site-url URL] [--dry-run]   # regression issues
     python -m neuronasv.ci bisect --out DIR [--add RESULTS]... [--minutes 30] [store opts]
                                   # bisect open regressions over unmeasured commits
-    python -m neuronasv.ci instruction-tools --metrics LIST  # valgrind + gcc (CPU runners)
+    python -m neuronasv.ci instruction-tools [--metrics LIST]  # valgrind + gcc (CPU runners)
     python -m neuronasv.ci requirements      # dependencies without torch, one a line
     python -m neuronasv.ci verdict FINDINGS  # regression-detected=true|false
     python -m neuronasv.ci traces --findings F --traces-dir D --machine M --out O
@@ -42,8 +42,9 @@ __all__ = ["build_parser", "main"]
 def build_parser() -> argparse.ArgumentParser:
     """The one parser of ``python -m neuronasv.ci``, from the steps' own definitions."""
     from neuronasv.ci import bisect_step, flows, pr_comment, tools
+    from neuronasv.log import InertArgumentParser
 
-    ap = argparse.ArgumentParser(prog="python -m neuronasv.ci", description=__doc__,
+    ap = InertArgumentParser(prog="python -m neuronasv.ci", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("--repo", default=".", help="the repository (default: here)")
     sub = ap.add_subparsers(dest="step", required=True, metavar="STEP")

@@ -28,7 +28,7 @@ import shlex
 import shutil
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -51,13 +51,16 @@ from neuronasv.store.layout import (
 )
 
 if TYPE_CHECKING:
+    from neuronasv.model.bisect import BisectDocument
     from neuronasv.run.bisect import BisectOptions
+    from neuronasv.steps.measure import Bisected
 
 __all__ = [
     "Range",
     "bisect_args",
     "bisect_options",
     "bisect_step",
+    "drop_tokens",
     "plan_ranges",
 ]
 
@@ -188,6 +191,34 @@ def _history_docs(
         return list(regressions_per_machine(opts, machines, skip_failing=True).values())
 
 
+def drop_tokens(store: StoreRef) -> dict[str, str]:
+    """Before the searches run the range's commits (asv, the pre-pass, valgrind: processes
+    that inherit this one's environment), the store's token and ``GITHUB_TOKEN`` leave this
+    process's environment for the rest of the step; returned, for the culprit's PR, asked
+    of the API between searches (:func:`_pull_of`), while no measured process runs."""
+    names = {n for n in (store.token_env, "GITHUB_TOKEN") if n}
+    return {n: os.environ.pop(n) for n in sorted(names) if n in os.environ}
+
+
+def _pull_of(done: Bisected, tokens: Mapping[str, str]) -> BisectDocument:
+    """The search's document with its culprit's PR from the GitHub API (the token back in
+    the environment only for that request; the record rewritten with it)."""
+    from neuronasv.steps.measure import with_pull
+    from neuronasv.store.bisections import save_bisection
+
+    token = tokens.get("GITHUB_TOKEN")
+    if not token or not done.doc.result.found:
+        return done.doc
+    os.environ["GITHUB_TOKEN"] = token
+    try:
+        doc = with_pull(done.doc)
+    finally:
+        os.environ.pop("GITHUB_TOKEN", None)
+    if doc != done.doc and done.record:
+        save_bisection(os.path.dirname(os.path.dirname(done.record)), doc)
+    return doc
+
+
 def bisect_step(
     repo: str, *, out: str, minutes: float, add: Sequence[str], store: StoreRef,
     machine: str | None = None, backend: str = "auto", max_ranges: int = 5,
@@ -214,6 +245,7 @@ def bisect_step(
     rc = _guarded(pulled, "neuronasv store pull")
     if rc != 0:
         log.info(f"no stored history to bisect in (store pull exit {rc})")
+    tokens = drop_tokens(store)  # no measured process below inherits it (docs/runners.md)
     for folder in add:
         if os.path.isdir(folder):
             log.info(f"added {_merge(Path(folder), history)} file(s) of this run from {folder}")
@@ -242,8 +274,9 @@ def bisect_step(
 
         def search(opts: BisectOptions = opts) -> None:
             done = bisect(opts)
-            log.info(render_text(done.doc))
-            check_change(done.doc)
+            doc = _pull_of(done, tokens)
+            log.info(render_text(doc))
+            check_change(doc)
 
         rc = _guarded(search, "neuronasv bisect")
         if rc in (0, 12):

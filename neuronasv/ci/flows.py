@@ -37,6 +37,7 @@ from neuronasv.ci.outputs import set_output
 from neuronasv.ci.owned import claim_dir, remove_owned
 from neuronasv.errors import UsageError
 from neuronasv.fileio import write_atomic
+from neuronasv.log import emit
 from neuronasv.steps.store import StoreRef, results_store
 from neuronasv.store.git import Git
 
@@ -72,11 +73,18 @@ def _steps_on_stderr() -> Iterator[None]:
 
 
 def machine_for_shard(base: str, shard: str) -> str:
-    """``base`` for the single shard ``all``, else ``base-shard`` (disjoint result folders)."""
+    """``base`` for the single shard ``all``, else ``base-shard`` (disjoint result folders).
+
+    Both become folder names (``<results>/<machine>/``, the artifact ``results-<shard>``):
+    each is ``[A-Za-z0-9._-]+``, never ``.``/``..`` nor starting with ``.`` or ``-``, and the
+    machine name passes :func:`~neuronasv.store.machine.check_machine_name`."""
+    from neuronasv.store.machine import check_machine_name
+
     for what, value in (("machine name", base), ("shard name", shard)):
-        if not _NAME.fullmatch(value):
-            raise UsageError(f"{what} {value!r} must be [A-Za-z0-9._-]+")
-    return base if shard == "all" else f"{base}-{shard}"
+        if not _NAME.fullmatch(value) or value.startswith((".", "-")) or ".." in value:
+            raise UsageError(f"{what} {value!r} must be [A-Za-z0-9._-]+, not starting with"
+                             " '.' or '-', without '..'")  # fmt: skip
+    return check_machine_name(base if shard == "all" else f"{base}-{shard}")
 
 
 def parse_shards(text: str, machine: str) -> list[dict[str, str]]:
@@ -244,7 +252,10 @@ def analyse(repo: str, *, out: str, site: str, store: StoreRef, opts: SiteOption
     runs with the Actions cache): per machine, ``neuronasv regressions``' parsed files,
     searched windows and culprit comparisons (``regressions/<machine>``: each run prunes
     what it did not use, so machines never share one), and the site's parsed summaries
-    (``publish``). A stale or damaged cache costs time, never an answer.
+    (``publish``). A stale or damaged cache costs time, never an answer. The regressions
+    entries are signed with ``NEURONASV_CACHE_KEY``, else the key file beside DIR (not in
+    what the workflow restores): on a fresh runner without the variable every restored
+    entry is a miss.
     """
     from neuronasv.steps.publish import PublishOptions, publish
     from neuronasv.steps.regressions import (
@@ -253,6 +264,7 @@ def analyse(repo: str, *, out: str, site: str, store: StoreRef, opts: SiteOption
         regressions_per_machine,
     )
     from neuronasv.steps.store import branch_of, pull, pull_lines
+    from neuronasv.store.cachekey import key_path
 
     outp = Path(out)
     outp.mkdir(parents=True, exist_ok=True)
@@ -265,7 +277,10 @@ def analyse(repo: str, *, out: str, site: str, store: StoreRef, opts: SiteOption
         if not machines:
             raise UsageError("no machine folders in the results branch")
         cache_dir = opts.cache_dir
-        ropts = RegressionsOptions(results_dir=str(history), repo=repo)
+        # One key for every machine's cache, beside the folder the workflow restores (never
+        # in it: a restored entry must not bring the key that signs it; store/cachekey.py).
+        key_file = key_path(cache_dir) if cache_dir else None
+        ropts = RegressionsOptions(results_dir=str(history), repo=repo, cache_key_file=key_file)
         docs = {}
         for machine in machines:
             cache = os.path.join(cache_dir, "regressions", machine) if cache_dir else None
@@ -403,14 +418,15 @@ def site_branch(
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """Register this module's steps, each with its ``func``."""
-    from neuronasv.ci.options import existing_folder, positive_int, positive_seconds
+    from neuronasv.ci.options import branch_name, existing_folder, positive_int, positive_seconds
 
     p = sub.add_parser("plan", help="the pushed commit and recent ones without results")
     p.add_argument("commit")
     p.add_argument("--machine", default="ci", help="asv machine name")
     p.add_argument("--shards", default="", help='JSON [{"name", "bench"}] (default: one)')
     p.add_argument("--backfill", type=int, default=5)
-    p.add_argument("--site-branch", default="", help="refused when it is a branch of ours")
+    p.add_argument("--site-branch", type=branch_name, default="",
+                   help="refused when it is a branch of ours")  # fmt: skip
     p.add_argument("--default-branch", default="", help="the repository's default branch")
     add_store_args(p)
     p.set_defaults(func=_plan)
@@ -506,5 +522,5 @@ def _site_branch(args: argparse.Namespace) -> None:
 def _traces(args: argparse.Namespace) -> None:
     from neuronasv.publish.traces import copied_line, pick_traces
 
-    print(copied_line(pick_traces(args.findings, args.traces_dir, args.machine, args.out),
+    emit(copied_line(pick_traces(args.findings, args.traces_dir, args.machine, args.out),
                       args.out))  # fmt: skip

@@ -9,6 +9,7 @@ from neuronasv.steps.store import StoreRef
 
 __all__ = [
     "add_store_args",
+    "branch_name",
     "commit_url",
     "existing_folder",
     "positive_int",
@@ -40,6 +41,17 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def branch_name(text: str) -> str:
+    """A branch name (argparse ``type``; :func:`neuronasv.store.git.branch_problem`, as
+    ``neuronasv store --branch``); empty: unset."""
+    from neuronasv.store.git import branch_problem
+
+    why = branch_problem(text) if text else None
+    if why:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a branch name: it {why}")
+    return text
+
+
 def existing_folder(text: str) -> str:
     """A folder that exists (argparse ``type``)."""
     if not os.path.isdir(text):
@@ -50,7 +62,8 @@ def existing_folder(text: str) -> str:
 def add_store_args(p: argparse.ArgumentParser) -> None:
     """``--remote R --branch B --token-env VAR``, as for ``neuronasv store``."""
     p.add_argument("--remote", default="origin")
-    p.add_argument("--branch", default=None, help="results branch (default: neuronasv's)")
+    p.add_argument("--branch", type=branch_name, default=None,
+                   help="results branch (default: neuronasv's)")  # fmt: skip
     p.add_argument("--token-env", default=None, metavar="VAR")
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from neuronasv.log import emit
+
 __all__ = ["set_output"]
 
 
@@ -13,7 +15,7 @@ def set_output(name: str, value: str, environ: Mapping[str, str] | None = None) 
     if "\n" in value or "\r" in value:
         raise ValueError(f"output {name} must be one line")
     line = f"{name}={value}\n"
-    print(line, end="", flush=True)
+    emit(line, end="")
     path = (os.environ if environ is None else environ).get("GITHUB_OUTPUT")
     if path:
         with open(path, "a", encoding="utf-8") as fh:

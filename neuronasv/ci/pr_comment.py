@@ -62,7 +62,7 @@ from neuronasv.errors import (
     UsageError,
 )
 from neuronasv.exits import run_guarded
-from neuronasv.log import cli_output
+from neuronasv.log import InertArgumentParser, cli_output, emit
 from neuronasv.model import FindingsDocument
 
 INVALID_ARTIFACT = UntrustedArtifactError.exit_code
@@ -281,7 +281,7 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
     title = comment_title(".", args.title)  # this trusted checkout's project, never the artifact's
     body = render_comment(doc, marker=MARKER, report_url=url, title=title)
     trimmed = render_comment_trimmed(doc, marker=MARKER, report_url=url, title=title)
-    print(
+    emit(
         f"artifact accepted: PR #{pr}, head {claims.head_sha}, run {ctx.run_id};"
         f" {len(doc.findings)} series recomputed"
     )
@@ -299,13 +299,13 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
             except OSError as exc:
                 raise UsageError(f"--out {args.out}: cannot write: {exc.strerror}") from None
         else:
-            sys.stdout.write(text)
+            emit(text, end="", json=True)
         return 0
     recheck_pr(client, ctx, pr)  # the head may have moved while we recomputed
     result = upsert_comment(client, pr, body, marker=MARKER, trimmed_body=trimmed)
-    print(f"comment {result.action}: #{result.comment_id}")
+    emit(f"comment {result.action}: #{result.comment_id}")
     status = publish_status(client, claims.head_sha, doc, target_url=url)
-    print(f"status {status.state} set on {claims.head_sha[:10]}")
+    emit(f"status {status.state} set on {claims.head_sha[:10]}")
     server = env.get("GITHUB_SERVER_URL") or "https://github.com"
     set_output("comment-url", f"{server}/{repo}/pull/{pr}#issuecomment-{result.comment_id}", env)
     set_output("regression-detected", str(status.state == "failure").lower(), env)
@@ -349,7 +349,7 @@ def step(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """``ci/pr_comment.py``'s entry (the package's is ``python -m neuronasv.ci pr-comment``)."""
-    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap = InertArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     add_arguments(ap)
     args = ap.parse_args(argv)
     with cli_output(actions=True):

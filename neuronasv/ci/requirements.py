@@ -92,18 +92,20 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _print(args: argparse.Namespace) -> None:
+    from neuronasv.log import emit
+
     if args.installed_in:
         installed_in(args.installed_in)
-    print("\n".join(requirements(torch=args.all)))
+    emit("\n".join(requirements(torch=args.all)))
 
 
 def main(argv: Sequence[str]) -> int:
     """The step on its own (``argv`` after the step's name): standard library only."""
     from neuronasv.exits import run_guarded
-    from neuronasv.log import cli_output
+    from neuronasv.log import InertArgumentParser, cli_output
 
-    p = argparse.ArgumentParser(prog="python -m neuronasv.ci requirements",
-                                description="the installed neuronasv's dependencies")
+    p = InertArgumentParser(prog="python -m neuronasv.ci requirements",
+                            description="the installed neuronasv's dependencies")
     _arguments(p)
     args = p.parse_args(list(argv))
     with cli_output(actions=True):

@@ -1,12 +1,13 @@
 """What the instructions metric needs on a CPU runner, installed where the runner allows it.
 
-``python -m neuronasv.ci instruction-tools --metrics LIST`` (the reusable workflows' bench
-jobs, before ``neuronasv run``; an empty ``LIST`` is ``neuronasv run``'s default for the
-backend, instructions on the CPU): when the metrics hold ``instructions`` and
-valgrind, its callgrind header or a C compiler is missing (``neuronasv doctor``'s check,
-:func:`neuronasv.measure.callgrind.valgrind_status`), it runs ``apt-get install -y valgrind
-gcc`` — as root, or through ``sudo -n`` (never a password prompt). A runner without
-apt-get or passwordless sudo, or an install that fails, is said in one warning (in Actions
+``python -m neuronasv.ci instruction-tools [--metrics LIST]`` (the reusable workflows' bench
+jobs, before ``neuronasv run``; the option left out is ``neuronasv run``'s default for the
+backend, instructions on the CPU; an empty ``LIST`` is its usage error, exit 2): when the
+metrics hold ``instructions`` and valgrind, its callgrind header or a C compiler is missing
+(``neuronasv doctor``'s check, :func:`neuronasv.measure.callgrind.valgrind_status`), it
+runs ``apt-get install -y valgrind gcc`` — as root, or through ``sudo -n`` (never a
+password prompt). A runner without apt-get or passwordless sudo, or an install that fails,
+is said in one warning (in Actions
 one ``::warning::`` annotation, apt's text escaped by :class:`neuronasv.log.ActionsHandler`)
 and the step still succeeds: ``neuronasv run`` then records no instruction series and says so.
 """
@@ -91,14 +92,17 @@ def ensure_instruction_tools(
     return usable
 
 
-def wanted_metrics(metrics_text: str, backend: Callable[[], str] | None = None) -> tuple[str, ...]:
-    """``--metrics`` parsed as ``neuronasv run`` does; empty: what ``neuronasv run`` would
-    measure by default on this runner's backend (``NEURONASV_BACKEND``), before valgrind
-    is installed (:func:`neuronasv.run.instrrun.default_metrics`)."""
+def wanted_metrics(
+    metrics_text: str | None, backend: Callable[[], str] | None = None
+) -> tuple[str, ...]:
+    """``--metrics`` parsed as ``neuronasv run`` does (an empty list is its error: exit 2);
+    None (not given): what ``neuronasv run`` would measure by default on this runner's
+    backend (``NEURONASV_BACKEND``), before valgrind is installed
+    (:func:`neuronasv.run.instrrun.default_metrics`)."""
     from neuronasv.errors import UsageError
     from neuronasv.run.instrrun import default_metrics, parse_metrics
 
-    if metrics_text.strip():
+    if metrics_text is not None:
         try:
             return parse_metrics(metrics_text)
         except ValueError as exc:
@@ -114,7 +118,7 @@ def wanted_metrics(metrics_text: str, backend: Callable[[], str] | None = None) 
     return default_metrics(backend(), status=lambda: (True, ""), announce=False)
 
 
-def main(metrics_text: str) -> int:
+def main(metrics_text: str | None) -> int:
     """The step: the metrics ``neuronasv run`` will be asked for (or its default); valgrind
     and gcc when they hold instructions; always exit 0 once parsed."""
     ensure_instruction_tools(wanted_metrics(metrics_text))
@@ -124,6 +128,7 @@ def main(metrics_text: str) -> int:
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """The ``instruction-tools`` step's arguments (``python -m neuronasv.ci``)."""
     p = sub.add_parser("instruction-tools", help="valgrind and gcc when --metrics asks")
-    p.add_argument("--metrics", required=True,
-                   help="what `neuronasv run --metrics` gets (empty: its default)")  # fmt: skip
+    p.add_argument("--metrics", default=None,
+                   help="what `neuronasv run --metrics` gets (left out: its default; the"
+                   " workflows pass it only when their input is set)")  # fmt: skip
     p.set_defaults(func=lambda args: main(args.metrics))

@@ -16,12 +16,12 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sys
 
 from neuronasv.analyse.acks import ACKS_PATH, Acknowledgement, load_acks, save_acks
 from neuronasv.analyse.patterns import SeriesPattern
 from neuronasv.commands.args import add_repo_arg, command_parser, output_file
 from neuronasv.errors import UsageError
+from neuronasv.log import emit
 from neuronasv.report.escape import clean
 from neuronasv.store.git import Git
 
@@ -58,18 +58,18 @@ def run(args: argparse.Namespace) -> int:
     acks = load_acks(path)
     if args.list:
         for a in acks:
-            sys.stdout.write(f"{clean(a.pattern.text)}\t{clean(a.commit)}\t{clean(a.reason)}\n")
+            emit(f"{clean(a.pattern.text)}\t{clean(a.commit)}\t{clean(a.reason)}")
         return 0
     if not args.pattern or not args.commit or not (args.reason or "").strip():
         raise UsageError("give PATTERN, --commit and --reason (or --list)")
     commit = _check_commit(args.commit, args.repo, force=args.force)
     new = Acknowledgement(SeriesPattern.parse(args.pattern), commit, args.reason.strip())
     if new in acks:
-        sys.stdout.write(f"already acknowledged in {path}\n")
+        emit(f"already acknowledged in {path}")
         return 0
     save_acks(path, [*acks, new])
     where = os.path.normpath(path)
-    sys.stdout.write(f"acknowledged {clean(new.pattern.text)} at {clean(new.commit)} in {where}\n")
+    emit(f"acknowledged {clean(new.pattern.text)} at {clean(new.commit)} in {where}")
     return 0
 
 

@@ -24,13 +24,13 @@ import argparse
 import logging
 import math
 import os
-import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from neuronasv.commands import COMMANDS
 from neuronasv.errors import UsageError, exit_codes_line
 from neuronasv.fileio import write_atomic
+from neuronasv.log import emit
 
 if TYPE_CHECKING:
     pass
@@ -46,6 +46,7 @@ __all__ = [
     "add_out_arg",
     "add_repo_arg",
     "add_results_args",
+    "branch_name",
     "command_parser",
     "existing_dir",
     "existing_file",
@@ -195,19 +196,31 @@ def machine_name(text: str) -> str:
         raise argparse.ArgumentTypeError(exc.message) from None
 
 
-def write_output(text: str, path: str | None) -> None:
+def branch_name(text: str) -> str:
+    """A branch name (:func:`neuronasv.store.git.branch_problem`); empty: unset (the
+    option's default)."""
+    from neuronasv.store.git import branch_problem
+
+    why = branch_problem(text) if text else None
+    if why:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a branch name: it {why}")
+    return text
+
+
+def write_output(text: str, path: str | None, *, json: bool = False) -> None:
     """Write ``text`` to ``path`` atomically, or to stdout when ``path`` is None or ``-``.
 
     A regular file is replaced by rename (a reader never sees half of it); a symlink's
     target is replaced and the link kept; a device or pipe (``/dev/null``) is written in
-    place, never replaced.
+    place, never replaced. Stdout, a device and a pipe may be a terminal or a CI log: the
+    text goes through the one output path (:func:`neuronasv.log.emit`; ``json``: a JSON
+    document, kept exact); a file gets the text as rendered.
 
     Raises:
         UsageError: the file cannot be written (names it); no temporary file is left.
     """
     if not path or path == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        emit(text, end="", json=json)
         return
     if os.path.islink(path):
         path = os.path.realpath(path)  # replace the file it points to, keep the link
@@ -216,7 +229,7 @@ def write_output(text: str, path: str | None) -> None:
         # place; a rename would replace the device node itself with a regular file.
         try:
             with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text)
+                emit(text, end="", json=json, stream=fh)
         except OSError as exc:
             raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
         return

@@ -188,6 +188,7 @@ def run(args: argparse.Namespace) -> int:
     from neuronasv.steps.measure import bisect, check_change
 
     doc = bisect(options(args), github=not args.no_github, record=not args.no_record).doc
-    write_output(doc.dumps() if args.format == "json" else render_text(doc), args.out)
+    as_json = args.format == "json"
+    write_output(doc.dumps() if as_json else render_text(doc), args.out, json=as_json)
     check_change(doc)
     return 0

@@ -25,6 +25,7 @@ from neuronasv.commands.args import (
     positive_int,
     write_output,
 )
+from neuronasv.log import emit
 from neuronasv.steps.comment import CommentOptions, render, send
 
 __all__ = ["add_parser", "options", "run"]
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         write_output(rendered.body, args.body_out)
     done = send(replace(opts, environ=github_environment(args)), rendered)
     if done.dry_run is not None:
-        write_output(done.dry_run, args.out)
+        write_output(done.dry_run, args.out, json=True)
         if not args.dry_run:
             log.info(f"neuronasv comment: {done.reason}; dry run, nothing sent")
         return 0
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     assert result is not None
     where = f" {result.html_url}" if result.html_url else ""
     extra = " (trimmed form: GitHub refused the full length)" if result.trimmed else ""
-    print(f"comment {result.action}: #{result.comment_id}{where}{extra}")
+    emit(f"comment {result.action}: #{result.comment_id}{where}{extra}")
     if result.deleted:
-        print(f"removed {len(result.deleted)} duplicate comment(s) of ours")
+        emit(f"removed {len(result.deleted)} duplicate comment(s) of ours")
     return 0

@@ -18,7 +18,7 @@ from neuronasv.commands.args import (
     probability_open,
     write_output,
 )
-from neuronasv.report.document import FORMATS, render_document
+from neuronasv.report.document import FORMATS, render_document, renders_json
 from neuronasv.steps.compare import CompareOptions, check_gate, compare
 
 __all__ = ["add_parser", "options", "run"]
@@ -122,6 +122,7 @@ def options(args: argparse.Namespace) -> CompareOptions:
 def run(args: argparse.Namespace) -> int:
     fail_rule = Rule.parse(args.fail_on) if args.fail_on else None  # a bad rule: before work
     doc = compare(options(args))
-    write_output(render_document(doc, args.format), args.out)
+    write_output(render_document(doc, args.format), args.out,
+                 json=renders_json(doc, args.format))
     check_gate(doc, fail_rule)
     return 0

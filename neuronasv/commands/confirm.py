@@ -26,7 +26,7 @@ from neuronasv.commands.args import (
     output_file,
     write_output,
 )
-from neuronasv.report.document import FORMATS, render_document
+from neuronasv.report.document import FORMATS, render_document, renders_json
 from neuronasv.steps.confirm import ConfirmOptions, check_gate, confirm
 
 __all__ = ["add_parser", "options", "run"]
@@ -131,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
     fail_rule = Rule.parse(args.fail_on) if args.fail_on else None  # bad rule: before work
     done = confirm(options(args))
     if args.rounds_out:
-        write_output(done.rounds.dumps(), args.rounds_out)
-    write_output(render_document(done.doc, args.format), args.out)
+        write_output(done.rounds.dumps(), args.rounds_out, json=True)
+    write_output(render_document(done.doc, args.format), args.out,
+                 json=renders_json(done.doc, args.format))
     check_gate(done.doc, fail_rule)
     return 0

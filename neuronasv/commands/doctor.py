@@ -25,12 +25,12 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import sys
 from typing import Any
 
 from neuronasv.commands.args import command_parser, machine_name
 from neuronasv.errors import BackendUnavailable
 from neuronasv.format import format_value
+from neuronasv.log import emit
 from neuronasv.units import US
 
 __all__ = ["add_parser", "run"]
@@ -93,8 +93,8 @@ def _neuron_check(args: argparse.Namespace) -> int:
     report = run_neuron_check(args.out)
     md, js = write_report(report, args.out)
     for c in report.checks:
-        print(f"  [{c.status:<4}] {c.name:<16} {c.found}")
-    print(f"report: {md} and {js}")
+        emit(f"  [{c.status:<4}] {c.name:<16} {c.found}")
+    emit(f"report: {md} and {js}")
     if report.failed:
         first = report.failed[0]
         raise BackendUnavailable(
@@ -119,8 +119,8 @@ def _calibrate(args: argparse.Namespace) -> int:
     peak, text = calibrate(CpuBackend(), measure=_measure_and_show)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     write_atomic(path, text)
-    print(f"calibrated {peak.describe()}")
-    print(f"stored in {shown(path)} (every later `neuronasv run` on {shown(machine)} reads it)")
+    emit(f"calibrated {peak.describe()}")
+    emit(f"stored in {shown(path)} (every later `neuronasv run` on {shown(machine)} reads it)")
     return 0
 
 
@@ -130,7 +130,7 @@ def _measure_and_show(backend: Any) -> tuple[int, tuple[Any, ...]]:
 
     threads, readings = measure_cpu_roof(backend)
     for r in readings:
-        print(f"  {describe_reading(r)}")
+        emit(f"  {describe_reading(r)}")
     return threads, readings
 
 
@@ -170,7 +170,7 @@ def env_lines() -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "env", False):
-        print("\n".join(env_lines()))
+        emit("\n".join(env_lines()))
         return 0
     if getattr(args, "neuron_check", False):
         return _neuron_check(args)
@@ -179,8 +179,7 @@ def run(args: argparse.Namespace) -> int:
     from neuronasv.measure.backends import all_backends, get_backend
     from neuronasv.measure.fingerprint import collect_fingerprint
 
-    out = sys.stdout
-    print("backends (order of preference for --backend auto):", file=out)
+    emit("backends (order of preference for --backend auto):")
     usable = []
     for backend in all_backends():
         if backend.is_available():
@@ -189,30 +188,28 @@ def run(args: argparse.Namespace) -> int:
                 "device time = self CPU time" if backend.device_time_is_cpu
                 else f"device {backend.device}"
             )
-            print(f"  [ok]   {backend.name:<7} {note}", file=out)
+            emit(f"  [ok]   {backend.name:<7} {note}")
             if not getattr(args, "no_smoke", False):
                 try:
-                    print(f"         profiler smoke test: {_smoke(backend)}", file=out)
+                    emit(f"         profiler smoke test: {_smoke(backend)}")
                 except Exception as exc:  # report, keep checking the others
-                    print(f"         profiler smoke test: FAILED: {type(exc).__name__}: {exc}",
-                          file=out)
+                    emit(f"         profiler smoke test: FAILED: {type(exc).__name__}: {exc}")
         else:
-            print(f"  [--]   {backend.name:<7} unavailable: {backend.unavailable_reason()}",
-                  file=out)
+            emit(f"  [--]   {backend.name:<7} unavailable: {backend.unavailable_reason()}")
             hint = backend.install_hint()
             if hint:
-                print(f"         to get it: {hint}", file=out)
+                emit(f"         to get it: {hint}")
     if all(b.accelerator for b in usable):
         raise BackendUnavailable("not even the CPU backend works here (is torch installed?)")
     chosen = get_backend("auto")
-    print(f"\nauto selects: {chosen.name}", file=out)
-    print("fingerprint:", file=out)
+    emit(f"\nauto selects: {chosen.name}")
+    emit("fingerprint:")
     for key, value in collect_fingerprint(chosen).items():
-        print(f"  {key:<21} {value}", file=out)
+        emit(f"  {key:<21} {value}")
     from neuronasv.measure.callgrind import valgrind_status
 
     usable_vg, vg_line = valgrind_status()
-    print(f"instructions metric: [{'ok' if usable_vg else '--'}] {vg_line}", file=out)
+    emit(f"instructions metric: [{'ok' if usable_vg else '--'}] {vg_line}")
     missing = []
     if not usable_vg:
         missing.append(
@@ -225,8 +222,8 @@ def run(args: argparse.Namespace) -> int:
             " e.g. `apt-get install g++`"
         )
     if missing:
-        print("missing:", file=out)
+        emit("missing:")
         for m in missing:
-            print(f"  - {m}", file=out)
-    print("", *env_lines(), sep="\n", file=out)
+            emit(f"  - {m}")
+    emit("\n".join(["", *env_lines()]))
     return 0

@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import TYPE_CHECKING
 
 from neuronasv.commands.args import add_repo_arg, command_parser
 from neuronasv.errors import UsageError
+from neuronasv.log import emit
 
 if TYPE_CHECKING:
     from neuronasv.ci.branches import Branch
@@ -99,12 +99,12 @@ def run(args: argparse.Namespace) -> int:
     _write_new(root, files)
     done = gitignore.add_lines(root, [e.line for e in ignore])
     for line in ([done] if done else []) + notes:
-        print(line)
-    print(f"default branch: {branch.name} ({branch.how})")
+        emit(line)
+    emit(f"default branch: {branch.name} ({branch.how})")
     if branch.fallback:
-        print("  not from a remote: check it, and pass --branch NAME to write another")
-    print(f"workflows pinned to {source.repository}@{source.commit[:12]} ({source.how})")
-    print("next: git add -A && git commit -m 'neuronasv init', then `neuronasv run HEAD`")
+        emit("  not from a remote: check it, and pass --branch NAME to write another")
+    emit(f"workflows pinned to {source.repository}@{source.commit[:12]} ({source.how})")
+    emit("next: git add -A && git commit -m 'neuronasv init', then `neuronasv run HEAD`")
     return 0
 
 
@@ -134,12 +134,12 @@ def _write_new(root: str, files: dict[str, str]) -> None:
     for rel, text in files.items():
         path = os.path.join(root, rel)
         if os.path.lexists(path):
-            print(f"kept {rel} (exists; never overwritten)")
+            emit(f"kept {rel} (exists; never overwritten)")
             continue
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         with open(path, "x", encoding="utf-8") as fh:
             fh.write(text)
-        print(f"wrote {rel}")
+        emit(f"wrote {rel}")
 
 
 def _check(
@@ -163,11 +163,10 @@ def _check(
         lines.append("to move the pins and keep every other line: neuronasv init --update-pins")
     kept = [f.line() for f in findings if not f.fails]
     for line in lines + kept:
-        print(line)
+        emit(line)
     if not lines:
-        print(f"up to date (branch {branch.name}, pinned to {source.repository}"
+        emit(f"up to date (branch {branch.name}, pinned to {source.repository}"
               f"@{source.commit[:12]}{'; customisations kept' if kept else ''})")  # fmt: skip
-    sys.stdout.flush()
     return 1 if lines else 0
 
 
@@ -206,14 +205,14 @@ def _update_pins(root: str, before: Recorded, source: Source) -> int:
     for rel in WORKFLOW_FILES:
         path = os.path.join(root, rel)
         if os.path.islink(path) or not os.path.isfile(path):
-            print(f"kept {rel} ({'a symbolic link' if os.path.islink(path) else 'missing'})")
+            emit(f"kept {rel} ({'a symbolic link' if os.path.islink(path) else 'missing'})")
             continue
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
         new = repin(text, (before.repository, before.commit), source, __version__)
         if new == text:
-            print(f"kept {rel} (already pinned to {source.repository}@{source.commit[:12]})")
+            emit(f"kept {rel} (already pinned to {source.repository}@{source.commit[:12]})")
             continue
         write_atomic(path, new)
-        print(f"updated the pins of {rel} to {source.repository}@{source.commit[:12]}")
+        emit(f"updated the pins of {rel} to {source.repository}@{source.commit[:12]}")
     return 0

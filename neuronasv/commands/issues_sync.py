@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 
 from neuronasv.commands.args import command_parser
+from neuronasv.log import emit
 from neuronasv.steps.store import action_line, sync_issues
 
 __all__ = ["add_parser", "run"]
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     plan = sync_issues([str(p) for p in args.documents], site_url=args.site_url,
                        dry_run=args.dry_run)  # fmt: skip
     for a in plan:
-        print(action_line(a, dry_run=args.dry_run))
+        emit(action_line(a, dry_run=args.dry_run))
     if not plan:
-        print("regression issues up to date")
+        emit("regression issues up to date")
     return 0

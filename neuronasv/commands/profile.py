@@ -170,13 +170,19 @@ def _calibration_here() -> Peak | None:
     return read_calibration(peaks_file(results_dir_for("."), machine))
 
 
-def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
+def _console() -> Console:
+    """rich lays the tables out; the one output path writes them (report/terminal.py)."""
+    from neuronasv.report.terminal import stdout_console
 
+    width = None if sys.stdout.isatty() else 120
+    return stdout_console(highlight=False, width=width, soft_wrap=False)
+
+
+def run(args: argparse.Namespace) -> int:
     from neuronasv.measure import backends, workloads
     from neuronasv.measure.fingerprint import collect_fingerprint
 
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120, soft_wrap=False)
+    console = _console()
     # The repository's own workloads, as asv finds them (run/usersuite.py).
     problems = import_repo_workloads(env.SUITE_REPO.read() or os.getcwd())
     if args.list:
@@ -204,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
             fingerprint=collect_fingerprint(backend),
             created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         )
-        write_output(doc.dumps(), args.json)
+        write_output(doc.dumps(), args.json, json=True)
         log.info(f"wrote {args.json}")
     return 0
 

@@ -14,6 +14,7 @@ from neuronasv.commands.args import (
     machine_name,
     output_dir,
 )
+from neuronasv.log import emit
 
 if TYPE_CHECKING:
     from neuronasv.steps.publish import PublishOptions
@@ -129,9 +130,9 @@ def run(args: argparse.Namespace) -> int:
 
     opts = options(args)
     done = publish(opts)
-    print(done.line())
+    emit(done.line())
     if args.asv:
         t1 = time.perf_counter()
         index = publish_asv(opts, done.results_dir)
-        print(f"asv publish -> {index} ({time.perf_counter() - t1:.1f} s)")
+        emit(f"asv publish -> {index} ({time.perf_counter() - t1:.1f} s)")
     return 0

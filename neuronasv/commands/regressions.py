@@ -11,10 +11,12 @@ its confirmed regressions read ``confirmed``. Fewer than 4 commits: the output s
 
 The whole history is read as value matrices (one float per series and commit, not a
 point object each) and searched in array passes. With ``--cache-dir`` both are cached
-there (the per-push job keeps the folder between runs): a run after one more commit
-parses one results file and searches the windows that commit touches. A cache entry is
-used only when the files it came from hash the same and the values it was searched in
-are identical, so a stale or damaged cache costs time, never an answer. The newest
+there (a job may keep the folder between runs): a run after one more commit parses one
+results file and searches the windows that commit touches. A cache entry is used only
+when the files it came from hash the same and the values it was searched in are
+identical, and only when its HMAC verifies under the cache's key (``NEURONASV_CACHE_KEY``,
+else ``DIR.neuronasv-key`` beside the folder, made on first use): a stale, damaged or
+planted cache costs time, never an answer. The newest
 commit's comparison reads its results and its parent's, the noise floors of the whole
 history, and for device health the sidecars of the machine's last 100 commits that have
 one (the whole history's, as ``compare`` reads them, when it is shorter).
@@ -103,7 +105,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="keep parsed results files and searched windows here, so the next run reads and"
         " searches only what changed (default: no cache; a folder inside the results folder"
-        " should start with a dot, which readers and `store push` skip)",
+        " should start with a dot, which readers and `store push` skip); entries are signed"
+        " with $NEURONASV_CACHE_KEY, else the key in DIR.neuronasv-key beside the folder",
     )
     p.add_argument(
         "--workers",
@@ -131,5 +134,5 @@ def run(args: argparse.Namespace) -> int:
         from neuronasv.report.tables import history_text
 
         text = history_text(doc, only_open=args.open)
-    write_output(text, args.out)
+    write_output(text, args.out, json=args.format == "json")
     return 0

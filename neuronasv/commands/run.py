@@ -12,6 +12,7 @@ from neuronasv.commands.args import (
     machine_name,
     output_dir,
 )
+from neuronasv.log import emit
 from neuronasv.run.asvrun import RunOptions
 from neuronasv.steps import measure
 
@@ -120,5 +121,5 @@ def options(args: argparse.Namespace) -> RunOptions:
 
 
 def run(args: argparse.Namespace) -> int:
-    print(measure.run(options(args)).line(), flush=True)
+    emit(measure.run(options(args)).line())
     return 0

@@ -31,6 +31,7 @@ from neuronasv.github.statuses import (
     publish_status,
     status_payload,
 )
+from neuronasv.log import emit
 from neuronasv.report.load import load_findings
 
 __all__ = ["add_parser", "run"]
@@ -81,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         write_output(
             dry_run_text(reqs, api_url=env.get("GITHUB_API_URL") or DEFAULT_API_URL, reason=reason),
             args.out,
+            json=True,
         )
         if not args.dry_run:
             log.info(f"neuronasv status: {reason}; dry run, nothing sent")
@@ -89,9 +91,9 @@ def run(args: argparse.Namespace) -> int:
     result = publish_status(
         client, sha, doc, context=args.context, target_url=args.target_url, check_run=args.check_run
     )
-    print(f"status {result.state} set on {sha[:10]}")
+    emit(f"status {result.state} set on {sha[:10]}")
     if result.check_run_id is not None:
-        print(f"check run #{result.check_run_id} created")
+        emit(f"check run #{result.check_run_id} created")
     if result.check_run_skipped:
         log.warning(f"no check run: {result.check_run_skipped}")
     return 0

@@ -20,12 +20,14 @@ import sys
 
 from neuronasv.commands.args import (
     add_repo_arg,
+    branch_name,
     command_parser,
     int_at_least,
     machine_name,
     output_dir,
 )
 from neuronasv.errors import UsageError
+from neuronasv.log import emit
 from neuronasv.steps.store import StoreRef, pull, pull_lines, push, results_store
 from neuronasv.store.asvconf import results_dir_for
 from neuronasv.store.gitstore import (
@@ -44,7 +46,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     common = argparse.ArgumentParser(add_help=False)
     add_repo_arg(common, purpose="its objects are used, its work tree untouched")
     common.add_argument("--remote", default="origin", help="remote name or URL (default: origin)")
-    common.add_argument("--branch", default=DEFAULT_BRANCH,
+    common.add_argument("--branch", type=branch_name, default=DEFAULT_BRANCH,
                         help=f"results branch (default: {DEFAULT_BRANCH})")
     common.add_argument("--token-env", metavar="VAR",
                         help="environment variable holding a token for HTTPS git (CI)")
@@ -95,24 +97,24 @@ def run(args: argparse.Namespace) -> int:
                    machine=args.machine, commits=tuple(args.commit),
                    message=args.message)  # fmt: skip
         state = "stored" if rep.changed else "already stored (no change)"
-        print(f"{state}: {len(rep.files)} files on {args.branch} at {rep.commit[:12]}"
+        emit(f"{state}: {len(rep.files)} files on {args.branch} at {rep.commit[:12]}"
               f" after {rep.attempts} attempt(s)")
         return 0
     if action == "pull":
         out = args.out or results_dir_from_config(args.repo)
         pulled = pull(_ref(args), out, machine=args.machine)
         line, kept = pull_lines(pulled, args.branch, out)
-        print(line)
+        emit(line)
         for warning in kept:
             log.warning(warning)
         return 0
     if action == "missing":
         commits = args.commits or sys.stdin.read().split()
         for c in _store(args).missing_commits(commits, args.machine):
-            print(c)
+            emit(c)
         return 0
     if action == "list":
         for path in _store(args).list_files():
-            print(path)
+            emit(path)
         return 0
     raise UsageError(f"unknown store action {action!r}")

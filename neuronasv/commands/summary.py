@@ -19,6 +19,7 @@ from neuronasv.commands.args import (
     output_file,
     write_output,
 )
+from neuronasv.log import emit_command
 from neuronasv.report.annotations import render_annotations
 from neuronasv.report.load import load_findings, load_history_values
 from neuronasv.report.summary import append_summary, render_summary
@@ -83,5 +84,5 @@ def run(args: argparse.Namespace) -> int:
     if show:
         # Workflow commands must go to stdout to be seen by the runner.
         for line in render_annotations(doc):
-            print(line)
+            emit_command(line)
     return 0

@@ -17,6 +17,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from neuronasv.log import relay
+
 if TYPE_CHECKING:
     from neuronasv.model import WorkChange
 
@@ -161,9 +163,7 @@ def quiet_kineto_stderr() -> Iterator[None]:
         os.close(saved)
         buf.close()
     kept = [ln for ln in text.splitlines(keepends=True) if not _KINETO_NOISE_RE.match(ln)]
-    if kept:
-        sys.stderr.write("".join(kept))
-        sys.stderr.flush()
+    relay("".join(kept))  # the one output path: its control characters inert
 
 
 _VIEW_NAMES = """

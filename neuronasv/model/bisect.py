@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from neuronasv.errors import CorruptResultsError
 from neuronasv.model._codec import Document, Model, spec
-from neuronasv.model.culprit import Culprit
+from neuronasv.model.culprit import Culprit, check_commit
 from neuronasv.model.findings import SeriesId
 
 __all__ = ["BISECT_SCHEMA_VERSION", "BisectDocument", "Probe", "RoundSamples", "bisect_key"]
@@ -57,6 +57,12 @@ class Probe(Model):
     reason: str = ""
     seconds: float | None = field(default=None, metadata=spec(bound="nonneg"))
 
+    @classmethod
+    def _check(cls, values: dict[str, Any], data: Mapping[str, Any], source: str) -> None:
+        check_commit(values["commit"], "a probe's commit", source)
+        if values["rounds"] < 0:
+            raise CorruptResultsError(f"{source}: a probe's rounds must be >= 0")
+
 
 @dataclass(frozen=True)
 class RoundSamples(Model):
@@ -69,6 +75,12 @@ class RoundSamples(Model):
     round: int
     commit: str
     samples: tuple[float, ...] = field(default=(), metadata=spec(bound="positive"))
+
+    @classmethod
+    def _check(cls, values: dict[str, Any], data: Mapping[str, Any], source: str) -> None:
+        check_commit(values["commit"], "a round's commit", source)
+        if values["test"] < 0 or values["round"] < 0:
+            raise CorruptResultsError(f"{source}: a round's test and round must be >= 0")
 
 
 def bisect_key(machine: str, series: SeriesId, good: str, bad: str) -> str:
@@ -116,8 +128,12 @@ class BisectDocument(Document):
 
     @classmethod
     def _check(cls, values: dict[str, Any], data: Mapping[str, Any], source: str) -> None:
+        """Read as untrusted data: the range's ends are full hashes (the result's and the
+        probes' are checked by their own types), a count is a count."""
         if values["candidates"] < 1:
             raise CorruptResultsError(f"{source}: candidates must be at least 1")
+        check_commit(values["good"], "good", source)
+        check_commit(values["bad"], "bad", source)
 
     @property
     def key(self) -> str:

@@ -14,14 +14,41 @@ gains one optional field and nothing else moves.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from neuronasv.errors import CorruptResultsError
 from neuronasv.metrics import EXACT
 from neuronasv.model._codec import Model, spec
 
-__all__ = ["AXES", "OUTCOMES", "Axis", "Culprit", "Outcome", "PullRef"]
+__all__ = [
+    "AXES",
+    "OUTCOMES",
+    "Axis",
+    "Culprit",
+    "Outcome",
+    "PullRef",
+    "check_commit",
+    "is_full_hash",
+]
+
+_FULL_HASH = re.compile(r"[0-9a-f]{40}")
+
+
+def is_full_hash(text: object) -> bool:
+    """Whether ``text`` is a full commit hash (40 lowercase hex digits): the only commit
+    text a record may hold, and the only one a link is built from."""
+    return isinstance(text, str) and _FULL_HASH.fullmatch(text) is not None
+
+
+def check_commit(value: object, name: str, source: str) -> None:
+    """A :class:`~neuronasv.errors.CorruptResultsError` unless ``value`` is a full hash."""
+    if not is_full_hash(value):
+        raise CorruptResultsError(
+            f"{source}: {name} must be a full commit hash (40 hex digits), got {value!r}"[:300]
+        )
 
 #: What decides a probe: an exact metric's count (:mod:`neuronasv.metrics`) or the work
 #: evidence (exact, one measurement decides), or device time (measured: interleaved
@@ -50,6 +77,11 @@ class PullRef(Model):
     source: Literal["github", "subject"] = field(
         default="subject", metadata=spec(label="pull request source")
     )
+
+    @classmethod
+    def _check(cls, values: dict[str, Any], data: Mapping[str, Any], source: str) -> None:
+        if not 1 <= values["number"] <= 10**9:
+            raise CorruptResultsError(f"{source}: a pull request number must be 1..10^9")
 
 
 @dataclass(frozen=True)
@@ -89,6 +121,24 @@ class Culprit(Model):
     alpha: float | None = field(default=None, metadata=spec(bound="nonneg"))
     decided_by: str = ""
     explanation: Mapping[str, Any] = field(default_factory=dict, metadata=spec(omit_empty=True))
+
+    @classmethod
+    def _check(cls, values: dict[str, Any], data: Mapping[str, Any], source: str) -> None:
+        """Read as untrusted data (a record travels on the results branch): the commits are
+        full hashes, ``commit`` is ``hi`` exactly when it names a culprit, ``alpha`` is a
+        probability and ``measured`` a count."""
+        check_commit(values["lo"], "lo", source)
+        check_commit(values["hi"], "hi", source)
+        commit = values["commit"]
+        if values["outcome"] == "culprit" and commit != values["hi"]:
+            raise CorruptResultsError(f"{source}: a culprit's commit must be its range's hi")
+        if values["outcome"] != "culprit" and commit:
+            raise CorruptResultsError(f"{source}: only a culprit names a commit")
+        alpha = values["alpha"]
+        if alpha is not None and not 0.0 <= alpha <= 1.0:
+            raise CorruptResultsError(f"{source}: alpha must be a probability, got {alpha!r}")
+        if values["measured"] < 0:
+            raise CorruptResultsError(f"{source}: measured must be >= 0, got {values['measured']}")
 
     @property
     def found(self) -> bool:

@@ -190,8 +190,10 @@ class OpContribution(Model):
     share: float  # fraction of the total's delta this op explains (can exceed 1 or be < 0)
     calls_base: float | None = field(default=None, metadata=spec(bound="nonneg"))
     calls_head: float | None = field(default=None, metadata=spec(bound="nonneg"))
-    roofline_base: float | None = field(default=None, metadata=spec(omit_empty=True))
-    roofline_head: float | None = field(default=None, metadata=spec(omit_empty=True))
+    roofline_base: float | None = field(default=None, metadata=spec(omit_empty=True,
+                                                                    bound="nonneg"))
+    roofline_head: float | None = field(default=None, metadata=spec(omit_empty=True,
+                                                                    bound="nonneg"))
     roofline_bound: str | None = field(default=None, metadata=spec(omit_empty=True))
 
 
@@ -242,8 +244,10 @@ class Finding(Model):
     acknowledged: str | None = None
     calls_base: float | None = field(default=None, metadata=spec(bound="nonneg"))
     calls_head: float | None = field(default=None, metadata=spec(bound="nonneg"))
-    roofline_base: float | None = field(default=None, metadata=spec(omit_empty=True))
-    roofline_head: float | None = field(default=None, metadata=spec(omit_empty=True))
+    roofline_base: float | None = field(default=None, metadata=spec(omit_empty=True,
+                                                                    bound="nonneg"))
+    roofline_head: float | None = field(default=None, metadata=spec(omit_empty=True,
+                                                                    bound="nonneg"))
     roofline_bound: str | None = field(default=None, metadata=spec(omit_empty=True))
     module_chain: tuple[OpContribution, ...] = field(
         default=(), metadata=spec(omit_empty=True)

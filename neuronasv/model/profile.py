@@ -114,7 +114,7 @@ class OpProfile(Model):
     self_cpu_time_us: tuple[float, ...] = field(metadata=spec(bound="nonneg"))
     flops: float | None = field(default=None, metadata=spec(bound="nonneg"))
     bytes: float | None = field(default=None, metadata=spec(bound="nonneg"))
-    roofline_fraction: float | None = None
+    roofline_fraction: float | None = field(default=None, metadata=spec(bound="nonneg"))
     signature: tuple[str, ...] = ()
     roofline_bound: str | None = field(default=None, metadata=spec(omit_empty=True))
     modules: Mapping[str, float] = field(

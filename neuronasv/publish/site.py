@@ -26,6 +26,7 @@ import contextlib
 import json
 import math
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -297,9 +298,13 @@ def _write_machine(
     return page_for
 
 
+_HEX = re.compile(r"[0-9a-f]{4,40}")
+
+
 def _commit_link(commit_url: str | None, c: str) -> str:
-    """A commit as short code, linked when the site has a commit URL template."""
-    if commit_url:
+    """A commit as short code, linked when the site has a commit URL template and ``c`` is
+    a hash (hex digits only: a record's text never reaches a URL)."""
+    if commit_url and _HEX.fullmatch(c):
         return (
             f'<a href="{h(commit_url.replace("{commit}", c))}">'
             f"<code>{h(c[:12])}</code></a>"

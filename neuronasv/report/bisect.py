@@ -25,10 +25,10 @@ from neuronasv.format import (
 )
 from neuronasv.model import FindingsDocument, WorkChange
 from neuronasv.model.bisect import BisectDocument
-from neuronasv.model.culprit import Culprit
+from neuronasv.model.culprit import Culprit, is_full_hash
 from neuronasv.report.causes import cause_headline, cause_views, module_chain_text, work_sentence
 from neuronasv.report.digest import digest
-from neuronasv.report.escape import md_code, md_text
+from neuronasv.report.escape import md_code, md_text, plain_model
 
 __all__ = [
     "cause_sentence",
@@ -159,7 +159,8 @@ def culprit_markdown(c: Culprit, *, repository: str | None = None) -> list[str]:
             return []
         return [f"- Bisection: {line} (the narrowest range it proved) — {cost_sentence(c)}"]
     out = [f"- **Culprit:** {line.removeprefix('culprit ')} — {cost_sentence(c)}"]
-    if repository and all(ch.isalnum() or ch in "-_./" for ch in repository):
+    if (repository and all(ch.isalnum() or ch in "-_./" for ch in repository)
+            and is_full_hash(c.commit)):  # fmt: skip  # a link from a validated hash only
         out.append(f"- [The culprit commit](https://github.com/{repository}/commit/{c.commit})")
     cause = cause_sentence(c, code=md_code)
     if cause:
@@ -202,7 +203,9 @@ def _probe_lines(doc: BisectDocument) -> Sequence[str]:
 
 
 def render_text(doc: BisectDocument) -> str:
-    """``neuronasv bisect``'s output: what it found first, then how."""
+    """``neuronasv bisect``'s output: what it found first, then how (untrusted strings on
+    one line of visible characters, by type: :func:`~neuronasv.report.escape.plain_model`)."""
+    doc = plain_model(doc)
     c = doc.result
     lines = [f"{doc.series.label} on {doc.machine}: {culprit_line(c)}"]
     if c.found:

@@ -10,16 +10,21 @@ from __future__ import annotations
 from neuronasv.model import FindingsDocument
 from neuronasv.report.tables import compare_markdown, compare_text
 
-__all__ = ["FORMATS", "render_document"]
+__all__ = ["FORMATS", "render_document", "renders_json"]
 
 #: The ``--format`` choices of ``compare`` and ``confirm``.
 FORMATS: tuple[str, ...] = ("text", "json", "markdown")
 
 
+def renders_json(doc: FindingsDocument, fmt: str) -> bool:
+    """Whether :func:`render_document` gives ``doc`` as ``fmt`` in JSON."""
+    return fmt == "json" or (fmt == "markdown" and doc.mode != "compare")
+
+
 def render_document(doc: FindingsDocument, fmt: str) -> str:
     """``doc`` as ``fmt`` (one of :data:`FORMATS`)."""
-    if fmt == "json":
+    if renders_json(doc, fmt):
         return doc.dumps()
     if fmt == "markdown":
-        return compare_markdown(doc) if doc.mode == "compare" else doc.dumps()
+        return compare_markdown(doc)
     return compare_text(doc)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console, Group
 from rich.table import Table
@@ -21,6 +22,7 @@ from neuronasv.format import (
     format_p,
     format_pair,
 )
+from neuronasv.log import emit
 from neuronasv.model.findings import ChangePoint, Finding, FindingsDocument
 from neuronasv.report.causes import module_chain_text, of_peak
 from neuronasv.report.digest import Digest, digest, group_label, warning_kinds
@@ -28,7 +30,7 @@ from neuronasv.report.escape import clean, plain_model
 from neuronasv.report.headline import headline
 from neuronasv.report.rowwords import ESTIMATE_NOTE, LEGEND, state_cell
 
-__all__ = ["render_terminal", "terminal_text"]
+__all__ = ["render_terminal", "stdout_console", "terminal_text"]
 
 _STYLE = {
     "regression": "bold red",
@@ -193,11 +195,27 @@ def _renderables(d: Digest, show_unchanged: bool) -> list[object]:
     return out
 
 
+class _Emitting(Console):
+    """A rich console whose every ``print`` goes through the one output path."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        with self.capture() as captured:
+            super().print(*objects, **kwargs)
+        emit(captured.get(), end="", styled=True)
+
+
+def stdout_console(**options: Any) -> Console:
+    """A rich console for a command's result on stdout: rich lays it out (for the terminal
+    stdout is, colours included), :func:`neuronasv.log.emit` writes it (``styled``: its
+    colour sequences kept, every other control character inert, fenced under Actions)."""
+    return _Emitting(**options)
+
+
 def render_terminal(
     doc: FindingsDocument, console: Console | None = None, *, show_unchanged: bool = False
 ) -> None:
-    """Print the findings to ``console`` (default: a new stdout console)."""
-    console = console or Console()
+    """Print the findings to ``console`` (default: :func:`stdout_console`)."""
+    console = console or stdout_console()
     doc = plain_model(doc)  # untrusted strings on one line, by type (escape.py)
     console.print(Group(*_renderables(digest(doc), show_unchanged)))  # type: ignore[arg-type]
 

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Iterable, Sequence
 
 from neuronasv.errors import UsageError
-from neuronasv.log import write_stderr
+from neuronasv.log import emit, say
 from neuronasv.proc import run_process
 
 __all__ = ["benchmark_names", "check_bench", "list_suite", "main", "nearest"]
@@ -119,14 +119,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Print the suite's selectable names as one JSON list (the child of :func:`list_suite`)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 1:
-        write_stderr("usage: python -m neuronasv.run.benchsel SUITE")
+        say("usage: python -m neuronasv.run.benchsel SUITE")
         return 2
     from asv_runner._aux import update_sys_path
     from asv_runner.discovery import disc_benchmarks
 
     root = os.path.abspath(args[0])
     update_sys_path(root)
-    print(json.dumps(benchmark_names(disc_benchmarks(root))))
+    emit(json.dumps(benchmark_names(disc_benchmarks(root))), json=True)
     return 0
 
 

@@ -23,7 +23,6 @@ Outside valgrind this refuses to run (exit 3): counts are only meaningful inside
 
 from __future__ import annotations
 
-import argparse
 import gc
 import json
 import logging
@@ -36,7 +35,7 @@ from typing import Any
 
 from neuronasv.fileio import write_atomic
 from neuronasv.keys import results_key
-from neuronasv.log import cli_output
+from neuronasv.log import InertArgumentParser, cli_output
 from neuronasv.run.prepass import discover_classes, selected
 from neuronasv.suite.names import payload_path
 
@@ -222,7 +221,7 @@ def finish_payloads(out_dir: str, dumps: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = InertArgumentParser(
         prog="python -m neuronasv.run.instrpass", description=__doc__.splitlines()[0]
     )
     parser.add_argument("benchmark_dir")

@@ -30,7 +30,6 @@ Which classes run: those whose asv benchmark names (``rmsnorm.Naive.devtime_tota
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import gc
 import itertools
@@ -43,7 +42,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from neuronasv.fileio import write_atomic
-from neuronasv.log import cli_output
+from neuronasv.log import InertArgumentParser, cli_output
 from neuronasv.suite.names import payload_path
 
 __all__ = ["PhaseClock", "discover_classes", "main", "payload_path", "run_prepass", "selected"]
@@ -249,7 +248,7 @@ def _release_memory() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = InertArgumentParser(
         prog="python -m neuronasv.run.prepass", description=__doc__.splitlines()[0]
     )
     parser.add_argument("benchmark_dir")

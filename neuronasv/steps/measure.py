@@ -20,7 +20,15 @@ if TYPE_CHECKING:
     from neuronasv.run.asvrun import CommitRun, RunOptions
     from neuronasv.run.bisect import BisectOptions
 
-__all__ = ["Bisected", "RunSummary", "bisect", "check_change", "parse_metrics", "run"]
+__all__ = [
+    "Bisected",
+    "RunSummary",
+    "bisect",
+    "check_change",
+    "parse_metrics",
+    "run",
+    "with_pull",
+]
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +92,7 @@ class Bisected:
     record: str | None
 
 
-def _with_pull(doc: BisectDocument, skip: bool) -> BisectDocument:
+def with_pull(doc: BisectDocument, skip: bool = False) -> BisectDocument:
     """The culprit's PR from the GitHub API when a token is there (else the subject's)."""
     commit = doc.result.commit
     if skip or not commit or not os.environ.get("GITHUB_TOKEN"):
@@ -123,7 +131,7 @@ def bisect(opts: BisectOptions, *, github: bool = True, record: bool = True) -> 
         compile_cache=_absolute(opts.compile_cache),
     )
     doc = bisect_range(opts)
-    doc = _with_pull(doc, not github)
+    doc = with_pull(doc, not github)
     path = None
     if record:
         from neuronasv.run.asvrun import RunOptions, run_dirs

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from neuronasv.analyse.changepoints import CPSettings, Mapper
     from neuronasv.analyse.culprits import Wanted
     from neuronasv.model import ChangePoint, FindingsDocument, History, SeriesId
+    from neuronasv.store.cachekey import CacheKey
     from neuronasv.store.columns import Columns
     from neuronasv.store.git import Git
 
@@ -59,6 +60,8 @@ class RegressionsOptions:
         acks: acknowledgements (a file; None: the checkout's).
         report: the compare/confirm document of the newest commit vs its parent.
         cache_dir: keep parsed files and searched windows here (None: no cache).
+        cache_key_file: the key file signing its entries (None: beside ``cache_dir``;
+            store/cachekey.py), never inside it.
         workers: processes parsing results files, searching change points and comparing
             one-commit pairs (None: CPUs, at most 8).
     """
@@ -72,6 +75,7 @@ class RegressionsOptions:
     acks: Acks = None
     report: Report | None = None
     cache_dir: str | None = None
+    cache_key_file: str | None = None
     workers: int | None = None
 
 
@@ -102,7 +106,7 @@ def _change_points(
     columns: Columns,
     settings: CPSettings,
     acks: Sequence[Acknowledgement],
-    cache_dir: str | None,
+    cache: tuple[str, CacheKey] | None,
     workers: int,
 ) -> list[ChangePoint]:
     """Every machine's change points in one batch, each machine's windows cached; the
@@ -112,10 +116,12 @@ def _change_points(
 
     rows = [r for mc in columns.machines for r in column_series(mc)]
     caches = {
-        mc.name: WindowCache(cache_dir, mc.name, settings.window, settings.max_pvalue).load()
+        mc.name: WindowCache(cache[0], mc.name, settings.window, settings.max_pvalue, cache[1])
         for mc in columns.machines
-        if cache_dir is not None
+        if cache is not None
     }
+    for c in caches.values():
+        c.load()
     known = [caches[r.machine].known(r.key, r.values) for r in rows] if caches else None
 
     def searched(i: int, per: dict[int, tuple[int, ...]]) -> None:
@@ -144,16 +150,32 @@ def _with_culprits(
     commits: Sequence[str],
     rdir: str,
     git: Git | None,
-    cache_dir: str | None,
+    cache: tuple[str, CacheKey] | None,
     workers: int | None,
 ) -> FindingsDocument:
     """The change points with the bisections stored beside the results (and the culprit of
     a one-commit range when there is git: its comparison reads just the two commits)."""
     from neuronasv.analyse.culprits import attach_culprits
-    from neuronasv.store.bisections import load_bisections
+    from neuronasv.store.bisections import load_bisections, named_commits
 
     machines = sorted({cp.machine for cp in doc.change_points})
     records, errors = load_bisections(rdir, machines or None)
+    # A record's commits must be the repository's (every one it names), or without one
+    # the history's (its range's ends): a record is untrusted data (store/bisections.py).
+    named = [named_commits(r) if git is not None else {r.result.lo, r.result.hi}
+             for r in records]  # fmt: skip
+    known = git.known_commits(set().union(*named)) if git is not None else set(commits)
+    believed = []
+    for r, names in zip(records, named, strict=True):
+        missing = sorted(names - known)
+        if missing:
+            where = "repository" if git is not None else "history"
+            errors.append(f"the record of {r.series.label!r} on {r.machine} names"
+                          f" {len(missing)} commit(s) not in the {where}"
+                          f" ({', '.join(m[:12] for m in missing[:3])})")  # fmt: skip
+        else:
+            believed.append(r)
+    records = believed
     for err in errors[:10]:
         log.warning(f"skipped bisection record: {err}")
     parent = None if git is None else (lambda c: git.resolve(f"{c}^"))
@@ -161,7 +183,7 @@ def _with_culprits(
     n_workers = _workers(workers)
 
     def explainer(wanted: Sequence[Wanted]) -> list[dict[str, Any]]:
-        return explanations(wanted, rdir, git, cache_dir, n_workers)
+        return explanations(wanted, rdir, git, cache, n_workers)
 
     return attach_culprits(
         doc, records, commits, explainer=explainer, first_parent=parent, subject=subject
@@ -172,12 +194,12 @@ def explanations(
     wanted: Sequence[Wanted],
     rdir: str,
     git: Git | None,
-    cache_dir: str | None,
+    cache_at: tuple[str, CacheKey] | None,
     workers: int,
 ) -> list[dict[str, Any]]:
     """Each one-commit change point's explanation: one comparison per distinct pair (from
-    ``cache_dir`` when its files hash the same; the others spread over ``workers``
-    processes when there are a few)."""
+    the cache folder when its files hash the same and the entry's MAC verifies; the others
+    spread over ``workers`` processes when there are a few)."""
     from neuronasv import __version__
     from neuronasv.store.asvresults import result_paths
     from neuronasv.store.histcache import ExplanationCache
@@ -187,7 +209,7 @@ def explanations(
     for i, w in enumerate(wanted):
         groups.setdefault(w.pair, []).append(i)
     out: list[dict[str, Any]] = [{} for _ in wanted]
-    cache = ExplanationCache(cache_dir, __version__) if cache_dir is not None else None
+    cache = ExplanationCache(cache_at[0], __version__, cache_at[1]) if cache_at else None
     keys: dict[int, str] = {}
     todo: list[tuple[_Job, list[int]]] = []
     # one listing per machine: a pair's files are looked up, not listed again
@@ -271,13 +293,13 @@ def regressions(opts: RegressionsOptions) -> FindingsDocument:
 
     git = git_for(opts.repo)
     rdir = results_folder(opts.results_dir, opts.repo)
-    cache_dir = opts.cache_dir
+    cache = _cache(opts.cache_dir, opts.cache_key_file)
     columns = load_columns(
         rdir,
         machine=opts.machine,
         git=git,
-        cache=ColumnsDiskCache(cache_dir) if cache_dir else None,
-        layouts_dir=os.path.join(cache_dir, "layouts") if cache_dir else None,
+        cache=ColumnsDiskCache(*cache) if cache else None,
+        layouts_dir=os.path.join(cache[0], "layouts") if cache else None,
         workers=opts.workers,
     )
     _warn(columns.load_errors)
@@ -301,7 +323,7 @@ def regressions(opts: RegressionsOptions) -> FindingsDocument:
             + (" (several machines: pass --machine)" if nm is None else " (one commit only)")
         )
     settings = CPSettings(opts.window, opts.max_pvalue, opts.min_magnitude)
-    found = _change_points(columns, settings, acks, cache_dir, _workers(opts.workers))
+    found = _change_points(columns, settings, acks, cache, _workers(opts.workers))
     doc = history_document(
         found,
         latest=columns.commits[-1] if columns.commits else None,
@@ -314,7 +336,27 @@ def regressions(opts: RegressionsOptions) -> FindingsDocument:
     shown = [opts.machine] if opts.machine is not None else machines
     counts = {m: len(measured_in(mc)) if (mc := columns.machine(m)) else 0 for m in shown}
     doc = with_newest(doc, counts, newest)
-    return _with_culprits(doc, columns.commits, rdir, git, cache_dir, opts.workers)
+    return _with_culprits(doc, columns.commits, rdir, git, cache, opts.workers)
+
+
+def _cache(cache_dir: str | None, key_file: str | None) -> tuple[str, CacheKey] | None:
+    """``--cache-dir`` and the key that signs its entries (store/cachekey.py), or None: no
+    cache asked for, or no key to be had (said once; the run goes on without it)."""
+    from neuronasv.store.cachekey import cache_key
+
+    if not cache_dir:
+        return None
+    try:
+        os.makedirs(cache_dir, exist_ok=True)
+    except OSError as exc:
+        log.warning(f"--cache-dir {cache_dir} not used: {exc.strerror or exc}")
+        return None
+    key, where = cache_key(cache_dir, key_file)
+    if key is None:
+        log.warning(f"--cache-dir {cache_dir} not used: {where}")
+        return None
+    log.debug(f"--cache-dir {cache_dir}: entries signed with the key of {where}")
+    return cache_dir, key
 
 
 def machines_in(results_dir: str) -> list[str]:

@@ -73,15 +73,17 @@ def check_result_files(files: dict[str, Path]) -> None:
 
     Results files are parsed by neuronasv's loader and by asv's own
     (``asv.results.Results.load``), sidecars by their schema, ``machine.json`` and
-    ``benchmarks.json`` as JSON objects, bisection records by their schema. A truncated or
+    ``benchmarks.json`` as JSON objects, bisection records as ``regressions`` reads them
+    (:func:`~neuronasv.store.bisections.read_record`: their schema, their own machine's
+    folder, their own key's name). A truncated or
     corrupt file on the results branch would break every later reader, so nothing is pushed.
 
     Raises:
         CorruptResultsError: names each bad file and why (exit 5).
     """
     from neuronasv.model._codec import loads
-    from neuronasv.model.bisect import BisectDocument
     from neuronasv.store.asvresults import AsvResultsReader
+    from neuronasv.store.bisections import read_record
     from neuronasv.store.history import parse_result_file
     from neuronasv.store.layout import METADATA_FILES, PEAKS_FILE, SIDECAR_SUFFIX, is_bisect_name
 
@@ -92,7 +94,7 @@ def check_result_files(files: dict[str, Path]) -> None:
             if rel.endswith(SIDECAR_SUFFIX):
                 reader.sidecar_bytes(path.read_bytes(), str(path))
             elif is_bisect_name(rel):  # a bisection's record (neuronasv bisect)
-                BisectDocument.loads(path.read_text(encoding="utf-8"), source=str(path))
+                read_record(str(path), rel.split("/", 1)[0] if "/" in rel else "")
             elif rel.rsplit("/", 1)[-1] in (*METADATA_FILES, PEAKS_FILE):
                 if not isinstance(loads(path.read_text(encoding="utf-8"), source=str(path)),
                                   dict):

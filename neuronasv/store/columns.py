@@ -37,7 +37,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from neuronasv.errors import CorruptResultsError, NeuronasvError
-from neuronasv.fileio import write_atomic
+from neuronasv.fileio import confined_path, read_regular, write_atomic
 from neuronasv.gcpause import no_cyclic_gc
 from neuronasv.model import SeriesId
 from neuronasv.store.asvresults import (
@@ -131,11 +131,18 @@ def layout_id(layout: Layout) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
+#: A stored layout (its series' identities) is far below this.
+MAX_LAYOUT_BYTES = 64 << 20
+
+
 class Layouts:
     """Layouts by id: in memory, and as ``<directory>/<id>.json`` when given one.
 
     A stored layout is read back only when its content hashes to its name, so a damaged
-    or foreign file is a miss (the results file is parsed again), never a wrong layout.
+    or foreign file is a miss (the results file is parsed again), never a wrong layout (the
+    name comes from a signed entry: :class:`neuronasv.store.histcache.ColumnsDiskCache`).
+    Only a regular file of at most :data:`MAX_LAYOUT_BYTES` is read; one is written only
+    where the folder is no symbolic link.
     """
 
     def __init__(self, directory: str | None = None) -> None:
@@ -147,10 +154,11 @@ class Layouts:
             return
         self.mem[lid] = layout
         if self.directory:
-            path = os.path.join(self.directory, lid + ".json")
             try:
-                if not os.path.exists(path):
-                    os.makedirs(self.directory, exist_ok=True)
+                root = os.path.realpath(os.path.dirname(self.directory))
+                name = os.path.basename(self.directory)
+                path = confined_path(root, (name, lid + ".json"), create=True)
+                if path is not None and not os.path.lexists(path):
                     write_atomic(path, json.dumps(_layout_json(layout), separators=(",", ":")))
             except OSError:
                 pass  # not kept: the next run parses a file of this layout again
@@ -161,9 +169,8 @@ class Layouts:
             return got
         path = os.path.join(self.directory, lid + ".json")
         try:
-            with open(path, encoding="utf-8") as fh:
-                layout = _layout_from_json(json.load(fh), path)
-        except (OSError, ValueError, TypeError, NeuronasvError):
+            layout = _layout_from_json(json.loads(read_regular(path, MAX_LAYOUT_BYTES)), path)
+        except (OSError, ValueError, TypeError, RecursionError, NeuronasvError):
             return None
         if layout_id(layout) != lid:
             return None
@@ -277,14 +284,19 @@ def encode_file(fc: FileColumns) -> bytes:
     return body + hashlib.sha256(body).digest()
 
 
-def decode_file(raw: bytes) -> FileColumns:
+def decode_file(raw: bytes, *, verified: bool = False) -> FileColumns:
     """:func:`encode_file`'s inverse.
+
+    Args:
+        raw: the bytes.
+        verified: their integrity is already proven (a cache entry whose MAC verified:
+            the checksum is not computed a second time).
 
     Raises:
         ValueError: a checksum, format or size that does not match (a miss for a cache).
     """
     body, check = raw[:-32], raw[-32:]
-    if len(raw) < 33 or hashlib.sha256(body).digest() != check:
+    if len(raw) < 33 or not (verified or hashlib.sha256(body).digest() == check):
         raise ValueError("checksum")
     head_raw, _, arr = body.partition(b"\n")
     h = json.loads(head_raw)

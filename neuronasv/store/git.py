@@ -30,7 +30,35 @@ from typing import Protocol
 from neuronasv.errors import StoreError
 from neuronasv.proc import run_process
 
-__all__ = ["Git", "GitResult", "GitTransport", "SubprocessGit", "git_for", "redact"]
+__all__ = [
+    "Git",
+    "GitResult",
+    "GitTransport",
+    "SubprocessGit",
+    "branch_problem",
+    "git_for",
+    "redact",
+]
+
+
+def branch_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a branch of ours, or None: git's ``check-ref-format`` rules for
+    ``refs/heads/<name>`` (no component starting with ``.`` or ending in ``.lock``, no
+    ``..``, control characters, space, ``~ ^ : ? * [ \\``, no empty component or trailing
+    ``/`` or ``.``, no ``@{``, not ``@``), and not ``HEAD``, not a full ref (``refs/...``:
+    it would become ``refs/heads/refs/...``), not starting with ``-`` (an option to git)."""
+    if name.startswith("-"):
+        return "starts with '-'"
+    if name == "HEAD" or name.startswith("refs/"):
+        return "is HEAD or a full ref name (give the branch's short name)"
+    if name == "@" or "@{" in name or ".." in name or "\\" in name:
+        return "holds '..', '@{' or '\\' (or is '@')"
+    if any(ord(ch) < 0x20 or ch == "\x7f" or ch in " ~^:?*[" for ch in name):
+        return "holds a control character, a space or one of ~ ^ : ? * ["
+    parts = name.split("/")
+    if any(not p or p.startswith(".") or p.endswith(".lock") for p in parts) or name.endswith("."):
+        return "has an empty part, a part starting with '.' or ending in '.lock', or ends in '.'"
+    return None
 
 
 @dataclass(frozen=True)
@@ -204,6 +232,19 @@ class Git:
         if full is None:
             raise StoreError(f"{commit!r} is not a commit in {self.repo}")
         return full
+
+    def known_commits(self, hashes: Iterable[str]) -> set[str]:
+        """Those of ``hashes`` (full hashes) that are commits of this repository, in one
+        ``git cat-file --batch-check``."""
+        wanted = sorted({h for h in hashes if h and not h.startswith("-")})
+        if not wanted:
+            return set()
+        res = self._run(["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+                        input="".join(f"{h}\n" for h in wanted).encode(), check=False)  # fmt: skip
+        if res.returncode != 0:
+            return set()
+        found = {ln.split(" ", 1)[0] for ln in res.text.splitlines() if ln.endswith(" commit")}
+        return found & set(wanted)
 
     def subject(self, sha: str) -> str:
         """First line of the commit message ("" when git cannot say)."""

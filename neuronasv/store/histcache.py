@@ -1,5 +1,15 @@
 """The caches of ``neuronasv regressions``: a new commit costs one parsed file and the
-windows it touches, and a stale or damaged cache costs time, never an answer.
+windows it touches, and a stale, damaged or planted cache costs time, never an answer.
+
+**Trust** (issue 38 item 2): every entry is keyed by what it was computed from and carries
+an HMAC-SHA256 under a key that is never in the cache folder
+(:mod:`neuronasv.store.cachekey`: ``NEURONASV_CACHE_KEY``, else a key file beside the
+folder); an entry whose MAC does not verify is a miss. Only regular files are read
+(``O_NOFOLLOW``, ``O_NONBLOCK``: a FIFO planted where an entry is expected cannot hang a
+run; :func:`neuronasv.fileio.read_regular`), each with a size bound; entries are written
+only where no folder on the way is a symbolic link, and pruning removes names inside the
+explanations folder it opened without following a link (a planted link costs nothing
+outside the cache).
 
 **Parsed files** (:class:`ColumnsDiskCache`): per results file, its
 :class:`~neuronasv.store.columns.FileColumns`, offered only while the results file and its
@@ -53,7 +63,8 @@ from typing import Any
 
 import numpy as np
 
-from neuronasv.fileio import write_atomic
+from neuronasv.fileio import confined_path, read_regular, write_atomic
+from neuronasv.store.cachekey import CacheKey
 from neuronasv.store.columns import FileColumns, content_digest, decode_file, encode_file
 from neuronasv.store.layout import sidecar_path
 
@@ -68,7 +79,37 @@ __all__ = [
 
 #: The search's version: bump when window_candidates can give another answer.
 ALGORITHM = "edivisive-1"
-_FORMAT = 1
+#: 2: every entry signed (an HMAC under the cache key, not a checksum)
+_FORMAT = 2
+
+#: Size bounds of what is read back: far above any entry of ours.
+MAX_COLUMNS_ENTRY = 256 << 20
+MAX_WINDOW_FILE = 2 << 30
+MAX_EXPLANATION = 64 << 20
+
+
+class _Folders:
+    """Where a cache writes: ``root/folders.../name`` when no folder on the way is a
+    symbolic link (made when missing; each folder checked once per run). The entry itself
+    is replaced by a rename, which never writes through a link."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.checked: dict[tuple[str, ...], str | None] = {}
+
+    def path(self, *parts: str) -> str | None:
+        """The path to write ``parts`` at, or None (it is not written)."""
+        folders, name = parts[:-1], parts[-1]
+        if folders not in self.checked:
+            try:
+                os.makedirs(self.root, exist_ok=True)
+                root = os.path.realpath(self.root)
+                ok = confined_path(root, (*folders, name), create=True) is not None
+                self.checked[folders] = os.path.join(root, *folders) if ok else None
+            except OSError:
+                self.checked[folders] = None
+        folder = self.checked[folders]
+        return None if folder is None else os.path.join(folder, name)
 
 SeriesKey = tuple[str, str, str, tuple[str, ...]]
 
@@ -108,7 +149,8 @@ class ColumnsDiskCache:
 
     Entries: ``<sha1 of the absolute path>.col``: a JSON header line (format, path, the
     content digest of the bytes parsed, the files' stat when hashed and when), then
-    :func:`~neuronasv.store.columns.encode_file`'s bytes (checksummed).
+    :func:`~neuronasv.store.columns.encode_file`'s bytes, then the HMAC of both under
+    ``key`` (an entry that does not verify, or names another path, is a miss).
 
     An entry is used when the results file and sidecar hash to its digest. The hash is
     skipped only when both files' (device, inode, size, mtime, ctime) are what they were
@@ -118,25 +160,33 @@ class ColumnsDiskCache:
     outdated entries are misses.
     """
 
-    def __init__(self, directory: str) -> None:
+    def __init__(self, directory: str, key: CacheKey) -> None:
+        self.folders = _Folders(directory)
         self.directory = os.path.join(directory, "columns")
+        self.key = key
         self.hits = 0
         self.hashed = 0
         self.misses = 0
         self.writes = 0
         self.failed_writes = 0
 
-    def _entry(self, path: str) -> str:
+    def _name(self, path: str) -> tuple[str, str]:
         h = hashlib.sha1(os.path.abspath(path).encode("utf-8", "surrogatepass"),
                          usedforsecurity=False).hexdigest()  # fmt: skip
-        return os.path.join(self.directory, h[:2], h + ".col")
+        return h[:2], h + ".col"
+
+    def _entry(self, path: str) -> str:
+        return os.path.join(self.directory, *self._name(path))
 
     def get(self, path: str) -> FileColumns | None:
         """The parsed form of ``path`` when its content is what was parsed, else None."""
         try:
-            with open(self._entry(path), "rb") as fh:
-                raw = fh.read()
-            head_raw, _, payload = raw.partition(b"\n")
+            raw = read_regular(self._entry(path), MAX_COLUMNS_ENTRY)
+            body, mac = raw[: -CacheKey.SIZE], raw[-CacheKey.SIZE :]
+            head_raw, _, payload = body.partition(b"\n")
+            if len(raw) <= CacheKey.SIZE or not self.key.verify(mac, b"columns", head_raw,
+                                                                 payload):  # fmt: skip
+                raise ValueError("not signed with this cache's key")
             head = json.loads(head_raw)
             if (
                 not isinstance(head, dict)
@@ -144,7 +194,7 @@ class ColumnsDiskCache:
                 or head.get("path") != os.path.abspath(path)
             ):
                 raise ValueError("another entry")
-            got = decode_file(payload)
+            got = decode_file(payload, verified=True)  # the MAC covers it
             if got.digest != head.get("digest"):
                 raise ValueError("digest")
             now = _stat(path)
@@ -180,10 +230,13 @@ class ColumnsDiskCache:
             "stat": stat,
             "checked": time.time_ns(),
         }
-        entry = self._entry(path)
+        entry = self.folders.path("columns", *self._name(path))
+        head_raw = json.dumps(head).encode()
         try:
-            os.makedirs(os.path.dirname(entry), exist_ok=True)
-            write_atomic(entry, json.dumps(head).encode() + b"\n" + payload)
+            if entry is None:
+                raise OSError("a symbolic link on the way")
+            mac = self.key.sign(b"columns", head_raw, payload)
+            write_atomic(entry, head_raw + b"\n" + payload + mac)
         except OSError:
             self.failed_writes += 1  # a cache that cannot be written costs time only
             return
@@ -203,10 +256,14 @@ class WindowCache:
         directory: where the cache files live (created on save).
         machine: the asv machine.
         window, max_pvalue: the search settings (part of the key).
+        key: signs the file (one that does not verify is not read).
     """
 
-    def __init__(self, directory: str, machine: str, window: int, max_pvalue: float) -> None:
+    def __init__(
+        self, directory: str, machine: str, window: int, max_pvalue: float, key: CacheKey
+    ) -> None:
         self.directory = directory
+        self.key = key
         self.machine = machine
         self.settings = {"window": max(8, window), "max_pvalue": max_pvalue}
         name = hashlib.sha256(machine.encode("utf-8", "surrogatepass")).hexdigest()[:24]
@@ -228,12 +285,11 @@ class WindowCache:
         """Read the file when it is this cache's and intact; otherwise start empty."""
         self.entries = {}
         try:
-            with open(self.path, "rb") as fh:
-                raw = fh.read()
+            raw = read_regular(self.path, MAX_WINDOW_FILE)
         except OSError:
             return self
         try:
-            self.entries = _decode(raw, self._header())
+            self.entries = _decode(raw, self._header(), self.key)
         except (ValueError, KeyError, TypeError, IndexError):
             self.entries = {}
         return self
@@ -273,16 +329,18 @@ class WindowCache:
         """
         try:
             os.makedirs(self.directory, exist_ok=True)
-            write_atomic(self.path, _encode(self.fresh, self._header()))
+            write_atomic(self.path, _encode(self.fresh, self._header(), self.key))
         except OSError as exc:
             return f"{self.path}: {exc.strerror or exc}"
         return None
 
 
-def _encode(entries: Mapping[SeriesKey, _Entry], header: Mapping[str, Any]) -> bytes:
+def _encode(
+    entries: Mapping[SeriesKey, _Entry], header: Mapping[str, Any], key: CacheKey
+) -> bytes:
     """Header line (the settings, the series keys), then little-endian arrays: per series
     its value count and window count; the values; per window start, end, candidate
-    count; the candidates. Then a SHA-256 of everything before it."""
+    count; the candidates. Then the HMAC of everything before it under ``key``."""
     keys = sorted(entries)
     head = json.dumps(
         {**header, "series": [[k[0], k[1], k[2], list(k[3])] for k in keys]},
@@ -307,13 +365,15 @@ def _encode(entries: Mapping[SeriesKey, _Entry], header: Mapping[str, Any]) -> b
         np.array(cands, dtype="<i8"),
     ]
     body = head + b"\n" + b"".join(a.tobytes() for a in arrays)
-    return body + hashlib.sha256(body).digest()
+    return body + key.sign(b"windows", body)
 
 
-def _decode(raw: bytes, expect: Mapping[str, Any]) -> dict[SeriesKey, _Entry]:
-    body, check = raw[:-32], raw[-32:]
-    if len(raw) < 33 or hashlib.sha256(body).digest() != check:
-        raise ValueError("checksum")
+def _decode(
+    raw: bytes, expect: Mapping[str, Any], signer: CacheKey
+) -> dict[SeriesKey, _Entry]:
+    body, mac = raw[: -CacheKey.SIZE], raw[-CacheKey.SIZE :]
+    if len(raw) <= CacheKey.SIZE or not signer.verify(mac, b"windows", body):
+        raise ValueError("not signed with this cache's key")
     head_raw, _, data = body.partition(b"\n")
     head = json.loads(head_raw)
     if any(head.get(k) != v for k, v in expect.items()):
@@ -357,14 +417,17 @@ class ExplanationCache:
     """Explanations of one-commit change points under ``<directory>/explanations``.
 
     :meth:`key` names an explanation by what it depends on (see the module doc);
-    :meth:`get` offers an entry only when it is intact and was stored under that key;
-    :meth:`prune` removes the entries this run did not ask for. A cache that cannot be
-    read or written costs time, never an answer.
+    :meth:`get` offers an entry only when its MAC under ``signer`` verifies for that name
+    (a recomputed checksum is no MAC: a writer of the folder cannot make one);
+    :meth:`prune` removes the entries this run did not ask for, inside the folder only. A
+    cache that cannot be read or written costs time, never an answer.
     """
 
-    def __init__(self, directory: str, version: str) -> None:
+    def __init__(self, directory: str, version: str, signer: CacheKey) -> None:
+        self.folders = _Folders(directory)
         self.directory = os.path.join(directory, "explanations")
         self.version = version
+        self.signer = signer
         self.used: set[str] = set()
         self.hits = 0
         self.misses = 0
@@ -387,17 +450,17 @@ class ExplanationCache:
         """The explanation stored under ``key``, or None (absent, damaged, foreign)."""
         self.used.add(key)
         try:
-            with open(self._path(key), "rb") as fh:
-                entry = json.loads(fh.read())
+            entry = json.loads(read_regular(self._path(key), MAX_EXPLANATION))
             body = json.dumps(entry["explanation"], sort_keys=True)
+            mac = bytes.fromhex(str(entry.get("mac")))
             if (
                 entry.get("format") != _FORMAT
                 or entry.get("key") != key
-                or entry.get("checksum") != hashlib.sha256(body.encode()).hexdigest()
                 or not isinstance(entry["explanation"], dict)
+                or not self.signer.verify(mac, b"explanation", key.encode(), body.encode())
             ):
                 raise ValueError("another entry")
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             self.misses += 1
             return None
         self.hits += 1
@@ -407,21 +470,28 @@ class ExplanationCache:
         """Store ``explanation`` under ``key`` (a failed write is ignored)."""
         self.used.add(key)
         body = json.dumps(explanation, sort_keys=True)
-        entry = {"format": _FORMAT, "key": key, "explanation": explanation,
-                 "checksum": hashlib.sha256(body.encode()).hexdigest()}  # fmt: skip
+        mac = self.signer.sign(b"explanation", key.encode(), body.encode())
+        entry = {"format": _FORMAT, "key": key, "explanation": explanation, "mac": mac.hex()}
+        path = self.folders.path("explanations", key + ".json")
         try:
-            os.makedirs(self.directory, exist_ok=True)
-            write_atomic(self._path(key), json.dumps(entry).encode())
+            if path is not None:
+                write_atomic(path, json.dumps(entry).encode())
         except OSError:
             return
 
     def prune(self) -> None:
-        """Remove this cache's entries that this run did not use (only its own files)."""
+        """Remove this cache's entries that this run did not use: names of its own form,
+        inside the folder opened without following a link (a planted ``explanations``
+        link to another folder is not pruned through), never a folder."""
+        flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
         try:
-            names = os.listdir(self.directory)
+            fd = os.open(self.directory, flags)
         except OSError:
             return
-        for name in names:
-            if _ENTRY.fullmatch(name) and name[:-5] not in self.used:
-                with contextlib.suppress(OSError):
-                    os.unlink(os.path.join(self.directory, name))
+        try:
+            for name in os.listdir(fd):
+                if _ENTRY.fullmatch(name) and name[:-5] not in self.used:
+                    with contextlib.suppress(OSError):
+                        os.unlink(name, dir_fd=fd)
+        finally:
+            os.close(fd)

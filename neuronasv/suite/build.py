@@ -65,7 +65,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import sys
 import types
 from collections.abc import Iterable, Sequence
@@ -75,7 +74,8 @@ from neuronasv import env
 from neuronasv.keys import results_key
 from neuronasv.measure.backends import detected_backend_name, is_accelerator
 from neuronasv.suite import feed
-from neuronasv.suite.declare import Declared, declared_classes
+from neuronasv.suite.declare import Declared, declared_classes, suite_call
+from neuronasv.suite.names import class_name
 
 __all__ = [
     "DEFAULT_DTYPES",
@@ -154,14 +154,6 @@ def load_ops(path: str) -> dict[str, dict[str, list[str]]]:
         return {}
 
 
-def class_name(workload: str, tag: str) -> str:
-    """``rmsnorm.naive`` (tag ``rmsnorm``) -> ``Naive``; other names CamelCased whole."""
-    rest = workload[len(tag) + 1 :] if workload.startswith(tag + ".") else workload
-    parts = [p for p in re.split(r"[^A-Za-z0-9]+", rest) if p]
-    name = "".join(p[:1].upper() + p[1:] for p in parts) or "Workload"
-    return name if name[0].isalpha() else "W" + name
-
-
 class _DevtimeSuite:
     """Base of the generated classes (underscore: asv must not collect it; ``Devtime*``
     class names are benchmarks of the plugin's type)."""
@@ -184,6 +176,9 @@ class _DevtimeSuite:
     suite_tag = ""
     workloads_module: str | None = None
     suite_file: str | None = None
+    #: The digest of that call (:func:`neuronasv.suite.declare.suite_call`): the pre-pass
+    #: records it, and a process declares the classes from a record of the same call only.
+    suite_call = ""
 
     def setup(self, cache: dict[str, Any], shape: str, dtype: str, op: str | None = None) -> None:
         # asv calls one setup for every benchmark of the class: an instr_ op counted by
@@ -346,6 +341,7 @@ def build_suite(
     from asv_bench_neuronasv import ensure_registered
 
     ensure_registered()  # the devtime_ type, also when installed from the neuronasv wheel
+    dtypes = list(dtypes)
     backend = import_backend_name()
     ops_table = load_ops(ops_file or ops_file_for(module)).get(backend, {})
     catalogue = env.OPS_CATALOGUE.read()
@@ -358,15 +354,19 @@ def build_suite(
     if env.INSTR_DIR.read():
         instr_table = load_ops(catalogue).get(f"{backend}:instructions", {}) if catalogue else {}
     suite_file = _module_file(module)
-    decls = declared_classes(module, tag)
+    call = suite_call(module, tag, suite_file, backend,
+                      [list(cpu_shapes), list(accelerator_shapes), dtypes, workloads])  # fmt: skip
+    decls = declared_classes(module, tag, call, vars(sys.modules[module]) if module in
+                             sys.modules else ())  # fmt: skip
     if decls is None:
         if workloads:
             from neuronasv.suite.usermodule import import_workloads_module
 
             import_workloads_module(workloads, suite_file)
         shapes = _shapes(backend, cpu_shapes, accelerator_shapes)
-        decls = _from_registry(tag, shapes, list(env.DTYPES.read()) or list(dtypes))
-    attrs = {"suite_tag": tag or "", "workloads_module": workloads, "suite_file": suite_file}
+        decls = _from_registry(tag, shapes, list(env.DTYPES.read()) or dtypes)
+    attrs = {"suite_tag": tag or "", "workloads_module": workloads, "suite_file": suite_file,
+             "suite_call": call}  # fmt: skip
     return {
         d.name: _make_class(
             d,

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from neuronasv import env
-from neuronasv.fileio import write_atomic
+from neuronasv.fileio import read_regular, write_atomic
 from neuronasv.keys import payload_name, profile_key, results_key
 from neuronasv.suite.names import payload_path
 
@@ -44,6 +44,9 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+#: A pre-pass payload (every sample of one workload's profiles) is far below this.
+MAX_PAYLOAD_BYTES = 256 << 20
 
 
 def sample_count(repeat: int, rounds: int) -> int:
@@ -162,12 +165,11 @@ def prepass_payload(suite: Any) -> dict[str, Any] | None:
     if not folder:
         return None
     path = payload_path(folder, suite.workload)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            payload = json.load(fh)
+    try:  # a regular file only: a FIFO there must not hang setup_cache
+        payload = json.loads(read_regular(path, MAX_PAYLOAD_BYTES))
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         log.warning(f"neuronasv suite: ignoring unreadable pre-pass {path}: {exc}")
         return None
     fits = (

@@ -1,4 +1,5 @@
-"""File names inside a pass's folder (the pre-pass's, the callgrind pass's): one spelling.
+"""Names of the suite's things, one spelling each: the class a workload becomes, and the
+file names inside a pass's folder (the pre-pass's, the callgrind pass's).
 
 Each pass writes one payload per workload, ``<folder>/<workload>.json`` (the workload's
 name made safe for a file name), and the pre-pass also its record of the suite's classes
@@ -8,10 +9,11 @@ name made safe for a file name), and the pre-pass also its record of the suite's
 from __future__ import annotations
 
 import os
+import re
 
 from neuronasv.keys import payload_name
 
-__all__ = ["DECLARATION_NAME", "declaration_path", "payload_path"]
+__all__ = ["DECLARATION_NAME", "class_name", "declaration_path", "payload_path"]
 
 #: The pre-pass's record of the suite's classes (:mod:`neuronasv.suite.declare`).
 DECLARATION_NAME = "suite.neuronasv-classes"
@@ -25,3 +27,11 @@ def payload_path(folder: str, workload: str) -> str:
 def declaration_path(folder: str) -> str:
     """``<folder>/suite.neuronasv-classes``: the pre-pass's record of the suite's classes."""
     return os.path.join(folder, DECLARATION_NAME)
+
+
+def class_name(workload: str, tag: str) -> str:
+    """``rmsnorm.naive`` (tag ``rmsnorm``) -> ``Naive``; other names CamelCased whole."""
+    rest = workload[len(tag) + 1 :] if workload.startswith(tag + ".") else workload
+    parts = [p for p in re.split(r"[^A-Za-z0-9]+", rest) if p]
+    name = "".join(p[:1].upper() + p[1:] for p in parts) or "Workload"
+    return name if name[0].isalpha() else "W" + name

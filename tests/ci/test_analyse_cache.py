@@ -67,9 +67,18 @@ def test_a_second_analysis_reads_the_kept_cache_and_answers_the_same(tmp_path: P
     assert done == total > 0
     machines = [p.name for p in (cache / "regressions").iterdir()]
     assert machines and (cache / "publish").is_dir()  # per machine; the site's summaries
+    # issue 38: the key signing the entries is beside the folder the workflow restores,
+    # never in it (a restored entry must not bring its own key)
+    assert (tmp_path / "cache.neuronasv-key").is_file()
+    assert not list(cache.rglob("*.neuronasv-key"))
     warm, err = _analyse(hist / "repo", remote, tmp_path / "b", cache)
     assert _searched(err) == (0, total), err
     assert warm == cold and cold["change_points"]
+    # a fresh runner (the folder restored, no key beside it): every entry a miss, same answer
+    (tmp_path / "cache.neuronasv-key").unlink()
+    fresh, err = _analyse(hist / "repo", remote, tmp_path / "c", cache)
+    assert _searched(err) == (total, total), err
+    assert fresh == cold
 
 
 def test_only_a_default_branch_run_saves_what_the_default_branch_restores() -> None:
@@ -79,7 +88,10 @@ def test_only_a_default_branch_run_saves_what_the_default_branch_restores() -> N
                           next(i for i, s in enumerate(analyse) if s.get("id") == "analyse"),
                           uses.index("actions/cache/save"))  # fmt: skip
     assert restore < run < save
-    path = "${{ runner.temp }}/neuronasv-cache"
+    # The folder and, beside it (never in it), the key that signs its entries: a restored
+    # folder without its key would be all misses (issue 38's signed entries).
+    path = ("${{ runner.temp }}/neuronasv-cache\n"
+            "${{ runner.temp }}/neuronasv-cache.neuronasv-key\n")
     assert analyse[restore]["with"]["path"] == analyse[save]["with"]["path"] == path
     assert '--cache-dir "$RUNNER_TEMP/neuronasv-cache"' in analyse[run]["run"]
     # A key of its own per run (entries are immutable), found again by its prefix.

@@ -6,6 +6,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from neuronasv.ci.bisect_step import bisect_args, plan_ranges
 from neuronasv.model import ChangePoint, SeriesId
 from neuronasv.model.culprit import Culprit
@@ -117,3 +119,46 @@ def test_the_in_process_search_is_the_command_line_it_says(tmp_path: Path) -> No
         said = bisect_args(cp, **where)  # type: ignore[arg-type]
         parsed = options(build_parser("bisect").parse_args(said))
         assert parsed == bisect_options(cp, **where)  # type: ignore[arg-type]
+
+
+def test_the_token_is_gone_before_any_commit_of_the_range_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38 item 5: the self-hosted bisect job holds a read-only token for the results
+    branch and the culprit's PR; the step pulls with it, then removes it (and GITHUB_TOKEN)
+    from its environment before a search runs the range's commits (their processes inherit
+    the environment)."""
+    from neuronasv.ci import bisect_step as step
+    from neuronasv.ci.bisect_step import Range
+    from neuronasv.errors import UsageError
+    from neuronasv.steps import store as store_steps
+    from neuronasv.steps.store import StoreRef
+
+    shas = _repo(tmp_path / "repo", 3)
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_not_a_real_token")
+    monkeypatch.setenv("STORE_TOKEN", "ghs_store_token")
+    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
+    seen: dict[str, list[str | None]] = {"pull": [], "search": []}
+    real_pull = store_steps.pull
+
+    def pull(ref: StoreRef, out: str, **kw: object) -> object:
+        seen["pull"].append(os.environ.get("STORE_TOKEN"))
+        return real_pull(ref, out, **kw)
+
+    def search(opts: object, **kw: object) -> object:
+        seen["search"] += [os.environ.get("GITHUB_TOKEN"), os.environ.get("STORE_TOKEN")]
+        raise UsageError("stopped by the test")
+
+    monkeypatch.setattr("neuronasv.steps.store.pull", pull)
+    monkeypatch.setattr("neuronasv.steps.measure.bisect", search)
+    cp = _cp(shas[0], shas[2], "aten::mul", "instructions", 1.2)
+    monkeypatch.setattr(step, "plan_ranges", lambda docs, git, rd: [Range(cp, 1, 2)])
+    monkeypatch.setattr(step, "_history_docs", lambda repo, history, machines: [])
+    done = step.bisect_step(
+        str(tmp_path / "repo"), out=str(tmp_path / "out"), minutes=5.0, add=[],
+        store=StoreRef(str(tmp_path / "repo"), remote=str(remote), token_env="STORE_TOKEN"),
+    )  # fmt: skip
+    assert done == 0
+    assert seen == {"pull": ["ghs_store_token"], "search": [None, None]}

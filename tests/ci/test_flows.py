@@ -19,11 +19,26 @@ def test_shards_get_disjoint_machine_names() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["not json", "[]", '[{"name": "a b"}]', '[{"name": "a"}, {"name": "a"}]', "[1]"]
-)
+    "text", ["not json", "[]", '[{"name": "a b"}]', '[{"name": "a"}, {"name": "a"}]', "[1]",
+             '[{"name": ".."}]', '[{"name": "."}]', '[{"name": "-x"}]', '[{"name": ".x"}]',
+             '[{"name": "a..b"}]'],
+)  # fmt: skip
 def test_bad_shard_lists_are_usage_errors(text: str) -> None:
     with pytest.raises(UsageError):
         flows.parse_shards(text, "m")
+
+
+@pytest.mark.parametrize("machine", ["..", ".", "-x", ".hidden", "a..b", "a/b"])
+def test_plan_refuses_a_machine_that_is_not_one_folder(
+    machine: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 38 item 5: `ci plan --machine ..` became a results-folder component (and a
+    shard named `..` another): exit 2 before git is asked anything."""
+    from neuronasv.ci.__main__ import main as ci_main
+
+    assert ci_main(["--repo", str(tmp_path), "plan", "HEAD", f"--machine={machine}"]) == 2
+    err = capsys.readouterr().err
+    assert "machine name" in err and "Traceback" not in err, err
 
 
 def test_set_output_appends_to_github_output(
@@ -107,6 +122,54 @@ def test_site_branch_puts_the_site_on_its_branch_never_forced(tmp_path: Path) ->
     (site / "index.html").unlink()
     gone = step("--branch", "gh-pages")
     assert gone.returncode == 2 and "no index.html" in gone.stderr
+
+
+BAD_BRANCHES = ["-x", "HEAD", "refs/heads/x", "a..b", "a b", "x.lock", "@", "a@{1}", "x/",
+                "/x", ".x", "a/.b", "x.", "a\x1bb", "a:b", "a~1", "a^", "a?", "a*", "a[b", "a\\b"]
+
+
+@pytest.mark.parametrize("name", BAD_BRANCHES)
+def test_a_bad_branch_name_is_refused_before_any_ref_is_made(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 38 item 5: `ci site-branch --branch` made refs/heads/-x, refs/heads/HEAD and
+    refs/heads/refs/heads/x. Every branch option takes git's check-ref-format rules, and
+    refuses HEAD, a full ref name and a leading dash: exit 2, no ref anywhere."""
+    from neuronasv.ci.__main__ import main as ci_main
+    from neuronasv.cli import main
+
+    remote, work, site = tmp_path / "remote.git", tmp_path / "work", tmp_path / "site"
+    _git(tmp_path, "init", "-q", "--bare", str(remote))
+    _git(tmp_path, "init", "-q", str(work))
+    _git(work, "commit", "-q", "--allow-empty", "-m", "c0")
+    site.mkdir()
+    (site / "index.html").write_text("<h1>history</h1>")
+    runs = [
+        lambda: ci_main(["--repo", str(work), "site-branch", "--site", str(site), "--remote",
+                         str(remote), "--branch", name, "--default-branch", "main"]),
+        lambda: ci_main(["--repo", str(work), "plan", "HEAD", "--site-branch", name,
+                         "--default-branch", "main", "--remote", str(remote)]),
+        lambda: main(["store", "list", "--repo", str(work), "--remote", str(remote),
+                      "--branch", name]),
+    ]  # fmt: skip
+    for run in runs:
+        try:
+            code = run()
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        err = capsys.readouterr().err
+        assert code == 2, (name, err)
+        assert "branch" in err and "Traceback" not in err, err
+    assert _git(remote, "for-each-ref").strip() == ""
+    assert _git(work, "for-each-ref", "--format=%(refname)").split() in (
+        ["refs/heads/master"], ["refs/heads/main"])  # fmt: skip
+
+
+def test_good_branch_names_pass() -> None:
+    from neuronasv.store.git import branch_problem
+
+    for good in ("gh-pages", "benchmark-results", "site/v1", "a.b", "héllo", "a-b_c"):
+        assert branch_problem(good) is None, good
 
 
 # --- issue 31: the workflow steps call the steps in process ------------------------------

@@ -127,6 +127,11 @@ def test_the_step_parses_metrics_as_run_does() -> None:
     bad = step("devtime,cycles")
     assert bad.returncode == 2 and "unknown metric cycles" in bad.stderr
     assert "Traceback" not in bad.stderr
+    # issue 38 item 5: an empty list is neuronasv run's usage error, never "the default"
+    # (it ran apt-get); the default is the option left out (the workflows' ${METRICS:+...})
+    for empty in ("", " ", ","):
+        none = step(empty)
+        assert none.returncode == 2 and "--metrics" in none.stderr, none.stderr
 
 
 def test_the_runners_text_is_escaped_in_the_annotation(capsys: pytest.CaptureFixture[str]) -> None:

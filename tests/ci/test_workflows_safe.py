@@ -140,8 +140,8 @@ def test_the_metrics_default_lives_in_the_package(log_lines: list[str]) -> None:
     assert default_metrics("cpu", ("devtime",), status=lambda: (True, "")) == ("devtime",)
     from neuronasv.ci.tools import wanted_metrics
 
-    assert wanted_metrics("", backend=lambda: "cpu") == ("devtime", "instructions")
-    assert wanted_metrics("", backend=lambda: "neuron") == ("devtime",)
+    assert wanted_metrics(None, backend=lambda: "cpu") == ("devtime", "instructions")
+    assert wanted_metrics(None, backend=lambda: "neuron") == ("devtime",)
     assert wanted_metrics("devtime", backend=lambda: "cpu") == ("devtime",)
 
 

@@ -212,13 +212,15 @@ def test_git_order_and_the_synthetic_history(tmp_path: Path) -> None:
 
 
 def test_cached_files_give_the_same_matrices(folder: Path, tmp_path: Path) -> None:
+    from neuronasv.store.cachekey import CacheKey
     from neuronasv.store.histcache import ColumnsDiskCache
 
-    cache = ColumnsDiskCache(str(tmp_path / "cache"))
+    key = CacheKey(b"k" * 32)
+    cache = ColumnsDiskCache(str(tmp_path / "cache"), key)
     lay = str(tmp_path / "cache" / "layouts")
     first = load_columns(folder, cache=cache, layouts_dir=lay, workers=1)
     assert cache.writes > 40 and cache.hits == 0
-    again = ColumnsDiskCache(str(tmp_path / "cache"))
+    again = ColumnsDiskCache(str(tmp_path / "cache"), key)
     second = load_columns(folder, cache=again, layouts_dir=lay, workers=1)
     # every readable file from the cache (hashed: written just now, "racy"); the
     # unreadable one is parsed again, and fails again

@@ -20,10 +20,12 @@ import numpy as np
 import pytest
 
 from neuronasv.cli import main
+from neuronasv.store.cachekey import CacheKey
 from neuronasv.store.histcache import WindowCache
 from tests.publish.conftest import load_synth
 
 WINDOW = "20"  # several windows per series in a short history
+KEY = CacheKey(b"k" * 32)
 
 
 def regressions(
@@ -214,10 +216,10 @@ def test_window_cache_offers_only_windows_with_the_same_values(tmp_path: Path) -
     key = ("m", "env", "b", ("'x'",))
     values = np.arange(100, dtype=float) + 1.0
     found = {s: (s + 3,) for s in range(0, 90, 10)}  # window 20, stride 10
-    wc = WindowCache(str(tmp_path), "m", 20, 0.001)
+    wc = WindowCache(str(tmp_path), "m", 20, 0.001, KEY)
     wc.record(key, values, found)
     assert wc.save() is None
-    back = WindowCache(str(tmp_path), "m", 20, 0.001).load()
+    back = WindowCache(str(tmp_path), "m", 20, 0.001, KEY).load()
     assert back.known(key, values) == found
     # one more point: the windows that reached the end are not the same search now
     grown = back.known(key, np.append(values, 7.0))
@@ -232,8 +234,10 @@ def test_window_cache_offers_only_windows_with_the_same_values(tmp_path: Path) -
     wc.record(key, z, found)
     wc.save()
     z[0] = -0.0
-    assert WindowCache(str(tmp_path), "m", 20, 0.001).load().known(key, z) == {}
-    # other settings, another machine: nothing
-    assert WindowCache(str(tmp_path), "m", 20, 0.01).load().known(key, values) == {}
-    assert WindowCache(str(tmp_path), "m", 21, 0.001).load().known(key, values) == {}
-    assert WindowCache(str(tmp_path), "m2", 20, 0.001).load().known(key, values) == {}
+    assert WindowCache(str(tmp_path), "m", 20, 0.001, KEY).load().known(key, z) == {}
+    # other settings, another machine, another key: nothing
+    assert WindowCache(str(tmp_path), "m", 20, 0.01, KEY).load().known(key, values) == {}
+    assert WindowCache(str(tmp_path), "m", 21, 0.001, KEY).load().known(key, values) == {}
+    assert WindowCache(str(tmp_path), "m2", 20, 0.001, KEY).load().known(key, values) == {}
+    other = CacheKey(b"o" * 32)
+    assert WindowCache(str(tmp_path), "m", 20, 0.001, other).load().known(key, z) == {}
