@@ -186,6 +186,18 @@ def _auto(
     return None
 
 
+def _pool(found: Sequence[Series], axis: AxisChoice) -> tuple[list[Series], str]:
+    """The series an axis may search, and the axis (auto without an exact difference:
+    time on the device-time series, an exact series alone its own metric)."""
+    exact = [s for s in found if is_exact(s.unit)]
+    timed = [s for s in found if not is_exact(s.unit)]
+    if axis in EXACT_AXES:
+        return [s for s in exact if s.series.metric == axis], axis
+    if axis == "auto" and not timed and exact:
+        return exact, exact[0].series.metric or "time"
+    return timed, axis if axis in ("work", "time") else "time"
+
+
 def _pick(
     found: Sequence[Series],
     pattern: str,
@@ -202,16 +214,7 @@ def _pick(
         chosen_auto = _auto(found, history, machine, *ends)
         if chosen_auto is not None:
             return chosen_auto
-    exact = [s for s in found if is_exact(s.unit)]
-    timed = [s for s in found if not is_exact(s.unit)]
-    chosen: str
-    if axis in EXACT_AXES:
-        pool: list[Series] = [s for s in exact if s.series.metric == axis]
-        chosen = axis
-    elif axis == "auto" and not timed and exact:
-        pool, chosen = exact, exact[0].series.metric or "time"
-    else:
-        pool, chosen = timed, axis if axis in ("work", "time") else "time"
+    pool, chosen = _pool(found, axis)
     if not pool:
         kind = f"{by_name(chosen).title}" if chosen in EXACT_AXES else "device-time"
         raise UsageError(f"{pattern!r} matches no {kind} series on {machine!r}")
