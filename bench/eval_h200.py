@@ -242,10 +242,10 @@ def decompose(runs: list[Run], sids: list[SeriesId], n_max: int, seed: int) -> N
     has twice this variance.
     """
     rng = np.random.default_rng(seed)
-    ms = sorted({m for m in (10, 15, 20, 25, n_max) if m <= n_max})  # the 1/m regime
+    ms = sorted({m for m in (10, 15, 20, 25, 50, n_max) if m <= n_max})  # the 1/m regime
     proj = (30, 100, 200, 500)
-    print(f"\nbetween-process SD of a run's median (18 runs x up to {n_max} samples), by samples"
-          " a run; fit s_proc^2 + s_w^2/m; projected where m exceeds the data")
+    print(f"\nbetween-process SD of a run's median ({len(runs)} runs x up to {n_max} samples),"
+          " by samples a run; fit s_proc^2 + s_w^2/m; projected where m exceeds the data")
     head = " ".join(f"{'m=' + str(m):>7}" for m in ms)
     print(f"{'op':<40} {head} {'s_proc':>7} {'s_w':>6} | "
           + " ".join(f"{'~' + str(m):>6}" for m in proj))

@@ -3,7 +3,7 @@
 # under a global deadline, each step with its own timeout so a slow step never costs the rest.
 # Outputs land in $OUT/h200.tgz (one archive). How the figures in docs were made:
 #
-#   1. setup: wheels carried in .whl (asv, asv_runner, msgspec, ...) -> /tmp/site, the
+#   1. setup: wheels carried in .whl (bench/h200_wheels.sh makes them) into the host python, the
 #      checkout installed with --no-deps --no-build-isolation into the host's python;
 #   2. runs/: N separate `neuronasv profile` processes of the same code (naive + fused,
 #      4x512 and 8x1024x4096 bf16, 30 samples) for bench/eval_h200.py (--data runs/);
@@ -20,12 +20,13 @@
 # RUNS_PER_STEP=1 takes the runs' samples per iteration, RUNS_ACTIVE (10) to a cycle;
 # FIXTURES=0 skips step 3. What the next lent device should measure (docs/backends.md):
 #
-#   DEADLINE=760 DEMO=0 FIXTURES=0 SUITE_COMMITS=2 RUNS_SAMPLES=100 RUNS_PER_STEP=1 \
-#     RUNS_BUDGET=300 bash bench/h200_session.sh
+#   bash bench/h200_wheels.sh     # here, first: the wheels to carry (.whl)
+#   DEADLINE=500 DEMO=0 FIXTURES=0 SUITE_COMMITS=2 RUNS_SAMPLES=100 RUNS_PER_STEP=1 \
+#     RUNS_BUDGET=150 bash bench/h200_session.sh
 #
-# (100 single-iteration samples a process in 10 cycles: the decomposition and the power of
-# bench/eval_h200.py at n = 30 and 100 from the same runs, and whether per-step samples
-# vary between processes as the 30-cycle runs of 2026-11-30 did.)
+# (the suite at two commits, the warm runner's per-commit cost: it died on a missing wheel on
+# 2026-12-04; then more per-step runs for bench/eval_h200.py. The 2026-12-04 runs already
+# showed 100 per-step samples meeting the +1 % goal: bench/data/h200-2026-12-04/README.md.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 T0=$SECONDS
@@ -43,6 +44,10 @@ step "setup"
 # Into the host python itself (not --target + PYTHONPATH: asv starts its benchmark processes
 # with a clean environment, so a PYTHONPATH-only asv_runner is invisible there).
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir .whl/*.whl || exit 3
+# Every module the suite step imports, now: a wheel missing from .whl (bench/h200_wheels.sh makes
+# the set) used to surface only at the suite step, after the device time was spent.
+python3 -c "import asv, asv.commands.run, asv_runner, msgspec, json5, importlib_metadata, virtualenv, yaml, tabulate" \
+  || { echo "setup: a carried wheel is missing (make .whl with bench/h200_wheels.sh)"; exit 3; }
 export PYTHONUNBUFFERED=1
 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name())"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv | tee "$W/logs/nvidia-smi.csv"

@@ -10,4 +10,7 @@ echo "==> ruff"
 echo "==> mypy"
 .venv/bin/mypy
 echo "==> pytest"
-exec .venv/bin/python -m pytest -q --durations=25 "$@"
+# Test files shared over the cores (NEURONASV_TEST_WORKERS, default: one a core); a file's
+# tests stay in one worker, so a module's fixture (a built wheel, a searched repository) is
+# made once.
+exec .venv/bin/python -m pytest -q --durations=25 -n "${NEURONASV_TEST_WORKERS:-auto}" --dist loadfile "$@"

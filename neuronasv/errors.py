@@ -82,7 +82,8 @@ EXIT_CODES: dict[int, tuple[str, str]] = {
     1: ("check failed", "a row fires the gate under `--fail-on` (per axis: `--fail-on-time`,"
         " `--fail-on-work`), or `init --check` found something to fix; not a failure of the"
         " tool"),
-    2: ("usage", "a bad argument, option, file or configuration; nothing was done"),
+    2: ("usage", "a bad argument, option, file or configuration, or a dependency that cannot"
+        " be imported; nothing was done"),
     3: ("backend unavailable", "the requested backend cannot run here"),
     4: ("capture failed", "the profiler captured nothing usable, or a CPU roof was measured"
         " under load (`doctor --calibrate` refused it; nothing stored)"),

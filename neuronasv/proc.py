@@ -18,6 +18,10 @@ Two ways to run:
   (its status is then negative, the signal's number).
 
 Nothing else in ``neuronasv`` imports :mod:`subprocess` (tested).
+
+A third way, for work that must start from this process's state rather than a new one:
+:func:`fork_each` runs callables in forked children, a few at a time (the callgrind pass
+counts each configuration from the same state, two at once: :mod:`neuronasv.run.instrpass`).
 """
 
 from __future__ import annotations
@@ -26,12 +30,21 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["TIMED_OUT", "ProcResult", "kill_group", "run_process", "stream_process"]
+__all__ = [
+    "TIMED_OUT",
+    "ProcResult",
+    "fork_each",
+    "kill_group",
+    "run_process",
+    "stream_process",
+]
 
 #: The exit status reported for a command stopped at its ``timeout`` (``timeout(1)``'s).
 TIMED_OUT = 124
@@ -169,3 +182,67 @@ def stream_process(
         done.set()
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+def fork_each(
+    tasks: Sequence[Callable[[], None]],
+    *,
+    jobs: int,
+    on_start: Callable[[int], None] | None = None,
+    on_done: Callable[[int, int], None],
+) -> None:
+    """Run each task in a child forked from this process, at most ``jobs`` at once.
+
+    A child starts as a copy of this process as it is when the task starts (its memory,
+    its heap, its open files), runs the task and ends with ``os._exit``: nothing of the
+    parent's exit handlers or buffers runs twice. ``on_done(index, status)`` is called in
+    this process as each child ends: 0 when its task returned, 1 when it raised (the
+    traceback went to the child's stderr), negative when a signal killed it. POSIX only.
+
+    Raises:
+        KeyboardInterrupt (or any error of ``on_done``): after every running child is killed
+        and reaped.
+    """
+    running: dict[int, int] = {}
+
+    def reap() -> None:
+        pid, status = os.wait()
+        index = running.pop(pid, None)
+        if index is not None:
+            on_done(index, os.waitstatus_to_exitcode(status))
+
+    try:
+        for index, task in enumerate(tasks):
+            while len(running) >= max(1, jobs):
+                reap()
+            if on_start is not None:
+                on_start(index)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child's path ends in os._exit
+                _run_child(task)
+            running[pid] = index
+        while running:
+            reap()
+    except BaseException:
+        for pid in running:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in running:
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
+        raise
+
+
+def _run_child(task: Callable[[], None]) -> None:  # pragma: no cover - runs in the child
+    code = 0
+    try:
+        task()
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)

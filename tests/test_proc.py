@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import signal
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from neuronasv.proc import TIMED_OUT, run_process, stream_process
+from neuronasv.proc import TIMED_OUT, fork_each, run_process, stream_process
 
 # A child that starts a grandchild (as asv starts benchmark processes), says its pid, and
 # waits: only a process-group kill ends the grandchild too.
@@ -94,3 +97,57 @@ def test_sigterm_unwinds_a_command_like_ctrl_c() -> None:
     with pytest.raises(KeyboardInterrupt), _terminate_as_interrupt():
         os.kill(os.getpid(), signal.SIGTERM)
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_fork_each_runs_each_task_in_a_child_of_this_state_a_few_at_once(
+    tmp_path: Path,
+) -> None:
+    state = {"value": "parent's"}
+    live = tmp_path / "live"
+    live.mkdir()
+
+    def task(i: int) -> None:
+        mark = live / str(os.getpid())
+        mark.touch()  # at most `jobs` marks at once
+        time.sleep(0.2)
+        (tmp_path / f"{i}.out").write_text(f"{state['value']} {len(list(live.iterdir()))}")
+        mark.unlink()
+        state["value"] = "changed in the child"  # never seen by the parent
+        if i == 1:
+            raise ValueError("task 1 fails")
+        if i == 2:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    ended: dict[int, int] = {}
+    starts: list[int] = []
+    fork_each([functools.partial(task, i) for i in range(5)], jobs=2, on_start=starts.append,
+              on_done=ended.__setitem__)  # fmt: skip
+    assert starts == [0, 1, 2, 3, 4]
+    assert ended == {0: 0, 1: 1, 2: -signal.SIGKILL, 3: 0, 4: 0}
+    assert state["value"] == "parent's"
+    for i in (0, 1, 3, 4):
+        seen, running = (tmp_path / f"{i}.out").read_text().split()
+        assert seen == "parent's" and 1 <= int(running) <= 2
+
+
+def test_fork_each_kills_the_running_children_when_interrupted() -> None:
+    r, w = os.pipe()
+    pids: list[int] = []
+
+    def sleeper() -> None:
+        os.write(w, os.getpid().to_bytes(8, "little"))
+        time.sleep(60)
+
+    def done(_i: int, _status: int) -> None:
+        raise AssertionError("no child ends on its own")
+
+    def started(i: int) -> None:
+        if i == 2:  # two children are running: interrupt as Ctrl-C would
+            pids.extend(int.from_bytes(os.read(r, 8), "little") for _ in range(2))
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        fork_each([sleeper] * 3, jobs=3, on_start=started, on_done=done)
+    os.close(r)
+    os.close(w)
+    assert len(pids) == 2 and all(_gone(p) for p in pids)  # killed and reaped

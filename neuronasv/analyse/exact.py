@@ -94,6 +94,11 @@ def counted_twice_alike(c: InstructionCounts | None, target: str) -> bool:
     return bool(c.unstable) and target not in c.unstable
 
 
+def _why(target: str, *counts: InstructionCounts | None) -> str:
+    """Where the pass saw ``target``'s two counts differ (base's line first), or empty."""
+    return next((w for c in counts if c is not None and (w := c.why_unstable(target))), "")
+
+
 def _judged(
     s: SeriesId,
     base: float,
@@ -107,7 +112,8 @@ def _judged(
         return "unsteady", (
             f"instruction count of {'the whole step' if target == 'total' else target}"
             f" not deterministic at {' and '.join(sides)}: the same work counted twice in"
-            " one run gave two numbers; not judged"
+            f" one run gave two numbers{f' ({why})' if (why := _why(target, cb, ch)) else ''};"
+            " not judged"
         )
     if head == base:
         return "same", f"exact: {format_count(base)} instructions per iteration on both"
@@ -183,7 +189,8 @@ def judge_exact(
             n_base=int(bv is not None),
             n_head=int(hv is not None),
         )
-        state = RowState(presence=presence, instructions=axis)
+        why = _why(target_name(s), cbs.get(key), chs.get(key)) if axis == "unsteady" else ""
+        state = RowState(presence=presence, instructions=axis, instr_why=why)
         out.append(Finding(series=s, estimate=est, state=state, reason=reason))
     return out
 

@@ -60,8 +60,8 @@ SCOPES = ("actions", "attestations", "checks", "contents", "deployments", "discu
 #: The repository default GitHub calls restricted: what a job that sets no permissions gets.
 RESTRICTED_DEFAULT = {"contents": 1, "packages": 1}
 
-_LOCAL = re.compile(r"^\./\.github/workflows/([^/@]+\.ya?ml)$")
-_REMOTE = re.compile(r"^([\w.-]+/[\w.-]+)/\.github/workflows/([^/@]+\.ya?ml)@(.+)$")
+_LOCAL = re.compile(r"^\./\.github/workflows/([^/@]+\.ya?ml)\Z")
+_REMOTE = re.compile(r"^([\w.-]+/[\w.-]+)/\.github/workflows/([^/@]+\.ya?ml)@(.+)\Z")
 _NEEDS_OUT = re.compile(r"\bneeds\.([A-Za-z_][\w-]*)\.outputs\.([A-Za-z_][\w-]*)")
 _NEEDS_ANY = re.compile(r"\bneeds\.([A-Za-z_][\w-]*)\.")
 _JOBS_OUT = re.compile(r"\bjobs\.([A-Za-z_][\w-]*)\.outputs\.([A-Za-z_][\w-]*)")

@@ -3,13 +3,13 @@
 Instruction counts come from ``valgrind --tool=callgrind`` (see ``docs/instructions.md``).
 Collection is switched on only inside the measured iterations, by *client requests* — magic
 instruction sequences that only valgrind's synthetic CPU interprets (a no-op on a real
-CPU). Python cannot emit them, so a tiny C helper does: :data:`HELPER_SOURCE`, six one-line
+CPU). Python cannot emit them, so a tiny C helper does: :data:`HELPER_SOURCE`, eight short
 functions over the macros of ``<valgrind/callgrind.h>``, compiled with the system C
 compiler into a shared library that :class:`ClientRequests` loads with ``ctypes``.
 
 Why a compiled helper and not a PyPI package: the header ships with the ``valgrind``
 package itself (Debian/Ubuntu ``apt-get install valgrind``), so the requests always match
-the valgrind that runs them; the helper is 30 lines, builds in well under a second, adds no
+the valgrind that runs them; the helper is 40 lines, builds in well under a second, adds no
 Python dependency, and exposes exactly the requests this needs (toggle, zero, dump with a
 label). CodSpeed's instrument hooks wrap the same macros for CodSpeed's own runner
 protocol (start/stop a named benchmark), not per-op toggles and labelled dumps.
@@ -28,8 +28,8 @@ import ctypes
 import os
 import re
 import shutil
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 
 from neuronasv.errors import BackendUnavailable
 from neuronasv.proc import run_process
@@ -42,6 +42,7 @@ __all__ = [
     "build_helper",
     "parse_dump",
     "read_dumps",
+    "read_functions",
     "valgrind_status",
     "valgrind_version",
 ]
@@ -62,6 +63,7 @@ MATRIX_ISA: dict[str, str] = {
 
 HELPER_SOURCE = r"""
 /* neuronasv: callgrind client requests for ctypes (see neuronasv/measure/callgrind.py). */
+#include <stdlib.h>
 #include <valgrind/valgrind.h>
 #include <valgrind/callgrind.h>
 
@@ -71,6 +73,15 @@ void nasv_stop(void) { CALLGRIND_STOP_INSTRUMENTATION; }
 void nasv_toggle(void) { CALLGRIND_TOGGLE_COLLECT; }
 void nasv_zero(void) { CALLGRIND_ZERO_STATS; }
 void nasv_dump(const char *label) { CALLGRIND_DUMP_STATS_AT(label); }
+void nasv_discard(void) { VALGRIND_DISCARD_TRANSLATIONS(0x1000, ~0xfffUL); }
+/* Keep one heap block of every small size and one large one: later allocations of those
+   sizes land elsewhere (instructions.py counts the check after this). */
+static void *volatile nasv_kept[260];
+void nasv_shift_heap(void) {
+  int i = 0;
+  for (unsigned long size = 8; size <= 4096; size += 16) nasv_kept[i++] = malloc(size);
+  nasv_kept[i] = malloc(1UL << 20);
+}
 """
 
 
@@ -115,7 +126,8 @@ class ClientRequests:
         # PyDLL: the GIL stays held across the call (CDLL would release and retake it,
         # and take_gil costs a different number of instructions from call to call).
         lib = ctypes.PyDLL(path)
-        for name in ("nasv_start", "nasv_stop", "nasv_toggle", "nasv_zero"):
+        for name in ("nasv_start", "nasv_stop", "nasv_toggle", "nasv_zero", "nasv_shift_heap",
+                     "nasv_discard"):  # fmt: skip
             getattr(lib, name).restype = None
             getattr(lib, name).argtypes = []
         lib.nasv_on_valgrind.restype = ctypes.c_int
@@ -127,6 +139,10 @@ class ClientRequests:
         self.stop = lib.nasv_stop
         self.toggle = lib.nasv_toggle
         self.zero = lib.nasv_zero
+        #: keep a heap block of every small size and a large one (the check's shift)
+        self.shift_heap = lib.nasv_shift_heap
+        #: drop every translation valgrind made so far (measure/instructions.prime)
+        self.discard_translations = lib.nasv_discard
 
     def on_valgrind(self) -> bool:
         """True inside a valgrind process (the requests do nothing elsewhere)."""
@@ -154,6 +170,11 @@ class Dump:
     total: int
     excluded: int = 0
     harness: int = 0
+    #: the file it was read from (:func:`read_dumps`)
+    path: str = field(default="", compare=False)
+    #: ``(object, function)`` -> the instructions counted there (self cost; neither
+    #: excluded nor harness), when asked for (:func:`parse_dump` ``functions=True``)
+    functions: Mapping[tuple[str, str], int] | None = field(default=None, compare=False)
 
     @property
     def instructions(self) -> int:
@@ -177,9 +198,22 @@ class Dump:
 #: difference all in ``__memcmp_avx2_movbe``). When the heap must grow or shrink, glibc
 #: asks the kernel (``sbrk``, ``brk``, ``mmap``, ``__glibc_morecore``): whether a call
 #: does is the heap's history too (measured: ``aten::mm`` of the transformer block
-#: 90,692,139 then 90,692,044, the 95 all in those and ``malloc_consolidate``). None of
-#: these is the code under test; the
-#: calls into them still count (a new copy or allocation is seen at its call site).
+#: 90,692,139 then 90,692,044, the 95 all in those and ``malloc_consolidate``). pybind11
+#: keeps every live Python wrapper of a C++ object in one hash table keyed by the object's
+#: address, so inserting and erasing there walks chains that follow the heap's history too
+#: (measured: ``profiler::_record_function_enter_new`` of an optimizer step 10,961, 10,956,
+#: 10,961 in three replays, every instruction of the difference in that table's
+#: ``_M_insert_multi_node``). The autograd engine's walk of the graph keeps its nodes in
+#: hash tables keyed by their addresses too (``compute_dependencies``,
+#: ``evaluate_function``, ``GraphTask::init_to_execute``, ``task_should_compute_output``
+#: and the tables' own ``std::_Hashtable<torch::autograd::Node*, ...>`` functions):
+#: measured, the total of a ConvNeXt training step moved by up to 459 instructions from
+#: one count to the next, every one in these (0.07 % of the step), and the transformer
+#: block's backward (``autograd.backward`` with inputs: ``exec_info``) by 716 with the heap
+#: shifted; without them the counts agree. The backward's ops and the engine's calls into
+#: them still count. None of these is the code
+#: under test; the calls into them still count (a new copy or allocation is seen at its
+#: call site).
 EXCLUDED_FUNCTIONS = re.compile(
     r"^(_int_malloc|_int_free|_int_memalign|_int_realloc|malloc_consolidate|unlink_chunk"
     r"|alloc_perturb|sysmalloc|sysmalloc_\w+|systrim|tcache_\w+|_mid_memalign"
@@ -190,6 +224,10 @@ EXCLUDED_FUNCTIONS = re.compile(
     r"|pymalloc_\w+|allocate_from_new_pool|insert_to_freepool|insert_to_usedpool"
     r"|_PyMem_RawMalloc|_PyMem_RawFree|_PyMem_RawRealloc|PyMem_\w*(Malloc|Free|Realloc)"
     r"|analyze_descriptor"
+    r"|std::_Hashtable<void const\*, std::pair<void const\* const, pybind11::detail::instance\*>.*"
+    r"|torch::autograd::(Engine::(compute_dependencies|evaluate_function)"
+    r"|GraphTask::init_to_execute|Node::task_should_compute_output)\(.*"
+    r"|std::(_Hashtable|__detail::_Map_base|unordered_(map|set))<torch::autograd::Node\*.*"
     r"|_*(memcpy|memmove|mempcpy|memset|memcmp|bcmp|memchr|memrchr|wmemset|strlen|strnlen"
     r"|strcmp|strncmp|strchr|strrchr)(_\w+)?)(\.[\w.]+)?(@\S+)?('\d+)?$"
 )
@@ -204,6 +242,13 @@ HARNESS_OBJECTS = re.compile(
     r"(libpython[\d.]+\w*\.so[\d.]*|/python[\d.]*|_ctypes[^/]*\.so|libffi[^/]*)$"
 )
 
+#: The object callgrind names when no file maps the code: code generated at run time (the
+#: oneDNN kernels) and the stubs of ``.plt.sec`` sections, which valgrind neither names nor
+#: skips as it does ``.plt`` entries (libpython's calls to its own functions go through
+#: them): a stub whose every call goes into a harness object is the harness's
+#: (:class:`_DumpParser`).
+UNNAMED_OBJECT = "???"
+
 _NAME = re.compile(r"^\((\d+)\)(?:\s+(.*))?$")
 
 
@@ -217,15 +262,16 @@ def _fn_name(value: str, names: dict[str, str]) -> str:
     return names.get(m.group(1), "")
 
 
-def parse_dump(text: str) -> Dump | None:
+def parse_dump(text: str, *, functions: bool = False) -> Dump | None:
     """The label, ``Ir`` total and excluded share of one dump file; None for others.
 
     Only dumps written by a ``DUMP_STATS_AT`` request carry a label; the final dump at
     program exit (``Trigger: Program termination``) is not one of ours. The excluded share
     sums the *self* cost lines of the :data:`EXCLUDED_FUNCTIONS` (the line after a
-    ``calls=`` line is a call's inclusive cost and is skipped).
+    ``calls=`` line is a call's inclusive cost and is skipped). ``functions``: also the
+    counted instructions per function (:attr:`Dump.functions`: where two counts differ).
     """
-    parser = _DumpParser()
+    parser = _DumpParser(functions)
     for line in text.splitlines():
         if line:
             parser.feed(line)
@@ -236,8 +282,9 @@ class _DumpParser:
     """One dump file's lines, fed in order: the header (label, events, totals), the
     position lines naming the current object and function, and the cost lines."""
 
-    def __init__(self) -> None:
+    def __init__(self, functions: bool = False) -> None:
         self.label: str | None = None
+        self.functions: dict[tuple[str, str], int] | None = {} if functions else None
         self.events: list[str] = []
         self.npos = 1
         self.total: int | None = None
@@ -247,6 +294,11 @@ class _DumpParser:
         self.obj = ""
         self.excluded = self.harness = 0
         self.after_call = False
+        # code of no object: its self cost, and the objects its calls go to (a stub's
+        # instructions are its callee's), settled when the dump ends
+        self.unnamed: dict[str, int] = {}
+        self.unnamed_callees: dict[str, set[str]] = {}
+        self.callee_obj: str | None = None
 
     def feed(self, line: str) -> None:
         head = line[0]
@@ -262,7 +314,15 @@ class _DumpParser:
     def dump(self) -> Dump | None:
         if self.label is None or self.total is None:
             return None
-        return Dump(self.label, self.total, self.excluded, self.harness)
+        harness = self.harness
+        for fn, cost in self.unnamed.items():
+            callees = self.unnamed_callees.get(fn)
+            if callees and all(HARNESS_OBJECTS.search(o) for o in callees):
+                harness += cost
+            elif self.functions is not None:
+                key = (UNNAMED_OBJECT, fn)
+                self.functions[key] = self.functions.get(key, 0) + cost
+        return Dump(self.label, self.total, self.excluded, harness, functions=self.functions)
 
     def _cost(self, line: str) -> None:
         if self.after_call:  # a call's inclusive cost, not the caller's own
@@ -273,6 +333,11 @@ class _DumpParser:
             self.excluded += cost
         elif HARNESS_OBJECTS.search(self.obj):
             self.harness += cost
+        elif self.obj == UNNAMED_OBJECT:
+            self.unnamed[self.current] = self.unnamed.get(self.current, 0) + cost
+        elif self.functions is not None:
+            key = (self.obj, self.current)
+            self.functions[key] = self.functions.get(key, 0) + cost
 
     def _position(self, key: str, value: str) -> None:
         if key == "fn":
@@ -280,11 +345,15 @@ class _DumpParser:
         elif key == "ob":
             self.obj = _fn_name(value, self.objects)
         elif key == "cob":
-            _fn_name(value, self.objects)
+            self.callee_obj = _fn_name(value, self.objects)
         elif key == "cfn":
             _fn_name(value, self.names)
-        else:  # calls
+        else:  # calls (a call without cob= stays in the caller's object)
             self.after_call = True
+            if self.obj == UNNAMED_OBJECT:
+                callee = self.callee_obj if self.callee_obj is not None else self.obj
+                self.unnamed_callees.setdefault(self.current, set()).add(callee)
+            self.callee_obj = None
 
     def _header(self, line: str) -> None:
         if line.startswith("desc: Trigger: Client Request: "):
@@ -311,7 +380,9 @@ def _ir(line: str, npos: int, events: list[str]) -> int:
 def read_dumps(folder: str, prefix: str, *, remove: bool = True) -> dict[str, Dump]:
     """Every labelled dump ``<folder>/<prefix>*`` as ``{label: dump}``.
 
-    ``remove`` deletes the files once read (a suite writes hundreds of them).
+    ``remove`` deletes the files once read (a suite writes hundreds of them), callgrind's
+    own dump at each process's exit (no label, nothing collected) included; without it,
+    :func:`read_functions` can read a dump again, function by function.
     """
     found: dict[str, Dump] = {}
     for name in sorted(os.listdir(folder)):
@@ -321,10 +392,21 @@ def read_dumps(folder: str, prefix: str, *, remove: bool = True) -> dict[str, Du
         with open(path, encoding="utf-8", errors="replace") as fh:
             dump = parse_dump(fh.read())
         if dump is not None:
-            found[dump.label] = dump
-        if remove and dump is not None:
+            found[dump.label] = replace(dump, path=path)
+        if remove:
             os.unlink(path)
     return found
+
+
+def read_functions(dump: Dump) -> Mapping[tuple[str, str], int]:
+    """The counted instructions of ``dump`` per (object, function), read again from its
+    file (:func:`read_dumps` with ``remove=False``); empty when the file is gone."""
+    try:
+        with open(dump.path, encoding="utf-8", errors="replace") as fh:
+            again = parse_dump(fh.read(), functions=True)
+    except OSError:
+        return {}
+    return (again.functions or {}) if again is not None else {}
 
 
 def valgrind_version(valgrind: str = "valgrind") -> str | None:

@@ -1,9 +1,11 @@
 """Instructions per iteration of a workload, of each op and of each module, under callgrind.
 
 Runs *inside* a ``valgrind --tool=callgrind --collect-atstart=no --instr-atstart=no``
-process (:mod:`neuronasv.run.instrpass` starts it; ``docs/instructions.md``). Nothing is
-counted until this module asks: instrumentation is switched on per configuration and
-collection only around the measured code, through callgrind's client requests
+process (:mod:`neuronasv.run.instrpass` starts it; ``docs/instructions.md``), in a process
+forked from it for each configuration, so every configuration starts from the same state
+whatever else the suite counts. Nothing is counted until this module asks: instrumentation
+is switched on in that process once its uncounted steps are done, and collection only
+around the measured code, through callgrind's client requests
 (:mod:`neuronasv.measure.callgrind`).
 
 For one configuration (workload, shape, dtype), with the same seeded inputs as the timing
@@ -32,13 +34,21 @@ run (:meth:`Workload.build`, seed 0), one intra-op thread, after the same warm-u
 
 An op's count is its native code (bindings, dispatcher, kernel): the Python harness around
 the call and the allocators are left out (:class:`neuronasv.measure.callgrind.Dump`).
-The whole step is counted in repetitions of ``n`` and ``n`` iterations (after an unused
-first one; ``n`` = 1, as the counts are exact): per iteration = the first / n, and the two
-must agree exactly, or the step is marked *not deterministic* and its count is never judged.
-Each (op, module scope) pair's calls are replayed ``n`` times into a dump of their own,
-then all pairs' calls again into one check dump (:data:`CHECK`): per iteration = the
-pair's count / n, and the pairs must sum to the check, or every op and module of the
-configuration is marked so.
+
+In order, uninstrumented: :data:`WARMUP` steps, the step the dispatch mode records; then,
+instrumented, two *counts* from that one state, each in a process forked for it
+(:data:`COUNTS`, at once): "a" counts the whole step (``n`` iterations; ``n`` = 1, as the
+counts are exact) and each pair's calls replayed ``n`` times into a dump of their own; "b"
+first shifts the heap (a block of every small size kept), then counts the whole step again.
+Per iteration = the count / n. The step's two counts must agree exactly, or the step and
+every op and module of the configuration are marked *not deterministic* and never judged:
+every op call runs in the step, so an op whose count followed the heap moves the step's.
+Both counts see the same values (a training step counted twice from one state is the same
+step) and the same history (the recorded calls hold the recorded step's tensors, so the
+first step after it frees fewer than later ones would: both counts are that step), so a
+difference is the heap's addresses reaching the count — what would move it between commits
+whose code under test did not change. A configuration marked so carries one line on where
+its counts differed (:func:`explain`).
 
 Compiled workloads (``torch.compile``) are not counted: compiling under valgrind costs
 minutes per configuration, and the compiled kernel is one call the dispatch mode does not
@@ -48,34 +58,33 @@ see. They keep their device time.
 from __future__ import annotations
 
 import contextlib
+import functools
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from neuronasv.gcpause import no_cyclic_gc
-from neuronasv.measure.callgrind import ClientRequests, Dump
+from neuronasv.measure.callgrind import ClientRequests, Dump, read_functions
 from neuronasv.model.instructions import InstructionCounts
 from neuronasv.model.profile import module_series_name
+from neuronasv.proc import fork_each
 
 __all__ = [
     "DEFAULT_ITERATIONS",
     "Pending",
     "count_config",
     "counts_from_dumps",
-    "instrumented",
+    "explain",
+    "prime",
 ]
 
 #: Iterations per counted repetition (``n``). Counts are exact, so one is enough: a
 #: repetition / n is the step, and two repetitions agreeing is the check.
 DEFAULT_ITERATIONS = 1
-#: Warm-up steps before the dispatch mode's two (first-call initialisation, allocator
-#: pools, callgrind's translation of the code: the whole pass runs instrumented).
-WARMUP = 2
-#: Two more uncounted steps just before the whole step is counted (after the mode's);
-#: the repetitions' unused first one ("w") absorbs what is left. With one, the totals of
-#: ``transformer.attention`` and ``.block`` differed between their two counts in the first
-#: pass of every process (21 A/A repetitions: never in the later ones).
-PASS_WARMUP = 2
+#: Uncounted, uninstrumented steps before the one the dispatch mode records: the first call
+#: of every op initialises what it keeps (oneDNN's primitives, AdamW's state, ...).
+WARMUP = 1
 
 
 def _op_name(func: Any) -> str:
@@ -103,10 +112,10 @@ def _mode_class() -> Any:
 
     Recording (``record`` is a list): every op call is appended with its module scope and
     its arguments, and runs as usual. Replaying (``replay`` is True): every call that
-    reaches the mode is a recorded call issued again by :func:`_measure_ops`; collection
-    is switched on just before it and off just after it. Nothing is dumped per call — one
-    dump per pair holds all its calls (a dump walks every cost centre callgrind holds and
-    writes a file).
+    reaches the mode is a recorded call issued again by a count (:func:`_count_a`,
+    :func:`_count_b`); collection is switched on just before it and off just after it.
+    Nothing is dumped per call — one dump per pair holds all its calls (a dump walks every
+    cost centre callgrind holds and writes a file).
     """
     global _MODE_CLASS
     if _MODE_CLASS is not None:
@@ -140,11 +149,20 @@ def _mode_class() -> Any:
     return _RecordReplay
 
 
-def _prime(requests: ClientRequests) -> None:
-    """The dispatch mode's one-time set-up, paid uninstrumented: recording and replaying
-    under a :class:`~torch.utils._python_dispatch.TorchDispatchMode` for the first time
-    costs seconds of Python set-up, which instrumented took 19 s of the pass here."""
+def prime(requests: ClientRequests) -> None:
+    """Ready the pass's process to be forked per configuration, uninstrumented.
+
+    First it drops every translation valgrind made so far: they are torch's import, never
+    run again, and switching instrumentation on discards every translation the process
+    holds, which with them took ~1 s in each configuration's process (rmsnorm.naive's
+    4x512: 1.02 s of its 1.55 s), and 0.05 s without. Then the dispatch mode's one-time
+    set-up: recording and replaying under a
+    :class:`~torch.utils._python_dispatch.TorchDispatchMode` for the first time costs
+    seconds of Python set-up, which instrumented took 19 s of the pass here.
+    """
     import torch
+
+    requests.discard_translations()
 
     mode = _mode_class()(requests)
     x = torch.ones(8)
@@ -162,55 +180,84 @@ def _prime(requests: ClientRequests) -> None:
         mode.replay = False
 
 
-@contextlib.contextmanager
-def instrumented(requests: ClientRequests) -> Iterator[None]:
-    """Instrumentation on for every configuration counted inside (the pass's whole run).
-
-    Switching callgrind's instrumentation on or off discards every translated block, so
-    switching per configuration made each one translate its code again: on for the whole
-    pass, the small configurations cost a third (``rmsnorm.naive``'s six: 2.8 s -> 0.8 s),
-    the block's backward 5.9 s -> 4.5 s. The warm-up steps then run instrumented too; the
-    dispatch mode's one-time set-up is paid before, uninstrumented (:func:`_prime`).
-    """
-    _prime(requests)
-    requests.start()
-    try:
-        yield
-    finally:
-        requests.stop()
-
-
 def _loop(step: Callable[[], object], count: int) -> None:
     for _ in range(count):
         step()
 
 
-#: The repetitions of the whole step: an unused first one ("w": the first measurement
-#: after a reset counts some thousands of instructions more than the next ones, measured),
-#: then ``n`` and ``n`` iterations: per iteration = a / n, and a == b is the check.
-REPETITIONS: tuple[tuple[str, int], ...] = (("w", 1), ("a", 1), ("b", 1))
-#: A target's repetitions: each pair's recorded calls replayed ``n`` times, one dump per
-#: pair ("a"); then every pair's calls replayed again ``n`` times into one dump ("b").
-#: A window is open only inside the op calls, so nothing is paid once per measurement
-#: (measured: for every op of rmsnorm and attention, w == a == b exactly): per iteration
-#: = a / n, and the sum of the pairs' a == b is the check. One check dump per
-#: configuration instead of one per pair halves the dumps (each ~10 ms to write under
-#: valgrind and ~80 KB to read); a configuration that fails it has every op and module
-#: marked, as which pair moved is not known.
-CHECK = "b"
+#: The two counts of a configuration, each in a process forked from the same state: "a"
+#: counts the whole step once and each (op, module scope) pair's recorded calls, one dump
+#: per pair; "b" shifts the heap first (:data:`SHIFT`), then counts the whole step again.
+#: Per iteration = a / n; the step's a == b is the check, of the ops too: every op call
+#: runs in the step, so an op whose count followed the heap's addresses moves the step's.
+#: Replaying every pair's calls once more into a check dump (the design before) cost one
+#: more step: a bfloat16 ConvNeXt step is 3.5 s of CPU under callgrind.
+COUNTS = ("a", "b")
+#: Python objects of these sizes (bytes) made and kept before count "b", beside the native
+#: blocks :meth:`~neuronasv.measure.callgrind.ClientRequests.shift_heap` keeps: every later
+#: allocation of those sizes lands elsewhere than in count "a".
+SHIFT = tuple(range(1, 1024, 24))
 
 
-def _measure_total(
-    requests: ClientRequests, label: str, step: Callable[[], object], n: int
+def _count_a(
+    requests: ClientRequests,
+    label: str,
+    step: Callable[[], object],
+    groups: Sequence[Sequence[_Call]],
+    n: int,
+    mode: Any,
 ) -> None:
-    """Collection on around whole steps: one dump per repetition."""
-    _loop(step, PASS_WARMUP)
+    """Count "a": the whole step, then each pair's recorded calls into a dump of its own."""
     requests.zero()
-    for key, k in REPETITIONS:
-        requests.toggle()
-        _loop(step, k * n)
-        requests.toggle()
-        requests.dump(f"{label}|total|{key}")
+    _window(requests, lambda: _loop(step, n))
+    requests.dump(f"{label}|total|a")
+    with _replaying(mode):
+        # A dump zeroes the counters and collection is off between windows.
+        for i, mine in enumerate(groups):
+            for _ in range(n):
+                _replay(mine)
+            requests.dump(f"{label}|pair|a|{i}")
+
+
+def _count_b(
+    requests: ClientRequests,
+    label: str,
+    step: Callable[[], object],
+    groups: Sequence[Sequence[_Call]],
+    n: int,
+    mode: Any,
+) -> None:
+    """Count "b", the check: the heap shifted, the whole step again."""
+    del groups, mode  # the ops are checked through the step
+    kept = [bytearray(size) for size in SHIFT]
+    requests.shift_heap()
+    requests.zero()
+    _window(requests, lambda: _loop(step, n))
+    requests.dump(f"{label}|total|b")
+    del kept
+
+
+def _window(requests: ClientRequests, body: Callable[[], None]) -> None:
+    """Collection on around ``body``."""
+    requests.toggle()
+    body()
+    requests.toggle()
+
+
+@contextlib.contextmanager
+def _replaying(mode: Any) -> Iterator[None]:
+    """The mode in replay: every call that reaches it is counted (collection on inside)."""
+    mode.replay = True
+    try:
+        with mode:
+            yield
+    finally:
+        mode.replay = False
+
+
+def _replay(calls: Sequence[_Call]) -> None:
+    for c in calls:
+        c.func(*c.args, **c.kwargs)
 
 
 def _pairs(calls: Sequence[_Call]) -> list[tuple[str, str]]:
@@ -225,59 +272,75 @@ def _pairs(calls: Sequence[_Call]) -> list[tuple[str, str]]:
     return sorted({(c.name, c.path) for c in calls})
 
 
-def _measure_ops(
-    requests: ClientRequests,
-    label: str,
-    calls: Sequence[_Call],
-    pairs: Sequence[tuple[str, str]],
-    n: int,
-    mode: Any,
-) -> None:
-    """Each pair's recorded calls replayed, collection on inside each call: one dump per
-    pair (labelled by its index), then one of all pairs again (:data:`CHECK`)."""
-    mode.replay = True
-    groups = [[c for c in calls if (c.name, c.path) == pair] for pair in pairs]
-    try:
-        with mode:
-            # A dump zeroes the counters and collection is off between windows, so one
-            # zero before the first pair is all.
-            requests.zero()
-            for i, mine in enumerate(groups):
-                for _ in range(n):
-                    for c in mine:
-                        c.func(*c.args, **c.kwargs)
-                requests.dump(f"{label}|pair|a|{i}")
-            for _ in range(n):
-                for mine in groups:
-                    for c in mine:
-                        c.func(*c.args, **c.kwargs)
-            requests.dump(f"{label}|pairs|{CHECK}")
-    finally:
-        mode.replay = False
-
-
 def _sum_pairs(
     pending: Pending, dumps: Mapping[str, Dump]
-) -> tuple[dict[str, float], dict[str, float], list[str]]:
-    """Ops and module scopes (``module:<path>``) per iteration, summed over their pairs,
-    and, when the pairs counted again did not sum the same (:data:`CHECK`), all of them
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Ops and module scopes (``module:<path>``) per iteration, summed over their pairs
     (``KeyError``: a dump is missing)."""
     from neuronasv.measure.modules import ancestors
 
     ops: dict[str, float] = {}
     mods: dict[str, float] = {}
-    first = 0
     for i, (name, path) in enumerate(pending.pairs):
-        a = dumps[f"{pending.label}|pair|a|{i}"].native
-        first += a
-        per = a / pending.iterations
+        per = dumps[f"{pending.label}|pair|a|{i}"].native / pending.iterations
         ops[name] = ops.get(name, 0.0) + per
         for m in (module_series_name(m) for m in ancestors(path) if m):
             mods[m] = mods.get(m, 0.0) + per
-    if not pending.pairs:
-        return ops, mods, []
-    again = dumps[f"{pending.label}|pairs|{CHECK}"].native
-    return ops, mods, [] if again == first else sorted(ops) + sorted(mods)
+    return ops, mods
+
+
+#: Where two counts of the same work have been seen to differ here, and why: each pattern
+#: that a function that moved matches names its cause in the row. The tables seen so far
+#: are left out of the counts (:data:`neuronasv.measure.callgrind.EXCLUDED_FUNCTIONS`);
+#: another one keyed by addresses reads so.
+KNOWN_CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"^torch::autograd::Engine::|^std::_Hashtable<torch::autograd::Node\*"),
+        "the autograd engine's hash tables are keyed by node addresses (the heap's history)",
+    ),
+    (
+        re.compile(r"^std::(_Hashtable|unordered_\w+)<[^,<>]*\*"),
+        "a hash table keyed by addresses (the heap's history)",
+    ),
+)
+#: The functions named in a not-deterministic target's reason.
+NAMED_FUNCTIONS = 2
+
+
+def _short(function: str) -> str:
+    """A C++ function's name without its arguments or template arguments, at most 48
+    characters (``std::_Hashtable<…>::erase``)."""
+    name = re.sub(r" \[clone [^]]*\]$", "", function)
+    out, depth = [], 0
+    for ch in name:  # drop what is inside <...> and (...), nested
+        if ch in "<(":
+            if depth == 0:
+                out.append("<…>" if ch == "<" else "")
+            depth += 1
+        elif ch in ">)" and depth:
+            depth -= 1
+        elif depth == 0:
+            out.append(ch)
+    short = "".join(out).removesuffix(" const").strip()
+    return short if len(short) <= 48 else short[:47] + "…"
+
+
+def explain(
+    before: Mapping[tuple[str, str], int],
+    after: Mapping[tuple[str, str], int],
+) -> str:
+    """One line on two counts of the same work that differ, from their counts per
+    (object, function) (:attr:`Dump.functions`): the cause where :data:`KNOWN_CAUSES`
+    knows it, and the functions that moved most."""
+    moved = [(after.get(k, 0) - before.get(k, 0), k) for k in set(before) | set(after)]
+    moved = sorted((m for m in moved if m[0]), key=lambda m: (-abs(m[0]), m[1]))
+    total = sum(d for d, _ in moved)
+    named = ", ".join(f"{_short(fn)} {d:+,}" for d, (_, fn) in moved[:NAMED_FUNCTIONS])
+    names = [fn for _, (_, fn) in moved]
+    cause = next((c for p, c in KNOWN_CAUSES if any(p.search(fn) for fn in names)), "")
+    if cause:
+        return f"{cause} ({named})"
+    return f"two counts differed by {total:+,} instructions, most in {named}" if moved else ""
 
 
 @dataclass(frozen=True)
@@ -328,15 +391,18 @@ def count_config(
 ) -> Pending:
     """Count one built workload step (module doc): the dumps are written, not read.
 
-    The caller builds the step (seeded inputs), fixes the threads, wraps this in
-    ``torch.no_grad()`` as the timing run does, and counts inside :func:`instrumented`.
+    Runs in a process of the configuration's own, forked from the pass's after
+    :func:`prime` (:mod:`neuronasv.run.instrpass`): it switches callgrind's instrumentation
+    on and never off. The caller builds the step (seeded inputs), fixes the threads and
+    wraps this in ``torch.no_grad()`` as the timing run does. In order, uninstrumented:
+    :data:`WARMUP` steps, one step under the dispatch mode that records the op calls; then
+    instrumented: the whole step's repetitions, the calls replayed per pair.
     """
     _loop(step, WARMUP)
     mode = _mode_class()(requests)
     with mode:
-        # The first step under the mode warms its per-op paths; the second is recorded:
-        # its op calls are the targets, their number per step and what each replays.
-        step()
+        # The recorded step: its op calls are the targets, their number per step and
+        # what each replays.
         mode.record = []
         step()
         recorded, mode.record = mode.record, None
@@ -344,25 +410,50 @@ def count_config(
     for c in recorded:
         calls[c.name] = calls.get(c.name, 0) + 1
     pairs = _pairs(recorded)
+    groups = [[c for c in recorded if (c.name, c.path) == pair] for pair in pairs]
+    # Instrumented from here on (module doc): never switched off, the process ends with the
+    # configuration.
+    requests.start()
+    failed: dict[int, int] = {}
     with no_cyclic_gc():  # a collection inside a window counts its destructors
-        _measure_total(requests, label, step, iterations)
-        _measure_ops(requests, label, recorded, pairs, iterations, mode)
-    del recorded
+        # The two counts from this same state, at once, each in a process of its own.
+        fork_each(
+            [functools.partial(count, requests, label, step, groups, iterations, mode)
+             for count in (_count_a, _count_b)],
+            jobs=len(COUNTS),
+            on_done=lambda i, status: failed.update({i: status} if status else {}),
+        )  # fmt: skip
+    if failed:
+        raise RuntimeError(
+            "counting "
+            + ", ".join(f"{COUNTS[i]} ended with status {st}" for i, st in sorted(failed.items()))
+        )
     return Pending(label=label, iterations=iterations, calls=calls, pairs=tuple(pairs))
 
 
 def counts_from_dumps(pending: Pending, dumps: Mapping[str, Dump]) -> InstructionCounts:
-    """The counts of one configuration from its dumps (``KeyError``: a dump is missing)."""
+    """The counts of one configuration from its dumps (``KeyError``: a dump is missing).
+
+    When the step's two counts differ, every target is marked: the step's, and every op's
+    and module's, as the ops are checked through it and which moved is not known. The
+    configuration then carries one line on where (:func:`explain`), read from the two dumps
+    function by function (:func:`~neuronasv.measure.callgrind.read_functions`).
+    """
     label, iterations = pending.label, pending.iterations
-    a, b = (dumps[f"{label}|total|{k}"].native for k in "ab")
-    ops, mods, unstable = _sum_pairs(pending, dumps)
-    if a != b:
-        unstable.insert(0, "total")
+    a, b = (dumps[f"{label}|total|{k}"] for k in COUNTS)
+    ops, mods = _sum_pairs(pending, dumps)
+    unstable: list[str] = []
+    why: dict[str, str] = {}
+    if a.native != b.native:
+        unstable = ["total", *sorted(ops), *sorted(mods)]
+        line = explain(read_functions(a), read_functions(b))
+        why = {"total": line, "ops": f"the whole step's two counts differed: {line}"}
     return InstructionCounts(
-        total=a / iterations,
+        total=a.native / iterations,
         ops=ops,
         modules=mods,
         calls=dict(pending.calls),
         deterministic=not unstable,
         unstable=tuple(unstable),
+        why=why,
     )

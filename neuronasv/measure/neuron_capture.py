@@ -52,8 +52,8 @@ __all__ = [
 
 #: Prefix of the device-state keys this reading adds (``neuron.throttle_active_time_ns``).
 STATE_PREFIX = "neuron."
-_MODEL_NTFF_RE = re.compile(r"^(?P<hash>\d+)_instid_\d+_vnc_(?P<vnc>\d+)\.ntff$")
-_NEFF_HASH_RE = re.compile(r"^neff_(?P<hash>\d+)(?:_vnc_\d+)?\.neff$")
+_MODEL_NTFF_RE = re.compile(r"^(?P<hash>\d+)_instid_\d+_vnc_(?P<vnc>\d+)\.ntff\Z")
+_NEFF_HASH_RE = re.compile(r"^neff_(?P<hash>\d+)(?:_vnc_\d+)?\.neff\Z")
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,7 @@ VIEW_TIMEOUT_S = 600.0
 VERSION_TIMEOUT_S = 60.0
 
 Runner = Callable[..., ProcResult]
-_SPLIT_RE = re.compile(r"^(?P<table>[A-Za-z][A-Za-z0-9]*?)(?:_\d+)?\.parquet$")
+_SPLIT_RE = re.compile(r"^(?P<table>[A-Za-z][A-Za-z0-9]*?)(?:_\d+)?\.parquet\Z")
 
 
 def find_tool(*, path: str | None = None, install_dirs: Sequence[str] = INSTALL_DIRS) -> str | None:

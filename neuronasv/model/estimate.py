@@ -177,6 +177,8 @@ class RowState(Model):
             per iteration at base and head, where counted: the exact fact the row states
             with its time (an equal count beside a slower time says the code ran the same
             instructions; before issue 39 only an undecided time carried it).
+        instr_why: on an ``unsteady`` instruction row, where its two counts differed and
+            why, in one line (the pass's :attr:`InstructionCounts.why`); empty when not said.
     """
 
     _what = "row state"
@@ -189,6 +191,7 @@ class RowState(Model):
     gate: GateRule = field(default="", metadata=spec(label="gate rule", choices=GATE_RULE_WORDS))
     instr_base: float | None = field(default=None, metadata=spec(omit_empty=True))
     instr_head: float | None = field(default=None, metadata=spec(omit_empty=True))
+    instr_why: str = field(default="", metadata=spec(omit_empty=True))
 
     @property
     def decided(self) -> bool:

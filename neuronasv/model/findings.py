@@ -50,6 +50,8 @@ Schema history (``FINDINGS_SCHEMA_VERSION``):
       throttling, canary) and ``Estimate.shift`` (the factor a single-run row's time was
       judged against). Both are left out when unset, so a version 4 document reads as
       one without a shift; version 4 is still read.
+      Additive, same version 5 (written only when set): ``RowState.instr_why`` (on an
+      ``unsteady`` instruction row, one line on where its two counts differed and why).
 """
 
 from __future__ import annotations

@@ -72,6 +72,10 @@ class InstructionCounts(Model):
         deterministic: every count was the same when taken twice in a row; False means
             these counts are not judged (said, never a verdict).
         unstable: the targets whose two counts differed (``total``, op or module names).
+        why: one line per kind of unstable target, ``total`` (the whole step) and ``ops``
+            (every op and module: the pass checks their replays together), on where the
+            two counts differed and, where known, the cause
+            (:func:`neuronasv.measure.instructions.explain`).
         valgrind, torch: the versions that produced the counts.
     """
 
@@ -87,6 +91,7 @@ class InstructionCounts(Model):
     )
     deterministic: bool = True
     unstable: tuple[str, ...] = ()
+    why: Mapping[str, str] = field(default_factory=dict, metadata=spec(omit_empty=True))
     valgrind: str = ""
     torch: str = ""
 
@@ -95,3 +100,8 @@ class InstructionCounts(Model):
         if name is None:
             return self.total
         return self.ops.get(name, self.modules.get(name))
+
+    def why_unstable(self, target: str) -> str:
+        """Where the two counts of ``target`` (``total``, an op or ``module:<path>``)
+        differed, in one line; empty when not said (or not unstable)."""
+        return self.why.get("total" if target == "total" else "ops", "")

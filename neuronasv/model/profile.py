@@ -33,6 +33,9 @@ Schema history (``PROFILE_SCHEMA_VERSION``):
       rows (Parquet)``, ``trace.json device events``, ``privateuse1_driver spans
       (unverified)``; sources of different samples joined by `` + ``), optional; absent =
       ``key_averages()`` (the CPU and CUDA never write it).
+      Additive, same version: ``InstructionCounts.why`` (``total``/``ops`` -> one line on
+      where two counts of a not-deterministic target differed), optional; absent = not
+      said.
 """
 
 from __future__ import annotations

@@ -199,7 +199,8 @@ def exact_words(f: Finding) -> str:
     not counted on a side where the op runs only inside other ops."""
     axis = f.state.instructions
     if axis == "unsteady":
-        return "instruction count not deterministic, not judged"
+        why = f": {f.state.instr_why}" if f.state.instr_why else ""
+        return f"instruction count not deterministic, not judged{why}"
     if axis == "uncounted":
         side = "head" if f.head is None else "base"
         return (

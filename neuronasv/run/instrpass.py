@@ -4,12 +4,16 @@
 ``valgrind --tool=callgrind`` (:mod:`neuronasv.run.instrrun` builds the command), with the
 commit's worktree first on the import path, like the pre-pass
 (:mod:`neuronasv.run.prepass`): torch is imported once (~10 s under valgrind on this
-machine, quiet), then every selected class's (shape, dtype) is counted by
-:func:`neuronasv.measure.instructions.count_config`, and each workload's payload is written
-to ``<out>/<workload>.json`` as soon as it is done, its entries *pending* (the dumps are
-written, not read: reading them inside valgrind was half the pass for small
-configurations). After valgrind exits, :func:`finish_payloads` reads the dumps at native
-speed and turns each entry into its counts::
+machine, quiet) and the dispatch mode set up, then every selected class's (shape, dtype) is
+counted by :func:`neuronasv.measure.instructions.count_config` in a process forked from
+that state (``--jobs`` at once, :func:`neuronasv.proc.fork_each`): each configuration's
+counts are the same whatever else the suite counts, before it or beside it, and the
+configurations share the runner's cores. Each workload's payload is written to
+``<out>/<workload>.json`` as soon as its configurations are done, its entries *pending*
+(the dumps are written, not read: reading them inside valgrind was half the pass for small
+configurations); a configuration whose process died is an error entry, the others stand.
+After valgrind exits, :func:`finish_payloads` reads the dumps at native speed and turns each
+entry into its counts::
 
     {"workload": "rmsnorm.naive", "results": {"4x512|float32": {"total": 12102.0,
       "ops": {"aten::mul": ...}, "modules": {...}, "calls": {...}, "deterministic": true}}}
@@ -23,44 +27,67 @@ Outside valgrind this refuses to run (exit 3): counts are only meaningful inside
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import gc
 import json
 import logging
 import os
+import shutil
 import sys
 import time
 import traceback
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from neuronasv.fileio import write_atomic
 from neuronasv.keys import results_key
 from neuronasv.log import InertArgumentParser, cli_output
+from neuronasv.proc import fork_each
 from neuronasv.run.prepass import discover_classes, selected
 from neuronasv.suite.names import payload_path
 
 __all__ = ["META_FILE", "finish_payloads", "main", "run_instrpass"]
 
+if TYPE_CHECKING:
+    from neuronasv.measure.callgrind import Dump
+    from neuronasv.measure.workloads import Workload
+
 log = logging.getLogger("neuronasv.run.instrpass")  # not __name__: also run as __main__
 
 META_FILE = "_meta.json"
+#: The folder (in the pass's output) where each configuration's child leaves its entry.
+ENTRIES = "_configs"
 
 
-def _count_workload(
-    suite: Any,
-    requests: Any,
-    iterations: int,
-    *,
-    tag: str = "",
-) -> dict[str, Any]:
-    """Every (shape, dtype) of one class counted, its dumps written; failures per entry.
+@dataclass
+class _Config:
+    """One (shape, dtype) of a class to count, and where its child writes its entry."""
 
-    One INFO line per configuration: the runner's idle watchdog sees progress.
-    """
-    import torch
+    workload: Workload
+    name: str
+    shape: str
+    dtype: str
+    key: str
+    label: str
+    entry_file: str
 
-    from neuronasv.measure import backends, instructions
-    from neuronasv.measure.workloads import parse_dtype, parse_shape
+
+@dataclass
+class _Class:
+    """One class's payload as its configurations end."""
+
+    workload: str
+    out_dir: str
+    results: dict[str, Any]
+    waiting: set[str] = field(default_factory=set)
+    started: float | None = None
+
+
+def _plan(suite: Any, tag: str, entries: str, n0: int) -> tuple[dict[str, Any], list[_Config]]:
+    """A class's skipped entries, and its configurations to count (numbered from ``n0``)."""
+    from neuronasv.measure import backends
     from neuronasv.suite.feed import workload_of
 
     workload = workload_of(suite)  # imports the workloads module of a declared class
@@ -68,45 +95,95 @@ def _count_workload(
     if workload.compiled:
         skip = "compiled workloads are not counted under valgrind (compiling there takes minutes)"
     results: dict[str, Any] = {}
+    todo: list[_Config] = []
     for shape in suite.shapes:
         for dtype in suite.dtypes:
             key = results_key(shape, dtype)
             if skip:
                 results[key] = {"skip": skip}
                 continue
-            try:
-                step = workload.build(parse_shape(shape), parse_dtype(dtype), "cpu", 0)
-                with torch.no_grad():
-                    pending = instructions.count_config(
-                        step,
-                        requests,
-                        label=f"{tag}{suite.workload}|{shape}|{dtype}",
-                        iterations=iterations,
-                    )
-                results[key] = {"pending": pending.to_json()}
-                log.info(f"instructions {suite.workload} [{shape},{dtype}] counted")
-            except Exception as exc:  # one failing configuration must not lose the others
-                tb = traceback.format_exc(limit=3)
-                results[key] = {"error": f"{type(exc).__name__}: {exc}\n{tb}"}
-    return {"workload": suite.workload, "results": results}
+            todo.append(_Config(workload, suite.workload, shape, dtype, key,
+                                f"{tag}{suite.workload}|{shape}|{dtype}",
+                                os.path.join(entries, f"{n0 + len(todo)}.json")))  # fmt: skip
+    return results, todo
 
 
-def _one_class(
-    suite: Any,
-    out_dir: str,
-    requests: Any,
-    iterations: int,
-    tag: str,
-) -> None:
-    started = time.monotonic()
-    payload = _count_workload(suite, requests, iterations, tag=tag)
-    write_atomic(payload_path(out_dir, suite.workload), json.dumps(payload, allow_nan=False))
-    bad = sum("error" in r for r in payload["results"].values())
+def _longest_first(todo: list[tuple[_Class, _Config]], suites: dict[str, Any]) -> None:
+    """Sort ``todo`` by each configuration's step time in the commit's pre-pass, longest
+    first (where the pre-pass ran; otherwise the suite's order stays).
+
+    The counts do not depend on the order (each configuration starts from the same state);
+    the pass's length does: the configuration that takes longest, counted last, leaves the
+    other cores idle while it finishes (a ViT training step in bfloat16 is 70 s of CPU of
+    the bench's 250, and its class comes last).
+    """
+    from statistics import median
+
+    from neuronasv.suite.feed import prepass_payload
+
+    seconds: dict[tuple[str, str], float] = {}
+    for name, suite in suites.items():
+        payload = prepass_payload(suite) or {}
+        for key, entry in (payload.get("results") or {}).items():
+            total = entry.get("total") if isinstance(entry, dict) else None
+            if isinstance(total, list) and total:
+                with contextlib.suppress(TypeError, ValueError):
+                    seconds[(name, key)] = float(median(total))
+    todo.sort(key=lambda t: -seconds.get((t[1].name, t[1].key), 0.0))
+
+
+def _count_one(config: _Config, requests: Any, iterations: int) -> None:
+    """In the configuration's own child: build it, count it, write its entry (pending, or
+    the error that stopped it: one failing configuration must not lose the others)."""
+    import torch
+
+    from neuronasv.measure import instructions
+    from neuronasv.measure.workloads import parse_dtype, parse_shape
+
+    started, cpu = time.monotonic(), _cpu()
+    try:
+        step = config.workload.build(parse_shape(config.shape), parse_dtype(config.dtype), "cpu", 0)
+        with torch.no_grad():
+            pending = instructions.count_config(
+                step, requests, label=config.label, iterations=iterations
+            )
+        entry: dict[str, Any] = {"pending": pending.to_json()}
+        log.info(
+            f"instructions {config.name} [{config.shape},{config.dtype}] counted in"
+            f" {time.monotonic() - started:.1f} s ({_cpu() - cpu:.1f} s CPU)"
+        )
+    except Exception as exc:
+        tb = traceback.format_exc(limit=3)
+        entry = {"error": f"{type(exc).__name__}: {exc}\n{tb}"}
+    write_atomic(config.entry_file, json.dumps(entry, allow_nan=False))
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of the children it waited for (the two counts)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _entry(config: _Config, status: int) -> dict[str, Any]:
+    """What a configuration's child left: its entry, or why there is none."""
+    try:
+        with open(config.entry_file, encoding="utf-8") as fh:
+            entry: dict[str, Any] = json.load(fh)
+        os.unlink(config.entry_file)
+        return entry
+    except (OSError, ValueError):
+        how = f"killed by signal {-status}" if status < 0 else f"exit {status}"
+        return {"error": f"the process counting {config.label} ended ({how}) before it wrote"
+                         " its counts"}  # fmt: skip
+
+
+def _write_class(group: _Class) -> None:
+    payload = {"workload": group.workload, "results": group.results}
+    write_atomic(payload_path(group.out_dir, group.workload), json.dumps(payload, allow_nan=False))
+    bad = sum("error" in r for r in group.results.values())
     note = f", {bad} failed" if bad else ""
-    log.info(
-        f"instructions {suite.workload}: {len(payload['results'])} (shape, dtype)"
-        f" in {time.monotonic() - started:.1f} s{note}"
-    )
+    took = f" in {time.monotonic() - group.started:.1f} s" if group.started is not None else ""
+    log.info(f"instructions {group.workload}: {len(group.results)} (shape, dtype){took}{note}")
 
 
 def run_instrpass(
@@ -117,6 +194,7 @@ def run_instrpass(
     regexes: Sequence[str] = (),
     iterations: int = 1,
     repeat: int = 1,
+    jobs: int = 1,
 ) -> int:
     """Count every selected class; one payload per workload. Returns the count.
 
@@ -133,6 +211,7 @@ def run_instrpass(
             ``<out>/rep<k>/`` for k > 0 (the A/A experiment of
             ``bench/bench_instructions.py``: identical code counted again must give
             identical numbers).
+        jobs: configurations counted at once, each in its own forked child.
     """
     import torch
 
@@ -158,14 +237,47 @@ def run_instrpass(
         **{k: os.environ[k] for k in MATRIX_ISA if k in os.environ},
     }
     write_atomic(os.path.join(out_dir, META_FILE), json.dumps(meta))
-    log.info(f"instructions: {len(classes)} workload(s) in one callgrind process")
-    with instructions.instrumented(requests):
-        for rep in range(max(1, repeat)):
-            rep_dir = out_dir if rep == 0 else os.path.join(out_dir, f"rep{rep}")
-            os.makedirs(rep_dir, exist_ok=True)
-            for cls in classes:
-                tag = f"rep{rep}|" if rep else ""
-                _one_class(cls(), rep_dir, requests, iterations, tag)
+    entries = os.path.join(out_dir, ENTRIES)
+    os.makedirs(entries, exist_ok=True)
+    groups: list[_Class] = []
+    todo: list[tuple[_Class, _Config]] = []
+    suites: dict[str, Any] = {}
+    for rep in range(max(1, repeat)):
+        rep_dir = out_dir if rep == 0 else os.path.join(out_dir, f"rep{rep}")
+        os.makedirs(rep_dir, exist_ok=True)
+        for cls in classes:
+            suite = cls()
+            suites.setdefault(suite.workload, suite)
+            results, configs = _plan(suite, f"rep{rep}|" if rep else "", entries, len(todo))
+            group = _Class(suite.workload, rep_dir, results, {c.key for c in configs})
+            groups.append(group)
+            todo += [(group, c) for c in configs]
+    _longest_first(todo, suites)
+    log.info(
+        f"instructions: {len(classes)} workload(s), {len(todo)} configuration(s), each counted"
+        f" in a process forked from one callgrind process, {jobs} at a time"
+    )
+
+    def started(i: int) -> None:
+        group = todo[i][0]
+        if group.started is None:
+            group.started = time.monotonic()
+
+    def done(i: int, status: int) -> None:
+        group, config = todo[i]
+        group.results[config.key] = _entry(config, status)
+        group.waiting.discard(config.key)
+        if not group.waiting:
+            _write_class(group)
+
+    for group in groups:  # nothing to count (skipped): written now
+        if not group.waiting:
+            _write_class(group)
+    instructions.prime(requests)
+    # Every configuration starts from this state, whatever was counted before it.
+    fork_each([functools.partial(_count_one, c, requests, iterations) for _, c in todo],
+              jobs=jobs, on_start=started, on_done=done)  # fmt: skip
+    shutil.rmtree(entries, ignore_errors=True)
     return len(classes)
 
 
@@ -188,12 +300,25 @@ def finish_payloads(out_dir: str, dumps: str) -> int:
     an error entry. Returns the configurations counted.
     """
     from neuronasv.measure.callgrind import read_dumps
-    from neuronasv.measure.instructions import Pending, counts_from_dumps
 
     if not os.path.isdir(out_dir):
         return 0
     folder, prefix = os.path.split(os.path.abspath(dumps))
-    found = read_dumps(folder, prefix) if os.path.isdir(folder) else {}
+    # kept until the end: a target counted to two numbers is read again, function by
+    # function, to say where they differ
+    found = read_dumps(folder, prefix, remove=False) if os.path.isdir(folder) else {}
+    try:
+        return _finish(out_dir, found)
+    finally:
+        for name in os.listdir(folder) if os.path.isdir(folder) else ():
+            if name.startswith(prefix):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(folder, name))
+
+
+def _finish(out_dir: str, found: Mapping[str, Dump]) -> int:
+    from neuronasv.measure.instructions import Pending, counts_from_dumps
+
     done = 0
     for path in _payloads(out_dir):
         try:
@@ -230,6 +355,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bench", action="append", default=[], help="asv --bench regex")
     parser.add_argument("--iterations", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=1, help="count everything N times")
+    parser.add_argument("--jobs", type=int, default=1, help="configurations counted at once")
     args = parser.parse_args(argv)
     with cli_output():
         run_instrpass(
@@ -239,6 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             regexes=args.bench,
             iterations=args.iterations,
             repeat=args.repeat,
+            jobs=args.jobs,
         )
     return 0
 

@@ -61,6 +61,8 @@ METRICS: tuple[str, ...] = metric_names()
 IDLE_TIMEOUT = 1800.0
 #: Iterations ``n`` per counted repetition (n, n, 2n after an unused one).
 ITERATIONS = 1
+#: At most this many configurations counted at once (:func:`pass_jobs`).
+MAX_JOBS = 4
 
 
 def catalogue_key(backend: str) -> str:
@@ -122,13 +124,15 @@ def valgrind_command(
     iterations: int = ITERATIONS,
     valgrind: str = "valgrind",
 ) -> list[str]:
-    """The command line of one commit's instructions pass."""
+    """The command line of one commit's instructions pass: :func:`pass_jobs` configurations
+    counted at once (a later ``--jobs N`` on the line overrides it)."""
     cmd = [
         valgrind,
         "--tool=callgrind",
         "--instr-atstart=no",  # nothing is instrumented until a configuration starts
         "--collect-atstart=no",  # nothing is counted outside the toggled regions
-        f"--callgrind-out-file={dumps}",
+        # %p: each configuration's forked child writes its own files (dumps.<pid>.<n>)
+        f"--callgrind-out-file={dumps}.%p",
         "--dump-instr=no",
         "--dump-line=no",
         "--compress-pos=no",
@@ -143,10 +147,22 @@ def valgrind_command(
         helper,
         "--iterations",
         str(iterations),
+        "--jobs",
+        str(pass_jobs()),
     ]
     for r in regexes:
         cmd += ["--bench", r]
     return cmd
+
+
+def pass_jobs() -> int:
+    """Configurations the pass counts at once: the CPUs this process may use, at most
+    :data:`MAX_JOBS` (each is a valgrind process of its own, forked from the pass's)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, MAX_JOBS))
 
 
 def valgrind_env(env: Mapping[str, str], *, scratch: str | None = None) -> dict[str, str]:
@@ -216,6 +232,7 @@ def _counts(entry: Mapping[str, Any], meta: Mapping[str, str]) -> InstructionCou
         modules={str(k): float(v) for k, v in (entry.get("modules") or {}).items()},
         deterministic=bool(entry.get("deterministic", True)),
         unstable=tuple(str(u) for u in entry.get("unstable") or ()),
+        why={str(k): str(v) for k, v in (entry.get("why") or {}).items()},
         valgrind=meta.get("valgrind", ""),
         torch=meta.get("torch", ""),
     )
@@ -343,6 +360,10 @@ def prepare_commit(run: CommitPass, *, backend: str, cat_path: str, sha: str) ->
         f"{prefix} instructions pass done in {time.monotonic() - started:.0f} s:"
         f" {sum('total' in e for e in counts.values())} configuration(s) counted{note}"
     )
+    for key in unstable:
+        for what, line in sorted((counts[key].get("why") or {}).items()):
+            target = "the whole step" if what == "total" else "its ops and modules"
+            log.info(f"{prefix} instructions {key}, {target} not deterministic: {line}")
     return folder
 
 

@@ -59,12 +59,12 @@ PEAKS_FILE = "calibration.peaks"
 BENCHMARKS_FILE = "benchmarks.json"
 #: A bisection's record (not ``.json``: asv would try to load it as results).
 BISECT_SUFFIX = ".bisect"
-_BISECT_RE = re.compile(r"^bisect-[0-9a-f]{16}\.bisect$")
+_BISECT_RE = re.compile(r"^bisect-[0-9a-f]{16}\.bisect\Z")
 #: asv's metadata files: in a results folder, but not results.
 METADATA_FILES = frozenset({MACHINE_FILE, BENCHMARKS_FILE})
 
 _HASH_LEN = 8
-_RESULT_RE = re.compile(r"^(?P<hash>[0-9a-f]{8})-(?P<env>.+)\.(?:json|neuronasv)$")
+_RESULT_RE = re.compile(r"^(?P<hash>[0-9a-f]{8})-(?P<env>.+)\.(?:json|neuronasv)\Z")
 
 
 def commit_prefix(commit: str) -> str:

@@ -89,6 +89,7 @@ def test_only_the_target_that_moved_is_left_unjudged() -> None:
     )  # fmt: skip
     assert step.state.instructions == "unsteady"
     assert "whole step not deterministic at base and head" in step.reason
+    assert step.state.instr_why == ""  # an older sidecar says no why
     assert mm.state.instructions == "more"
     assert [w.op for w in instruction_changes([base], [head])] == ["aten::mm"]
     # An older sidecar: not deterministic, no target named -> nothing of it is judged.
@@ -181,6 +182,31 @@ def test_compare_judges_instruction_series_exactly_beside_the_timing() -> None:
     assert timing.state.instructions == "more" and timing.state.work == "same"
     assert timing.state.direction == "worse" and timing.state.time != "slower"
     assert [w.kind for w in doc.work] == ["instructions"]
+
+
+def test_a_target_not_deterministic_says_why_in_its_reason_and_its_row() -> None:
+    from dataclasses import replace
+
+    from neuronasv.report.rowwords import state_words
+
+    why = "the autograd engine's hash tables are keyed by node addresses (the heap's history)"
+    base = prof({"aten::mm": 10.0}, 306_420_235.0, deterministic=False, unstable=("total",))
+    assert base.instructions is not None
+    base = replace(base, instructions=replace(base.instructions, why={"total": why}))
+    head = prof({"aten::mm": 10.0}, 306_420_425.0, deterministic=False, unstable=("total",))
+    step, mm = judge_exact(
+        [(sid(None, "rmsnorm.Naive.instr_total"), pt(306_420_235.0), pt(306_420_425.0)),
+         (sid("aten::mm"), pt(10.0), pt(10.0))],
+        [base], [head],
+    )  # fmt: skip
+    assert step.state.instr_why == why and f"({why})" in step.reason
+    assert state_words(step) == f"instruction count not deterministic, not judged: {why}"
+    assert mm.state.instr_why == "" and mm.state.instructions == "same"  # the ops: judged
+    # an op's why is the configuration's "ops" line
+    both = replace(base.instructions, unstable=("aten::mm",), why={"ops": "moved in x +1"})
+    (op,) = judge_exact([(sid("aten::mm"), pt(10.0), pt(10.0))],
+                        [replace(base, instructions=both)], [head])  # fmt: skip
+    assert op.state.instr_why == "moved in x +1"
 
 
 def test_an_instruction_row_reads_on_its_own_axis_never_as_a_time_or_work() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -45,7 +46,14 @@ def test_push_pr_and_comment_flows_run_green_under_act(
         assert (run101 / "regressions" / f"regressions-{MACHINE}.json").is_file()
         assert (run101 / "site" / "index.html").is_file()
         # The analyse job's history cache, saved in the default branch's scope (item 5).
-        assert list((tmp_path / "cache" / "refs_heads_main").glob("neuronasv-analyse-*.tar"))
+        saved = list((tmp_path / "cache" / "refs_heads_main").glob("neuronasv-analyse-*.tar"))
+        assert saved
+        # Both paths in the one entry: the folder and the key beside it (a restore without the
+        # key would make a new one and miss every entry).
+        with tarfile.open(saved[0]) as entry:
+            names = entry.getnames()
+        assert any(n.endswith("/neuronasv-cache.neuronasv-key") for n in names), names
+        assert any("/neuronasv-cache/" in n for n in names), names
 
         pr = lane.act("pull_request")
         _green(pr, {"bench"})

@@ -74,3 +74,10 @@ def test_unimportable_user_module_is_a_clear_error(tmp_path: Path) -> None:
     assert res.returncode == 2
     assert "NEURONASV_WORKLOADS names 'no_such_module_xyz'" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_a_workload_name_with_a_trailing_newline_is_refused() -> None:
+    from neuronasv.measure.workloads import Workload, register
+
+    with pytest.raises(ValueError, match="must be"):
+        register(Workload("mine.bad\n", "bad", "4x64", lambda *a: lambda: None))

@@ -61,3 +61,11 @@ def test_no_other_module_spells_a_results_folder_name() -> None:
         if spelled.search(line) and "ACKS_PATH" not in line
     ]
     assert offenders == []
+
+
+def test_a_name_with_a_trailing_newline_is_no_result_and_no_record() -> None:
+    """``$`` matches before a final newline; a listed file named so is neither (``\\Z``)."""
+    assert layout.parse_result_name("abcd1234-env.json") == ("abcd1234", "env")
+    assert layout.parse_result_name("abcd1234-env.json\n") is None
+    assert layout.is_bisect_name("bisect-0123456789abcdef.bisect")
+    assert not layout.is_bisect_name("bisect-0123456789abcdef.bisect\n")

@@ -46,7 +46,7 @@ __all__ = [
 #: Modules (under ``neuronasv.measure.workloads``) whose import registers workloads.
 BUILTIN_MODULES: list[str] = ["rmsnorm", "nki_rmsnorm", "transformer"]
 
-_SHAPE_RE = re.compile(r"^[1-9][0-9]*(x[1-9][0-9]*)*$")
+_SHAPE_RE = re.compile(r"^[1-9][0-9]*(x[1-9][0-9]*)*\Z")
 # Generous but finite: a typo such as 4x5120000000 should be an error, not an OOM.
 _MAX_ELEMENTS = 1 << 34
 
@@ -131,7 +131,7 @@ def register(workload: Workload) -> Workload:
     existing = _REGISTRY.get(workload.name)
     if existing is not None and existing is not workload:
         raise ValueError(f"workload {workload.name!r} is already registered")
-    if not re.match(r"^[A-Za-z0-9_.\-]+$", workload.name):
+    if not re.fullmatch(r"[A-Za-z0-9_.\-]+", workload.name):  # no trailing newline
         raise ValueError(f"workload name {workload.name!r} must be [A-Za-z0-9_.-]+")
     parse_shape(workload.default_shape)
     _REGISTRY[workload.name] = workload
