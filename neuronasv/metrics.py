@@ -18,6 +18,8 @@ Each entry says:
 
 - ``name`` — what ``--metrics`` and a series pattern's ``metric=`` term say; ``title`` —
   the metric in a sentence;
+- ``same`` — its words for "no change" (exact metrics); ``delta_unit`` — the unit a
+  change's size is written in beside them (none where the words name it);
 - ``unit`` — the asv unit of its series; ``exact`` — counted (compared exactly, no
   statistics) or measured (judged by the time tests); ``bound``/``whole`` — what a value of
   an exact metric may be (a value outside is not what the collector writes: refused);
@@ -28,6 +30,11 @@ Each entry says:
   value rose/fell (exact metrics only); ``gate`` — the gate rule's name for "more of it";
 - ``adds_up`` — ``sum`` (an op's values add up to the workload's, like time) or ``peak``
   (they do not);
+- ``beside_time`` — a device-time row carries this metric's axis too (its series' own
+  count, said beside the time and firing the gate there); otherwise the metric's own
+  workload-total row fires its gate rule;
+- ``signed`` — a value may be negative (``[-bound, bound]``: an op may free more than it
+  allocates);
 - ``axis_label`` — the title of a chart's value axis; ``total_title`` — the workload
   total's chart; ``stack_title`` — the chart of its ops stacked (only a metric that adds up).
 
@@ -43,6 +50,7 @@ __all__ = [
     "DEVTIME",
     "EXACT",
     "INSTRUCTIONS",
+    "MEMORY",
     "METRICS",
     "TIME_UNITS",
     "Metric",
@@ -80,6 +88,10 @@ class Metric:
     gate: str = ""
     bound: float | None = None
     whole: bool = False
+    same: str = ""
+    delta_unit: str = ""
+    beside_time: bool = False
+    signed: bool = False
 
     @property
     def judged(self) -> Literal["exact", "time tests"]:
@@ -123,10 +135,41 @@ INSTRUCTIONS = Metric(
     # 10^15: days of native work per iteration, weeks under valgrind
     bound=1e15,
     whole=True,
+    same="same instructions",
+    beside_time=True,
+)
+
+#: Each op's self allocated bytes per iteration (torch profiler ``profile_memory=True``:
+#: ``self_cpu_memory_usage`` on the CPU, ``self_device_memory_usage`` on CUDA), sampled like
+#: device time. Exact: on the CPU every sample of every rmsnorm op repeats to the byte across
+#: iterations and processes (``tests/test_memory.py``, docs/metrics.md); a series whose
+#: samples differ is not judged exactly (said on its row). Not asv's ``mem_``/``peakmem_``
+#: (their prefix and their unit ``bytes`` are asv's own, measured): its own prefix and unit.
+MEMORY = Metric(
+    name="memory",
+    title="self allocated bytes per iteration",
+    unit="bytes allocated",
+    exact=True,
+    collector="the memory profile (torch profiler, profile_memory=True): self memory per op",
+    prefix="alloc_",
+    more="allocates more",
+    less="allocates less",
+    adds_up="sum",
+    axis_label="bytes allocated per iteration",
+    total_title="Total bytes allocated",
+    stack_title="Where the allocations go (stacked per op)",
+    state_more="allocates-more",
+    state_less="allocates-less",
+    gate="allocates more",
+    # 2^50 bytes: a petabyte per iteration is no allocator's
+    bound=float(1 << 50),
+    same="allocates the same",
+    delta_unit="bytes",
+    signed=True,
 )
 
 #: Every metric, in the order views list them.
-METRICS: tuple[Metric, ...] = (DEVTIME, INSTRUCTIONS)
+METRICS: tuple[Metric, ...] = (DEVTIME, INSTRUCTIONS, MEMORY)
 #: The exact metrics (compared without statistics), in registry order.
 EXACT: tuple[Metric, ...] = tuple(m for m in METRICS if m.exact)
 

@@ -91,7 +91,7 @@ def value_problem(unit: str, value: float) -> str:
     metric = by_unit(unit)
     if metric is not None:
         bound = math.inf if metric.bound is None else metric.bound
-        if not 0 <= value <= bound:
+        if not (-bound if metric.signed else 0) <= value <= bound:
             return f"{value!r} is not a count of {metric.unit} (0 to {bound:.0e})"
         if metric.whole and not float(value).is_integer():
             return f"{value!r} is not a whole number of {metric.unit}"
