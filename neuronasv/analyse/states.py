@@ -50,7 +50,7 @@ from neuronasv.analyse.evidence import config_directions
 from neuronasv.format import format_delta_pct
 from neuronasv.keys import SeriesConfig as _Config
 from neuronasv.measure.opnames import carries_work
-from neuronasv.metrics import EXACT, INSTRUCTIONS
+from neuronasv.metrics import EXACT, INSTRUCTIONS, by_unit
 from neuronasv.model import ChangePoint, Finding, FindingsDocument, RowState, WorkChange
 from neuronasv.model.estimate import GateRule, InstructionAxis, WorkAxis
 from neuronasv.units import is_exact
@@ -323,8 +323,18 @@ def _row_state(
     its changes, the instruction axis from its own count (an instruction row) or its
     series' count (``counted``), and the gate rule it fires."""
     st = f.state
-    if is_exact(f.unit):  # an instruction row: its own axis, no work words, no gate
-        return replace(st, work="unknown", time="none", gate="")
+    metric = by_unit(f.unit)
+    if metric is not None:  # an exact row: its own axis, no work words
+        state = replace(st, work="unknown", time="none", gate="")
+        # An instruction row fires nothing: its device-time row carries its axis and
+        # fires there. A metric that no time row carries (memory) fires its own rule on
+        # its workload total.
+        if (
+            metric.beside_time or f.series.op is not None or gate.work == "never"
+            or st.instructions != "more" or f.acknowledged is not None or withheld
+        ):  # fmt: skip
+            return state
+        return replace(state, gate=GATE_RULES[(metric.name, "more")])
     work: WorkAxis = carried_direction(changes) if f.series.workload is not None else "unknown"
     instr: InstructionAxis = "none"
     ib = ih = None
@@ -349,7 +359,9 @@ def with_states(doc: FindingsDocument, gate: Gate | None = None) -> FindingsDocu
     """
     policy = gate or Gate.from_json(doc.settings.get("gate"))
     by_config, by_op = _index(doc.work)
-    counts = {_key(f): f for f in doc.findings if is_exact(f.unit)}
+    counts = {
+        _key(f): f for f in doc.findings if (m := by_unit(f.unit)) is not None and m.beside_time
+    }
     out = []
     for f in doc.findings:
         cfg, op = _key(f)
@@ -447,9 +459,9 @@ def newest_state(f: Finding | None) -> str | None:
             return "confirmed" if st.confirmed else "suspect"
         if st.work == "more":
             return "more-work"
-        return INSTRUCTIONS.state_more if st.instructions == "more" else None
+        return (by_unit(f.unit) or INSTRUCTIONS).state_more if st.instructions == "more" else None
     if st.direction == "better" and is_exact(f.unit) and st.instructions == "fewer":
-        return INSTRUCTIONS.state_less
+        return (by_unit(f.unit) or INSTRUCTIONS).state_less
     if st.direction == "better" and st.time == "faster" and st.confirmed:
         return "improved"
     if st.presence == "new":

@@ -69,6 +69,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="delete --out first (only a folder the demo made; anything else is refused)",
     )
+    from neuronasv.commands.run import _metrics
+
+    p.add_argument(
+        "--metrics",
+        type=_metrics,
+        default=None,
+        metavar="LIST",
+        help="what the run measures (neuronasv run --metrics: devtime, instructions,"
+        " memory); default: neuronasv run's",
+    )
     add_backend_arg(p)
     p.set_defaults(func=run)
 
@@ -82,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
         fresh=args.fresh,
         rounds=args.rounds,
         backend=args.backend,
+        metrics=args.metrics,
     )
     outcome = run_demo(args.repo, args.out, options=options)
     return 0 if outcome.regressions else 1
