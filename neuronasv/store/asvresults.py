@@ -436,9 +436,15 @@ def _checked_values(
 
 
 def _checked_samples(
-    samples: list[Any], values: list[float | None], where: str, source: str, marked: bool
+    samples: list[Any],
+    values: list[float | None],
+    where: str,
+    source: str,
+    marked: bool,
+    bound: str | None = "positive",
 ) -> list[tuple[float, ...]]:
-    """Per combination its samples, checked; none for a failed or skipped (NaN) value."""
+    """Per combination its samples, checked (a time's > 0, an exact metric's in its own
+    range); none for a failed or skipped (NaN) value."""
     out: list[tuple[float, ...]] = []
     for i, smp in enumerate(samples):
         v = values[i]
@@ -448,7 +454,8 @@ def _checked_samples(
         if not isinstance(smp, list):
             raise CorruptResultsError(f"{source}: {where} samples[{i}] must be a list")
         vals = [
-            _number(asv_float(x, marked), f"{where} samples[{i}]", source, "positive")
+            _number(asv_float(x, marked), f"{where} samples[{i}]", source,
+                    bound if bound is not None and is_exact(bound) else "positive")
             for x in smp
         ]
         out.append(tuple(v for v in vals if v is not None and not math.isnan(v)))
@@ -574,7 +581,7 @@ class AsvResultsReader:
         values = result if clean else _checked_values(result, where, source, bound, marked)
         if samples is None:
             return (name, combos, values, None, version, clean, ckey)
-        out = _checked_samples(samples, values, where, source, marked)
+        out = _checked_samples(samples, values, where, source, marked, bound)
         return (name, combos, values, out, version, clean, ckey)
 
     def parse(self, path: str, machine: str | None = None) -> RawFile:
