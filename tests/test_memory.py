@@ -186,3 +186,12 @@ def test_demo_with_the_temporary_patch_names_the_op_that_allocates_more(
     assert not any("allocates less" in r for r in rows)
     timed = [r for r in rows if "`aten::mul`" in r and " µs" in r]
     assert timed and not any("allocates" in r for r in timed)
+
+
+def test_bisect_searches_memory_on_its_own_axis() -> None:
+    from neuronasv.model.culprit import AXES
+    from neuronasv.run.bisect import AXIS_CHOICES, _metrics_for
+
+    assert "memory" in AXIS_CHOICES and "memory" in AXES
+    assert _metrics_for("memory", ()) == ("devtime", "memory")
+    assert _metrics_for("auto", ("memory",)) == ("devtime", "memory")
