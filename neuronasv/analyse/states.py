@@ -459,14 +459,22 @@ def newest_state(f: Finding | None) -> str | None:
             return "confirmed" if st.confirmed else "suspect"
         if st.work == "more":
             return "more-work"
-        return (by_unit(f.unit) or INSTRUCTIONS).state_more if st.instructions == "more" else None
+        return _exact_state(f)
     if st.direction == "better" and is_exact(f.unit) and st.instructions == "fewer":
-        return (by_unit(f.unit) or INSTRUCTIONS).state_less
+        return _exact_state(f)
     if st.direction == "better" and st.time == "faster" and st.confirmed:
         return "improved"
     if st.presence == "new":
         return "new"
     return None
+
+
+def _exact_state(f: Finding) -> str | None:
+    """The state of a row's exact axis: its own metric's (an exact row), else the
+    instruction count its device-time row carries."""
+    metric = by_unit(f.unit) or INSTRUCTIONS
+    axis = f.state.instructions
+    return metric.state_more if axis == "more" else metric.state_less if axis == "fewer" else None
 
 
 def series_state(cps: Sequence[ChangePoint], newest: Finding | None) -> str:

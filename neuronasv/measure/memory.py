@@ -62,16 +62,13 @@ def self_bytes(
 ) -> MemorySamples | None:
     """``samples`` one-iteration memory profiles of the built step (module doc)."""
     import torch
-    from torch.profiler import ProfilerActivity
 
     from neuronasv.measure.opnames import quiet_kineto_stderr
     from neuronasv.measure.profiling import _warm_up
     from neuronasv.measure.torchprof import profile
 
     on_cpu = backend.device_time_is_cpu
-    activities = [ProfilerActivity.CPU]
-    if not on_cpu and backend.name == "cuda":
-        activities.append(ProfilerActivity.CUDA)
+    activities = backend.activities()  # the timed profile's (the device's own too)
     per_sample: list[dict[str, float]] = []
     with backend.measuring(), warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from neuronasv.errors import UsageError
+from neuronasv.metrics import names as metric_names
 from neuronasv.model import History, Series, SeriesId
 from neuronasv.model.instructions import InstructionCounts
 from neuronasv.run.bisect import _metrics_for, _pick
@@ -65,6 +66,8 @@ def test_an_explicit_axis_is_kept_and_a_missing_series_said() -> None:
 def test_the_probes_measure_the_metric_of_their_axis() -> None:
     assert _metrics_for("instructions", ()) == ("devtime", "instructions")
     assert _metrics_for("work", ()) == ("devtime",)
-    assert _metrics_for("auto", ("devtime", "instructions")) is None  # run's default
+    assert _metrics_for("auto", metric_names()) is None  # run's default
+    # a pattern naming some metrics: only those are measured at the ends
+    assert _metrics_for("auto", ("devtime", "instructions")) == ("devtime", "instructions")
     assert _metrics_for("auto", ("instructions",)) == ("devtime", "instructions")
     assert _metrics_for("auto", ("devtime",)) == ("devtime",)
