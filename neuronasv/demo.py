@@ -333,6 +333,7 @@ class DemoOptions:
         rounds: ABAB rounds for the confirmation step (0 = skip it).
         backend: ``auto`` (default: the accelerator when there is one), ``cpu``, ``cuda``,
             ``neuron``.
+        metrics: what the run measures (``neuronasv run --metrics``); None: its default.
     """
 
     patch: str | None = None
@@ -340,6 +341,7 @@ class DemoOptions:
     fresh: bool = False
     rounds: int = 3
     backend: str = "auto"
+    metrics: tuple[str, ...] | None = None
 
 
 _STEPS = 8
@@ -356,6 +358,7 @@ class _Play:
     backend: str
     bench: str | None
     rounds: int
+    metrics: tuple[str, ...] | None = None
 
 
 def _play(
@@ -383,11 +386,14 @@ def _play(
     run_args += ["--machine", p.machine, "--backend", p.backend]
     if p.bench:
         run_args += ["--bench", p.bench]
+    if p.metrics:
+        run_args += ["--metrics", ",".join(p.metrics)]
     # Instruction counts on the CPU come from neuronasv run's own default (where valgrind is).
     replay(*run_args)
     summary = steps.run(RunOptions(
         repo=paths.repo, commits=(base, head), results_dir=paths.results, machine=p.machine,
         backend=p.backend, bench=p.bench, compile_cache=env.COMPILE_CACHE.read(),
+        metrics=p.metrics,
     ))  # fmt: skip
     emit(summary.line(), stream=out)
 
@@ -560,7 +566,7 @@ def run_demo(
     machine = _DEMO_MACHINE.format(backend=backend_name)
     if is_accelerator(backend_name):
         say(f"backend {backend_name}: the accelerator, with its shapes (--backend cpu: the CPU)")
-    play = _Play(paths, base, head, machine, backend_name, bench, rounds)
+    play = _Play(paths, base, head, machine, backend_name, bench, rounds, opts.metrics)
     _play(steps, play, step=step, replay=replay, out=out_stream)
     report = paths.confirmed if rounds > 0 else paths.findings
     with open(report, encoding="utf-8") as fh:

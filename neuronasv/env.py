@@ -40,6 +40,7 @@ __all__ = [
     "HOST_ID",
     "INSTR_DIR",
     "LARGE",
+    "MEMORY",
     "NEURON_MODES",
     "NO_DEVICE_STATE",
     "OPS_CATALOGUE",
@@ -315,6 +316,12 @@ INSTR_DIR: Text[str | None] = Text(
     "asv suite: instruction counts of the callgrind pass (adds instr_total/instr_op)",
     set_by=RUN,
 )
+MEMORY = Flag(
+    "NEURONASV_MEMORY",
+    False,
+    "asv suite: each op's self allocated bytes too (adds alloc_total/alloc_op)",
+    set_by=RUN,
+)
 CACHE_KEY = Secret(
     "NEURONASV_CACHE_KEY",
     None,
@@ -351,6 +358,7 @@ VARIABLES: tuple[EnvVar[Any], ...] = (
     COMPILE_CACHE,
     USER_HOME,
     INSTR_DIR,
+    MEMORY,
     CACHE_KEY,
     REPOSITORY,
 )

@@ -26,8 +26,9 @@ issues, the history site. One rule per quantity:
   could not be measured honestly is not stored, and then there is no fraction at all.
 - **Rate** (a roof, a throughput): three significant figures with a decimal prefix:
   ``26.1 GB/s``, ``94.2 GFLOP/s``, ``1.98 TFLOP/s`` (:func:`format_rate`).
-- **Instructions** (an exact count): every digit, thousands separated, two decimals only
-  when the per-iteration count is fractional: ``12,102 instructions``, ``+2,443.25``.
+- **An exact count** (an exact metric of :mod:`neuronasv.metrics`): every digit, thousands
+  separated, two decimals only when the per-iteration count is fractional, then the
+  metric's unit: ``12,102 <unit>``, ``+2,443.25``.
 - **Wall time** (what a search or a run cost, not a measurement): seconds below a minute
   (one decimal below 10 s), minutes below an hour, hours above, two significant figures
   from 10 on: ``4.2 s``, ``38 s``, ``3.5 min``, ``14 min``, ``1.2 h`` (:func:`format_wall`).
@@ -45,6 +46,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from neuronasv.metrics import by_unit, of_unit
 from neuronasv.units import TIME_UNITS, is_exact, is_time
 
 __all__ = [
@@ -177,7 +179,7 @@ def format_value(value: float | None, unit: str, *, scale: tuple[float, str] | N
     if unit == "bytes":
         return format_bytes(value)
     if is_exact(unit):
-        return f"{format_count(value)} instructions"
+        return f"{format_count(value)} {unit}"
     text = f"{value:.4g}"
     return f"{text} {unit}" if unit and unit != "unit" else text
 
@@ -359,10 +361,10 @@ def axis_ticks(
     """Ticks for a chart's value axis between ``lo`` and ``hi``: ``(values, labels, title)``.
 
     About ``count`` ticks at a step of 1, 2 or 5 × 10^n *in the unit people read* (µs, KiB,
-    instructions), labelled on one scale for the whole axis with as many decimals as the
-    step needs: ``0 µs, 50 µs, 100 µs``; ``1.2 ms, 1.4 ms``. Instruction counts are whole
-    numbers with every digit (``1,200,000``), never an abbreviated or cut label; their
-    name is the axis ``title`` (``instructions per iteration``), as is ``device time``.
+    a count), labelled on one scale for the whole axis with as many decimals as the
+    step needs: ``0 µs, 50 µs, 100 µs``; ``1.2 ms, 1.4 ms``. An exact metric's whole counts
+    have every digit (``1,200,000``), never an abbreviated or cut label; the axis ``title``
+    is the metric's ``axis_label`` (:mod:`neuronasv.metrics`), ``device time`` for time.
     """
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return [], [], _axis_title(unit)
@@ -399,14 +401,14 @@ def _axis_step(span: float, count: int, unit: str) -> float:
     mag10 = 10.0 ** math.floor(math.log10(raw))
     # the 1-2-5 step whose tick count is nearest ``count`` (on a log scale)
     step = min((m * mag10 for m in (1, 2, 5, 10)), key=lambda st: abs(math.log(span / st / count)))
-    if unit == "instructions":
+    if _whole(unit):
         step = max(step, 1.0)
     return step
 
 
 def _tick_labels(ticks_d: list[float], decimals: int, unit: str, suffix: str) -> list[str]:
-    """One label per tick on the axis's scale: whole instruction counts with every digit."""
-    if unit == "instructions":
+    """One label per tick on the axis's scale: whole counts with every digit."""
+    if _whole(unit):
         texts = [f"{t:,.{decimals}f}" for t in ticks_d]
     else:
         texts = [f"{t:.{decimals}f}" + (f" {suffix}" if suffix else "") for t in ticks_d]
@@ -414,9 +416,15 @@ def _tick_labels(ticks_d: list[float], decimals: int, unit: str, suffix: str) ->
             for t, s in zip(ticks_d, texts, strict=True)]  # fmt: skip
 
 
+def _whole(unit: str) -> bool:
+    """An exact metric's unit whose values are whole counts (the registry says)."""
+    metric = by_unit(unit)
+    return metric is not None and metric.whole
+
+
 def _axis_title(unit: str) -> str:
-    if unit.lower() in TIME_UNITS:
-        return "device time"
-    if unit == "instructions":
-        return "instructions per iteration"
+    """The value axis's title: the metric's (:mod:`neuronasv.metrics`), else the unit."""
+    metric = of_unit(unit)
+    if metric is not None:
+        return metric.axis_label
     return unit if unit and unit != "unit" else ""

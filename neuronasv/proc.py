@@ -20,8 +20,8 @@ Two ways to run:
 Nothing else in ``neuronasv`` imports :mod:`subprocess` (tested).
 
 A third way, for work that must start from this process's state rather than a new one:
-:func:`fork_each` runs callables in forked children, a few at a time (the instructions
-pass counts each configuration from the same state, two at once: docs/instructions.md).
+:func:`fork_each` runs callables in forked children, a few at a time (the callgrind pass
+counts each configuration from the same state, two at once: :mod:`neuronasv.run.instrpass`).
 """
 
 from __future__ import annotations

@@ -19,13 +19,17 @@ Units:
 - ``unit``: asv's word for "no unit" (``track_`` benchmarks): any finite value.
 
 Profiles store microseconds; :func:`from_us` is the one conversion into a series' unit.
-Pure and a leaf (imports only :mod:`math`), like :mod:`neuronasv.format`.
+Which units are exact, and what an exact metric's values may be, are read from the metric
+registry (:mod:`neuronasv.metrics`): this module adds the units of no metric of ours.
+Pure, and a leaf but for the registry (stage 0), like :mod:`neuronasv.format`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+
+from neuronasv.metrics import EXACT, INSTRUCTIONS, TIME_UNITS, by_unit
 
 __all__ = [
     "INSTRUCTIONS_UNIT",
@@ -41,15 +45,12 @@ __all__ = [
     "value_problem",
 ]
 
-#: Unit names that mean "seconds" in results and findings documents.
-TIME_UNITS = frozenset({"seconds", "second", "s", "sec"})
-#: The unit of every ``instr_`` series (the asv plugin type's ``unit``).
-INSTRUCTIONS_UNIT = "instructions"
+#: The unit of every ``instr_`` series (the asv plugin type's ``unit``; the registry's).
+INSTRUCTIONS_UNIT = INSTRUCTIONS.unit
 #: Every unit a series may carry; any other is shown as ``unit`` by the privileged step.
-KNOWN_UNITS = frozenset({*TIME_UNITS, "bytes", INSTRUCTIONS_UNIT, "unit"})
-#: The largest instruction count per iteration believed (10^15: days of native work per
-#: iteration, weeks under valgrind): a larger one is not a count the pass could write.
-MAX_INSTRUCTIONS = 1e15
+KNOWN_UNITS = frozenset({*TIME_UNITS, "bytes", *(m.unit for m in EXACT), "unit"})
+#: The largest instruction count per iteration believed (the registry's bound).
+MAX_INSTRUCTIONS = INSTRUCTIONS.bound or math.inf
 #: Seconds per microsecond (profiles store µs; asv series of device time store seconds).
 US = 1e-6
 
@@ -60,8 +61,8 @@ def is_time(unit: str) -> bool:
 
 
 def is_exact(unit: str) -> bool:
-    """True for a series judged exactly (an instruction count)."""
-    return unit == INSTRUCTIONS_UNIT
+    """True for a series judged exactly (the unit of an exact metric of the registry)."""
+    return by_unit(unit) is not None
 
 
 def known_unit(unit: str) -> str:
@@ -79,18 +80,21 @@ def from_us(values: Iterable[float], unit: str) -> list[float]:
 def value_problem(unit: str, value: float) -> str:
     """Why ``value`` cannot be a value of a series in ``unit`` ("" when it can).
 
-    Instruction counts must be whole numbers in ``[0, MAX_INSTRUCTIONS]``; every value must
-    be finite (the other units' bounds are the asv reader's, which knows the benchmark).
+    An exact metric's values must lie in ``[0, Metric.bound]`` and be whole where the
+    registry says so (instruction counts); every value must be finite (the other units'
+    bounds are the asv reader's, which knows the benchmark).
     """
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return f"{value!r} is not a number"
     if not math.isfinite(value):
         return f"{value!r} is not finite"
-    if is_exact(unit):
-        if not 0 <= value <= MAX_INSTRUCTIONS:
-            return f"{value!r} is not an instruction count (0 to {MAX_INSTRUCTIONS:.0e})"
-        if not float(value).is_integer():
-            return f"{value!r} is not a whole number of instructions"
+    metric = by_unit(unit)
+    if metric is not None:
+        bound = math.inf if metric.bound is None else metric.bound
+        if not (-bound if metric.signed else 0) <= value <= bound:
+            return f"{value!r} is not a count of {metric.unit} (0 to {bound:.0e})"
+        if metric.whole and not float(value).is_integer():
+            return f"{value!r} is not a whole number of {metric.unit}"
     return ""
 
 

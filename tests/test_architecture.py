@@ -24,7 +24,7 @@ PKG = Path(__file__).resolve().parents[1] / "neuronasv"
 
 STAGES = {
     "errors": 0, "model": 0, "fileio": 0, "samples": 0, "format": 0, "env": 0, "exits": 0,
-    "proc": 0, "dtypes": 0, "gcpause": 0, "units": 0, "keys": 0, "log": 0,
+    "proc": 0, "dtypes": 0, "gcpause": 0, "units": 0, "keys": 0, "log": 0, "metrics": 0,
     "measure": 1,
     "suite": 2,
     "store": 3,

@@ -77,13 +77,17 @@ class DevtimeBenchmark(Benchmark):
     """asv benchmark type for methods named ``devtime_*`` (or classes ``Devtime*``)."""
 
     name_regex = re.compile(r"^(Devtime[A-Z_].+)|(devtime_.+)$")
+    #: The samples' unit; whether a sample may be negative (a type of samples in
+    #: another unit subclasses this one: ``alloc_``).
+    samples_unit = "seconds"
+    signed = False
 
     def __init__(self, name: str, func: Any, attr_sources: list[Any]) -> None:
         Benchmark.__init__(self, name, func, attr_sources)
         # "time" + seconds: asv treats the result like a time_ benchmark everywhere
         # (statistics, compare, publish graphs).
         self.type = "time"
-        self.unit = "seconds"
+        self.unit = self.samples_unit
         self._load_vars()
 
     def _load_vars(self) -> None:
@@ -131,9 +135,10 @@ class DevtimeBenchmark(Benchmark):
             ) from exc
         if not samples:
             raise ValueError(f"{self.name}: no samples returned (empty capture?)")
-        bad = [s for s in samples if not math.isfinite(s) or s < 0]
+        bad = [s for s in samples if not math.isfinite(s) or (s < 0 and not self.signed)]
         if bad:
-            raise ValueError(f"{self.name}: invalid samples {bad[:3]} (must be finite, >= 0)")
+            must = "finite" if self.signed else "finite, >= 0"
+            raise ValueError(f"{self.name}: invalid samples {bad[:3]} (must be {must})")
         if self._setup_cache is not None and self.rounds > 1:
             samples = split_rounds(samples, self.rounds, self._round_index())
         cap = _repeat_cap(self.repeat)

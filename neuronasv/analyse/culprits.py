@@ -24,9 +24,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from neuronasv.analyse.bisect import SearchResult
-from neuronasv.analyse.exact import is_exact
 from neuronasv.analyse.pairwise import compare
 from neuronasv.errors import IncomparableError, UsageError
+from neuronasv.metrics import by_unit
 from neuronasv.model import ChangePoint, FindingsDocument, History, SeriesId
 from neuronasv.model.bisect import BisectDocument
 from neuronasv.model.culprit import Axis, Culprit, PullRef
@@ -121,7 +121,8 @@ def explain_pair(
 
 
 def _axis(unit: str) -> Axis:
-    return "instructions" if is_exact(unit) else "time"
+    metric = by_unit(unit)  # an exact metric's series: its own axis
+    return "time" if metric is None else metric.name
 
 
 def culprit_of(

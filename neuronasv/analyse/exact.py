@@ -28,8 +28,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from neuronasv.format import format_count, format_delta_pct, format_pair
+from neuronasv.format import (
+    format_count,
+    format_delta_pct,
+    format_pair,
+    format_signed,
+    format_value,
+)
 from neuronasv.keys import SeriesConfig as Config
+from neuronasv.metrics import INSTRUCTIONS, Metric, by_unit
 from neuronasv.model import (
     Estimate,
     Finding,
@@ -99,6 +106,34 @@ def _why(target: str, *counts: InstructionCounts | None) -> str:
     return next((w for c in counts if c is not None and (w := c.why_unstable(target))), "")
 
 
+def _repeats(p: Point | None) -> bool:
+    """Every sample of a side the same value (or a single value): exact there."""
+    return p is None or len(set(p.samples)) <= 1
+
+
+def _sampled(
+    s: SeriesId, metric: Metric, b: Point, h: Point
+) -> tuple[InstructionAxis, str]:
+    """A sampled exact metric (memory): judged exactly where both sides' samples repeat
+    exactly, else not judged here (said, naming the sides)."""
+    sides = [side for side, p in (("base", b), ("head", h)) if not _repeats(p)]
+    name = s.op or "whole step"
+    if sides:
+        return "unsteady", (
+            f"{metric.title} of {name} did not repeat exactly across samples at"
+            f" {' and '.join(sides)}; not judged exactly"
+        )
+    base, head = b.value or 0.0, h.value or 0.0
+    if head == base:
+        return "same", f"exact: {metric.same}, {format_value(base, metric.unit)} on both"
+    pct = format_delta_pct(head / base) if base > 0 else "new"
+    return ("more" if head > base else "fewer"), (
+        f"exact: {name} {metric.more if head > base else metric.less}"
+        f" ({format_signed(head - base, metric.unit)} per iteration, {pct}),"
+        f" {format_pair(base, head, metric.unit)}; every sample repeated exactly"
+    )
+
+
 def _judged(
     s: SeriesId,
     base: float,
@@ -163,24 +198,43 @@ def _one_side(
 
 
 def judge_exact(
-    series: Sequence[tuple[SeriesId, Point | None, Point | None]],
+    series: Sequence[
+        tuple[SeriesId, Point | None, Point | None]
+        | tuple[SeriesId, Point | None, Point | None, str]
+    ],
     base_profiles: Iterable[WorkloadProfile] = (),
     head_profiles: Iterable[WorkloadProfile] = (),
 ) -> list[Finding]:
-    """Exact rows of instruction series (module doc), one per (series, base, head)."""
+    """Exact rows (module doc), one per (series, base, head[, unit]; instructions without
+    one): an instruction series by its counts, a sampled exact metric's (memory) by its
+    samples repeating exactly."""
     base_profiles, head_profiles = list(base_profiles), list(head_profiles)
     cbs, chs = _counts(base_profiles), _counts(head_profiles)
     bps, hps = _profiles(base_profiles), _profiles(head_profiles)
     out: list[Finding] = []
-    for s, b, h in series:
+    for item in series:
+        s, b, h = item[0], item[1], item[2]
+        unit = item[3] if len(item) == 4 else INSTRUCTIONS.unit
+        metric = by_unit(unit) or INSTRUCTIONS
         bv = None if b is None else b.value
         hv = None if h is None else h.value
         key: Config = s.config
         if bv is None or hv is None:
             presence, axis, reason = _one_side(s, bv, hv, bps.get(key), hps.get(key))
+            if metric is not INSTRUCTIONS and axis == "uncounted":  # no replay: new/removed
+                presence, axis = ("new" if bv is None else "removed"), "none"
+        elif metric is not INSTRUCTIONS and b is not None and h is not None:
+            presence = "both"
+            axis, reason = _sampled(s, metric, b, h)
         else:
             presence = "both"
             axis, reason = _judged(s, bv, hv, cbs.get(key), chs.get(key))
+        if metric is not INSTRUCTIONS:
+            out.append(Finding(series=s, estimate=Estimate(
+                unit=unit, base=bv, head=hv, source="exact count",
+                n_base=len(b.samples) if b else 0, n_head=len(h.samples) if h else 0,
+            ), state=RowState(presence=presence, instructions=axis), reason=reason))  # fmt: skip
+            continue
         est = Estimate(
             unit=INSTRUCTIONS_UNIT,
             base=bv,

@@ -554,7 +554,7 @@ def compare(  # noqa: PLR0913 -- the compare step's keyword options, one per CLI
         rounds=pooled(rnd) if rnd else None,
     )
     # After attribution: an instruction row is not a timing op row of its total.
-    findings += judge_exact([(p.series, p.base, p.head) for p in exact], base_profiles,
+    findings += judge_exact([(p.series, p.base, p.head, p.unit) for p in exact], base_profiles,
                             head_profiles)  # fmt: skip
     warnings_env = env_changes(fp_b, fp_h)
     # Device health (canary vs each machine's history): a separate decision that the

@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from neuronasv.errors import UsageError
+from neuronasv.metrics import names as metric_names
 from neuronasv.model import SeriesId
 
 __all__ = [
@@ -200,6 +201,13 @@ class SeriesPattern:
         if self._legacy_re is not None:
             return any(self._legacy_re.match(n) for n in v1_names(series))
         return all(rx.match(field_value(series, f)) for f, rx in self._compiled)
+
+    def metrics(self) -> tuple[str, ...]:
+        """The registry's metrics (:mod:`neuronasv.metrics`) a series this pattern matches
+        may measure: those its ``metric=`` term matches, every one without such a term."""
+        glob = dict(self.terms).get("metric")
+        every = metric_names()
+        return every if glob is None else tuple(m for m in every if fnmatch.fnmatchcase(m, glob))
 
     def select(self, candidates: Iterable[SeriesId]) -> list[SeriesId]:
         return [s for s in candidates if self.matches(s)]

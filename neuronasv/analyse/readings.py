@@ -3,9 +3,9 @@
 The bisection's exact axes (:func:`neuronasv.analyse.bisect.exact_search`) compare one
 reading per commit for equality:
 
-- ``instructions``: the series' instructions per iteration under callgrind, from the
-  configuration's :class:`~neuronasv.model.instructions.InstructionCounts` (an op the commit
-  does not run reads "not run": that is a fact too). A count the pass found not
+- an exact metric of the registry (:mod:`neuronasv.metrics`): the series' count per
+  iteration from the configuration's counts (:meth:`WorkloadProfile.counts`; an op the
+  commit does not run reads "not run": that is a fact too). A count its pass found not
   deterministic is no reading (the probe is skipped, never guessed);
 - ``work``: the work evidence of the untimed pass — the op's calls per iteration and its
   input signature (``"<calls>×<dtypes and shapes>"``), every op's for a total, the ops
@@ -23,11 +23,12 @@ import json
 from neuronasv.analyse.bisect import Reading
 from neuronasv.analyse.exact import counted_twice_alike, target_name
 from neuronasv.format import format_calls_per_iter, format_count, plural
+from neuronasv.metrics import Metric, by_name
 from neuronasv.model import History, SeriesId, WorkloadProfile
 from neuronasv.model.culprit import Axis
 from neuronasv.model.profile import module_series_path
 
-__all__ = ["profile_of", "reading_at", "stored_readings"]
+__all__ = ["ends_differ", "profile_of", "reading_at", "stored_readings"]
 
 
 def profile_of(
@@ -40,15 +41,15 @@ def profile_of(
     return None
 
 
-def _instructions(p: WorkloadProfile, series: SeriesId) -> Reading | None:
-    counts = p.instructions
+def _counted(p: WorkloadProfile, series: SeriesId, metric: Metric) -> Reading | None:
+    counts = p.counts(metric.name)
     target = target_name(series)
     if counts is None or not counted_twice_alike(counts, target):
         return None
     n = counts.get(series.op)
     if n is None:
-        return Reading("not run", 0.0, f"{series.op} not run (no instructions)")
-    return Reading(float(n), float(n), f"{format_count(n)} instructions per iteration")
+        return Reading("not run", 0.0, f"{series.op} not run (no {metric.unit})")
+    return Reading(float(n), float(n), f"{format_count(n)} {metric.title}")
 
 
 def _work(p: WorkloadProfile, series: SeriesId) -> Reading | None:
@@ -81,11 +82,24 @@ def _work(p: WorkloadProfile, series: SeriesId) -> Reading | None:
 def reading_at(
     history: History, machine: str, commit: str, series: SeriesId, axis: Axis
 ) -> Reading | None:
-    """The exact reading of ``series`` at ``commit`` (None: nothing readable stored)."""
+    """The exact reading of ``series`` at ``commit`` on ``axis`` (``work``, or an exact
+    metric of :mod:`neuronasv.metrics`; None: nothing readable stored)."""
     p = profile_of(history, machine, commit, series)
     if p is None:
         return None
-    return _instructions(p, series) if axis == "instructions" else _work(p, series)
+    return _work(p, series) if axis == "work" else _counted(p, series, by_name(axis))
+
+
+def ends_differ(
+    history: History, machine: str, series: SeriesId, axis: Axis, good: str, bad: str
+) -> tuple[Reading, Reading] | None:
+    """The two ends' readings on exact ``axis`` when both are stored and they differ (the
+    evidence ``--axis auto`` decides by), else None."""
+    a = reading_at(history, machine, good, series, axis)
+    b = reading_at(history, machine, bad, series, axis)
+    if a is None or b is None or a.value == b.value:
+        return None
+    return a, b
 
 
 def stored_readings(

@@ -50,6 +50,7 @@ from neuronasv.analyse.evidence import config_directions
 from neuronasv.format import format_delta_pct
 from neuronasv.keys import SeriesConfig as _Config
 from neuronasv.measure.opnames import carries_work
+from neuronasv.metrics import EXACT, INSTRUCTIONS, by_unit
 from neuronasv.model import ChangePoint, Finding, FindingsDocument, RowState, WorkChange
 from neuronasv.model.estimate import GateRule, InstructionAxis, WorkAxis
 from neuronasv.units import is_exact
@@ -57,6 +58,9 @@ from neuronasv.units import is_exact
 __all__ = [
     "ALARMS",
     "CI_LEVEL",
+    "EXACT_LESS",
+    "EXACT_MORE",
+    "FLAGGED",
     "GATE_RULES",
     "MIN_POINTS",
     "STATES",
@@ -80,21 +84,27 @@ __all__ = [
 #: does not run: two a side for its t-test.
 MIN_POINTS = 4
 
+#: Each exact metric's states (:mod:`neuronasv.metrics`): its own value rose / fell.
+EXACT_MORE: tuple[str, ...] = tuple(m.state_more for m in EXACT)
+EXACT_LESS: tuple[str, ...] = tuple(m.state_less for m in EXACT)
 STATES = (
     "regression",
     "confirmed",
     "suspect",
     "more-work",
-    "more-instructions",
+    *EXACT_MORE,
     "failed",
     "acknowledged",
     "improved",
-    "fewer-instructions",
+    *EXACT_LESS,
     "new",
     "ok",
 )
 #: States someone has to act on (the index's "regressions only" filter, the text summary).
-ALARMS = frozenset({"regression", "confirmed", "suspect", "more-work", "more-instructions"})
+ALARMS = frozenset({"regression", "confirmed", "suspect", "more-work", *EXACT_MORE})
+#: Newest-commit states that something moved at the head (the site's verdict line, the
+#: regressions page's table, the commit details, the marks on a chart).
+FLAGGED: tuple[str, ...] = ("confirmed", "suspect", "more-work", *EXACT_MORE, "failed")
 
 #: ``--fail-on-time``: what a slower time must be to fire.
 TIME_GATES = ("confirmed", "slower", "never")
@@ -109,8 +119,11 @@ GATE_RULES: dict[tuple[str, str], GateRule] = {
     ("time", "slower"): "slower time",
     ("work", "undecided"): "more work, time undecided",
     ("work", "more"): "more work",
-    ("instructions", "undecided"): "more instructions, time undecided",
-    ("instructions", "more"): "more instructions",
+    **{
+        (m.name, policy): f"{m.gate}, time undecided" if policy == "undecided" else m.gate
+        for m in EXACT
+        for policy in ("undecided", "more")
+    },
 }
 
 
@@ -168,7 +181,7 @@ class Gate:
         if state.work == "more":
             return GATE_RULES[("work", self.work)]
         if state.instructions == "more" and state.work not in ("less", "different"):
-            return GATE_RULES[("instructions", self.work)]
+            return GATE_RULES[(INSTRUCTIONS.name, self.work)]
         return ""
 
 
@@ -310,8 +323,18 @@ def _row_state(
     its changes, the instruction axis from its own count (an instruction row) or its
     series' count (``counted``), and the gate rule it fires."""
     st = f.state
-    if is_exact(f.unit):  # an instruction row: its own axis, no work words, no gate
-        return replace(st, work="unknown", time="none", gate="")
+    metric = by_unit(f.unit)
+    if metric is not None:  # an exact row: its own axis, no work words
+        state = replace(st, work="unknown", time="none", gate="")
+        # An instruction row fires nothing: its device-time row carries its axis and
+        # fires there. A metric that no time row carries (memory) fires its own rule on
+        # its workload total.
+        if (
+            metric.beside_time or f.series.op is not None or gate.work == "never"
+            or st.instructions != "more" or f.acknowledged is not None or withheld
+        ):  # fmt: skip
+            return state
+        return replace(state, gate=GATE_RULES[(metric.name, "more")])
     work: WorkAxis = carried_direction(changes) if f.series.workload is not None else "unknown"
     instr: InstructionAxis = "none"
     ib = ih = None
@@ -336,7 +359,9 @@ def with_states(doc: FindingsDocument, gate: Gate | None = None) -> FindingsDocu
     """
     policy = gate or Gate.from_json(doc.settings.get("gate"))
     by_config, by_op = _index(doc.work)
-    counts = {_key(f): f for f in doc.findings if is_exact(f.unit)}
+    counts = {
+        _key(f): f for f in doc.findings if (m := by_unit(f.unit)) is not None and m.beside_time
+    }
     out = []
     for f in doc.findings:
         cfg, op = _key(f)
@@ -434,14 +459,22 @@ def newest_state(f: Finding | None) -> str | None:
             return "confirmed" if st.confirmed else "suspect"
         if st.work == "more":
             return "more-work"
-        return "more-instructions" if st.instructions == "more" else None
+        return _exact_state(f)
     if st.direction == "better" and is_exact(f.unit) and st.instructions == "fewer":
-        return "fewer-instructions"
+        return _exact_state(f)
     if st.direction == "better" and st.time == "faster" and st.confirmed:
         return "improved"
     if st.presence == "new":
         return "new"
     return None
+
+
+def _exact_state(f: Finding) -> str | None:
+    """The state of a row's exact axis: its own metric's (an exact row), else the
+    instruction count its device-time row carries."""
+    metric = by_unit(f.unit) or INSTRUCTIONS
+    axis = f.state.instructions
+    return metric.state_more if axis == "more" else metric.state_less if axis == "fewer" else None
 
 
 def series_state(cps: Sequence[ChangePoint], newest: Finding | None) -> str:

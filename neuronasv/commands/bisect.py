@@ -15,11 +15,14 @@ The search follows BAD's first parents back to GOOD,
 uses every result already stored for those commits, and measures only the commits it
 needs, each in a git worktree:
 
-- an instruction count (CPU, ``(instructions)`` in the label; chosen when the pattern matches
-  one) or the work evidence (``--axis work``: calls, input shapes): one reading per commit
-  decides, a binary search of at most ceil(log2 n) measurements, each the run stage of
+- an exact axis — an exact metric of the registry (``neuronasv.metrics``: instructions,
+  CPU) on its own series, or the work evidence (calls, input shapes) — chosen by
+  ``--axis auto`` whenever the range's ends differ on it (the ends are measured first when
+  they have no stored results): one reading per commit decides, a binary search of at
+  most ceil(log2 n) measurements, each the run stage of
   ``neuronasv run`` narrowed to the series' workload and configuration; the answer is a fact;
-- device time: each probe measured in interleaved rounds with the bracket's ends and judged
+- device time (``--axis auto``: only when the ends read the same on every exact axis):
+  each probe measured in interleaved rounds with the bracket's ends and judged
   with confirm's rounds test; a probe that stays undecided ends the search with the
   narrowest range it proved; the chance of a wrong answer is at most ``--alpha``
   (split over the search's tests).
@@ -51,6 +54,7 @@ from neuronasv.commands.args import (
     probability_open,
     write_output,
 )
+from neuronasv.metrics import EXACT
 
 if TYPE_CHECKING:
     from neuronasv.run.bisect import BisectOptions
@@ -88,13 +92,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         " params; op= is the total), or a glob over its label, benchmark or"
         " benchmark(params)",
     )
+    exact = tuple(m.name for m in EXACT)
     p.add_argument(
         "--axis",
-        choices=("auto", "instructions", "work", "time"),
+        choices=("auto", *exact, "work", "time"),
         default="auto",
-        help="what decides: auto (instructions when PATTERN matches an instruction count,"
-        " else time), instructions, work (calls and input shapes of the matched device-time"
-        " series), time",
+        help="what decides: auto (an exact axis on which the range's ends differ: "
+        + ", ".join((*exact, "work"))
+        + "; else time), an exact metric on its own series, work (calls and input shapes of"
+        " the matched device-time series), time",
     )
     p.add_argument("--machine", type=machine_name, help="asv machine (default: the results"
                    " folder's only machine, else this host's name)")  # fmt: skip

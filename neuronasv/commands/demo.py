@@ -69,8 +69,26 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="delete --out first (only a folder the demo made; anything else is refused)",
     )
+    p.add_argument(
+        "--metrics",
+        type=_metrics,
+        default=None,
+        metavar="LIST",
+        help="what the run measures (neuronasv run --metrics: the registry's metrics,"
+        " docs/metrics.md); default: neuronasv run's",
+    )
     add_backend_arg(p)
     p.set_defaults(func=run)
+
+
+def _metrics(text: str) -> tuple[str, ...]:
+    from neuronasv.errors import UsageError
+    from neuronasv.steps.measure import parse_metrics
+
+    try:
+        return parse_metrics(text)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from exc
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
         fresh=args.fresh,
         rounds=args.rounds,
         backend=args.backend,
+        metrics=args.metrics,
     )
     outcome = run_demo(args.repo, args.out, options=options)
     return 0 if outcome.regressions else 1

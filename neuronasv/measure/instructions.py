@@ -66,12 +66,12 @@ from typing import Any
 
 from neuronasv.gcpause import no_cyclic_gc
 from neuronasv.measure.callgrind import ClientRequests, Dump, read_functions
+from neuronasv.model.instructions import InstructionCounts
 from neuronasv.model.profile import module_series_name
 from neuronasv.proc import fork_each
 
 __all__ = [
     "DEFAULT_ITERATIONS",
-    "ConfigCounts",
     "Pending",
     "count_config",
     "counts_from_dumps",
@@ -85,41 +85,6 @@ DEFAULT_ITERATIONS = 1
 #: Uncounted, uninstrumented steps before the one the dispatch mode records: the first call
 #: of every op initialises what it keeps (oneDNN's primitives, AdamW's state, ...).
 WARMUP = 1
-
-
-@dataclass(frozen=True)
-class ConfigCounts:
-    """Instructions per iteration of one (workload, shape, dtype).
-
-    Attributes:
-        total: the whole step.
-        ops: op name (``aten::mul``) -> its calls' instructions per iteration.
-        modules: ``module:<path>`` -> the instructions of the ops in that module and below.
-        calls: op name -> calls per iteration (seen by the dispatch mode).
-        deterministic: every target counted the same twice in a row.
-        unstable: the targets whose two counts differed.
-        why: ``total`` and ``ops`` (every op and module) -> one line on where their two
-            counts differed (:func:`explain`), for those that did.
-    """
-
-    total: float
-    ops: dict[str, float] = field(default_factory=dict)
-    modules: dict[str, float] = field(default_factory=dict)
-    calls: dict[str, float] = field(default_factory=dict)
-    deterministic: bool = True
-    unstable: tuple[str, ...] = ()
-    why: dict[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "total": self.total,
-            "ops": dict(self.ops),
-            "modules": dict(self.modules),
-            "calls": dict(self.calls),
-            "deterministic": self.deterministic,
-            "unstable": list(self.unstable),
-            **({"why": dict(self.why)} if self.why else {}),
-        }
 
 
 def _op_name(func: Any) -> str:
@@ -466,7 +431,7 @@ def count_config(
     return Pending(label=label, iterations=iterations, calls=calls, pairs=tuple(pairs))
 
 
-def counts_from_dumps(pending: Pending, dumps: Mapping[str, Dump]) -> ConfigCounts:
+def counts_from_dumps(pending: Pending, dumps: Mapping[str, Dump]) -> InstructionCounts:
     """The counts of one configuration from its dumps (``KeyError``: a dump is missing).
 
     When the step's two counts differ, every target is marked: the step's, and every op's
@@ -483,7 +448,7 @@ def counts_from_dumps(pending: Pending, dumps: Mapping[str, Dump]) -> ConfigCoun
         unstable = ["total", *sorted(ops), *sorted(mods)]
         line = explain(read_functions(a), read_functions(b))
         why = {"total": line, "ops": f"the whole step's two counts differed: {line}"}
-    return ConfigCounts(
+    return InstructionCounts(
         total=a.native / iterations,
         ops=ops,
         modules=mods,

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from neuronasv.errors import CorruptResultsError
+from neuronasv.metrics import EXACT
 from neuronasv.model._codec import Model, spec
 
 __all__ = [
@@ -49,10 +50,11 @@ def check_commit(value: object, name: str, source: str) -> None:
             f"{source}: {name} must be a full commit hash (40 hex digits), got {value!r}"[:300]
         )
 
-#: What decides a probe: an instruction count or the work evidence (exact, one
-#: measurement decides), or device time (measured: interleaved rounds, a stated error rate).
-Axis = Literal["instructions", "work", "time"]
-AXES: tuple[str, ...] = get_args(Axis)
+#: What decides a probe: an exact metric's count (:mod:`neuronasv.metrics`) or the work
+#: evidence (exact, one measurement decides), or device time (measured: interleaved
+#: rounds, a stated error rate). One of :data:`AXES`.
+Axis = str
+AXES: tuple[str, ...] = (*(m.name for m in EXACT), "work", "time")
 #: ``culprit``: one commit, proven; ``undecided``: the narrowest range the measurements
 #: prove (``lo``..``hi``); ``no change``: the range's ends do not differ on the series.
 Outcome = Literal["culprit", "undecided", "no change"]
@@ -108,7 +110,7 @@ class Culprit(Model):
     _what = "culprit"
 
     outcome: Outcome = field(metadata=spec(label="bisection outcome"))
-    axis: Axis = field(metadata=spec(label="bisection axis"))
+    axis: Axis = field(metadata=spec(label="bisection axis", choices=AXES))
     lo: str
     hi: str
     commit: str = ""

@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
+from neuronasv.metrics import EXACT
 from neuronasv.model._codec import Model, spec
 
 __all__ = [
@@ -56,17 +57,17 @@ INSTRUCTION_AXIS: tuple[str, ...] = get_args(InstructionAxis)
 Presence = Literal["both", "new", "removed", "failed"]
 PRESENCES: tuple[str, ...] = get_args(Presence)
 #: The gate rule a row fires, in the gate's own words (each names its axis), or "" for
-#: none (:data:`neuronasv.analyse.states.GATE_RULES`).
-GateRule = Literal[
+#: none (:data:`neuronasv.analyse.states.GATE_RULES`); an exact metric's rules are named by
+#: its registry entry (:attr:`neuronasv.metrics.Metric.gate`).
+GateRule = str
+GATE_RULE_WORDS: tuple[str, ...] = (
     "",
     "confirmed slower time",
     "slower time",
     "more work, time undecided",
     "more work",
-    "more instructions, time undecided",
-    "more instructions",
-]
-GATE_RULE_WORDS: tuple[str, ...] = get_args(GateRule)
+    *(w for m in EXACT for w in (f"{m.gate}, time undecided", m.gate)),
+)
 
 
 @dataclass(frozen=True)
@@ -184,12 +185,10 @@ class RowState(Model):
 
     work: WorkAxis = field(default="unknown", metadata=spec(label="work axis"))
     time: TimeAxis = field(default="none", metadata=spec(label="time axis"))
-    instructions: InstructionAxis = field(
-        default="none", metadata=spec(label="instruction axis")
-    )
+    instructions: InstructionAxis = field(default="none", metadata=spec(label="instruction axis"))
     presence: Presence = field(default="both", metadata=spec(label="presence"))
     confirmed: bool = False
-    gate: GateRule = field(default="", metadata=spec(label="gate rule"))
+    gate: GateRule = field(default="", metadata=spec(label="gate rule", choices=GATE_RULE_WORDS))
     instr_base: float | None = field(default=None, metadata=spec(omit_empty=True))
     instr_head: float | None = field(default=None, metadata=spec(omit_empty=True))
     instr_why: str = field(default="", metadata=spec(omit_empty=True))

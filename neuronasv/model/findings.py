@@ -62,6 +62,7 @@ from typing import Any, ClassVar, Literal, get_args
 
 from neuronasv.errors import CorruptResultsError
 from neuronasv.keys import Config, SeriesConfig
+from neuronasv.metrics import by_prefix
 from neuronasv.model import _codec
 from neuronasv.model._codec import Document, Model, spec
 from neuronasv.model.culprit import Culprit
@@ -126,12 +127,6 @@ ShiftStatus = Literal["runner", "series", "none", "unknown"]
 SHIFT_STATUSES: tuple[str, ...] = get_args(ShiftStatus)
 
 
-#: A series' metric by its asv benchmark's method prefix (:attr:`SeriesId.metric`).
-_METRIC_PREFIXES: tuple[tuple[str, str], ...] = (
-    ("devtime_", "devtime"),
-    ("instr_", "instructions"),
-)
-
 
 @dataclass(frozen=True)
 class SeriesId(Model):
@@ -161,8 +156,8 @@ class SeriesId(Model):
         """The metric the series measures: ``devtime`` or ``instructions``, by its asv
         benchmark's method prefix (``devtime_op``, ``instr_op``); None for a benchmark of
         neither (plain asv). The one place a series' metric is read from its name."""
-        method = self.benchmark.rpartition(".")[2]
-        return next((m for prefix, m in _METRIC_PREFIXES if method.startswith(prefix)), None)
+        found = by_prefix(self.benchmark.rpartition(".")[2])
+        return None if found is None else found.name
 
     @property
     def label(self) -> str:

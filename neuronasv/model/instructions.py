@@ -1,12 +1,14 @@
 """Instruction counts of one configuration, from the callgrind pass (exact, not sampled).
 
-Stored on :class:`~neuronasv.model.profile.WorkloadProfile` (``instructions``) in the run
-sidecar; produced by :mod:`neuronasv.measure.instructions` inside one valgrind process per
-commit (``docs/instructions.md``).
+The one count type: :mod:`neuronasv.measure.instructions` produces it inside one valgrind
+process per commit (with ``calls``, the pass's own record), the runner reads it back from
+the pass's file, and :class:`~neuronasv.model.profile.WorkloadProfile` stores it
+(``instructions``, without ``calls``) in the run sidecar (``docs/instructions.md``).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +27,18 @@ def _count(value: Any, name: str, source: str) -> float:
     if problem:
         raise CorruptResultsError(f"{source}: instruction count {name}: {problem}"[:300])
     return float(value)
+
+
+def _calls(data: Mapping[str, Any], source: str) -> dict[str, float]:
+    raw = data.get("calls", {})
+    if not isinstance(raw, Mapping):
+        raise CorruptResultsError(f"{source}: field 'calls' must be an object")
+    out = {}
+    for k, v in raw.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < math.inf:
+            raise CorruptResultsError(f"{source}: calls of {str(k)[:80]!r}: {v!r}"[:300])
+        out[str(k)] = float(v)
+    return out
 
 
 def _total(data: Mapping[str, Any], source: str) -> float:
@@ -53,6 +67,8 @@ class InstructionCounts(Model):
             bindings, dispatcher, kernel and the ops it calls internally).
         modules: ``module:<path>`` -> the instructions of the ops in that module and below.
         Every count is a whole number of instructions in range, checked when read.
+        calls: op -> calls per iteration seen by the pass's dispatch mode (the pass's
+            record; not kept in a sidecar).
         deterministic: every count was the same when taken twice in a row; False means
             these counts are not judged (said, never a verdict).
         unstable: the targets whose two counts differed (``total``, op or module names).
@@ -69,6 +85,9 @@ class InstructionCounts(Model):
     ops: Mapping[str, float] = field(default_factory=dict, metadata=spec(decode=_counts("ops")))
     modules: Mapping[str, float] = field(
         default_factory=dict, metadata=spec(decode=_counts("modules"))
+    )
+    calls: Mapping[str, float] = field(
+        default_factory=dict, metadata=spec(decode=_calls, omit_empty=True)
     )
     deterministic: bool = True
     unstable: tuple[str, ...] = ()

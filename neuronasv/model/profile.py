@@ -249,6 +249,11 @@ class WorkloadProfile(Model):
     def module(self, path: str) -> ModuleProfile | None:
         return next((m for m in self.modules if m.path == path), None)
 
+    def counts(self, metric: str) -> InstructionCounts | None:
+        """The exact counts of ``metric`` (a name of :mod:`neuronasv.metrics`) this profile
+        carries, None when it was not counted (or the metric is not exact)."""
+        return {"instructions": self.instructions}.get(metric)
+
     def series_samples(self, unit: str = "seconds") -> dict[str | None, list[float]]:
         """The one mapping of a profile to its series' samples, in ``unit``.
 

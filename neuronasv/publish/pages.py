@@ -16,8 +16,9 @@ from datetime import datetime
 
 import numpy as np
 
-from neuronasv.analyse.states import ALARMS, STATES, Coverage
+from neuronasv.analyse.states import ALARMS, FLAGGED, STATES, Coverage
 from neuronasv.format import format_delta_pct, format_value, pct_number
+from neuronasv.metrics import EXACT, by_unit
 from neuronasv.model import ChangePoint, Finding, FindingsDocument, SeriesId
 from neuronasv.model.profile import module_series_path
 from neuronasv.publish import render
@@ -27,7 +28,6 @@ from neuronasv.publish.sitedata import MachineData, SiteData
 from neuronasv.report.bisect import culprit_plain
 from neuronasv.report.rowwords import shift_line
 from neuronasv.samples import NOISE_THRESHOLD
-from neuronasv.units import is_exact
 
 __all__ = [
     "FLAGGED",
@@ -84,8 +84,9 @@ class PublishOptions:
 class Group:
     """One workload (shape, dtype) or plain benchmark: its rows, totals first.
 
-    ``total`` is the workload's device-time total, ``instr_total`` its instruction-count
-    total (two axes: never one chart, never one badge).
+    ``total`` is the workload's device-time total, ``exact_totals`` its total of each exact
+    metric counted (:mod:`neuronasv.metrics`; each its own axis: never one chart with
+    another, never one badge).
     """
 
     machine: MachineData
@@ -95,16 +96,20 @@ class Group:
     rows: list[int]
     total: int | None
     trace_key: str | None
-    instr_total: int | None = None
+    exact_totals: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def totals(self) -> tuple[int, ...]:
+        """Every total row: device time's, then each exact metric's."""
+        first = () if self.total is None else (self.total,)
+        return (*first, *self.exact_totals.values())
 
     @property
     def lead(self) -> int | None:
         """The row that stands for the group on the index: its device-time total, else its
-        instruction total, else its only row."""
-        if self.total is not None:
-            return self.total
-        if self.instr_total is not None:
-            return self.instr_total
+        first exact metric's total, else its only row."""
+        if self.totals:
+            return self.totals[0]
         return self.rows[0] if len(self.rows) == 1 else None
 
 
@@ -119,10 +124,11 @@ def module_of(md: MachineData, sid: SeriesId) -> str | None:
 
 
 def row_label(md: MachineData, r: int, g: Group) -> str:
-    """A row's name on its group's pages; an instruction-count row says so (its twin on the
+    """A row's name on its group's pages; an exact metric's row says which (its twin on the
     device-time axis has the same op name)."""
     sid = md.series[r].series
-    axis = " (instructions)" if is_exact(md.series[r].unit) else ""
+    metric = by_unit(md.series[r].unit)
+    axis = f" ({metric.name})" if metric is not None else ""
     if g.trace_key is not None:
         path = module_series_path(sid.op)
         if path is not None:  # a module: indented by its depth, ▸ marks it
@@ -198,14 +204,14 @@ def _severity(state: str) -> int:
     return STATES.index(state) if state in STATES else len(STATES)
 
 
-#: Newest-commit states that something moved at the head (the verdict line, the
-#: regressions page's table, the commit details).
-FLAGGED = ("confirmed", "suspect", "more-work", "more-instructions", "failed")
+#: An exact metric's state in its own words (``more instructions``; :mod:`neuronasv.metrics`).
+_STATE_WORDS = {m.state_more: m.more for m in EXACT} | {m.state_less: m.less for m in EXACT}
 
 
 def badge_text(state: str) -> str:
-    """A state's badge: its name in words (``more instructions``, ``more-work`` as it is)."""
-    return state.replace("-instructions", " instructions")
+    """A state's badge: an exact metric's state in its words (``more instructions``), any
+    other its name (``more-work`` as it is)."""
+    return _STATE_WORDS.get(state, state)
 
 
 def state_badge(state: str, title: str = "") -> str:

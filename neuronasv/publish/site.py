@@ -37,6 +37,7 @@ import numpy as np
 
 from neuronasv.analyse.states import Coverage, coverage_of, series_state
 from neuronasv.keys import profile_key
+from neuronasv.metrics import by_unit
 from neuronasv.model import ChangePoint, FindingsDocument, SeriesId
 from neuronasv.model.profile import module_series_path
 from neuronasv.publish.compared import Compared, compared_of
@@ -67,7 +68,6 @@ from neuronasv.publish.pages import (
 from neuronasv.publish.render import h
 from neuronasv.publish.sitedata import MachineData, SiteData
 from neuronasv.publish.workload import group_series, workload_page
-from neuronasv.units import is_exact
 
 __all__ = [
     "CHUNK",
@@ -94,23 +94,31 @@ def _groups(md: MachineData) -> list[Group]:
     out: list[Group] = []
     for key, rows in sorted(by.items(), key=lambda kv: [str(x) for x in kv[0]]):
         sid = md.series[rows[0]].series
-        total = instr_total = None
+        total = None
+        exact: dict[str, int] = {}
         if key[1] == "w":
             title = " ".join(x for x in sid.config if x)
             trace_key = profile_key(*sid.config)
-            # one total per axis: device time, and the instruction count when counted
+            # one total per axis: device time, and each exact metric counted
             totals = [r for r in rows if md.series[r].series.op is None]
-            instr_total = next((r for r in totals if is_exact(md.series[r].unit)), None)
-            total = next((r for r in totals if r != instr_total), None)
+            for r in totals:
+                metric = by_unit(md.series[r].unit)
+                if metric is not None:
+                    exact.setdefault(metric.name, r)
+            total = next((r for r in totals if r not in exact.values()), None)
         else:
             title, trace_key = sid.benchmark, None
         if len(envs) > 1:
             title += f" ({key[0]})"
+        lead = [total, *exact.values()]
         rows.sort(
-            key=lambda r: (r != total, r != instr_total, *_row_order(md, md.series[r].series))
+            key=lambda r: (
+                lead.index(r) if r in lead else len(lead),
+                *_row_order(md, md.series[r].series),
+            )
         )
         gid = json.dumps([md.name, *[str(x) for x in key]])
-        out.append(Group(md, gid, title, slug(title, gid), rows, total, trace_key, instr_total))
+        out.append(Group(md, gid, title, slug(title, gid), rows, total, trace_key, exact))
     return out
 
 

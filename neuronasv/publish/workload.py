@@ -25,7 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from neuronasv.analyse.states import FLAGGED
 from neuronasv.format import TIME_UNITS, axis_ticks
+from neuronasv.metrics import DEVTIME, METRICS, by_name, by_unit
 from neuronasv.model.profile import module_series_path
 from neuronasv.publish import render
 from neuronasv.publish.pages import (
@@ -41,7 +43,6 @@ from neuronasv.publish.pages import (
 )
 from neuronasv.publish.render import h, script_json
 from neuronasv.report.rowwords import state_words
-from neuronasv.units import is_exact
 
 __all__ = [
     "OTHER_COLOUR",
@@ -66,18 +67,18 @@ OTHER_COLOUR = "#8c8c8c"
 
 #: The newest commit's states the workload page marks on a chart, and how (the script
 #: maps the kind to a line style; which rows get one is decided here).
-_NEWEST_MARKS = frozenset({"confirmed", "suspect", "more-work", "more-instructions"})
+_NEWEST_MARKS = frozenset(FLAGGED) - {"failed"}
 #: States whose words the commit details repeat for the newest commit.
-_FLAGGED = frozenset({"confirmed", "suspect", "more-work", "more-instructions", "failed"})
+_FLAGGED = frozenset(FLAGGED)
 
 
 def axis_of(unit: str) -> str:
-    """``time``, ``instructions`` or the unit itself: what a chart may put on one axis."""
+    """``time``, an exact metric's name (:mod:`neuronasv.metrics`) or the unit itself: what
+    a chart may put on one axis."""
     if unit.lower() in TIME_UNITS:
         return "time"
-    if is_exact(unit):
-        return "instructions"
-    return unit
+    metric = by_unit(unit)
+    return unit if metric is None else metric.name
 
 
 @dataclass(frozen=True)
@@ -140,8 +141,9 @@ def group_series(g: Group, v: View) -> GroupSeries:
         forced=forced,
     )
     if g.trace_key is not None:  # a workload: its ops stack; plain benchmarks do not
-        _add_stack(gs, g, "time", "Where the time goes (stacked per op)")
-        _add_stack(gs, g, "instructions", "Where the instructions go (stacked per op)")
+        for m in METRICS:  # only what adds up stacks (a peak does not)
+            if m.adds_up == "sum":
+                _add_stack(gs, g, "time" if m is DEVTIME else m.name, m.stack_title)
     return gs
 
 
@@ -233,7 +235,7 @@ def _row_meta(gs: GroupSeries, g: Group, v: View, cps: CPIndex, col: dict[str, i
         "unit": gs.units[pos],
         "axis": axis_of(gs.units[pos]),
         # the totals' charts are tall (about 5 ticks), each op's small (about 3)
-        "y": _band_axis(gs, pos, 5 if r is not None and r in (g.total, g.instr_total) else 3),
+        "y": _band_axis(gs, pos, 5 if r is not None and r in g.totals else 3),
         # quartiles recorded (an exact count has none): the chart draws the band
         "band": bool(np.isfinite(gs.q1[pos]).any()),
     }
@@ -258,7 +260,7 @@ def _row_meta(gs: GroupSeries, g: Group, v: View, cps: CPIndex, col: dict[str, i
     meta.update(
         {
             "kind": kind,
-            "total": r in (g.total, g.instr_total),
+            "total": r in g.totals,
             "state": state,
             "badge": badge_text(state),
             "change": c.change if c is not None else "",
@@ -321,19 +323,16 @@ def _cp_meta(gs: GroupSeries, g: Group, cps: CPIndex, col: dict[str, int]) -> li
 
 
 def _totals_meta(g: Group) -> list[dict[str, Any]]:
-    """The group's total charts: device time, and instructions when counted."""
-    return [
-        {"row": g.rows.index(r), "title": title}
-        for r, title in ((g.total, "Total device time"), (g.instr_total, "Total instructions"))
-        if r is not None
-    ]
+    """The group's total charts: device time, and each exact metric counted (the titles are
+    the registry's)."""
+    titled = [(g.total, DEVTIME.total_title)]
+    titled += [(r, by_name(m).total_title) for m, r in g.exact_totals.items()]
+    return [{"row": g.rows.index(r), "title": title} for r, title in titled if r is not None]
 
 
 def _order_meta(gs: GroupSeries, g: Group, rows: list[dict[str, Any]]) -> list[int]:
     """The per-op rows (totals left out), the most severe state first."""
-    shown = [
-        p for p, r in enumerate(gs.md_rows) if r is not None and r not in (g.total, g.instr_total)
-    ]
+    shown = [p for p, r in enumerate(gs.md_rows) if r is not None and r not in g.totals]
     return [shown[i] for i in _severity_order([rows[p]["state"] for p in shown])]
 
 

@@ -10,8 +10,8 @@ import math
 
 from neuronasv.dtypes import short_name
 from neuronasv.format import format_calls_per_iter, format_delta_pct, format_signed, pct_number
+from neuronasv.metrics import by_unit
 from neuronasv.model import Finding, OpContribution
-from neuronasv.units import is_exact
 
 __all__ = ["ci_text", "headline"]
 
@@ -48,7 +48,7 @@ def headline(finding: Finding) -> str:
     Example: ``rmsnorm.naive 4x512 bf16: +18 % (CI 12–25 %); aten::mul +0.41 ms (3 calls),
     the rest +0.03 ms`` (the top op and the rest add up to the row's change, head - base
     of its estimate), with ``(re-measured rounds)`` when the figures and parts come from
-    the rounds. An instruction row states its count's change; without a ratio it states
+    the rounds. An exact metric's row states its count's change; without a ratio it states
     the row's presence (``new``, ``failed``, ...).
     """
     s = finding.series
@@ -56,8 +56,9 @@ def headline(finding: Finding) -> str:
         name = " ".join(x for x in (s.workload, s.shape or "", short_name(s.dtype)) if x)
         if s.op:
             name += f" · {s.op}"
-        if is_exact(finding.unit):
-            name += " (instructions)"
+        metric = by_unit(finding.unit)
+        if metric is not None:  # an exact metric's row names it (its twin is the time row)
+            name += f" ({metric.name})"
     else:
         name = s.label
     if finding.ratio is None or not math.isfinite(finding.ratio):

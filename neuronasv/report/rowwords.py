@@ -24,6 +24,7 @@ from neuronasv.format import (
     format_pct,
     plural,
 )
+from neuronasv.metrics import EXACT, INSTRUCTIONS, Metric, by_unit
 from neuronasv.model import Finding, RowState
 from neuronasv.model.findings import RunnerShift, SideState
 from neuronasv.units import is_exact
@@ -198,6 +199,11 @@ def exact_words(f: Finding) -> str:
     ``same instructions, exact`` / not judged when two counts of the same work differed /
     not counted on a side where the op runs only inside other ops."""
     axis = f.state.instructions
+    metric = by_unit(f.unit)
+    if metric is not None and not metric.beside_time:  # a sampled exact metric (memory)
+        if axis == "unsteady":
+            return f"{metric.title} did not repeat exactly across samples, not judged exactly"
+        return count_words(f.base, f.head, metric)
     if axis == "unsteady":
         why = f": {f.state.instr_why}" if f.state.instr_why else ""
         return f"instruction count not deterministic, not judged{why}"
@@ -210,16 +216,18 @@ def exact_words(f: Finding) -> str:
     return count_words(f.base, f.head)
 
 
-def count_words(base: float | None, head: float | None) -> str:
+def count_words(base: float | None, head: float | None, metric: Metric = INSTRUCTIONS) -> str:
     """``more instructions (+2,443 per iteration, +20 %), exact`` / ``fewer instructions
-    (-5,867 per iteration, -39 %), exact`` / ``same instructions, exact``: the word follows
-    the count's sign, always."""
+    (-5,867 per iteration, -39 %), exact`` / ``same instructions, exact`` — or another
+    exact metric's own words (``allocates more (+8,192 bytes per iteration, +33 %),
+    exact``): the word follows the count's sign, always."""
     if base is None or head is None or base == head:
-        return "same instructions, exact"
-    word = "more" if head > base else "fewer"
-    delta = f"{'+' if head > base else '-'}{format_count(abs(head - base))} per iteration"
+        return f"{metric.same}, exact"
+    word = metric.more if head > base else metric.less
+    size = format_count(abs(head - base)) + (f" {metric.delta_unit}" if metric.delta_unit else "")
+    delta = f"{'+' if head > base else '-'}{size} per iteration"
     pct = format_delta_pct(head / base) if base > 0 else ""
-    return f"{word} instructions ({delta}{', ' + pct if pct else ''}), exact"
+    return f"{word} ({delta}{', ' + pct if pct else ''}), exact"
 
 
 def _beside(state: RowState) -> str:
@@ -354,7 +362,8 @@ def totals_summary(totals: Iterable[Finding], at: Callable[[Finding], str] | Non
 def count_line(findings: Iterable[Finding]) -> str:
     """``2 slower (1 confirmed), 1 faster, 3 more work, 4 more instructions`` over rows'
     states, each axis counted on its own rows (instructions on instruction rows)."""
-    slower = faster = conf_s = conf_f = more = less = i_more = i_fewer = 0
+    slower = faster = conf_s = conf_f = more = less = 0
+    exact: dict[str, int] = {}  # an exact metric's own word -> rows
     for f in findings:
         s = f.state
         slower += s.time == "slower"
@@ -363,9 +372,10 @@ def count_line(findings: Iterable[Finding]) -> str:
         conf_f += s.time == "faster" and s.confirmed
         more += s.work == "more"
         less += s.work == "less"
-        if is_exact(f.unit):
-            i_more += s.instructions == "more"
-            i_fewer += s.instructions == "fewer"
+        metric = by_unit(f.unit)
+        if metric is not None and s.instructions in ("more", "fewer"):
+            word = metric.more if s.instructions == "more" else metric.less
+            exact[word] = exact.get(word, 0) + 1
     bits = []
     for n, c, word in ((slower, conf_s, "slower"), (faster, conf_f, "faster")):
         if n:
@@ -375,8 +385,7 @@ def count_line(findings: Iterable[Finding]) -> str:
         for n, w in (
             (more, "more work"),
             (less, "less work"),
-            (i_more, "more instructions"),
-            (i_fewer, "fewer instructions"),
+            *((exact.get(w, 0), w) for m in EXACT for w in (m.more, m.less)),
         )
         if n
     ]

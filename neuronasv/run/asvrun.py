@@ -49,6 +49,7 @@ from neuronasv import env as suite_env
 from neuronasv.errors import CorruptResultsError, StoreError, UsageError
 from neuronasv.fileio import write_atomic
 from neuronasv.keys import profile_key
+from neuronasv.metrics import MEMORY
 from neuronasv.model import RunSidecar, SeriesId, WorkloadProfile
 from neuronasv.model.sidecar import RunState
 from neuronasv.proc import stream_process
@@ -555,6 +556,9 @@ def _commit_env(shared: _Shared, tree: str, sha: str, profile_out: str) -> dict[
     if opts.quick:
         env[suite_env.QUICK.name] = "1"
     env[suite_env.OPS_CATALOGUE.name] = shared.cat_path
+    env.pop(suite_env.MEMORY.name, None)
+    if MEMORY.name in (opts.metrics or ()):  # the alloc_ series (neuronasv.measure.memory)
+        env[suite_env.MEMORY.name] = "1"
     env[suite_env.PEAK_FILE.name] = os.path.abspath(peaks_file(shared.results_dir, shared.machine))
     env.pop(suite_env.PREPASS_DIR.name, None)
     env.update(compile_cache_env(opts.compile_cache))

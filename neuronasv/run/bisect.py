@@ -5,10 +5,10 @@ the series (the pattern, against the stored history), takes every stored result 
 and runs the pure search of :mod:`neuronasv.analyse.bisect` with measuring functions that
 start processes:
 
-- **exact axes** (instructions, work): ``neuronasv run``'s own stage
-  (:func:`neuronasv.run.asvrun.run_commits`) at the probe only, ``--bench`` narrowed to the
-  series' benchmark class, ``NEURONASV_SHAPES``/``NEURONASV_DTYPES`` narrowed to its
-  configuration, the instructions metric only when the axis is instructions, the compile
+- **exact axes** (each exact metric of :mod:`neuronasv.metrics`, work): ``neuronasv run``'s
+  own stage (:func:`neuronasv.run.asvrun.run_commits`) at the probe only, ``--bench``
+  narrowed to the series' benchmark class, ``NEURONASV_SHAPES``/``NEURONASV_DTYPES`` narrowed to its
+  configuration, an exact metric measured only when the axis is that metric, the compile
   cache shared; the probe's results land in the results folder as ordinary results (its
   sidecar holds the reading);
 - **time**: confirm's worktree runner (:class:`neuronasv.run.worktree.WorktreeProfileRunner`,
@@ -30,7 +30,6 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
 
 from neuronasv import env as suite_env
 from neuronasv.analyse.bisect import (
@@ -50,11 +49,13 @@ from neuronasv.analyse.bisect_budget import (
 from neuronasv.analyse.culprits import culprit_of, explain, pull_from_subject
 from neuronasv.analyse.exact import is_exact
 from neuronasv.analyse.patterns import SeriesPattern, ambiguous_error, no_match_error
-from neuronasv.analyse.readings import reading_at, stored_readings
+from neuronasv.analyse.readings import ends_differ, reading_at, stored_readings
 from neuronasv.errors import CaptureError, StoreError, UsageError
 from neuronasv.format import format_wall
 from neuronasv.log import indented
 from neuronasv.measure.backends import default_samples
+from neuronasv.metrics import DEVTIME, EXACT, by_name
+from neuronasv.metrics import names as metric_names
 from neuronasv.model import History, Series, SeriesId
 from neuronasv.model.bisect import BisectDocument
 from neuronasv.model.culprit import Axis
@@ -71,11 +72,23 @@ from neuronasv.store.git import Git
 from neuronasv.store.history import load_history
 from neuronasv.store.layout import MACHINE_FILE
 
-__all__ = ["AxisChoice", "BisectOptions", "bisect_range", "first_parent_chain", "match_series"]
+__all__ = [
+    "AXIS_CHOICES",
+    "AxisChoice",
+    "BisectOptions",
+    "bisect_range",
+    "first_parent_chain",
+    "match_series",
+]
 
 log = logging.getLogger(__name__)
 
-AxisChoice = Literal["auto", "instructions", "work", "time"]
+#: ``--axis``: one of :data:`AXIS_CHOICES`.
+AxisChoice = str
+#: The exact metrics a bisection may search on their own series (the registry's).
+EXACT_AXES: tuple[str, ...] = tuple(m.name for m in EXACT)
+#: ``--axis``'s choices: auto, every exact metric, work, time.
+AXIS_CHOICES: tuple[str, ...] = ("auto", *EXACT_AXES, "work", "time")
 
 
 @dataclass(frozen=True)
@@ -142,22 +155,85 @@ def match_series(history: History, machine: str, pattern: str | SeriesPattern) -
     return [s for s in history.series if s.machine == machine and pat.matches(s.series)]
 
 
-def _pick(
-    found: Sequence[Series], pattern: str, machine: str, axis: AxisChoice
-) -> tuple[Series, Axis]:
+def _only(pool: Sequence[Series]) -> Series | None:
+    return pool[0] if len(pool) == 1 else None
+
+
+def _auto(
+    found: Sequence[Series], history: History, machine: str, good: str, bad: str
+) -> tuple[Series, Axis] | None:
+    """``--axis auto``'s exact choice: the first exact axis on which the range's stored ends
+    differ — each exact metric of the registry (on its own series, else on the matched
+    device-time series' configuration and op), then the work evidence — or None (the ends
+    read the same on every exact axis, or are not stored: time decides)."""
+    timed = _only([s for s in found if not is_exact(s.unit)])
+    candidates: list[tuple[Series, Axis]] = []
+    for m in EXACT:
+        own = _only([s for s in found if s.series.metric == m.name]) or timed
+        if own is not None:
+            candidates.append((own, m.name))
+    either = timed or _only(found)
+    if either is not None:
+        candidates.append((either, "work"))
+    for series, axis in candidates:
+        ends = ends_differ(history, machine, series.series, axis, good, bad)
+        if ends is not None:
+            log.info(f"axis auto: {axis} differs at the ends ({ends[0].words} -> {ends[1].words})")
+            return series, axis
+    if candidates:
+        said = ", ".join(dict.fromkeys(a for _, a in candidates))
+        log.info(f"axis auto: the ends read the same on {said} (or were not read): time")
+    return None
+
+
+def _pool(found: Sequence[Series], axis: AxisChoice) -> tuple[list[Series], str]:
+    """The series an axis may search, and the axis (auto without an exact difference:
+    time on the device-time series, an exact series alone its own metric)."""
     exact = [s for s in found if is_exact(s.unit)]
     timed = [s for s in found if not is_exact(s.unit)]
-    if axis == "instructions" or (axis == "auto" and exact):
-        pool, chosen = exact, "instructions"
-    else:
-        pool, chosen = timed, axis if axis in ("work", "time") else "time"
+    if axis in EXACT_AXES:
+        return [s for s in exact if s.series.metric == axis], axis
+    if axis == "auto" and not timed and exact:
+        return exact, exact[0].series.metric or "time"
+    return timed, axis if axis in ("work", "time") else "time"
+
+
+def _pick(
+    found: Sequence[Series],
+    pattern: str,
+    machine: str,
+    axis: AxisChoice,
+    *,
+    history: History | None = None,
+    ends: tuple[str, str] | None = None,
+) -> tuple[Series, Axis]:
+    """The series and the axis that decides. ``auto``: an exact axis on which the range's
+    ends differ (:func:`_auto`, with ``history`` and ``ends``), else time on the matched
+    device-time series (an exact series alone: its own axis)."""
+    if axis == "auto" and history is not None and ends is not None:
+        chosen_auto = _auto(found, history, machine, *ends)
+        if chosen_auto is not None:
+            return chosen_auto
+    pool, chosen = _pool(found, axis)
     if not pool:
-        kind = "instruction count" if chosen == "instructions" else "device-time"
+        kind = f"{by_name(chosen).title}" if chosen in EXACT_AXES else "device-time"
         raise UsageError(f"{pattern!r} matches no {kind} series on {machine!r}")
     if len(pool) > 1:
         where = f"on {machine!r}"
         raise ambiguous_error(SeriesPattern.parse(pattern), [s.series for s in pool], where)
-    return pool[0], chosen  # type: ignore[return-value]
+    return pool[0], chosen
+
+
+def _metrics_for(axis: str, named: Sequence[str]) -> tuple[str, ...] | None:
+    """``--metrics`` of a probe: device time, and the exact metric the axis is. The ends of
+    an auto search: the exact metrics the pattern names with ``metric=``, else ``run``'s
+    default (None: every exact metric the backend counts here, the evidence auto decides
+    by)."""
+    if axis != "auto":
+        return (DEVTIME.name, *([axis] if axis in EXACT_AXES else []))
+    if set(named) == set(metric_names()):
+        return None
+    return (DEVTIME.name, *(m for m in named if m in EXACT_AXES))
 
 
 def _bench_of(series: SeriesId) -> str:
@@ -197,7 +273,7 @@ class _Stage:
     results_dir: str
     machine: str
     bench: str | None = None
-    metrics: tuple[str, ...] = ("devtime",)
+    metrics: tuple[str, ...] | None = ("devtime",)
     extra_env: Mapping[str, str] = field(default_factory=dict)
     fingerprint: Mapping[str, str] | None = None
     history: History | None = None
@@ -467,13 +543,13 @@ def bisect_range(
     history = stage.load() if os.path.isdir(results_dir) else History(())
     found = match_series(history, machine, pattern)
     unstored = [c for c in (good, bad) if (machine, c) not in history.profiles]
-    if not found and unstored:
+    # auto decides by the ends' exact evidence: measure the ends first when they have none
+    if unstored and (not found or opts.axis == "auto"):
         log.info(f"measuring the range's ends first ({len(unstored)} without stored results)")
-        stage.bench = opts.bench
-        counted = opts.axis == "instructions" or (
-            opts.axis == "auto" and "instructions" in opts.pattern
-        )
-        stage.metrics = ("devtime", "instructions") if counted else ("devtime",)
+        one = _only(found)
+        stage.bench = opts.bench or (_bench_of(one.series) if one is not None else None)
+        stage.extra_env = _narrow_env(one.series) if one is not None else {}
+        stage.metrics = _metrics_for(opts.axis, pattern.metrics())
         t0 = time.monotonic()
         stage.run(unstored)
         stage.before = (tuple(unstored), time.monotonic() - t0)
@@ -482,10 +558,10 @@ def bisect_range(
     if not found:
         mine = [s.series for s in history.series if s.machine == machine]
         raise no_match_error(pattern, mine, f"on {machine!r}")
-    series, axis = _pick(found, opts.pattern, machine, opts.axis)
+    series, axis = _pick(found, opts.pattern, machine, opts.axis, history=history, ends=(good, bad))
     stage.bench = opts.bench or _bench_of(series.series)
     stage.extra_env = _narrow_env(series.series)
-    stage.metrics = ("devtime", "instructions") if axis == "instructions" else ("devtime",)
+    stage.metrics = _metrics_for(axis, ())
     log.info(
         f"bisecting {series.series.label} on {machine} over {len(chain) - 1} commit(s)"
         f" {good[:12]}..{bad[:12]} ({axis})"

@@ -32,6 +32,8 @@ from typing import Any
 
 from neuronasv.keys import profile_key, split_results_key
 from neuronasv.measure.backends import counts_instructions
+from neuronasv.metrics import names as metric_names
+from neuronasv.metrics import parse_names
 from neuronasv.model import WorkloadProfile
 from neuronasv.model.instructions import InstructionCounts
 from neuronasv.run.instrpass import META_FILE
@@ -51,8 +53,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: The metrics ``neuronasv run --metrics`` knows.
-METRICS: tuple[str, ...] = ("devtime", "instructions")
+#: The metrics ``neuronasv run --metrics`` knows (the registry's names).
+METRICS: tuple[str, ...] = metric_names()
 #: A pass that prints nothing for this long is stopped. It prints a line per
 #: configuration (the slowest, the transformer block's backward, takes ~5 s here on a
 #: quiet machine; docs/instructions.md), so the pre-pass's limit is generous.
@@ -106,14 +108,9 @@ def default_metrics(
 
 
 def parse_metrics(text: str) -> tuple[str, ...]:
-    """``devtime,instructions`` -> the metrics, in order; ValueError names an unknown one."""
-    names = tuple(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
-    unknown = [m for m in names if m not in METRICS]
-    if unknown or not names:
-        raise ValueError(
-            f"unknown metric {', '.join(unknown) or '(none)'}: choose from {', '.join(METRICS)}"
-        )
-    return names
+    """``devtime,instructions`` -> the metrics, in order; ValueError names an unknown one
+    (:func:`neuronasv.metrics.parse_names`: the registry's names)."""
+    return parse_names(text)
 
 
 def valgrind_command(

@@ -52,7 +52,8 @@ class RunSummary:
 
 
 def parse_metrics(text: str) -> tuple[str, ...]:
-    """``--metrics``: ``devtime`` or ``devtime,instructions`` (UsageError otherwise)."""
+    """``--metrics``: ``devtime`` and any of the registry's other metrics
+    (:mod:`neuronasv.metrics`), comma-separated (UsageError otherwise)."""
     from neuronasv.run.instrrun import parse_metrics as names_of
 
     try:
@@ -60,7 +61,7 @@ def parse_metrics(text: str) -> tuple[str, ...]:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if "devtime" not in names:
-        raise UsageError("devtime is always measured: give devtime,instructions")
+        raise UsageError(f"devtime is always measured: give devtime,{','.join(names)}")
     return names
 
 

@@ -58,6 +58,7 @@ from neuronasv.errors import (
     ResultsError,
     SchemaVersionError,
 )
+from neuronasv.metrics import by_prefix
 from neuronasv.model import RunSidecar, SeriesId
 from neuronasv.model._codec import (
     MAX_MAGNITUDE,
@@ -71,7 +72,7 @@ from neuronasv.store.asvjson import (
     decode_asv_json,
 )
 from neuronasv.store.layout import BENCHMARKS_FILE, METADATA_FILES, RESULT_SUFFIX, sidecar_path
-from neuronasv.units import INSTRUCTIONS_UNIT, is_exact, value_problem
+from neuronasv.units import is_exact, value_problem
 
 __all__ = [
     "ASV_API_VERSION",
@@ -111,8 +112,8 @@ def _number(v: Any, where: str, source: str, bound: str | None = None) -> float 
         return math.nan
     if v.__class__ is float and math.isinf(v):
         raise CorruptResultsError(f"{source}: {where} is infinite")
-    if bound == "count":
-        problem = value_problem(INSTRUCTIONS_UNIT, v)
+    if bound is not None and is_exact(bound):  # an exact metric's unit: its own range
+        problem = value_problem(bound, v)
         if problem:
             raise CorruptResultsError(f"{source}: {where}: {problem}"[:300])
         return float(v)
@@ -127,12 +128,12 @@ def _number(v: Any, where: str, source: str, bound: str | None = None) -> float 
 def value_bound(benchmark: str) -> str | None:
     """What a result of ``benchmark`` must be beyond finite: ``"positive"`` for times and
     memory (asv's ``time_``/``timeraw_``/``mem_``/``peakmem_`` and neuronasv's
-    ``devtime_``), ``"count"`` for neuronasv's instruction counts (``instr_``: a whole
-    number in range, :func:`neuronasv.units.value_problem`), nothing for ``track_`` and
-    other benchmarks (any finite value)."""
+    ``devtime_``), an exact metric's unit for its series (``instr_``: a whole number of
+    instructions in range; ``alloc_``: bytes, signed; :func:`neuronasv.units.value_problem`),
+    nothing for ``track_`` and other benchmarks (any finite value)."""
     unit = default_unit(benchmark)
     if is_exact(unit):
-        return "count"
+        return unit
     return "positive" if unit != "unit" else None
 
 
@@ -165,8 +166,9 @@ def default_unit(benchmark: str) -> str:
     leaf = benchmark.rsplit(".", 1)[-1]
     if leaf.startswith(("time_", "devtime_", "timeraw_")):
         return "seconds"
-    if leaf.startswith("instr_"):  # neuronasv's instruction counts (the plugin's unit)
-        return INSTRUCTIONS_UNIT
+    metric = by_prefix(leaf)  # an exact metric's series (instr_, alloc_): the plugin's unit
+    if metric is not None and metric.exact:
+        return metric.unit
     if leaf.startswith(("mem_", "peakmem_")):
         return "bytes"
     return "unit"
@@ -395,7 +397,9 @@ def _env_name(data: dict[str, Any], p: str) -> str:
 def _fast_clean(result: list[Any], bound: str | None) -> bool:
     """Whether a result list is all finite floats in range, checked at C speed (the common
     case); False sends it to the slow path, which checks each value and names a bad one."""
-    if bound == "count" or set(map(type, result)) != _FLOAT or not math.isfinite(sum(result)):
+    if bound is not None and is_exact(bound):
+        return False
+    if set(map(type, result)) != _FLOAT or not math.isfinite(sum(result)):
         return False
     if max(map(abs, result)) > MAX_MAGNITUDE:
         return False
@@ -413,9 +417,15 @@ def _checked_values(
 
 
 def _checked_samples(
-    samples: list[Any], values: list[float | None], where: str, source: str, marked: bool
+    samples: list[Any],
+    values: list[float | None],
+    where: str,
+    source: str,
+    marked: bool,
+    bound: str | None = "positive",
 ) -> list[tuple[float, ...]]:
-    """Per combination its samples, checked; none for a failed or skipped (NaN) value."""
+    """Per combination its samples, checked (a time's > 0, an exact metric's in its own
+    range); none for a failed or skipped (NaN) value."""
     out: list[tuple[float, ...]] = []
     for i, smp in enumerate(samples):
         v = values[i]
@@ -425,7 +435,8 @@ def _checked_samples(
         if not isinstance(smp, list):
             raise CorruptResultsError(f"{source}: {where} samples[{i}] must be a list")
         vals = [
-            _number(asv_float(x, marked), f"{where} samples[{i}]", source, "positive")
+            _number(asv_float(x, marked), f"{where} samples[{i}]", source,
+                    bound if bound is not None and is_exact(bound) else "positive")
             for x in smp
         ]
         out.append(tuple(v for v in vals if v is not None and not math.isnan(v)))
@@ -552,7 +563,7 @@ class AsvResultsReader:
         values = result if clean else _checked_values(result, where, source, bound, marked)
         if samples is None:
             return (name, combos, values, None, version, clean, ckey)
-        out = _checked_samples(samples, values, where, source, marked)
+        out = _checked_samples(samples, values, where, source, marked, bound)
         return (name, combos, values, out, version, clean, ckey)
 
     # -- sidecars ----------------------------------------------------------------------

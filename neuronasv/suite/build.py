@@ -204,6 +204,38 @@ class _DevtimeSuite:
         return entry
 
 
+def _alloc_methods(
+    workload: str, shapes: Sequence[str], dtypes: Sequence[str], ops: Sequence[str]
+) -> dict[str, Any]:
+    """``alloc_total`` / ``alloc_op``: the memory metric's samples (``--metrics ...,memory``:
+    :mod:`neuronasv.measure.memory`), the same op list as the device-time series; None
+    (skipped) where the profile took none (a backend without memory events)."""
+
+    def alloc_total(
+        self: _DevtimeSuite, cache: dict[str, Any], shape: str, dtype: str
+    ) -> list[float] | None:
+        mem = self._entry(cache, shape, dtype).get("memory")
+        return None if mem is None else list(mem["total"])
+
+    methods: dict[str, Any] = {"alloc_total": alloc_total}
+    if ops:
+
+        def alloc_op(
+            self: _DevtimeSuite, cache: dict[str, Any], shape: str, dtype: str, op: str
+        ) -> list[float] | None:
+            mem = self._entry(cache, shape, dtype).get("memory")
+            samples = None if mem is None else mem["ops"].get(op)
+            return None if samples is None else list(samples)
+
+        methods["alloc_op"] = alloc_op
+    for name, fn in methods.items():
+        fn.params = [list(shapes), list(dtypes), *([list(ops)] if name == "alloc_op" else [])]
+        fn.param_names = ["shape", "dtype", *(["op"] if name == "alloc_op" else [])]
+        fn.neuronasv_workload = workload
+        fn.neuronasv_series = "op" if name == "alloc_op" else "total"
+    return methods
+
+
 def _make_class(
     decl: Declared,
     module: str,
@@ -258,6 +290,8 @@ def _make_class(
         devtime_op.neuronasv_workload = workload  # type: ignore[attr-defined]
         devtime_op.neuronasv_series = "op"  # type: ignore[attr-defined]
         body["devtime_op"] = devtime_op
+    if env.MEMORY.read():
+        body.update(_alloc_methods(workload, shapes, dtypes, ops))
     if instr_ops is not None:
         from neuronasv.suite.instr import instr_methods
 

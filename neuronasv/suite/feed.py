@@ -144,6 +144,16 @@ def profile_class(
             fail(shape, dtype, f"{type(exc).__name__}: {exc}\n{tb}")
             continue
         results[results_key(shape, dtype)] = series_payload(prof)
+        if env.MEMORY.read():  # the memory metric: its own untimed profiles, after
+            from neuronasv.measure.memory import self_bytes
+
+            try:
+                mem = self_bytes(workload, backend, shape=shape, dtype=dtype, samples=samples)
+            except Exception as exc:  # the time series stand; the memory ones are skipped
+                log.warning(f"{key}: memory not measured: {type(exc).__name__}: {exc}")
+                mem = None
+            if mem is not None:
+                results[results_key(shape, dtype)]["memory"] = mem
         if out_dir:
             _write_json(out_dir, payload_name(key), {"key": key, "profile": prof.to_json()})
     return {"workload": suite.workload, "backend": backend.name, "results": results}

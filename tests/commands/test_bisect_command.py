@@ -77,6 +77,19 @@ def test_work_axis_names_the_culprit_from_stored_results(repo, capfd) -> None:
     assert rec.result.measured == 0  # every reading was stored
 
 
+def test_auto_searches_the_exact_work_when_the_ends_differ_on_it(repo, capfd) -> None:
+    """Issue 40: the ends' stored work evidence differs (``aten::mul`` twice a call), so
+    ``--axis auto`` (the default) bisects on the work, measuring nothing; before, auto
+    chose device time for a device-time series and started interleaved rounds."""
+    path, shas = repo
+    assert _run(path, shas[0], shas[-1], "--series", PATTERN) == 0
+    out, err = capfd.readouterr()
+    assert out.splitlines()[0].endswith(f"culprit {shas[7][:12]} “change 7 (#77)” (PR #77)")
+    assert "axis auto: work differs at the ends (1 calls" in err
+    (rec,) = load_bisections(str(path / ".asv" / "results"))[0]
+    assert rec.result.axis == "work" and rec.result.measured == 0
+
+
 def test_the_field_form_names_the_series_as_the_label_did(repo, capfd) -> None:
     path, shas = repo
     fields = "workload=w shape=4x4 dtype=float32 op=aten::mul"
