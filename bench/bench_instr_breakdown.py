@@ -27,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from neuronasv.env import INSTR_PHASES  # noqa: E402
 from neuronasv.measure.callgrind import build_helper  # noqa: E402
 from neuronasv.run.instrpass import finish_payloads  # noqa: E402
 from neuronasv.run.instrrun import read_counts, valgrind_command, valgrind_env  # noqa: E402
@@ -98,7 +99,7 @@ def main() -> int:
             cmd += ["--jobs", str(args.jobs)]
         cmd[2:2] = args.valgrind_opt
         env = valgrind_env({**os.environ, "ASV_PYTHONPATH": str(repo)}, scratch=str(work))
-        env["NEURONASV_INSTR_PHASES"] = "1"
+        env[INSTR_PHASES.name] = "1"
         cpu0, t0 = _cpu_children(), time.monotonic()
         proc = subprocess.Popen(
             cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True

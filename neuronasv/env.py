@@ -39,6 +39,7 @@ __all__ = [
     "DTYPES",
     "HOST_ID",
     "INSTR_DIR",
+    "INSTR_PHASES",
     "LARGE",
     "NEURON_MODES",
     "NO_DEVICE_STATE",
@@ -315,6 +316,11 @@ INSTR_DIR: Text[str | None] = Text(
     "asv suite: instruction counts of the callgrind pass (adds instr_total/instr_op)",
     set_by=RUN,
 )
+INSTR_PHASES = Flag(
+    "NEURONASV_INSTR_PHASES",
+    False,
+    "instructions pass: each configuration logs its phases' seconds (bench_instr_breakdown)",
+)
 CACHE_KEY = Secret(
     "NEURONASV_CACHE_KEY",
     None,
@@ -351,6 +357,7 @@ VARIABLES: tuple[EnvVar[Any], ...] = (
     COMPILE_CACHE,
     USER_HOME,
     INSTR_DIR,
+    INSTR_PHASES,
     CACHE_KEY,
     REPOSITORY,
 )

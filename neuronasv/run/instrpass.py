@@ -41,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from neuronasv import env
 from neuronasv.fileio import write_atomic
 from neuronasv.keys import results_key
 from neuronasv.log import InertArgumentParser, cli_output
@@ -132,11 +133,6 @@ def _longest_first(todo: list[tuple[_Class, _Config]], suites: dict[str, Any]) -
     todo.sort(key=lambda t: -seconds.get((t[1].name, t[1].key), 0.0))
 
 
-#: Set (to anything but empty) in the pass's environment: each configuration logs its
-#: phases too (:class:`_PhaseClock`; ``bench/bench_instr_breakdown.py``).
-PHASES_ENV = "NEURONASV_INSTR_PHASES"
-
-
 class _PhaseClock:
     """Logs each phase's wall and CPU seconds as it ends, in the process it ends in (a count
     forked from the configuration's process times its own count from the fork on)."""
@@ -171,7 +167,7 @@ def _count_one(config: _Config, requests: Any, iterations: int) -> None:
     started, cpu = time.monotonic(), _cpu()
     clock = (
         _PhaseClock(f"{config.name} [{config.shape},{config.dtype}]")
-        if os.environ.get(PHASES_ENV)
+        if env.INSTR_PHASES.read()
         else None
     )
     try:
@@ -309,7 +305,7 @@ def run_instrpass(
         if not group.waiting:
             _write_class(group)
     instructions.prime(requests)
-    if os.environ.get(PHASES_ENV):
+    if env.INSTR_PHASES.read():
         log.info(f"  phase pass primed: {_own_cpu():.2f} s CPU since valgrind started")
     # Every configuration starts from this state, whatever was counted before it.
     fork_each([functools.partial(_count_one, c, requests, iterations) for _, c in todo],
