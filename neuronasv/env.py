@@ -39,6 +39,7 @@ __all__ = [
     "DTYPES",
     "HOST_ID",
     "INSTR_DIR",
+    "INSTR_PHASES",
     "LARGE",
     "MEMORY",
     "NEURON_MODES",
@@ -322,6 +323,11 @@ MEMORY = Flag(
     "asv suite: each op's self allocated bytes too (adds alloc_total/alloc_op)",
     set_by=RUN,
 )
+INSTR_PHASES = Flag(
+    "NEURONASV_INSTR_PHASES",
+    False,
+    "instructions pass: each configuration logs its phases' seconds (bench_instr_breakdown)",
+)
 CACHE_KEY = Secret(
     "NEURONASV_CACHE_KEY",
     None,
@@ -359,6 +365,7 @@ VARIABLES: tuple[EnvVar[Any], ...] = (
     USER_HOME,
     INSTR_DIR,
     MEMORY,
+    INSTR_PHASES,
     CACHE_KEY,
     REPOSITORY,
 )

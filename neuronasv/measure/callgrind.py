@@ -54,8 +54,14 @@ HELPER_NAME = "libneuronasv_callgrind.so"
 #: kernels made one transformer-block step take 5.5 s under valgrind against 3 ms native
 #: (31.9 M instructions), 0.09 s with MKL's SSE4.2 kernels (101 M instructions; measured
 #: here, docs/instructions.md). The counts are of the SSE4.2 kernels then, the same at
-#: every commit; ATen's own kernels keep valgrind's AVX2. The runner sets these in the
-#: pass's environment (:func:`neuronasv.run.instrrun.valgrind_env`); the pass records them.
+#: every commit; ATen's own kernels keep valgrind's AVX2. Not ATen's ``default``
+#: capability (``ATEN_CPU_CAPABILITY=default``), though it would cut the pass by half on an
+#: adopter's bfloat16 configurations (a ViT training step 11.7 s -> 0.6 s under valgrind
+#: uninstrumented): its compiler-vectorised loops peel by the data's alignment, so an op's
+#: count follows the heap (measured: ``aten::rsqrt`` of rmsnorm.naive 5,974 then 5,968 when
+#: another op was added before it, all in ``DEFAULT::vectorized_loop``). The runner sets
+#: these in the pass's environment (:func:`neuronasv.run.instrrun.valgrind_env`); the pass
+#: records them.
 MATRIX_ISA: dict[str, str] = {
     "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
     "ONEDNN_MAX_CPU_ISA": "SSE41",

@@ -237,6 +237,11 @@ def _count_b(
     del kept
 
 
+def _timed(count: Callable[..., None], name: str, tick: Callable[[str], None], *args: Any) -> None:
+    count(*args)
+    tick(f"count {name}")
+
+
 def _window(requests: ClientRequests, body: Callable[[], None]) -> None:
     """Collection on around ``body``."""
     requests.toggle()
@@ -388,6 +393,7 @@ def count_config(
     *,
     label: str,
     iterations: int = DEFAULT_ITERATIONS,
+    clock: Callable[[str], None] | None = None,
 ) -> Pending:
     """Count one built workload step (module doc): the dumps are written, not read.
 
@@ -397,8 +403,13 @@ def count_config(
     wraps this in ``torch.no_grad()`` as the timing run does. In order, uninstrumented:
     :data:`WARMUP` steps, one step under the dispatch mode that records the op calls; then
     instrumented: the whole step's repetitions, the calls replayed per pair.
+
+    ``clock``: called with each phase's name as it ends (``warm-up``, ``record``, then
+    ``count a`` and ``count b`` in their own processes), for the pass's phase lines.
     """
+    tick = clock or (lambda _: None)
     _loop(step, WARMUP)
+    tick("warm-up")
     mode = _mode_class()(requests)
     with mode:
         # The recorded step: its op calls are the targets, their number per step and
@@ -406,6 +417,7 @@ def count_config(
         mode.record = []
         step()
         recorded, mode.record = mode.record, None
+    tick("record")
     calls: dict[str, float] = {}
     for c in recorded:
         calls[c.name] = calls.get(c.name, 0) + 1
@@ -418,8 +430,9 @@ def count_config(
     with no_cyclic_gc():  # a collection inside a window counts its destructors
         # The two counts from this same state, at once, each in a process of its own.
         fork_each(
-            [functools.partial(count, requests, label, step, groups, iterations, mode)
-             for count in (_count_a, _count_b)],
+            [functools.partial(_timed, count, name, tick, requests, label, step, groups,
+                               iterations, mode)
+             for name, count in zip(COUNTS, (_count_a, _count_b), strict=True)],
             jobs=len(COUNTS),
             on_done=lambda i, status: failed.update({i: status} if status else {}),
         )  # fmt: skip

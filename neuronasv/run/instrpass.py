@@ -41,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from neuronasv import env
 from neuronasv.fileio import write_atomic
 from neuronasv.keys import results_key
 from neuronasv.log import InertArgumentParser, cli_output
@@ -132,6 +133,29 @@ def _longest_first(todo: list[tuple[_Class, _Config]], suites: dict[str, Any]) -
     todo.sort(key=lambda t: -seconds.get((t[1].name, t[1].key), 0.0))
 
 
+class _PhaseClock:
+    """Logs each phase's wall and CPU seconds as it ends, in the process it ends in (a count
+    forked from the configuration's process times its own count from the fork on)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.pid = os.getpid()
+        self.wall, self.cpu = time.monotonic(), _own_cpu()
+
+    def __call__(self, phase: str) -> None:
+        wall, cpu = time.monotonic(), _own_cpu()
+        if os.getpid() != self.pid:  # a forked count: its CPU seconds start at 0
+            self.pid, self.cpu = os.getpid(), 0.0
+        log.info(f"  phase {self.name} {phase}: {wall - self.wall:.2f} s wall,"
+                 f" {cpu - self.cpu:.2f} s CPU")  # fmt: skip
+        self.wall, self.cpu = wall, cpu
+
+
+def _own_cpu() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
 def _count_one(config: _Config, requests: Any, iterations: int) -> None:
     """In the configuration's own child: build it, count it, write its entry (pending, or
     the error that stopped it: one failing configuration must not lose the others)."""
@@ -141,11 +165,18 @@ def _count_one(config: _Config, requests: Any, iterations: int) -> None:
     from neuronasv.measure.workloads import parse_dtype, parse_shape
 
     started, cpu = time.monotonic(), _cpu()
+    clock = (
+        _PhaseClock(f"{config.name} [{config.shape},{config.dtype}]")
+        if env.INSTR_PHASES.read()
+        else None
+    )
     try:
         step = config.workload.build(parse_shape(config.shape), parse_dtype(config.dtype), "cpu", 0)
+        if clock is not None:
+            clock("build")
         with torch.no_grad():
             pending = instructions.count_config(
-                step, requests, label=config.label, iterations=iterations
+                step, requests, label=config.label, iterations=iterations, clock=clock
             )
         entry: dict[str, Any] = {"pending": pending.to_json()}
         log.info(
@@ -274,6 +305,8 @@ def run_instrpass(
         if not group.waiting:
             _write_class(group)
     instructions.prime(requests)
+    if env.INSTR_PHASES.read():
+        log.info(f"  phase pass primed: {_own_cpu():.2f} s CPU since valgrind started")
     # Every configuration starts from this state, whatever was counted before it.
     fork_each([functools.partial(_count_one, c, requests, iterations) for _, c in todo],
               jobs=jobs, on_start=started, on_done=done)  # fmt: skip
