@@ -4,7 +4,7 @@ read here: a file's quartile column (:func:`quartile`), and one machine's files 
 
 ``store.columns`` places each file's values on its rows (the series, in key order) and
 its commit's column; this module fills the matrices (:func:`fill`), checks the loader's
-rule on time and memory values (:func:`check_positive`) and marks the instruction counts
+rule on time and memory values (:func:`check_positive`) and marks the exact counts
 that were not deterministic (:func:`mark_unstable`).
 """
 
@@ -114,7 +114,7 @@ def mark_unstable(
     """Where an exact series' count was not counted twice alike (``exact.counted_twice_alike``
     with the series' own identity: the resolved one, as the loader's ``Series`` has it).
 
-    ``exact``: (row, identity) of each instruction-count series.
+    ``exact``: (row, identity) of each series whose pass counts it twice.
     """
     # per commit, the last file with a sidecar (the loader keeps that file's profiles)
     last: dict[str, FileArrays] = {}
