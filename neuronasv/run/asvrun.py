@@ -497,6 +497,21 @@ def require_suite(repo: str) -> None:
         )
 
 
+#: asv's forkserver listens on ``<temp>/asv-forkserver-<8 characters>/socket``.
+_FORKSERVER_SOCKET = len("/asv-forkserver-") + 8 + len("/socket")
+#: The longest Unix socket path: 108 bytes with the NUL on Linux, 104 on macOS.
+SOCKET_PATH_MAX = 103
+
+
+def launch_method(tempdir: str) -> str:
+    """asv's launch method for a run whose temporary folder is ``tempdir``: ``forkserver``
+    (one process imports the suite and forks a child per benchmark), unless its socket's path
+    would be too long for a Unix socket — then asv's server dies at start ("Failed to start
+    server thread") — and ``spawn``."""
+    fits = len(os.fsencode(tempdir)) + _FORKSERVER_SOCKET <= SOCKET_PATH_MAX
+    return "forkserver" if fits else "spawn"
+
+
 def suite_dir(repo: str, conf: Mapping[str, Any]) -> str:
     """The checkout's asv suite folder (the config's ``benchmark_dir``, else ``benchmarks``)."""
     return os.path.join(repo, str(conf.get("benchmark_dir", "benchmarks")))
@@ -531,7 +546,11 @@ def _commit_conf(
     # One process imports the suite and forks one child per benchmark parameter, instead of
     # a new interpreter per parameter (asv's "spawn"): the per-series cost of the suite
     # (docs/asv.md). A launch method the repository's config names is kept.
-    conf.setdefault("launch_method", "forkserver")
+    if "launch_method" not in conf:
+        conf["launch_method"] = launch_method(tempfile.gettempdir())
+        if conf["launch_method"] != "forkserver":
+            log.info(f"temporary folder {tempfile.gettempdir()!r} too long for asv's forkserver"
+                     " socket: one process per benchmark (asv's spawn), slower")  # fmt: skip
     conf.pop("matrix", None)
     conf_path = os.path.join(work, CONFIG_NAME)
     with open(conf_path, "w", encoding="utf-8") as fh:
