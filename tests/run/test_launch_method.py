@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import socket
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -35,11 +36,15 @@ def test_a_long_temporary_folder_takes_spawn() -> None:
 
 
 @pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets")
-def test_the_longest_forkserver_folder_binds_and_a_longer_one_would_not(tmp_path: Path) -> None:
+def test_the_longest_forkserver_folder_binds_and_a_longer_one_would_not() -> None:
     longest = SOCKET_PATH_MAX - len(_TAIL)
-    if len(str(tmp_path)) + 2 > longest:
-        pytest.skip("the test's own temporary folder is already longer than the limit")
-    folder = _folder_of_length(tmp_path, longest)
+    # pytest's own temporary folders are already near the limit under xdist: a short one.
+    with tempfile.TemporaryDirectory(prefix="nx", dir="/tmp") as short:
+        _bind_at_the_limit(Path(short), longest)
+
+
+def _bind_at_the_limit(base: Path, longest: int) -> None:
+    folder = _folder_of_length(base, longest)
     assert launch_method(folder) == "forkserver"
     assert launch_method(folder + "x") == "spawn"
     (Path(folder) / "asv-forkserver-abcdefgh").mkdir()
