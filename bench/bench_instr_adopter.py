@@ -177,7 +177,7 @@ def _counted(repo: Path, since: float) -> dict[str, list[float]]:
     for path in paths:
         sidecar = AsvResultsReader().read_sidecar(result_path_of_sidecar(str(path)))[0]
         for p in sidecar.profiles if sidecar is not None else ():
-            c = p.instructions
+            c = p.counted
             if c is not None:
                 out[p.key] = [c.total, *(v for _, v in sorted({**c.ops, **c.modules}.items()))]
     return out

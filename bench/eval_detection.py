@@ -571,16 +571,16 @@ def with_counts(profiles: list[WorkloadProfile]) -> list[WorkloadProfile]:
     times a constant of the op and the shape, the total their sum (so one more
     ``aten::mul`` call counts more). Not a measurement: it stands for the CPU default
     metric, which this bench does not run (callgrind costs minutes a variant)."""
-    from neuronasv.model.instructions import InstructionCounts
+    from neuronasv.model.counts import PassCounts
 
     out = []
     for p in profiles:
         scale = len(p.shape)  # any constant of the configuration: the counts only compare
         per = {o.op: round(o.calls_per_iter * (1000 + 17 * len(o.op)) * scale) for o in p.ops}
-        counts = InstructionCounts(total=float(sum(per.values()) + 5000),
+        counts = PassCounts(total=float(sum(per.values()) + 5000),
                                    ops={k: float(v) for k, v in per.items()},
                                    valgrind="model", torch="model")  # fmt: skip
-        out.append(replace(p, instructions=counts))
+        out.append(replace(p, counted=counts))
     return out
 
 
@@ -603,9 +603,9 @@ def _history(base: list[WorkloadProfile], head: list[WorkloadProfile], states: t
                     Point(commit, order, samples.median(xs), tuple(xs))
                 )
                 units[sid] = "seconds"
-            if p.instructions is None:
+            if p.counted is None:
                 continue
-            for op, n in ((None, p.instructions.total), *p.instructions.ops.items()):
+            for op, n in ((None, p.counted.total), *p.counted.ops.items()):
                 sid = SeriesId(f"instr.{p.name}", (p.shape, p.dtype, op or "total"), p.name,
                                p.shape, p.dtype, op)  # fmt: skip
                 points.setdefault(sid, []).append(Point(commit, order, n, (n,)))

@@ -36,7 +36,15 @@ Each entry says:
 - ``signed`` — a value may be negative (``[-bound, bound]``: an op may free more than it
   allocates);
 - ``axis_label`` — the title of a chart's value axis; ``total_title`` — the workload
-  total's chart; ``stack_title`` — the chart of its ops stacked (only a metric that adds up).
+  total's chart; ``stack_title`` — the chart of its ops stacked (only a metric that adds up);
+- ``sidecar_key`` — where a counting pass keeps the metric's per-configuration counts
+  (:class:`~neuronasv.model.counts.PassCounts`) in a run sidecar's workload entry (empty:
+  its values live in the asv results only); ``noun`` — what one unit of it is called in a
+  sentence (``2,443 instructions``), empty where the unit says it.
+
+Two module constants follow the entries: :data:`BESIDE_TIME`, the exact metric a
+device-time row carries beside its time, and :data:`KEYS`, the document keys every exact
+metric's row state and work changes are written under.
 
 Pure and a leaf (stage 0, standard library only), like :mod:`neuronasv.units`.
 """
@@ -47,9 +55,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
+    "BESIDE_TIME",
     "DEVTIME",
     "EXACT",
     "INSTRUCTIONS",
+    "IN_SIDECAR",
+    "KEYS",
     "MEMORY",
     "METRICS",
     "TIME_UNITS",
@@ -92,6 +103,8 @@ class Metric:
     delta_unit: str = ""
     beside_time: bool = False
     signed: bool = False
+    sidecar_key: str = ""
+    noun: str = ""
 
     @property
     def judged(self) -> Literal["exact", "time tests"]:
@@ -137,6 +150,8 @@ INSTRUCTIONS = Metric(
     whole=True,
     same="same instructions",
     beside_time=True,
+    sidecar_key="instructions",
+    noun="instructions",
 )
 
 #: Each op's self allocated bytes per iteration (torch profiler ``profile_memory=True``:
@@ -172,6 +187,28 @@ MEMORY = Metric(
 METRICS: tuple[Metric, ...] = (DEVTIME, INSTRUCTIONS, MEMORY)
 #: The exact metrics (compared without statistics), in registry order.
 EXACT: tuple[Metric, ...] = tuple(m for m in METRICS if m.exact)
+#: The exact metric whose series' count a device-time row states beside its time (its
+#: row's exact axis, :attr:`~neuronasv.model.RowState.exact`): the one entry with
+#: ``beside_time``.
+BESIDE_TIME: Metric = next(m for m in EXACT if m.beside_time)
+#: The exact metrics a counting pass keeps in the run sidecar (``sidecar_key``).
+IN_SIDECAR: tuple[Metric, ...] = tuple(m for m in EXACT if m.sidecar_key)
+
+#: The keys documents write every exact metric's row state and work changes under
+#: (findings schema 4 on; :class:`~neuronasv.model.RowState`,
+#: :class:`~neuronasv.model.WorkChange`). They were named when the first exact metric was
+#: the only one, and are kept so every document written since reads unchanged: the row's
+#: exact axis (``axis``), the beside-time counts at base and head (``base``/``head``) and
+#: why a count was not judged (``why``); a work change's counts (``count_base``/
+#: ``count_head``). A work change of the beside-time metric's kind is its ``name``.
+KEYS: dict[str, str] = {
+    "axis": "instructions",
+    "base": "instr_base",
+    "head": "instr_head",
+    "why": "instr_why",
+    "count_base": "instructions_base",
+    "count_head": "instructions_head",
+}
 
 
 def names() -> tuple[str, ...]:

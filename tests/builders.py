@@ -94,10 +94,10 @@ def finding(
 ) -> Finding:
     """A row: its estimate (``base``, ``head``, the CI ``ci`` of head/base) and state
     (``verdict``, an old verdict word, sets the time axis or presence; ``state`` wins;
-    the state's keyword fields — ``time``, ``work``, ``instructions``, ``presence``,
+    the state's keyword fields — ``time``, ``work``, ``exact``, ``presence``,
     ``confirmed``, ``gate`` — may be given directly)."""
-    keys = ("time", "work", "instructions", "presence", "confirmed", "gate",
-            "instr_base", "instr_head")  # fmt: skip
+    keys = ("time", "work", "exact", "presence", "confirmed", "gate",
+            "exact_base", "exact_head")  # fmt: skip
     st_fields = {k: fields.pop(k) for k in keys if k in fields}
     if state is None:
         state = RowState(**{**VERDICT_STATES.get(verdict or "", {}), **st_fields})
@@ -133,7 +133,7 @@ def verdict_of(f: Finding) -> str:
         return st.presence
     if st.time != "none":
         return _TIME_WORDS[st.time]
-    return _COUNT_WORDS.get(st.instructions, "unchanged")
+    return _COUNT_WORDS.get(st.exact, "unchanged")
 
 
 @contextlib.contextmanager

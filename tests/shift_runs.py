@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from neuronasv.model import CanaryReading, OpProfile, RunSidecar, SeriesId, WorkloadProfile
-from neuronasv.model.instructions import InstructionCounts
+from neuronasv.model.counts import PassCounts
 from neuronasv.model.sidecar import MachineReading, RunState
 from tests.analyse.analyse_asvdata import ENV, Bench, write_run
 
@@ -139,9 +139,7 @@ def write_side(
     configs = sorted(OPS)
     samples = {}
     for cfg in configs:
-        factor = {
-            op: shift * offset * math.exp(scatter * rng.standard_normal()) for op in OPS[cfg]
-        }
+        factor = {op: shift * offset * math.exp(scatter * rng.standard_normal()) for op in OPS[cfg]}
         if change is not None and change.config == cfg:
             factor[change.op] *= change.time
         samples[cfg] = _samples(cfg, factor, rng, noise)
@@ -179,7 +177,7 @@ def write_side(
             ),
             device_time_is_cpu=True,
             canary=reading,
-            instructions=InstructionCounts(
+            counted=PassCounts(
                 total=counted[cfg][None],
                 ops={op: v for op, v in counted[cfg].items() if op is not None},
                 valgrind="3.22.0",

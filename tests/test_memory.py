@@ -77,19 +77,19 @@ def test_the_collector_reads_self_memory_and_leaves_bookkeeping_out() -> None:
 
 def test_repeating_samples_are_judged_exactly_in_their_own_words() -> None:
     (up,) = judge_exact([(sid("aten::mul"), pt(24576, 24576), pt(32768, 32768), UNIT)])
-    assert up.state.instructions == "more" and up.estimate.unit == UNIT
+    assert up.state.exact == "more" and up.estimate.unit == UNIT
     assert state_words(up) == "allocates more (+8,192 bytes per iteration, +33 %), exact"
     (down,) = judge_exact([(sid("aten::mul"), pt(32768, 32768), pt(24576, 24576), UNIT)])
     assert state_words(down).startswith("allocates less (-8,192 bytes per iteration")
     (same,) = judge_exact([(sid("aten::div_"), pt(-4, -4), pt(-4, -4), UNIT)])
-    assert same.state.instructions == "same"
+    assert same.state.exact == "same"
     assert state_words(same) == "allocates the same, exact"
     assert count_line([up, down]) == "1 allocates more, 1 allocates less"
 
 
 def test_samples_that_differ_are_not_judged_exactly_and_say_so() -> None:
     (f,) = judge_exact([(sid("aten::mul"), pt(100, 100), pt(100, 228), UNIT)])
-    assert f.state.instructions == "unsteady"
+    assert f.state.exact == "unsteady"
     assert "did not repeat exactly across samples at head" in f.reason
     assert "not judged exactly" in state_words(f)
     assert f.state.direction is None
@@ -119,7 +119,7 @@ def test_a_memory_row_never_becomes_a_time_rows_instruction_axis() -> None:
     (mem,) = judge_exact([(sid("aten::mul"), pt(1, 1), pt(2, 2), UNIT)])
     timed = finding(series=replace(sid("aten::mul"), benchmark="rmsnorm.Naive.devtime_op"))
     doc = with_states(_doc(mem, timed))
-    assert doc.findings[1].state.instructions == "none"
+    assert doc.findings[1].state.exact == "none"
     assert "allocates" not in state_words(doc.findings[1])
 
 
@@ -160,7 +160,8 @@ def test_self_bytes_repeat_exactly_across_iterations_and_processes_on_the_cpu() 
 
 @pytest.mark.slow
 def test_demo_with_the_temporary_patch_names_the_op_that_allocates_more(
-    tmp_path, monkeypatch  # type: ignore[no-untyped-def]
+    tmp_path,
+    monkeypatch,  # type: ignore[no-untyped-def]
 ) -> None:
     """The done-when proof: ``neuronasv demo --patch examples/alloc-rmsnorm-temp.patch
     --metrics devtime,memory`` (one more ``aten::mul`` temporary in the naive RMSNorm): the

@@ -52,7 +52,7 @@ def test_readers_ask_the_registry() -> None:
 #: its client requests, its runner, the asv plugin's instr_ methods, the count type).
 _HOMES = {
     "metrics.py", "measure/instructions.py", "measure/callgrind.py", "run/instrpass.py",
-    "run/instrrun.py", "suite/instr.py", "model/instructions.py",
+    "run/instrrun.py", "suite/instr.py",
 }  # fmt: skip
 #: Where the word is the Neuron device profile's (its ``instruction`` table/rows: engine
 #: instructions, not this metric); not counted against the issue-40 target.
@@ -71,8 +71,7 @@ _NOT_YET = {
     "ci/bisect_step.py", "ci/flows.py", "ci/tools.py", "commands/bisect.py",
     "commands/doctor.py", "commands/run.py", "demo.py", "env.py", "gcpause.py",
     "measure/backends/__init__.py", "measure/backends/base.py", "measure/backends/cpu.py",
-    "model/bisect.py", "model/culprit.py", "model/estimate.py", "model/findings.py",
-    "model/profile.py", "publish/assets/site.css", "publish/assets/site.js",
+    "publish/assets/site.css", "publish/assets/site.js",
     "publish/pages.py", "publish/workload.py", "report/bisect.py", "report/causes.py",
     "report/digest.py", "report/rowwords.py", "run/__init__.py",
     "run/asvrun.py", "store/asvresults.py",

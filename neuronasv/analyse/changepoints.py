@@ -62,7 +62,7 @@ from neuronasv.model import (
     Series,
     SeriesId,
 )
-from neuronasv.model.instructions import InstructionCounts
+from neuronasv.model.counts import PassCounts
 
 if TYPE_CHECKING:
     from neuronasv.store.columns import MachineColumns
@@ -236,16 +236,16 @@ def detect(values: Sequence[float], settings: CPSettings = CPSettings()) -> list
 
 
 #: (machine, commit, workload, shape, dtype) -> that configuration's instruction counts.
-_Counts = dict[tuple[str, str, str | None, str | None, str | None], InstructionCounts]
+_Counts = dict[tuple[str, str, str | None, str | None, str | None], PassCounts]
 
 
 def _instruction_counts(history: History) -> _Counts:
     """Every sidecar's instruction counts, indexed once for the whole history."""
     return {
-        (machine, commit, p.name, p.shape, p.dtype): p.instructions
+        (machine, commit, p.name, p.shape, p.dtype): p.counted
         for (machine, commit), profiles in history.profiles.items()
         for p in profiles
-        if p.instructions is not None
+        if p.counted is not None
     }
 
 

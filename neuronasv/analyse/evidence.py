@@ -186,7 +186,7 @@ def change_direction(w: WorkChange) -> Direction:
     if w.kind == "removed":
         return "less"
     if w.kind == "instructions":  # exact counts under callgrind (analyse/exact.py)
-        d = _cmp(w.instructions_base, w.instructions_head)
+        d = _cmp(w.count_base, w.count_head)
         return "more" if d == 1 else "less" if d == -1 else "mixed"
     return _one_way(
         (

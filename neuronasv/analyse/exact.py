@@ -46,8 +46,8 @@ from neuronasv.model import (
     WorkChange,
     WorkloadProfile,
 )
-from neuronasv.model.estimate import InstructionAxis, Presence
-from neuronasv.model.instructions import InstructionCounts
+from neuronasv.model.counts import PassCounts
+from neuronasv.model.estimate import ExactAxis, Presence
 from neuronasv.model.profile import module_series_path
 from neuronasv.units import INSTRUCTIONS_UNIT, is_exact
 
@@ -60,7 +60,6 @@ __all__ = [
 ]
 
 
-
 def instruction_delta(name: str, base: float, head: float) -> str:
     """``aten::mul +2,443 instructions per iteration (+20 %, exact)``."""
     sign = "+" if head >= base else "-"
@@ -70,8 +69,8 @@ def instruction_delta(name: str, base: float, head: float) -> str:
     )
 
 
-def _counts(profiles: Iterable[WorkloadProfile]) -> dict[Config, InstructionCounts]:
-    return {(p.name, p.shape, p.dtype): p.instructions for p in profiles if p.instructions}
+def _counts(profiles: Iterable[WorkloadProfile]) -> dict[Config, PassCounts]:
+    return {(p.name, p.shape, p.dtype): p.counted for p in profiles if p.counted}
 
 
 def _profiles(profiles: Iterable[WorkloadProfile]) -> dict[Config, WorkloadProfile]:
@@ -87,7 +86,7 @@ def target_name(s: SeriesId) -> str:
     return s.op or "total"
 
 
-def counted_twice_alike(c: InstructionCounts | None, target: str) -> bool:
+def counted_twice_alike(c: PassCounts | None, target: str) -> bool:
     """False when the pass counted ``target`` twice in a row and got two numbers.
 
     Judged per target: in ``transformer.block.backward`` the whole step moves by a few
@@ -101,7 +100,7 @@ def counted_twice_alike(c: InstructionCounts | None, target: str) -> bool:
     return bool(c.unstable) and target not in c.unstable
 
 
-def _why(target: str, *counts: InstructionCounts | None) -> str:
+def _why(target: str, *counts: PassCounts | None) -> str:
     """Where the pass saw ``target``'s two counts differ (base's line first), or empty."""
     return next((w for c in counts if c is not None and (w := c.why_unstable(target))), "")
 
@@ -111,9 +110,7 @@ def _repeats(p: Point | None) -> bool:
     return p is None or len(set(p.samples)) <= 1
 
 
-def _sampled(
-    s: SeriesId, metric: Metric, b: Point, h: Point
-) -> tuple[InstructionAxis, str]:
+def _sampled(s: SeriesId, metric: Metric, b: Point, h: Point) -> tuple[ExactAxis, str]:
     """A sampled exact metric (memory): judged exactly where both sides' samples repeat
     exactly, else not judged here (said, naming the sides)."""
     sides = [side for side, p in (("base", b), ("head", h)) if not _repeats(p)]
@@ -138,9 +135,9 @@ def _judged(
     s: SeriesId,
     base: float,
     head: float,
-    cb: InstructionCounts | None,
-    ch: InstructionCounts | None,
-) -> tuple[InstructionAxis, str]:
+    cb: PassCounts | None,
+    ch: PassCounts | None,
+) -> tuple[ExactAxis, str]:
     target = target_name(s)
     sides = [side for side, c in (("base", cb), ("head", ch)) if not counted_twice_alike(c, target)]
     if sides:
@@ -175,20 +172,28 @@ def _runs(p: WorkloadProfile | None, s: SeriesId) -> bool:
 def _one_side(
     s: SeriesId, bv: float | None, hv: float | None, bp: WorkloadProfile | None,
     hp: WorkloadProfile | None,
-) -> tuple[Presence, InstructionAxis, str]:  # fmt: skip
+) -> tuple[Presence, ExactAxis, str]:  # fmt: skip
     """A series counted on one side (or none): ``uncounted`` where the op still runs on
     the other side (only nested there: the replay counts top-level calls), else new,
     removed or failed."""
     name = s.op or "the whole step"
     if bv is not None and hv is None and _runs(hp, s):
-        return "both", "uncounted", (
-            f"counted at base only: at head {name} still runs, but only inside other ops"
-            " (the replay counts each op's top-level calls), so it has no count of its own"
+        return (
+            "both",
+            "uncounted",
+            (
+                f"counted at base only: at head {name} still runs, but only inside other ops"
+                " (the replay counts each op's top-level calls), so it has no count of its own"
+            ),
         )
     if hv is not None and bv is None and _runs(bp, s):
-        return "both", "uncounted", (
-            f"counted at head only: at base {name} ran, but only inside other ops"
-            " (the replay counts each op's top-level calls), so it had no count of its own"
+        return (
+            "both",
+            "uncounted",
+            (
+                f"counted at head only: at base {name} ran, but only inside other ops"
+                " (the replay counts each op's top-level calls), so it had no count of its own"
+            ),
         )
     if hv is not None:
         return "new", "none", "counted at head only"
@@ -233,7 +238,7 @@ def judge_exact(
             out.append(Finding(series=s, estimate=Estimate(
                 unit=unit, base=bv, head=hv, source="exact count",
                 n_base=len(b.samples) if b else 0, n_head=len(h.samples) if h else 0,
-            ), state=RowState(presence=presence, instructions=axis), reason=reason))  # fmt: skip
+            ), state=RowState(presence=presence, exact=axis), reason=reason))  # fmt: skip
             continue
         est = Estimate(
             unit=INSTRUCTIONS_UNIT,
@@ -244,7 +249,7 @@ def judge_exact(
             n_head=int(hv is not None),
         )
         why = _why(target_name(s), cbs.get(key), chs.get(key)) if axis == "unsteady" else ""
-        state = RowState(presence=presence, instructions=axis, instr_why=why)
+        state = RowState(presence=presence, exact=axis, exact_why=why)
         out.append(Finding(series=s, estimate=est, state=state, reason=reason))
     return out
 
@@ -267,7 +272,7 @@ def instruction_changes(
     for bp in base_profiles:
         key: Config = (bp.name, bp.shape, bp.dtype)
         hp = heads.get(key)
-        cb, ch = bp.instructions, hp.instructions if hp else None
+        cb, ch = bp.counted, hp.counted if hp else None
         if hp is None or cb is None or ch is None:
             continue
         for op in sorted(set(cb.ops) & set(ch.ops)):
@@ -286,8 +291,8 @@ def instruction_changes(
                     kind="instructions",
                     calls_base=bo.calls_per_iter if bo else None,
                     calls_head=ho.calls_per_iter if ho else None,
-                    instructions_base=b,
-                    instructions_head=h,
+                    count_base=b,
+                    count_head=h,
                 )
             )
     return tuple(out)

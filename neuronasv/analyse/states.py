@@ -52,7 +52,7 @@ from neuronasv.keys import SeriesConfig as _Config
 from neuronasv.measure.opnames import carries_work
 from neuronasv.metrics import EXACT, INSTRUCTIONS, by_unit
 from neuronasv.model import ChangePoint, Finding, FindingsDocument, RowState, WorkChange
-from neuronasv.model.estimate import GateRule, InstructionAxis, WorkAxis
+from neuronasv.model.estimate import ExactAxis, GateRule, WorkAxis
 from neuronasv.units import is_exact
 
 __all__ = [
@@ -180,7 +180,7 @@ class Gate:
             return ""
         if state.work == "more":
             return GATE_RULES[("work", self.work)]
-        if state.instructions == "more" and state.work not in ("less", "different"):
+        if state.exact == "more" and state.work not in ("less", "different"):
             return GATE_RULES[(INSTRUCTIONS.name, self.work)]
         return ""
 
@@ -331,19 +331,19 @@ def _row_state(
         # its workload total.
         if (
             metric.beside_time or f.series.op is not None or gate.work == "never"
-            or st.instructions != "more" or f.acknowledged is not None or withheld
+            or st.exact != "more" or f.acknowledged is not None or withheld
         ):  # fmt: skip
             return state
         return replace(state, gate=GATE_RULES[(metric.name, "more")])
     work: WorkAxis = carried_direction(changes) if f.series.workload is not None else "unknown"
-    instr: InstructionAxis = "none"
+    instr: ExactAxis = "none"
     ib = ih = None
     if counted is not None and counted.state.presence == "both":
-        instr = counted.state.instructions
+        instr = counted.state.exact
         # beside every time: a slower time whose counts are equal must say so (issue 39)
         if instr in ("more", "fewer", "same") and st.time != "none":
             ib, ih = counted.base, counted.head
-    state = replace(st, work=work, instructions=instr, instr_base=ib, instr_head=ih, gate="")
+    state = replace(st, work=work, exact=instr, exact_base=ib, exact_head=ih, gate="")
     if f.acknowledged is not None or withheld:
         return state
     return replace(state, gate=gate.fires(state, total=f.series.op is None))
@@ -460,7 +460,7 @@ def newest_state(f: Finding | None) -> str | None:
         if st.work == "more":
             return "more-work"
         return _exact_state(f)
-    if st.direction == "better" and is_exact(f.unit) and st.instructions == "fewer":
+    if st.direction == "better" and is_exact(f.unit) and st.exact == "fewer":
         return _exact_state(f)
     if st.direction == "better" and st.time == "faster" and st.confirmed:
         return "improved"
@@ -473,7 +473,7 @@ def _exact_state(f: Finding) -> str | None:
     """The state of a row's exact axis: its own metric's (an exact row), else the
     instruction count its device-time row carries."""
     metric = by_unit(f.unit) or INSTRUCTIONS
-    axis = f.state.instructions
+    axis = f.state.exact
     return metric.state_more if axis == "more" else metric.state_less if axis == "fewer" else None
 
 

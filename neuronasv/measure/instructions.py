@@ -66,7 +66,7 @@ from typing import Any
 
 from neuronasv.gcpause import no_cyclic_gc
 from neuronasv.measure.callgrind import ClientRequests, Dump, read_functions
-from neuronasv.model.instructions import InstructionCounts
+from neuronasv.model.counts import PassCounts
 from neuronasv.model.profile import module_series_name
 from neuronasv.proc import fork_each
 
@@ -444,7 +444,7 @@ def count_config(
     return Pending(label=label, iterations=iterations, calls=calls, pairs=tuple(pairs))
 
 
-def counts_from_dumps(pending: Pending, dumps: Mapping[str, Dump]) -> InstructionCounts:
+def counts_from_dumps(pending: Pending, dumps: Mapping[str, Dump]) -> PassCounts:
     """The counts of one configuration from its dumps (``KeyError``: a dump is missing).
 
     When the step's two counts differ, every target is marked: the step's, and every op's
@@ -461,7 +461,7 @@ def counts_from_dumps(pending: Pending, dumps: Mapping[str, Dump]) -> Instructio
         unstable = ["total", *sorted(ops), *sorted(mods)]
         line = explain(read_functions(a), read_functions(b))
         why = {"total": line, "ops": f"the whole step's two counts differed: {line}"}
-    return InstructionCounts(
+    return PassCounts(
         total=a.native / iterations,
         ops=ops,
         modules=mods,

@@ -40,7 +40,7 @@ class Probe(Model):
         verdict: ``good`` (at the old level), ``bad`` (changed), ``undecided`` (the rounds
             could not tell within their budget), ``failed`` (it could not be measured).
         source: ``stored`` (a result already stored decided it: no cost) or ``measured``.
-        value: exact axes: the count (instructions per iteration) or a digest of the work;
+        value: exact axes: the count (per iteration) or a digest of the work;
             time: the probe's median against the old level's (ratio), when measured.
         rounds: interleaved rounds measured at this probe (time axis).
         reason: the test's words (the rounds test's reason; exact: the two counts).

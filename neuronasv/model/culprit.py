@@ -50,6 +50,7 @@ def check_commit(value: object, name: str, source: str) -> None:
             f"{source}: {name} must be a full commit hash (40 hex digits), got {value!r}"[:300]
         )
 
+
 #: What decides a probe: an exact metric's count (:mod:`neuronasv.metrics`) or the work
 #: evidence (exact, one measurement decides), or device time (measured: interleaved
 #: rounds, a stated error rate). One of :data:`AXES`.
@@ -104,7 +105,7 @@ class Culprit(Model):
         decided_by: the test that proves ``lo``..``hi``, in words (exact: the two counts).
         explanation: the culprit against its parent (a ``neuronasv.findings`` document,
             mode ``compare``, the series' configuration only: its exact work changes,
-            instruction counts, module chain and causes), {} when not compared.
+            exact counts, module chain and causes), {} when not compared.
     """
 
     _what = "culprit"

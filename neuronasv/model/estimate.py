@@ -7,9 +7,9 @@ analyse and stored in the findings document (:class:`~neuronasv.model.Finding`):
   behind each side, the unit and where the figures come from. Δ is *defined* as
   ``head / base - 1`` of these numbers, so a reader who divides the two printed values
   gets the printed Δ (within the printed precision);
-- its :class:`RowState` — what the row says on each of its three axes (work, instructions,
-  time), whether it exists on both sides, whether the interleaved rounds confirmed its
-  time, and the gate rule it fires.
+- its :class:`RowState` — what the row says on each of its three axes (work, the exact
+  metrics' counts, time), whether it exists on both sides, whether the interleaved rounds
+  confirmed its time, and the gate rule it fires.
 
 Nothing else about a row's time is stored (issue 28: it lived in seven fields that could
 disagree).
@@ -21,20 +21,20 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from neuronasv.metrics import EXACT
+from neuronasv.metrics import EXACT, KEYS
 from neuronasv.model._codec import Model, spec
 
 __all__ = [
     "ESTIMATE_SOURCES",
+    "EXACT_AXIS",
     "GATE_RULE_WORDS",
-    "INSTRUCTION_AXIS",
     "PRESENCES",
     "TIME_AXIS",
     "WORK_AXIS",
     "Estimate",
     "EstimateSource",
+    "ExactAxis",
     "GateRule",
-    "InstructionAxis",
     "Presence",
     "RowState",
     "TimeAxis",
@@ -50,9 +50,9 @@ WORK_AXIS: tuple[str, ...] = get_args(WorkAxis)
 #: The time axis of a row: measured, always beside its Δ and CI.
 TimeAxis = Literal["slower", "faster", "noise", "undecided", "none"]
 TIME_AXIS: tuple[str, ...] = get_args(TimeAxis)
-#: The instruction axis of a row: exact, counted under callgrind (CPU).
-InstructionAxis = Literal["more", "fewer", "same", "unsteady", "uncounted", "none"]
-INSTRUCTION_AXIS: tuple[str, ...] = get_args(InstructionAxis)
+#: The exact axis of a row: an exact metric's own count (:data:`neuronasv.metrics.EXACT`).
+ExactAxis = Literal["more", "fewer", "same", "unsteady", "uncounted", "none"]
+EXACT_AXIS: tuple[str, ...] = get_args(ExactAxis)
 #: Whether the series has a value on both sides.
 Presence = Literal["both", "new", "removed", "failed"]
 PRESENCES: tuple[str, ...] = get_args(Presence)
@@ -75,8 +75,8 @@ class Estimate(Model):
     """One row's figures, computed once in analyse: what every view prints.
 
     Attributes:
-        unit: the unit of ``base`` and ``head`` (``seconds`` for device time,
-            ``instructions`` for a count; :mod:`neuronasv.units`).
+        unit: the unit of ``base`` and ``head`` (``seconds`` for device time, an exact
+            metric's unit for a count; :mod:`neuronasv.units`).
         base, head: the estimator's own values (None on a side without a value):
 
             - ``first run`` — the median of each side's samples (asv's value when a side
@@ -92,7 +92,7 @@ class Estimate(Model):
         rounds: the paired rounds behind a ``rounds`` estimate (0 otherwise).
         source: ``rounds``, ``first run`` or ``exact count``.
         shift: the runner's shared factor (head / base of the series that moved together
-            with equal work and instructions, :mod:`neuronasv.analyse.runnershift`) that
+            with equal work and equal counts, :mod:`neuronasv.analyse.runnershift`) that
             this row's time was judged against; None when it was judged as measured (no
             shift, or interleaved rounds, where the runner's drift cancels). The row's
             own figures stay as measured: :attr:`against` and :attr:`ci_against` are
@@ -160,38 +160,40 @@ class RowState(Model):
             ``more``/``less`` (more/fewer bytes or FLOPs moved by ops that carry them, or
             an op added/removed), ``different`` (changed without one direction, or only
             calls of view/alias/no-op conversion ops changed), ``same``, ``unknown`` (no
-            work evidence: plain asv benchmarks, instruction rows).
+            work evidence: plain asv benchmarks, exact metrics' rows).
         time: the time axis, measured: ``slower``/``faster`` (the test decided and the
             printed Δ has that sign), ``noise`` (the change is within the minimum
             effect), ``undecided`` (the timing could not decide), ``none`` (no time: a
-            side missing, or an instruction row).
-        instructions: the instruction axis, exact (callgrind, CPU): ``more``/``fewer``/
-            ``same`` instructions per iteration, ``unsteady`` (a count that differed when
-            taken twice: not judged), ``uncounted`` (an op that still runs on a side
-            where the replay did not count it on its own: there it runs only inside other
-            ops), ``none`` (not counted). On an instruction row its own count; on a time
-            row the same series' count, where it was counted.
+            side missing, or an exact metric's row).
+        exact: the exact axis (:data:`neuronasv.metrics.EXACT`; written under
+            ``KEYS["axis"]``): ``more``/``fewer``/``same`` per iteration, ``unsteady``
+            (a count that differed when taken twice, or samples that did not repeat: not
+            judged), ``uncounted`` (an op that still runs on a side where the counting
+            pass did not count it on its own: there it runs only inside other ops),
+            ``none`` (not counted). On an exact metric's row its own value; on a time row
+            the same series' count of :data:`~neuronasv.metrics.BESIDE_TIME`, where it
+            was counted.
         confirmed: the interleaved rounds confirmed ``time`` (only with slower/faster).
         gate: the ``--fail-on``/status rule this row fires, empty when none.
-        instr_base, instr_head: beside the row's time, the same series' instructions
-            per iteration at base and head, where counted: the exact fact the row states
-            with its time (an equal count beside a slower time says the code ran the same
-            instructions; before issue 39 only an undecided time carried it).
-        instr_why: on an ``unsteady`` instruction row, where its two counts differed and
-            why, in one line (the pass's :attr:`InstructionCounts.why`); empty when not said.
+        exact_base, exact_head: beside the row's time, the same series' count of
+            :data:`~neuronasv.metrics.BESIDE_TIME` at base and head, where counted: the
+            exact fact the row states with its time (an equal count beside a slower time
+            says the code did the same; before issue 39 only an undecided time carried it).
+        exact_why: on an ``unsteady`` exact row, where its values differed and why, in
+            one line (the pass's :attr:`PassCounts.why`); empty when not said.
     """
 
     _what = "row state"
 
     work: WorkAxis = field(default="unknown", metadata=spec(label="work axis"))
     time: TimeAxis = field(default="none", metadata=spec(label="time axis"))
-    instructions: InstructionAxis = field(default="none", metadata=spec(label="instruction axis"))
+    exact: ExactAxis = field(default="none", metadata=spec(key=KEYS["axis"], label="exact axis"))
     presence: Presence = field(default="both", metadata=spec(label="presence"))
     confirmed: bool = False
     gate: GateRule = field(default="", metadata=spec(label="gate rule", choices=GATE_RULE_WORDS))
-    instr_base: float | None = field(default=None, metadata=spec(omit_empty=True))
-    instr_head: float | None = field(default=None, metadata=spec(omit_empty=True))
-    instr_why: str = field(default="", metadata=spec(omit_empty=True))
+    exact_base: float | None = field(default=None, metadata=spec(key=KEYS["base"], omit_empty=True))
+    exact_head: float | None = field(default=None, metadata=spec(key=KEYS["head"], omit_empty=True))
+    exact_why: str = field(default="", metadata=spec(key=KEYS["why"], omit_empty=True))
 
     @property
     def decided(self) -> bool:
@@ -201,8 +203,8 @@ class RowState(Model):
     @property
     def direction(self) -> Literal["worse", "better"] | None:
         """Which way the row moved, axis by axis: a decided time first (slower/faster);
-        where the time did not decide, the exact axes (more/less work, more/fewer
-        instructions); None when nothing decided or the axes disagree, and for a series
+        where the time did not decide, the exact axes (more/less work, more/less of an
+        exact metric); None when nothing decided or the axes disagree, and for a series
         on one side only."""
         if self.presence != "both":
             return None
@@ -210,8 +212,8 @@ class RowState(Model):
             return "worse"
         if self.time == "faster":
             return "better"
-        worse = self.work == "more" or self.instructions == "more"
-        better = self.work == "less" or self.instructions == "fewer"
+        worse = self.work == "more" or self.exact == "more"
+        better = self.work == "less" or self.exact == "fewer"
         if worse and not better:
             return "worse"
         if better and not worse:

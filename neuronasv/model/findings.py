@@ -6,7 +6,7 @@ Renderers and the site read only this document, never results files.
 
 A row (:class:`Finding`) is one series of a comparison: its :class:`Estimate` (base,
 head, the CI of head/base, sample counts, unit, source) and its :class:`RowState` (work,
-instructions and time axes, presence, confirmation, gate). ``Finding.base``, ``.head``,
+exact (counted) and time axes, presence, confirmation, gate). ``Finding.base``, ``.head``,
 ``.ratio``, ``.ci_low``, ``.ci_high``, ``.unit``, ``.n_base`` and ``.n_head`` are the
 estimate's, read-only: *the* printed values of the row in every view, and Δ is
 ``head / base - 1`` of them.
@@ -27,7 +27,8 @@ Schema history (``FINDINGS_SCHEMA_VERSION``):
       ``n_base``, ``n_head``, ``rounds`` and ``source`` — ``rounds``, ``first run`` or
       ``exact count``; the ratio is ``head / base`` and not stored) and ``state``
       (:class:`RowState`, now required: ``presence``, ``work``, ``time``, the new
-      ``instructions`` axis, ``confirmed``, ``gate``, ``instr_base``/``instr_head``),
+      exact axis, ``confirmed``, ``gate``, and the beside-time counts; keys in
+      :data:`neuronasv.metrics.KEYS`),
       then the test's figures (p-values, noise, reason, warnings) and the breakdown.
       Removed: ``verdict`` (the state's ``presence`` and axes), ``timing``, ``basis``
       (where the time did not decide, the exact axes give the row's direction:
@@ -45,13 +46,13 @@ Schema history (``FINDINGS_SCHEMA_VERSION``):
       bisection proved about the change point's range: the first commit at which the
       series changed, or the narrowest range it could prove; :mod:`neuronasv.model.culprit`).
   5 — the runner is part of the measurement (issue 39): ``runner`` (:class:`RunnerShift`:
-      whether most series with equal work and instruction counts moved together, by
+      whether most series with equal work and equal counts moved together, by
       which factor, and what each side's sidecar recorded of the machine — load, clock,
       throttling, canary) and ``Estimate.shift`` (the factor a single-run row's time was
       judged against). Both are left out when unset, so a version 4 document reads as
       one without a shift; version 4 is still read.
-      Additive, same version 5 (written only when set): ``RowState.instr_why`` (on an
-      ``unsteady`` instruction row, one line on where its two counts differed and why).
+      Additive, same version 5 (written only when set): ``RowState.exact_why`` (on an
+      ``unsteady`` exact row, one line on where its two counts differed and why).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ from typing import Any, ClassVar, Literal, get_args
 
 from neuronasv.errors import CorruptResultsError
 from neuronasv.keys import Config, SeriesConfig
-from neuronasv.metrics import by_prefix
+from neuronasv.metrics import BESIDE_TIME, DEVTIME, KEYS, by_prefix
 from neuronasv.model import _codec
 from neuronasv.model._codec import Document, Model, spec
 from neuronasv.model.culprit import Culprit
@@ -70,7 +71,7 @@ from neuronasv.model.estimate import (
     TIME_AXIS,
     WORK_AXIS,
     Estimate,
-    InstructionAxis,
+    ExactAxis,
     Presence,
     RowState,
     TimeAxis,
@@ -78,6 +79,7 @@ from neuronasv.model.estimate import (
 )
 
 __all__ = [
+    "COUNT_KIND",
     "FINDINGS_SCHEMA_VERSION",
     "TIME_AXIS",
     "WORK_AXIS",
@@ -87,9 +89,9 @@ __all__ = [
     "DeviceHealth",
     "EnvChange",
     "Estimate",
+    "ExactAxis",
     "Finding",
     "FindingsDocument",
-    "InstructionAxis",
     "OpContribution",
     "Presence",
     "RowState",
@@ -108,24 +110,28 @@ FINDINGS_SCHEMA_VERSION = 5
 _READABLE = (4, 5)
 FINDINGS_SCHEMA_READS = _READABLE
 _KIND = "neuronasv.findings"
+#: The time metric's name: its series' labels carry no metric.
+_TIME = DEVTIME.name
 _RETIRED = (
     "written before one estimate per row (schema 4): its figures cannot be made one again;"
     " run the command that wrote it (neuronasv compare, confirm or regressions) again"
 )
 
-WorkKind = Literal["new", "removed", "calls", "shapes", "bytes", "instructions"]
-WORK_KINDS: tuple[str, ...] = get_args(WorkKind)
+#: What kind of work change (:class:`WorkChange`): the untimed pass's kinds, then the
+#: beside-time exact metric's count (its registry name).
+WorkKind = str
+COUNT_KIND: str = BESIDE_TIME.name
+WORK_KINDS: tuple[str, ...] = ("new", "removed", "calls", "shapes", "bytes", COUNT_KIND)
 CauseKind = Literal["work", "timing"]
 CAUSE_KINDS: tuple[str, ...] = get_args(CauseKind)
 
 
 HealthStatus = Literal["ok", "withheld", "unknown"]
 HEALTH_STATUSES: tuple[str, ...] = get_args(HealthStatus)
-#: What the series with equal work and instructions did together
+#: What the series with equal work and equal counts did together
 #: (:mod:`neuronasv.analyse.runnershift`).
 ShiftStatus = Literal["runner", "series", "none", "unknown"]
 SHIFT_STATUSES: tuple[str, ...] = get_args(ShiftStatus)
-
 
 
 @dataclass(frozen=True)
@@ -153,9 +159,9 @@ class SeriesId(Model):
 
     @property
     def metric(self) -> str | None:
-        """The metric the series measures: ``devtime`` or ``instructions``, by its asv
-        benchmark's method prefix (``devtime_op``, ``instr_op``); None for a benchmark of
-        neither (plain asv). The one place a series' metric is read from its name."""
+        """The metric the series measures (a name of :mod:`neuronasv.metrics`), by its
+        asv benchmark's method prefix (``devtime_op``); None for a benchmark of none
+        (plain asv). The one place a series' metric is read from its name."""
         found = by_prefix(self.benchmark.rpartition(".")[2])
         return None if found is None else found.name
 
@@ -170,8 +176,9 @@ class SeriesId(Model):
             parts = [self.workload, self.shape or "", self.dtype or ""]
             text = " ".join(p for p in parts if p)
             text = f"{text} · {self.op}" if self.op else text
-            # The exact axis (instr_ series, docs/instructions.md) beside the device time.
-            return f"{text} (instructions)" if self.metric == "instructions" else text
+            # Another metric's series than device time says which (``(memory)``).
+            metric = self.metric
+            return text if metric in (None, _TIME) else f"{text} ({metric})"
         return f"{self.benchmark}({', '.join(self.params)})" if self.params else self.benchmark
 
 
@@ -192,10 +199,12 @@ class OpContribution(Model):
     share: float  # fraction of the total's delta this op explains (can exceed 1 or be < 0)
     calls_base: float | None = field(default=None, metadata=spec(bound="nonneg"))
     calls_head: float | None = field(default=None, metadata=spec(bound="nonneg"))
-    roofline_base: float | None = field(default=None, metadata=spec(omit_empty=True,
-                                                                    bound="nonneg"))
-    roofline_head: float | None = field(default=None, metadata=spec(omit_empty=True,
-                                                                    bound="nonneg"))
+    roofline_base: float | None = field(
+        default=None, metadata=spec(omit_empty=True, bound="nonneg")
+    )
+    roofline_head: float | None = field(
+        default=None, metadata=spec(omit_empty=True, bound="nonneg")
+    )
     roofline_bound: str | None = field(default=None, metadata=spec(omit_empty=True))
 
 
@@ -246,14 +255,14 @@ class Finding(Model):
     acknowledged: str | None = None
     calls_base: float | None = field(default=None, metadata=spec(bound="nonneg"))
     calls_head: float | None = field(default=None, metadata=spec(bound="nonneg"))
-    roofline_base: float | None = field(default=None, metadata=spec(omit_empty=True,
-                                                                    bound="nonneg"))
-    roofline_head: float | None = field(default=None, metadata=spec(omit_empty=True,
-                                                                    bound="nonneg"))
-    roofline_bound: str | None = field(default=None, metadata=spec(omit_empty=True))
-    module_chain: tuple[OpContribution, ...] = field(
-        default=(), metadata=spec(omit_empty=True)
+    roofline_base: float | None = field(
+        default=None, metadata=spec(omit_empty=True, bound="nonneg")
     )
+    roofline_head: float | None = field(
+        default=None, metadata=spec(omit_empty=True, bound="nonneg")
+    )
+    roofline_bound: str | None = field(default=None, metadata=spec(omit_empty=True))
+    module_chain: tuple[OpContribution, ...] = field(default=(), metadata=spec(omit_empty=True))
 
     @property
     def unit(self) -> str:
@@ -374,8 +383,8 @@ class WorkChange(Model):
         workload, shape, dtype, op: where.
         kind: ``new`` (only at head), ``removed`` (only at base), ``calls`` (calls per
             iteration differ), ``shapes`` (same calls, other input shapes or dtypes),
-            ``bytes`` (same signature, other estimated bytes/FLOPs), ``instructions`` (the
-            same calls, another instruction count under callgrind: exact on the CPU).
+            ``bytes`` (same signature, other estimated bytes/FLOPs), :data:`COUNT_KIND`
+            (the same calls, another count of :data:`~neuronasv.metrics.BESIDE_TIME`).
         calls_base, calls_head: calls per iteration (None on the side without the op).
         bytes_base, bytes_head, flops_base, flops_head: estimated work per iteration.
         signature_base, signature_head: ``"<calls>×<inputs>"`` entries.
@@ -383,7 +392,8 @@ class WorkChange(Model):
         modules: the module paths (:mod:`neuronasv.measure.modules`) whose calls of this
             op differ (for a new or removed op: where it is called), from the untimed
             pass; empty when a side recorded no modules.
-        instructions_base, instructions_head: the op's instructions per iteration
+        count_base, count_head: the op's count of
+            :data:`~neuronasv.metrics.BESIDE_TIME` per iteration
             (:mod:`neuronasv.analyse.exact`), when both sides were counted.
     """
 
@@ -393,7 +403,7 @@ class WorkChange(Model):
     shape: str
     dtype: str
     op: str
-    kind: WorkKind = field(metadata=spec(label="work change kind"))
+    kind: WorkKind = field(metadata=spec(label="work change kind", choices=WORK_KINDS))
     calls_base: float | None = field(default=None, metadata=spec(bound="nonneg"))
     calls_head: float | None = field(default=None, metadata=spec(bound="nonneg"))
     bytes_base: float | None = field(default=None, metadata=spec(bound="nonneg"))
@@ -405,8 +415,12 @@ class WorkChange(Model):
     time_base: float | None = field(default=None, metadata=spec(bound="nonneg"))
     time_head: float | None = field(default=None, metadata=spec(bound="nonneg"))
     modules: tuple[str, ...] = field(default=(), metadata=spec(omit_empty=True))
-    instructions_base: float | None = field(default=None, metadata=spec(omit_empty=True))
-    instructions_head: float | None = field(default=None, metadata=spec(omit_empty=True))
+    count_base: float | None = field(
+        default=None, metadata=spec(key=KEYS["count_base"], omit_empty=True)
+    )
+    count_head: float | None = field(
+        default=None, metadata=spec(key=KEYS["count_head"], omit_empty=True)
+    )
 
     @property
     def config(self) -> Config:
@@ -470,9 +484,7 @@ class Cause(Model):
     totals: tuple[SeriesId, ...] = ()
     where: tuple[tuple[str, str, str], ...] = field(
         default=(),
-        metadata=spec(
-            omit_empty=True, encode=lambda c: [list(x) for x in c.where], decode=_where
-        ),
+        metadata=spec(omit_empty=True, encode=lambda c: [list(x) for x in c.where], decode=_where),
     )
 
     @property
@@ -583,7 +595,7 @@ class RunnerShift(Model):
     """Whether the runner moved every series together (:mod:`neuronasv.analyse.runnershift`).
 
     Attributes:
-        status: ``runner`` — most series with equal work and instruction counts moved the
+        status: ``runner`` — most series with equal work and equal counts moved the
             same way by a similar factor (beyond the minimum effect) and the canary, where
             read, moved with them: the runner changed, and single-run rows were judged
             against the shift; ``series`` — they moved together but the canary held: not
@@ -593,10 +605,10 @@ class RunnerShift(Model):
             log-ratios (None under ``unknown``).
         spread: the robust sd (1.4826 × MAD) of their log-ratios about it.
         series: the series it rests on (single run a side, both sides measured, the
-            configuration's work and every instruction count equal).
+            configuration's work and every count equal).
         along: of those, the series that moved the shift's way.
-        counted: of those, the series whose equal instruction counts were compared (the
-            rest had none: a GPU, or no callgrind pass).
+        counted: of those, the series whose equal counts were compared (the rest had
+            none: a GPU, or no counting pass).
         canary: head / base of the two runs' canary levels (None without both).
         base, head: what each side recorded of its machine.
     """

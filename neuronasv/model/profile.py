@@ -24,16 +24,17 @@ Schema history (``PROFILE_SCHEMA_VERSION``):
       either).
       Additive, same version 3: per-op ``module_signatures`` (module path -> the op's
       signature entries issued there, from the untimed pass), optional; absent = unknown.
-      Additive, same version: ``WorkloadProfile.instructions``
-      (:class:`~neuronasv.model.instructions.InstructionCounts`, the callgrind pass of
-      ``--metrics devtime,instructions``), optional; absent = not counted.
+      Additive, same version: ``WorkloadProfile.counted``
+      (:class:`~neuronasv.model.counts.PassCounts`, the counting pass of a metric the
+      sidecar keeps, under its registry entry's ``sidecar_key``), optional; absent = not
+      counted.
       Additive, same version: ``device_time_source`` on ``OpProfile`` and
       ``WorkloadProfile`` (where the device time came from when not ``key_averages()``:
-      ``neuron-explorer summary-json total_active_time``, ``device-profile instruction
-      rows (Parquet)``, ``trace.json device events``, ``privateuse1_driver spans
+      ``neuron-explorer summary-json total_active_time``, the device profile's rows
+      (Parquet), ``trace.json device events``, ``privateuse1_driver spans
       (unverified)``; sources of different samples joined by `` + ``), optional; absent =
       ``key_averages()`` (the CPU and CUDA never write it).
-      Additive, same version: ``InstructionCounts.why`` (``total``/``ops`` -> one line on
+      Additive, same version: ``PassCounts.why`` (``total``/``ops`` -> one line on
       where two counts of a not-deterministic target differed), optional; absent = not
       said.
 """
@@ -46,8 +47,9 @@ from typing import Any
 
 from neuronasv.errors import CorruptResultsError
 from neuronasv.keys import profile_key
+from neuronasv.metrics import IN_SIDECAR
 from neuronasv.model._codec import Document, Model, spec
-from neuronasv.model.instructions import InstructionCounts
+from neuronasv.model.counts import PassCounts
 from neuronasv.units import from_us
 
 __all__ = [
@@ -64,6 +66,8 @@ __all__ = [
 
 PROFILE_SCHEMA_VERSION = 3
 _READABLE = (1, 2, 3)
+#: The metric whose counts a workload entry keeps (one today: :data:`IN_SIDECAR`).
+_SIDECAR = IN_SIDECAR[0]
 _KIND = "neuronasv.profile"
 
 #: A module's series is an ``op`` series named ``module:<path>`` (``module:block.mlp``;
@@ -214,8 +218,9 @@ class WorkloadProfile(Model):
         canary: device-health canary reading, when it ran.
         modules: module rollup (root first, then paths in order), empty when the
             workload opened no module scope.
-        instructions: instructions per iteration from the callgrind pass (CPU,
-            ``--metrics devtime,instructions``); None when not counted.
+        counted: the counts per iteration of the metric a counting pass keeps in the
+            sidecar (:data:`neuronasv.metrics.IN_SIDECAR`, written under its
+            ``sidecar_key``); None when not counted.
         device_time_source: where the total's device time came from (the ops' sources),
             None = ``key_averages()``.
     """
@@ -235,7 +240,9 @@ class WorkloadProfile(Model):
     trace_files: tuple[str, ...] = ()
     canary: CanaryReading | None = None
     modules: tuple[ModuleProfile, ...] = field(default=(), metadata=spec(omit_empty=True))
-    instructions: InstructionCounts | None = field(default=None, metadata=spec(omit_empty=True))
+    counted: PassCounts | None = field(
+        default=None, metadata=spec(key=_SIDECAR.sidecar_key, omit_empty=True)
+    )
     device_time_source: str | None = field(default=None, metadata=spec(omit_empty=True))
 
     @property
@@ -249,10 +256,10 @@ class WorkloadProfile(Model):
     def module(self, path: str) -> ModuleProfile | None:
         return next((m for m in self.modules if m.path == path), None)
 
-    def counts(self, metric: str) -> InstructionCounts | None:
+    def counts(self, metric: str) -> PassCounts | None:
         """The exact counts of ``metric`` (a name of :mod:`neuronasv.metrics`) this profile
         carries, None when it was not counted (or the metric is not exact)."""
-        return {"instructions": self.instructions}.get(metric)
+        return self.counted if metric == _SIDECAR.name else None
 
     def series_samples(self, unit: str = "seconds") -> dict[str | None, list[float]]:
         """The one mapping of a profile to its series' samples, in ``unit``.

@@ -134,8 +134,8 @@ def _work_line(w: WorkChange, code: Code) -> str:
         bits.append(f"inputs {code(was)} → {code(now)}")
     if w.bytes_base is not None or w.bytes_head is not None:
         bits.append(f"bytes {format_pair(w.bytes_base, w.bytes_head, 'bytes')}")
-    if w.instructions_base is not None and w.instructions_head is not None:
-        was, now = format_count(w.instructions_base), format_count(w.instructions_head)
+    if w.count_base is not None and w.count_head is not None:
+        was, now = format_count(w.count_base), format_count(w.count_head)
         bits.append(f"instructions {was} → {now}")
     return ", ".join(bits)
 

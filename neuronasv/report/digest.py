@@ -154,8 +154,8 @@ def _size(f: Finding, on: str) -> float:
     """The size of a row's change on one axis: |log| of its own Δ (time and instruction
     rows), or for a work row of its instruction count when counted, else of its Δ."""
     ratio = f.ratio
-    if on == "work" and f.state.instr_base and f.state.instr_head is not None:
-        ratio = f.state.instr_head / f.state.instr_base
+    if on == "work" and f.state.exact_base and f.state.exact_head is not None:
+        ratio = f.state.exact_head / f.state.exact_base
     return abs(math.log(ratio)) if ratio and ratio > 0 else 0.0
 
 
@@ -165,10 +165,10 @@ def _axis(f: Finding) -> str | None:
     if st.decided:
         return "time"
     if is_exact(f.unit):
-        return "instructions" if st.instructions in ("more", "fewer") else None
+        return "instructions" if st.exact in ("more", "fewer") else None
     if st.work in ("more", "less"):
         return "work"
-    return "instructions" if st.instructions in ("more", "fewer") else None
+    return "instructions" if st.exact in ("more", "fewer") else None
 
 
 def _pick(rows: Sequence[Finding]) -> Finding | None:
@@ -178,9 +178,7 @@ def _pick(rows: Sequence[Finding]) -> Finding | None:
     for axis in ("time", "work", "instructions"):
         on = [f for f in rows if _axis(f) == axis]
         if on:
-            return max(
-                on, key=lambda f: (f.series.op is None, _size(f, axis), f.series.label)
-            )
+            return max(on, key=lambda f: (f.series.op is None, _size(f, axis), f.series.label))
     return None
 
 
@@ -253,9 +251,7 @@ def _cp_key(c: ChangePoint) -> tuple[float, tuple[str, str, str], str]:
     return (-abs(c.ratio - 1.0), _series_key(c.series), c.commit_after)
 
 
-def _finding_groups(
-    doc: FindingsDocument, live: Sequence[Finding]
-) -> tuple[list[Finding], ...]:
+def _finding_groups(doc: FindingsDocument, live: Sequence[Finding]) -> tuple[list[Finding], ...]:
     """The rows by their stored state: regressions (moved the worse way on an axis:
     :attr:`RowState.direction`), improvements (the better way), noisy (time not decided,
     no direction), failed, unchanged (the rest measured on both sides), new, removed
@@ -292,9 +288,7 @@ def _finding_groups(
     )  # fmt: skip
 
 
-def _merged_env(
-    doc_env: Sequence[EnvChange], cps: Sequence[ChangePoint]
-) -> list[EnvChange]:
+def _merged_env(doc_env: Sequence[EnvChange], cps: Sequence[ChangePoint]) -> list[EnvChange]:
     """The document's environment changes, then each change point's not already named."""
     env: list[EnvChange] = list(doc_env)
     seen = {(e.key, e.before, e.after) for e in env}
@@ -329,9 +323,7 @@ def _machine(doc: FindingsDocument, cps: Sequence[ChangePoint]) -> str:
     )
 
 
-def _also_parts(
-    noisy: int, new: int, gone: int, acknowledged: int, shifted: int = 0
-) -> list[str]:
+def _also_parts(noisy: int, new: int, gone: int, acknowledged: int, shifted: int = 0) -> list[str]:
     """The counts beside a comparison's headline (``2 not decided, 1 new``), zeros left out."""
     return [
         f"{n} {word}"

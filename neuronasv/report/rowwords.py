@@ -84,7 +84,7 @@ SAME_EXACT = "same work, same instructions (exact)"
 def work_words(state: RowState) -> str:
     """``more work`` ... (empty when the work is unknown: plain asv benchmarks);
     :data:`SAME_EXACT` when the instruction count is equal too."""
-    if state.work == "same" and state.instructions == "same":
+    if state.work == "same" and state.exact == "same":
         return SAME_EXACT
     return _WORK[state.work]
 
@@ -98,7 +98,7 @@ def held_back(f: Finding) -> bool:
         and not st.confirmed
         and f.estimate.source == "first run"
         and st.work == "same"
-        and st.instructions == "same"
+        and st.exact == "same"
     )
 
 
@@ -198,14 +198,14 @@ def exact_words(f: Finding) -> str:
     instructions (+2,443 per iteration, +20 %), exact`` / ``fewer instructions (...)`` /
     ``same instructions, exact`` / not judged when two counts of the same work differed /
     not counted on a side where the op runs only inside other ops."""
-    axis = f.state.instructions
+    axis = f.state.exact
     metric = by_unit(f.unit)
     if metric is not None and not metric.beside_time:  # a sampled exact metric (memory)
         if axis == "unsteady":
             return f"{metric.title} did not repeat exactly across samples, not judged exactly"
         return count_words(f.base, f.head, metric)
     if axis == "unsteady":
-        why = f": {f.state.instr_why}" if f.state.instr_why else ""
+        why = f": {f.state.exact_why}" if f.state.exact_why else ""
         return f"instruction count not deterministic, not judged{why}"
     if axis == "uncounted":
         side = "head" if f.head is None else "base"
@@ -234,11 +234,11 @@ def _beside(state: RowState) -> str:
     """``; more instructions (+2,169 per iteration, +3.2 %), exact`` beside a row's time,
     when the same series was counted under callgrind (an equal count is said with the
     work instead: :data:`SAME_EXACT`)."""
-    if state.instr_base is None or state.instr_head is None:
+    if state.exact_base is None or state.exact_head is None:
         return ""
-    if state.work == "same" and state.instructions == "same":
+    if state.work == "same" and state.exact == "same":
         return ""
-    return f"; {count_words(state.instr_base, state.instr_head)}"
+    return f"; {count_words(state.exact_base, state.exact_head)}"
 
 
 def state_words(f: Finding) -> str:
@@ -373,8 +373,8 @@ def count_line(findings: Iterable[Finding]) -> str:
         more += s.work == "more"
         less += s.work == "less"
         metric = by_unit(f.unit)
-        if metric is not None and s.instructions in ("more", "fewer"):
-            word = metric.more if s.instructions == "more" else metric.less
+        if metric is not None and s.exact in ("more", "fewer"):
+            word = metric.more if s.exact == "more" else metric.less
             exact[word] = exact.get(word, 0) + 1
     bits = []
     for n, c, word in ((slower, conf_s, "slower"), (faster, conf_f, "faster")):

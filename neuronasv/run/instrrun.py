@@ -13,7 +13,7 @@ metric is device time). It
    (:data:`CATALOGUE_KEY`), so the suite declares their ``instr_op`` series before asv
    imports it;
 4. after asv, :func:`attach_counts` puts each configuration's counts on its profile in the
-   sidecar (``WorkloadProfile.instructions``), with valgrind's and torch's versions.
+   sidecar (``WorkloadProfile.counted``), with valgrind's and torch's versions.
 
 A pass that fails or is stopped costs only the instruction series of that commit (asv
 then records them as skipped); the device-time series run as always.
@@ -35,7 +35,7 @@ from neuronasv.measure.backends import counts_instructions
 from neuronasv.metrics import names as metric_names
 from neuronasv.metrics import parse_names
 from neuronasv.model import WorkloadProfile
-from neuronasv.model.instructions import InstructionCounts
+from neuronasv.model.counts import PassCounts
 from neuronasv.run.instrpass import META_FILE
 
 __all__ = [
@@ -223,10 +223,10 @@ def catalogue_ops(folder: str) -> dict[str, list[str]]:
     return {w: sorted(n) for w, n in table.items() if n}
 
 
-def _counts(entry: Mapping[str, Any], meta: Mapping[str, str]) -> InstructionCounts | None:
+def _counts(entry: Mapping[str, Any], meta: Mapping[str, str]) -> PassCounts | None:
     if "total" not in entry:
         return None
-    return InstructionCounts(
+    return PassCounts(
         total=float(entry["total"]),
         ops={str(k): float(v) for k, v in (entry.get("ops") or {}).items()},
         modules={str(k): float(v) for k, v in (entry.get("modules") or {}).items()},
@@ -248,7 +248,7 @@ def attach_counts(
     for p in profiles:
         entry = counts.get(p.key)
         found = _counts(entry, meta) if entry else None
-        out.append(replace(p, instructions=found) if found else p)
+        out.append(replace(p, counted=found) if found else p)
     return out, failures
 
 

@@ -298,7 +298,7 @@ def _flatten(
 def _unstable(profiles: Iterable[Any]) -> Unstable:
     """The non-deterministic counts among a sidecar's (the last profile of a
     configuration wins, as in ``changepoints``' index of them)."""
-    counts = {(p.name, p.shape, p.dtype): p.instructions for p in profiles if p.instructions}
+    counts = {(p.name, p.shape, p.dtype): p.counted for p in profiles if p.counted}
     return {k: tuple(c.unstable) for k, c in counts.items() if not c.deterministic}
 
 

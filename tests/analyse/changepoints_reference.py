@@ -30,7 +30,7 @@ from neuronasv.model import (
     RunRef,
     Series,
 )
-from neuronasv.model.instructions import InstructionCounts
+from neuronasv.model.counts import PassCounts
 
 
 def energy_split(x: np.ndarray, min_size: int = 2) -> tuple[int, float] | None:
@@ -132,16 +132,16 @@ def detect(values: Sequence[float], settings: CPSettings = DEFAULT) -> list[RawC
 # --- the former history mode, verbatim (its detect is the one above) ---------------------
 
 #: (machine, commit, workload, shape, dtype) -> that configuration's instruction counts.
-_Counts = dict[tuple[str, str, str | None, str | None, str | None], InstructionCounts]
+_Counts = dict[tuple[str, str, str | None, str | None, str | None], PassCounts]
 
 
 def _instruction_counts(history: History) -> _Counts:
     """Every sidecar's instruction counts, indexed once for the whole history."""
     return {
-        (machine, commit, p.name, p.shape, p.dtype): p.instructions
+        (machine, commit, p.name, p.shape, p.dtype): p.counted
         for (machine, commit), profiles in history.profiles.items()
         for p in profiles
-        if p.instructions is not None
+        if p.counted is not None
     }
 
 

@@ -73,8 +73,8 @@ def test_history_open_closed_and_env_change_named(tmp_path):
 
 def test_instruction_counts_change_exactly_at_any_size_and_unstable_points_are_left_out():
     from neuronasv.model import Point, SeriesId, WorkloadProfile
+    from neuronasv.model.counts import PassCounts
     from neuronasv.model.history import History, Series
-    from neuronasv.model.instructions import InstructionCounts
 
     commits = tuple(f"{i:08x}" + "c" * 32 for i in range(12))
 
@@ -89,9 +89,9 @@ def test_instruction_counts_change_exactly_at_any_size_and_unstable_points_are_l
     # the total moves from commit 6 on, where the pass said its count was not deterministic.
     mul = series("aten::mul", [12_102.0] * 6 + [12_126.0] * 6)
     total = series(None, [68_722.0] * 6 + [68_729.0] * 6)
-    shaky = InstructionCounts(total=1.0, deterministic=False, unstable=("total",))
+    shaky = PassCounts(total=1.0, deterministic=False, unstable=("total",))
     profiles = {("m", c): (WorkloadProfile("rmsnorm.naive", "cpu", "4x512", "float32", (1.0,),
-                                           (), instructions=shaky if i >= 6 else None),)
+                                           (), counted=shaky if i >= 6 else None),)
                 for i, c in enumerate(commits)}  # fmt: skip
     doc = detect_history(History((mul, total), commits, profiles=profiles))
     assert [(c.series.op, c.commit_after[:8]) for c in doc.change_points] == [

@@ -31,7 +31,7 @@ from neuronasv.analyse.changepoints import (
 from neuronasv.analyse.edivisive import window_candidates
 from neuronasv.analyse.patterns import SeriesPattern
 from neuronasv.model import History, Point, Series, SeriesId, WorkloadProfile
-from neuronasv.model.instructions import InstructionCounts
+from neuronasv.model.counts import PassCounts
 from neuronasv.store.history import load_history
 from tests.publish.conftest import load_synth
 
@@ -162,11 +162,11 @@ def _instr_history(rng: np.random.Generator) -> History:
     tot_t = mul_t + add_t + 1e-4
     mul_i = np.where(i >= 30, 12_126.0, 12_102.0)
     tot_i = np.where(i >= 60, 68_729.0, 68_722.0) + np.where(i == 70, 3.0, 0.0)
-    shaky = InstructionCounts(total=1.0, deterministic=False, unstable=("total",))
+    shaky = PassCounts(total=1.0, deterministic=False, unstable=("total",))
     profiles = {
         ("m", c): (
             WorkloadProfile("rmsnorm.naive", "cpu", "4x512", "float32", (1.0,), (),
-                            instructions=shaky if k in (70, 71, 80) else None),
+                            counted=shaky if k in (70, 71, 80) else None),
         )
         for k, c in enumerate(commits)
     }  # fmt: skip

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from neuronasv.analyse.exact import instruction_changes, judge_exact
 from neuronasv.model import OpProfile, Point, SeriesId, WorkloadProfile
-from neuronasv.model.instructions import InstructionCounts
+from neuronasv.model.counts import PassCounts
 from tests.builders import finding
 
 
@@ -19,7 +19,7 @@ def prof(
         name="rmsnorm.naive", backend="cpu", shape="4x512", dtype="float32",
         device_time_us=(10.0,),
         ops=tuple(OpProfile(op, 1.0, (1.0,), (1.0,)) for op in ops),
-        instructions=InstructionCounts(
+        counted=PassCounts(
             total=total, ops=ops, deterministic=deterministic,
             unstable=() if deterministic else unstable,
             valgrind="3.19.0", torch="2.13.0+cpu",
@@ -47,28 +47,28 @@ def test_equal_counts_are_unchanged_any_difference_is_a_fact_with_its_size() -> 
         [head],
     )
     mul, total = found
-    assert mul.state.instructions == "more" and mul.state.time == "none"
+    assert mul.state.exact == "more" and mul.state.time == "none"
     assert mul.estimate.source == "exact count" and mul.ratio == 14_545 / 12_102
     assert mul.ci_low is None and (mul.n_base, mul.n_head) == (1, 1)
     assert "aten::mul +2,443 instructions per iteration (+20 %, exact)" in mul.reason
     assert "no statistics" in mul.reason and mul.p_value is None
-    assert total.state.instructions == "same"
+    assert total.state.exact == "same"
     assert "68,722 instructions per iteration" in total.reason
 
 
 def test_a_one_percent_change_is_reported_and_fewer_is_an_improvement() -> None:
     (up,) = judge_exact([(sid("aten::mean"), pt(24_920.0), pt(25_169.0))])
-    assert up.state.instructions == "more" and "+1.0 %" in up.reason
+    assert up.state.exact == "more" and "+1.0 %" in up.reason
     assert up.state.direction == "worse"
     (down,) = judge_exact([(sid("aten::mean"), pt(24_920.0), pt(24_919.0))])
-    assert down.state.instructions == "fewer" and "aten::mean -1 instructions" in down.reason
+    assert down.state.exact == "fewer" and "aten::mean -1 instructions" in down.reason
     assert down.state.direction == "better"
 
 
 def test_counts_that_were_not_deterministic_are_said_and_never_judged() -> None:
     base = prof({"aten::mean": 1.0}, 5.0, deterministic=False)
     (f,) = judge_exact([(sid("aten::mean"), pt(24_920.0), pt(30_000.0))], [base], [prof({}, 5.0)])
-    assert f.state.instructions == "unsteady" and f.state.direction is None
+    assert f.state.exact == "unsteady" and f.state.direction is None
     assert "count of aten::mean not deterministic at base" in f.reason
     assert "not judged" in f.reason
 
@@ -87,15 +87,15 @@ def test_only_the_target_that_moved_is_left_unjudged() -> None:
         [base],
         [head],
     )  # fmt: skip
-    assert step.state.instructions == "unsteady"
+    assert step.state.exact == "unsteady"
     assert "whole step not deterministic at base and head" in step.reason
-    assert step.state.instr_why == ""  # an older sidecar says no why
-    assert mm.state.instructions == "more"
+    assert step.state.exact_why == ""  # an older sidecar says no why
+    assert mm.state.exact == "more"
     assert [w.op for w in instruction_changes([base], [head])] == ["aten::mm"]
     # An older sidecar: not deterministic, no target named -> nothing of it is judged.
     legacy = prof({"aten::mm": 10.0}, 5.0, deterministic=False, unstable=())
     (f,) = judge_exact([(sid("aten::mm"), pt(10.0), pt(12.0))], [legacy], [head])
-    assert f.state.instructions == "unsteady"
+    assert f.state.exact == "unsteady"
     assert instruction_changes([legacy], [head]) == ()
 
 
@@ -116,10 +116,10 @@ def test_an_op_that_still_runs_nested_is_uncounted_never_removed() -> None:
     nested = WorkloadProfile(
         "rmsnorm.naive", "cpu", "4x512", "float32", (10.0,),
         (OpProfile("aten::slice", 8.0, (1.0,), (1.0,)),),
-        instructions=InstructionCounts(total=51_000.0, ops={}),
+        counted=PassCounts(total=51_000.0, ops={}),
     )  # fmt: skip
     (f,) = judge_exact([(sid("aten::slice"), pt(11_876.0), None)], [base], [nested])
-    assert f.state.presence == "both" and f.state.instructions == "uncounted"
+    assert f.state.presence == "both" and f.state.exact == "uncounted"
     assert "still runs, but only inside other ops" in f.reason
     assert "removed" not in state_words(f)
     assert "not counted at head" in state_words(f)
@@ -172,14 +172,14 @@ def test_compare_judges_instruction_series_exactly_beside_the_timing() -> None:
     doc = compare(history, b, h, floors={})
     rows = {(f.series.benchmark, f.series.op): f for f in doc.findings}
     mul = rows[("rmsnorm.Naive.instr_op", "aten::mul")]
-    assert mul.state.instructions == "more" and "+2,443 instructions per iteration" in mul.reason
+    assert mul.state.exact == "more" and "+2,443 instructions per iteration" in mul.reason
     assert mul.series.label.endswith("(instructions)")
     assert mul.state.work == "unknown" and mul.state.gate == ""  # its own axis, no gate
-    assert rows[("rmsnorm.Naive.instr_op", "aten::add")].state.instructions == "same"
-    assert rows[("rmsnorm.Naive.instr_total", None)].state.instructions == "more"
+    assert rows[("rmsnorm.Naive.instr_op", "aten::add")].state.exact == "same"
+    assert rows[("rmsnorm.Naive.instr_total", None)].state.exact == "more"
     timing = rows[("rmsnorm.Naive.devtime_op", "aten::mul")]
     # the count is the time row's instruction axis: its direction where the time is open
-    assert timing.state.instructions == "more" and timing.state.work == "same"
+    assert timing.state.exact == "more" and timing.state.work == "same"
     assert timing.state.direction == "worse" and timing.state.time != "slower"
     assert [w.kind for w in doc.work] == ["instructions"]
 
@@ -191,22 +191,22 @@ def test_a_target_not_deterministic_says_why_in_its_reason_and_its_row() -> None
 
     why = "the autograd engine's hash tables are keyed by node addresses (the heap's history)"
     base = prof({"aten::mm": 10.0}, 306_420_235.0, deterministic=False, unstable=("total",))
-    assert base.instructions is not None
-    base = replace(base, instructions=replace(base.instructions, why={"total": why}))
+    assert base.counted is not None
+    base = replace(base, counted=replace(base.counted, why={"total": why}))
     head = prof({"aten::mm": 10.0}, 306_420_425.0, deterministic=False, unstable=("total",))
     step, mm = judge_exact(
         [(sid(None, "rmsnorm.Naive.instr_total"), pt(306_420_235.0), pt(306_420_425.0)),
          (sid("aten::mm"), pt(10.0), pt(10.0))],
         [base], [head],
     )  # fmt: skip
-    assert step.state.instr_why == why and f"({why})" in step.reason
+    assert step.state.exact_why == why and f"({why})" in step.reason
     assert state_words(step) == f"instruction count not deterministic, not judged: {why}"
-    assert mm.state.instr_why == "" and mm.state.instructions == "same"  # the ops: judged
+    assert mm.state.exact_why == "" and mm.state.exact == "same"  # the ops: judged
     # an op's why is the configuration's "ops" line
-    both = replace(base.instructions, unstable=("aten::mm",), why={"ops": "moved in x +1"})
+    both = replace(base.counted, unstable=("aten::mm",), why={"ops": "moved in x +1"})
     (op,) = judge_exact([(sid("aten::mm"), pt(10.0), pt(10.0))],
-                        [replace(base, instructions=both)], [head])  # fmt: skip
-    assert op.state.instr_why == "moved in x +1"
+                        [replace(base, counted=both)], [head])  # fmt: skip
+    assert op.state.exact_why == "moved in x +1"
 
 
 def test_an_instruction_row_reads_on_its_own_axis_never_as_a_time_or_work() -> None:
@@ -229,7 +229,7 @@ def test_an_instruction_row_reads_on_its_own_axis_never_as_a_time_or_work() -> N
         (1.0, 2.0, "unsteady", "instruction count not deterministic, not judged"),
     ):
         row = finding(s, unit="instructions", base=base, head=head, source="exact count",
-                      instructions=axis)  # fmt: skip
+                      exact=axis)  # fmt: skip
         doc = FindingsDocument("compare", RunRef("a" * 40, "m"), RunRef("b" * 40, "m"), (row,),
                                work=(more_bytes,))  # fmt: skip
         (f,) = with_states(doc).findings
@@ -250,7 +250,7 @@ def test_a_cause_keeps_the_device_time_total_beside_an_instruction_total() -> No
     ins = SeriesId("rmsnorm.Naive.instr_total", (), wl, shape, dtype)
     findings = [
         finding(dev, "regression", base=1e-5, head=2e-5),
-        finding(ins, unit="instructions", base=100.0, head=150.0, instructions="more"),
+        finding(ins, unit="instructions", base=100.0, head=150.0, exact="more"),
     ]
     work = [WorkChange(wl, shape, dtype, "aten::add", "new", calls_head=1.0)]
     for order in (findings, findings[::-1]):
@@ -274,7 +274,7 @@ def test_an_undecided_time_row_states_its_exact_instruction_count() -> None:
     ins = SeriesId("rmsnorm.Naive.instr_total", (), wl, shape, dtype)
     timed = finding(dev, "noisy", base=1.89e-5, head=2.09e-5)
     counted = finding(ins, unit="instructions", base=68590.0, head=70759.0,
-                      source="exact count", instructions="more")  # fmt: skip
+                      source="exact count", exact="more")  # fmt: skip
 
     def state_of(*fs: Finding) -> Finding:
         doc = FindingsDocument("compare", RunRef("a" * 40, "m"), RunRef("b" * 40, "m"), fs)
@@ -285,7 +285,7 @@ def test_an_undecided_time_row_states_its_exact_instruction_count() -> None:
     assert state_cell(row).endswith(tail) and state_words(row).endswith(tail)
     assert "time not decided" in state_cell(row)
     # the exact axis fires the gate under its own name, on the time row
-    assert row.state.instructions == "more"
+    assert row.state.exact == "more"
     assert row.state.gate == "more instructions, time undecided"
     doc = FindingsDocument("compare", RunRef("a" * 40, "m"), RunRef("b" * 40, "m"), (row,))
     assert FindingsDocument.loads(doc.dumps()).findings[0].state == row.state
@@ -293,7 +293,7 @@ def test_an_undecided_time_row_states_its_exact_instruction_count() -> None:
     slower = state_of(replace(timed, state=replace(timed.state, time="slower")), counted)
     assert state_cell(slower).endswith(tail) and state_words(slower).endswith(tail)
     for other, counts in (
-        (timed, replace(counted, state=replace(counted.state, instructions="unsteady"))),
+        (timed, replace(counted, state=replace(counted.state, exact="unsteady"))),
     ):
         quiet = state_of(other, counts)
         assert "instructions" not in state_cell(quiet)

@@ -144,7 +144,7 @@ def test_instruction_counts_are_never_re_measured_by_the_rounds() -> None:
     written device-time seconds into them."""
     instr = SeriesId("rmsnorm.Naive.instr_total", (), WL, SHAPE, DTYPE)
     counts = finding(instr, unit="instructions", base=12102.0, head=14545.0,
-                     source="exact count", instructions="more")  # fmt: skip
+                     source="exact count", exact="more")  # fmt: skip
     doc = _doc()
     doc = FindingsDocument(doc.mode, doc.base, doc.head, (*doc.findings, counts), work=doc.work)
     asked: list[SeriesId] = []

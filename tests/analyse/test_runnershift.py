@@ -154,7 +154,7 @@ def test_a_real_change_under_the_same_load_is_named_by_its_counts(tmp_path: Path
         f for f in doc.findings
         if f.series.config == cfg and f.series.op is None and f.unit == "seconds"
     )  # fmt: skip
-    assert total.state.instructions == "more" and total.state.gate
+    assert total.state.exact == "more" and total.state.gate
 
 
 @pytest.mark.parametrize("seed", range(5))

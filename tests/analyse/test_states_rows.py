@@ -80,16 +80,16 @@ def test_instruction_changes_are_not_work_and_instruction_rows_fire_no_gate() ->
     axis (no work word, no gate); a time row states its series' count on the instruction
     axis, which fires the exact rule under its own name."""
     count = (wc("aten::mul", "instructions", calls_base=3, calls_head=3,
-                instructions_base=100, instructions_head=120),)  # fmt: skip
+                count_base=100, count_head=120),)  # fmt: skip
     assert carried_direction(count) == "same"
     instr = SeriesId("b.instr", (), *CFG)
     row = finding(instr, unit="instructions", base=100.0, head=120.0, source="exact count",
-                  instructions="more")  # fmt: skip
+                  exact="more")  # fmt: skip
     time_row = finding(TOTAL, "noisy", base=1.0, head=1.1)
     doc = FindingsDocument("compare", None, None, findings=(time_row, row), work=count)
     t, i = with_states(doc).findings
     assert (i.state.work, i.state.time, i.state.gate) == ("unknown", "none", "")
-    assert (t.state.work, t.state.instructions) == ("same", "more")
+    assert (t.state.work, t.state.exact) == ("same", "more")
     assert t.state.gate == "more instructions, time undecided"
 
 

@@ -32,7 +32,7 @@ from neuronasv.model import (
     SeriesId,
     WorkloadProfile,
 )
-from neuronasv.model.instructions import InstructionCounts
+from neuronasv.model.counts import PassCounts
 from neuronasv.model.rounds import RoundsDocument
 from tests.analyse.analyse_asvdata import ENV, Bench, write_run
 
@@ -109,9 +109,9 @@ def _prefixes(path: str) -> list[str]:
     return [".".join(bits[: i + 1]) for i in range(len(bits))]
 
 
-def _profile(cfg: tuple[str, str, str], side: str, xs: Mapping[str | None, list[float]]) -> (
-    WorkloadProfile
-):
+def _profile(
+    cfg: tuple[str, str, str], side: str, xs: Mapping[str | None, list[float]]
+) -> WorkloadProfile:
     ops = []
     for op in sorted({o for (c, _, o) in PARTS if c == cfg}):
         paths = {p: PARTS[(c, p, o)] for (c, p, o) in PARTS if c == cfg and o == op}
@@ -125,7 +125,7 @@ def _profile(cfg: tuple[str, str, str], side: str, xs: Mapping[str | None, list[
         for m in sorted({m for (c, p, _) in PARTS if c == cfg for m in _prefixes(p)}):
             modules.append(ModuleProfile(m, tuple(xs[f"module:{m}"]), tuple(xs[f"module:{m}"])))
     counts = _counts(side, cfg)
-    instr = InstructionCounts(
+    instr = PassCounts(
         total=counts["total"],
         ops={k: v for k, v in counts.items() if k.startswith("aten::")},
         modules={k: v for k, v in counts.items() if k.startswith("module:")},
@@ -135,7 +135,7 @@ def _profile(cfg: tuple[str, str, str], side: str, xs: Mapping[str | None, list[
     name, shape, dtype = cfg
     return WorkloadProfile(name, "cpu", shape, dtype, tuple(xs[None]), tuple(ops),
                            device_time_is_cpu=True, modules=tuple(modules),
-                           instructions=instr)  # fmt: skip
+                           counted=instr)  # fmt: skip
 
 
 def _bench(name: str, axes: list[list[str]], value: object) -> tuple[Bench, list[SeriesId]]:

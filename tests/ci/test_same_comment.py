@@ -79,7 +79,7 @@ def test_the_privileged_comment_is_the_comment_of_the_same_artifact(
     units = {f.unit for f in run.findings}
     assert units == {"seconds", "instructions"}
     assert any(f.series.op and f.series.op.startswith("module:") for f in run.findings)
-    assert any(f.state.instructions == "uncounted" for f in run.findings)
+    assert any(f.state.exact == "uncounted" for f in run.findings)
     assert any(f.remeasured and f.state.confirmed for f in run.findings)
     assert run.base is not None and run.base.commit == BASE
 

@@ -109,7 +109,7 @@ def findings() -> FindingsDocument:
     finding = Finding(
         series=SID,
         estimate=Estimate("seconds", 1e-5, 1.2e-5, "rounds", 1.1, 1.3, 10, 12, rounds=3),
-        state=RowState(work="more", time="slower", instructions="more", confirmed=True,
+        state=RowState(work="more", time="slower", exact="more", confirmed=True,
                        gate="confirmed slower time"),
         p_value=0.001, p_adjusted=0.004,
         noise_base=0.02, noise_head=0.03, reason="+20 %",
@@ -123,8 +123,8 @@ def findings() -> FindingsDocument:
     shifted = Finding(series=SID_OP, estimate=Estimate("seconds", 1e-6, 2e-6, ci_low=1.5,
                                                        ci_high=2.5, n_base=10, n_head=10,
                                                        shift=1.875),
-                      state=RowState(work="same", time="undecided", instructions="same",
-                                     instr_base=100.0, instr_head=100.0))  # fmt: skip
+                      state=RowState(work="same", time="undecided", exact="same",
+                                     exact_base=100.0, exact_head=100.0))  # fmt: skip
     cp = ChangePoint(
         series=SID, machine="m", commit_before="a" * 40, commit_after="b" * 40, index=3,
         before=1.0, after=1.25, ratio=1.25, p_value=0.0001, unit="seconds", kind="regression",
@@ -160,7 +160,13 @@ def findings() -> FindingsDocument:
         forced=("different machine",),
         health=DeviceHealth("withheld", "head canary 20 % slower", (check,)),
         runner=RunnerShift(
-            "runner", factor=1.875, spread=0.25, series=20, along=19, counted=18, canary=6.0,
+            "runner",
+            factor=1.875,
+            spread=0.25,
+            series=20,
+            along=19,
+            counted=18,
+            canary=6.0,
             base=SideState("base", 0.5, 0.75, 2596.5, 2590.0, 2, 1000.0, "none"),
             head=SideState("head", 4.75, 5.5, None, None, 2, 6000.0, "sw_power_cap"),
         ),

@@ -121,7 +121,7 @@ def row(sid: SeriesId, outcome: str, unit: str, base: float | None, head: float 
         assert base is not None and head is not None
         axis = "more" if head > base else "fewer" if head < base else "same"
         return finding(sid, unit=unit, base=base, head=head, n=(1, 1), source="exact count",
-                       instructions=axis, **fields)  # fmt: skip
+                       exact=axis, **fields)  # fmt: skip
     time = time_axis(_OUTCOMES[outcome], ratio)  # type: ignore[arg-type]
     return finding(
         sid, unit=unit, base=base, head=head,

@@ -45,7 +45,7 @@ from neuronasv.model import (
     SeriesId,
     WorkloadProfile,
 )
-from neuronasv.model.instructions import InstructionCounts
+from neuronasv.model.counts import PassCounts
 from neuronasv.report.annotations import render_annotations
 from neuronasv.report.markdown import render_comment, render_comment_trimmed
 from neuronasv.report.summary import render_summary
@@ -99,7 +99,7 @@ def _side(
     return out
 
 
-def _counts(levels: dict[str, tuple[str, float, float]], side: str) -> InstructionCounts:
+def _counts(levels: dict[str, tuple[str, float, float]], side: str) -> PassCounts:
     ops = {}
     for op, (_, us, k) in levels.items():
         if (side == "base" and math.isinf(k)) or (side == "head" and k == 0.0):
@@ -108,7 +108,7 @@ def _counts(levels: dict[str, tuple[str, float, float]], side: str) -> Instructi
         ops[op] = float(n if side == "base" or math.isinf(k) else round(n * min(k, 3.0)))
     if side == "head" and "aten::slice" in ops:
         del ops["aten::slice"]  # runs nested at head: no count of its own there
-    return InstructionCounts(total=float(sum(ops.values()) + 5000), ops=ops)
+    return PassCounts(total=float(sum(ops.values()) + 5000), ops=ops)
 
 
 def _profile(wl: str, side: str, xs: dict[str | None, np.ndarray],
@@ -128,7 +128,7 @@ def _profile(wl: str, side: str, xs: dict[str | None, np.ndarray],
         ops.append(OpProfile("aten::slice", 8.0, (0.1,) * 10, (0.1,) * 10))
     return WorkloadProfile(wl, "cpu", "4x64", "float32", tuple(xs[None]), tuple(ops),
                            device_time_is_cpu=True, modules=tuple(modules),
-                           instructions=_counts(levels, side))  # fmt: skip
+                           counted=_counts(levels, side))  # fmt: skip
 
 
 def _unit(sid: SeriesId) -> str:
@@ -151,7 +151,7 @@ def history(seed: int) -> History:
                 series.setdefault(sid, []).append(
                     Point(commit, order, float(np.median(v)), tuple(v))
                 )
-            counts = prof.instructions
+            counts = prof.counted
             assert counts is not None
             for target, value in {None: counts.total, **counts.ops}.items():
                 bench = "gen.instr_total" if target is None else "gen.instr_op"
@@ -203,8 +203,20 @@ def views(doc: FindingsDocument) -> Iterator[tuple[str, str]]:
     yield "terminal", terminal_text(doc, width=400, show_unchanged=True)
     yield "annotations", "\n".join(render_annotations(doc, max_per_kind=1000))
     cps = tuple(
-        ChangePoint(f.series, MACHINE, BASE, HEAD, 7, f.base, f.head, f.ratio, 1e-4, f.unit,
-                    "regression" if f.ratio > 1 else "improvement", open=True)
+        ChangePoint(
+            f.series,
+            MACHINE,
+            BASE,
+            HEAD,
+            7,
+            f.base,
+            f.head,
+            f.ratio,
+            1e-4,
+            f.unit,
+            "regression" if f.ratio > 1 else "improvement",
+            open=True,
+        )
         for f in doc.findings
         if f.base is not None and f.head is not None and f.ratio is not None and f.ratio != 1
     )
@@ -214,8 +226,9 @@ def views(doc: FindingsDocument) -> Iterator[tuple[str, str]]:
     )  # fmt: skip
     yield "regressions", history_text(history_doc)
     yield "regressions comment", render_comment(history_doc)
-    yield "issues", "\n".join(
-        render_title(c) + "\n" + render_body(c, change_point_key(c)) for c in cps
+    yield (
+        "issues",
+        "\n".join(render_title(c) + "\n" + render_body(c, change_point_key(c)) for c in cps),
     )
 
 
@@ -315,6 +328,6 @@ def test_the_checks_fail_on_a_broken_renderer(monkeypatch: pytest.MonkeyPatch) -
 
     with monkeypatch.context() as m:
         m.setattr(rowwords, "count_words", loud)
-        fewer = [f for f in doc.findings if f.state.instructions == "fewer"]
+        fewer = [f for f in doc.findings if f.state.exact == "fewer"]
         if fewer:
             assert any("instructions" in p for p in problems(doc))

@@ -8,7 +8,7 @@ import pytest
 from neuronasv.errors import UsageError
 from neuronasv.metrics import names as metric_names
 from neuronasv.model import History, Series, SeriesId
-from neuronasv.model.instructions import InstructionCounts
+from neuronasv.model.counts import PassCounts
 from neuronasv.run.bisect import _metrics_for, _pick
 from tests.builders import op, profile
 
@@ -27,8 +27,8 @@ COUNTED = Series("m", "env", _id("instr_op"), "instructions", ())
 def _history(calls: tuple[float, float], counts: tuple[float, float] | None) -> History:
     profiles = {}
     for i, commit in enumerate((GOOD, BAD)):
-        instr = None if counts is None else InstructionCounts(100.0, {"aten::mul": counts[i]})
-        p = profile("rmsnorm.naive", op("aten::mul", 1.0, calls=calls[i]), instructions=instr)
+        instr = None if counts is None else PassCounts(100.0, {"aten::mul": counts[i]})
+        p = profile("rmsnorm.naive", op("aten::mul", 1.0, calls=calls[i]), counted=instr)
         profiles[("m", commit)] = (p,)
     return History((TIMED, COUNTED), profiles=profiles)
 

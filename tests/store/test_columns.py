@@ -30,7 +30,7 @@ import pytest
 from neuronasv.analyse.changepoints import column_series, series_values
 from neuronasv.errors import CorruptResultsError, ResultsError
 from neuronasv.model import CanaryReading, History, RunSidecar, SeriesId, WorkloadProfile
-from neuronasv.model.instructions import InstructionCounts
+from neuronasv.model.counts import PassCounts
 from neuronasv.store.columns import (
     Columns,
     decode_file,
@@ -58,10 +58,10 @@ def _instr_sidecar(
     fp: dict[str, str],
     canary: CanaryReading,
 ) -> RunSidecar:
-    counts = InstructionCounts(total=1.0, deterministic=unstable is None, unstable=unstable or ())
+    counts = PassCounts(total=1.0, deterministic=unstable is None, unstable=unstable or ())
     sid = [SeriesId(INSTR, (f"'{op}'",), "rms", "4x8", "float32", op)
            for op in ("aten::mul", "aten::add")]  # fmt: skip
-    prof = WorkloadProfile("rms", "cpu", "4x8", "float32", (1.0,), (), instructions=counts,
+    prof = WorkloadProfile("rms", "cpu", "4x8", "float32", (1.0,), (), counted=counts,
                            canary=canary)  # fmt: skip
     return RunSidecar(machine, commit, "py-instr", fp, (prof,), tuple(sid))
 
@@ -109,9 +109,7 @@ def build(root: Path, n: int = 24, *, odd: bool = False) -> Path:
     for i in range(5):  # a second machine
         table2 = {("rms", "4x8", "float32"): {"aten::mul": (1.0, [1.0, 1.1, 1.2])}}
         neuronasv_run(str(rd), "m2", _commit(100 + i), 2_000_000 + i, table2)
-    (rd / "benchmarks.json").write_text(
-        json.dumps({INSTR: {"unit": "instructions"}, "version": 2})
-    )
+    (rd / "benchmarks.json").write_text(json.dumps({INSTR: {"unit": "instructions"}, "version": 2}))
     bad = rd / "m" / ("0badf00d-" + "py-a.json")
     bad.write_text('{"version": 2, "results": ')
     broken = sorted((rd / "m").glob(f"{_commit(20)[:8]}-py-a.json"))[0]

@@ -60,8 +60,8 @@ def test_counts_attach_to_their_profiles_with_versions_and_failures(tmp_path: Pa
     prof = WorkloadProfile("rmsnorm.naive", "cpu", "4x512", "float32", (1.0,), ())
     other = WorkloadProfile("rmsnorm.fused", "cpu", "4x512", "float32", (1.0,), ())
     (p, q), failures = instrrun.attach_counts([prof, other], str(folder))
-    assert q.instructions is None
-    c = p.instructions
+    assert q.counted is None
+    c = p.counted
     assert c is not None and c.total == 68722.0 and c.ops["aten::mul"] == 25655.0
     assert (c.valgrind, c.torch, c.deterministic) == ("3.19.0", "2.13.0+cpu", True)
     assert c.get("module:norm") == 40734.0 and c.get(None) == 68722.0

@@ -1,9 +1,10 @@
-"""Instruction counts of one configuration, from the callgrind pass (exact, not sampled).
+"""The counts of one configuration from a counting pass (exact, not sampled).
 
-The one count type: :mod:`neuronasv.measure.instructions` produces it inside one valgrind
-process per commit (with ``calls``, the pass's own record), the runner reads it back from
-the pass's file, and :class:`~neuronasv.model.profile.WorkloadProfile` stores it
-(``instructions``, without ``calls``) in the run sidecar (``docs/instructions.md``).
+The one count type of the metrics a pass counts and the run sidecar keeps
+(:data:`neuronasv.metrics.IN_SIDECAR`: the registry entries with a ``sidecar_key``): the
+metric's collector produces it inside its pass, the runner reads it back from the pass's
+file, and :class:`~neuronasv.model.profile.WorkloadProfile` stores it under the entry's
+``sidecar_key``, without ``calls`` (the collector's docs: docs/metrics.md).
 """
 
 from __future__ import annotations
@@ -14,18 +15,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from neuronasv.errors import CorruptResultsError
+from neuronasv.metrics import IN_SIDECAR
 from neuronasv.model._codec import Model, spec
-from neuronasv.units import INSTRUCTIONS_UNIT, value_problem
+from neuronasv.units import value_problem
 
-__all__ = ["InstructionCounts"]
+__all__ = ["PassCounts"]
+
+#: The unit counts are checked in: the sidecar metric's (one today; a second one gives the
+#: count type its metric's name).
+_UNIT = IN_SIDECAR[0].unit
 
 
 def _count(value: Any, name: str, source: str) -> float:
-    """An instruction count in range (:func:`neuronasv.units.value_problem`), else a clear
-    error: a negative or fractional count is not what the pass writes (issue 28)."""
-    problem = value_problem(INSTRUCTIONS_UNIT, value)
+    """A count in range (:func:`neuronasv.units.value_problem`), else a clear error: a
+    negative or fractional count is not what the pass writes (issue 28)."""
+    problem = value_problem(_UNIT, value)
     if problem:
-        raise CorruptResultsError(f"{source}: instruction count {name}: {problem}"[:300])
+        raise CorruptResultsError(f"{source}: {_UNIT} count {name}: {problem}"[:300])
     return float(value)
 
 
@@ -58,15 +64,15 @@ def _counts(key: str) -> Callable[[Mapping[str, Any], str], dict[str, float]]:
 
 
 @dataclass(frozen=True)
-class InstructionCounts(Model):
-    """Instructions per iteration of one (workload, shape, dtype), counted under callgrind.
+class PassCounts(Model):
+    """One (workload, shape, dtype)'s counts per iteration, from its metric's counting pass.
 
     Attributes:
         total: the whole step, per iteration.
-        ops: op (``aten::mul``) -> instructions of its calls per iteration (native code:
+        ops: op (``aten::mul``) -> the count of its calls per iteration (native code:
             bindings, dispatcher, kernel and the ops it calls internally).
-        modules: ``module:<path>`` -> the instructions of the ops in that module and below.
-        Every count is a whole number of instructions in range, checked when read.
+        modules: ``module:<path>`` -> the count of the ops in that module and below.
+        Every count is a whole number in the metric's range, checked when read.
         calls: op -> calls per iteration seen by the pass's dispatch mode (the pass's
             record; not kept in a sidecar).
         deterministic: every count was the same when taken twice in a row; False means
@@ -75,11 +81,11 @@ class InstructionCounts(Model):
         why: one line per kind of unstable target, ``total`` (the whole step) and ``ops``
             (every op and module: the pass checks their replays together), on where the
             two counts differed and, where known, the cause
-            (:func:`neuronasv.measure.instructions.explain`).
+            (the collector's ``explain``).
         valgrind, torch: the versions that produced the counts.
     """
 
-    _what = "instruction counts"
+    _what = "pass counts"
 
     total: float = field(metadata=spec(decode=_total))
     ops: Mapping[str, float] = field(default_factory=dict, metadata=spec(decode=_counts("ops")))
