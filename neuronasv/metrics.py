@@ -40,7 +40,10 @@ Each entry says:
 - ``sidecar_key`` — where a counting pass keeps the metric's per-configuration counts
   (:class:`~neuronasv.model.counts.PassCounts`) in a run sidecar's workload entry (empty:
   its values live in the asv results only); ``noun`` — what one unit of it is called in a
-  sentence (``2,443 instructions``), empty where the unit says it.
+  sentence (``2,443 instructions``), empty where the unit says it; ``value_noun`` — one
+  value of it in a sentence (``instruction count``); ``evidence`` — how a counted row says
+  where its figures come from (``counted under callgrind, no statistics``); ``legend`` —
+  its clause of the one legend views print beside state words.
 
 Two module constants follow the entries: :data:`BESIDE_TIME`, the exact metric a
 device-time row carries beside its time, and :data:`KEYS`, the document keys every exact
@@ -105,6 +108,9 @@ class Metric:
     signed: bool = False
     sidecar_key: str = ""
     noun: str = ""
+    value_noun: str = ""
+    evidence: str = ""
+    legend: str = ""
 
     @property
     def judged(self) -> Literal["exact", "time tests"]:
@@ -124,6 +130,7 @@ DEVTIME = Metric(
     less="faster",
     adds_up="sum",
     axis_label="device time",
+    value_noun="device time",
     total_title="Total device time",
     stack_title="Where the time goes (stacked per op)",
 )
@@ -152,6 +159,9 @@ INSTRUCTIONS = Metric(
     beside_time=True,
     sidecar_key="instructions",
     noun="instructions",
+    value_noun="instruction count",
+    evidence="counted under callgrind, no statistics",
+    legend="instructions are exact (counted under callgrind)",
 )
 
 #: Each op's self allocated bytes per iteration (torch profiler ``profile_memory=True``:
@@ -181,6 +191,9 @@ MEMORY = Metric(
     same="allocates the same",
     delta_unit="bytes",
     signed=True,
+    value_noun="allocated bytes",
+    evidence="every sample repeated exactly",
+    legend="allocated bytes are exact where every sample repeats",
 )
 
 #: Every metric, in the order views list them.

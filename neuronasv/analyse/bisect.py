@@ -5,7 +5,7 @@ after it, ``bad`` last. The search keeps a bracket ``lo``..``hi`` with a proof t
 series is at the old level at ``lo`` and not at ``hi``, and halves it until ``hi``'s first
 parent is ``lo``: ``hi`` is then the first commit at which the series changed.
 
-**Exact axes** (:func:`exact_search`: instruction counts under valgrind, the work evidence).
+**Exact axes** (:func:`exact_search`: an exact metric's counts, the work evidence).
 One reading per commit decides: equal to ``good``'s reading or not. Readings already stored
 decide for free (the bracket starts at the first stored commit that differs from ``good``
 and the last stored one before it that equals it); every other probe is the midpoint, so at
@@ -97,7 +97,7 @@ class Reading:
     Attributes:
         value: what is compared for equality (a count, or a digest of the work).
         number: the count to record (None for a digest).
-        words: the reading for people (``68,722 instructions per iteration``).
+        words: the reading for people (``68,722 <noun> per iteration``).
     """
 
     value: Hashable

@@ -313,7 +313,7 @@ def _plain_causes(ix: _Index) -> list[_Ranked]:
 def find_causes(findings: Sequence[Finding], work: Iterable[WorkChange]) -> tuple[Cause, ...]:
     """Group ``findings`` (one comparison) into causes, worst first (see module docstring).
 
-    Instruction counts are left out: their op changes enter as work changes, and a cause's
+    Exact counts are left out: their op changes enter as work changes, and a cause's
     totals are the device-time rows (an ``instr_total`` of the same configuration would
     otherwise take the device-time total's place)."""
     ix = _Index.of([f for f in findings if not is_exact(f.unit)], work)

@@ -46,8 +46,8 @@ from neuronasv.analyse.acks import Acknowledgement, match_ack
 from neuronasv.analyse.edivisive import RawChange, prune, window_candidates, windows
 from neuronasv.analyse.envdiff import env_changes
 from neuronasv.analyse.exact import (
+    count_delta,
     counted_twice_alike,
-    instruction_delta,
     is_exact,
     target_name,
 )
@@ -235,12 +235,12 @@ def detect(values: Sequence[float], settings: CPSettings = CPSettings()) -> list
     return detect_many([values], settings)[0]
 
 
-#: (machine, commit, workload, shape, dtype) -> that configuration's instruction counts.
+#: (machine, commit, workload, shape, dtype) -> that configuration's pass counts.
 _Counts = dict[tuple[str, str, str | None, str | None, str | None], PassCounts]
 
 
-def _instruction_counts(history: History) -> _Counts:
-    """Every sidecar's instruction counts, indexed once for the whole history."""
+def _pass_counts(history: History) -> _Counts:
+    """Every sidecar's pass counts, indexed once for the whole history."""
     return {
         (machine, commit, p.name, p.shape, p.dtype): p.counted
         for (machine, commit), profiles in history.profiles.items()
@@ -312,7 +312,7 @@ def column_series(mc: MachineColumns) -> list[SeriesValues]:
 def _points(s: Series, counts: _Counts) -> list[Point]:
     """The points change points are looked for in.
 
-    An instruction count is exact: a step of any size is a fact (a level that does not
+    A count is exact: a step of any size is a fact (a level that does not
     move has no variance, so the t-test separates it at any size; :func:`settings_for`),
     and a point whose count the pass found not deterministic (its sidecar names the
     target) is left out.
@@ -331,7 +331,7 @@ def _points(s: Series, counts: _Counts) -> list[Point]:
 
 def series_values(history: History, machine: str | None = None) -> list[SeriesValues]:
     """Every series of ``history`` (of ``machine``) as :class:`SeriesValues`."""
-    counts = _instruction_counts(history)
+    counts = _pass_counts(history)
     out = []
     for s in history.series:
         if machine is None or s.machine == machine:
@@ -358,7 +358,7 @@ def settings_for(unit: str, settings: CPSettings) -> CPSettings:
 def _reason(s: SeriesValues, rc: RawChange, ratio: float, before_c: str, after_c: str) -> str:
     between = f"between {before_c[:8]} and {after_c[:8]}"
     if is_exact(s.unit):
-        delta = instruction_delta(s.series.op or "whole step", rc.before, rc.after)
+        delta = count_delta(s.series.op or "whole step", rc.before, rc.after)
         return f"exact: {delta} {between}"
     return f"{format_delta_pct(ratio)} {between} (t-test {p_text(rc.p_value)})"
 

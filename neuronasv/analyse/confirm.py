@@ -71,7 +71,7 @@ def suspects(doc: FindingsDocument, *, include_noisy: bool = False) -> list[Find
     def wanted(f: Finding) -> bool:
         if f.acknowledged is not None or f.state.presence != "both":
             return False
-        if is_exact(f.unit):  # an instruction count is a fact: nothing to re-measure
+        if is_exact(f.unit):  # an exact count is a fact: nothing to re-measure
             return False
         if f.state.time in times:
             return True
@@ -235,7 +235,7 @@ def _plan(doc: FindingsDocument, include_noisy: bool) -> _Plan | None:
         and f.series.workload is not None
         and _config_of(f.series) in configs
         and f.state.presence == "both"
-        and not is_exact(f.unit)  # the rounds measure time, never instruction counts
+        and not is_exact(f.unit)  # the rounds measure time, never exact counts
     ]
     measured = todo + extra
     return _Plan(
@@ -455,7 +455,7 @@ def _settle(f: Finding, g: Finding, decided: bool, rounds: int) -> Finding:
     rounds' estimate (they measured it better than the single run) and their time: a
     slower or faster time the rounds decided is confirmed (even when the single run saw
     the other direction or only noise); a decision within the minimum effect is noise;
-    anything else is not decided. The exact axes (work, instructions) are not the rounds'
+    anything else is not decided. The exact axes (work, exact metrics) are not the rounds'
     business: they stay what the evidence says (:func:`with_states`).
     """
     ok = decided and g.state.time in ("slower", "faster")

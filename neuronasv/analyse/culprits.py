@@ -2,7 +2,7 @@
 
 * :func:`explain` compares the culprit with its first parent as ``neuronasv compare`` does
   (:func:`neuronasv.analyse.pairwise.compare`) and keeps the series' configuration: the
-  exact work changes (ops, calls, shapes, bytes, instruction counts), the rows with their
+  exact work changes (ops, calls, shapes, bytes, exact counts), the rows with their
   module chain, and the causes — what :mod:`neuronasv.report.bisect` renders with the PR
   comment's own code. :func:`explain_pair` does it for several series of one pair with
   one comparison (the same answers: the comparison is of the whole pair either way).

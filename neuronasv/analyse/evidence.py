@@ -38,7 +38,7 @@ from typing import Literal
 
 from neuronasv.keys import SeriesConfig as Config
 from neuronasv.model import OpProfile, WorkChange, WorkloadProfile
-from neuronasv.model.findings import WorkKind
+from neuronasv.model.findings import COUNT_KIND, WorkKind
 from neuronasv.samples import median
 from neuronasv.units import US, is_time
 
@@ -185,7 +185,7 @@ def change_direction(w: WorkChange) -> Direction:
         return "more"
     if w.kind == "removed":
         return "less"
-    if w.kind == "instructions":  # exact counts under callgrind (analyse/exact.py)
+    if w.kind == COUNT_KIND:  # a counting pass's exact counts (analyse/exact.py)
         d = _cmp(w.count_base, w.count_head)
         return "more" if d == 1 else "less" if d == -1 else "mixed"
     return _one_way(

@@ -1,27 +1,31 @@
-"""Instruction counts judged as exact facts (pure, no I/O).
+"""Exact metrics judged as exact facts (pure, no I/O).
 
-The CPU's ``instr_`` series (``neuronasv run --metrics devtime,instructions``,
-``docs/instructions.md``) are counted under callgrind: the same binary and inputs give the
-same count, so any difference between base and head is a change of the work the code does,
-reported with its size and no statistics — ``aten::mul`` +2,443 instructions per
-iteration, +20 % — and never re-measured.
+An exact metric of the registry (:data:`neuronasv.metrics.EXACT`) gives the same value for
+the same binary and inputs, so any difference between base and head is a change of what
+the code does, reported with its size and no statistics — ``aten::mul`` +2,443 per
+iteration, +20 %, in the metric's own words — and never re-measured.
 
 Two rules:
 
-- **Exact rows** (:func:`judge_exact`): an ``instr_`` series (unit ``instructions``) has
-  an :class:`~neuronasv.model.Estimate` of source ``exact count`` (the two counts, no
-  interval) and a state on its own axis, the instruction axis: ``more``, ``fewer`` or
-  ``same`` instructions. A series whose target was *not deterministic* on either side (the
-  pass counted it twice in a row and got two numbers) is not judged: ``unsteady``, and the
-  reason says which count moved; the other series of the same configuration are judged
-  (:func:`counted_twice_alike`). The pass replays each op's *top-level* calls: an op that
-  runs on a side only inside other ops (``aten::slice`` inside an indexing op) has no
-  count of its own there, yet still runs — its row is ``uncounted`` on that side, never
-  ``removed`` (the profiler, which sees nested calls, says whether it runs).
-- **Instructions as work evidence** (:func:`instruction_changes`): an op whose count
-  differs at the same calls per iteration is a :class:`~neuronasv.model.WorkChange` of
-  kind ``instructions``, with a direction (more/fewer); the device-time rows state it on
-  their instruction axis (:mod:`neuronasv.analyse.states`).
+- **Exact rows** (:func:`judge_exact`): a series of an exact metric has an
+  :class:`~neuronasv.model.Estimate` of source ``exact count`` (the two values, no
+  interval) and a state on its own axis, the exact axis (``more``, ``fewer``, ``same``).
+  A metric a counting pass keeps in the sidecar (``sidecar_key``) is judged by the pass's
+  counts: a target *not deterministic* on either side (counted twice in a row, two
+  numbers) is not judged — ``unsteady``, the reason says which count moved — while the
+  other series of the same configuration are (:func:`counted_twice_alike`); the pass
+  replays each op's *top-level* calls, so an op that runs on a side only inside other ops
+  (``aten::slice`` inside an indexing op) has no count of its own there yet still runs —
+  ``uncounted`` on that side, never ``removed`` (the profiler, which sees nested calls,
+  says whether it runs). A sampled exact metric (no ``sidecar_key``) is judged exactly
+  where each side's samples repeat exactly; where they do not, its row is ``unsteady``,
+  not judged, and says at which side (its values may be negative — an op may free more
+  than it allocates —, so no ratio test stands in).
+- **Counts as work evidence** (:func:`count_changes`): an op whose count of
+  :data:`~neuronasv.metrics.BESIDE_TIME` differs at the same calls per iteration is a
+  :class:`~neuronasv.model.WorkChange` of kind :data:`~neuronasv.model.findings.COUNT_KIND`,
+  with a direction (more/fewer); the device-time rows state it on their exact axis
+  (:mod:`neuronasv.analyse.states`).
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from neuronasv.format import (
     format_value,
 )
 from neuronasv.keys import SeriesConfig as Config
-from neuronasv.metrics import INSTRUCTIONS, Metric, by_unit
+from neuronasv.metrics import BESIDE_TIME, Metric, by_unit
 from neuronasv.model import (
     Estimate,
     Finding,
@@ -48,24 +52,25 @@ from neuronasv.model import (
 )
 from neuronasv.model.counts import PassCounts
 from neuronasv.model.estimate import ExactAxis, Presence
+from neuronasv.model.findings import COUNT_KIND
 from neuronasv.model.profile import module_series_path
-from neuronasv.units import INSTRUCTIONS_UNIT, is_exact
+from neuronasv.units import is_exact
 
 __all__ = [
-    "INSTRUCTIONS_UNIT",
-    "instruction_changes",
-    "instruction_delta",
+    "count_changes",
+    "count_delta",
     "is_exact",
     "judge_exact",
 ]
 
 
-def instruction_delta(name: str, base: float, head: float) -> str:
-    """``aten::mul +2,443 instructions per iteration (+20 %, exact)``."""
+def count_delta(name: str, base: float, head: float, metric: Metric = BESIDE_TIME) -> str:
+    """``aten::mul +2,443 <noun> per iteration (+20 %, exact)``: the metric's noun."""
     sign = "+" if head >= base else "-"
     pct = format_delta_pct(head / base) if base > 0 else "new"
     return (
-        f"{name} {sign}{format_count(abs(head - base))} instructions per iteration ({pct}, exact)"
+        f"{name} {sign}{format_count(abs(head - base))} {metric.noun} per iteration"
+        f" ({pct}, exact)"
     )
 
 
@@ -90,7 +95,7 @@ def counted_twice_alike(c: PassCounts | None, target: str) -> bool:
     """False when the pass counted ``target`` twice in a row and got two numbers.
 
     Judged per target: in ``transformer.block.backward`` the whole step moves by a few
-    hundred of its 306 M instructions from run to run (the autograd engine's hash tables
+    hundred counts of its 306 M from run to run (the autograd engine's hash tables
     are keyed by node addresses), while every op counted at its dispatch boundaries repeats
     exactly; the ops are judged, the step is not. A configuration marked not deterministic
     with no target named (older sidecars) is not judged at all.
@@ -111,8 +116,8 @@ def _repeats(p: Point | None) -> bool:
 
 
 def _sampled(s: SeriesId, metric: Metric, b: Point, h: Point) -> tuple[ExactAxis, str]:
-    """A sampled exact metric (memory): judged exactly where both sides' samples repeat
-    exactly, else not judged here (said, naming the sides)."""
+    """A sampled exact metric (no counting pass): judged exactly where both sides' samples
+    repeat exactly, else not judged here (said, naming the sides)."""
     sides = [side for side, p in (("base", b), ("head", h)) if not _repeats(p)]
     name = s.op or "whole step"
     if sides:
@@ -127,7 +132,7 @@ def _sampled(s: SeriesId, metric: Metric, b: Point, h: Point) -> tuple[ExactAxis
     return ("more" if head > base else "fewer"), (
         f"exact: {name} {metric.more if head > base else metric.less}"
         f" ({format_signed(head - base, metric.unit)} per iteration, {pct}),"
-        f" {format_pair(base, head, metric.unit)}; every sample repeated exactly"
+        f" {format_pair(base, head, metric.unit)}; {metric.evidence}"
     )
 
 
@@ -137,22 +142,23 @@ def _judged(
     head: float,
     cb: PassCounts | None,
     ch: PassCounts | None,
+    metric: Metric,
 ) -> tuple[ExactAxis, str]:
     target = target_name(s)
     sides = [side for side, c in (("base", cb), ("head", ch)) if not counted_twice_alike(c, target)]
     if sides:
         return "unsteady", (
-            f"instruction count of {'the whole step' if target == 'total' else target}"
+            f"{metric.value_noun} of {'the whole step' if target == 'total' else target}"
             f" not deterministic at {' and '.join(sides)}: the same work counted twice in"
             f" one run gave two numbers{f' ({why})' if (why := _why(target, cb, ch)) else ''};"
             " not judged"
         )
     if head == base:
-        return "same", f"exact: {format_count(base)} instructions per iteration on both"
+        return "same", f"exact: {format_count(base)} {metric.noun} per iteration on both"
     name = s.op or "whole step"
     return ("more" if head > base else "fewer"), (
-        f"exact: {instruction_delta(name, base, head)},"
-        f" {format_pair(base, head, INSTRUCTIONS_UNIT)}; counted under callgrind, no statistics"
+        f"exact: {count_delta(name, base, head, metric)},"
+        f" {format_pair(base, head, metric.unit)}; {metric.evidence}"
     )
 
 
@@ -210,38 +216,39 @@ def judge_exact(
     base_profiles: Iterable[WorkloadProfile] = (),
     head_profiles: Iterable[WorkloadProfile] = (),
 ) -> list[Finding]:
-    """Exact rows (module doc), one per (series, base, head[, unit]; instructions without
-    one): an instruction series by its counts, a sampled exact metric's (memory) by its
-    samples repeating exactly."""
+    """Exact rows (module doc), one per (series, base, head[, unit]; without one, the
+    unit of :data:`~neuronasv.metrics.BESIDE_TIME`): a counted metric's series by the
+    pass's counts, a sampled one's by its samples repeating exactly."""
     base_profiles, head_profiles = list(base_profiles), list(head_profiles)
     cbs, chs = _counts(base_profiles), _counts(head_profiles)
     bps, hps = _profiles(base_profiles), _profiles(head_profiles)
     out: list[Finding] = []
     for item in series:
         s, b, h = item[0], item[1], item[2]
-        unit = item[3] if len(item) == 4 else INSTRUCTIONS.unit
-        metric = by_unit(unit) or INSTRUCTIONS
+        unit = item[3] if len(item) == 4 else BESIDE_TIME.unit
+        metric = by_unit(unit) or BESIDE_TIME
+        counted = bool(metric.sidecar_key)  # by a counting pass, else sampled
         bv = None if b is None else b.value
         hv = None if h is None else h.value
         key: Config = s.config
         if bv is None or hv is None:
             presence, axis, reason = _one_side(s, bv, hv, bps.get(key), hps.get(key))
-            if metric is not INSTRUCTIONS and axis == "uncounted":  # no replay: new/removed
+            if not counted and axis == "uncounted":  # no replay: new/removed
                 presence, axis = ("new" if bv is None else "removed"), "none"
-        elif metric is not INSTRUCTIONS and b is not None and h is not None:
+        elif not counted and b is not None and h is not None:
             presence = "both"
             axis, reason = _sampled(s, metric, b, h)
         else:
             presence = "both"
-            axis, reason = _judged(s, bv, hv, cbs.get(key), chs.get(key))
-        if metric is not INSTRUCTIONS:
+            axis, reason = _judged(s, bv, hv, cbs.get(key), chs.get(key), metric)
+        if not counted:
             out.append(Finding(series=s, estimate=Estimate(
                 unit=unit, base=bv, head=hv, source="exact count",
                 n_base=len(b.samples) if b else 0, n_head=len(h.samples) if h else 0,
             ), state=RowState(presence=presence, exact=axis), reason=reason))  # fmt: skip
             continue
         est = Estimate(
-            unit=INSTRUCTIONS_UNIT,
+            unit=metric.unit,
             base=bv,
             head=hv,
             source="exact count",
@@ -254,13 +261,14 @@ def judge_exact(
     return out
 
 
-def instruction_changes(
+def count_changes(
     base_profiles: Iterable[WorkloadProfile],
     head_profiles: Iterable[WorkloadProfile],
     *,
     known: Iterable[tuple[Config, str]] = (),
 ) -> tuple[WorkChange, ...]:
-    """Ops whose instruction count differs, per configuration counted on both sides.
+    """Ops whose count (of :data:`~neuronasv.metrics.BESIDE_TIME`) differs, per
+    configuration counted on both sides.
 
     Only ops counted alike twice on both sides (:func:`counted_twice_alike`) and counted
     on both (an op that appears or disappears is the ``new``/``removed`` evidence
@@ -288,7 +296,7 @@ def instruction_changes(
                     shape=bp.shape,
                     dtype=bp.dtype,
                     op=op,
-                    kind="instructions",
+                    kind=COUNT_KIND,
                     calls_base=bo.calls_per_iter if bo else None,
                     calls_head=ho.calls_per_iter if ho else None,
                     count_base=b,

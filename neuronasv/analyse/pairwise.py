@@ -44,7 +44,7 @@ would bound only the expected share of false alarms among alarms.
 A side without a value: absent at base -> new; absent at head -> removed; failed at head
 -> failed (no Δ, no time). Series with a value but no samples (asv without
 ``--record-samples``, ``track_``) get a factor-only decision against the same rule, with a
-warning and no p-value. The work and instruction axes, the gate and the causes come after
+warning and no p-value. The work and exact axes, the gate and the causes come after
 (:func:`neuronasv.analyse.states.with_states`, :func:`neuronasv.analyse.causes.find_causes`).
 """
 
@@ -69,7 +69,7 @@ from neuronasv.analyse.comparable import (
 )
 from neuronasv.analyse.envdiff import env_changes
 from neuronasv.analyse.evidence import work_changes
-from neuronasv.analyse.exact import instruction_changes, judge_exact
+from neuronasv.analyse.exact import count_changes, judge_exact
 from neuronasv.analyse.floors import FloorKey, NoiseFloor, floor_key, noise_floors
 from neuronasv.analyse.health import device_health
 from neuronasv.analyse.multitest import DEFAULT_OP_SHARE, adjusted_pvalues, hierarchy
@@ -537,9 +537,9 @@ def compare(  # noqa: PLR0913 -- the compare step's keyword options, one per CLI
     base_profiles = history.profiles.get((bm, base), ())
     head_profiles = history.profiles.get((hm, head), ())
     work = work_changes(base_profiles, head_profiles)
-    # Instruction counts (CPU, callgrind) are exact: rows of their own axis, and their op
-    # changes join the work evidence (analyse/exact).
-    work = (*work, *instruction_changes(base_profiles, head_profiles,
+    # Exact metrics are rows of their own axis, and a counting pass's op changes join the
+    # work evidence (analyse/exact).
+    work = (*work, *count_changes(base_profiles, head_profiles,
                                         known=[(w.config, w.op) for w in work]))  # fmt: skip
     exact = [p for p in pairs if is_exact(p.unit)]
     pairs = [p for p in pairs if not is_exact(p.unit)]
@@ -553,7 +553,7 @@ def compare(  # noqa: PLR0913 -- the compare step's keyword options, one per CLI
         work=work,
         rounds=pooled(rnd) if rnd else None,
     )
-    # After attribution: an instruction row is not a timing op row of its total.
+    # After attribution: an exact metric's row is not a timing op row of its total.
     findings += judge_exact([(p.series, p.base, p.head, p.unit) for p in exact], base_profiles,
                             head_profiles)  # fmt: skip
     warnings_env = env_changes(fp_b, fp_h)
@@ -609,7 +609,7 @@ def _runner_shift(
     forced: bool = False,
 ) -> RunnerShift | None:
     """The runner's shared shift over this comparison's single-run device-time rows whose
-    work and instruction counts are equal (:mod:`neuronasv.analyse.runnershift`), with
+    work and exact counts are equal (:mod:`neuronasv.analyse.runnershift`), with
     what each side recorded of its machine; None for a ``--force``d comparison across
     machines or devices (another machine is not the runner shifting)."""
     if forced:

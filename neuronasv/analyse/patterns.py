@@ -3,7 +3,7 @@
 A series is its structured id (:class:`~neuronasv.model.SeriesId`: benchmark, params,
 workload, shape, dtype, op; its metric read from the benchmark). Its label
 (``rmsnorm.naive 4x512 bfloat16 · aten::mul``) is for people: two series can share one (an
-op named ``a · b``, or ``x (instructions)``), and its wording may change. So a pattern is
+op named ``a · b``, or ``x (memory)``), and its wording may change. So a pattern is
 parsed once from the text a user writes into a :class:`SeriesPattern` and matched on the
 id's fields; no code path reads a label back into an id.
 
@@ -11,7 +11,7 @@ The language (``neuronasv ack PATTERN``, ``--rule 'PATTERN=RULE'``, ``neuronasv 
 --series PATTERN``)::
 
     workload=rmsnorm.naive op=aten::mul shape=4x512
-    workload='rmsnorm.*' dtype=bfloat16 metric=instructions
+    workload='rmsnorm.*' dtype=bfloat16 metric=memory
     workload=transformer.block op=                      # the workload total (no op)
     benchmark=bench.time_sort params="'1000', 'int'"    # a plain asv benchmark
 
@@ -26,7 +26,7 @@ workload   the workload (``rmsnorm.naive``)
 shape      ``4x512``
 dtype      ``bfloat16``
 op         the op (``aten::mul``, ``module:<path>``); empty for the workload total
-metric     ``devtime`` or ``instructions`` (:attr:`SeriesId.metric`)
+metric     a registry name (:mod:`neuronasv.metrics`; :attr:`SeriesId.metric`)
 ========== =======================================================================
 
 A field the series does not have reads as empty: ``op=`` is the total, ``op=?*`` any op
@@ -34,9 +34,10 @@ but not the total, ``op=*`` both.
 
 **The earlier form** — any text that does not start with a ``FIELD=`` term — still reads
 as it did: an fnmatch glob over the series' *version-1 names*, its label in the wording of
-version 1 (``WORKLOAD SHAPE DTYPE · OP (instructions)``), its asv benchmark and
-``benchmark(params)`` (``rmsnorm.naive*``, ``*aten::add*``, ``rmsnorm.naive 4x512 float32 ·
-aten::mul (instructions)``). Those names are made from the id's fields here
+version 1 (``WORKLOAD SHAPE DTYPE · OP``, then `` (METRIC)`` for a series of another
+metric than device time), its asv benchmark and ``benchmark(params)``
+(``rmsnorm.naive*``, ``*aten::add*``, ``rmsnorm.naive 4x512 float32 · aten::mul
+(memory)``). Those names are made from the id's fields here
 (:func:`v1_names`), in that fixed wording, never from :attr:`SeriesId.label`: a pattern
 written against version 1's labels keeps matching the same series when the label changes.
 Such a text cannot tell apart two series whose version-1 labels are equal; the field form
@@ -55,6 +56,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from neuronasv.errors import UsageError
+from neuronasv.metrics import DEVTIME
 from neuronasv.metrics import names as metric_names
 from neuronasv.model import SeriesId
 
@@ -93,13 +95,15 @@ def field_value(series: SeriesId, name: str) -> str:
 @lru_cache(maxsize=65536)
 def v1_names(series: SeriesId) -> tuple[str, ...]:
     """The names an earlier-form pattern matches: the version-1 label (this wording, fixed
-    here: ``WORKLOAD SHAPE DTYPE · OP (instructions)``, or ``benchmark(params)`` for a plain
-    asv benchmark), the benchmark, ``benchmark(params)``."""
+    here: ``WORKLOAD SHAPE DTYPE · OP``, `` (METRIC)`` after it for another metric than
+    device time, or ``benchmark(params)`` for a plain asv benchmark), the benchmark,
+    ``benchmark(params)``."""
     call = f"{series.benchmark}({', '.join(series.params)})" if series.params else ""
     if series.workload is not None:
         text = " ".join(p for p in (series.workload, series.shape or "", series.dtype or "") if p)
         text = f"{text} · {series.op}" if series.op else text
-        label = f"{text} (instructions)" if series.metric == "instructions" else text
+        metric = series.metric
+        label = text if metric in (None, DEVTIME.name) else f"{text} ({metric})"
     else:
         label = call or series.benchmark
     return tuple(n for n in (label, series.benchmark, call) if n)
@@ -262,8 +266,8 @@ def no_match_error(
     return UsageError(
         f"no series matches {pattern.text!r} {where} ({len(candidates)} series{tail})",
         hint="name a series by its fields, e.g. workload=rmsnorm.naive shape=4x512"
-        " dtype=bfloat16 op=aten::mul (op= for the total; metric=instructions for a count);"
-        " docs/analysis.md#series-patterns",
+        f" dtype=bfloat16 op=aten::mul (op= for the total; metric= one of"
+        f" {', '.join(metric_names())}); docs/analysis.md#series-patterns",
     )
 
 

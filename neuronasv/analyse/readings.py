@@ -107,7 +107,7 @@ def stored_readings(
 ) -> dict[str, Reading]:
     """Readings of the commits whose stored results on ``machine`` hold one.
 
-    A commit stored without one (another ``--bench``, no instructions metric, a count not
+    A commit stored without one (another ``--bench``, the metric not asked for, a count not
     deterministic) is left out: the search measures it if it needs it.
     """
     out: dict[str, Reading] = {}

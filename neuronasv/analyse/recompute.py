@@ -19,7 +19,7 @@ Free text the run could choose never passes through (:func:`sanitize`):
   :data:`FP_VALUE_RE` (a dropped ``backend`` or ``device_model`` makes the identity
   unknown, which ``compare`` refuses);
 - units outside the one registry :mod:`neuronasv.units` (the one ``compare`` and
-  ``confirm`` use: time, bytes, ``instructions``) become ``unit``;
+  ``confirm`` use: time, bytes, an exact metric's unit) become ``unit``;
 - op tables keep their numbers and op names, not their warnings or trace files;
   an op's ``roofline_bound`` is kept only when it is one of the labels the roofline
   writes (:func:`known_bound`); a canary reading keeps its numbers, its kernel's name

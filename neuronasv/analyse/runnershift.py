@@ -9,8 +9,9 @@ and judge each row against it (DESIGN.md §8, "the runner is part of the measure
 **Which series.** Only series whose code demonstrably did the same thing on both sides say
 what the runner did: device-time series measured once a side (not in interleaved rounds,
 where base and head share the runner's drift), both sides measured, their configuration's
-exact work unchanged (no :class:`~neuronasv.model.WorkChange` of any kind, instruction
-changes included) and their own instruction count, where counted, equal
+exact work unchanged (no :class:`~neuronasv.model.WorkChange` of any kind, count
+changes included) and their own exact count (:data:`~neuronasv.metrics.BESIDE_TIME`),
+where counted, equal
 (:func:`shift_inputs`). Plain asv series have no such evidence and never count.
 
 **The rule** (:func:`runner_shift`), on the log-ratios ``d_i = log(head_i / base_i)`` of
@@ -43,7 +44,7 @@ So an A/A comparison whose head ran beside four busy processes moves every serie
 and names none, while a +30 % change of one op on top of a quiet device's +5 % clock
 drop still stands out (its residual +24 % against a spread of tenths of a percent). On
 a loaded CPU the scatter about the shift is tens of percent: there the exact axes (work,
-instruction counts) name a real change, and timing alone names only what clears that
+exact counts) name a real change, and timing alone names only what clears that
 scatter; re-measuring in interleaved rounds (``neuronasv confirm``) cancels the shift.
 
 The machine state each side's sidecar recorded (load at the run's start and end, the CPU
@@ -108,15 +109,15 @@ def shift_inputs(
     Args:
         rows: ``(series, base, head)`` of the single-run device-time rows (each side's
             median, or its value without samples).
-        work: the comparison's exact work changes (instruction changes included).
-        counts: ``(config, op) -> (base count, head count)`` of the instruction rows.
+        work: the comparison's exact work changes (count changes included).
+        counts: ``(config, op) -> (base count, head count)`` of the counted rows.
         compared: the configurations whose work was compared: a profile on both sides
             (without one the work is unknown, not equal).
 
     A row counts when it belongs to a workload, its configuration's work was compared and
-    did not change in any way, and its own instruction count, where one was taken, is
-    equal on both sides.
-    Each is ``(log-ratio, whether an instruction count was compared)``.
+    did not change in any way, and its own count, where one was taken, is equal on both
+    sides.
+    Each is ``(log-ratio, whether a count was compared)``.
     """
     changed = {w.config for w in work}
     out = []
@@ -148,7 +149,7 @@ def runner_shift(
 
     Args:
         inputs: :func:`shift_inputs` of the comparison: each series' log-ratio and
-            whether its instruction counts were compared.
+            whether its counts were compared.
         min_effect: the default rule's relative minimum effect (0.05 for ``median:5%``).
         canary: head / base of the two runs' canary levels, None without both.
         base, head: what each side recorded of its machine (:func:`side_state`).

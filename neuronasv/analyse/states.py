@@ -8,9 +8,10 @@ three things that must not be mixed, each in its own words (:mod:`neuronasv.repo
   op was added/removed), ``different`` when the work changed without one direction — or
   only calls of view, alias or no-op conversion ops (ops with no bytes and no FLOPs)
   changed —, ``same`` with no work change, ``unknown`` for a series without evidence (plain
-  asv benchmarks, and instruction rows: their axis is the count);
-- **instructions** — exact, counted under callgrind (:mod:`neuronasv.analyse.exact`): an
-  instruction row's own count, and on a device-time row the same series' count;
+  asv benchmarks, and exact metrics' rows: their axis is the count);
+- **exact** — an exact metric's value (:mod:`neuronasv.analyse.exact`): an exact row's
+  own value, and on a device-time row the same series' count of
+  :data:`~neuronasv.metrics.BESIDE_TIME`;
 - **time** — measured, decided by the test in :mod:`neuronasv.analyse.pairwise` (and by
   the rounds in :mod:`neuronasv.analyse.confirm`): ``slower``/``faster`` only where the
   test decided *and* the printed Δ has that sign, ``noise`` where the change is within the
@@ -28,10 +29,11 @@ from its change points and its newest-commit row. States, most severe first
 (:data:`STATES`): ``regression`` (an open, unacknowledged change-point regression),
 ``confirmed`` (the newest commit is slower than its parent, confirmed by interleaved
 rounds), ``suspect`` (slower, not re-measured), ``more-work`` (more bytes/FLOPs, the time
-not decided slower), ``more-instructions`` (more instructions, exact, with no more work
-and the time not decided slower), ``failed``, ``acknowledged``, ``improved`` (latest
-change point an improvement, or a confirmed faster time), ``fewer-instructions`` (an
-instruction series whose own count fell: its own words, never a time word), ``new``
+not decided slower), each exact metric's ``state_more`` (more of it, exact, with no more
+work and the time not decided slower), ``failed``, ``acknowledged``, ``improved``
+(latest change point an improvement, or a confirmed faster time), each exact metric's
+``state_less`` (a series of it whose own value fell: its own words, never a time word),
+``new
 (only the newest commit has it), ``ok``. Noise is not a state: it is a level shown
 beside the state.
 
@@ -50,9 +52,10 @@ from neuronasv.analyse.evidence import config_directions
 from neuronasv.format import format_delta_pct
 from neuronasv.keys import SeriesConfig as _Config
 from neuronasv.measure.opnames import carries_work
-from neuronasv.metrics import EXACT, INSTRUCTIONS, by_unit
+from neuronasv.metrics import BESIDE_TIME, EXACT, by_unit
 from neuronasv.model import ChangePoint, Finding, FindingsDocument, RowState, WorkChange
 from neuronasv.model.estimate import ExactAxis, GateRule, WorkAxis
+from neuronasv.model.findings import COUNT_KIND
 from neuronasv.units import is_exact
 
 __all__ = [
@@ -108,8 +111,8 @@ FLAGGED: tuple[str, ...] = ("confirmed", "suspect", "more-work", *EXACT_MORE, "f
 
 #: ``--fail-on-time``: what a slower time must be to fire.
 TIME_GATES = ("confirmed", "slower", "never")
-#: ``--fail-on-work``: when more work (or, where the work did not change, more
-#: instructions) fires.
+#: ``--fail-on-work``: when more work (or, where the work did not change, more of an exact
+#: metric) fires.
 WORK_GATES = ("undecided", "more", "never")
 
 #: The rule names rows record and headlines quote (the gate's own words: each names its
@@ -145,8 +148,8 @@ class Gate:
             (any decided slower time, single run included) or ``never``.
         work: ``undecided`` (more work where the time could not be decided; the
             default), ``more`` (any more work) or ``never``. The exact axes share it: a
-            total whose work did not grow but whose instruction count did fires the same
-            rule on the instruction axis.
+            total whose work did not grow but whose exact count did fires the same rule
+            on its metric's axis.
     """
 
     time: str = "confirmed"
@@ -181,7 +184,7 @@ class Gate:
         if state.work == "more":
             return GATE_RULES[("work", self.work)]
         if state.exact == "more" and state.work not in ("less", "different"):
-            return GATE_RULES[(INSTRUCTIONS.name, self.work)]
+            return GATE_RULES[(BESIDE_TIME.name, self.work)]
         return ""
 
 
@@ -225,10 +228,10 @@ def carried_direction(changes: Sequence[WorkChange]) -> WorkAxis:
     only ops that carry no work (views, aliases, allocations:
     :func:`neuronasv.measure.opnames.carries_work`, the definition the cause sentences
     use too) changed. Without any cost estimate (no roofline) the calls decide, as
-    :func:`config_directions` does. Instruction-count changes are not work: they are the
-    instruction axis (:func:`with_states`).
+    :func:`config_directions` does. Count changes are not work: they are the exact axis
+    (:func:`with_states`).
     """
-    changes = [w for w in changes if w.kind != "instructions"]
+    changes = [w for w in changes if w.kind != COUNT_KIND]
     if not changes:
         return "same"
     if not any(_known(w) for w in changes):
@@ -320,15 +323,15 @@ def _row_state(
     withheld: bool,
 ) -> RowState:
     """The state of one row: the time and presence analyse decided, the work axis from
-    its changes, the instruction axis from its own count (an instruction row) or its
-    series' count (``counted``), and the gate rule it fires."""
+    its changes, the exact axis from its own value (an exact row) or its series' count
+    (``counted``), and the gate rule it fires."""
     st = f.state
     metric = by_unit(f.unit)
     if metric is not None:  # an exact row: its own axis, no work words
         state = replace(st, work="unknown", time="none", gate="")
-        # An instruction row fires nothing: its device-time row carries its axis and
-        # fires there. A metric that no time row carries (memory) fires its own rule on
-        # its workload total.
+        # A beside-time metric's row fires nothing: its device-time row carries its axis
+        # and fires there. A metric that no time row carries fires its own rule on its
+        # workload total.
         if (
             metric.beside_time or f.series.op is not None or gate.work == "never"
             or st.exact != "more" or f.acknowledged is not None or withheld
@@ -350,7 +353,7 @@ def _row_state(
 
 
 def with_states(doc: FindingsDocument, gate: Gate | None = None) -> FindingsDocument:
-    """``doc`` with every row's work and instruction axes and gate rule set (and
+    """``doc`` with every row's work and exact axes and gate rule set (and
     ``settings["gate"]``); the time axis, presence and confirmation are analyse's
     decisions already on each row.
 
@@ -439,9 +442,9 @@ def newest_state(f: Finding | None) -> str | None:
     one run a side (over a runner's shift: only where the measured Δ rose too, since the
     site prints that Δ beside the badge), ``more-work`` more bytes/FLOPs whose time was
     not decided slower,
-    ``more-instructions`` more instructions (exact) with no more work and the time not
-    decided slower, ``improved`` a confirmed faster time, ``fewer-instructions`` fewer
-    instructions on an instruction series (its own axis: not a time word), ``new`` a
+    an exact metric's ``state_more`` (more of it, exact) with no more work and the time
+    not decided slower, ``improved`` a confirmed faster time, its ``state_less`` on a
+    series of that metric whose value fell (its own axis: not a time word), ``new`` a
     series only the newest commit has (never ``ok``: it has no history to be ok against).
     """
     if f is None:
@@ -470,9 +473,9 @@ def newest_state(f: Finding | None) -> str | None:
 
 
 def _exact_state(f: Finding) -> str | None:
-    """The state of a row's exact axis: its own metric's (an exact row), else the
-    instruction count its device-time row carries."""
-    metric = by_unit(f.unit) or INSTRUCTIONS
+    """The state of a row's exact axis: its own metric's (an exact row), else the count
+    of :data:`~neuronasv.metrics.BESIDE_TIME` its device-time row carries."""
+    metric = by_unit(f.unit) or BESIDE_TIME
     axis = f.state.exact
     return metric.state_more if axis == "more" else metric.state_less if axis == "fewer" else None
 

@@ -21,6 +21,7 @@ from neuronasv.analyse.floors import NoiseFloor
 from neuronasv.analyse.rules import Rule, RuleSet
 from neuronasv.analyse.states import time_axis
 from neuronasv.format import format_delta_pct, format_p, format_pct, p_text
+from neuronasv.metrics import BESIDE_TIME
 from neuronasv.model import Estimate, Finding, Point, RowState, SeriesId
 from neuronasv.model.estimate import Presence
 from neuronasv.samples import NOISE_THRESHOLD
@@ -355,7 +356,7 @@ def _samples_says(e: Evidence, p: float, corr: str, bar: Bar) -> _TestSays:
             f"within the spread of the series about the runner's shift"
             f" (±{format_pct(math.exp(sh.k * sh.spread) - 1)} = {sh.k:.2g} ×"
             f" {format_pct(sh.spread)} over {sh.series} series with the same work and"
-            " instructions); re-measure in rounds (neuronasv confirm)"
+            f" {BESIDE_TIME.noun}); re-measure in rounds (neuronasv confirm)"
         )
     else:
         why = ""

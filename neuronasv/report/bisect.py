@@ -23,6 +23,7 @@ from neuronasv.format import (
     format_wall,
     plural,
 )
+from neuronasv.metrics import BESIDE_TIME, by_name
 from neuronasv.model import FindingsDocument, WorkChange
 from neuronasv.model.bisect import BisectDocument
 from neuronasv.model.culprit import Culprit, is_full_hash
@@ -78,8 +79,9 @@ def culprit_line(c: Culprit, *, code: Code = _plain, text: Code = _plain) -> str
 
 
 def cost_sentence(c: Culprit) -> str:
-    """``6 commits measured in 5.8 min; exact (instruction counts)`` or ``...; error rate
-    at most 1.0 % (device time, interleaved rounds)``."""
+    """``6 commits measured in 5.8 min; exact (<metric's value noun>s)`` for an exact
+    metric's axis, ``...; exact (work)``, or ``...; error rate at most 1.0 % (device time,
+    interleaved rounds)``."""
     if c.measured == 0:
         how = "from results already stored"
     else:
@@ -89,7 +91,13 @@ def cost_sentence(c: Culprit) -> str:
     if c.axis == "time":
         bound = f"error rate at most {format_pct(c.alpha)} " if c.alpha is not None else ""
         return f"{how}; {bound}(device time, interleaved rounds)"
-    return f"{how}; exact ({'instruction counts' if c.axis == 'instructions' else 'work'})"
+    what = "work" if c.axis == "work" else _plural_noun(by_name(c.axis).value_noun)
+    return f"{how}; exact ({what})"
+
+
+def _plural_noun(noun: str) -> str:
+    """``instruction count`` -> ``instruction counts``; a noun already plural stays."""
+    return noun if noun.endswith("s") else f"{noun}s"
 
 
 def cause_sentence(c: Culprit, *, code: Code = _plain) -> str:
@@ -136,7 +144,7 @@ def _work_line(w: WorkChange, code: Code) -> str:
         bits.append(f"bytes {format_pair(w.bytes_base, w.bytes_head, 'bytes')}")
     if w.count_base is not None and w.count_head is not None:
         was, now = format_count(w.count_base), format_count(w.count_head)
-        bits.append(f"instructions {was} → {now}")
+        bits.append(f"{BESIDE_TIME.noun} {was} → {now}")
     return ", ".join(bits)
 
 

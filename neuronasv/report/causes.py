@@ -89,7 +89,7 @@ class CauseView:
         """Worth a line above the fold: a work change (exact), or a time the
         re-measurement confirmed — or, when nothing was re-measured (``rerun`` False), a
         single-run decision, labelled as such; never a single-run time on rows whose work
-        and instruction counts are exactly equal (:func:`rowwords.held_back`: a suspect to
+        and exact counts are exactly equal (:func:`rowwords.held_back`: a suspect to
         re-measure, issue 39)."""
         if self.cause.kind == "work":
             return True

@@ -151,8 +151,8 @@ def _grouped(findings: Sequence[Finding], worst_first: Callable[[Finding], float
 
 
 def _size(f: Finding, on: str) -> float:
-    """The size of a row's change on one axis: |log| of its own Δ (time and instruction
-    rows), or for a work row of its instruction count when counted, else of its Δ."""
+    """The size of a row's change on one axis: |log| of its own Δ (time and exact rows),
+    or for a work row of its exact count when counted, else of its Δ."""
     ratio = f.ratio
     if on == "work" and f.state.exact_base and f.state.exact_head is not None:
         ratio = f.state.exact_head / f.state.exact_base
@@ -165,17 +165,17 @@ def _axis(f: Finding) -> str | None:
     if st.decided:
         return "time"
     if is_exact(f.unit):
-        return "instructions" if st.exact in ("more", "fewer") else None
+        return "exact" if st.exact in ("more", "fewer") else None
     if st.work in ("more", "less"):
         return "work"
-    return "instructions" if st.exact in ("more", "fewer") else None
+    return "exact" if st.exact in ("more", "fewer") else None
 
 
 def _pick(rows: Sequence[Finding]) -> Finding | None:
     """The row to quote: on the first axis that has one (a decided time, then work, then
-    instructions), a workload total before an op (the op is then named beside it), and
+    an exact metric), a workload total before an op (the op is then named beside it), and
     the row whose change on that axis is largest."""
-    for axis in ("time", "work", "instructions"):
+    for axis in ("time", "work", "exact"):
         on = [f for f in rows if _axis(f) == axis]
         if on:
             return max(on, key=lambda f: (f.series.op is None, _size(f, axis), f.series.label))

@@ -2,11 +2,11 @@
 
 Every view — comment, terminal, summary, status, annotations, site, ``regressions`` —
 says a row's state with these functions, from the state analyse stored in the findings
-document, and never re-derives it. Three axes, three vocabularies: work is exact (more /
-less / different / same work), instructions are exact (more / fewer / same instructions,
-counted under callgrind), time is measured (slower / faster / within the noise / not
-decided) and always stands beside its Δ and CI; "confirmed" is said only of a time the
-interleaved rounds confirmed.
+document, and never re-derives it. Three axes, each in its own vocabulary: work is exact
+(more / less / different / same work), each exact metric in its registry entry's words
+(:mod:`neuronasv.metrics`: ``more``/``less``/``same``), time is measured (slower / faster
+/ within the noise / not decided) and always stands beside its Δ and CI; "confirmed" is
+said only of a time the interleaved rounds confirmed.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from neuronasv.format import (
     format_pct,
     plural,
 )
-from neuronasv.metrics import EXACT, INSTRUCTIONS, Metric, by_unit
+from neuronasv.metrics import BESIDE_TIME, EXACT, Metric, by_unit
 from neuronasv.model import Finding, RowState
 from neuronasv.model.findings import RunnerShift, SideState
 from neuronasv.units import is_exact
@@ -51,9 +51,9 @@ __all__ = [
 #: One sentence a view prints wherever it shows state words.
 LEGEND = (
     "Work is exact (the untimed shapes pass: more/less = more/fewer bytes or FLOPs moved);"
-    " instructions are exact (counted under callgrind); time is measured (slower/faster"
-    " only where the test decided, with its Δ and CI); confirmed = reproduced by the"
-    " interleaved re-measurement rounds."
+    + "".join(f" {m.legend};" for m in EXACT if m.legend)
+    + " time is measured (slower/faster only where the test decided, with its Δ and CI);"
+    " confirmed = reproduced by the interleaved re-measurement rounds."
 )
 #: How a row's numbers relate, said once beside the tables that print them.
 ESTIMATE_NOTE = (
@@ -77,20 +77,21 @@ _WORK = {
 _SOURCE = {"first run": "single run, a suspect to re-measure", "rounds": "from the rounds"}
 
 #: Both exact axes equal: what a row whose time moved says beside it (the code did the
-#: same work and ran the same instructions on both sides; counted, not measured).
-SAME_EXACT = "same work, same instructions (exact)"
+#: same work and the same count of :data:`~neuronasv.metrics.BESIDE_TIME` on both sides;
+#: counted, not measured).
+SAME_EXACT = f"same work, {BESIDE_TIME.same} (exact)"
 
 
 def work_words(state: RowState) -> str:
     """``more work`` ... (empty when the work is unknown: plain asv benchmarks);
-    :data:`SAME_EXACT` when the instruction count is equal too."""
+    :data:`SAME_EXACT` when the exact count is equal too."""
     if state.work == "same" and state.exact == "same":
         return SAME_EXACT
     return _WORK[state.work]
 
 
 def held_back(f: Finding) -> bool:
-    """A time one run a side decided on a row whose work and instruction counts are both
+    """A time one run a side decided on a row whose work and exact counts are both
     exactly equal: a suspect to re-measure, never a headline cause (issue 39)."""
     st = f.state
     return (
@@ -132,7 +133,7 @@ def time_words(f: Finding, state: RowState) -> str:
     """``slower (+55 %, CI +35 … +80 %), confirmed`` / ``time not decided (-0.3 %, CI ...)``
     / ``time not decided (+77 %, 95 % CI +41 … +122 %, not adjusted for the rows tested
     together)`` where that per-row interval excludes zero but the adjusted decision did
-    not decide; an instruction row's own words (:func:`exact_words`)."""
+    not decide; an exact row's own words (:func:`exact_words`)."""
     if state.time == "none":
         if is_exact(f.unit) and state.presence == "both":
             return exact_words(f)
@@ -194,33 +195,33 @@ def shifted_words(f: Finding, state: RowState) -> str:
 
 
 def exact_words(f: Finding) -> str:
-    """An instruction row's words, on its own axis (docs/instructions.md): ``more
-    instructions (+2,443 per iteration, +20 %), exact`` / ``fewer instructions (...)`` /
-    ``same instructions, exact`` / not judged when two counts of the same work differed /
-    not counted on a side where the op runs only inside other ops."""
+    """An exact row's words, on its own axis, in its metric's words (``more`` / ``less``
+    / ``same``, with the change per iteration and its Δ, then ``exact``); a counted
+    metric's row not judged when two counts of the same work differed, or not counted on
+    a side where the op runs only inside other ops; a sampled metric's row not judged
+    where its samples did not repeat."""
     axis = f.state.exact
-    metric = by_unit(f.unit)
-    if metric is not None and not metric.beside_time:  # a sampled exact metric (memory)
+    metric = by_unit(f.unit) or BESIDE_TIME
+    if not metric.sidecar_key:  # a sampled exact metric
         if axis == "unsteady":
             return f"{metric.title} did not repeat exactly across samples, not judged exactly"
         return count_words(f.base, f.head, metric)
     if axis == "unsteady":
         why = f": {f.state.exact_why}" if f.state.exact_why else ""
-        return f"instruction count not deterministic, not judged{why}"
+        return f"{metric.value_noun} not deterministic, not judged{why}"
     if axis == "uncounted":
         side = "head" if f.head is None else "base"
         return (
-            f"instructions not counted at {side}: the op runs there only inside other ops"
+            f"{metric.noun} not counted at {side}: the op runs there only inside other ops"
             " (the replay counts top-level calls)"
         )
-    return count_words(f.base, f.head)
+    return count_words(f.base, f.head, metric)
 
 
-def count_words(base: float | None, head: float | None, metric: Metric = INSTRUCTIONS) -> str:
-    """``more instructions (+2,443 per iteration, +20 %), exact`` / ``fewer instructions
-    (-5,867 per iteration, -39 %), exact`` / ``same instructions, exact`` — or another
-    exact metric's own words (``allocates more (+8,192 bytes per iteration, +33 %),
-    exact``): the word follows the count's sign, always."""
+def count_words(base: float | None, head: float | None, metric: Metric = BESIDE_TIME) -> str:
+    """An exact metric's words for a change (``allocates more (+8,192 bytes per
+    iteration, +33 %), exact`` / its ``less`` word / ``<same>, exact``): the word follows
+    the count's sign, always."""
     if base is None or head is None or base == head:
         return f"{metric.same}, exact"
     word = metric.more if head > base else metric.less
@@ -231,9 +232,9 @@ def count_words(base: float | None, head: float | None, metric: Metric = INSTRUC
 
 
 def _beside(state: RowState) -> str:
-    """``; more instructions (+2,169 per iteration, +3.2 %), exact`` beside a row's time,
-    when the same series was counted under callgrind (an equal count is said with the
-    work instead: :data:`SAME_EXACT`)."""
+    """``; <more> (+2,169 per iteration, +3.2 %), exact`` beside a row's time, when the
+    same series was counted (:data:`~neuronasv.metrics.BESIDE_TIME`; an equal count is
+    said with the work instead: :data:`SAME_EXACT`)."""
     if state.exact_base is None or state.exact_head is None:
         return ""
     if state.work == "same" and state.exact == "same":
@@ -243,7 +244,7 @@ def _beside(state: RowState) -> str:
 
 def state_words(f: Finding) -> str:
     """``more work · slower (+55 %, CI +35 … +80 %), confirmed`` (the work part dropped
-    when unknown: plain asv benchmarks and instruction rows)."""
+    when unknown: plain asv benchmarks and exact rows)."""
     state = f.state
     parts = [w for w in (work_words(state), time_words(f, state)) if w]
     return " · ".join(parts)
@@ -360,8 +361,8 @@ def totals_summary(totals: Iterable[Finding], at: Callable[[Finding], str] | Non
 
 
 def count_line(findings: Iterable[Finding]) -> str:
-    """``2 slower (1 confirmed), 1 faster, 3 more work, 4 more instructions`` over rows'
-    states, each axis counted on its own rows (instructions on instruction rows)."""
+    """``2 slower (1 confirmed), 1 faster, 3 more work, 4 allocates more`` over rows'
+    states, each axis counted on its own rows (an exact metric on its own rows)."""
     slower = faster = conf_s = conf_f = more = less = 0
     exact: dict[str, int] = {}  # an exact metric's own word -> rows
     for f in findings:
@@ -431,16 +432,16 @@ def _machine_words(r: RunnerShift, *, canary: bool) -> str:
 def shift_line(r: RunnerShift | None) -> str:
     """The first line of every view when most series moved together (""
     otherwise): ``the runner shifted, not the code: 20 of 20 series with equal work and
-    instructions moved +89 % together (spread ±17 %); rows judged against it — base →
+    <counts> moved +89 % together (spread ±17 %); rows judged against it — base →
     head: load 0.4–0.5 → 4.9–5.6 (2 CPUs), clock 2,596 → 2,596 MHz, canary +500 %``.
     When the canary held while the series moved, it says so and that the rows were judged
     as measured."""
     if r is None or r.factor is None or r.spread is None or r.status not in ("runner", "series"):
         return ""
     if r.counted >= r.series:
-        same = "equal work and instructions"
+        same = f"equal work and {BESIDE_TIME.noun}"
     elif r.counted:
-        same = f"equal work ({r.counted} also equal instructions)"
+        same = f"equal work ({r.counted} also equal {BESIDE_TIME.noun})"
     else:
         same = "equal work"
     moved = (

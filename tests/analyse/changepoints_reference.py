@@ -17,7 +17,7 @@ from neuronasv.analyse.changepoints import MIN_POINTS, CPSettings, RawChange
 from neuronasv.analyse.envdiff import env_changes
 from neuronasv.analyse.exact import (
     counted_twice_alike,
-    instruction_delta,
+    count_delta,
     is_exact,
     target_name,
 )
@@ -168,7 +168,7 @@ def _points(s: Series, settings: CPSettings, counts: _Counts) -> tuple[list[Poin
 def _reason(s: Series, rc: RawChange, ratio: float, before_c: str, after_c: str) -> str:
     between = f"between {before_c[:8]} and {after_c[:8]}"
     if is_exact(s.unit):
-        delta = instruction_delta(s.series.op or "whole step", rc.before, rc.after)
+        delta = count_delta(s.series.op or "whole step", rc.before, rc.after)
         return f"exact: {delta} {between}"
     return f"{format_delta_pct(ratio)} {between} (t-test {p_text(rc.p_value)})"
 

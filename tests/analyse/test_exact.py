@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from neuronasv.analyse.exact import instruction_changes, judge_exact
+from neuronasv.analyse.exact import count_changes, judge_exact
 from neuronasv.model import OpProfile, Point, SeriesId, WorkloadProfile
 from neuronasv.model.counts import PassCounts
 from tests.builders import finding
@@ -91,12 +91,12 @@ def test_only_the_target_that_moved_is_left_unjudged() -> None:
     assert "whole step not deterministic at base and head" in step.reason
     assert step.state.exact_why == ""  # an older sidecar says no why
     assert mm.state.exact == "more"
-    assert [w.op for w in instruction_changes([base], [head])] == ["aten::mm"]
+    assert [w.op for w in count_changes([base], [head])] == ["aten::mm"]
     # An older sidecar: not deterministic, no target named -> nothing of it is judged.
     legacy = prof({"aten::mm": 10.0}, 5.0, deterministic=False, unstable=())
     (f,) = judge_exact([(sid("aten::mm"), pt(10.0), pt(12.0))], [legacy], [head])
     assert f.state.exact == "unsteady"
-    assert instruction_changes([legacy], [head]) == ()
+    assert count_changes([legacy], [head]) == ()
 
 
 def test_absent_sides() -> None:
@@ -130,13 +130,13 @@ def test_an_op_that_still_runs_nested_is_uncounted_never_removed() -> None:
 
 def test_identical_counts_give_no_work_change_and_unstable_sides_none() -> None:
     same = prof({"aten::mul": 12_102.0}, 68_722.0)
-    assert instruction_changes([same], [same]) == ()
+    assert count_changes([same], [same]) == ()
     shaky = prof({"aten::mul": 1.0}, 68_722.0, deterministic=False, unstable=("aten::mul",))
-    assert instruction_changes([shaky], [same]) == ()
+    assert count_changes([shaky], [same]) == ()
     other = prof({"aten::mul": 1.0}, 68_722.0, deterministic=False, unstable=("aten::mean",))
-    assert [w.op for w in instruction_changes([other], [same])] == ["aten::mul"]
+    assert [w.op for w in count_changes([other], [same])] == ["aten::mul"]
     known = [(("rmsnorm.naive", "4x512", "float32"), "aten::mul")]
-    assert instruction_changes([same], [prof({"aten::mul": 2.0}, 1.0)], known=known) == ()
+    assert count_changes([same], [prof({"aten::mul": 2.0}, 1.0)], known=known) == ()
 
 
 def test_compare_judges_instruction_series_exactly_beside_the_timing() -> None:
