@@ -204,19 +204,30 @@ def _severity(state: str) -> int:
     return STATES.index(state) if state in STATES else len(STATES)
 
 
-#: An exact metric's state in its own words (``more instructions``; :mod:`neuronasv.metrics`).
+#: An exact metric's state in its own words (``allocates more``; :mod:`neuronasv.metrics`).
 _STATE_WORDS = {m.state_more: m.more for m in EXACT} | {m.state_less: m.less for m in EXACT}
+#: The style of an exact metric's state: one per role (more / less of it), whichever the
+#: metric, so a new registry entry is styled and marked without touching the assets.
+_STATE_STYLE = {m.state_more: "exact-more" for m in EXACT} | {
+    m.state_less: "exact-less" for m in EXACT
+}
 
 
 def badge_text(state: str) -> str:
-    """A state's badge: an exact metric's state in its words (``more instructions``), any
+    """A state's badge: an exact metric's state in its words (``allocates more``), any
     other its name (``more-work`` as it is)."""
     return _STATE_WORDS.get(state, state)
 
 
+def state_style(state: str) -> str:
+    """The style (CSS class ``st-<style>``, chart mark kind) of a state: an exact metric's
+    by its role (``exact-more``/``exact-less``), any other its name."""
+    return _STATE_STYLE.get(state, state)
+
+
 def state_badge(state: str, title: str = "") -> str:
     tip = f' title="{h(title)}"' if title else ""
-    return f'<span class="st st-{h(state)}"{tip}>{h(badge_text(state))}</span>'
+    return f'<span class="st st-{h(state_style(state))}"{tip}>{h(badge_text(state))}</span>'
 
 
 def _newest_html(v: View, commit_link: Callable[[str], str]) -> str:

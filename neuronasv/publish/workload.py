@@ -6,11 +6,12 @@ chart's value axis (range, ticks, their labels and title: :func:`neuronasv.forma
 states and their badge text, noise badges, markers, the stacked charts' layers and colours,
 the grid's order. The script keeps no threshold, rounding or state rule of its own.
 
-Charts never mix units: the workload's total device time and its total instruction count
-are two charts; "where the time goes" stacks the device-time ops only and "where the
-instructions go" the instruction-count ops only (module rows are inclusive of their ops
-and are never stacked). A stack colours up to :data:`STACK_COLOURS` ops, each its own
-colour (:data:`PALETTE`: distinct hues); beyond that the rest are one grey "other" layer.
+Charts never mix units: each metric of the registry (:mod:`neuronasv.metrics`) has its
+own total chart and value axis (``total_title``, ``axis_label``); a metric that adds up
+stacks its own ops only (``stack_title``: "where the time goes" the device-time ops; module
+rows are inclusive of their ops and are never stacked). A stack colours up to
+:data:`STACK_COLOURS` ops, each its own colour (:data:`PALETTE`: distinct hues); beyond
+that the rest are one grey "other" layer.
 
 The newest commit and its parent are drawn at the comparison's values (the same numbers as
 the comment: :mod:`neuronasv.publish.compared`); every other point is asv's result of that
@@ -40,6 +41,7 @@ from neuronasv.publish.pages import (
     noise_badge_data,
     row_label,
     state_badge,
+    state_style,
 )
 from neuronasv.publish.render import h, script_json
 from neuronasv.report.rowwords import state_words
@@ -68,6 +70,8 @@ OTHER_COLOUR = "#8c8c8c"
 #: The newest commit's states the workload page marks on a chart, and how (the script
 #: maps the kind to a line style; which rows get one is decided here).
 _NEWEST_MARKS = frozenset(FLAGGED) - {"failed"}
+#: The exact metrics' words for "more", as the page's legend says them.
+_MORE_WORDS = " or ".join(m.more for m in METRICS if m.exact)
 #: States whose words the commit details repeat for the newest commit.
 _FLAGGED = frozenset(FLAGGED)
 
@@ -252,7 +256,7 @@ def _row_meta(gs: GroupSeries, g: Group, v: View, cps: CPIndex, col: dict[str, i
         if cp.commit_after in col
     ]
     if v.newest.doc is not None and f is not None and state in _NEWEST_MARKS:
-        marks.append({"index": len(md.commits) - 1, "kind": state})
+        marks.append({"index": len(md.commits) - 1, "kind": state_style(state)})
     kind = ("module" if module_series_path(s.series.op) is not None
             else "op" if s.series.op is not None
             else "total" if g.trace_key is not None else "series")  # fmt: skip
@@ -263,6 +267,7 @@ def _row_meta(gs: GroupSeries, g: Group, v: View, cps: CPIndex, col: dict[str, i
             "total": r in g.totals,
             "state": state,
             "badge": badge_text(state),
+            "style": state_style(state),
             "change": c.change if c is not None else "",
             "words": words,
             "note": (
@@ -434,9 +439,9 @@ def workload_page(
         " each commit's run; the newest commit and its parent are drawn at the comparison's"
         " values (the numbers of the PR comment and the index), marked by a ring. Red lines:"
         " regressions (dashed: the newest commit's suspect regression against its parent),"
-        " dashed amber: more work or more instructions at the newest commit, green:"
+        f" dashed amber: more work or {_MORE_WORDS} at the newest commit, green:"
         " improvements, dashed purple: environment changes; a series measured once is a"
-        " point. Device time and instruction counts are never on one chart. Drag to zoom,"
+        " point. Each metric has its own charts, never another's axis. Drag to zoom,"
         " double-click to reset, click a commit for details.</p>"
         + sections
         + '<section id="details" class="details"><em>Click a commit on a chart.</em></section>'

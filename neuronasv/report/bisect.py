@@ -96,7 +96,7 @@ def cost_sentence(c: Culprit) -> str:
 
 
 def _plural_noun(noun: str) -> str:
-    """``instruction count`` -> ``instruction counts``; a noun already plural stays."""
+    """``<value noun>`` -> its plural (a noun already plural stays)."""
     return noun if noun.endswith("s") else f"{noun}s"
 
 

@@ -16,8 +16,8 @@ from neuronasv.analyse.acks import Acknowledgement, match_ack
 from neuronasv.analyse.changepoints import MIN_POINTS, CPSettings, RawChange
 from neuronasv.analyse.envdiff import env_changes
 from neuronasv.analyse.exact import (
-    counted_twice_alike,
     count_delta,
+    counted_twice_alike,
     is_exact,
     target_name,
 )

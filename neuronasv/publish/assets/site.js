@@ -78,7 +78,7 @@
   var MARK = {
     regression: { color: "#d62728" }, confirmed: { color: "#d62728" },
     suspect: { color: "#d62728", dash: true }, improvement: { color: "#2ca02c" },
-    "more-work": { color: "#b8860b", dash: true }, "more-instructions": { color: "#b8860b", dash: true },
+    "more-work": { color: "#b8860b", dash: true }, "exact-more": { color: "#b8860b", dash: true },
     env: { color: "#9467bd", dash: true, thin: true }
   };
 
@@ -334,7 +334,7 @@
       var row = meta.rows[r];
       var cell = el("div", { "class": "cell" });
       var title = el("h3", null, row.label + " ");
-      title.appendChild(el("span", { "class": "st st-" + row.state }, row.badge));
+      title.appendChild(el("span", { "class": "st st-" + (row.style || row.state) }, row.badge));
       if (row.change) title.appendChild(el("span", { "class": "chg" }, " " + row.change + " vs parent"));
       title.appendChild(document.createTextNode(" "));
       title.appendChild(noiseBadge(row.noise));
