@@ -43,9 +43,42 @@ def test_parse_names_keeps_order_and_refuses_unknown() -> None:
 def test_readers_ask_the_registry() -> None:
     """The unit registry and a series' metric are read from the entries, not kept apart."""
     assert units.is_exact(INSTRUCTIONS.unit) and not units.is_exact(DEVTIME.unit)
-    assert INSTRUCTIONS.bound == units.MAX_INSTRUCTIONS
     sid = SeriesId(benchmark=f"devtime.RmsnormNaive.{INSTRUCTIONS.prefix}op", params=())
     assert sid.metric == "instructions"
+
+
+def test_a_pass_of_its_own_is_data() -> None:
+    """``run_pass``: the metrics the callgrind pass counts are the entries that say so, and
+    its ops live under each one's own catalogue key; a metric without one has no pass."""
+    counted = metrics.counted_by(metrics.CALLGRIND_PASS)
+    assert counted == tuple(m for m in METRICS if m.run_pass == metrics.CALLGRIND_PASS)
+    assert INSTRUCTIONS in counted and DEVTIME not in counted
+    assert metrics.counted_by("") == () and metrics.counted_by("nope") == ()
+    assert INSTRUCTIONS.catalogue_key("cpu") == "cpu:instructions"  # what instrrun writes
+    assert len({m.catalogue_key("cpu") for m in METRICS}) == len(METRICS)
+
+
+def test_which_backends_take_a_metric_is_data() -> None:
+    """``host_only``: taken only where the host is the device; every other metric on every
+    backend (``Backend.counts``, ``backends.takes``); an unknown backend takes none."""
+    from neuronasv.measure import backends
+
+    assert INSTRUCTIONS.host_only and not DEVTIME.host_only
+    for cls in backends.backend_classes():
+        for m in METRICS:
+            want = not m.host_only or not cls.accelerator
+            assert backends.takes(cls.name, m.name) is want, (cls.name, m.name)
+    assert not any(backends.takes("tpu", m.name) for m in METRICS)
+    assert not backends.takes(None, DEVTIME.name)
+
+
+def test_tools_are_data() -> None:
+    """``tools``: what a metric's collector needs on a runner (the CI's ``metric-tools``
+    step installs it); ``tools_alias``: that step's older name, accepted (tests/ci)."""
+    assert INSTRUCTIONS.tools == ("valgrind", "gcc") and DEVTIME.tools == ()
+    assert all(m.tools for m in METRICS if m.tools_alias)  # an alias of a step that acts
+    assert metrics.tools_aliases() == ("instruction-tools",)
+    assert "metric-tools" not in metrics.tools_aliases()
 
 
 #: Where "instruction" may be written: the registry, and the collector (the callgrind pass,
@@ -54,29 +87,25 @@ _HOMES = {
     "metrics.py", "measure/instructions.py", "measure/callgrind.py", "run/instrpass.py",
     "run/instrrun.py", "suite/instr.py", "model/instructions.py",
 }  # fmt: skip
-#: Where the word is the Neuron device profile's (its ``instruction`` table/rows: engine
-#: instructions, not this metric); not counted against the issue-40 target.
-_NEURON_VOCABULARY = {
-    "measure/neuron_formats.py", "measure/neuron_explorer.py", "measure/neuron_capture.py",
-    "measure/neuron_check.py", "measure/neuron_ops.py", "measure/neuron_replay.py",
-    "measure/backends/neuron.py",
-}  # fmt: skip
+#: Where the word is the Neuron device profile's (its ``Instruction`` table: engine
+#: instructions, not this metric): the one reader of that format; the rest of the package
+#: calls its rows engine events (``EngineEvent``).
+_NEURON_VOCABULARY = {"measure/neuron_formats.py"}
 #: Modules that still name the metric, not yet reading the registry: shrink-only (the test
 #: fails when one no longer names it and is still listed, and on any module not listed).
 _NOT_YET = {
     "analyse/bisect.py", "analyse/causes.py", "analyse/changepoints.py", "analyse/confirm.py",
     "analyse/culprits.py", "analyse/evidence.py", "analyse/exact.py", "analyse/pairwise.py",
     "analyse/patterns.py", "analyse/readings.py", "analyse/recompute.py",
-    "analyse/runnershift.py", "analyse/states.py", "analyse/verdict.py", "ci/__main__.py",
-    "ci/bisect_step.py", "ci/flows.py", "ci/tools.py", "commands/bisect.py",
-    "commands/doctor.py", "commands/run.py", "demo.py", "env.py", "gcpause.py",
-    "measure/backends/__init__.py", "measure/backends/base.py", "measure/backends/cpu.py",
+    "analyse/runnershift.py", "analyse/states.py", "analyse/verdict.py",
+    # counts_instructions: kept for run/instrrun.py until it asks backends.takes
+    "measure/backends/__init__.py",
     "model/bisect.py", "model/culprit.py", "model/estimate.py", "model/findings.py",
     "model/profile.py", "publish/assets/site.css", "publish/assets/site.js",
     "publish/pages.py", "publish/workload.py", "report/bisect.py", "report/causes.py",
-    "report/digest.py", "report/rowwords.py", "run/__init__.py",
-    "run/asvrun.py", "store/asvresults.py",
-    "store/columns.py", "suite/__init__.py", "suite/build.py", "units.py",
+    "report/digest.py", "report/rowwords.py",
+    # INSTRUCTIONS_UNIT: kept for analyse/exact.py and model/instructions.py
+    "units.py",
 }  # fmt: skip
 
 

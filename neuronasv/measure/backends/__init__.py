@@ -26,6 +26,7 @@ from neuronasv import env as neuronasv_env
 from neuronasv.errors import BackendUnavailable, UsageError
 from neuronasv.measure.backends.base import Backend, TraceHook
 from neuronasv.measure.peaks import Peak, parse_override
+from neuronasv.metrics import CALLGRIND_PASS, counted_by
 
 if TYPE_CHECKING:
     from neuronasv.measure.backends.neuron import NeuronBackend
@@ -51,6 +52,7 @@ __all__ = [
     "is_accelerator",
     "parse_peak_override",
     "peak_for",
+    "takes",
 ]
 
 
@@ -138,10 +140,17 @@ def is_accelerator(name: str | None) -> bool:
     return cls is None or cls.accelerator
 
 
-def counts_instructions(name: str | None) -> bool:
-    """The exact axis (instruction counts) is taken on ``name`` (the CPU only)."""
+def takes(name: str | None, metric: str) -> bool:
+    """``metric`` (a name of :mod:`neuronasv.metrics`) is taken on the backend recorded as
+    ``name`` (``Backend.counts``); an unknown backend takes none."""
     cls = backend_class(name)
-    return cls is not None and cls.counts_instructions
+    return cls is not None and metric in cls.counts
+
+
+# kept for run/instrrun.py until it reads the registry (``takes``)
+def counts_instructions(name: str | None) -> bool:
+    """The callgrind pass's metrics are taken on ``name`` (:func:`takes`)."""
+    return any(takes(name, m.name) for m in counted_by(CALLGRIND_PASS))
 
 
 def default_samples(name: str | None) -> int:
