@@ -81,9 +81,7 @@ Layout = tuple[tuple[str, tuple[str, ...], "SeriesId | None"], ...]
 #: (workload, shape, dtype) -> the targets counted twice with two numbers (a sidecar's
 #: counts marked not deterministic; empty tuple: no target named).
 Unstable = dict[tuple[str, str, str], tuple[str, ...]]
-#: The exact metrics a pass of their own counts into the sidecar (``Metric.run_pass``):
-#: their counts say which targets were not deterministic.
-_PASS_COUNTED = tuple(m for m in EXACT if m.run_pass)
+_PASS_COUNTED = tuple(m for m in EXACT if m.run_pass)  # counted into sidecars by their pass
 
 
 @dataclass
@@ -95,8 +93,7 @@ class FileColumns:
             ``null`` (failed, see ``failed``).
         failed: True where asv recorded a failure (the loader's point with no value).
         fingerprint: the sidecar's environment fingerprint (None without a readable one).
-        unstable: the sidecar's pass counts (:data:`_PASS_COUNTED`) that were not
-            deterministic.
+        unstable: the sidecar's pass counts that were not deterministic.
         q25, q75: asv's interquartile range per value (float32; NaN where asv has none).
         traces: the sidecar's trace paths (workload key -> path).
     """
@@ -303,15 +300,9 @@ def _flatten(
 def _unstable(profiles: Iterable[Any]) -> Unstable:
     """The non-deterministic counts among a sidecar's (the last profile of a
     configuration wins, as in ``changepoints``' index of them)."""
-    out: Unstable = {}
-    for metric in _PASS_COUNTED:
-        counts = {
-            (p.name, p.shape, p.dtype): c for p in profiles if (c := p.counts(metric.name))
-        }
-        for k, c in counts.items():
-            if not c.deterministic:
-                out[k] = tuple(dict.fromkeys((*out.get(k, ()), *c.unstable)))
-    return out
+    counts = {(p.name, p.shape, p.dtype): c for p in profiles for m in _PASS_COUNTED
+              if (c := p.counts(m.name))}  # fmt: skip
+    return {k: tuple(c.unstable) for k, c in counts.items() if not c.deterministic}
 
 
 def parse_columns(path: str) -> tuple[FileColumns, Layout]:
@@ -749,7 +740,7 @@ def _checked(
     ccol: Mapping[str, int],
 ) -> np.ndarray:
     """The loader's rule on time and memory values (raises), then where a pass's count
-    (:data:`_PASS_COUNTED`) was not deterministic."""
+    (``Metric.run_pass``) was not deterministic."""
     units = [s.unit for s in series]
     check_positive(name, commits, [s.series.benchmark for s in series], units, values)
     unstable = np.zeros(values.shape, dtype=bool)
