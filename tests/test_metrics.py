@@ -43,6 +43,9 @@ def test_parse_names_keeps_order_and_refuses_unknown() -> None:
 def test_readers_ask_the_registry() -> None:
     """The unit registry and a series' metric are read from the entries, not kept apart."""
     assert units.is_exact(INSTRUCTIONS.unit) and not units.is_exact(DEVTIME.unit)
+    assert INSTRUCTIONS.bound is not None  # the unit registry's bound is the entry's
+    assert units.value_problem(INSTRUCTIONS.unit, INSTRUCTIONS.bound) == ""
+    assert "not a count" in units.value_problem(INSTRUCTIONS.unit, INSTRUCTIONS.bound * 2)
     sid = SeriesId(benchmark=f"devtime.RmsnormNaive.{INSTRUCTIONS.prefix}op", params=())
     assert sid.metric == "instructions"
 
