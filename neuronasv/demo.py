@@ -388,7 +388,8 @@ def _play(
         run_args += ["--bench", p.bench]
     if p.metrics:
         run_args += ["--metrics", ",".join(p.metrics)]
-    # Instruction counts on the CPU come from neuronasv run's own default (where valgrind is).
+    # The callgrind pass's counts on the CPU come from neuronasv run's own default (where
+    # valgrind is).
     replay(*run_args)
     summary = steps.run(RunOptions(
         repo=paths.repo, commits=(base, head), results_dir=paths.results, machine=p.machine,

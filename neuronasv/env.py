@@ -314,7 +314,7 @@ USER_HOME: Text[str | None] = Text(
 INSTR_DIR: Text[str | None] = Text(
     "NEURONASV_INSTR_DIR",
     None,
-    "asv suite: instruction counts of the callgrind pass (adds instr_total/instr_op)",
+    "asv suite: the callgrind pass's counts (adds instr_total/instr_op)",
     set_by=RUN,
 )
 MEMORY = Flag(
@@ -326,7 +326,7 @@ MEMORY = Flag(
 INSTR_PHASES = Flag(
     "NEURONASV_INSTR_PHASES",
     False,
-    "instructions pass: each configuration logs its phases' seconds (bench_instr_breakdown)",
+    "callgrind pass: each configuration logs its phases' seconds (bench_instr_breakdown)",
 )
 CACHE_KEY = Secret(
     "NEURONASV_CACHE_KEY",

@@ -23,7 +23,17 @@ Each entry says:
 - ``unit`` — the asv unit of its series; ``exact`` — counted (compared exactly, no
   statistics) or measured (judged by the time tests); ``bound``/``whole`` — what a value of
   an exact metric may be (a value outside is not what the collector writes: refused);
-- ``collector`` — which pass produces it, from which field;
+- ``collector`` — which pass produces it, from which field; ``run_pass`` — the pass of
+  its own that ``neuronasv run`` starts for it per commit (:data:`CALLGRIND_PASS`: one
+  valgrind process before asv, adding the ops it counted to the op catalogue under
+  :meth:`Metric.catalogue_key`); empty: the timed profile collects it;
+- ``host_only`` — its collector counts the host process's own work (callgrind counts the
+  CPU's): only a backend that runs on the host takes it (``Backend.counts``,
+  :func:`neuronasv.measure.backends.takes`); on an accelerator device time is the metric;
+- ``tools`` — the system packages its collector needs on a runner, installed by the CI's
+  ``python -m neuronasv.ci metric-tools`` step when ``--metrics`` holds it;
+  ``tools_alias`` — that step's older name from when it served this metric alone, still
+  accepted (:func:`tools_aliases`);
 - ``prefix`` — its asv benchmark method prefix;
 - ``more``/``less`` — its own words for a rise and a fall (a time word never describes a
   count); ``state_more``/``state_less`` — the site's state names for a series whose own
@@ -59,6 +69,7 @@ from typing import Literal
 
 __all__ = [
     "BESIDE_TIME",
+    "CALLGRIND_PASS",
     "DEVTIME",
     "EXACT",
     "INSTRUCTIONS",
@@ -71,11 +82,16 @@ __all__ = [
     "by_name",
     "by_prefix",
     "by_unit",
+    "counted_by",
     "names",
     "of_unit",
     "parse_names",
+    "tools_aliases",
 ]
 
+
+#: The :attr:`Metric.run_pass` of a metric counted under valgrind's callgrind.
+CALLGRIND_PASS = "callgrind"
 
 #: Unit names that mean "seconds" in results and findings documents (asv's spellings).
 TIME_UNITS = frozenset({"seconds", "second", "s", "sec"})
@@ -102,6 +118,10 @@ class Metric:
     gate: str = ""
     bound: float | None = None
     whole: bool = False
+    run_pass: str = ""
+    host_only: bool = False
+    tools: tuple[str, ...] = ()
+    tools_alias: str = ""
     same: str = ""
     delta_unit: str = ""
     beside_time: bool = False
@@ -116,6 +136,11 @@ class Metric:
     def judged(self) -> Literal["exact", "time tests"]:
         """How its rows are judged: compared exactly, or by the time tests."""
         return "exact" if self.exact else "time tests"
+
+    def catalogue_key(self, backend: str) -> str:
+        """The op catalogue's key of this metric's own ops on ``backend`` (``cpu:<name>``):
+        the ops its :attr:`run_pass` counted, beside the backend's own key."""
+        return f"{backend}:{self.name}"
 
 
 #: Device time: the timed profile's self device time per op (CPU time on the CPU backend).
@@ -142,6 +167,10 @@ INSTRUCTIONS = Metric(
     unit="instructions",
     exact=True,
     collector="the callgrind pass (valgrind, CPU): the op's dispatch-boundary count",
+    run_pass=CALLGRIND_PASS,
+    host_only=True,
+    tools=("valgrind", "gcc"),
+    tools_alias="instruction-tools",
     prefix="instr_",
     more="more instructions",
     less="fewer instructions",
@@ -266,3 +295,15 @@ def parse_names(text: str) -> tuple[str, ...]:
             f"unknown metric {', '.join(unknown) or '(none)'}: choose from {', '.join(names())}"
         )
     return tuple(dict.fromkeys(listed))
+
+
+def counted_by(run_pass: str) -> tuple[Metric, ...]:
+    """The metrics whose own pass is ``run_pass`` (:data:`CALLGRIND_PASS`), in registry
+    order; none for an unknown pass."""
+    return tuple(m for m in METRICS if run_pass and m.run_pass == run_pass)
+
+
+def tools_aliases() -> tuple[str, ...]:
+    """The older names of the CI's ``metric-tools`` step (a metric's ``tools_alias``),
+    still accepted by ``python -m neuronasv.ci``."""
+    return tuple(m.tools_alias for m in METRICS if m.tools_alias)

@@ -3,19 +3,19 @@
 Every reader and judge asks here — the asv results reader, the analysis (``compare``,
 ``confirm``) and the privileged PR step, which recomputes from an untrusted artifact
 (:mod:`neuronasv.analyse.recompute`) — so a unit means the same thing on both sides of the
-trust boundary (issue 28: the privileged step kept its own table, turned
-``instructions`` into ``unit`` and judged instruction counts as timing).
+trust boundary (issue 28: the privileged step kept its own table, turned an exact metric's
+unit into ``unit`` and judged its counts as timing).
 
 Units:
 
 - **time** (:data:`TIME_UNITS`: ``seconds`` and asv's spellings): measured, judged by the
   statistics; values > 0.
 - ``bytes`` (asv's ``mem_``/``peakmem_``): values > 0.
-- ``instructions`` (:data:`INSTRUCTIONS_UNIT`, neuronasv's ``instr_`` series counted under
-  callgrind): exact, judged without statistics; a value is a whole number of
-  instructions per iteration, ``0 ≤ n ≤`` :data:`MAX_INSTRUCTIONS` (the pass counts per
-  iteration over one iteration, ``neuronasv.run.instrrun.ITERATIONS``, so a count is
-  whole; anything else is not what the pass writes and is refused, not posted).
+- each exact metric's ``unit`` (:data:`neuronasv.metrics.EXACT`: its series, counted by
+  its collector): judged without statistics; a value lies in ``[0, Metric.bound]``
+  (``[-bound, bound]`` where ``signed``) and is whole where ``whole`` (a callgrind count
+  is per iteration over one iteration, so whole); anything else is not what the
+  collector writes and is refused, not posted.
 - ``unit``: asv's word for "no unit" (``track_`` benchmarks): any finite value.
 
 Profiles store microseconds; :func:`from_us` is the one conversion into a series' unit.
@@ -29,12 +29,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from neuronasv.metrics import EXACT, INSTRUCTIONS, TIME_UNITS, by_unit
+from neuronasv.metrics import EXACT, TIME_UNITS, by_unit
 
 __all__ = [
-    "INSTRUCTIONS_UNIT",
     "KNOWN_UNITS",
-    "MAX_INSTRUCTIONS",
     "TIME_UNITS",
     "US",
     "check_value",
@@ -45,12 +43,8 @@ __all__ = [
     "value_problem",
 ]
 
-#: The unit of every ``instr_`` series (the asv plugin type's ``unit``; the registry's).
-INSTRUCTIONS_UNIT = INSTRUCTIONS.unit
 #: Every unit a series may carry; any other is shown as ``unit`` by the privileged step.
 KNOWN_UNITS = frozenset({*TIME_UNITS, "bytes", *(m.unit for m in EXACT), "unit"})
-#: The largest instruction count per iteration believed (the registry's bound).
-MAX_INSTRUCTIONS = INSTRUCTIONS.bound or math.inf
 #: Seconds per microsecond (profiles store µs; asv series of device time store seconds).
 US = 1e-6
 
@@ -81,7 +75,7 @@ def value_problem(unit: str, value: float) -> str:
     """Why ``value`` cannot be a value of a series in ``unit`` ("" when it can).
 
     An exact metric's values must lie in ``[0, Metric.bound]`` and be whole where the
-    registry says so (instruction counts); every value must be finite (the other units'
+    registry says so (``Metric.whole``); every value must be finite (the other units'
     bounds are the asv reader's, which knows the benchmark).
     """
     if not isinstance(value, (int, float)) or isinstance(value, bool):

@@ -249,7 +249,7 @@ def test_the_questions_answer_what_the_name_comparisons_did(name: str | None) ->
     from neuronasv.measure import backends as B
 
     assert B.is_accelerator(name) == (name != "cpu")
-    assert B.counts_instructions(name) == (name == "cpu")
+    assert B.takes(name, "instructions") == (name == "cpu")
     assert B.device_time_note(name) == ("device time = CPU self time" if name == "cpu" else "")
     bisect_old = 10 if name in ("cpu", "auto") else 30  # run/bisect.py (None, "": never reached)
     confirm_old = 10 if (name or "cpu") == "cpu" else 30  # commands/confirm.py

@@ -4,14 +4,14 @@
                                 [--site-branch B --default-branch D] [store opts]
     python -m neuronasv.ci pr-bench --pr N --base SHA --head SHA --out DIR [--machine M]
                                     [--bench RE] [--traces-out DIR] [--rounds 3]
-                                    [--metrics devtime[,instructions]]
+                                    [--metrics LIST]
     python -m neuronasv.ci pr-comment --artifact DIR [--event FILE] [--dry-run] ...
     python -m neuronasv.ci analyse --out DIR --site DIR [--traces-dir T] [--title T] [store opts]
     python -m neuronasv.ci site-branch --site DIR --branch B [--default-branch D] [store opts]
     python -m neuronasv.ci issues DIR [--site-url URL] [--dry-run]   # regression issues
     python -m neuronasv.ci bisect --out DIR [--add RESULTS]... [--minutes 30] [store opts]
                                   # bisect open regressions over unmeasured commits
-    python -m neuronasv.ci instruction-tools [--metrics LIST]  # valgrind + gcc (CPU runners)
+    python -m neuronasv.ci metric-tools [--metrics LIST]  # a metric's tools: valgrind + gcc
     python -m neuronasv.ci requirements      # dependencies without torch, one a line
     python -m neuronasv.ci verdict FINDINGS  # regression-detected=true|false
     python -m neuronasv.ci traces --findings F --traces-dir D --machine M --out O

@@ -4,7 +4,7 @@ Runs on the accelerator runner between the bench jobs and the store job: the his
 results branch plus this run's results; ``neuronasv regressions`` finds its change points;
 every open, unacknowledged regression whose range (``commit_before..commit_after`` on the
 first-parent chain) holds commits with no result on that machine is bisected with
-``neuronasv bisect`` — one search per range, the exact series (an instruction count) when
+``neuronasv bisect`` — one search per range, the exact series (an exact metric's count) when
 the range has one, else the largest shift — within a budget of minutes. The pull, the
 analysis and each search are the package's step functions (:mod:`neuronasv.steps`) called
 in this process; the measurements a search makes run in their own processes (asv, the

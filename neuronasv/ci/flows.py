@@ -11,10 +11,11 @@ commands' output did when the steps ran them as child processes: stdout holds on
 No step here starts ``python -m neuronasv``. The processes that remain are those where
 isolation is the point, and they are started by the steps whoever calls them: asv and the
 profiled benchmarks (``neuronasv run``: a measurement must not share the caller's
-interpreter, its imports or its allocator), valgrind's callgrind (instruction counts), one
-process per side and round of ``confirm`` (rounds are independent processes by design), and
-git. The privileged ``pr-comment`` step (:mod:`neuronasv.ci.pr_comment`) reads the untrusted
-artifact in its own job, on another runner, never in a process that ran PR code.
+interpreter, its imports or its allocator), valgrind's callgrind (its counts, ``neuronasv
+run --metrics``), one process per side and round of ``confirm`` (rounds are independent
+processes by design), and git. The privileged ``pr-comment`` step
+(:mod:`neuronasv.ci.pr_comment`) reads the untrusted artifact in its own job, on another
+runner, never in a process that ran PR code.
 """
 
 from __future__ import annotations

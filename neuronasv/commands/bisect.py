@@ -1,7 +1,7 @@
 """``neuronasv bisect GOOD BAD --series PATTERN``: the first commit at which a series changed.
 
-    neuronasv bisect GOOD BAD --series 'workload=rmsnorm.naive op=aten::mul metric=instructions'
-    neuronasv bisect GOOD BAD --series 'rmsnorm.naive 4x512 float32 · aten::mul (instructions)'
+    neuronasv bisect GOOD BAD --series 'workload=rmsnorm.naive op=aten::mul metric=memory'
+    neuronasv bisect GOOD BAD --series 'rmsnorm.naive 4x512 float32 · aten::mul'
     neuronasv bisect GOOD BAD --series '*naive*4x512*float32 · aten::mul' --budget-minutes 30
 
 PATTERN names one series of one machine: an op, a module (``module:<path>``) or a workload
@@ -15,8 +15,8 @@ The search follows BAD's first parents back to GOOD,
 uses every result already stored for those commits, and measures only the commits it
 needs, each in a git worktree:
 
-- an exact axis — an exact metric of the registry (``neuronasv.metrics``: instructions,
-  CPU) on its own series, or the work evidence (calls, input shapes) — chosen by
+- an exact axis — an exact metric of the registry (``neuronasv.metrics.EXACT``: counts
+  and allocated bytes) on its own series, or the work evidence (calls, input shapes) — chosen by
   ``--axis auto`` whenever the range's ends differ on it (the ends are measured first when
   they have no stored results): one reading per commit decides, a binary search of at
   most ceil(log2 n) measurements, each the run stage of

@@ -207,15 +207,18 @@ def run(args: argparse.Namespace) -> int:
     for key, value in collect_fingerprint(chosen).items():
         emit(f"  {key:<21} {value}")
     from neuronasv.measure.callgrind import valgrind_status
+    from neuronasv.metrics import CALLGRIND_PASS, counted_by
 
     usable_vg, vg_line = valgrind_status()
-    emit(f"instructions metric: [{'ok' if usable_vg else '--'}] {vg_line}")
     missing = []
-    if not usable_vg:
-        missing.append(
-            "valgrind (and a C compiler): the instructions metric on the CPU"
-            " (--metrics devtime,instructions); e.g. `apt-get install valgrind gcc`"
-        )
+    for metric in counted_by(CALLGRIND_PASS):  # the metrics valgrind's pass counts
+        emit(f"{metric.name} metric: [{'ok' if usable_vg else '--'}] {vg_line}")
+        if not usable_vg:
+            missing.append(
+                f"valgrind (and a C compiler): the {metric.name} metric on the CPU"
+                f" (--metrics devtime,{metric.name});"
+                f" e.g. `apt-get install {' '.join(metric.tools)}`"
+            )
     if shutil.which("g++") is None and shutil.which("c++") is None:
         missing.append(
             "a C++ compiler (g++): torch.compile on the CPU (rmsnorm.compiled) needs one;"

@@ -13,6 +13,8 @@ from neuronasv.commands.args import (
     output_dir,
 )
 from neuronasv.log import emit
+from neuronasv.metrics import CALLGRIND_PASS, counted_by
+from neuronasv.metrics import names as metric_names
 from neuronasv.run.asvrun import RunOptions
 from neuronasv.steps import measure
 
@@ -83,10 +85,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         type=_metrics,
         default=None,
         metavar="LIST",
-        help="what to measure: devtime, or devtime,instructions to also count instructions"
-        " per op under valgrind's callgrind, one process per commit (docs/instructions.md)."
-        " Default: devtime, plus instructions on the CPU backend where valgrind is usable"
-        " (--metrics devtime turns them off)",
+        help=f"what to measure, comma-separated, of {', '.join(metric_names())}"
+        f" (docs/metrics.md); {', '.join(m.name for m in counted_by(CALLGRIND_PASS))}: counted"
+        " per op under valgrind's callgrind, one process per commit. Default: devtime, plus"
+        " those on the CPU backend where valgrind is usable (--metrics devtime turns them off)",
     )
     add_repo_arg(p, purpose="the commits to benchmark")
     p.set_defaults(func=run)

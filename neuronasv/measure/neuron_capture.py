@@ -18,7 +18,8 @@ Sources, in order, for the device time of one cycle (one call of :func:`read_cap
 1. **neuron-explorer summary-json** per NTFF: ``total_active_time``, else
    ``total_exec_time`` (never ``total_time``) — the NTFF's device time;
 2. **the device profile** (Parquet by default, the full JSON without pyarrow) of the same
-   NTFF: its instruction rows split that time over the framework's ops
+   NTFF: its engine rows (:data:`~neuronasv.measure.neuron_formats.EVENT_TABLE`) split
+   that time over the framework's ops
    (:mod:`neuronasv.measure.neuron_ops`); its Summary stands in when summary-json failed;
    its ``ThrottleSummary`` and ``Metadata`` versions become the device state;
 3. **trace.json device events**, then **privateuse1_driver spans (unverified)**
@@ -122,7 +123,8 @@ class CaptureReading:
     Attributes:
         times: op -> device µs over the cycle (every NTFF summed); empty: none.
         sources: op -> where its time came from (``neuron-explorer summary-json
-            total_active_time``, ``device-profile instruction rows (Parquet)``, ...).
+            total_active_time``, the device profile's rows
+            (:data:`~neuronasv.measure.neuron_formats.SOURCE_DEVICE_ROWS`), ...).
         tried: one line per source tried and what it gave.
         warnings: problems worth a warning (format, tool, inconsistent data); the caller
             logs them (once each).
@@ -230,7 +232,7 @@ def _add_summary(
     )
     for w in split.warnings:
         acc.warn(w)
-    by_rows = profile is not None and bool(profile.instructions)
+    by_rows = profile is not None and bool(profile.events)
     acc.add(split.times, profile.source if profile is not None and by_rows else summary.source)
     acc.tried.append(
         f"{summary.source} on {summary.profile}: {summary.device_time_us:.3f} µs"

@@ -47,14 +47,14 @@ from typing import Any
 from neuronasv.format import format_value
 from neuronasv.measure.backends.neuron import NeuronBackend
 from neuronasv.measure.neuron_formats import (
-    SOURCE_INSTRUCTIONS,
+    SOURCE_DEVICE_ROWS,
     SOURCE_KEY_AVERAGES,
     SOURCE_SUMMARY_TOOL,
 )
 from neuronasv.units import US
 
 #: Sources of device time that Neuron documents (neuron-explorer's outputs).
-_EXPLORER_SOURCES = (SOURCE_SUMMARY_TOOL, SOURCE_INSTRUCTIONS.split("(")[0])
+_EXPLORER_SOURCES = (SOURCE_SUMMARY_TOOL, SOURCE_DEVICE_ROWS.split("(")[0])
 
 __all__ = ["Check", "NeuronCheckReport", "render_markdown", "run_neuron_check", "write_report"]
 

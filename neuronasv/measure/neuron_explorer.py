@@ -42,8 +42,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from neuronasv.measure.neuron_formats import (
+    EVENT_COLUMNS,
+    EVENT_TABLE,
     EXPLORER_JSON,
-    INSTRUCTION_COLUMNS,
     PARQUET,
     PARQUET_MAGIC,
     TABLES,
@@ -181,9 +182,9 @@ def read_parquet_dir(
                 with open(path, "rb") as fh:
                     raise FormatMismatch(PARQUET, sniff_bytes(fh.read(64)))
             columns = None
-            if table == "Instruction":
+            if table == EVENT_TABLE:
                 names_in = set(pq.read_schema(path).names)
-                columns = [c for c in INSTRUCTION_COLUMNS if c in names_in]
+                columns = [c for c in EVENT_COLUMNS if c in names_in]
             rows.extend(pq.read_table(path, columns=columns).to_pylist())
         tables[table] = rows
     return tables

@@ -51,12 +51,14 @@ from typing import Any
 __all__ = [
     "CHROME_TRACE",
     "DEVICE_TIME_FIELDS",
+    "EVENT_COLUMNS",
+    "EVENT_TABLE",
     "EXPLORER_JSON",
     "PARQUET",
     "PARQUET_MAGIC",
     "SETUP_OPCODES",
+    "SOURCE_DEVICE_ROWS",
     "SOURCE_DRIVER_SPANS",
-    "SOURCE_INSTRUCTIONS",
     "SOURCE_KEY_AVERAGES",
     "SOURCE_PROFILE_SUMMARY",
     "SOURCE_SUMMARY_TOOL",
@@ -64,9 +66,9 @@ __all__ = [
     "SUMMARY_JSON",
     "TABLES",
     "DeviceProfile",
+    "EngineEvent",
     "Execution",
     "FormatMismatch",
-    "Instruction",
     "SummaryReading",
     "mismatch_line",
     "parse_explorer_json",
@@ -90,7 +92,7 @@ PARQUET_MAGIC = b"PAR1"
 #: (``neuron-explorer summary-json total_active_time``), ``{fmt}`` is filled in.
 SOURCE_KEY_AVERAGES = "key_averages"
 SOURCE_SUMMARY_TOOL = "neuron-explorer summary-json"
-SOURCE_INSTRUCTIONS = "device-profile instruction rows ({fmt})"
+SOURCE_DEVICE_ROWS = "device-profile instruction rows ({fmt})"
 SOURCE_PROFILE_SUMMARY = "device-profile Summary ({fmt})"
 SOURCE_TRACE_DEVICE = "trace.json device events"
 SOURCE_DRIVER_SPANS = "privateuse1_driver spans (unverified)"
@@ -117,18 +119,23 @@ SETUP_OPCODES = frozenset(
     }
 )
 
+#: The Parquet table of engine events: Neuron calls each compute-engine step an
+#: instruction (its ``Instruction`` table; Explorer JSON's ``instruction`` rows). The rest
+#: of neuronasv calls them engine events (:class:`EngineEvent`): the word is kept here,
+#: Neuron's own, apart from the metric of that name (:mod:`neuronasv.metrics`).
+EVENT_TABLE = "Instruction"
 #: Parquet tables read (the rest of a profile is not needed for device time).
 TABLES: tuple[str, ...] = (
     "Summary",
-    "Instruction",
+    EVENT_TABLE,
     "ExecutionInfo",
     "Metadata",
     "NeffHeader",
     "ThrottleSummary",
     "Warning",
 )
-#: Instruction columns read (Parquet names; Explorer JSON's are mapped onto them).
-INSTRUCTION_COLUMNS: tuple[str, ...] = (
+#: Engine-event columns read (Parquet names; Explorer JSON's are mapped onto them).
+EVENT_COLUMNS: tuple[str, ...] = (
     "start_ts",
     "end_ts",
     "duration_ns",
@@ -318,8 +325,9 @@ def parse_summary_json(data: Any, name: str) -> tuple[SummaryReading, ...]:
 
 # -- device profile ---------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Instruction:
-    """One compute-engine instruction (ns from the profile's start).
+class EngineEvent:
+    """One compute-engine instruction: a row of the profile's :data:`EVENT_TABLE` (ns from
+    the profile's start).
 
     Attributes:
         start_ns, end_ns: when it ran.
@@ -360,7 +368,7 @@ class DeviceProfile:
     Attributes:
         fmt: :data:`PARQUET` or :data:`EXPLORER_JSON`.
         summary: its summary, None when the profile has none.
-        instructions: compute-engine instructions, in time order.
+        events: compute-engine instructions (:class:`EngineEvent`), in time order.
         executions: NEFF executions (Parquet ``ExecutionInfo``), in order.
         neff_names: ``NeffHeader.network_name`` values.
         versions: :data:`VERSION_FIELDS` found in ``Metadata``.
@@ -371,7 +379,7 @@ class DeviceProfile:
 
     fmt: str
     summary: SummaryReading | None
-    instructions: tuple[Instruction, ...]
+    events: tuple[EngineEvent, ...]
     executions: tuple[Execution, ...] = ()
     neff_names: tuple[str, ...] = ()
     versions: Mapping[str, str] = field(default_factory=dict)
@@ -381,11 +389,11 @@ class DeviceProfile:
     @property
     def source(self) -> str:
         """``device-profile instruction rows (Parquet)``."""
-        return SOURCE_INSTRUCTIONS.format(fmt=self.fmt)
+        return SOURCE_DEVICE_ROWS.format(fmt=self.fmt)
 
 
-def _instruction(row: Mapping[str, Any]) -> Instruction | None:
-    """An :class:`Instruction` from a Parquet row or an Explorer-JSON row (None: unusable)."""
+def _event(row: Mapping[str, Any]) -> EngineEvent | None:
+    """An :class:`EngineEvent` from a Parquet row or an Explorer-JSON row (None: unusable)."""
     start = _int(row.get("start_ts", row.get("timestamp")))
     end = _int(row.get("end_ts"))
     dur = _int(row.get("duration_ns", row.get("duration")))
@@ -395,7 +403,7 @@ def _instruction(row: Mapping[str, Any]) -> Instruction | None:
         end = start + dur
     if end is None or end < start:
         return None
-    return Instruction(
+    return EngineEvent(
         start_ns=start,
         end_ns=end,
         engine=_text(row.get("engine", row.get("label"))),
@@ -405,8 +413,8 @@ def _instruction(row: Mapping[str, Any]) -> Instruction | None:
     )
 
 
-def _instructions(rows: Iterable[Mapping[str, Any]]) -> tuple[Instruction, ...]:
-    out = [i for i in (_instruction(r) for r in rows) if i is not None]
+def _events(rows: Iterable[Mapping[str, Any]]) -> tuple[EngineEvent, ...]:
+    out = [i for i in (_event(r) for r in rows) if i is not None]
     out.sort(key=lambda i: (i.start_ns, i.end_ns))
     return tuple(out)
 
@@ -475,7 +483,7 @@ def _profile(
     return DeviceProfile(
         fmt=fmt,
         summary=summary,
-        instructions=_instructions(rows("instruction")),
+        events=_events(rows("event")),
         executions=_executions(rows("execution")),
         neff_names=neffs,
         versions=versions,
@@ -486,7 +494,7 @@ def _profile(
 
 _JSON_KEYS = {
     "summary": "summary",
-    "instruction": "instruction",
+    "event": "instruction",
     "execution": "execution_info",
     "metadata": "metadata",
     "neff": "neff_header",
@@ -495,7 +503,7 @@ _JSON_KEYS = {
 }
 _PARQUET_KEYS = {
     "summary": "Summary",
-    "instruction": "Instruction",
+    "event": EVENT_TABLE,
     "execution": "ExecutionInfo",
     "metadata": "Metadata",
     "neff": "NeffHeader",

@@ -4,28 +4,32 @@ A device profile (one NTFF with the NEFFs it ran) gives one device time, its sum
 ``total_active_time`` (:mod:`neuronasv.measure.neuron_formats`). This splits it over the
 framework's ops, into the same ``{op: µs}`` rows the CPU and CUDA backends make:
 
-1. **Framework names on the instructions.** Each compute instruction's ``layer`` is "the
-   name from the framework level debug info" (``NeuronLlamaDecoderLayer[1]/function[2]/
-   aten.add`` in the schema reference): its last part, without the ``[k]`` index, names
-   the op, ``aten.add`` read as ``aten::add`` (:func:`op_from_framework`).
-2. **The NEFF ↔ op pairing.** An instruction without a framework name belongs to the NEFF
+The profile's engine rows (:class:`~neuronasv.measure.neuron_formats.EngineEvent`: one
+compute-engine step each, a row of its :data:`~neuronasv.measure.neuron_formats.EVENT_TABLE`)
+are split this way:
+
+1. **Framework names on the events.** Each compute event's ``layer`` is "the name from
+   the framework level debug info" (``NeuronLlamaDecoderLayer[1]/function[2]/aten.add``
+   in the schema reference): its last part, without the ``[k]`` index, names the op,
+   ``aten.add`` read as ``aten::add`` (:func:`op_from_framework`).
+2. **The NEFF ↔ op pairing.** An event without a framework name belongs to the NEFF
    whose execution window (``ExecutionInfo``) holds it: eager TorchNeuron runs one NEFF per
    op, a compiled region one NEFF per graph. A NEFF whose name is an op (``aten.mul``) is
    that op; otherwise it is its own row, ``neff::<name>`` — named by its graph, never
    dropped (:func:`neff_op`).
-3. Instructions in no window of a profile with several NEFFs are the profile's own row
+3. Events in no window of a profile with several NEFFs are the profile's own row
    (``neff::<profile>``).
 
 Setup and wait opcodes (``EVENT_SEMAPHORE``, ``NOP``, ... :data:`SETUP_OPCODES`) are not
-work and are left out. Where instructions of several ops overlap in time (engines run in
+work and are left out. Where events of several ops overlap in time (engines run in
 parallel), each instant is shared equally by the ops running then, so the rows never count
-an instant twice and add up to the union of the instructions' intervals. The rest of the
-total — active time no compute instruction covers (DMA or collectives alone) — is the
+an instant twice and add up to the union of the events' intervals. The rest of the
+total — active time no compute event covers (DMA or collectives alone) — is the
 row :data:`UNATTRIBUTED_OP`, so the rows add up to the profile's device time. Should the
-instructions' union exceed the summary's total (inconsistent data), the rows are scaled to
+events' union exceed the summary's total (inconsistent data), the rows are scaled to
 the total and a warning says by how much.
 
-Without instruction rows (summary-json only) the whole device time is the NEFF's row
+Without engine rows (summary-json only) the whole device time is the NEFF's row
 (one NEFF) or the profile's (several).
 """
 
@@ -35,7 +39,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from neuronasv.measure.neuron_formats import DeviceProfile, Execution, Instruction
+from neuronasv.measure.neuron_formats import DeviceProfile, EngineEvent, Execution
 from neuronasv.measure.opnames import UNATTRIBUTED_OP, normalize_op_name
 
 __all__ = ["NEFF_PREFIX", "OpSplit", "neff_op", "op_from_framework", "split_profile"]
@@ -84,26 +88,26 @@ class OpSplit:
 
 
 def _window_label(
-    instr: Instruction, windows: Sequence[Execution], labels: Sequence[str]
+    event: EngineEvent, windows: Sequence[Execution], labels: Sequence[str]
 ) -> str | None:
     for w, label in zip(windows, labels, strict=True):
         if (
             w.start_ns is not None
             and w.end_ns is not None
-            and w.start_ns <= instr.start_ns < w.end_ns
+            and w.start_ns <= event.start_ns < w.end_ns
         ):
             return label
     return None
 
 
 def _label(
-    instr: Instruction,
+    event: EngineEvent,
     windows: Sequence[Execution],
     window_labels: Sequence[str],
     fallback: str,
 ) -> str:
     return (
-        op_from_framework(instr.layer) or _window_label(instr, windows, window_labels) or fallback
+        op_from_framework(event.layer) or _window_label(event, windows, window_labels) or fallback
     )
 
 
@@ -139,12 +143,12 @@ def _fallback_row(profile: DeviceProfile | None, name: str, neffs: Sequence[str]
 
 
 def _covered(profile: DeviceProfile, fallback: str) -> dict[str, float]:
-    """µs per row of the non-setup instructions, overlaps shared (:func:`_shared_time`)."""
+    """µs per row of the non-setup engine events, overlaps shared (:func:`_shared_time`)."""
     windows = [e for e in profile.executions if e.start_ns is not None and e.end_ns is not None]
     labels = [neff_op(e.neff) if e.neff else fallback for e in windows]
     intervals = [
         (i.start_ns, i.end_ns, _label(i, windows, labels, fallback))
-        for i in profile.instructions
+        for i in profile.events
         if not i.is_setup
     ]
     return {k: v * _NS_TO_US for k, v in _shared_time(intervals).items()}
@@ -162,7 +166,7 @@ def split_profile(
         neffs: the NEFF files the capture paired with this profile.
     """
     fallback = _fallback_row(profile, name, neffs)
-    if profile is None or not profile.instructions:
+    if profile is None or not profile.events:
         return OpSplit({fallback: total_us} if total_us > 0 else {})
     shared = _covered(profile, fallback)
     covered = sum(shared.values())
@@ -170,7 +174,7 @@ def split_profile(
     if covered > total_us * (1 + 1e-9) and covered > 0:
         scale = total_us / covered
         warnings = (
-            f"{name}: the instructions' union ({covered:.3f} µs) exceeds the summary's device"
+            f"{name}: the engine events' union ({covered:.3f} µs) exceeds the summary's device"
             f" time ({total_us:.3f} µs); op rows scaled by {scale:.4f}",
         )
         shared = {k: v * scale for k, v in shared.items()}

@@ -10,7 +10,7 @@ device). ``DIR`` is a capture in the documented layout — ``<instance-id>_pid_<
 Each folder holding ``.ntff`` files (else a ``trace.json``) is one **sample** (one runtime
 session: one profiler cycle in a live run), in name order (the timestamps). Its device time
 per op comes from :func:`neuronasv.measure.neuron_capture.read_capture` (summary-json,
-split by the device profile's instruction rows), else from its ``trace.json`` (device
+split by the device profile's engine rows), else from its ``trace.json`` (device
 events, then ``privateuse1_driver`` spans); its calls and self CPU time per op from the
 same ``trace.json`` (:func:`neuronasv.measure.neuron_trace.host_cycle`). The samples go
 through the live run's own :func:`neuronasv.measure.profiling.summarize_cycles`, so the

@@ -49,7 +49,7 @@ from neuronasv import env as suite_env
 from neuronasv.errors import CorruptResultsError, StoreError, UsageError
 from neuronasv.fileio import write_atomic
 from neuronasv.keys import profile_key
-from neuronasv.metrics import MEMORY
+from neuronasv.metrics import CALLGRIND_PASS, MEMORY, counted_by
 from neuronasv.model import RunSidecar, SeriesId, WorkloadProfile
 from neuronasv.model.sidecar import RunState
 from neuronasv.proc import stream_process
@@ -148,9 +148,10 @@ class RunOptions:
             workload in its own process and the catalogue grows only after each run.
         compile_cache: folder for torch.compile's caches, shared by the pre-pass and asv's
             processes (:func:`compile_cache_env`); None = torch's defaults.
-        metrics: ``devtime`` always; ``instructions`` adds the callgrind pass (CPU only,
-            :mod:`neuronasv.run.instrrun`) and its ``instr_`` series. None: the default
-            for the backend (:func:`neuronasv.run.instrrun.default_metrics`: instructions
+        metrics: ``devtime`` always; a metric whose registry entry's ``run_pass`` is
+            the callgrind pass adds that pass (CPU only, :mod:`neuronasv.run.instrrun`) and
+            its ``instr_`` series. None: the default for the backend
+            (:func:`neuronasv.run.instrrun.default_metrics`: the callgrind pass's metrics
             on the CPU where valgrind is usable).
     """
 
@@ -634,7 +635,7 @@ def _run_one(
         env[suite_env.USER_HOME.name] = env.get("HOME", "")
         env["HOME"] = shared.home
         env.pop(suite_env.INSTR_DIR.name, None)
-        instr_dir = _instructions(shared, suite, work, env, sha, prefix)
+        instr_dir = _callgrind_pass(shared, suite, work, env, sha, prefix)
         if instr_dir is not None:
             env[suite_env.INSTR_DIR.name] = instr_dir
         try:
@@ -665,7 +666,7 @@ def _run_one(
         )
 
 
-def _instructions(
+def _callgrind_pass(
     shared: _Shared,
     suite: str,
     work: str,
@@ -673,9 +674,9 @@ def _instructions(
     sha: str,
     prefix: str,
 ) -> str | None:
-    """The commit's callgrind pass when ``--metrics`` asks for instructions (instrrun)."""
+    """The commit's callgrind pass when ``--metrics`` names a metric it counts (instrrun)."""
     opts = shared.opts
-    if "instructions" not in (opts.metrics or ()):
+    if not {m.name for m in counted_by(CALLGRIND_PASS)} & set(opts.metrics or ()):
         return None
     from neuronasv.run.instrrun import CommitPass, prepare_commit
 
@@ -748,7 +749,7 @@ def _write_sidecar(
     state: RunState | None = None,
 ) -> tuple[RunSidecar, dict[str, str]]:
     """The commit's sidecar next to asv's ``result_file``: its series, profiles (with their
-    instruction counts from ``instr_dir``), kept traces, failures and the machine's
+    callgrind pass's counts from ``instr_dir``), kept traces, failures and the machine's
     ``state`` at the run's start and end."""
     results_dir, machine, fingerprint = shared.results_dir, shared.machine, shared.fingerprint
     traces_root = shared.traces_root if shared.opts.keep_traces else None

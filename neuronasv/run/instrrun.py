@@ -31,9 +31,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from neuronasv.keys import profile_key, split_results_key
-from neuronasv.measure.backends import counts_instructions
+from neuronasv.measure.backends import takes
+from neuronasv.metrics import INSTRUCTIONS, parse_names
 from neuronasv.metrics import names as metric_names
-from neuronasv.metrics import parse_names
 from neuronasv.model import WorkloadProfile
 from neuronasv.model.counts import PassCounts
 from neuronasv.run.instrpass import META_FILE
@@ -91,7 +91,7 @@ def default_metrics(
     """
     if requested is not None:
         return requested
-    if not counts_instructions(backend):
+    if not takes(backend, INSTRUCTIONS.name):
         return ("devtime",)
     if status is None:
         from neuronasv.measure.callgrind import valgrind_status
@@ -341,7 +341,7 @@ def prepare_commit(run: CommitPass, *, backend: str, cat_path: str, sha: str) ->
     from neuronasv.suite.catalogue import load_catalogue, save_catalogue
 
     prefix = run.prefix
-    if not counts_instructions(backend):
+    if not takes(backend, INSTRUCTIONS.name):
         log.info(f"{prefix} instructions: off on {backend} (device time is the metric there)")
         return None
     started = time.monotonic()

@@ -128,8 +128,8 @@ def _number(v: Any, where: str, source: str, bound: str | None = None) -> float 
 def value_bound(benchmark: str) -> str | None:
     """What a result of ``benchmark`` must be beyond finite: ``"positive"`` for times and
     memory (asv's ``time_``/``timeraw_``/``mem_``/``peakmem_`` and neuronasv's
-    ``devtime_``), an exact metric's unit for its series (``instr_``: a whole number of
-    instructions in range; ``alloc_``: bytes, signed; :func:`neuronasv.units.value_problem`),
+    ``devtime_``), an exact metric's unit for its series (its registry entry's ``bound``,
+    ``whole`` and ``signed``: :func:`neuronasv.units.value_problem`),
     nothing for ``track_`` and other benchmarks (any finite value)."""
     unit = default_unit(benchmark)
     if is_exact(unit):
@@ -178,9 +178,10 @@ def unit_for(benchmark: str, units: Mapping[str, str], mapped: bool) -> str:
     """The one unit decision: ``benchmarks.json``, else seconds when a sidecar maps the
     benchmark (the plugin stores device time in seconds), else asv's prefix rule.
 
-    ``instructions`` goes with the ``instr_`` prefix both ways (the values of such a
-    series are checked as counts, :func:`value_bound`): an ``instr_`` series is always a
-    count, and ``benchmarks.json`` cannot make another series one."""
+    An exact metric's unit goes with its prefix both ways (``Metric.unit`` and
+    ``Metric.prefix``; the values of such a series are checked as counts,
+    :func:`value_bound`): its series always carry it, and ``benchmarks.json`` cannot make
+    another series one."""
     unit = default_unit(benchmark)
     if is_exact(unit):
         return unit

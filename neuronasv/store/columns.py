@@ -9,7 +9,7 @@ float matrix per machine (series × commits):
 * per results file (:class:`FileColumns`): its values as one array in the order of a
   *layout* (its (benchmark, params, sidecar ``SeriesId``) entries; layouts repeat from
   commit to commit and are kept once, by content hash), whether each value failed, the
-  sidecar's fingerprint and which instruction counts its pass found not deterministic;
+  sidecar's fingerprint and which counts its counting pass found not deterministic;
 * the rows are parsed and checked by :meth:`AsvResultsReader.parse` exactly as the loader
   parses them (a file the loader cannot read is a load error here too, named the same);
 * the loader's rules when the files are put together: one results file per run
@@ -41,6 +41,7 @@ import numpy as np
 from neuronasv.errors import CorruptResultsError, NeuronasvError
 from neuronasv.fileio import confined_path, read_regular, write_atomic
 from neuronasv.gcpause import no_cyclic_gc
+from neuronasv.metrics import IN_SIDECAR, by_unit
 from neuronasv.model import Point, RunSidecar, Series, SeriesId
 from neuronasv.store.asvresults import (
     AsvResultsReader,
@@ -78,8 +79,9 @@ COLUMNS_FORMAT = 3  # 3: asv's quartiles and the sidecar's traces (the site read
 #: (benchmark, params, the sidecar's SeriesId or None) per value of a file.
 Layout = tuple[tuple[str, tuple[str, ...], "SeriesId | None"], ...]
 #: (workload, shape, dtype) -> the targets counted twice with two numbers (a sidecar's
-#: instruction counts marked not deterministic; empty tuple: no target named).
+#: counts marked not deterministic; empty tuple: no target named).
 Unstable = dict[tuple[str, str, str], tuple[str, ...]]
+_PASS_COUNTED = IN_SIDECAR  # counted into sidecars by their pass
 
 
 @dataclass
@@ -91,7 +93,7 @@ class FileColumns:
             ``null`` (failed, see ``failed``).
         failed: True where asv recorded a failure (the loader's point with no value).
         fingerprint: the sidecar's environment fingerprint (None without a readable one).
-        unstable: the sidecar's instruction counts that were not deterministic.
+        unstable: the sidecar's pass counts that were not deterministic.
         q25, q75: asv's interquartile range per value (float32; NaN where asv has none).
         traces: the sidecar's trace paths (workload key -> path).
     """
@@ -434,7 +436,7 @@ class MachineColumns:
             (skipped, failed, or no results file).
         measured: (series, commits) True where the loader has a point with a value
             (neither skipped nor failed; infinities included).
-        unstable: (series, commits) True where an instruction count's pass found the
+        unstable: (series, commits) True where a counting pass found the
             series' target not deterministic (the change-point search leaves it out).
         sidecars: commit -> the results file whose sidecar the loader keeps for it (the
             last readable one by path; ``History.profiles``), in history order.
@@ -736,13 +738,13 @@ def _checked(
     files: list[FileColumns],
     ccol: Mapping[str, int],
 ) -> np.ndarray:
-    """The loader's rule on time and memory values (raises), then where an instruction
-    count was not deterministic."""
+    """The loader's rule on time and memory values (raises), then where a pass's count
+    (``Metric.run_pass``) was not deterministic."""
     units = [s.unit for s in series]
     check_positive(name, commits, [s.series.benchmark for s in series], units, values)
     unstable = np.zeros(values.shape, dtype=bool)
     if any(f.unstable for f in files):
-        exact = [(r, s.series) for r, s in enumerate(series) if s.unit == "instructions"]
+        exact = [(r, s.series) for r, s in enumerate(series) if by_unit(s.unit) in _PASS_COUNTED]
         mark_unstable(files, ccol, exact, unstable)
     return unstable
 

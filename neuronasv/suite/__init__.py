@@ -12,7 +12,7 @@ processes and the pre-pass, so nothing here imports torch at module level.
   processes declare them without importing the user's workloads (or torch).
 - :mod:`neuronasv.suite.usermodule` — the user's workloads module, imported the suite's way
   (the suite's file wins over a commit's own package).
-- :mod:`neuronasv.suite.instr` — the ``instr_`` benchmarks (``--metrics devtime,instructions``).
+- :mod:`neuronasv.suite.instr` — the ``instr_`` benchmarks (the callgrind pass's metric).
 - :mod:`neuronasv.suite.catalogue` — the machine's op catalogue: the ``op`` params.
 
 A suite module needs one line::

@@ -73,6 +73,7 @@ from typing import Any
 from neuronasv import env
 from neuronasv.keys import results_key
 from neuronasv.measure.backends import detected_backend_name, is_accelerator
+from neuronasv.metrics import CALLGRIND_PASS, counted_by
 from neuronasv.suite import feed
 from neuronasv.suite.declare import Declared, declared_classes, suite_call
 from neuronasv.suite.names import class_name
@@ -337,6 +338,17 @@ def _from_registry(
     return list(out.values())
 
 
+def _pass_ops(catalogue: str, backend: str) -> dict[str, list[str]]:
+    """The ops the callgrind pass counted on ``backend``, per workload: the catalogue's
+    entries of its metrics (``Metric.catalogue_key``), merged."""
+    table = load_ops(catalogue)
+    out: dict[str, dict[str, None]] = {}
+    for metric in counted_by(CALLGRIND_PASS):
+        for workload, ops in table.get(metric.catalogue_key(backend), {}).items():
+            out.setdefault(workload, {}).update(dict.fromkeys(ops))
+    return {w: list(ops) for w, ops in out.items()}
+
+
 def build_suite(
     tag: str | None,
     *,
@@ -382,11 +394,11 @@ def build_suite(
     if catalogue:
         for workload, ops in load_ops(catalogue).get(backend, {}).items():
             ops_table[workload] = sorted(set(ops_table.get(workload, ())) | set(ops))
-    # The callgrind pass ran (``--metrics devtime,instructions``): instr_ series too, their
-    # ops from the catalogue's ``<backend>:instructions`` entry.
+    # The callgrind pass ran (``--metrics`` named a metric it counts): instr_ series too,
+    # their ops from the catalogue's entries of those metrics (``Metric.catalogue_key``).
     instr_table: dict[str, list[str]] | None = None
     if env.INSTR_DIR.read():
-        instr_table = load_ops(catalogue).get(f"{backend}:instructions", {}) if catalogue else {}
+        instr_table = _pass_ops(catalogue, backend) if catalogue else {}
     suite_file = _module_file(module)
     call = suite_call(module, tag, suite_file, backend,
                       [list(cpu_shapes), list(accelerator_shapes), dtypes, workloads])  # fmt: skip

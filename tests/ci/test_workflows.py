@@ -229,7 +229,7 @@ def test_cpu_bench_jobs_count_instructions_when_the_runner_allows() -> None:
         assert job["env"]["METRICS"] == "${{ inputs.metrics }}"
         assert "instructions" not in yaml.safe_dump(job["env"])
         scripts = [str(s.get("run", "")) for s in steps(job)]
-        tools = [i for i, r in enumerate(scripts) if "neuronasv.ci instruction-tools" in r]
+        tools = [i for i, r in enumerate(scripts) if "neuronasv.ci metric-tools" in r]
         measure = [i for i, r in enumerate(scripts) if runs in r]
         assert tools and measure and tools[0] < measure[0], name
         assert '--metrics "$METRICS"' in scripts[tools[0]]

@@ -77,7 +77,7 @@ def test_parquet_device_profile(explorer: Explorer, capture: Path) -> None:
     prof = got.profile
     assert prof.fmt == PARQUET
     # Instruction was split in two numbered files by the stand-in: both are read.
-    assert len(prof.instructions) == 3 * 6
+    assert len(prof.events) == 3 * 6
     assert [e.neff for e in prof.executions][:2] == [
         ntff.neff_name("mul", "32768|"),
         ntff.neff_name("mean", "32768|"),
@@ -90,7 +90,7 @@ def test_json_device_profile(explorer: Explorer, capture: Path) -> None:
     got = explorer.device_profile(Target(folder=str(_session(capture))), EXPLORER_JSON)
     assert got.problem is None and got.profile is not None
     assert got.profile.fmt == EXPLORER_JSON
-    assert {i.layer for i in got.profile.instructions} >= {"aten.mul", "aten.mean"}
+    assert {i.layer for i in got.profile.events} >= {"aten.mul", "aten.mean"}
 
 
 def test_an_ntff_newer_than_the_tool_is_a_finding(explorer: Explorer, tmp_path: Path) -> None:

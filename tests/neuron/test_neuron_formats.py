@@ -92,12 +92,12 @@ def test_explorer_json_tables() -> None:
     assert prof.summary is not None
     assert prof.summary.device_time_us == pytest.approx(6.15)
     assert prof.summary.source == "device-profile Summary (Explorer JSON) total_active_time"
-    assert [(i.start_ns, i.end_ns, i.engine, i.opcode, i.layer) for i in prof.instructions] == [
+    assert [(i.start_ns, i.end_ns, i.engine, i.opcode, i.layer) for i in prof.events] == [
         (1000, 1869000, "Sync", "EVENT_SEMAPHORE", ""),
         (1869000, 1873000, "Vector", "TENSOR_TENSOR", "aten.mul"),
         (1871000, 1873000, "Scalar", "ACTIVATE", "aten.mul"),
     ]
-    assert prof.instructions[0].is_setup and not prof.instructions[1].is_setup
+    assert prof.events[0].is_setup and not prof.events[1].is_setup
     assert prof.versions == {"ntff_version": "5"}
     assert prof.neff_names == ("graph.neff",)
     assert prof.warnings == ("Missing Data: Current NEFF is missing compiler metrics",)

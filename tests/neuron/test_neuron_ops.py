@@ -7,8 +7,8 @@ import pytest
 from neuronasv.measure.neuron_formats import (
     PARQUET,
     DeviceProfile,
+    EngineEvent,
     Execution,
-    Instruction,
     parse_explorer_json,
     parse_parquet_tables,
 )
@@ -44,17 +44,17 @@ def test_a_neff_is_its_own_row_named_by_its_graph() -> None:
     assert neff_op(long_hash) == "neff::neff_<hash>"  # hashes normalised like op names
 
 
-def _profile(instrs: list[Instruction], execs: tuple[Execution, ...] = ()) -> DeviceProfile:
-    return DeviceProfile(fmt=PARQUET, summary=None, instructions=tuple(instrs), executions=execs)
+def _profile(instrs: list[EngineEvent], execs: tuple[Execution, ...] = ()) -> DeviceProfile:
+    return DeviceProfile(fmt=PARQUET, summary=None, events=tuple(instrs), executions=execs)
 
 
 def test_eager_ops_in_sequence_get_their_instructions_and_the_rest_is_unattributed() -> None:
     p = _profile(
         [
-            Instruction(0, 2000, "sync", "EVENT_SEMAPHORE"),  # a wait: nobody's work
-            Instruction(2000, 6000, "vector", "TENSOR_TENSOR", "aten.mul"),
-            Instruction(3000, 5000, "sync", "DMA_TRIGGER", "aten.mul"),  # same op: once
-            Instruction(7000, 8000, "scalar", "ACTIVATE", "aten.rsqrt"),
+            EngineEvent(0, 2000, "sync", "EVENT_SEMAPHORE"),  # a wait: nobody's work
+            EngineEvent(2000, 6000, "vector", "TENSOR_TENSOR", "aten.mul"),
+            EngineEvent(3000, 5000, "sync", "DMA_TRIGGER", "aten.mul"),  # same op: once
+            EngineEvent(7000, 8000, "scalar", "ACTIVATE", "aten.rsqrt"),
         ]
     )
     got = split_profile(6.0, p, name="s")
@@ -65,8 +65,8 @@ def test_eager_ops_in_sequence_get_their_instructions_and_the_rest_is_unattribut
 def test_overlapping_ops_share_each_instant_and_never_count_it_twice() -> None:
     p = _profile(
         [
-            Instruction(0, 4000, "tensor", "MATMUL", "g/aten.mm"),
-            Instruction(2000, 6000, "vector", "TENSOR_TENSOR", "g/aten.add"),
+            EngineEvent(0, 4000, "tensor", "MATMUL", "g/aten.mm"),
+            EngineEvent(2000, 6000, "vector", "TENSOR_TENSOR", "g/aten.add"),
         ]
     )
     got = split_profile(6.0, p, name="s")
@@ -96,11 +96,11 @@ def test_without_rows_the_neff_or_the_profile_is_the_op() -> None:
 
 
 def test_rows_that_exceed_the_summary_are_scaled_to_it_with_a_warning() -> None:
-    p = _profile([Instruction(0, 10000, "vector", "TENSOR_TENSOR", "aten.mul")])
+    p = _profile([EngineEvent(0, 10000, "vector", "TENSOR_TENSOR", "aten.mul")])
     got = split_profile(5.0, p, name="p")
     assert got.times == pytest.approx({"aten::mul": 5.0})
     assert got.warnings == (
-        "p: the instructions' union (10.000 µs) exceeds the summary's device time (5.000 µs);"
+        "p: the engine events' union (10.000 µs) exceeds the summary's device time (5.000 µs);"
         " op rows scaled by 0.5000",
     )
 

@@ -42,7 +42,6 @@ __all__ = [
     "backend_for_device",
     "backend_named",
     "capture_backend",
-    "counts_instructions",
     "default_samples",
     "detected_backend_name",
     "device_time_note",
@@ -51,6 +50,7 @@ __all__ = [
     "is_accelerator",
     "parse_peak_override",
     "peak_for",
+    "takes",
 ]
 
 
@@ -138,10 +138,11 @@ def is_accelerator(name: str | None) -> bool:
     return cls is None or cls.accelerator
 
 
-def counts_instructions(name: str | None) -> bool:
-    """The exact axis (instruction counts) is taken on ``name`` (the CPU only)."""
+def takes(name: str | None, metric: str) -> bool:
+    """``metric`` (a name of :mod:`neuronasv.metrics`) is taken on the backend recorded as
+    ``name`` (``Backend.counts``); an unknown backend takes none."""
     cls = backend_class(name)
-    return cls is not None and cls.counts_instructions
+    return cls is not None and metric in cls.counts
 
 
 def default_samples(name: str | None) -> int:

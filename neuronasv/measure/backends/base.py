@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from neuronasv.metrics import METRICS
+
 if TYPE_CHECKING:
     from torch.profiler import ProfilerActivity
 
@@ -48,8 +50,9 @@ class Backend(ABC):
             ``neuronasv doctor --calibrate``, or the first ``run``), not a datasheet's.
         accelerator: a device beside the host: the suite adds its large shapes, the
             machine's ``cpu`` field names the device too, a demo says which it is.
-        counts_instructions: the exact axis (callgrind instruction counts) is taken here;
-            on an accelerator device time is the metric.
+        counts: the names of the metrics (:mod:`neuronasv.metrics`) taken here: by default
+            every metric but a host-only one (``Metric.host_only``: its collector counts
+            the host's own work; on an accelerator device time is the metric).
         default_samples: samples per process when confirm or bisect are not told (an
             accelerator's round-to-round noise is mostly the median's sampling error).
         device_time_note: what "device time" is here, said beside the backend's name in a
@@ -76,7 +79,7 @@ class Backend(ABC):
     per_step_samples: bool = True
     roof_is_calibrated: bool = False
     accelerator: bool = True
-    counts_instructions: bool = False
+    counts: ClassVar[frozenset[str]] = frozenset(m.name for m in METRICS if not m.host_only)
     default_samples: int = 30
     device_time_note: str = ""
     auto_order: ClassVar[int] = 50

@@ -12,6 +12,7 @@ from neuronasv import env
 from neuronasv.measure.backends.base import Backend, Runner
 from neuronasv.measure.canary import CanaryKernel
 from neuronasv.measure.device_state import cpu_state
+from neuronasv.metrics import names as metric_names
 
 if TYPE_CHECKING:
     from torch.profiler import ProfilerActivity
@@ -43,7 +44,8 @@ class CpuBackend(Backend):
     min_warmup = 3
     roof_is_calibrated = True
     accelerator = False
-    counts_instructions = True
+    #: The host is the device: every metric, the host-only ones too.
+    counts = frozenset(metric_names())
     default_samples = 10
     device_time_note = "device time = CPU self time"
     #: Last for ``auto``: always available.

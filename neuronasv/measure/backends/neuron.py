@@ -24,7 +24,7 @@ capture shows device time in ``key_averages()`` (:meth:`NeuronBackend.describe`)
 
 Device time comes from what Neuron documents: when a cycle's ``key_averages()`` has none,
 the profiling core asks :meth:`NeuronBackend.fallback_cycle`, which reads the cycle's new
-NTFFs with ``neuron-explorer`` (summary-json, then the device profile's instruction rows
+NTFFs with ``neuron-explorer`` (summary-json, then the device profile's engine rows
 for the per-op split), then the exported ``trace.json`` (device events, then
 ``privateuse1_driver`` spans) — :mod:`neuronasv.measure.neuron_capture`. Every op names its
 source; a capture with none is a CaptureError listing the sources tried.

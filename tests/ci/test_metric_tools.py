@@ -1,4 +1,5 @@
-"""The reusable bench jobs' valgrind step (`python -m neuronasv.ci instruction-tools`).
+"""The reusable bench jobs' valgrind step (`python -m neuronasv.ci metric-tools`; its older
+name `instruction-tools` still accepted).
 
 The decisions are tested with injected `which`/runner/uid (no test installs packages or
 runs sudo); the step itself runs for real where nothing needs installing.
@@ -12,7 +13,7 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from neuronasv.ci.tools import ensure_instruction_tools, privileged_prefix
+from neuronasv.ci.tools import ensure_metric_tools, privileged_prefix
 from neuronasv.log import cli_output
 from neuronasv.proc import ProcResult
 
@@ -53,15 +54,15 @@ def states(*usable: bool):  # type: ignore[no-untyped-def]
     return status
 
 
-def test_nothing_happens_without_the_instructions_metric() -> None:
+def test_nothing_happens_without_a_metric_that_needs_tools() -> None:
     run = Runner()
-    assert ensure_instruction_tools(("devtime",), status=states(), runner=run) is False
+    assert ensure_metric_tools(("devtime",), status=states(), runner=run) is False
     assert run.calls == []
 
 
 def test_already_usable_installs_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     run = Runner()
-    assert ensure_instruction_tools(("devtime", "instructions"), status=states(True),
+    assert ensure_metric_tools(("devtime", "instructions"), status=states(True),
                                     which=which("apt-get"), runner=run, uid=1000)  # fmt: skip
     assert run.calls == []
     assert "::warning::" not in capsys.readouterr().err
@@ -70,7 +71,7 @@ def test_already_usable_installs_nothing(capsys: pytest.CaptureFixture[str]) -> 
 @pytest.mark.parametrize("uid, prefix", [(0, []), (1000, ["sudo", "-n"])])
 def test_apt_get_as_root_or_through_passwordless_sudo(uid: int, prefix: list[str]) -> None:
     run = Runner()
-    ok = ensure_instruction_tools(
+    ok = ensure_metric_tools(
         ("devtime", "instructions"),
         status=states(False, True),
         which=which("apt-get", "sudo"),
@@ -98,7 +99,7 @@ def test_a_runner_that_cannot_install_warns_and_goes_on(
     present: tuple[str, ...], fail: str, said: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run = Runner(fail)
-    ok = ensure_instruction_tools(
+    ok = ensure_metric_tools(
         ("devtime", "instructions"),
         status=states(False, False),
         which=which(*present),
@@ -117,13 +118,17 @@ def test_privileged_prefix_never_prompts() -> None:
 
 
 def test_the_step_parses_metrics_as_run_does() -> None:
-    def step(metrics: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "neuronasv.ci", "instruction-tools",
+    def step(metrics: str, name: str = "metric-tools") -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "neuronasv.ci", name,
                                "--metrics", metrics], capture_output=True, text=True,
                               check=False, timeout=120)  # fmt: skip
 
     ok = step("devtime")
     assert ok.returncode == 0 and ok.stdout == "", ok.stderr
+    # the older name, from when the step served one metric, is the same step
+    old = step("devtime", "instruction-tools")
+    assert old.returncode == 0 and old.stdout == "", old.stderr
+    assert step("devtime,cycles", "instruction-tools").returncode == 2
     bad = step("devtime,cycles")
     assert bad.returncode == 2 and "unknown metric cycles" in bad.stderr
     assert "Traceback" not in bad.stderr
@@ -146,13 +151,45 @@ def test_the_runners_text_is_escaped_in_the_annotation(capsys: pytest.CaptureFix
     def status() -> tuple[bool, str]:
         return False, "not installed\n::error::from the status"
 
-    ok = ensure_instruction_tools(("instructions",), status=status, which=which("apt-get"),
+    ok = ensure_metric_tools(("instructions",), status=status, which=which("apt-get"),
                                   runner=Hostile(), uid=0)  # fmt: skip
     out = capsys.readouterr().err
     assert ok is False and out.count("\n") == 1 and "\r" not in out
     assert out.startswith("::warning::instructions metric off: ")
     assert out.endswith("exited 100: E: 100%250A::error::pwned\n")
-    ok = ensure_instruction_tools(("instructions",), status=status, which=which(), uid=0)
+    ok = ensure_metric_tools(("instructions",), status=status, which=which(), uid=0)
     out = capsys.readouterr().err
     assert ok is False and out.count("\n") == 1 and "installed%0A::error::from" in out
 
+
+
+def test_the_older_step_name_is_the_same_step_in_one_parser() -> None:
+    """``instruction-tools`` (workflows pinned to an older neuronasv call it) parses to the
+    same step as ``metric-tools``: the alias comes from the registry's ``tools_alias``."""
+    from neuronasv.ci.__main__ import build_parser
+    from neuronasv.metrics import tools_aliases
+
+    assert tools_aliases() == ("instruction-tools",)
+    ap = build_parser()
+    new = ap.parse_args(["metric-tools", "--metrics", "devtime"])
+    old = ap.parse_args(["instruction-tools", "--metrics", "devtime"])
+    assert new.func.__code__ is old.func.__code__ and new.metrics == old.metrics == "devtime"
+
+
+def test_the_tools_are_the_registry_s() -> None:
+    """What is installed is the wanted metrics' ``tools``, named in the warning; a metric
+    without tools asks for none."""
+    from neuronasv.metrics import METRICS
+
+    needing = [m for m in METRICS if m.tools]
+    assert needing, "a metric with tools is what this step is for"
+    run = Runner()
+    ok = ensure_metric_tools(
+        tuple(m.name for m in METRICS), status=states(False, True),
+        which=which("apt-get"), runner=run, uid=0,
+    )  # fmt: skip
+    assert ok is True
+    assert run.calls[-1][-len(needing[0].tools):] == list(needing[0].tools)
+    assert ensure_metric_tools(
+        tuple(m.name for m in METRICS if not m.tools), status=states(), runner=run
+    ) is False
