@@ -113,3 +113,30 @@ def test_only_the_registry_and_the_collector_name_the_instructions_metric() -> N
     }
     assert naming - _HOMES - _NEURON_VOCABULARY == set(), "read neuronasv.metrics"
     assert len(naming) <= 8, sorted(naming)
+
+
+#: Where the memory metric is named (issue 40: "adding memory touched <= 6 package files"):
+#: its entry, its collector, and the suite's wiring of a sampled metric — the flag that
+#: asks for it (env.py), who sets it (run/asvrun.py), who samples it in the pre-pass
+#: (suite/feed.py) and its asv methods (suite/build.py). Every stage after the results
+#: (judging, words, states, gate, site, bisect) reads the entry.
+_MEMORY_HOMES = {
+    "metrics.py", "measure/memory.py", "env.py", "run/asvrun.py", "suite/feed.py",
+    "suite/build.py",
+}  # fmt: skip
+
+
+def test_the_memory_metric_is_named_in_at_most_six_modules() -> None:
+    import re
+    from pathlib import Path
+
+    root = Path(metrics.__file__).parent
+    # the entry's constant, its asv methods, or its collector module; not the word
+    # "memory" itself (roofline bounds, allocator comments)
+    naming_re = re.compile(r"\bMEMORY\b|\balloc_(?:total|op)\b|measure[./]memory|import memory\b")
+    naming = {
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*.py")
+        if naming_re.search(p.read_text(encoding="utf-8"))
+    }
+    assert naming <= _MEMORY_HOMES and len(_MEMORY_HOMES) <= 6, sorted(naming - _MEMORY_HOMES)
