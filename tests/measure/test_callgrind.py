@@ -93,6 +93,9 @@ def test_parse_dump_ignores_the_exit_dump() -> None:
         ("torch::autograd::Engine::execute(std::vector<torch::autograd::Edge> const&)", False),
         ("std::vector<torch::autograd::Node*>::push_back(torch::autograd::Node* const&)", False),
         ("torch::autograd::Node::operator()(std::vector<at::Tensor>&&)", False),
+        # the unwinder's lookup of an address among the loaded objects (their mapping)
+        ("_dl_find_object", True),
+        ("_Unwind_Find_FDE", False),
     ],
 )
 def test_excluded_functions(name: str, excluded: bool) -> None:
