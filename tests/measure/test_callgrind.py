@@ -96,6 +96,10 @@ def test_parse_dump_ignores_the_exit_dump() -> None:
         # the unwinder's lookup of an address among the loaded objects (their mapping)
         ("_dl_find_object", True),
         ("_Unwind_Find_FDE", False),
+        # pybind11's table of registered types, keyed by the Python type object's address
+        ("pybind11::detail::all_type_info_get_cache(_typeobject*)", True),
+        ("pybind11::detail::type_caster_generic::load_impl<pybind11::detail::type_caster_generic>"
+         "(pybind11::handle, bool)", False),
     ],
 )
 def test_excluded_functions(name: str, excluded: bool) -> None:
