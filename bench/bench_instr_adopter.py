@@ -75,7 +75,8 @@ class Sample:
     load: tuple[float, float]
     unstable: list[str]
     cpu: float  # the whole run's process tree: both parts
-    counts: dict[str, list[float]] = field(default_factory=dict)  # config -> total, ops...
+    # config -> {"total": ..., each op and module: ...}
+    counts: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def ratio(self) -> float:
@@ -161,14 +162,14 @@ def _sample(v: Version, arm: str, env: dict[str, str]) -> Sample:
                   _counted(v.repos[arm], since))
 
 
-def _counted(repo: Path, since: float) -> dict[str, list[float]]:
+def _counted(repo: Path, since: float) -> dict[str, dict[str, float]]:
     """Each configuration's counts in the sidecar the run just wrote (HEAD's, rewritten by
-    every run of it, after ``since``): the whole step's, then every op's and module's, in
-    name order."""
+    every run of it, after ``since``): the whole step's (``total``), every op's and module's
+    by name."""
     from neuronasv.store.asvresults import AsvResultsReader
     from neuronasv.store.layout import result_path_of_sidecar
 
-    out: dict[str, list[float]] = {}
+    out: dict[str, dict[str, float]] = {}
     try:
         paths = [p for p in repo.rglob("*.neuronasv") if p.stat().st_mtime >= since]
     except OSError as exc:
@@ -179,7 +180,7 @@ def _counted(repo: Path, since: float) -> dict[str, list[float]]:
         for p in sidecar.profiles if sidecar is not None else ():
             c = p.counted
             if c is not None:
-                out[p.key] = [c.total, *(v for _, v in sorted({**c.ops, **c.modules}.items()))]
+                out[p.key] = {"total": c.total, **c.ops, **c.modules}
     return out
 
 
@@ -238,7 +239,11 @@ def main() -> int:
             print(f"    across the {len(mine)} runs: {len(same)} of {len(keys)} configurations"
                   " counted identically (the whole step, every op and module)")
             for k in sorted(keys - set(same)):
-                print(f"      differs: {k}: totals {[s.counts.get(k, [None])[0] for s in mine]}")
+                runs = [s.counts.get(k, {}) for s in mine]
+                moved = sorted(n for n in set().union(*runs)
+                               if len({r.get(n) for r in runs}) > 1)  # fmt: skip
+                print(f"      differs: {k}: " + "; ".join(
+                    f"{n} {[r.get(n) for r in runs]}" for n in moved[:4]))  # fmt: skip
         print(json.dumps([{k: v for k, v in s.__dict__.items() if k != "counts"} for s in samples]))
         print(f"load average at the end (1/5/15 min): {os.getloadavg()}")
     finally:

@@ -93,6 +93,13 @@ def test_parse_dump_ignores_the_exit_dump() -> None:
         ("torch::autograd::Engine::execute(std::vector<torch::autograd::Edge> const&)", False),
         ("std::vector<torch::autograd::Node*>::push_back(torch::autograd::Node* const&)", False),
         ("torch::autograd::Node::operator()(std::vector<at::Tensor>&&)", False),
+        # the unwinder's lookup of an address among the loaded objects (their mapping)
+        ("_dl_find_object", True),
+        ("_Unwind_Find_FDE", False),
+        # pybind11's table of registered types, keyed by the Python type object's address
+        ("pybind11::detail::all_type_info_get_cache(_typeobject*)", True),
+        ("pybind11::detail::type_caster_generic::load_impl<pybind11::detail::type_caster_generic>"
+         "(pybind11::handle, bool)", False),
     ],
 )
 def test_excluded_functions(name: str, excluded: bool) -> None:
