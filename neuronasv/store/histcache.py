@@ -67,10 +67,12 @@ from neuronasv.fileio import confined_path, read_regular, write_atomic
 from neuronasv.store.cachekey import CacheKey
 from neuronasv.store.columns import (
     FileColumns,
+    Seen,
     content_digest,
     decode_file,
     decode_head,
     encode_file,
+    file_stat,
 )
 from neuronasv.store.layout import sidecar_path
 
@@ -118,6 +120,7 @@ class _Folders:
         folder = self.checked[folders]
         return None if folder is None else os.path.join(folder, name)
 
+
 SeriesKey = tuple[str, str, str, tuple[str, ...]]
 
 
@@ -132,19 +135,6 @@ def file_digest(path: str) -> str:
         except FileNotFoundError:
             parts.append(b"")
     return content_digest(*parts)
-
-
-def file_stat(path: str) -> list[int]:
-    """The one stat rule of a cached parse: (device, inode, size, mtime_ns, ctime_ns) of a
-    results file and of its sidecar (zeros for one that is absent)."""
-    out: list[int] = []
-    for p in (path, sidecar_path(path)):
-        try:
-            st = os.stat(p)
-            out += [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-        except FileNotFoundError:
-            out += [0, 0, 0, 0, 0]
-    return out
 
 
 #: A file changed less than this before it was hashed may change again within the same
@@ -224,21 +214,39 @@ class ColumnsDiskCache:
         self.hits += 1
         return got
 
-    def put(self, path: str, parsed: FileColumns) -> None:
-        """Store ``parsed`` for ``path`` when the files on disk still hash to what was
-        parsed (a file changed since is not stored: the next run parses it again)."""
-        before = file_stat(path)
-        if not parsed.digest or file_digest(path) != parsed.digest or file_stat(path) != before:
-            return
-        self._write(path, parsed, encode_file(parsed), before)
+    def put(
+        self, path: str, parsed: FileColumns, payload: bytes | None = None,
+        seen: Seen | None = None,
+    ) -> None:  # fmt: skip
+        """Store ``parsed`` for ``path`` when the files on disk are still what was parsed (a
+        file changed since is not stored: the next run parses it again).
 
-    def _write(self, path: str, parsed: FileColumns, payload: bytes, stat: list[int]) -> None:
+        ``payload``: ``encode_file(parsed)`` when the caller has it. ``seen``: the files'
+        stat while the parser read them (and when): when they stat the same now, nothing
+        changed since the bytes ``parsed.digest`` was made of were read, and the entry is
+        written without reading and hashing them a second time; otherwise they are hashed.
+        """
+        if not parsed.digest:
+            return
+        now = file_stat(path)
+        if seen is not None and now == seen[1]:
+            checked = seen[0]  # the stat's age is judged from before the read (RACY_NS)
+        elif file_digest(path) != parsed.digest or file_stat(path) != now:
+            return
+        else:
+            checked = None
+        self._write(path, parsed, payload or encode_file(parsed), now, checked)
+
+    def _write(
+        self, path: str, parsed: FileColumns, payload: bytes, stat: list[int],
+        checked: int | None = None,
+    ) -> None:  # fmt: skip
         head = {
             "format": _FORMAT,
             "path": os.path.abspath(path),
             "digest": parsed.digest,
             "stat": stat,
-            "checked": time.time_ns(),
+            "checked": time.time_ns() if checked is None else checked,
         }
         entry = self.folders.path("columns", *self._name(path))
         head_raw = json.dumps(head).encode()
