@@ -23,6 +23,7 @@ from neuronasv.format import (
     format_wall,
     plural,
 )
+from neuronasv.metrics import by_name
 from neuronasv.model import FindingsDocument, WorkChange
 from neuronasv.model.bisect import BisectDocument
 from neuronasv.model.culprit import Culprit, is_full_hash
@@ -78,8 +79,9 @@ def culprit_line(c: Culprit, *, code: Code = _plain, text: Code = _plain) -> str
 
 
 def cost_sentence(c: Culprit) -> str:
-    """``6 commits measured in 5.8 min; exact (instruction counts)`` or ``...; error rate
-    at most 1.0 % (device time, interleaved rounds)``."""
+    """``6 commits measured in 5.8 min; exact (work)`` (an exact metric's axis: its title
+    from :mod:`neuronasv.metrics`) or ``...; error rate at most 1.0 % (device time,
+    interleaved rounds)``."""
     if c.measured == 0:
         how = "from results already stored"
     else:
@@ -89,7 +91,7 @@ def cost_sentence(c: Culprit) -> str:
     if c.axis == "time":
         bound = f"error rate at most {format_pct(c.alpha)} " if c.alpha is not None else ""
         return f"{how}; {bound}(device time, interleaved rounds)"
-    return f"{how}; exact ({'instruction counts' if c.axis == 'instructions' else 'work'})"
+    return f"{how}; exact ({'work' if c.axis == 'work' else by_name(c.axis).title})"
 
 
 def cause_sentence(c: Culprit, *, code: Code = _plain) -> str:
