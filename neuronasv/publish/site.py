@@ -28,6 +28,7 @@ import math
 import multiprocessing as mp
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
@@ -330,13 +331,14 @@ def _run_job(i: int) -> tuple[list[str], str]:
 def _rendered(
     jobs: list[Callable[[], tuple[list[str], str]]], workers: int
 ) -> Iterator[tuple[list[str], str]]:
-    """Each job's text, in order. With ``workers`` > 1, several workloads and fork
-    available, in forked processes: they inherit the matrices and views (nothing is
-    pickled but the text coming back), and this process writes each group's files as they
-    arrive. Otherwise (``--workers 1``, a small site, no fork) here, one after another."""
+    """Each job's text, in order. With ``workers`` > 1, several workloads and Linux (fork;
+    elsewhere missing or unsafe with system frameworks), in forked processes: they inherit
+    the matrices and views (nothing is pickled but the text coming back), and this process
+    writes each group's files as they arrive. Otherwise (``--workers 1``, a small site,
+    another system) here, one after another."""
     global _JOBS
     n = min(workers, len(jobs))
-    if n < 2 or len(jobs) < _MIN_FORKED_JOBS or "fork" not in mp.get_all_start_methods():
+    if n < 2 or len(jobs) < _MIN_FORKED_JOBS or not sys.platform.startswith("linux"):
         yield from (job() for job in jobs)
         return
     _JOBS = jobs
