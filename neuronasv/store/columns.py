@@ -25,12 +25,12 @@ float matrix per machine (series × commits):
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
 import logging
 import os
-import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -52,7 +52,6 @@ from neuronasv.store.asvresults import (
     unit_for,
 )
 from neuronasv.store.git import Git
-from neuronasv.store.layout import sidecar_path
 from neuronasv.store.matrices import check_positive, fill, mark_unstable, quartile
 from neuronasv.store.runs import commits_in_order, one_file_per_run
 
@@ -64,12 +63,10 @@ __all__ = [
     "FileColumns",
     "Layouts",
     "MachineColumns",
-    "Seen",
     "content_digest",
     "decode_file",
     "decode_head",
     "encode_file",
-    "file_stat",
     "load_columns",
     "parse_columns",
 ]
@@ -130,19 +127,6 @@ def content_digest(results: bytes, sidecar: bytes) -> str:
         h.update(len(data).to_bytes(8, "little"))
         h.update(data)
     return h.hexdigest()
-
-
-def file_stat(path: str) -> list[int]:
-    """The one stat rule of a cached parse: (device, inode, size, mtime_ns, ctime_ns) of a
-    results file and of its sidecar (zeros for one that is absent)."""
-    out: list[int] = []
-    for p in (path, sidecar_path(path)):
-        try:
-            st = os.stat(p)
-            out += [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-        except FileNotFoundError:
-            out += [0, 0, 0, 0, 0]
-    return out
 
 
 # -- layouts -------------------------------------------------------------------------
@@ -416,22 +400,13 @@ def decode_file(raw: bytes, *, verified: bool = False) -> FileColumns:
     )  # fmt: skip
 
 
-#: When a parse read its files and their :func:`file_stat` then (time.time_ns() before the
-#: first stat; the stat was the same before and after the read): a cache may store the
-#: parse while the stat is still that, without reading and hashing the files again.
-Seen = tuple[int, list[int]]
-
-
 class ColumnsCache(Protocol):
     """What :func:`load_columns` needs from a per-file cache
     (:class:`neuronasv.store.histcache.ColumnsDiskCache`)."""
 
     def get(self, path: str) -> FileColumns | None: ...
 
-    def put(
-        self, path: str, parsed: FileColumns, payload: bytes | None = None,
-        seen: Seen | None = None,
-    ) -> None: ...  # fmt: skip
+    def put(self, path: str, parsed: FileColumns) -> None: ...
 
 
 # -- the folder ----------------------------------------------------------------------
@@ -505,29 +480,22 @@ def _init_worker(digests: bool) -> None:
     _worker = ColumnsParser(digests=digests)
 
 
-_Job = tuple[str, bytes | None, Any, str | None, Seen | None]
-
-
-def _parse_job(path: str) -> _Job:
+def _parse_job(path: str) -> tuple[str, bytes | None, Any, str | None]:
     assert _worker is not None, "the pool's initializer makes the parser"
     return _job(_worker, path)
 
 
-def _job(parser: ColumnsParser, path: str) -> _Job:
-    """(path, encoded columns, the layout if new to the receiver, error, the files' stat
-    while read (with digests only)) of one file; ``pool.map`` keeps order, so a layout
-    arrives before any later file naming it."""
-    t0 = time.time_ns()
-    before = file_stat(path) if parser.digests else None
+def _job(parser: ColumnsParser, path: str) -> tuple[str, bytes | None, Any, str | None]:
+    """(path, encoded columns, the layout if new to the receiver, error) of one file;
+    ``pool.map`` keeps order, so a layout arrives before any later file naming it."""
     try:
         fc, layout = parser.parse(path)
     except (NeuronasvError, OSError) as exc:
         msg = str(exc)
-        return path, None, None, msg if msg.startswith(path) else f"{path}: {msg}", None
-    seen = (t0, before) if before is not None and file_stat(path) == before else None
+        return path, None, None, msg if msg.startswith(path) else f"{path}: {msg}"
     fresh = fc.layout_id not in parser.sent
     parser.sent.add(fc.layout_id)
-    return path, encode_file(fc), layout if fresh else None, None, seen
+    return path, encode_file(fc), layout if fresh else None, None
 
 
 def _read_all(
@@ -546,9 +514,16 @@ def _read_all(
             got[path] = fc
         else:
             todo.append(path)
-
-    def take(results: Iterable[_Job]) -> None:
-        for path, payload, layout, err, seen in results:
+    results: Iterable[tuple[str, bytes | None, Any, str | None]]
+    with contextlib.ExitStack() as stack:
+        if workers > 1 and len(todo) >= 64:
+            pool = stack.enter_context(ProcessPoolExecutor(
+                max_workers=workers, initializer=_init_worker, initargs=(cache is not None,)))
+            results = pool.map(_parse_job, todo, chunksize=16)  # taken as each comes
+        else:
+            parser = ColumnsParser(digests=cache is not None)
+            results = (_job(parser, p) for p in todo)
+        for path, payload, layout, err in results:
             if err is not None or payload is None:
                 errors[path] = err or f"{path}: unreadable"
                 continue
@@ -556,17 +531,8 @@ def _read_all(
             if layout is not None:
                 layouts.add(fc.layout_id, layout)
             if cache is not None:
-                cache.put(path, fc, payload, seen)
+                cache.put(path, fc)
             got[path] = fc
-
-    if workers > 1 and len(todo) >= 64:
-        with ProcessPoolExecutor(
-            max_workers=workers, initializer=_init_worker, initargs=(cache is not None,)
-        ) as pool:  # each result taken as it comes: the cache written while others parse
-            take(pool.map(_parse_job, todo, chunksize=16))
-    else:
-        parser = ColumnsParser(digests=cache is not None)  # one: its layout memo
-        take(_job(parser, p) for p in todo)
     return got
 
 

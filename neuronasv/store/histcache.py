@@ -56,8 +56,10 @@ import hashlib
 import json
 import os
 import re
+import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,12 +69,10 @@ from neuronasv.fileio import confined_path, read_regular, write_atomic
 from neuronasv.store.cachekey import CacheKey
 from neuronasv.store.columns import (
     FileColumns,
-    Seen,
     content_digest,
     decode_file,
     decode_head,
     encode_file,
-    file_stat,
 )
 from neuronasv.store.layout import sidecar_path
 
@@ -120,7 +120,6 @@ class _Folders:
         folder = self.checked[folders]
         return None if folder is None else os.path.join(folder, name)
 
-
 SeriesKey = tuple[str, str, str, tuple[str, ...]]
 
 
@@ -135,6 +134,19 @@ def file_digest(path: str) -> str:
         except FileNotFoundError:
             parts.append(b"")
     return content_digest(*parts)
+
+
+def file_stat(path: str) -> list[int]:
+    """The one stat rule of a cached parse: (device, inode, size, mtime_ns, ctime_ns) of a
+    results file and of its sidecar (zeros for one that is absent)."""
+    out: list[int] = []
+    for p in (path, sidecar_path(path)):
+        try:
+            st = os.stat(p)
+            out += [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+        except FileNotFoundError:
+            out += [0, 0, 0, 0, 0]
+    return out
 
 
 #: A file changed less than this before it was hashed may change again within the same
@@ -169,6 +181,28 @@ class ColumnsDiskCache:
         self.misses = 0
         self.writes = 0
         self.failed_writes = 0
+        #: path -> (time.time_ns(), file_stat) of a file :meth:`get` missed, taken then
+        self.missed: dict[str, tuple[int, list[int]]] = {}
+        self._lock = threading.Lock()  # the folders' check and the counters, for writers
+        self._behind: list[Future[None]] | None = None
+        self._pool: ThreadPoolExecutor | None = None
+
+    @contextlib.contextmanager
+    def writing_behind(self, threads: int = 4) -> Iterator[ColumnsDiskCache]:
+        """Within the block :meth:`put` checks an entry at once and hands its write (the
+        encoding, the MAC, the file's creation: mostly waiting on the disk, which other
+        work on the machine can make milliseconds per file) to ``threads`` threads; every
+        write is done, and any error but a failed write raised, when the block ends. No
+        process may be forked inside the block (a thread may hold a lock)."""
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="neuronasv-cache")
+        self._behind = []
+        try:
+            yield self
+        finally:
+            pool, done, self._pool, self._behind = self._pool, self._behind, None, None
+            pool.shutdown(wait=True)
+            for f in done:
+                f.result()
 
     def _name(self, path: str) -> tuple[str, str]:
         h = hashlib.sha1(os.path.abspath(path).encode("utf-8", "surrogatepass"),
@@ -210,35 +244,34 @@ class ColumnsDiskCache:
                     self._write(path, got, payload, before)
         except (OSError, ValueError, KeyError, TypeError):
             self.misses += 1
+            self.missed[path] = (time.time_ns(), file_stat(path))
             return None
         self.hits += 1
         return got
 
-    def put(
-        self, path: str, parsed: FileColumns, payload: bytes | None = None,
-        seen: Seen | None = None,
-    ) -> None:  # fmt: skip
+    def put(self, path: str, parsed: FileColumns) -> None:
         """Store ``parsed`` for ``path`` when the files on disk are still what was parsed (a
         file changed since is not stored: the next run parses it again).
 
-        ``payload``: ``encode_file(parsed)`` when the caller has it. ``seen``: the files'
-        stat while the parser read them (and when): when they stat the same now, nothing
-        changed since the bytes ``parsed.digest`` was made of were read, and the entry is
-        written without reading and hashing them a second time; otherwise they are hashed.
+        A file :meth:`get` missed was stat'ed then, before it was parsed: when it stats the
+        same now, nothing changed while the parser read it, and the entry is written without
+        reading and hashing the files a second time (``checked`` is the time of that stat,
+        for :data:`RACY_NS`); otherwise they are hashed.
         """
         if not parsed.digest:
             return
         now = file_stat(path)
-        if seen is not None and now == seen[1]:
-            checked = seen[0]  # the stat's age is judged from before the read (RACY_NS)
-        elif file_digest(path) != parsed.digest or file_stat(path) != now:
+        seen = self.missed.pop(path, None)
+        checked = seen[0] if seen is not None and seen[1] == now else None
+        if checked is None and (file_digest(path) != parsed.digest or file_stat(path) != now):
             return
+        if self._pool is not None and self._behind is not None:
+            self._behind.append(self._pool.submit(self._write, path, parsed, None, now, checked))
         else:
-            checked = None
-        self._write(path, parsed, payload or encode_file(parsed), now, checked)
+            self._write(path, parsed, None, now, checked)
 
     def _write(
-        self, path: str, parsed: FileColumns, payload: bytes, stat: list[int],
+        self, path: str, parsed: FileColumns, payload: bytes | None, stat: list[int],
         checked: int | None = None,
     ) -> None:  # fmt: skip
         head = {
@@ -248,7 +281,10 @@ class ColumnsDiskCache:
             "stat": stat,
             "checked": time.time_ns() if checked is None else checked,
         }
-        entry = self.folders.path("columns", *self._name(path))
+        if payload is None:
+            payload = encode_file(parsed)
+        with self._lock:
+            entry = self.folders.path("columns", *self._name(path))
         head_raw = json.dumps(head).encode()
         try:
             if entry is None:
@@ -256,9 +292,11 @@ class ColumnsDiskCache:
             mac = self.key.sign(b"columns", head_raw, payload)
             write_atomic(entry, head_raw + b"\n" + payload + mac)
         except OSError:
-            self.failed_writes += 1  # a cache that cannot be written costs time only
+            with self._lock:
+                self.failed_writes += 1  # a cache that cannot be written costs time only
             return
-        self.writes += 1
+        with self._lock:
+            self.writes += 1
 
 
 @dataclass(frozen=True)

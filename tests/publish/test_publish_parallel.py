@@ -1,12 +1,11 @@
 """The cold publish's speed paths write what the plain paths write (issue 40, publish at
 1,000 × 1,000): workload pages and data files rendered in forked processes are the bytes one
-process renders; a parse's cache entry written from the stat the parser saw is stored only
-while the files still stat the same, and is then read back as a hit; a file changed after
-it was parsed is hashed, found changed and not stored."""
+process renders; a parse's cache entry written from the stat taken at the cache's miss
+(before the parse) is stored only while the files still stat the same, and is then read
+back as a hit; a file changed after the miss is hashed, found changed and not stored."""
 
 from __future__ import annotations
 
-import os
 from datetime import datetime, timezone
 from pathlib import Path
 from types import ModuleType
@@ -17,7 +16,7 @@ import pytest
 from neuronasv.publish import PublishOptions, publish_site, scan_results, site
 from neuronasv.store import histcache
 from neuronasv.store.cachekey import CacheKey
-from neuronasv.store.columns import encode_file, file_stat, parse_columns
+from neuronasv.store.columns import parse_columns
 from neuronasv.store.histcache import ColumnsDiskCache
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -55,7 +54,7 @@ def test_forked_rendering_and_pooled_parsing_write_the_one_process_site(
     results, repo = wide_history / "results", wide_history / "repo"
     cache = ColumnsDiskCache(str(tmp_path / "cache"), KEY)
     pooled = scan_results(results, repo=repo, cache=cache, workers=2)
-    assert cache.misses == 70 and cache.writes == 70  # every entry written from its stat
+    assert cache.misses == 70 and cache.writes == 70 and cache.missed == {}
     alone = scan_results(results, repo=repo, workers=1)
     a, b = pooled.machines[0], alone.machines[0]
     assert a.commits == b.commits and [s.series for s in a.series] == [s.series for s in b.series]
@@ -82,30 +81,56 @@ def _one_file(history: Path, tmp_path: Path) -> Path:
     return dest / src.name
 
 
-def test_an_entry_from_the_parsers_stat_skips_the_second_hash_only_while_it_holds(
+def test_an_entry_from_the_stat_taken_at_the_miss_skips_the_second_hash_only_while_it_holds(
     wide_history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _one_file(wide_history, tmp_path)
-    seen = (0, file_stat(str(path)))
-    fc, _layout = parse_columns(str(path))
     cache = ColumnsDiskCache(str(tmp_path / "cache"), KEY)
+    assert cache.get(str(path)) is None  # the miss stats the files, before the parse
+    fc, _layout = parse_columns(str(path))
 
     def no_hash(p: str) -> str:
-        raise AssertionError("hashed although the files stat as the parser saw them")
+        raise AssertionError("hashed although the files stat as they did before the parse")
 
     with monkeypatch.context() as m:
         m.setattr(histcache, "file_digest", no_hash)
-        cache.put(str(path), fc, encode_file(fc), seen)
-    assert cache.writes == 1
+        cache.put(str(path), fc)
+    assert cache.writes == 1 and cache.missed == {}
     got = ColumnsDiskCache(str(tmp_path / "cache"), KEY).get(str(path))
     assert got is not None and got.digest == fc.digest
     np.testing.assert_array_equal(got.values, fc.values)
 
-    # changed after the parse: the stat differs, the files are hashed, nothing is stored
+    # changed after the miss: the stat differs, the files are hashed, nothing is stored
     changed = ColumnsDiskCache(str(tmp_path / "cache2"), KEY)
+    assert changed.get(str(path)) is None
     path.write_bytes(path.read_bytes() + b" ")
-    changed.put(str(path), fc, encode_file(fc), seen)
+    changed.put(str(path), fc)
     assert changed.writes == 0
-    assert not os.path.exists(os.path.join(tmp_path, "cache2", "columns")) or not any(
-        os.scandir(os.path.join(tmp_path, "cache2", "columns"))
-    )
+    # and with no miss recorded (a parse the cache never saw): hashed, stored when same
+    fresh = ColumnsDiskCache(str(tmp_path / "cache3"), KEY)
+    fc2, _ = parse_columns(str(path))
+    fresh.put(str(path), fc2)
+    assert fresh.writes == 1
+
+
+def test_writes_behind_are_all_done_and_their_errors_raised_when_the_block_ends(
+    wide_history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = sorted((wide_history / "results").rglob("*-existing-py_venv.json"))[:5]
+    cache = ColumnsDiskCache(str(tmp_path / "cache"), KEY)
+    with cache.writing_behind(threads=2):
+        for p in src:
+            assert cache.get(str(p)) is None
+            cache.put(str(p), parse_columns(str(p))[0])
+    assert cache.writes == 5 and cache.failed_writes == 0
+    again = ColumnsDiskCache(str(tmp_path / "cache"), KEY)
+    assert all(again.get(str(p)) is not None for p in src) and again.hits == 5
+
+    def broken(fc: object) -> bytes:
+        raise RuntimeError("a bug in a writer thread")
+
+    monkeypatch.setattr(histcache, "encode_file", broken)
+    other = ColumnsDiskCache(str(tmp_path / "cache2"), KEY)
+    with pytest.raises(RuntimeError, match="writer thread"), other.writing_behind():
+        assert other.get(str(src[0])) is None
+        other.put(str(src[0]), parse_columns(str(src[0]))[0])
