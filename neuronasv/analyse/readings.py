@@ -6,7 +6,9 @@ reading per commit for equality:
 - an exact metric of the registry (:mod:`neuronasv.metrics`): the series' count per
   iteration from the configuration's counts (:meth:`WorkloadProfile.counts`; an op the
   commit does not run reads "not run": that is a fact too). A count its pass found not
-  deterministic is no reading (the probe is skipped, never guessed);
+  deterministic is no reading (the probe is skipped, never guessed). A metric whose
+  counts the sidecar does not carry (memory: its values are only in the asv results) is
+  read from its own series' stored value, when all its samples repeat it;
 - ``work``: the work evidence of the untimed pass — the op's calls per iteration and its
   input signature (``"<calls>×<dtypes and shapes>"``), every op's for a total, the ops
   issued in the module for a module series. Exact, identical on every run of the same code.
@@ -79,12 +81,43 @@ def _work(p: WorkloadProfile, series: SeriesId) -> Reading | None:
     return Reading(digest, None, words)
 
 
+def _stored_value(
+    history: History, machine: str, commit: str, series: SeriesId, metric: Metric
+) -> Reading | None:
+    """An exact metric the sidecar profile carries no counts of (memory): the value of the
+    metric's own series for ``series``' configuration and op at ``commit``, from the asv
+    results, when every sample repeats it (samples that differ: no reading, as a count not
+    deterministic). An op absent where the metric was measured for its configuration
+    reads "not run"; nothing of the metric stored there: None."""
+    measured = False
+    for s in history.series:
+        sid = s.series
+        if s.machine != machine or sid.metric != metric.name or sid.config != series.config:
+            continue
+        pt = next((p for p in s.points if p.commit == commit), None)
+        if pt is None:
+            continue
+        measured = True
+        if sid.op != series.op:
+            continue
+        if pt.value is None or len(set(pt.samples or (pt.value,))) != 1:
+            return None
+        n = pt.value
+        return Reading(float(n), float(n), f"{format_count(n)} {metric.title}")
+    if not measured:
+        return None
+    return Reading("not run", 0.0, f"{series.op} not run (no {metric.unit})")
+
+
 def reading_at(
     history: History, machine: str, commit: str, series: SeriesId, axis: Axis
 ) -> Reading | None:
     """The exact reading of ``series`` at ``commit`` on ``axis`` (``work``, or an exact
-    metric of :mod:`neuronasv.metrics`; None: nothing readable stored)."""
+    metric of :mod:`neuronasv.metrics`: the sidecar's counts, else the metric's own stored
+    series; None: nothing readable stored)."""
     p = profile_of(history, machine, commit, series)
+    if axis != "work" and (p is None or p.counts(axis) is None):
+        return _stored_value(history, machine, commit, series, by_name(axis))
     if p is None:
         return None
     return _work(p, series) if axis == "work" else _counted(p, series, by_name(axis))

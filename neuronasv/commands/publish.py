@@ -101,7 +101,7 @@ def add_parser(subparsers: Any) -> None:
         "--workers",
         type=int_at_least(1),
         default=None,
-        help="parser processes (default: CPUs, max 8)",
+        help="parser and page-rendering processes (default: CPUs, max 8)",
     )
     p.add_argument("--asv", action="store_true", help="also run `asv publish` into OUT/asv (slow)")
     p.add_argument(

@@ -268,7 +268,10 @@ def _row_labels(
 
 
 def _idx_list(a: np.ndarray) -> list[int | None]:
-    return [None if i < 0 else i for i in a.tolist()]
+    lst: list[int | None] = a.tolist()
+    for i in np.flatnonzero(a < 0).tolist():  # no value: null
+        lst[i] = None
+    return lst
 
 
 def chunk_js(g: Group, gs: GroupSeries, k: int) -> tuple[str, Callable[[], str]]:

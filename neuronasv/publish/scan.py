@@ -16,6 +16,7 @@ file that cannot be read is listed in ``load_errors``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Mapping
@@ -51,14 +52,17 @@ def scan_results(
         ResultsError: the folder does not exist, or two different files for one run.
         CorruptResultsError: a time or memory value <= 0 (the loader's rule).
     """
-    columns = load_columns(
-        results_dir,
-        machine=machine,
-        repo=repo,
-        cache=cache,
-        layouts_dir=cache.layouts_dir if cache is not None else None,
-        workers=workers,
-    )
+    # the cache's entries are written by threads while the files are parsed (no fork
+    # happens inside: the parser processes are started before the first entry is put)
+    with cache.writing_behind() if cache is not None else contextlib.nullcontext():
+        columns = load_columns(
+            results_dir,
+            machine=machine,
+            repo=repo,
+            cache=cache,
+            layouts_dir=cache.layouts_dir if cache is not None else None,
+            workers=workers,
+        )
     if cache is not None:
         log.info("%d results files from cache, %d parsed", cache.hits, cache.misses)
     return site_data(columns)

@@ -25,9 +25,12 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import multiprocessing as mp
 import os
 import re
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from datetime import datetime, timezone
 from functools import partial
@@ -274,28 +277,80 @@ def _views(data: SiteData, docs: list[FindingsDocument], cps: CPIndex) -> list[V
 
 
 def _write_machine(
-    w: Writer, v: View, cps: CPIndex, options: PublishOptions, copied: set[str] | None
-) -> dict[tuple[str, str, tuple[str, ...]], str]:
+    w: Writer, v: View, cps: CPIndex, options: PublishOptions, copied: set[str] | None,
+    workers: int,
+) -> dict[tuple[str, str, tuple[str, ...]], str]:  # fmt: skip
     """Write one machine's workload pages and their data chunks (a chunk whose digest is
     unchanged is kept); returns each series' page."""
     md = v.md
     mslug = slug(md.name, md.name)
     n_chunks = chunk_count(len(md.commits))
     page_for: dict[tuple[str, str, tuple[str, ...]], str] = {}
+    targets: list[tuple[str, list[tuple[str, str]]]] = []  # page, its stale chunks
+    jobs: list[Callable[[], tuple[list[str], str]]] = []
     for g in v.groups:
         rel_page = f"m/{mslug}/{g.slug}.html"
         for r in g.rows:
             page_for[cp_key(md.name, md.series[r].series)] = rel_page
         gs = group_series(g, v)
+        stale: list[tuple[str, str]] = []
+        makes: list[Callable[[], str]] = []
         for k in range(n_chunks):
             rel = f"m/{mslug}/{g.slug}/c{k:05d}.js"
             digest, make = chunk_js(g, gs, k)
             if not w.fresh(rel, digest):
-                w.write(rel, make(), digest)
-        w.write(rel_page, workload_page(g, gs, v, cps, options, n_chunks, copied))
+                stale.append((rel, digest))
+                makes.append(make)
+        targets.append((rel_page, stale))
+        page = partial(workload_page, g, gs, v, cps, options, n_chunks, copied)
+        jobs.append(partial(_render_group, makes, page))
+    for (rel_page, stale), (texts, page_text) in zip(
+        targets, _rendered(jobs, workers), strict=True
+    ):
+        for (rel, digest), text in zip(stale, texts, strict=True):
+            w.write(rel, text, digest)
+        w.write(rel_page, page_text)
         w.report.pages += 1
     w.report.series += len(md.series)
     return page_for
+
+
+def _render_group(makes: list[Callable[[], str]], page: Callable[[], str]) -> tuple[list[str], str]:
+    """One workload's stale data files and its page, as text."""
+    return [m() for m in makes], page()
+
+
+#: The render jobs forked worker processes read (set only while their pool runs).
+_JOBS: list[Callable[[], tuple[list[str], str]]] = []
+
+
+def _run_job(i: int) -> tuple[list[str], str]:
+    return _JOBS[i]()
+
+
+def _rendered(
+    jobs: list[Callable[[], tuple[list[str], str]]], workers: int
+) -> Iterator[tuple[list[str], str]]:
+    """Each job's text, in order. With ``workers`` > 1, several workloads and Linux (fork;
+    elsewhere missing or unsafe with system frameworks), in forked processes: they inherit
+    the matrices and views (nothing is pickled but the text coming back), and this process
+    writes each group's files as they arrive. Otherwise (``--workers 1``, a small site,
+    another system) here, one after another."""
+    global _JOBS
+    n = min(workers, len(jobs))
+    if n < 2 or len(jobs) < _MIN_FORKED_JOBS or not sys.platform.startswith("linux"):
+        yield from (job() for job in jobs)
+        return
+    _JOBS = jobs
+    try:
+        with ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context("fork")) as pool:
+            yield from pool.map(_run_job, range(len(jobs)))
+    finally:
+        _JOBS = []
+
+
+#: Fewer workloads than this render in this process (a pool's start costs more).
+_MIN_FORKED_JOBS = 8
 
 
 _HEX = re.compile(r"[0-9a-f]{4,40}")
@@ -373,6 +428,7 @@ def publish_site(
     *,
     findings: FindingsDocument | Sequence[FindingsDocument] | None = None,
     options: PublishOptions = _DEFAULT_OPTIONS,
+    workers: int | None = None,
 ) -> PublishReport:
     """Write (or update) the site for ``data`` under ``out``.
 
@@ -383,6 +439,8 @@ def publish_site(
             newest commit against its parent; one per machine, or one for all) and/or
             compare/confirm documents of a machine's newest commit. None: no states.
         options: links and titles.
+        workers: processes rendering the workload pages and data files (default: CPUs,
+            at most 8; 1 = in this process). What is written does not depend on it.
     """
     outdir = os.fspath(out)
     check_site_folder(outdir)
@@ -395,8 +453,9 @@ def publish_site(
     views = _views(data, docs, cps)
     copied = copy_traces(w, data, options.traces_dir) if options.traces_dir else None
     page_for: dict[tuple[str, str, tuple[str, ...]], str] = {}
+    n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
     for v in views:
-        page_for.update(_write_machine(w, v, cps, options, copied))
+        page_for.update(_write_machine(w, v, cps, options, copied, n_workers))
     commit_link = partial(_commit_link, options.commit_url)
     w.write("index.html", index_page(data, views, cps, options, commit_link))
     _write_regressions(w, data, docs, views, page_for, options)

@@ -214,7 +214,7 @@ def publish(opts: PublishOptions) -> Published:
         traces_dir=None if opts.no_traces or opts.trace_url else traces_dir,
         title=opts.title or _default_title(opts.repo),
     )
-    report = publish_site(data, opts.out, findings=findings, options=site)
+    report = publish_site(data, opts.out, findings=findings, options=site, workers=opts.workers)
     for err in data.load_errors[:20]:
         log.warning(f"{err}")
     done = Published(

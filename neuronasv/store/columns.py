@@ -25,6 +25,7 @@ float matrix per machine (series × commits):
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -516,24 +517,24 @@ def _read_all(
         else:
             todo.append(path)
     results: Iterable[tuple[str, bytes | None, Any, str | None]]
-    if workers > 1 and len(todo) >= 64:
-        with ProcessPoolExecutor(
-            max_workers=workers, initializer=_init_worker, initargs=(cache is not None,)
-        ) as pool:
-            results = list(pool.map(_parse_job, todo, chunksize=16))
-    else:
-        parser = ColumnsParser(digests=cache is not None)
-        results = (_job(parser, p) for p in todo)
-    for path, payload, layout, err in results:
-        if err is not None or payload is None:
-            errors[path] = err or f"{path}: unreadable"
-            continue
-        fc = decode_file(payload, verified=True)  # this run's parser's bytes, never stored
-        if layout is not None:
-            layouts.add(fc.layout_id, layout)
-        if cache is not None:
-            cache.put(path, fc)
-        got[path] = fc
+    with contextlib.ExitStack() as stack:
+        if workers > 1 and len(todo) >= 64:
+            pool = stack.enter_context(ProcessPoolExecutor(
+                max_workers=workers, initializer=_init_worker, initargs=(cache is not None,)))
+            results = pool.map(_parse_job, todo, chunksize=16)  # taken as each comes
+        else:
+            parser = ColumnsParser(digests=cache is not None)
+            results = (_job(parser, p) for p in todo)
+        for path, payload, layout, err in results:
+            if err is not None or payload is None:
+                errors[path] = err or f"{path}: unreadable"
+                continue
+            fc = decode_file(payload, verified=True)  # this run's parser's bytes
+            if layout is not None:
+                layouts.add(fc.layout_id, layout)
+            if cache is not None:
+                cache.put(path, fc)
+            got[path] = fc
     return got
 
 

@@ -56,8 +56,10 @@ import hashlib
 import json
 import os
 import re
+import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,6 +181,28 @@ class ColumnsDiskCache:
         self.misses = 0
         self.writes = 0
         self.failed_writes = 0
+        #: path -> (time.time_ns(), file_stat) of a file :meth:`get` missed, taken then
+        self.missed: dict[str, tuple[int, list[int]]] = {}
+        self._lock = threading.Lock()  # the folders' check and the counters, for writers
+        self._behind: list[Future[None]] | None = None
+        self._pool: ThreadPoolExecutor | None = None
+
+    @contextlib.contextmanager
+    def writing_behind(self, threads: int = 4) -> Iterator[ColumnsDiskCache]:
+        """Within the block :meth:`put` checks an entry at once and hands its write (the
+        encoding, the MAC, the file's creation: mostly waiting on the disk, which other
+        work on the machine can make milliseconds per file) to ``threads`` threads; every
+        write is done, and any error but a failed write raised, when the block ends. No
+        process may be forked inside the block (a thread may hold a lock)."""
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="neuronasv-cache")
+        self._behind = []
+        try:
+            yield self
+        finally:
+            pool, done, self._pool, self._behind = self._pool, self._behind, None, None
+            pool.shutdown(wait=True)
+            for f in done:
+                f.result()
 
     def _name(self, path: str) -> tuple[str, str]:
         h = hashlib.sha1(os.path.abspath(path).encode("utf-8", "surrogatepass"),
@@ -220,27 +244,47 @@ class ColumnsDiskCache:
                     self._write(path, got, payload, before)
         except (OSError, ValueError, KeyError, TypeError):
             self.misses += 1
+            self.missed[path] = (time.time_ns(), file_stat(path))
             return None
         self.hits += 1
         return got
 
     def put(self, path: str, parsed: FileColumns) -> None:
-        """Store ``parsed`` for ``path`` when the files on disk still hash to what was
-        parsed (a file changed since is not stored: the next run parses it again)."""
-        before = file_stat(path)
-        if not parsed.digest or file_digest(path) != parsed.digest or file_stat(path) != before:
-            return
-        self._write(path, parsed, encode_file(parsed), before)
+        """Store ``parsed`` for ``path`` when the files on disk are still what was parsed (a
+        file changed since is not stored: the next run parses it again).
 
-    def _write(self, path: str, parsed: FileColumns, payload: bytes, stat: list[int]) -> None:
+        A file :meth:`get` missed was stat'ed then, before it was parsed: when it stats the
+        same now, nothing changed while the parser read it, and the entry is written without
+        reading and hashing the files a second time (``checked`` is the time of that stat,
+        for :data:`RACY_NS`); otherwise they are hashed.
+        """
+        if not parsed.digest:
+            return
+        now = file_stat(path)
+        seen = self.missed.pop(path, None)
+        checked = seen[0] if seen is not None and seen[1] == now else None
+        if checked is None and (file_digest(path) != parsed.digest or file_stat(path) != now):
+            return
+        if self._pool is not None and self._behind is not None:
+            self._behind.append(self._pool.submit(self._write, path, parsed, None, now, checked))
+        else:
+            self._write(path, parsed, None, now, checked)
+
+    def _write(
+        self, path: str, parsed: FileColumns, payload: bytes | None, stat: list[int],
+        checked: int | None = None,
+    ) -> None:  # fmt: skip
         head = {
             "format": _FORMAT,
             "path": os.path.abspath(path),
             "digest": parsed.digest,
             "stat": stat,
-            "checked": time.time_ns(),
+            "checked": time.time_ns() if checked is None else checked,
         }
-        entry = self.folders.path("columns", *self._name(path))
+        if payload is None:
+            payload = encode_file(parsed)
+        with self._lock:
+            entry = self.folders.path("columns", *self._name(path))
         head_raw = json.dumps(head).encode()
         try:
             if entry is None:
@@ -248,9 +292,11 @@ class ColumnsDiskCache:
             mac = self.key.sign(b"columns", head_raw, payload)
             write_atomic(entry, head_raw + b"\n" + payload + mac)
         except OSError:
-            self.failed_writes += 1  # a cache that cannot be written costs time only
+            with self._lock:
+                self.failed_writes += 1  # a cache that cannot be written costs time only
             return
-        self.writes += 1
+        with self._lock:
+            self.writes += 1
 
 
 @dataclass(frozen=True)

@@ -223,3 +223,46 @@ def test_digit_run_scan_decides_as_the_stdlib_would(monkeypatch: pytest.MonkeyPa
     assert fast == [_outcome(d) for d in docs]
     assert sum(o.startswith("error") for o in fast) > 20  # long integers were refused
     assert sum(not o.startswith("error") for o in fast) > 50
+
+
+def _long_integer_by_regex(raw: bytes) -> bool:
+    """The reference: :data:`_LONG_DIGITS` searched outside strings (quotes counted; with
+    a backslash anywhere, every match counts), those starting with a zero left out (no
+    JSON number: msgspec refuses it and the stdlib decides, as the scan's doc says)."""
+    from neuronasv.store.asvjson import _LONG_DIGITS
+
+    for m in _LONG_DIGITS.finditer(raw):
+        if raw[m.start()] == 48:
+            continue
+        if b"\\" in raw or raw.count(b'"', 0, m.start()) % 2 == 0:
+            return True
+    return False
+
+
+def test_the_long_integer_scan_answers_as_the_regex_outside_strings() -> None:
+    """The numpy scan (run starts filtered by the regex's look-behinds at once) against
+    the regex itself, on texts mixing fractions, exponents (``e+``/``E-``), signs, quoted
+    digit runs and integers just below and above the limit."""
+    import random
+
+    from neuronasv.model._codec import MAX_INT_DIGITS
+    from neuronasv.store.asvjson import _long_integer
+
+    rng = random.Random(40)
+    n = MAX_INT_DIGITS
+    parts = [b"0.", b"1.", b".", b"e", b"E", b"e+", b"E-", b"e-", b"+", b"-", b", ", b'"',
+             b"[", b"]", b"x", b"0", b"\\"]  # fmt: skip
+    seen = {True: 0, False: 0}
+    for _ in range(4000):
+        chunks = []
+        for _ in range(rng.randint(1, 8)):
+            chunks.append(rng.choice(parts))
+            k = rng.choice([1, n - 1, n, n + 1, n + 5])
+            chunks.append(str(rng.randint(1, 9)).encode() + b"7" * (k - 1))
+        raw = b"".join(chunks)
+        if rng.random() < 0.8:
+            raw = raw.replace(b"\\", b"")
+        want = _long_integer_by_regex(raw)
+        assert _long_integer(raw) == want, raw
+        seen[want] += 1
+    assert min(seen.values()) > 500  # both answers were exercised

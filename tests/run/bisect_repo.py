@@ -8,7 +8,10 @@ nothing ``synth.gate`` runs) and ``culprit``, which changes ``synth.gate``:
 - ``change="op"``: one more op (``aten::add``: ``y = y + x``), the issue's "adds an op";
 - ``change="slow"``: ``aten::mul`` twice instead of once over the same data (the same ops,
   one of them with twice the calls and about twice the time: a step of ≥ 30 % in one op's
-  time that a time-only bisection finds).
+  time that a time-only bisection finds);
+- ``change="alloc"``: the same edit, read as memory: ``aten::mul`` allocates a second
+  temporary of ``x``'s size per iteration (its self allocated bytes double, exactly), as
+  ``examples/alloc-rmsnorm-temp.patch`` does to the naive RMSNorm.
 
 Used by the slow end-to-end test of ``neuronasv bisect`` and by ``bench/eval_bisect.py
 --real``.
@@ -59,6 +62,7 @@ _HEAD = "from neuronasv.measure.workloads import Workload, register\n"
 _EXTRA = {
     "op": "        y = y + x  # the culprit: one more op\n",
     "slow": "        y = y * x  # the culprit: aten::mul twice\n",
+    "alloc": "        y = y * x  # the culprit: a second temporary of x's size\n",
 }
 #: The series a bisection of ``synth.gate`` names (instruction count of its total).
 GATE = "synth.gate {shape} float32 (instructions)"

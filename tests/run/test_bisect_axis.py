@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from neuronasv.analyse.readings import reading_at
 from neuronasv.errors import UsageError
 from neuronasv.metrics import names as metric_names
 from neuronasv.model import History, Series, SeriesId
@@ -71,3 +74,56 @@ def test_the_probes_measure_the_metric_of_their_axis() -> None:
     assert _metrics_for("auto", ("devtime", "instructions")) == ("devtime", "instructions")
     assert _metrics_for("auto", ("instructions",)) == ("devtime", "instructions")
     assert _metrics_for("auto", ("devtime",)) == ("devtime",)
+
+
+# -- memory: its values are in the asv results only (no sidecar counts) ---------------
+
+ALLOC = Series("m", "env", _id("alloc_op"), "bytes allocated", ())
+
+
+def _memory_history(
+    mul: tuple[tuple[float, ...], tuple[float, ...]], calls: tuple[float, float] = (1, 1)
+) -> History:
+    """Device time and memory of ``aten::mul`` at GOOD and BAD (``mul``: each end's memory
+    samples; an empty tuple: the op has no memory point there, while ``aten::add``'s
+    memory was measured), the sidecar profiles with no counts of memory."""
+    from neuronasv.model import Point
+
+    add = SeriesId("devtime.RmsnormNaive.alloc_op", (), "rmsnorm.naive", "4x512", "bfloat16",
+                   "aten::add")  # fmt: skip
+    pts = tuple(Point(c, i, s[len(s) // 2], s)
+                for i, (c, s) in enumerate(zip((GOOD, BAD), mul, strict=True)) if s)  # fmt: skip
+    add_pts = tuple(Point(c, i, 64.0, (64.0, 64.0)) for i, c in enumerate((GOOD, BAD)))
+    profiles = {("m", c): (profile("rmsnorm.naive", op("aten::mul", 1.0, calls=calls[i])),)
+                for i, c in enumerate((GOOD, BAD))}  # fmt: skip
+    return History(
+        (TIMED, replace(ALLOC, points=pts), Series("m", "env", add, ALLOC.unit, add_pts)),
+        profiles=profiles,
+    )
+
+
+def test_auto_takes_memory_when_the_ends_allocate_differently() -> None:
+    """The brief's case: one more temporary (the bytes double; the calls too, but memory
+    comes first in the registry's order), for the op's memory series or its time series."""
+    h = _memory_history(((8192.0,) * 3, (16384.0,) * 3), calls=(1, 2))
+    series = h.series[1]
+    assert _pick([TIMED, series], "p", "m", "auto", history=h, ends=(GOOD, BAD)) == (
+        series, "memory",
+    )  # fmt: skip
+    assert _pick([TIMED], "p", "m", "auto", history=h, ends=(GOOD, BAD)) == (TIMED, "memory")
+    assert _pick([TIMED, series], "p", "m", "memory") == (series, "memory")
+    got = reading_at(h, "m", BAD, TIMED.series, "memory")
+    assert got is not None and got.value == 16384.0
+    assert got.words == "16,384 self allocated bytes per iteration"
+
+
+def test_memory_samples_that_differ_are_no_reading_and_an_absent_op_is_not_run() -> None:
+    h = _memory_history(((8192.0, 8192.0, 8200.0), ()), calls=(1, 2))
+    series = h.series[1]
+    assert reading_at(h, "m", GOOD, series.series, "memory") is None  # not exact there
+    gone = reading_at(h, "m", BAD, series.series, "memory")
+    assert gone is not None and gone.value == "not run"  # aten::add's memory was measured
+    assert reading_at(h, "m", "c" * 40, series.series, "memory") is None  # nothing stored
+    # the same bytes at both ends: auto goes on to the work, which moved
+    same = _memory_history(((8192.0,) * 3, (8192.0,) * 3), calls=(1, 2))
+    assert _pick([TIMED], "p", "m", "auto", history=same, ends=(GOOD, BAD)) == (TIMED, "work")
