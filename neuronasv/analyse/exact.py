@@ -61,6 +61,7 @@ __all__ = [
     "count_delta",
     "is_exact",
     "judge_exact",
+    "repeats_exactly",
 ]
 
 
@@ -110,7 +111,7 @@ def _why(target: str, *counts: PassCounts | None) -> str:
     return next((w for c in counts if c is not None and (w := c.why_unstable(target))), "")
 
 
-def _repeats(p: Point | None) -> bool:
+def repeats_exactly(p: Point | None) -> bool:
     """Every sample of a side the same value (or a single value): exact there."""
     return p is None or len(set(p.samples)) <= 1
 
@@ -118,7 +119,7 @@ def _repeats(p: Point | None) -> bool:
 def _sampled(s: SeriesId, metric: Metric, b: Point, h: Point) -> tuple[ExactAxis, str]:
     """A sampled exact metric (no counting pass): judged exactly where both sides' samples
     repeat exactly, else not judged here (said, naming the sides)."""
-    sides = [side for side, p in (("base", b), ("head", h)) if not _repeats(p)]
+    sides = [side for side, p in (("base", b), ("head", h)) if not repeats_exactly(p)]
     name = s.op or "whole step"
     if sides:
         return "unsteady", (

@@ -23,7 +23,7 @@ import hashlib
 import json
 
 from neuronasv.analyse.bisect import Reading
-from neuronasv.analyse.exact import counted_twice_alike, target_name
+from neuronasv.analyse.exact import counted_twice_alike, repeats_exactly, target_name
 from neuronasv.format import format_calls_per_iter, format_count, plural
 from neuronasv.metrics import Metric, by_name
 from neuronasv.model import History, SeriesId, WorkloadProfile
@@ -100,7 +100,7 @@ def _stored_value(
         measured = True
         if sid.op != series.op:
             continue
-        if pt.value is None or len(set(pt.samples or (pt.value,))) != 1:
+        if pt.value is None or not repeats_exactly(pt):
             return None
         n = pt.value
         return Reading(float(n), float(n), f"{format_count(n)} {metric.title}")
@@ -115,9 +115,9 @@ def reading_at(
     """The exact reading of ``series`` at ``commit`` on ``axis`` (``work``, or an exact
     metric of :mod:`neuronasv.metrics`: the sidecar's counts, else the metric's own stored
     series; None: nothing readable stored)."""
-    p = profile_of(history, machine, commit, series)
-    if axis != "work" and (p is None or p.counts(axis) is None):
+    if axis != "work" and not by_name(axis).sidecar_key:  # its values: the asv results only
         return _stored_value(history, machine, commit, series, by_name(axis))
+    p = profile_of(history, machine, commit, series)
     if p is None:
         return None
     return _work(p, series) if axis == "work" else _counted(p, series, by_name(axis))
