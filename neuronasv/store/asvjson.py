@@ -43,38 +43,46 @@ JSON_DECODER = msgspec.json.Decoder()
 _LONG_DIGITS = re.compile(rb"(?<![\d.eE])(?<![eE][+-])\d{%d}" % (MAX_INT_DIGITS + 1))
 
 
+# Every byte that may precede the first digit of an integer literal (anything but a
+# digit, ``.``, ``e``, ``E`` or ``"``) becomes ``x``; every digit ``1``; the rest ``.``.
+_RUN_TABLE = bytes(
+    0x31 if 0x30 <= c <= 0x39 else 0x2E if c in b'.eE"' else 0x78 for c in range(256)
+)
+_RUN_NEEDLE = b"x" + b"1" * (MAX_INT_DIGITS + 1)
+
+
 def _long_integer(raw: bytes) -> bool:
     """Does ``raw`` hold an integer literal longer than MAX_INT_DIGITS outside strings?
 
     Same answer as searching :data:`_LONG_DIGITS` outside strings, without the regex:
     Python's ``re`` walks digit-heavy text at ~20 MB/s (5 ms of a 140 kB results file,
-    five times msgspec's decode), so the digit runs are found with numpy in one pass.
-    A JSON integer has no leading zero, so only runs starting with 1-9 can be one (the
-    fractions Python writes, ``0.00012345678901234567``, start with a zero digit and are
-    at most 17 digits from their first non-zero one). Each such run is then checked as
-    the regex would (not a fraction's or exponent's digits) and skipped when inside a
-    string (a benchmark ``version``, asv's hex digest, or a name: text, not a number).
-    Without backslashes a ``"`` always opens or closes a string, so a run is inside one
-    exactly when the number of quotes before it is odd; with a backslash anywhere every
-    candidate counts (the conservative answer: the stdlib path).
+    five times msgspec's decode). The bytes are mapped once (``bytes.translate``, C
+    speed) so that a digit run that does not follow a digit, ``.``, ``e``, ``E`` or ``"``
+    and is longer than the limit reads ``x111…``; ``bytes.find`` finds those (none, in a
+    results file: the fractions' long runs follow a ``.``, a ``version`` digest's its
+    opening quote). Where the run may be a number but is not a candidate, the text is
+    not JSON and msgspec fails, so the stdlib decides and nothing is lost: a number right
+    after a closing quote, or a run starting with 0 (a JSON integer has no leading zero)
+    that holds a long integer after it. Each candidate is then checked as the regex
+    would (``e+``/``E-`` before it) and skipped when inside a string (a name: text, not a
+    number). Without backslashes a ``"`` always opens or closes a string, so a run is
+    inside one exactly when the number of quotes before it is odd; with a backslash
+    anywhere every candidate counts (the conservative answer: the stdlib path).
     """
-    import numpy as np  # here: the reader is imported by commands that parse nothing
-
-    b = np.frombuffer(raw, np.uint8)
-    digit = ((b - np.uint8(48)) < 10).view(np.int8)  # uint8 wraps below '0'
-    edge = np.diff(digit, prepend=np.int8(0), append=np.int8(0))
-    starts = np.flatnonzero(edge == 1)
-    ends = np.flatnonzero(edge == -1)
-    long_run = (ends - starts > MAX_INT_DIGITS) & (b[starts] != 48)
-    # A run starting with 0 can still hold a long integer after it ("0" then "1234..."
-    # is not JSON), but then msgspec fails and the stdlib decides: nothing is lost.
-    cands = starts[long_run]
-    if cands.size == 0:
+    mapped = raw.translate(_RUN_TABLE)
+    n = len(_RUN_NEEDLE) - 1
+    cands = [0] if mapped.startswith(_RUN_NEEDLE[1:]) else []
+    at = mapped.find(_RUN_NEEDLE)
+    while at >= 0:
+        cands.append(at + 1)
+        at = mapped.find(_RUN_NEEDLE, at + n)
+    cands = [s for s in cands if raw[s] != 48]
+    if not cands:
         return False
     if b"\\" in raw:
-        return any(_LONG_DIGITS.match(raw, int(s)) for s in cands)
+        return any(_LONG_DIGITS.match(raw, s) for s in cands)
     quotes, last = 0, 0
-    for s in (int(x) for x in cands):
+    for s in cands:
         quotes += raw.count(b'"', last, s)
         last = s
         if quotes % 2 == 0 and _LONG_DIGITS.match(raw, s):
@@ -120,11 +128,17 @@ def decode_asv_json(raw: bytes, source: str) -> tuple[Any, bool]:
         CorruptResultsError: not UTF-8, empty, or not valid JSON (names ``source``).
     """
     # An integer literal too long for a measurement goes to the stdlib decoder, which
-    # refuses it before converting it (msgspec would convert it).
-    fast = None if _long_integer(raw) else _mark_nonfinite(raw)
-    if fast is not None:
+    # refuses it before converting it (msgspec would convert it). msgspec refuses bare
+    # NaN/Infinity, so the bytes are searched for them only when it did: most files
+    # have none (two substring searches were a fifth of a results file's parse).
+    if not _long_integer(raw):
         try:
-            return JSON_DECODER.decode(fast), fast is not raw
+            try:
+                return JSON_DECODER.decode(raw), False
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                fast = _mark_nonfinite(raw)
+                if fast is not None and fast is not raw:
+                    return JSON_DECODER.decode(fast), True
         except (msgspec.DecodeError, msgspec.ValidationError):
             pass  # the stdlib decides, and words the error (lone surrogates land here too)
         except RecursionError:

@@ -228,11 +228,12 @@ def test_digit_run_scan_decides_as_the_stdlib_would(monkeypatch: pytest.MonkeyPa
 def _long_integer_by_regex(raw: bytes) -> bool:
     """The reference: :data:`_LONG_DIGITS` searched outside strings (quotes counted; with
     a backslash anywhere, every match counts), those starting with a zero left out (no
-    JSON number: msgspec refuses it and the stdlib decides, as the scan's doc says)."""
+    JSON number: msgspec refuses it and the stdlib decides, as the scan's doc says), and
+    those right after a quote (text, or no JSON: a number cannot follow a closing quote)."""
     from neuronasv.store.asvjson import _LONG_DIGITS
 
     for m in _LONG_DIGITS.finditer(raw):
-        if raw[m.start()] == 48:
+        if raw[m.start()] == 48 or raw[m.start() - 1 : m.start()] == b'"':
             continue
         if b"\\" in raw or raw.count(b'"', 0, m.start()) % 2 == 0:
             return True
@@ -240,9 +241,10 @@ def _long_integer_by_regex(raw: bytes) -> bool:
 
 
 def test_the_long_integer_scan_answers_as_the_regex_outside_strings() -> None:
-    """The numpy scan (run starts filtered by the regex's look-behinds at once) against
-    the regex itself, on texts mixing fractions, exponents (``e+``/``E-``), signs, quoted
-    digit runs and integers just below and above the limit."""
+    """The translated scan (run starts found by ``bytes.find``, then the regex's
+    look-behinds and the quote count) against the regex itself, on texts mixing
+    fractions, exponents (``e+``/``E-``), signs, quoted digit runs and integers just
+    below and above the limit."""
     import random
 
     from neuronasv.model._codec import MAX_INT_DIGITS
