@@ -15,7 +15,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING
@@ -245,26 +245,50 @@ def date_texts(dates_ms: np.ndarray) -> list[str]:
             for ms, t in zip(dates_ms.tolist(), text.tolist(), strict=True)]  # fmt: skip
 
 
-def _row_labels(
-    v: np.ndarray, q1: np.ndarray, q3: np.ndarray, unit: str, forced: dict[int, str]
-) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """One row of a chunk: (labels, label index per value of ``v``+``q1``+``q3``, each
-    label's value). ``forced`` (column -> text) puts the comparison's own text on its points."""
-    block = np.concatenate([v, q1, q3])
-    labels, idx = value_labels(block, unit)
-    seen = {t: i for i, t in enumerate(labels)}
-    for j, text in forced.items():
-        i = seen.get(text)
-        if i is None:
-            i = seen[text] = len(labels)
-            labels.append(text)
-        idx[j] = i
-    rep = np.full(len(labels), np.nan)
-    used = idx >= 0
-    if used.any():
-        u, first = np.unique(idx[used], return_index=True)
-        rep[u] = block[used][first]
-    return labels, idx, rep
+def _chunk_labels(
+    block: np.ndarray, units: Sequence[str], forced: list[dict[int, str]]
+) -> list[tuple[list[str], np.ndarray, np.ndarray]]:
+    """Each row of a chunk: (labels, label index per value of the row's ``v``+``q1``+``q3``
+    — ``block``'s row —, each label's value). ``forced`` (per row, column -> text) puts the
+    comparison's own text on its points.
+
+    The values of every row sharing a unit are formatted by one
+    :func:`~neuronasv.format.value_labels` call (a few dozen numpy operations a call:
+    once per row, they were a third of a cold publish's rendering); each row then keeps the
+    labels it uses, in the order of the chunk's (by value, as for one row alone).
+    """
+    out: dict[int, tuple[list[str], np.ndarray, np.ndarray]] = {}
+    by_unit: dict[str, list[int]] = {}
+    for i, unit in enumerate(units):
+        by_unit.setdefault(unit, []).append(i)
+    for unit, rows in by_unit.items():
+        sub = block[rows]
+        labels, flat = value_labels(sub, unit)
+        index = flat.reshape(sub.shape)
+        for r, i in enumerate(rows):
+            idx, vals = index[r], sub[r]
+            used = idx >= 0
+            ids, first, inv = np.unique(idx[used], return_index=True, return_inverse=True)
+            texts = [labels[j] for j in ids.tolist()]
+            local = np.full(idx.shape, -1, dtype=np.int64)
+            local[used] = inv.ravel()
+            if not forced[i]:
+                out[i] = (texts, local, vals[used][first])
+                continue
+            seen = {t: k for k, t in enumerate(texts)}
+            for j, text in forced[i].items():
+                k = seen.get(text)
+                if k is None:
+                    k = seen[text] = len(texts)
+                    texts.append(text)
+                local[j] = k
+            rep = np.full(len(texts), np.nan)
+            used = local >= 0
+            if used.any():
+                u, first = np.unique(local[used], return_index=True)
+                rep[u] = vals[used][first]
+            out[i] = (texts, local, rep)
+    return [out[i] for i in range(len(units))]
 
 
 def _idx_list(a: np.ndarray) -> list[int | None]:
@@ -302,8 +326,8 @@ def chunk_js(g: Group, gs: GroupSeries, k: int) -> tuple[str, Callable[[], str]]
     def make() -> str:
         scales = [_scale(v[i]) for i in range(v.shape[0])]
         labels, vl, lo, hi, lv = [], [], [], [], []
-        for i, s in enumerate(scales):
-            texts, idx, rep = _row_labels(v[i], q1[i], q3[i], gs.units[i], forced[i])
+        rows = _chunk_labels(np.concatenate([v, q1, q3], axis=1), gs.units, forced)
+        for s, (texts, idx, rep) in zip(scales, rows, strict=True):
             labels.append(texts)
             vl.append(_idx_list(idx[:m]))
             lo.append(_idx_list(idx[m : 2 * m]))
