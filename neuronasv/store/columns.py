@@ -410,6 +410,8 @@ class ColumnsCache(Protocol):
 
     def put(self, path: str, parsed: FileColumns) -> None: ...
 
+    def flush(self) -> None: ...
+
 
 # -- the folder ----------------------------------------------------------------------
 
@@ -569,6 +571,8 @@ def load_columns(
     n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
     unreadable: dict[str, str] = {}
     got = _read_all(paths, cache, layouts, n_workers, unreadable)
+    if cache is not None:
+        cache.flush()  # this run's entries found by the next one
     log.debug("%d results files read", len(got))
     errors: list[str] = []
     files: list[FileColumns] = []

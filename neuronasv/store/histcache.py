@@ -75,6 +75,7 @@ from neuronasv.store.columns import (
     encode_file,
 )
 from neuronasv.store.layout import sidecar_path
+from neuronasv.store.packstore import INDEX_NAME, PackStore
 
 __all__ = [
     "ALGORITHM",
@@ -157,10 +158,14 @@ RACY_NS = 2_000_000_000
 class ColumnsDiskCache:
     """Parsed results files (``FileColumns``) under ``<directory>/columns``.
 
-    Entries: ``<sha1 of the absolute path>.col``: a JSON header line (format, path, the
-    content digest of the bytes parsed, the files' stat when hashed and when), then
+    Entries, one per results file, kept by the absolute path in the folder's packs
+    (:mod:`neuronasv.store.packstore`: a run appends its entries to one file and writes
+    one index, instead of creating a file per entry): a JSON header line (format, path,
+    the content digest of the bytes parsed, the files' stat when hashed and when), then
     :func:`~neuronasv.store.columns.encode_file`'s bytes, then the HMAC of both under
-    ``key`` (an entry that does not verify, or names another path, is a miss).
+    ``key`` (an entry that does not verify, or names another path, is a miss). A run's
+    entries are found by later runs once :meth:`flush` (``load_columns`` calls it; the end
+    of :meth:`writing_behind` too) has written the index.
 
     An entry is used when the results file and sidecar hash to its digest. The hash is
     skipped only when both files' (device, inode, size, mtime, ctime) are what they were
@@ -173,6 +178,7 @@ class ColumnsDiskCache:
     def __init__(self, directory: str, key: CacheKey) -> None:
         self.folders = _Folders(directory)
         self.directory = os.path.join(directory, "columns")
+        self.packs = PackStore(self.directory, self._writable)
         #: where the layouts its entries name are kept (``load_columns(layouts_dir=...)``)
         self.layouts_dir = os.path.join(directory, "layouts")
         self.key = key
@@ -201,21 +207,28 @@ class ColumnsDiskCache:
         finally:
             pool, done, self._pool, self._behind = self._pool, self._behind, None, None
             pool.shutdown(wait=True)
+            self.packs.flush()
             for f in done:
                 f.result()
 
-    def _name(self, path: str) -> tuple[str, str]:
-        h = hashlib.sha1(os.path.abspath(path).encode("utf-8", "surrogatepass"),
-                         usedforsecurity=False).hexdigest()  # fmt: skip
-        return h[:2], h + ".col"
+    def flush(self) -> None:
+        """Make the entries written so far findable by later runs (one index written; see
+        :mod:`neuronasv.store.packstore`). Inside :meth:`writing_behind` the block's end
+        does it, once every write is done."""
+        if self._pool is None:
+            self.packs.flush()
 
-    def _entry(self, path: str) -> str:
-        return os.path.join(self.directory, *self._name(path))
+    def _writable(self) -> str | None:
+        with self._lock:
+            got = self.folders.path("columns", INDEX_NAME)
+        return None if got is None else os.path.dirname(got)
 
     def get(self, path: str) -> FileColumns | None:
         """The parsed form of ``path`` when its content is what was parsed, else None."""
         try:
-            raw = read_regular(self._entry(path), MAX_COLUMNS_ENTRY)
+            raw = self.packs.read(os.path.abspath(path))
+            if raw is None:
+                raise ValueError("no entry")
             body, mac = raw[: -CacheKey.SIZE], raw[-CacheKey.SIZE :]
             head_raw, _, payload = body.partition(b"\n")
             if len(raw) <= CacheKey.SIZE or not self.key.verify(mac, b"columns", head_raw,
@@ -283,14 +296,10 @@ class ColumnsDiskCache:
         }
         if payload is None:
             payload = encode_file(parsed)
-        with self._lock:
-            entry = self.folders.path("columns", *self._name(path))
         head_raw = json.dumps(head).encode()
         try:
-            if entry is None:
-                raise OSError("a symbolic link on the way")
             mac = self.key.sign(b"columns", head_raw, payload)
-            write_atomic(entry, head_raw + b"\n" + payload + mac)
+            self.packs.append(os.path.abspath(path), head_raw + b"\n" + payload + mac)
         except OSError:
             with self._lock:
                 self.failed_writes += 1  # a cache that cannot be written costs time only

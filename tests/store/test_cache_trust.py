@@ -45,10 +45,9 @@ def _forge_explanation(path: Path) -> None:
     path.write_text(json.dumps(entry))
 
 
-def _forge_columns(path: Path) -> None:
+def _forge_entry(raw: bytes) -> bytes:
     """A parsed file's values doubled, its checksums recomputed; a signed entry keeps its
     MAC (the former entry had none)."""
-    raw = path.read_bytes()
     head = json.loads(raw.partition(b"\n")[0])
     signed = head.get("format", 1) >= 2
     body = raw[:-32] if signed else raw
@@ -56,7 +55,19 @@ def _forge_columns(path: Path) -> None:
     fc = decode_file(payload)
     fc.values = fc.values * 2.0
     forged = head_raw + b"\n" + encode_file(fc)
-    path.write_bytes(forged + (raw[-32:] if signed else b""))
+    return forged + (raw[-32:] if signed else b"")
+
+
+def _forge_columns(folder: Path) -> int:
+    """Every entry the index names forged in place in its pack; how many."""
+    index = json.loads((folder / "index").read_bytes())["entries"]
+    for pack, at, n in index.values():
+        raw = bytearray((folder / pack).read_bytes())
+        forged = _forge_entry(bytes(raw[at : at + n]))
+        assert len(forged) == n  # the same size: the index still points at it
+        raw[at : at + n] = forged
+        (folder / pack).write_bytes(bytes(raw))
+    return len(index)
 
 
 def _forge_windows(path: Path) -> None:
@@ -82,13 +93,11 @@ def test_a_planted_answer_with_a_recomputed_checksum_is_a_miss(
     made, pairs = explained(err)
     assert cold == plain and made == pairs > 0
     entries = sorted((cache / "explanations").glob("*.json"))
-    cols = sorted((cache / "columns").rglob("*.col"))
     (windows,) = cache.glob("*.cpcache")
-    assert entries and cols
+    assert entries
     for p in entries:
         _forge_explanation(p)
-    for p in cols:
-        _forge_columns(p)
+    assert _forge_columns(cache / "columns") == 50
     _forge_windows(windows)
     warm, err = regressions(hist, capsys, cache, tmp_path / "c.json")
     assert warm == plain
@@ -104,7 +113,8 @@ def test_a_fifo_where_an_entry_is_expected_does_not_hang_the_run(
     regressions(hist, capsys, cache, tmp_path / "b.json")
     planted = [
         sorted((cache / "explanations").glob("*.json"))[0],
-        sorted((cache / "columns").rglob("*.col"))[0],
+        next((cache / "columns").glob("p-*.pack")),
+        cache / "columns" / "index",
         next(cache.glob("*.cpcache")),
         sorted((cache / "layouts").glob("*.json"))[0],
     ]

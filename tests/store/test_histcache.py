@@ -191,7 +191,7 @@ def test_a_damaged_cache_costs_time_never_an_answer(
     cache = tmp_path / "cache"
     regressions(hist, capsys, cache, tmp_path / "a.json")
     files = sorted(p for p in cache.rglob("*") if p.is_file())
-    assert any(p.suffix == ".cpcache" for p in files) and any(p.suffix == ".col" for p in files)
+    assert any(p.suffix == ".cpcache" for p in files) and any(p.suffix == ".pack" for p in files)
     rng = np.random.default_rng(0)
     blobs = [p.read_bytes() for p in files]
     for i, p in enumerate(files):
