@@ -245,6 +245,21 @@ def date_texts(dates_ms: np.ndarray) -> list[str]:
             for ms, t in zip(dates_ms.tolist(), text.tolist(), strict=True)]  # fmt: skip
 
 
+def _unique_small(a: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(a, return_index=True, return_inverse=True)`` for integers in
+    ``[0, n)``, without its sort (a chunk's rows hold label indices below a few thousand:
+    a mark per label, then each label's first position; a third of the time)."""
+    present = np.zeros(n, dtype=bool)
+    present[a] = True
+    ids = np.flatnonzero(present)
+    remap = np.zeros(n, dtype=np.int64)
+    remap[ids] = np.arange(ids.size)
+    inv = remap[a]
+    first = np.full(ids.size, a.size, dtype=np.int64)
+    np.minimum.at(first, inv, np.arange(a.size))
+    return ids, first, inv
+
+
 def _chunk_labels(
     block: np.ndarray, units: Sequence[str], forced: list[dict[int, str]]
 ) -> list[tuple[list[str], np.ndarray, np.ndarray]]:
@@ -268,7 +283,7 @@ def _chunk_labels(
         for r, i in enumerate(rows):
             idx, vals = index[r], sub[r]
             used = idx >= 0
-            ids, first, inv = np.unique(idx[used], return_index=True, return_inverse=True)
+            ids, first, inv = _unique_small(idx[used], len(labels))
             texts = [labels[j] for j in ids.tolist()]
             local = np.full(idx.shape, -1, dtype=np.int64)
             local[used] = inv.ravel()
