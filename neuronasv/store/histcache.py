@@ -67,7 +67,7 @@ import numpy as np
 
 from neuronasv.fileio import confined_path, read_regular, write_atomic
 from neuronasv.store.cachekey import CacheKey
-from neuronasv.store.columns import (
+from neuronasv.store.filecolumns import (
     FileColumns,
     content_digest,
     decode_file,
@@ -125,7 +125,7 @@ SeriesKey = tuple[str, str, str, tuple[str, ...]]
 
 
 def file_digest(path: str) -> str:
-    """:func:`~neuronasv.store.columns.content_digest` of a results file and its sidecar
+    """:func:`~neuronasv.store.filecolumns.content_digest` of a results file and its sidecar
     as they are on disk now (an absent sidecar hashes as empty)."""
     parts: list[bytes] = []
     for p in (path, sidecar_path(path)):
@@ -162,7 +162,7 @@ class ColumnsDiskCache:
     (:mod:`neuronasv.store.packstore`: a run appends its entries to one file and writes
     one index, instead of creating a file per entry): a JSON header line (format, path,
     the content digest of the bytes parsed, the files' stat when hashed and when), then
-    :func:`~neuronasv.store.columns.encode_file`'s bytes, then the HMAC of both under
+    :func:`~neuronasv.store.filecolumns.encode_file`'s bytes, then the HMAC of both under
     ``key`` (an entry that does not verify, or names another path, is a miss). A run's
     entries are found by later runs once :meth:`flush` (``load_columns`` calls it; the end
     of :meth:`writing_behind` too) has written the index.

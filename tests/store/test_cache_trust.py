@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neuronasv.store.columns import decode_file, encode_file
+from neuronasv.store.filecolumns import decode_file, encode_file
 from tests.publish.conftest import load_synth
 from tests.store.test_histcache import explained, regressions, searched
 

@@ -31,14 +31,8 @@ from neuronasv.analyse.changepoints import column_series, series_values
 from neuronasv.errors import CorruptResultsError, ResultsError
 from neuronasv.model import CanaryReading, History, RunSidecar, SeriesId, WorkloadProfile
 from neuronasv.model.counts import PassCounts
-from neuronasv.store.columns import (
-    Columns,
-    decode_file,
-    decode_head,
-    encode_file,
-    load_columns,
-    parse_columns,
-)
+from neuronasv.store.columns import Columns, load_columns, parse_columns
+from neuronasv.store.filecolumns import decode_file, decode_head, encode_file
 from neuronasv.store.history import load_history, sidecar_profiles
 from neuronasv.store.layout import sidecar_path
 from tests.analyse.analyse_asvdata import ENV, Bench, neuronasv_run, write_run
