@@ -33,7 +33,6 @@ produced no results file at all are reported together at the end (:class:`StoreE
 from __future__ import annotations
 
 import datetime as _dt
-import glob
 import json
 import logging
 import os
@@ -50,10 +49,11 @@ from neuronasv.errors import CorruptResultsError, StoreError, UsageError
 from neuronasv.fileio import write_atomic
 from neuronasv.keys import profile_key
 from neuronasv.metrics import CALLGRIND_PASS, MEMORY, counted_by
-from neuronasv.model import RunSidecar, SeriesId, WorkloadProfile
+from neuronasv.model import RunSidecar
 from neuronasv.model.sidecar import RunState
 from neuronasv.proc import stream_process
 from neuronasv.run.benchsel import check_bench
+from neuronasv.run.outputs import build_series, read_profiles
 from neuronasv.run.records import grow_catalogue, prepare_catalogue, prepare_peaks
 from neuronasv.run.scratch import prune_stale, scratch_dir
 from neuronasv.run.usersuite import suite_root, with_root_on_path
@@ -67,7 +67,7 @@ from neuronasv.store.asvconf import (
     repo_config,
     traces_dir_for,
 )
-from neuronasv.store.asvresults import AsvResultsReader, param_value
+from neuronasv.store.asvresults import AsvResultsReader
 from neuronasv.store.git import Git
 from neuronasv.store.layout import (
     BENCHMARKS_FILE,
@@ -224,75 +224,6 @@ def asv_command(opts: RunOptions, conf_path: str, sha: str, machine: str) -> lis
     if opts.bench:
         cmd += ["--bench", opts.bench]
     return cmd
-
-
-def build_series(
-    results: Any,
-    benchmarks: Mapping[str, Any],
-    source: str = "asv results",
-    marked: bool = False,
-) -> tuple[list[SeriesId], dict[str, str]]:
-    """Every (benchmark, params) of an asv results file as a ``SeriesId``, plus failures.
-
-    ``results`` is the decoded results file (``AsvResultsReader.read_json``: ``source``
-    its path, ``marked`` its NaN markers), read by the one asv results reader: its header
-    and row shapes are checked as the loader checks them. ``benchmarks`` is asv's
-    ``benchmarks.json`` of that run: the suite tags its benchmarks with
-    ``neuronasv_workload`` / ``neuronasv_series`` (``total`` or ``op``), so no name is
-    parsed. Other benchmarks get a plain ``SeriesId``. Failed combinations (asv ``null``,
-    as opposed to ``NaN`` = skipped) are returned as ``{"bench(params)": "failed"}``.
-
-    Raises:
-        CorruptResultsError: not an asv results document, or a malformed row.
-        SchemaVersionError: an asv results ``version`` other than 2.
-    """
-    reader = AsvResultsReader()
-    h = reader.header(results, source, marked)
-    series: list[SeriesId] = []
-    failed: dict[str, str] = {}
-    for name in sorted(h.results):
-        _cols, combos, _key, values = reader.row_shape(name, h.results[name], h.columns, source)
-        meta = benchmarks.get(name)
-        tags = meta if isinstance(meta, Mapping) else {}
-        for i, combo in enumerate(combos):
-            series.append(_series_id(name, combo, tags))
-            if values is None or values[i] is None:
-                failed[f"{name}({', '.join(combo)})" if combo else name] = "failed"
-    return series, failed
-
-
-def _series_id(name: str, combo: tuple[str, ...], tags: Mapping[str, Any]) -> SeriesId:
-    """A combination's identity: workload, shape, dtype (and op) for a tagged benchmark."""
-    workload = tags.get("neuronasv_workload")
-    if not isinstance(workload, str) or len(combo) < 2:
-        return SeriesId(benchmark=name, params=combo)
-    kind = tags.get("neuronasv_series")
-    return SeriesId(
-        benchmark=name,
-        params=combo,
-        workload=workload,
-        shape=param_value(combo[0]),
-        dtype=param_value(combo[1]),
-        op=param_value(combo[2]) if kind == "op" and len(combo) >= 3 else None,
-    )
-
-
-def read_profiles(folder: str) -> tuple[list[WorkloadProfile], dict[str, str]]:
-    """The suite's per-(workload, shape, dtype) outputs: profiles and failures."""
-    profiles: list[WorkloadProfile] = []
-    failures: dict[str, str] = {}
-    for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
-        try:
-            with open(path, encoding="utf-8") as fh:
-                doc = json.load(fh)
-            key = str(doc["key"])
-            if "error" in doc:
-                failures[key] = str(doc["error"])
-            else:
-                profiles.append(WorkloadProfile.from_json(doc["profile"], path))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            failures[os.path.basename(path)] = f"unreadable profile output: {exc}"
-    return profiles, failures
 
 
 def _stream(
