@@ -3,10 +3,10 @@
 :class:`FileColumns` is what :class:`neuronasv.store.columns.ColumnsParser` makes of a
 results file and its sidecar. :func:`encode_file`/:func:`decode_file` are its bytes: what
 the parse cache (:class:`neuronasv.store.histcache.ColumnsDiskCache`) stores per results
-file, and what a worker process hands the main one (:func:`neuronasv.store.columns.
-load_columns`): a JSON header line, then the arrays, then a SHA-256 of everything before
-it, so a damaged entry never decodes; an entry of another :data:`COLUMNS_FORMAT` is a
-miss, never a wrong value.
+file, and what a worker process hands the main one
+(:func:`neuronasv.store.columns.load_columns`): a JSON header line, then the arrays, then
+a SHA-256 of everything before it, so a damaged entry never decodes; an entry of another
+:data:`COLUMNS_FORMAT` is a miss, never a wrong value.
 """
 
 from __future__ import annotations
