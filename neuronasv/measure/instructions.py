@@ -125,6 +125,14 @@ def _mode_class() -> Any:
     from neuronasv.measure.modules import current_path
 
     class _RecordReplay(TorchDispatchMode):
+        @classmethod
+        def _should_skip_dynamo(cls) -> bool:
+            """Keep ``__torch_dispatch__`` as written: torch otherwise wraps it in
+            ``torch._disable_dynamo``, whose first call imports ``torch._dynamo`` — 7.5 s
+            of every pass under valgrind here, for a guard against compiling inside the
+            mode that the pass never needs (compiled workloads are not counted)."""
+            return False
+
         def __init__(self, requests: ClientRequests) -> None:
             super().__init__()
             self.toggle = requests.toggle
@@ -158,7 +166,10 @@ def prime(requests: ClientRequests) -> None:
     4x512: 1.02 s of its 1.55 s), and 0.05 s without. Then the dispatch mode's one-time
     set-up: recording and replaying under a
     :class:`~torch.utils._python_dispatch.TorchDispatchMode` for the first time costs
-    seconds of Python set-up, which instrumented took 19 s of the pass here.
+    Python set-up that instrumented took seconds. The mode is not wrapped in
+    ``torch._disable_dynamo`` (:func:`_mode_class`), so priming no longer imports
+    ``torch._dynamo`` (7.5 s under valgrind here): the pass imports it before this only
+    where a counted workload needs it (:func:`neuronasv.run.instrpass.parent_imports`).
     """
     import torch
 

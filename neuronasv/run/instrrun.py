@@ -169,8 +169,8 @@ def valgrind_env(env: Mapping[str, str], *, scratch: str | None = None) -> dict[
     """The pass's environment: the tree on the path, a fixed hash seed, one thread, and the
     matrix libraries kept off FMA (:data:`neuronasv.measure.callgrind.MATRIX_ISA`).
 
-    ``scratch``: the pass's own folder (removed with it). Entering a ``TorchDispatchMode``
-    imports ``torch._dynamo``, which makes torch's default cache folder
+    ``scratch``: the pass's own folder (removed with it). Importing ``torch._dynamo`` (the
+    pass does where a workload's optimizer needs it) makes torch's default cache folder
     (``$TMPDIR/torchinductor_<user>``) although the pass compiles nothing; without a compile
     cache of the run's, that folder goes in ``scratch`` rather than be left behind.
     """

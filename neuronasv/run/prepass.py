@@ -43,13 +43,15 @@ from typing import Any
 
 from neuronasv.fileio import write_atomic
 from neuronasv.log import InertArgumentParser, cli_output
-from neuronasv.suite.names import payload_path
+from neuronasv.suite.names import DYNAMO_KEY, payload_path
 
 __all__ = ["PhaseClock", "discover_classes", "main", "payload_path", "run_prepass", "selected"]
 
 log = logging.getLogger("neuronasv.run.prepass")  # not __name__: also run as __main__
 #: Whose records the :class:`PhaseClock` reads (not imported: it imports torch's helpers).
 PROFILING_LOGGER = "neuronasv.measure.profiling"
+#: The module whose import the payloads record (:data:`neuronasv.suite.names.DYNAMO_KEY`).
+DYNAMO = "torch._dynamo"
 
 
 def discover_classes(benchmark_dir: str) -> list[tuple[str, type]]:
@@ -112,9 +114,13 @@ def run_prepass(
         suite: Any = cls()
         started = time.monotonic()
         phases = PhaseClock()
+        had_dynamo = DYNAMO in sys.modules
         with phases.listening():
             payload = profile_class(suite)
         phases.close()
+        payload[DYNAMO_KEY] = (
+            "present" if had_dynamo else "imported" if DYNAMO in sys.modules else "absent"
+        )
         payload["shapes"] = list(suite.shapes)
         payload["dtypes"] = list(suite.dtypes)
         payload["samples"] = sample_count(suite.repeat, suite.rounds)

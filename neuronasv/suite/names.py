@@ -13,10 +13,22 @@ import re
 
 from neuronasv.keys import payload_name
 
-__all__ = ["DECLARATION_NAME", "class_name", "declaration_path", "payload_path"]
+__all__ = [
+    "DECLARATION_NAME",
+    "DYNAMO_KEY",
+    "class_name",
+    "declaration_path",
+    "payload_path",
+]
 
 #: The pre-pass's record of the suite's classes (:mod:`neuronasv.suite.declare`).
 DECLARATION_NAME = "suite.neuronasv-classes"
+#: A pre-pass payload's record of ``torch._dynamo`` around the class's profile: ``"absent"``
+#: (not imported after it), ``"imported"`` (its workload imported it: an optimizer's
+#: ``add_param_group`` does), ``"present"`` (imported before it ran: unknown). The
+#: callgrind pass imports it once before forking unless every class it counts says
+#: ``"absent"`` (:mod:`neuronasv.run.instrpass`).
+DYNAMO_KEY = "dynamo"
 
 
 def payload_path(folder: str, workload: str) -> str:

@@ -51,3 +51,36 @@ def test_longest_first_by_the_pre_pass_else_the_suite_order(
         # not timed (an error; a workload the pre-pass did not measure): last, in order
         "w.train|4x4|bfloat16", "w.new|4x4|float32", "w.new|4x4|bfloat16",
     ]  # fmt: skip
+
+
+def test_torch_dynamo_is_imported_before_the_fork_unless_the_pre_pass_saw_none_need_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An optimizer imports ``torch._dynamo`` (7.5 s under valgrind): once in the pass's
+    process where a counted workload may need it, never where the pre-pass saw none do."""
+    from neuronasv.run.instrpass import parent_imports
+
+    suites = {n: _suite(n) for n in ("w.fwd", "w.train", "w.after", "w.none")}
+
+    def payload(name: str, state: str | None) -> None:
+        s = suites[name]
+        doc = {"workload": name, "shapes": list(s.shapes), "dtypes": list(s.dtypes),
+               "samples": sample_count(s.repeat, s.rounds), "active": s.active, "results": {}}
+        if state is not None:
+            doc["dynamo"] = state
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc))
+
+    payload("w.fwd", "absent")
+    payload("w.train", "imported")
+    payload("w.after", "present")  # imported before it ran: unknown
+    payload("w.none", None)  # a pre-pass of an older neuronasv: unknown
+    monkeypatch.delenv("NEURONASV_PREPASS_DIR", raising=False)
+    assert parent_imports({"w.fwd"}, suites) == ("torch._dynamo",)  # no pre-pass: unknown
+    monkeypatch.setenv("NEURONASV_PREPASS_DIR", str(tmp_path))
+    assert parent_imports({"w.fwd"}, suites) == ()
+    assert parent_imports(set(), suites) == ()
+    for other in ("w.train", "w.after", "w.none"):
+        assert parent_imports({"w.fwd", other}, suites) == ("torch._dynamo",), other
+    # a payload that does not fit the class (another shape list) is no evidence
+    suites["w.fwd"] = SimpleNamespace(**{**vars(suites["w.fwd"]), "shapes": ("8x8",)})
+    assert parent_imports({"w.fwd"}, suites) == ("torch._dynamo",)

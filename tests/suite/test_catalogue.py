@@ -284,6 +284,8 @@ def test_prepass_writes_payloads_and_profiles_in_one_process(tmp_path: Path) -> 
     payload = json.loads((tmp_path / "out" / "rmsnorm.naive.json").read_text())
     assert payload["shapes"] == ["4x512"] and payload["dtypes"] == ["float32"]
     assert payload["samples"] == 2 and payload["active"] == 3
+    # neither the workload nor its profile imports torch._dynamo: the callgrind pass need not
+    assert payload["dynamo"] == "absent"
     entry = payload["results"]["4x512|float32"]
     assert len(entry["total"]) == 2 and entry["ops"]["aten::mul"]
     profiles, failures = asvrun.read_profiles(str(tmp_path / "profiles"))
