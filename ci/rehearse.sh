@@ -12,7 +12,7 @@
 #      numbers and posts the sticky comment + status to the loopback GitHub; the comment
 #      must name the op                                             (pr-comment.yml)
 #   4. a tampered artifact (head SHA of another commit) is refused, nothing posted.
-#   5. a push of 8 commits measured only at its ends (the newest; the commit before the push
+#   5. a push of 4 commits measured only at its ends (the newest; the commit before the push
 #      measured earlier), one of them an extra aten::mul in rmsnorm.naive; the next push's
 #      flow finds the change point over the unmeasured commits, bisects it (the workflow's
 #      bisect step, instruction counts), stores what it measured, and the regression issue
@@ -235,10 +235,10 @@ set -e
 n=$(fake_state | "$PY" -c 'import json,sys; s=json.load(sys.stdin); print(len([r for r in s["requests"] if r["method"] in ("POST","PATCH","DELETE")]))')
 log "writes to GitHub so far: $n (comment + status; the tampered run added none)"
 
-step "push #3: 8 commits at once, one of them an extra aten::mul in rmsnorm.naive"
+step "push #3: 4 commits at once, one of them an extra aten::mul in rmsnorm.naive"
 git -C "$W/dev" checkout -q main
-culprit=5
-for i in 1 2 3 4 5 6 7 8; do
+culprit=3
+for i in 1 2 3 4; do
   if [ "$i" = "$culprit" ]; then
     "$PY" - "$W/dev/neuronasv/measure/workloads/rmsnorm.py" <<'PYEOF'
 import sys
@@ -255,12 +255,12 @@ PYEOF
     git -C "$W/dev" commit -q -am "rehearsal: note $i of the batch"
   fi
 done
-C5=$(git -C "$W/dev" rev-parse "HEAD~$((8 - culprit))")
+C5=$(git -C "$W/dev" rev-parse "HEAD~$((4 - culprit))")
 git -C "$W/dev" push -q origin main
 E=$(git -C "$W/dev" rev-parse HEAD)
 # The loopback GitHub knows the culprit's PR (the issues job and the bisect step ask it).
 start_fake "" --commit-pull "$C5:41:Keep sq in place"
-per_commit "$E" 3   # measures the newest commit only (backfill 0): 7 commits unmeasured
+per_commit "$E" 3   # measures the newest commit only (backfill 0): 3 commits unmeasured
 
 step "push #4: the flow finds the change point over the unmeasured commits and bisects it"
 printf 'after the batch\n' >> "$W/dev/rehearsal-note.txt"

@@ -86,7 +86,7 @@ def test_plan_backfills_missing_commits_oldest_first(
 def test_rehearsal_end_to_end() -> None:
     """ci/rehearse.sh: two pushes (run → bisect → store → detect → publish), a PR with an
     injected aten::mul regression (compare → confirm → artifact → validated comment on the
-    loopback GitHub naming the op), a tampered artifact refused, and a push of 8 commits
+    loopback GitHub naming the op), a tampered artifact refused, and a push of 4 commits
     measured only at its ends whose change point the next push's bisect step narrows to the
     culprit the regression issue names."""
     r = subprocess.run(["bash", str(ROOT / "ci" / "rehearse.sh")], cwd=ROOT,

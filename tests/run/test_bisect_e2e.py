@@ -1,10 +1,10 @@
 """``neuronasv bisect`` end to end: real git, real asv, the real profiler, valgrind.
 
-A synthetic repository of 64 commits (``tests/run/bisect_repo.py``): commit 37 adds an op
-(``aten::add``) to ``synth.gate``; commits 9, 23 and 51 change ``synth.other`` only, nothing
+A synthetic repository of 16 commits (``tests/run/bisect_repo.py``): commit 11 adds an op
+(``aten::add``) to ``synth.gate``; commits 3, 7 and 13 change ``synth.other`` only, nothing
 ``synth.gate`` runs. Only the range's ends are measured first (``neuronasv run``), as a
 change point over skipped commits leaves them. The bisection of the workload's instruction
-count must name commit 37 having measured at most 7 commits (6 = ceil(log2 63) here), explain
+count must name commit 11 having measured at most 5 commits (4 = ceil(log2 15) here), explain
 it with the exact work, and store its record; on a range with no change (which still holds
 two of the commits that change ``synth.other``) it must say "no change" (exit 12). An
 interrupted bisection leaves no worktree and no scratch folder.
@@ -54,7 +54,7 @@ def _nx(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProc
 def searched(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     tmp = tmp_path_factory.mktemp("bisect")
     repo = tmp / "repo"
-    shas = build_repo(repo, commits=64, culprit=37, others=(9, 23, 51))
+    shas = build_repo(repo, commits=16, culprit=11, others=(3, 7, 13))
     env = _env(tmp)
     ends = _nx(repo, env, "run", shas[0], shas[-1], "--machine", MACHINE, "--backend", "cpu",
                "--metrics", "devtime,instructions", "--bench", r"SynthGate")  # fmt: skip
@@ -63,7 +63,7 @@ def searched(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     found = _nx(repo, env, "bisect", shas[0], shas[-1], "--series", GATE.format(shape="4x512"),
                 "--machine", MACHINE, "--backend", "cpu", "--no-github")  # fmt: skip
     wall = time.monotonic() - t0
-    aa = _nx(repo, env, "bisect", shas[0], shas[36], "--series", GATE.format(shape="4x512"),
+    aa = _nx(repo, env, "bisect", shas[0], shas[10], "--series", GATE.format(shape="4x512"),
              "--machine", MACHINE, "--backend", "cpu", "--no-github")  # fmt: skip
     return {"repo": repo, "shas": shas, "found": found, "aa": aa, "wall": wall, "tmp": tmp}
 
@@ -75,7 +75,7 @@ def test_instructions_bisection_names_the_commit_that_added_the_op(searched) -> 
     assert found.returncode == 0, found.stdout[-3000:] + found.stderr[-3000:]
     lines = found.stdout.splitlines()
     assert lines[0] == (
-        f"{GATE.format(shape='4x512')} on {MACHINE}: culprit {shas[37][:12]} “change synth.gate”"
+        f"{GATE.format(shape='4x512')} on {MACHINE}: culprit {shas[11][:12]} “change synth.gate”"
     ), found.stdout
     assert "new op aten::add" in found.stdout  # the cause, as the PR comment words it
     assert "new aten::add: calls – → 1" in found.stdout  # the exact work
@@ -84,9 +84,9 @@ def test_instructions_bisection_names_the_commit_that_added_the_op(searched) -> 
     records, errors = load_bisections(str(repo / ".asv" / "results"))
     assert errors == [] and len(records) == 2  # this search and the A/A's
     (rec,) = [r for r in records if r.bad == shas[-1]]
-    assert rec.result.commit == shas[37] and rec.result.lo == shas[36]
+    assert rec.result.commit == shas[11] and rec.result.lo == shas[10]
     assert rec.result.axis == "instructions" and rec.result.alpha is None
-    assert rec.result.measured <= 7, rec.probes  # the ends were stored: they cost nothing
+    assert rec.result.measured <= 5, rec.probes  # the ends were stored: they cost nothing
     assert [p.source for p in rec.probes[:2]] == ["stored", "stored"]
     print(f"measured {rec.result.measured} commits in {searched['wall']:.0f} s"
           f" (load {os.getloadavg()[0]:.1f})")  # fmt: skip
@@ -97,7 +97,7 @@ def test_a_range_with_no_change_says_no_change(searched) -> None:
     assert isinstance(aa, subprocess.CompletedProcess)
     assert aa.returncode == 12, aa.stdout[-2000:] + aa.stderr[-2000:]
     assert " no change between " in aa.stdout.splitlines()[0]
-    assert "from results already stored" in aa.stdout  # commit 36 was a probe before
+    assert "from results already stored" in aa.stdout  # commit 10 was a probe before
     err = [ln for ln in aa.stderr.splitlines() if ln.startswith("error:")]
     assert len(err) == 1 and "no change between" in err[0]
 
