@@ -14,6 +14,10 @@ configuration's whole step ("total|a", "total|b") and every (op, module) pair's 
 compared by its counted instructions (:attr:`~neuronasv.measure.callgrind.Dump.native`,
 what the series record); each that differs is printed with the functions whose counts moved
 most. Printed too: each pass's wall and CPU seconds, and the load average.
+
+``--env-pad N``: every second pass (2, 4, ...) runs with one more environment variable,
+``NEURONASV_BENCH_PAD``, of N bytes per pass index — what a workflow that adds a variable
+does to the runner's environment (glibc's ``getenv`` walks the environment's entries).
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ def _cpu_children() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def _run(repo: Path, work: Path, regexes: list[str]) -> dict[str, Dump]:
+def _run(repo: Path, work: Path, regexes: list[str], pad: str = "") -> dict[str, Dump]:
     work.mkdir(parents=True)
     helper = build_helper(str(work / "helper"))
     dumps = work / "dumps" / "callgrind.out"
@@ -51,6 +55,8 @@ def _run(repo: Path, work: Path, regexes: list[str]) -> dict[str, Dump]:
     cmd = valgrind_command(sys.executable, str(repo / "benchmarks"), out_dir=str(work / "out"),
                            helper=helper, dumps=str(dumps), regexes=regexes)  # fmt: skip
     env = valgrind_env({**os.environ, "ASV_PYTHONPATH": str(repo)}, scratch=str(work))
+    if pad:
+        env["NEURONASV_BENCH_PAD"] = pad
     cpu0, t0 = _cpu_children(), time.monotonic()
     proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
     wall, cpu = time.monotonic() - t0, _cpu_children() - cpu0
@@ -84,6 +90,8 @@ def main() -> int:
     parser.add_argument("repo")
     parser.add_argument("--pass", dest="passes", action="append", default=[],
                         help="comma list of --bench regexes for one pass ('' : all)")  # fmt: skip
+    parser.add_argument("--env-pad", type=int, default=0, metavar="N",
+                        help="passes 2, 4, ... get one more variable of N bytes a pass index")
     args = parser.parse_args()
     passes = args.passes or ["", ""]
     if len(passes) < 2:
@@ -92,7 +100,8 @@ def main() -> int:
     print(f"load average at the start: {os.getloadavg()}", flush=True)
     work = Path(tempfile.mkdtemp(prefix="bench-instr-passes-"))
     try:
-        runs = [_run(repo, work / ("p" + "-longer" * i), [r for r in p.split(",") if r])
+        runs = [_run(repo, work / ("p" + "-longer" * i), [r for r in p.split(",") if r],
+                     "x" * (args.env_pad * i) if i % 2 else "")
                 for i, p in enumerate(passes)]  # fmt: skip
         first = runs[0]
         for i, other in enumerate(runs[1:], start=2):

@@ -230,12 +230,12 @@ def parent_imports(counted: set[str], suites: Mapping[str, Any]) -> tuple[str, .
     are: rmsnorm.naive's op and step counts are the same either way (docs/instructions.md).
     """
     from neuronasv.suite.feed import prepass_payload
-    from neuronasv.suite.names import DYNAMO_KEY
+    from neuronasv.suite.names import DYNAMO_KEY, DYNAMO_MODULE
 
     for name in sorted(counted):
         payload = prepass_payload(suites[name])
         if payload is None or payload.get(DYNAMO_KEY) != "absent":
-            return ("torch._dynamo",)
+            return (DYNAMO_MODULE,)
     return ()
 
 

@@ -43,15 +43,13 @@ from typing import Any
 
 from neuronasv.fileio import write_atomic
 from neuronasv.log import InertArgumentParser, cli_output
-from neuronasv.suite.names import DYNAMO_KEY, payload_path
+from neuronasv.suite.names import DYNAMO_KEY, DYNAMO_MODULE, payload_path
 
 __all__ = ["PhaseClock", "discover_classes", "main", "payload_path", "run_prepass", "selected"]
 
 log = logging.getLogger("neuronasv.run.prepass")  # not __name__: also run as __main__
 #: Whose records the :class:`PhaseClock` reads (not imported: it imports torch's helpers).
 PROFILING_LOGGER = "neuronasv.measure.profiling"
-#: The module whose import the payloads record (:data:`neuronasv.suite.names.DYNAMO_KEY`).
-DYNAMO = "torch._dynamo"
 
 
 def discover_classes(benchmark_dir: str) -> list[tuple[str, type]]:
@@ -114,12 +112,12 @@ def run_prepass(
         suite: Any = cls()
         started = time.monotonic()
         phases = PhaseClock()
-        had_dynamo = DYNAMO in sys.modules
+        had_dynamo = DYNAMO_MODULE in sys.modules
         with phases.listening():
             payload = profile_class(suite)
         phases.close()
         payload[DYNAMO_KEY] = (
-            "present" if had_dynamo else "imported" if DYNAMO in sys.modules else "absent"
+            "present" if had_dynamo else "imported" if DYNAMO_MODULE in sys.modules else "absent"
         )
         payload["shapes"] = list(suite.shapes)
         payload["dtypes"] = list(suite.dtypes)

@@ -16,6 +16,7 @@ from neuronasv.keys import payload_name
 __all__ = [
     "DECLARATION_NAME",
     "DYNAMO_KEY",
+    "DYNAMO_MODULE",
     "class_name",
     "declaration_path",
     "payload_path",
@@ -29,6 +30,8 @@ DECLARATION_NAME = "suite.neuronasv-classes"
 #: callgrind pass imports it once before forking unless every class it counts says
 #: ``"absent"`` (:mod:`neuronasv.run.instrpass`).
 DYNAMO_KEY = "dynamo"
+#: The module that record is of.
+DYNAMO_MODULE = "torch._dynamo"
 
 
 def payload_path(folder: str, workload: str) -> str:
