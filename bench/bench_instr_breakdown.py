@@ -1,6 +1,7 @@
 r"""Where the instructions pass's time goes, on a few configurations of a suite.
 
     .venv/bin/python bench/bench_instr_breakdown.py REPO [--bench REGEX ...] [--jobs N]
+        [--counts-out FILE]
 
 Runs the pass as the runner does (:func:`neuronasv.run.instrrun.valgrind_command` and
 :func:`~neuronasv.run.instrrun.valgrind_env`, ``REPO`` first on the import path, its
@@ -9,11 +10,14 @@ logs its phases (build, uncounted steps, the recorded step, count "a", count "b"
 wall and CPU seconds. Printed: every line of the pass time-stamped from valgrind's start,
 the pass's wall and CPU seconds (the process tree), then the dumps read at native speed
 (:func:`~neuronasv.run.instrpass.finish_payloads`) with its time, and the load average.
+``--counts-out FILE`` writes every configuration's counts as JSON, to check that a variant of
+the pass counts the same.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import resource
@@ -79,6 +83,11 @@ def main() -> int:
         default=[],
         help="extra valgrind option (tried before adopting it)",
     )
+    parser.add_argument(
+        "--counts-out",
+        metavar="FILE",
+        help="write every configuration's counts there (JSON), to compare two variants",
+    )
     args = parser.parse_args()
     repo = Path(args.repo).resolve()
     print(f"load average at the start: {os.getloadavg()}", flush=True)
@@ -120,6 +129,8 @@ def main() -> int:
         )
         counts, meta = read_counts(str(work / "out"))
         same = sum(e.get("deterministic") is True for e in counts.values())
+        if args.counts_out:
+            Path(args.counts_out).write_text(json.dumps(counts, indent=1, sort_keys=True))
         print(
             f"deterministic (the pass's heap-shifted check): {same} of {len(counts)}"
             f" configuration(s); settings {meta}"
