@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's neuronasv, as the child gets it
 
 
 def _child(args: argparse.Namespace) -> None:
